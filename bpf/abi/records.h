@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Records shared by the BPF programs and userspace.
+ *
+ * Every record written to a BPF ring buffer starts with struct ms_rec_header:
+ * a type tag, then the record's total size in bytes (header included).  All
+ * fields are fixed width; there are no enums, bools, longs or pointers, and
+ * every layout is pinned by _Static_assert so that a change is a compile
+ * error on both sides.  Userspace treats every record as untrusted: it checks
+ * size, alignment and every length field before it reads anything else.
+ *
+ * Time is CLOCK_MONOTONIC in nanoseconds (bpf_ktime_get_ns()), the same clock
+ * every perf event of a recording uses (attr.use_clockid, CLOCK_MONOTONIC).
+ * pid/tid are as the initial pid namespace sees them (bpf_get_current_pid_tgid).
+ */
+#ifndef MS_ABI_RECORDS_H
+#define MS_ABI_RECORDS_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u8.. __u64 */
+#else
+#include <linux/types.h>
+#endif
+
+#define MS_ABI_VERSION 1
+
+/* Record type tags (ms_rec_header.type). */
+#define MS_REC_SAMPLE 1
+
+/* Architecture tags (ms_sample.arch). */
+#define MS_ARCH_X86_64 1
+
+/* Kernel limit for one callchain (PERF_MAX_STACK_DEPTH, include/uapi/linux/perf_event.h). */
+#define MS_MAX_STACK_DEPTH 127
+
+/* ms_sample.flags */
+#define MS_SAMPLE_F_KERNEL_MODE (1u << 0) /* the interrupt hit kernel mode */
+#define MS_SAMPLE_F_USER_REGS (1u << 1)   /* regs holds the thread's user registers */
+#define MS_SAMPLE_F_KSTACK_ERR (1u << 2)  /* bpf_get_stack(kernel) failed */
+#define MS_SAMPLE_F_USTACK_ERR (1u << 3)  /* bpf_get_stack(user) failed */
+#define MS_SAMPLE_F_KTHREAD (1u << 4)     /* task has no user address space */
+
+struct ms_rec_header {
+	__u32 type;
+	__u32 size; /* bytes, including this header; multiple of 8 */
+};
+
+/*
+ * x86-64 user registers as in struct pt_regs (arch/x86/include/asm/ptrace.h):
+ * what a CFI unwinder needs to start (ip, sp, bp and the callee-saved set).
+ */
+struct ms_regs_x86_64 {
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u64 bx;
+	__u64 r12;
+	__u64 r13;
+	__u64 r14;
+	__u64 r15;
+};
+
+/*
+ * One CPU sample, written by bpf/sampler.bpf.c.  Followed by
+ * kstack_len kernel return addresses, then ustack_len user return addresses
+ * (each __u64, innermost first, as bpf_get_stack() returns them), then
+ * stack_copy_len bytes of user stack copied from regs.sp (0 until the stack
+ * copy exists), padded to a multiple of 8.
+ */
+struct ms_sample {
+	struct ms_rec_header hdr; /* type = MS_REC_SAMPLE */
+	__u64 time_ns;		  /* CLOCK_MONOTONIC */
+	__u32 pid;		  /* tgid */
+	__u32 tid;
+	__u32 cpu;
+	__u32 flags;		  /* MS_SAMPLE_F_* */
+	__u64 period;		  /* sample period of the perf event (ns for cpu-clock) */
+	__u32 arch;		  /* MS_ARCH_* ; selects the layout of regs */
+	__u16 kstack_len;	  /* entries, <= MS_MAX_STACK_DEPTH */
+	__u16 ustack_len;	  /* entries, <= MS_MAX_STACK_DEPTH */
+	__u32 stack_copy_len;	  /* bytes of user stack after the ips */
+	__u32 reserved;
+	struct ms_regs_x86_64 regs; /* user registers; valid if MS_SAMPLE_F_USER_REGS */
+	__u64 ips[];
+};
+
+_Static_assert(sizeof(struct ms_rec_header) == 8, "ms_rec_header size");
+_Static_assert(sizeof(struct ms_regs_x86_64) == 64, "ms_regs_x86_64 size");
+_Static_assert(sizeof(struct ms_sample) == 120, "ms_sample size");
+_Static_assert(__builtin_offsetof(struct ms_sample, regs) == 56, "ms_sample.regs offset");
+_Static_assert(__builtin_offsetof(struct ms_sample, ips) == 120, "ms_sample.ips offset");
+
+/* Largest sample record the sampler writes today (no stack copy). */
+#define MS_SAMPLE_MAX_SIZE (sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8)
+
+/*
+ * Per-CPU drop/failure counters, in the BPF array map "ms_stats" (one
+ * struct ms_stats per CPU).  Userspace sums them at stop and stores each in
+ * the capture's counters table under the name given in MS_STATS_NAMES.
+ */
+struct ms_stats {
+	__u64 samples_seen;	   /* sampler invocations for a recorded task */
+	__u64 ringbuf_full;	   /* bpf_ringbuf_output failed: sample lost */
+	__u64 kstack_err;	   /* bpf_get_stack(kernel) returned an error */
+	__u64 ustack_err;	   /* bpf_get_stack(user) returned an error */
+	__u64 filter_full;	   /* target map full: a forked child could not be added */
+	__u64 reserved[3];
+};
+_Static_assert(sizeof(struct ms_stats) == 64, "ms_stats size");
+
+#define MS_STATS_NAMES                                                                             \
+	"bpf.samples_seen", "bpf.ringbuf_full", "bpf.kstack_err", "bpf.ustack_err",                \
+		"bpf.filter_full"
+#define MS_STATS_COUNT 5
+
+#endif /* MS_ABI_RECORDS_H */

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The capture: an immutable, validated set of dense tables.
+ *
+ * Writers append rows to a struct capture_builder in a deterministic order
+ * (ids are assigned in insertion order; no hash order leaks into ids), then
+ * capture_builder__write() seals the tables, compresses each with zstd and
+ * publishes the file atomically (temporary name in the same directory,
+ * fsync, rename).  Readers get a struct capture only after every count,
+ * index, range and cross-reference has been checked, so analysis can index
+ * any table with any id it finds in another without further checks.
+ *
+ * Ids are dense u32 row indexes into their table; CAPTURE_NONE means "no
+ * row".  String id 0 is always "".  All rows are fixed width and
+ * little-endian on disk; see docs/capture-format.md.
+ *
+ * Units: times are CLOCK_MONOTONIC nanoseconds; sizes are bytes; addresses
+ * are as described per field.
+ */
+#ifndef MS_CAPTURE_H
+#define MS_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CAPTURE_NONE 0xffffffffu
+#define CAPTURE_FORMAT_VERSION 1
+
+/* capture_module.kind */
+#define CAPTURE_MODULE_FILE 1	/* an ELF file (executable, shared library) */
+#define CAPTURE_MODULE_KERNEL 2 /* the kernel image; addresses are runtime (KASLR) addresses */
+#define CAPTURE_MODULE_VDSO 3	/* the vdso */
+#define CAPTURE_MODULE_ANON 4	/* anonymous executable memory (JIT, ...) */
+
+/* capture_module.flags */
+#define CAPTURE_MODULE_F_SYMBOLIZED (1u << 0) /* frames of this module carry names */
+#define CAPTURE_MODULE_F_CONTENT_HASH (1u << 1) /* identity is content_hash, not build_id */
+
+struct capture_module {
+	uint32_t path;	       /* string: path as the process saw it */
+	uint32_t build_id;     /* string: lowercase hex, "" if none */
+	uint32_t kind;	       /* CAPTURE_MODULE_* */
+	uint32_t flags;	       /* CAPTURE_MODULE_F_* */
+	uint64_t size;	       /* file size in bytes, 0 if unknown */
+	uint64_t content_hash; /* when the module has no build ID; else 0 */
+};
+
+/* A process is identified by (pid, start_time_ns). */
+struct capture_process {
+	uint32_t pid;	/* initial pid namespace */
+	uint32_t ppid;	/* 0 if unknown */
+	uint64_t start_time_ns; /* CLOCK_MONOTONIC of fork/exec as seen, 0 if unknown */
+	uint32_t comm;	/* string: last comm */
+	uint32_t exe;	/* string: executable path, "" if unknown */
+	uint64_t pidns; /* namespace inode numbers, 0 if unknown */
+	uint64_t mntns;
+	uint64_t cgroupns;
+};
+
+struct capture_thread {
+	uint32_t tid;	  /* initial pid namespace */
+	uint32_t ns_tid;  /* as the target's pid namespace sees it; 0 if unknown */
+	uint32_t process; /* -> processes */
+	uint32_t comm;	  /* string */
+};
+
+/* [start, end) of process memory mapped from module at file offset pgoff. */
+struct capture_mapping {
+	uint32_t process; /* -> processes */
+	uint32_t module;  /* -> modules */
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint64_t time_ns; /* when the mapping was seen first */
+};
+
+/* capture_frame.flags */
+#define CAPTURE_FRAME_F_KERNEL (1u << 0)     /* kernel code */
+#define CAPTURE_FRAME_F_INLINE (1u << 1)     /* an inlined call inside its caller's frame */
+#define CAPTURE_FRAME_F_TRUNCATION (1u << 2) /* not code: marks why a stack ends (name says) */
+#define CAPTURE_FRAME_F_UNSYMBOLIZED (1u << 3) /* name lookup failed or deferred */
+
+/*
+ * A code location.  address: for FILE and VDSO modules the ELF virtual
+ * address inside the module (what addr2line takes); for the kernel the
+ * runtime address; for frames with no module (module == CAPTURE_NONE) the
+ * process address.  The name is a function name, or "" when unknown; the
+ * report shows unknown names as "module+0xaddress".
+ */
+struct capture_frame {
+	uint32_t module; /* -> modules, or CAPTURE_NONE */
+	uint32_t flags;	 /* CAPTURE_FRAME_F_* */
+	uint64_t address;
+	uint32_t function; /* string: function name, "" if unknown */
+	uint32_t file;	   /* string: source file, "" if unknown */
+	uint32_t line;	   /* source line, 0 if unknown */
+	uint32_t reserved;
+};
+
+/*
+ * Stacks form a prefix tree: a row is one frame under its caller's row.
+ * parent is the caller's stack row (CAPTURE_NONE for a root frame) and
+ * always has a smaller index than the row itself, so a stack id names the
+ * innermost frame and the walk to the root is finite.
+ */
+struct capture_stack {
+	uint32_t parent; /* -> stacks, < own index, or CAPTURE_NONE */
+	uint32_t frame;	 /* -> frames */
+};
+
+/*
+ * What a sample's weight measures: the generic event/weight model.
+ * E.g. name "cpu-clock", unit "samples", period 1001001 (ns per sample);
+ * or name "off-cpu", unit "nanoseconds", period 1.
+ */
+struct capture_event {
+	uint32_t name;	 /* string */
+	uint32_t unit;	 /* string: "samples", "nanoseconds", "count", ... */
+	uint64_t period; /* nominal event units per weight unit, 0 if unknown */
+};
+
+struct capture_sample {
+	uint64_t time_ns;
+	uint32_t thread; /* -> threads, or CAPTURE_NONE (imported data) */
+	uint32_t cpu;	 /* CAPTURE_NONE if unknown */
+	uint32_t stack;	 /* -> stacks, or CAPTURE_NONE for an empty stack */
+	uint32_t event;	 /* -> events */
+	uint64_t weight; /* in the event's unit */
+};
+
+/* Problem and loss counters, e.g. "processor.bad_record_size". Names unique. */
+struct capture_counter {
+	uint32_t name; /* string */
+	uint32_t reserved;
+	uint64_t value;
+};
+
+/* Recording metadata, e.g. ("command", "./demo 3"). Keys unique. */
+struct capture_meta {
+	uint32_t key;	/* string */
+	uint32_t value; /* string */
+};
+
+_Static_assert(sizeof(struct capture_module) == 32, "capture_module");
+_Static_assert(sizeof(struct capture_process) == 48, "capture_process");
+_Static_assert(sizeof(struct capture_thread) == 16, "capture_thread");
+_Static_assert(sizeof(struct capture_mapping) == 40, "capture_mapping");
+_Static_assert(sizeof(struct capture_frame) == 32, "capture_frame");
+_Static_assert(sizeof(struct capture_stack) == 8, "capture_stack");
+_Static_assert(sizeof(struct capture_event) == 16, "capture_event");
+_Static_assert(sizeof(struct capture_sample) == 32, "capture_sample");
+_Static_assert(sizeof(struct capture_counter) == 16, "capture_counter");
+_Static_assert(sizeof(struct capture_meta) == 8, "capture_meta");
+
+/* ---- building ---------------------------------------------------------- */
+
+struct capture_builder;
+
+/* Returns NULL and sets errno on failure. */
+struct capture_builder *capture_builder__new(void);
+/* Accepts NULL. */
+void capture_builder__free(struct capture_builder *b);
+
+/*
+ * Adders.  Each returns the new (or, for interned kinds, existing) row id.
+ * On allocation failure they return CAPTURE_NONE and set a sticky error that
+ * capture_builder__write() reports as -ENOMEM; callers need not check each.
+ *
+ * Interned (deduplicated by full row content): strings, frames, stacks,
+ * events.  Appended: modules, processes, threads, mappings, samples.
+ * Counters and meta are keyed by name: add_counter adds value to an existing
+ * counter of that name; set_meta replaces an existing key's value.
+ */
+uint32_t capture_builder__string(struct capture_builder *b, const char *s);
+uint32_t capture_builder__add_module(struct capture_builder *b, const struct capture_module *row);
+uint32_t capture_builder__add_process(struct capture_builder *b, const struct capture_process *row);
+uint32_t capture_builder__add_thread(struct capture_builder *b, const struct capture_thread *row);
+uint32_t capture_builder__add_mapping(struct capture_builder *b, const struct capture_mapping *row);
+uint32_t capture_builder__add_frame(struct capture_builder *b, const struct capture_frame *row);
+uint32_t capture_builder__add_stack(struct capture_builder *b, uint32_t parent, uint32_t frame);
+uint32_t capture_builder__add_event(struct capture_builder *b, const struct capture_event *row);
+uint32_t capture_builder__add_sample(struct capture_builder *b, const struct capture_sample *row);
+void capture_builder__add_counter(struct capture_builder *b, const char *name, uint64_t value);
+void capture_builder__set_meta(struct capture_builder *b, const char *key, const char *value);
+
+/* Mutable access for rows whose fields are learned later (a thread's comm,
+ * a module's flags).  Returns NULL if id is out of range.  The pointer is
+ * valid until the next add to that table. */
+struct capture_thread *capture_builder__thread(struct capture_builder *b, uint32_t id);
+struct capture_process *capture_builder__process(struct capture_builder *b, uint32_t id);
+struct capture_module *capture_builder__module(struct capture_builder *b, uint32_t id);
+
+/* Row counts so far (table sizes). */
+uint32_t capture_builder__sample_count(const struct capture_builder *b);
+
+/*
+ * Seal and serialize to memory: *buf (malloc'd, caller frees) of *len bytes.
+ * Deterministic: the same adds in the same order give the same bytes.
+ * Returns 0, -ENOMEM, or -EINVAL if a row references a missing row.
+ */
+int capture_builder__serialize(struct capture_builder *b, void **buf, size_t *len);
+/* Serialize and publish atomically at path (PATH.tmp.PID, fsync, rename).
+ * Returns 0 or -errno. */
+int capture_builder__write(struct capture_builder *b, const char *path);
+
+/* ---- reading ----------------------------------------------------------- */
+
+/* A validated capture.  Every id in any row is in range (or CAPTURE_NONE
+ * where the field allows it); every string is NUL-terminated UTF-8-agnostic
+ * bytes.  Read-only; owned by the struct. */
+struct capture {
+	uint32_t version;
+	uint32_t nstrings, nmodules, nprocesses, nthreads, nmappings;
+	uint32_t nframes, nstacks, nevents, nsamples, ncounters, nmeta;
+	const struct capture_module *modules;
+	const struct capture_process *processes;
+	const struct capture_thread *threads;
+	const struct capture_mapping *mappings;
+	const struct capture_frame *frames;
+	const struct capture_stack *stacks;
+	const struct capture_event *events;
+	const struct capture_sample *samples;
+	const struct capture_counter *counters;
+	const struct capture_meta *meta;
+	/* private */
+	const uint32_t *string_offsets; /* nstrings + 1 offsets into string_data */
+	const char *string_data;
+	void *storage;
+};
+
+/*
+ * Open and validate a capture file.  On failure returns -errno (I/O),
+ * -EBADMSG (malformed: err holds e.g. "microscope.msc: table 'stacks' row
+ * 17: parent 40 out of range"), or -ENOTSUP (newer version); *out is NULL.
+ */
+int capture__open(const char *path, struct capture **out, char *err, size_t errlen);
+/* Same, from memory (copied).  name is used in messages. */
+int capture__open_mem(const void *buf, size_t len, const char *name, struct capture **out,
+		      char *err, size_t errlen);
+/* Accepts NULL. */
+void capture__free(struct capture *c);
+
+/* String by id; "" for CAPTURE_NONE.  id must be valid (the reader checked). */
+const char *capture__string(const struct capture *c, uint32_t id);
+/* Meta value for key, or NULL. */
+const char *capture__meta(const struct capture *c, const char *key);
+/* Counter value by name, 0 if absent. */
+uint64_t capture__counter(const struct capture *c, const char *name);
+
+#endif

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collector owns the BPF objects, perf file descriptors and rings of a
+ * recording.  It drains rings and frames what it reads as stream chunks
+ * (stream.h) for a sink; it never decodes records beyond their size field.
+ *
+ * Events, all with attr.use_clockid = 1, clockid = CLOCK_MONOTONIC:
+ *   - per CPU, a sampling event (cpu-clock, or cycles falling back to
+ *     cpu-clock) at freq_hz running bpf/sampler.bpf.c, which filters tasks in
+ *     the kernel (system-wide, or tgid in the target map; children join the
+ *     map at sched_process_fork in the kernel) and writes struct ms_sample
+ *     records into one BPF ring buffer;
+ *   - per CPU, a dummy event with mmap2, build_id, comm, comm_exec, task,
+ *     sample_id_all (TID|TIME|CPU) whose perf mmap ring carries MMAP2, COMM,
+ *     FORK, EXIT and LOST records.
+ * At start it synthesizes COMM, FORK and MMAP2 records for each target from
+ * /proc/PID/{comm,task,maps} (source MS_SOURCE_SNAPSHOT).
+ *
+ * Lifetime: everything the collector creates (programs, links, perf fds,
+ * maps) is released by collector__free(), and on process death by the
+ * kernel since nothing is pinned.
+ */
+#ifndef MS_COLLECTOR_H
+#define MS_COLLECTOR_H
+
+#include <sys/types.h>
+
+#include "../record_options.h"
+#include "stream.h"
+
+struct collector;
+
+/*
+ * Load and verify the BPF programs (not attached yet).  On failure returns
+ * NULL and writes a message to err naming what is missing (e.g. "BPF
+ * programs need CAP_BPF and CAP_PERFMON (run as root)", "perf_event_open:
+ * kernel.perf_event_paranoid=4 forbids ...").
+ */
+struct collector *collector__new(const struct record_options *o, stream_sink_fn sink, void *ctx,
+				 char *err, size_t errlen);
+
+/* Add a process (tgid) to the in-kernel target filter before or after
+ * start.  Returns 0 or -errno. */
+int collector__add_target(struct collector *c, pid_t pid);
+
+/* Open the perf events, attach the programs, emit META chunks and the /proc
+ * snapshot of every target added so far.  Returns 0 or -errno (err set). */
+int collector__start(struct collector *c, char *err, size_t errlen);
+
+/* One drain round: wait up to timeout_ms for data, then emit a ROUND chunk
+ * (time taken before draining) and every record available in every ring.
+ * Returns the number of records emitted, or -errno (sink errors pass
+ * through).  EINTR while waiting is not an error (returns 0). */
+int collector__poll(struct collector *c, int timeout_ms);
+
+/* Detach sampling, drain what is left, emit COUNTER chunks (BPF stats map
+ * sums, perf LOST totals) and END.  Returns 0 or -errno. */
+int collector__stop(struct collector *c);
+
+/* Release everything.  Accepts NULL. */
+void collector__free(struct collector *c);
+
+/*
+ * Launching a command behind a gate.  launcher__spawn forks a child that
+ * waits until launcher__release, then execvp's argv.  If exec fails the
+ * child exits 127 after reporting errno through a CLOEXEC pipe, and
+ * launcher__release returns -errno (ENOENT for a missing command).
+ */
+struct launcher {
+	pid_t pid;
+	int gate_fd;  /* write end: release */
+	int error_fd; /* read end: exec errno */
+};
+int launcher__spawn(struct launcher *l, char **argv);
+int launcher__release(struct launcher *l);
+
+#endif

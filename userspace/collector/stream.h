@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The raw ring stream: what the collector drains, framed but not decoded.
+ *
+ * The collector turns everything it reads into a sequence of chunks and
+ * hands each to a sink.  The live sink is the processor; the --save-raw sink
+ * appends the same chunks to DIR/stream.msraw, and stream__replay() feeds a
+ * saved file back through the real processor, so a replay of the same file
+ * always produces a byte-identical capture.
+ *
+ * Chunk kinds:
+ *   MS_CHUNK_META    payload "key=value" text (no NUL); recording metadata
+ *                    (command line, options, kernel release, start time...).
+ *                    All META chunks come before the first ROUND.
+ *   MS_CHUNK_BPF     payload: one record from a BPF ring buffer
+ *                    (struct ms_rec_header first, bpf/abi/records.h).
+ *                    source = ring index.
+ *   MS_CHUNK_PERF    payload: one perf record (struct perf_event_header
+ *                    first, include/uapi/linux/perf_event.h), copied out of
+ *                    a perf mmap ring (wrap-around resolved).  source = CPU.
+ *                    Synthesized records from the /proc snapshot at attach
+ *                    (MMAP2, COMM, FORK) use source = MS_SOURCE_SNAPSHOT.
+ *   MS_CHUNK_ROUND   no payload; time = CLOCK_MONOTONIC taken just before a
+ *                    drain round began.  Every record stamped before the
+ *                    previous ROUND's time has been delivered once this
+ *                    ROUND is seen (the processor's watermark).
+ *   MS_CHUNK_COUNTER payload "name=value" (decimal u64): loss and drop
+ *                    counters read at stop (BPF stats map, perf LOST ...).
+ *   MS_CHUNK_END     no payload; the recording stopped at time.
+ *
+ * The on-disk form is a file header { "MSRAW\0\0\1", u32 abi, u32 0 } then
+ * for each chunk struct ms_chunk followed by len payload bytes padded to 8.
+ * Everything read back from a file is untrusted.
+ */
+#ifndef MS_COLLECTOR_STREAM_H
+#define MS_COLLECTOR_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MS_CHUNK_META 1
+#define MS_CHUNK_BPF 2
+#define MS_CHUNK_PERF 3
+#define MS_CHUNK_ROUND 4
+#define MS_CHUNK_COUNTER 5
+#define MS_CHUNK_END 6
+
+#define MS_SOURCE_SNAPSHOT 0xffffffffu
+
+#define MS_RAW_MAGIC "MSRAW\0\0\1"
+#define MS_RAW_FILE "stream.msraw"
+/* Largest payload one chunk may carry (bytes); larger is malformed. */
+#define MS_CHUNK_MAX_PAYLOAD (1u << 20)
+
+struct ms_chunk {
+	uint32_t kind;	 /* MS_CHUNK_* */
+	uint32_t source; /* ring index, CPU, or MS_SOURCE_SNAPSHOT */
+	uint32_t len;	 /* payload bytes */
+	uint32_t reserved;
+	uint64_t time; /* CLOCK_MONOTONIC ns for ROUND/END; 0 otherwise */
+};
+_Static_assert(sizeof(struct ms_chunk) == 24, "ms_chunk size");
+
+/*
+ * A chunk consumer.  payload is borrowed: valid only during the call.
+ * Returns 0 or -errno; a negative return stops the producer, which returns it.
+ */
+typedef int (*stream_sink_fn)(void *ctx, const struct ms_chunk *chunk, const void *payload);
+
+struct stream_writer;
+
+/* Create DIR (mode 0755, may exist) and open DIR/stream.msraw for writing.
+ * Returns NULL and sets errno on failure. */
+struct stream_writer *stream_writer__new(const char *dir);
+/* A stream_sink_fn that appends a chunk; ctx is a struct stream_writer *. */
+int stream_writer__sink(void *ctx, const struct ms_chunk *chunk, const void *payload);
+/* Flush, fsync and close.  Returns 0 or -errno.  Accepts NULL. */
+int stream_writer__free(struct stream_writer *w);
+
+/*
+ * Read PATH (a file, or a directory holding stream.msraw) and feed every
+ * chunk to sink in order.  Returns 0, -errno for I/O errors, -EBADMSG for a
+ * malformed file (message printed to stderr naming the file and offset), or
+ * the sink's negative return.
+ */
+int stream__replay(const char *path, stream_sink_fn sink, void *ctx);
+
+#endif

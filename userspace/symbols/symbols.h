@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Immediate symbolization: ELF symbols for modules, kernel symbols.
+ *
+ * A struct symbolizer caches one struct sym_module per module identity
+ * (build ID when there is one, else device+inode+size+mtime), loaded once
+ * and kept for the life of the symbolizer; lookups after the first load
+ * allocate nothing.  Modules are read through libelf: .symtab and .dynsym
+ * of the file itself, plus the .symtab of a separate debug file found under
+ * /usr/lib/debug/.build-id/xx/rest.debug whose build ID matches
+ * (Debian's -dbg packages).  The kernel's symbols come from /proc/kallsyms.
+ *
+ * Pinning: sym_module__open() opens the file when the mapping is first seen
+ * (through /proc/PID/map_files/START-END when it exists, which survives the
+ * file's deletion and the process's exit while the fd is held) and keeps the
+ * fd until the module is loaded, so a process that exits before its samples
+ * are processed still gets names.
+ *
+ * Every file read is untrusted: a malformed ELF gives a module with no
+ * symbols and a reason (sym_module__error), never a crash.
+ */
+#ifndef MS_SYMBOLS_H
+#define MS_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer;
+struct sym_module;
+
+/* Returns NULL and sets errno on failure. */
+struct symbolizer *symbolizer__new(void);
+/* Frees every module.  Accepts NULL. */
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * Find or pin the module for a file mapping.
+ *   open_path: what to open now, e.g. "/proc/1234/map_files/7f00-7f10", or
+ *              NULL to use path directly (prefixed by "/proc/PID/root" when
+ *              pid != 0 and that exists).
+ *   path:      the path as the process saw it (MMAP2 filename).
+ *   build_id, build_id_len: from MMAP2 (attr.build_id) if known, else NULL/0.
+ * The build ID, when both the record and the file have one, must match; a
+ * mismatching file is not used (the module then has no symbols and its error
+ * says why).  Returns a module owned by the symbolizer, or NULL with errno
+ * (ENOMEM only; unreadable files still give a module).
+ */
+struct sym_module *symbolizer__file(struct symbolizer *s, uint32_t pid, const char *open_path,
+				    const char *path, const uint8_t *build_id, size_t build_id_len);
+
+/* The vdso of this kernel (read from this process's own vdso image). */
+struct sym_module *symbolizer__vdso(struct symbolizer *s);
+
+/* The kernel (/proc/kallsyms, loaded on first use). */
+struct sym_module *symbolizer__kernel(struct symbolizer *s);
+
+/*
+ * Map a file offset inside the module (mapping pgoff + address - start) to
+ * the ELF virtual address (via the PT_LOAD program header that contains it).
+ * Returns false if no PT_LOAD contains it or the ELF could not be read; then
+ * *vaddr is set to file_offset.  For the kernel, returns the input.
+ */
+bool sym_module__to_vaddr(struct sym_module *m, uint64_t file_offset, uint64_t *vaddr);
+
+/*
+ * The function containing vaddr (ELF virtual address; kernel: runtime
+ * address).  Returns the symbol name (owned by the module, valid for the
+ * symbolizer's life) and sets *offset to vaddr - symbol start, or returns
+ * NULL if no symbol covers it.  Symbols with size 0 cover up to the next
+ * symbol.  Allocates nothing.
+ */
+const char *sym_module__lookup(struct sym_module *m, uint64_t vaddr, uint64_t *offset);
+
+/* Identity: build ID bytes (NULL if none) and length; file size in bytes. */
+const uint8_t *sym_module__build_id(const struct sym_module *m, size_t *len);
+uint64_t sym_module__size(const struct sym_module *m);
+/* Display path as given at first sight. */
+const char *sym_module__path(const struct sym_module *m);
+/* NULL if symbols loaded fine, else a reason ("no such file", "bad ELF: ...",
+ * "build ID mismatch: mapping 12ab.. file 34cd.."). */
+const char *sym_module__error(const struct sym_module *m);
+/* Number of function symbols loaded. */
+size_t sym_module__symbol_count(const struct sym_module *m);
+
+/* Kernel: KASLR offset (_stext in kallsyms minus _stext in the vmlinux
+ * link address 0xffffffff81000000 when known, else 0) and the kernel build
+ * ID from /sys/kernel/notes as lowercase hex ("" if unknown). */
+uint64_t symbolizer__kaslr_offset(struct symbolizer *s);
+const char *symbolizer__kernel_build_id(struct symbolizer *s);
+
+#endif
