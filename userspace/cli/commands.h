@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Subcommand entry points.  Each parses its own options from argv (argv[0]
+ * is the subcommand name) and returns the process exit status:
+ * 0 success, 1 runtime failure (message on stderr naming the file and the
+ * reason), 2 usage error.  `record` returns the recorded command's status
+ * (128+N if it was killed by signal N) and 127 if it could not be run.
+ */
+#ifndef MS_CLI_COMMANDS_H
+#define MS_CLI_COMMANDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+#endif

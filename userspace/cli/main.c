@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+/* microscope: dispatch to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const char usage[] =
+	"usage: microscope <command> [options]\n"
+	"\n"
+	"commands:\n"
+	"  record    record a command, processes (-p) or the whole system (-a)\n"
+	"  report    summary, call tree and self/total table of a capture\n"
+	"  convert   write a capture in another format (folded stacks)\n"
+	"\n"
+	"Run 'microscope <command> --help' for a command's options.\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		puts("microscope 0.1");
+		return 0;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "convert"))
+		return cmd_convert(argc - 1, argv + 1);
+	fprintf(stderr, "microscope: unknown command '%s'\n\n%s", argv[1], usage);
+	return 2;
+}
