@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Processor tests: synthetic chunk streams through the real processor.
+ * Checks ordering behind the drain-round watermark, mapping-at-sample-time
+ * normalization (exec and a later overlapping mmap), symbolization of this
+ * binary's own functions, and that malformed records are counted, not fatal.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+
+#include "bpf/abi/records.h"
+#include "capture/capture.h"
+#include "userspace/processor/processor.h"
+
+__attribute__((noinline)) int marker_function_one(int x)
+{
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) int marker_function_two(int x)
+{
+	return x * 5 + 2;
+}
+
+struct exe_map {
+	uint64_t start, end, pgoff;
+	char path[512];
+};
+
+/* The executable mapping of this test binary that contains fn. */
+static void find_map(void *fn, struct exe_map *m)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024];
+	uint64_t a = (uint64_t)(uintptr_t)fn;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		char perms[8], path[512] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %511s", &s, &e, perms, &off, path) < 4)
+			continue;
+		if (a >= s && a < e) {
+			m->start = s;
+			m->end = e;
+			m->pgoff = off;
+			snprintf(m->path, sizeof(m->path), "%s", path);
+			fclose(f);
+			return;
+		}
+	}
+	fclose(f);
+	fail_msg("no mapping for function");
+}
+
+static struct processor *proc;
+static struct capture_builder *builder;
+static struct symbolizer *symz;
+
+static void feed(uint32_t kind, uint32_t source, const void *payload, uint32_t len, uint64_t time)
+{
+	struct ms_chunk c = { .kind = kind, .source = source, .len = len, .time = time };
+
+	assert_int_equal(processor__sink(proc, &c, payload), 0);
+}
+
+static void feed_mmap2(uint32_t source, uint32_t pid, const struct exe_map *m, uint64_t time)
+{
+	uint8_t buf[1024] = { 0 };
+	size_t nlen = strlen(m->path) + 1, body = 72 + ((nlen + 7) & ~7ul);
+	struct perf_event_header *h = (void *)buf;
+	uint32_t prot = PROT_READ | PROT_EXEC;
+	uint64_t len = m->end - m->start;
+
+	h->type = PERF_RECORD_MMAP2;
+	h->size = body + 24;
+	memcpy(buf + 8, &pid, 4);
+	memcpy(buf + 12, &pid, 4);
+	memcpy(buf + 16, &m->start, 8);
+	memcpy(buf + 24, &len, 8);
+	memcpy(buf + 32, &m->pgoff, 8);
+	memcpy(buf + 64, &prot, 4);
+	memcpy(buf + 72, m->path, nlen);
+	memcpy(buf + body, &pid, 4);
+	memcpy(buf + body + 4, &pid, 4);
+	memcpy(buf + body + 8, &time, 8);
+	feed(MS_CHUNK_PERF, source, buf, h->size, 0);
+}
+
+static void feed_task(uint32_t type, uint32_t source, uint32_t pid, uint32_t ppid, uint32_t tid,
+		      uint64_t time)
+{
+	uint8_t buf[64] = { 0 };
+	struct perf_event_header *h = (void *)buf;
+	uint32_t v[4] = { pid, ppid, tid, tid };
+
+	h->type = type;
+	h->size = 8 + 16 + 8 + 24;
+	memcpy(buf + 8, v, 16);
+	memcpy(buf + 24, &time, 8);
+	memcpy(buf + 32, &pid, 4);
+	memcpy(buf + 36, &tid, 4);
+	memcpy(buf + 40, &time, 8);
+	feed(MS_CHUNK_PERF, source, buf, h->size, 0);
+}
+
+static void feed_comm(uint32_t source, uint32_t pid, const char *comm, int exec, uint64_t time)
+{
+	uint8_t buf[64] = { 0 };
+	struct perf_event_header *h = (void *)buf;
+
+	h->type = PERF_RECORD_COMM;
+	h->misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
+	h->size = 16 + 16 + 24;
+	memcpy(buf + 8, &pid, 4);
+	memcpy(buf + 12, &pid, 4);
+	snprintf((char *)buf + 16, 16, "%s", comm);
+	memcpy(buf + 32, &pid, 4);
+	memcpy(buf + 36, &pid, 4);
+	memcpy(buf + 40, &time, 8);
+	feed(MS_CHUNK_PERF, source, buf, h->size, 0);
+}
+
+static void feed_sample(uint32_t pid, uint64_t time, const uint64_t *uips, int n)
+{
+	union {
+		struct ms_sample s;
+		uint8_t b[sizeof(struct ms_sample) + 8 * 8];
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	u.s.hdr.type = MS_REC_SAMPLE;
+	u.s.hdr.size = sizeof(struct ms_sample) + 8 * n;
+	u.s.time_ns = time;
+	u.s.pid = pid;
+	u.s.tid = pid;
+	u.s.period = 1001001;
+	u.s.arch = MS_ARCH_X86_64;
+	u.s.ustack_len = n;
+	memcpy(u.s.ips, uips, 8 * n);
+	feed(MS_CHUNK_BPF, 0, &u, u.s.hdr.size, 0);
+}
+
+static int setup(void **state)
+{
+	builder = capture_builder__new();
+	symz = symbolizer__new();
+	proc = processor__new(builder, symz);
+	return !(builder && symz && proc);
+}
+
+static int teardown(void **state)
+{
+	processor__free(proc);
+	symbolizer__free(symz);
+	capture_builder__free(builder);
+	return 0;
+}
+
+static struct capture *finish(void)
+{
+	void *buf;
+	size_t len;
+	char err[256];
+	struct capture *c;
+
+	assert_int_equal(processor__finish(proc), 0);
+	assert_int_equal(capture_builder__serialize(builder, &buf, &len), 0);
+	assert_int_equal(capture__open_mem(buf, len, "test", &c, err, sizeof(err)), 0);
+	free(buf);
+	return c;
+}
+
+static const char *leaf_name(const struct capture *c, uint32_t sample)
+{
+	uint32_t st = c->samples[sample].stack;
+
+	return capture__string(c, c->frames[c->stacks[st].frame].function);
+}
+
+static void test_order_and_symbols(void **state)
+{
+	struct exe_map m;
+	uint32_t pid = 4242;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
+	uint64_t two = (uint64_t)(uintptr_t)marker_function_two + 1;
+
+	find_map(marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 100);
+	feed_comm(MS_SOURCE_SNAPSHOT, pid, "tester", 0, 100);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &m, 100);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 1000);
+	/* Arrival order differs from time order; the watermark sorts them. */
+	feed_sample(pid, 1500, &two, 1);
+	feed_sample(pid, 1200, &one, 1);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 2000);
+	feed_sample(pid, 1900, &one, 1);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 3000);
+	feed(MS_CHUNK_END, 0, NULL, 0, 3000);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nsamples, 3);
+	assert_true(c->samples[0].time_ns == 1200 && c->samples[1].time_ns == 1500 &&
+		    c->samples[2].time_ns == 1900);
+	assert_string_equal(leaf_name(c, 0), "marker_function_one");
+	assert_string_equal(leaf_name(c, 1), "marker_function_two");
+	assert_string_equal(leaf_name(c, 2), "marker_function_one");
+	assert_string_equal(capture__string(c, c->threads[c->samples[0].thread].comm), "tester");
+	assert_int_equal(c->nthreads, 1);
+	capture__free(c);
+}
+
+static void test_exec_drops_mappings(void **state)
+{
+	struct exe_map m;
+	uint32_t pid = 777;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
+
+	find_map(marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 10);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &m, 10);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 100);
+	feed_sample(pid, 150, &one, 1);
+	feed_comm(0, pid, "newimage", 1, 200); /* exec: old mappings are gone */
+	feed_sample(pid, 250, &one, 1);
+	feed(MS_CHUNK_END, 0, NULL, 0, 1000);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nsamples, 2);
+	assert_string_equal(leaf_name(c, 0), "marker_function_one");
+	assert_string_equal(leaf_name(c, 1), ""); /* no mapping after exec */
+	assert_int_equal(capture__counter(c, "processor.frame_no_mapping"), 1);
+	capture__free(c);
+}
+
+static void test_forked_child_inherits_mappings(void **state)
+{
+	struct exe_map m;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
+
+	find_map(marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, 500, 1, 500, 10);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, 500, &m, 10);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 100);
+	feed_task(PERF_RECORD_FORK, 3, 501, 500, 501, 120);
+	/* an unrelated process's records are ignored when not system-wide */
+	feed_task(PERF_RECORD_FORK, 3, 900, 1, 900, 121);
+	feed_mmap2(3, 900, &m, 122);
+	feed_sample(501, 150, &one, 1);
+	feed(MS_CHUNK_END, 0, NULL, 0, 1000);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nsamples, 1);
+	assert_string_equal(leaf_name(c, 0), "marker_function_one");
+	assert_int_equal(c->processes[c->threads[c->samples[0].thread].process].ppid, 500);
+	for (uint32_t i = 0; i < c->nprocesses; i++)
+		assert_int_not_equal(c->processes[i].pid, 900);
+	capture__free(c);
+}
+
+static void test_malformed_counted(void **state)
+{
+	uint8_t junk[64];
+	struct ms_sample s;
+
+	memset(junk, 0xab, sizeof(junk));
+	feed(MS_CHUNK_BPF, 0, junk, sizeof(junk), 0);	  /* size field wrong */
+	feed(MS_CHUNK_PERF, 0, junk, sizeof(junk), 0);	  /* size field wrong */
+	feed(MS_CHUNK_BPF, 0, junk, 4, 0);		  /* too short */
+	feed(99, 0, junk, 8, 0);			  /* unknown chunk */
+	memset(&s, 0, sizeof(s));
+	s.hdr.type = MS_REC_SAMPLE;
+	s.hdr.size = sizeof(s);
+	s.arch = MS_ARCH_X86_64;
+	s.ustack_len = 100; /* claims 800 bytes that are not there */
+	feed(MS_CHUNK_BPF, 0, &s, sizeof(s), 0);
+	s.ustack_len = 0;
+	s.hdr.type = 77;
+	feed(MS_CHUNK_BPF, 0, &s, sizeof(s), 0);
+	feed(MS_CHUNK_META, 0, "novalue", 7, 0);
+	feed(MS_CHUNK_END, 0, NULL, 0, 10);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nsamples, 0);
+	assert_int_equal(capture__counter(c, "processor.bad_record_size"), 3);
+	assert_int_equal(capture__counter(c, "processor.bad_chunk"), 1);
+	assert_int_equal(capture__counter(c, "processor.bad_sample"), 1);
+	assert_int_equal(capture__counter(c, "processor.unknown_bpf_record"), 1);
+	assert_int_equal(capture__counter(c, "processor.bad_meta"), 1);
+	capture__free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_order_and_symbols, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_drops_mappings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forked_child_inherits_mappings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_counted, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("processor", tests, NULL, NULL);
+}

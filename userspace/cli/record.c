@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `microscope record`: an adapter.  It parses options into one struct
+ * record_options, then wires collector -> (raw stream writer) -> processor
+ * -> capture builder, runs the drain loop until the command exits, the
+ * targets are gone, the duration ends or SIGINT/SIGTERM arrives, and seals
+ * the capture.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../capture/capture.h"
+#include "../collector/collector.h"
+#include "../processor/processor.h"
+#include "../symbols/symbols.h"
+#include "commands.h"
+
+static const char record_usage[] =
+	"usage: microscope record [options] -- COMMAND [ARGS...]\n"
+	"       microscope record [options] -p PID[,PID...]\n"
+	"       microscope record [options] -a\n"
+	"       microscope record --replay DIR [-o FILE]\n"
+	"\n"
+	"Sample the CPU stacks (kernel and user) of a command, running processes,\n"
+	"or the whole system, and write a capture file.\n"
+	"\n"
+	"  -F, --freq HZ        samples per second per CPU (default 999)\n"
+	"  -e, --event NAME     cpu-clock (default) or cycles (falls back to cpu-clock)\n"
+	"  -o, --output FILE    capture file (default microscope.msc)\n"
+	"  -p, --pid PID,...    attach to running processes (all threads, and children)\n"
+	"  -a, --all-cpus       record the whole system\n"
+	"  -d, --duration SEC   stop after SEC seconds\n"
+	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay)\n"
+	"      --replay DIR     process a saved raw stream instead of recording\n"
+	"  -q, --quiet          no summary line\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"Exit status: the command's status (128+N if killed by signal N), 127 if it\n"
+	"could not be run, 1 if recording failed, 2 for a usage error.\n"
+	"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n";
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+struct tee {
+	struct stream_writer *raw;
+	struct processor *proc;
+};
+
+static int tee_sink(void *ctx, const struct ms_chunk *c, const void *payload)
+{
+	struct tee *t = ctx;
+	int err;
+
+	if (t->raw) {
+		err = stream_writer__sink(t->raw, c, payload);
+		if (err)
+			return err;
+	}
+	return processor__sink(t->proc, c, payload);
+}
+
+static int emit_meta(struct tee *t, const char *key, const char *value)
+{
+	char buf[8192];
+	int n = snprintf(buf, sizeof(buf), "%s=%s", key, value);
+	struct ms_chunk c = { .kind = MS_CHUNK_META };
+
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	c.len = n;
+	return tee_sink(t, &c, buf);
+}
+
+static int parse_pids(struct record_options *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(tok, &end, 10);
+
+		if (*end || v <= 0 || v > 0x3fffffff || o->npids == MS_MAX_PIDS) {
+			err = -EINVAL;
+			break;
+		}
+		o->pids[o->npids++] = (pid_t)v;
+	}
+	free(copy);
+	return err;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int exit_status_of(int wstatus)
+{
+	if (WIFEXITED(wstatus))
+		return WEXITSTATUS(wstatus);
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return 1;
+}
+
+static void join_args(char *buf, size_t len, int argc, char **argv)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < argc && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
+}
+
+static int seal(struct processor *proc, struct capture_builder *b, const char *path, bool quiet)
+{
+	int err = processor__finish(proc);
+
+	if (!err)
+		err = capture_builder__write(b, path);
+	if (err) {
+		fprintf(stderr, "microscope: cannot write capture %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	if (!quiet) {
+		struct stat st;
+
+		if (stat(path, &st))
+			st.st_size = 0;
+		fprintf(stderr, "[ microscope: %llu samples written to %s (%.1f KiB) ]\n",
+			(unsigned long long)processor__samples(proc), path, st.st_size / 1024.0);
+	}
+	return 0;
+}
+
+static bool any_alive(const struct record_options *o)
+{
+	for (size_t i = 0; i < o->npids; i++)
+		if (!kill(o->pids[i], 0) || errno == EPERM)
+			return true;
+	return false;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "freq", required_argument, NULL, 'F' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "save-raw", required_argument, NULL, 'R' },
+		{ "replay", required_argument, NULL, 'P' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct record_options o;
+	struct capture_builder *b = NULL;
+	struct symbolizer *sym = NULL;
+	struct collector *col = NULL;
+	struct launcher launch = { .pid = -1, .gate_fd = -1, .error_fd = -1 };
+	struct tee tee = { 0 };
+	const char *replay = NULL;
+	char err_msg[512] = "", cmdline[4096];
+	int opt, err, status = 1, wstatus;
+	bool child_done = false;
+	double t_end = 0;
+
+	record_options__init(&o);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+F:e:o:p:ad:qh", longopts, NULL)) != -1) {
+		char *end;
+
+		switch (opt) {
+		case 'F': {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 1 || v > 100000) {
+				fprintf(stderr, "microscope record: bad frequency '%s' (1..100000 Hz)\n",
+					optarg);
+				return 2;
+			}
+			o.freq_hz = v;
+			break;
+		}
+		case 'e':
+			if (!strcmp(optarg, "cpu-clock")) {
+				o.event = MS_EVENT_CPU_CLOCK;
+			} else if (!strcmp(optarg, "cycles")) {
+				o.event = MS_EVENT_CYCLES;
+			} else {
+				fprintf(stderr, "microscope record: unknown event '%s' (cpu-clock, cycles)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'p':
+			if (parse_pids(&o, optarg)) {
+				fprintf(stderr, "microscope record: bad pid list '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'a':
+			o.system_wide = true;
+			break;
+		case 'd':
+			o.duration_s = strtod(optarg, &end);
+			if (*end || o.duration_s <= 0) {
+				fprintf(stderr, "microscope record: bad duration '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'R':
+			o.save_raw = optarg;
+			break;
+		case 'P':
+			replay = optarg;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			return 0;
+		default:
+			fputs(record_usage, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o.argv = argv + optind;
+	if (!!o.argv + !!o.npids + o.system_wide + !!replay != 1) {
+		fprintf(stderr, "microscope record: give exactly one of a command, -p PID, -a or "
+				"--replay DIR\n\n%s",
+			record_usage);
+		return 2;
+	}
+	for (size_t i = 0; i < o.npids; i++) {
+		if (kill(o.pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "microscope record: no process with pid %d\n", o.pids[i]);
+			return 1;
+		}
+	}
+
+	b = capture_builder__new();
+	sym = symbolizer__new();
+	if (b && sym)
+		tee.proc = processor__new(b, sym);
+	if (!tee.proc) {
+		fprintf(stderr, "microscope: out of memory\n");
+		goto cleanup;
+	}
+	if (replay) {
+		err = stream__replay(replay, processor__sink, tee.proc);
+		if (err) {
+			if (err != -EBADMSG)
+				fprintf(stderr, "microscope record: cannot replay %s: %s\n", replay,
+					strerror(-err));
+			goto cleanup;
+		}
+		status = seal(tee.proc, b, o.output, o.quiet) ? 1 : 0;
+		goto cleanup;
+	}
+	if (o.save_raw) {
+		tee.raw = stream_writer__new(o.save_raw);
+		if (!tee.raw) {
+			fprintf(stderr, "microscope record: cannot write raw stream to %s: %s\n",
+				o.save_raw, strerror(errno));
+			goto cleanup;
+		}
+	}
+
+	join_args(cmdline, sizeof(cmdline), argc, argv);
+	emit_meta(&tee, "record_command", cmdline);
+	if (o.argv) {
+		join_args(cmdline, sizeof(cmdline), argc - optind, argv + optind);
+		emit_meta(&tee, "command", cmdline);
+	}
+	snprintf(cmdline, sizeof(cmdline), "%u", o.freq_hz);
+	emit_meta(&tee, "requested_freq_hz", cmdline);
+
+	if (o.argv) {
+		err = launcher__spawn(&launch, o.argv);
+		if (err) {
+			fprintf(stderr, "microscope record: cannot start %s: %s\n", o.argv[0],
+				strerror(-err));
+			goto cleanup;
+		}
+	}
+	col = collector__new(&o, tee_sink, &tee, err_msg, sizeof(err_msg));
+	if (!col) {
+		fprintf(stderr, "microscope record: %s\n", err_msg);
+		goto cleanup;
+	}
+	if (o.argv)
+		err = collector__add_target(col, launch.pid);
+	for (size_t i = 0; i < o.npids; i++)
+		err = collector__add_target(col, o.pids[i]);
+
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	err = collector__start(col, err_msg, sizeof(err_msg));
+	if (err) {
+		fprintf(stderr, "microscope record: %s\n", err_msg);
+		goto cleanup;
+	}
+	if (o.argv) {
+		err = launcher__release(&launch);
+		if (err) {
+			fprintf(stderr, "microscope record: cannot run '%s': %s\n", o.argv[0],
+				strerror(-err));
+			waitpid(launch.pid, &wstatus, 0);
+			launch.pid = -1;
+			status = 127;
+			goto cleanup;
+		}
+	}
+	if (o.duration_s > 0)
+		t_end = now_s() + o.duration_s;
+
+	while (!stop_signal) {
+		err = collector__poll(col, 100);
+		if (err < 0) {
+			fprintf(stderr, "microscope record: draining rings: %s\n", strerror(-err));
+			break;
+		}
+		if (o.argv && waitpid(launch.pid, &wstatus, WNOHANG) == launch.pid) {
+			child_done = true;
+			status = exit_status_of(wstatus);
+			break;
+		}
+		if (o.npids && !any_alive(&o))
+			break;
+		if (t_end && now_s() >= t_end)
+			break;
+	}
+	if (o.argv && !child_done) {
+		/* Stopped by a signal or the duration: end the command like perf does. */
+		kill(launch.pid, SIGTERM);
+		if (waitpid(launch.pid, &wstatus, 0) == launch.pid)
+			status = exit_status_of(wstatus);
+		child_done = true;
+	} else if (!o.argv) {
+		status = 0;
+	}
+	err = collector__stop(col);
+	if (err) {
+		fprintf(stderr, "microscope record: stopping: %s\n", strerror(-err));
+		status = 1;
+	}
+	collector__free(col);
+	col = NULL;
+	if (seal(tee.proc, b, o.output, o.quiet))
+		status = 1;
+cleanup:
+	if (launch.pid > 0 && !child_done) {
+		kill(launch.pid, SIGKILL);
+		waitpid(launch.pid, NULL, 0);
+	}
+	collector__free(col);
+	if (tee.raw && stream_writer__free(tee.raw)) {
+		fprintf(stderr, "microscope record: cannot finish raw stream in %s\n", o.save_raw);
+		status = 1;
+	}
+	processor__free(tee.proc);
+	symbolizer__free(sym);
+	capture_builder__free(b);
+	return status;
+}

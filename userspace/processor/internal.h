@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Processor state shared by its files (processor.c: intake and ordering;
+ * tasks.c: processes, threads, mappings; stacks.c: frames and stacks).
+ * Private to userspace/processor/.
+ */
+#ifndef MS_PROCESSOR_INTERNAL_H
+#define MS_PROCESSOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../bpf/abi/records.h"
+#include "hashmap.h"
+#include "problems.h"
+#include "processor.h"
+
+/* One executable mapping of a process: [start, end) at file offset pgoff. */
+struct proc_mapping {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint32_t module; /* index into processor.modules, or CAPTURE_NONE (anonymous) */
+	uint32_t reserved;
+};
+
+struct proc_state {
+	uint32_t pid;
+	uint32_t row; /* capture process row */
+	bool tracked; /* a target, a target's descendant, or system-wide */
+	bool exited;
+	struct proc_mapping *maps; /* sorted by start, non-overlapping */
+	uint32_t nmaps;
+	uint32_t maps_cap;
+};
+
+struct thread_state {
+	uint32_t tid;
+	uint32_t row;  /* capture thread row */
+	uint32_t proc; /* index into processor.procs */
+};
+
+/* A module as the processor knows it: its capture row and frame caches. */
+struct module_state {
+	struct sym_module *sym;
+	uint32_t row;		 /* capture module row */
+	uint32_t kind;		 /* CAPTURE_MODULE_* */
+	struct u64map frames[2]; /* [is_return_address]: ELF address + 1 -> frame row */
+};
+
+/* A record held for ordering: bytes live in processor.held_bytes. */
+struct held_record {
+	uint64_t time;
+	uint64_t seq;
+	uint64_t offset; /* into held_bytes */
+	uint32_t len;
+	uint32_t kind; /* MS_CHUNK_BPF or MS_CHUNK_PERF */
+	uint32_t source;
+	uint32_t reserved;
+};
+
+struct processor {
+	struct capture_builder *b;
+	struct symbolizer *sym;
+
+	/* ordering */
+	struct held_record *held;
+	size_t nheld, held_cap;
+	uint8_t *held_bytes;
+	size_t held_len, held_bytes_cap;
+	uint64_t seq;
+	uint64_t prev_round; /* T_{k-1}; records before it may be released */
+	bool have_round;
+	uint64_t last_released; /* time of the last released record */
+	uint64_t first_round, end_time;
+
+	/* tasks */
+	struct proc_state *procs;
+	uint32_t nprocs, procs_cap;
+	struct u64map pid_to_proc; /* pid + 1 -> procs index */
+	struct thread_state *threads;
+	uint32_t nthreads, threads_cap;
+	struct u64map tid_to_thread; /* tid + 1 -> threads index */
+	bool system_wide;
+
+	/* modules and frames */
+	struct module_state *modules;
+	uint32_t nmodules, modules_cap;
+	struct u64map sym_to_module; /* (uintptr_t)sym_module -> modules index */
+	uint32_t kernel_module;	     /* modules index or CAPTURE_NONE */
+	struct u64map anon_frames;   /* address + 1 -> frame row (no module) */
+	uint32_t truncation_frames[4];
+
+	/* samples */
+	uint32_t event_row;
+	uint64_t samples;
+	uint64_t first_sample_time, last_sample_time;
+	uint32_t stack_scratch[2 * MS_MAX_STACK_DEPTH + 4];
+
+	uint64_t problems[MS_PROBLEM_COUNT];
+};
+
+/* Truncation reasons (processor.truncation_frames index). */
+#define MS_TRUNC_USER_DEPTH 0
+#define MS_TRUNC_USER_UNAVAILABLE 1
+
+static inline void processor__problem(struct processor *p, enum ms_problem k)
+{
+	p->problems[k]++;
+}
+
+/* tasks.c */
+int tasks__perf_record(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source);
+struct proc_state *tasks__process(struct processor *p, uint32_t pid, uint64_t time);
+struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t tid, uint64_t time);
+const struct proc_mapping *tasks__find_mapping(const struct proc_state *ps, uint64_t addr);
+void tasks__release(struct processor *p);
+
+/* stacks.c */
+int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len);
+uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uint32_t kind,
+				const char *path);
+void stacks__release(struct processor *p);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Problems the processor counts instead of crashing or dropping silently.
+ * One X-macro table makes the enum and the counter names stored in the
+ * capture ("processor.<name>").
+ */
+#ifndef MS_PROCESSOR_PROBLEMS_H
+#define MS_PROCESSOR_PROBLEMS_H
+
+#define MS_PROBLEMS(X)                                                                             \
+	X(BAD_CHUNK, "bad_chunk", "stream chunk of unknown kind or bad length")                    \
+	X(BAD_RECORD_SIZE, "bad_record_size", "record size field disagrees with its chunk")         \
+	X(UNKNOWN_BPF_RECORD, "unknown_bpf_record", "BPF record of unknown type")                  \
+	X(BAD_SAMPLE, "bad_sample", "sample with inconsistent stack lengths or arch")              \
+	X(BAD_PERF_RECORD, "bad_perf_record", "perf record too short for its type")                \
+	X(UNKNOWN_PERF_RECORD, "unknown_perf_record", "perf record of an unhandled type")          \
+	X(LATE_RECORD, "late_record", "record arrived after the watermark passed its time")        \
+	X(SAMPLE_UNKNOWN_PROCESS, "sample_unknown_process", "sample of a process never announced") \
+	X(FRAME_NO_MAPPING, "frame_no_mapping", "user address outside every known mapping")        \
+	X(FRAME_NO_SYMBOL, "frame_no_symbol", "address no symbol covers")                          \
+	X(MODULE_UNREADABLE, "module_unreadable", "module whose symbols could not be read")        \
+	X(BAD_META, "bad_meta", "metadata or counter chunk that is not key=value")
+
+enum ms_problem {
+#define MS_PROBLEM_ENUM(id, name, text) MS_PROBLEM_##id,
+	MS_PROBLEMS(MS_PROBLEM_ENUM)
+#undef MS_PROBLEM_ENUM
+	MS_PROBLEM_COUNT
+};
+
+#endif

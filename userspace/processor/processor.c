@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Processor intake: validate chunk framing, hold records until the drain
+ * round watermark passes them, release them in time order, dispatch.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const problem_names[] = {
+#define MS_PROBLEM_NAME(id, name, text) "processor." name,
+	MS_PROBLEMS(MS_PROBLEM_NAME)
+#undef MS_PROBLEM_NAME
+};
+
+struct processor *processor__new(struct capture_builder *b, struct symbolizer *s)
+{
+	struct processor *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->b = b;
+	p->sym = s;
+	p->kernel_module = CAPTURE_NONE;
+	p->event_row = CAPTURE_NONE;
+	for (size_t i = 0; i < sizeof(p->truncation_frames) / sizeof(p->truncation_frames[0]); i++)
+		p->truncation_frames[i] = CAPTURE_NONE;
+	return p;
+}
+
+void processor__free(struct processor *p)
+{
+	if (!p)
+		return;
+	tasks__release(p);
+	stacks__release(p);
+	free(p->held);
+	free(p->held_bytes);
+	free(p);
+}
+
+uint64_t processor__samples(const struct processor *p)
+{
+	return p->samples;
+}
+
+/* The record's own time, or 0 if it has none we can read. */
+static uint64_t record_time(uint32_t kind, const uint8_t *rec, uint32_t len)
+{
+	uint64_t t = 0;
+
+	if (kind == MS_CHUNK_BPF) {
+		if (len >= sizeof(struct ms_sample))
+			memcpy(&t, rec + offsetof(struct ms_sample, time_ns), sizeof(t));
+		return t;
+	}
+	/* perf: sample_id_all trailer {pid, tid, time, cpu, res}; time at len - 16 */
+	if (len >= 8 + 24)
+		memcpy(&t, rec + len - 16, sizeof(t));
+	return t;
+}
+
+static int dispatch(struct processor *p, uint32_t kind, const uint8_t *rec, uint32_t len,
+		    uint32_t source)
+{
+	if (kind == MS_CHUNK_PERF)
+		return tasks__perf_record(p, rec, len, source);
+
+	struct ms_rec_header h;
+
+	if (len < sizeof(h)) {
+		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+		return 0;
+	}
+	memcpy(&h, rec, sizeof(h));
+	if (h.size != len) {
+		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+		return 0;
+	}
+	if (h.type != MS_REC_SAMPLE) {
+		processor__problem(p, MS_PROBLEM_UNKNOWN_BPF_RECORD);
+		return 0;
+	}
+	if (len < sizeof(struct ms_sample) || len % 8) {
+		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+		return 0;
+	}
+	/* The ring gives 8-byte aligned records; held_bytes keeps 8-byte alignment. */
+	return stacks__sample(p, (const struct ms_sample *)rec, len);
+}
+
+static int held_cmp(const void *a, const void *b)
+{
+	const struct held_record *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Release every held record stamped before limit (all if limit == UINT64_MAX). */
+static int release(struct processor *p, uint64_t limit)
+{
+	size_t n = 0, i;
+	int err = 0;
+
+	if (!p->nheld)
+		return 0;
+	qsort(p->held, p->nheld, sizeof(*p->held), held_cmp);
+	while (n < p->nheld && (limit == UINT64_MAX || p->held[n].time < limit))
+		n++;
+	for (i = 0; i < n; i++) {
+		const struct held_record *h = &p->held[i];
+
+		p->last_released = h->time;
+		err = dispatch(p, h->kind, p->held_bytes + h->offset, h->len, h->source);
+		if (err)
+			return err;
+	}
+	/* Compact what remains: records and their bytes, keeping 8-byte alignment. */
+	size_t keep = p->nheld - n, out = 0;
+
+	memmove(p->held, p->held + n, keep * sizeof(*p->held));
+	p->nheld = keep;
+	if (!keep) {
+		p->held_len = 0;
+		return 0;
+	}
+	/* Bytes are in arrival order; rebuild densely in held order. */
+	uint8_t *nb = malloc(p->held_bytes_cap);
+
+	if (!nb)
+		return -ENOMEM;
+	for (i = 0; i < keep; i++) {
+		memcpy(nb + out, p->held_bytes + p->held[i].offset, p->held[i].len);
+		p->held[i].offset = out;
+		out += (p->held[i].len + 7) & ~7u;
+	}
+	free(p->held_bytes);
+	p->held_bytes = nb;
+	p->held_len = out;
+	return 0;
+}
+
+static int hold(struct processor *p, const struct ms_chunk *c, const void *payload)
+{
+	uint64_t t = record_time(c->kind, payload, c->len);
+	size_t need = (c->len + 7) & ~7u;
+
+	if (p->have_round && t < p->last_released) {
+		/* Arrived after the watermark passed it: process now, counted. */
+		processor__problem(p, MS_PROBLEM_LATE_RECORD);
+		/* copy for alignment */
+	}
+	if (p->nheld == p->held_cap) {
+		size_t ncap = p->held_cap ? p->held_cap * 2 : 4096;
+		struct held_record *nh = realloc(p->held, ncap * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		p->held = nh;
+		p->held_cap = ncap;
+	}
+	if (p->held_len + need > p->held_bytes_cap) {
+		size_t ncap = p->held_bytes_cap ? p->held_bytes_cap : 1 << 20;
+
+		while (ncap < p->held_len + need)
+			ncap *= 2;
+		uint8_t *nb = realloc(p->held_bytes, ncap);
+
+		if (!nb)
+			return -ENOMEM;
+		p->held_bytes = nb;
+		p->held_bytes_cap = ncap;
+	}
+	memcpy(p->held_bytes + p->held_len, payload, c->len);
+	p->held[p->nheld++] = (struct held_record){
+		.time = t,
+		.seq = p->seq++,
+		.offset = p->held_len,
+		.len = c->len,
+		.kind = c->kind,
+		.source = c->source,
+	};
+	p->held_len += need;
+	return 0;
+}
+
+/* "key=value" payload (not NUL-terminated) into key/value buffers. */
+static bool split_kv(const void *payload, uint32_t len, char *key, size_t keylen, char **value)
+{
+	const char *s = payload, *eq = memchr(s, '=', len);
+	char *buf;
+
+	if (!eq || eq == s || (size_t)(eq - s) >= keylen || memchr(s, '\0', len))
+		return false;
+	memcpy(key, s, eq - s);
+	key[eq - s] = '\0';
+	buf = malloc(len - (eq - s));
+	if (!buf)
+		return false;
+	memcpy(buf, eq + 1, len - (eq - s) - 1);
+	buf[len - (eq - s) - 1] = '\0';
+	*value = buf;
+	return true;
+}
+
+int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
+{
+	struct processor *p = ctx;
+	char key[128], *value = NULL;
+
+	if (c->len > MS_CHUNK_MAX_PAYLOAD) {
+		processor__problem(p, MS_PROBLEM_BAD_CHUNK);
+		return 0;
+	}
+	switch (c->kind) {
+	case MS_CHUNK_META:
+		if (!split_kv(payload, c->len, key, sizeof(key), &value)) {
+			processor__problem(p, MS_PROBLEM_BAD_META);
+			return 0;
+		}
+		if (!strcmp(key, "mode") && !strcmp(value, "system-wide"))
+			p->system_wide = true;
+		capture_builder__set_meta(p->b, key, value);
+		free(value);
+		return 0;
+	case MS_CHUNK_COUNTER: {
+		char *end;
+		unsigned long long v;
+
+		if (!split_kv(payload, c->len, key, sizeof(key), &value)) {
+			processor__problem(p, MS_PROBLEM_BAD_META);
+			return 0;
+		}
+		errno = 0;
+		v = strtoull(value, &end, 10);
+		if (errno || *end || end == value)
+			processor__problem(p, MS_PROBLEM_BAD_META);
+		else
+			capture_builder__add_counter(p->b, key, v);
+		free(value);
+		return 0;
+	}
+	case MS_CHUNK_BPF:
+	case MS_CHUNK_PERF:
+		if (c->len < 8) {
+			processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+			return 0;
+		}
+		return hold(p, c, payload);
+	case MS_CHUNK_ROUND: {
+		int err = 0;
+
+		if (!p->have_round)
+			p->first_round = c->time;
+		else
+			err = release(p, p->prev_round);
+		p->prev_round = c->time;
+		p->have_round = true;
+		return err;
+	}
+	case MS_CHUNK_END:
+		p->end_time = c->time;
+		return release(p, UINT64_MAX);
+	default:
+		processor__problem(p, MS_PROBLEM_BAD_CHUNK);
+		return 0;
+	}
+}
+
+int processor__finish(struct processor *p)
+{
+	char buf[64];
+	int err = release(p, UINT64_MAX);
+
+	if (err)
+		return err;
+	for (int i = 0; i < MS_PROBLEM_COUNT; i++)
+		if (p->problems[i])
+			capture_builder__add_counter(p->b, problem_names[i], p->problems[i]);
+	snprintf(buf, sizeof(buf), "%" PRIu64, p->samples);
+	capture_builder__set_meta(p->b, "samples", buf);
+	if (p->have_round && p->end_time > p->first_round) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, p->end_time - p->first_round);
+		capture_builder__set_meta(p->b, "duration_ns", buf);
+	}
+	if (p->kernel_module != CAPTURE_NONE) {
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, symbolizer__kaslr_offset(p->sym));
+		capture_builder__set_meta(p->b, "kaslr_offset", buf);
+		capture_builder__set_meta(p->b, "kernel_build_id",
+					  symbolizer__kernel_build_id(p->sym));
+	}
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The processor turns the raw chunk stream (collector/stream.h) into capture
+ * rows.  It validates every record as untrusted input (counted problems,
+ * problems.h), orders records from all rings by time behind a watermark
+ * based on drain rounds, tracks processes, threads and mappings as of each
+ * record's time, builds kernel + user stacks, normalizes user addresses to
+ * (module, ELF address) through the mapping active at the sample's time,
+ * symbolizes immediately, and appends rows to a capture_builder.
+ *
+ * Ordering: records are held until a ROUND chunk arrives; at ROUND k (taken
+ * at time T_k before drain k) every held record stamped before T_{k-1} is
+ * released in (time, arrival) order.  An idle ring never stalls the stream.
+ * END releases everything.
+ *
+ * Per-sample work reuses buffers; nothing is allocated per sample beyond the
+ * amortized growth of tables.
+ */
+#ifndef MS_PROCESSOR_H
+#define MS_PROCESSOR_H
+
+#include "../../capture/capture.h"
+#include "../collector/stream.h"
+#include "../symbols/symbols.h"
+
+struct processor;
+
+/* b and s are borrowed and must outlive the processor.  NULL + errno on failure. */
+struct processor *processor__new(struct capture_builder *b, struct symbolizer *s);
+
+/* A stream_sink_fn: ctx is the struct processor *.  Returns 0 or -ENOMEM;
+ * malformed input is counted, not returned. */
+int processor__sink(void *ctx, const struct ms_chunk *chunk, const void *payload);
+
+/* Release every held record, store counters and summary meta in the
+ * builder.  Returns 0 or -errno. */
+int processor__finish(struct processor *p);
+
+/* Samples appended so far. */
+uint64_t processor__samples(const struct processor *p);
+
+/* Accepts NULL. */
+void processor__free(struct processor *p);
+
+#endif

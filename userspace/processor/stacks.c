@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Samples: validate a struct ms_sample (bpf/abi/records.h), turn its kernel
+ * and user return addresses into capture frames through the mapping active
+ * at the sample's time, symbolize immediately (cached per module and
+ * address), and append the stack and the sample.
+ *
+ * Return addresses other than the innermost one point after a call; their
+ * name is looked up at address - 1 so a call that ends a function names the
+ * caller, not the next function.  The frame keeps the real address.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const truncation_names[] = {
+	[MS_TRUNC_USER_DEPTH] = "[user stack depth limit]",
+	[MS_TRUNC_USER_UNAVAILABLE] = "[user stack unavailable]",
+};
+
+static char *hex(const uint8_t *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+	return out;
+}
+
+uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uint32_t kind,
+				const char *path)
+{
+	uint64_t *idx = u64map__get(&p->sym_to_module, (uint64_t)(uintptr_t)sym);
+	char bid_hex[2 * 64 + 1] = "";
+	size_t bid_len;
+	const uint8_t *bid;
+
+	if (idx)
+		return *idx;
+	if (p->nmodules == p->modules_cap) {
+		uint32_t ncap = p->modules_cap ? p->modules_cap * 2 : 32;
+		struct module_state *n = realloc(p->modules, ncap * sizeof(*n));
+
+		if (!n)
+			return CAPTURE_NONE;
+		p->modules = n;
+		p->modules_cap = ncap;
+	}
+	bid = sym_module__build_id(sym, &bid_len);
+	if (bid && bid_len <= 64)
+		hex(bid, bid_len, bid_hex);
+	else if (kind == CAPTURE_MODULE_KERNEL)
+		snprintf(bid_hex, sizeof(bid_hex), "%s", symbolizer__kernel_build_id(p->sym));
+	struct capture_module row = {
+		.path = capture_builder__string(p->b, path ? path : sym_module__path(sym)),
+		.build_id = capture_builder__string(p->b, bid_hex),
+		.kind = kind,
+		.flags = sym_module__error(sym) ? 0 : CAPTURE_MODULE_F_SYMBOLIZED,
+		.size = sym_module__size(sym),
+	};
+	struct module_state *ms = &p->modules[p->nmodules];
+
+	memset(ms, 0, sizeof(*ms));
+	ms->sym = sym;
+	ms->kind = kind;
+	ms->row = capture_builder__add_module(p->b, &row);
+	if (sym_module__error(sym))
+		processor__problem(p, MS_PROBLEM_MODULE_UNREADABLE);
+	if (u64map__put(&p->sym_to_module, (uint64_t)(uintptr_t)sym, p->nmodules))
+		return CAPTURE_NONE;
+	return p->nmodules++;
+}
+
+/* Frame row for address (ELF address for files, runtime for the kernel). */
+static uint32_t module_frame(struct processor *p, uint32_t module, uint64_t addr, bool is_return)
+{
+	struct module_state *ms = &p->modules[module];
+	uint64_t *cached = u64map__get(&ms->frames[is_return], addr + 1);
+	uint64_t off;
+	const char *name;
+
+	if (cached)
+		return *cached;
+	name = sym_module__lookup(ms->sym, is_return && addr ? addr - 1 : addr, &off);
+	struct capture_frame row = {
+		.module = ms->row,
+		.flags = ms->kind == CAPTURE_MODULE_KERNEL ? CAPTURE_FRAME_F_KERNEL : 0,
+		.address = addr,
+		.function = capture_builder__string(p->b, name ? name : ""),
+	};
+	if (!name) {
+		row.flags |= CAPTURE_FRAME_F_UNSYMBOLIZED;
+		processor__problem(p, MS_PROBLEM_FRAME_NO_SYMBOL);
+	}
+	uint32_t id = capture_builder__add_frame(p->b, &row);
+
+	if (id != CAPTURE_NONE && u64map__put(&ms->frames[is_return], addr + 1, id))
+		return CAPTURE_NONE;
+	return id;
+}
+
+/* Frame row for a user address outside any file-backed mapping. */
+static uint32_t anon_frame(struct processor *p, uint64_t addr)
+{
+	uint64_t *cached = u64map__get(&p->anon_frames, addr + 1);
+
+	if (cached)
+		return *cached;
+	struct capture_frame row = {
+		.module = CAPTURE_NONE,
+		.flags = CAPTURE_FRAME_F_UNSYMBOLIZED,
+		.address = addr,
+	};
+	uint32_t id = capture_builder__add_frame(p->b, &row);
+
+	if (id != CAPTURE_NONE && u64map__put(&p->anon_frames, addr + 1, id))
+		return CAPTURE_NONE;
+	return id;
+}
+
+static uint32_t truncation_frame(struct processor *p, int reason)
+{
+	if (p->truncation_frames[reason] == CAPTURE_NONE) {
+		struct capture_frame row = {
+			.module = CAPTURE_NONE,
+			.flags = CAPTURE_FRAME_F_TRUNCATION,
+			.function = capture_builder__string(p->b, truncation_names[reason]),
+		};
+		p->truncation_frames[reason] = capture_builder__add_frame(p->b, &row);
+	}
+	return p->truncation_frames[reason];
+}
+
+static uint32_t user_frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return)
+{
+	const struct proc_mapping *m = ps ? tasks__find_mapping(ps, ip) : NULL;
+	uint64_t vaddr;
+
+	if (!m) {
+		processor__problem(p, MS_PROBLEM_FRAME_NO_MAPPING);
+		return anon_frame(p, ip);
+	}
+	if (m->module == CAPTURE_NONE)
+		return anon_frame(p, ip);
+	sym_module__to_vaddr(p->modules[m->module].sym, ip - m->start + m->pgoff, &vaddr);
+	return module_frame(p, m->module, vaddr, is_return);
+}
+
+static uint32_t kernel_frame(struct processor *p, uint64_t ip, bool is_return)
+{
+	if (p->kernel_module == CAPTURE_NONE) {
+		struct sym_module *k = symbolizer__kernel(p->sym);
+
+		if (!k)
+			return CAPTURE_NONE;
+		p->kernel_module = stacks__module_for_sym(p, k, CAPTURE_MODULE_KERNEL,
+							  "[kernel.kallsyms]");
+		if (p->kernel_module == CAPTURE_NONE)
+			return CAPTURE_NONE;
+	}
+	return module_frame(p, p->kernel_module, ip, is_return);
+}
+
+static uint32_t event_row(struct processor *p, const struct ms_sample *s)
+{
+	if (p->event_row == CAPTURE_NONE) {
+		struct capture_event ev = {
+			.name = capture_builder__string(p->b, "cpu-clock"),
+			.unit = capture_builder__string(p->b, "samples"),
+			.period = s->period,
+		};
+		p->event_row = capture_builder__add_event(p->b, &ev);
+	}
+	return p->event_row;
+}
+
+int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
+{
+	uint32_t *out = p->stack_scratch, n = 0, parent = CAPTURE_NONE;
+	size_t ips_bytes = ((size_t)s->kstack_len + s->ustack_len) * 8;
+	struct thread_state *ts;
+	struct proc_state *ps;
+	int i;
+
+	if (s->arch != MS_ARCH_X86_64 || s->kstack_len > MS_MAX_STACK_DEPTH ||
+	    s->ustack_len > MS_MAX_STACK_DEPTH ||
+	    sizeof(*s) + ips_bytes + s->stack_copy_len > len) {
+		processor__problem(p, MS_PROBLEM_BAD_SAMPLE);
+		return 0;
+	}
+	ps = NULL;
+	{
+		uint64_t *idx = u64map__get(&p->pid_to_proc, (uint64_t)s->pid + 1);
+
+		if (idx && !p->procs[*idx].exited)
+			ps = &p->procs[*idx];
+	}
+	if (!ps)
+		processor__problem(p, MS_PROBLEM_SAMPLE_UNKNOWN_PROCESS);
+	ts = tasks__thread(p, s->pid, s->tid, s->time_ns);
+	if (!ts)
+		return -ENOMEM;
+	ps = &p->procs[ts->proc];
+
+	/* Root first: truncation mark, user frames outermost first, then kernel. */
+	const __u64 *kips = s->ips, *uips = s->ips + s->kstack_len;
+
+	if (s->flags & MS_SAMPLE_F_USTACK_ERR)
+		out[n++] = truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE);
+	else if (s->ustack_len == MS_MAX_STACK_DEPTH)
+		out[n++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
+	for (i = s->ustack_len - 1; i >= 0; i--)
+		out[n++] = user_frame(p, ps, uips[i], i != 0 || s->kstack_len);
+	for (i = s->kstack_len - 1; i >= 0; i--)
+		out[n++] = kernel_frame(p, kips[i], i != 0);
+
+	for (uint32_t k = 0; k < n; k++) {
+		if (out[k] == CAPTURE_NONE)
+			return -ENOMEM;
+		parent = capture_builder__add_stack(p->b, parent, out[k]);
+	}
+	struct capture_sample row = {
+		.time_ns = s->time_ns,
+		.thread = ts->row,
+		.cpu = s->cpu,
+		.stack = parent,
+		.event = event_row(p, s),
+		.weight = 1,
+	};
+	capture_builder__add_sample(p->b, &row);
+	if (!p->samples)
+		p->first_sample_time = s->time_ns;
+	p->last_sample_time = s->time_ns;
+	p->samples++;
+	return 0;
+}
+
+void stacks__release(struct processor *p)
+{
+	for (uint32_t i = 0; i < p->nmodules; i++) {
+		u64map__release(&p->modules[i].frames[0]);
+		u64map__release(&p->modules[i].frames[1]);
+	}
+	free(p->modules);
+	u64map__release(&p->sym_to_module);
+	u64map__release(&p->anon_frames);
+}

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Processes, threads and mappings from perf side-band records (and the
+ * records the collector synthesizes from /proc at attach).
+ *
+ * Layouts: include/uapi/linux/perf_event.h, enum perf_event_type.  Every
+ * record carries the sample_id_all trailer {u32 pid, tid; u64 time; u32 cpu,
+ * res} because the dummy events use sample_type TID|TIME|CPU.
+ *
+ * Perf has no munmap record: a range is known to be unmapped only when a
+ * later MMAP2 overlaps it (the overlapped part is dropped) or the process
+ * execs (COMM with PERF_RECORD_MISC_COMM_EXEC drops every mapping).
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define SAMPLE_ID_LEN 24
+
+#ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
+#define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
+#endif
+
+struct perf_mmap2_fixed {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	union {
+		struct {
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+		};
+		struct {
+			uint8_t build_id_size;
+			uint8_t reserved1;
+			uint16_t reserved2;
+			uint8_t build_id[20];
+		};
+	};
+	uint32_t prot, flags;
+	/* char filename[]; then sample_id */
+};
+_Static_assert(sizeof(struct perf_mmap2_fixed) == 72, "mmap2 fixed part");
+
+struct perf_task_body {
+	struct perf_event_header h;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+static uint32_t new_process_row(struct processor *p, uint32_t pid, uint32_t ppid, uint64_t time)
+{
+	struct capture_process row = {
+		.pid = pid,
+		.ppid = ppid,
+		.start_time_ns = time,
+		.comm = 0,
+		.exe = 0,
+	};
+	return capture_builder__add_process(p->b, &row);
+}
+
+/* The live process state for pid, or NULL. */
+static struct proc_state *find_process(struct processor *p, uint32_t pid)
+{
+	uint64_t *idx = u64map__get(&p->pid_to_proc, (uint64_t)pid + 1);
+
+	return idx && !p->procs[*idx].exited ? &p->procs[*idx] : NULL;
+}
+
+/* Whether records about pid concern the recording. */
+static bool is_tracked(struct processor *p, uint32_t pid)
+{
+	struct proc_state *ps = find_process(p, pid);
+
+	return p->system_wide || (ps && ps->tracked);
+}
+
+/* The current process state for pid, creating one (untracked) if needed. */
+struct proc_state *tasks__process(struct processor *p, uint32_t pid, uint64_t time)
+{
+	uint64_t *idx = u64map__get(&p->pid_to_proc, (uint64_t)pid + 1);
+	struct proc_state *ps;
+
+	if (idx && !p->procs[*idx].exited)
+		return &p->procs[*idx];
+	if (p->nprocs == p->procs_cap) {
+		uint32_t ncap = p->procs_cap ? p->procs_cap * 2 : 64;
+		struct proc_state *n = realloc(p->procs, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		p->procs = n;
+		p->procs_cap = ncap;
+	}
+	ps = &p->procs[p->nprocs];
+	memset(ps, 0, sizeof(*ps));
+	ps->pid = pid;
+	ps->tracked = p->system_wide;
+	ps->row = new_process_row(p, pid, 0, time);
+	if (u64map__put(&p->pid_to_proc, (uint64_t)pid + 1, p->nprocs))
+		return NULL;
+	p->nprocs++;
+	return ps;
+}
+
+struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	uint64_t *idx = u64map__get(&p->tid_to_thread, (uint64_t)tid + 1);
+	struct proc_state *ps;
+	struct thread_state *ts;
+
+	if (idx) {
+		ts = &p->threads[*idx];
+		/* Same tid in a live process of the same pid: the same thread. */
+		if (p->procs[ts->proc].pid == pid && !p->procs[ts->proc].exited)
+			return ts;
+	}
+	ps = tasks__process(p, pid, time);
+	if (!ps)
+		return NULL;
+	if (p->nthreads == p->threads_cap) {
+		uint32_t ncap = p->threads_cap ? p->threads_cap * 2 : 64;
+		struct thread_state *n = realloc(p->threads, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		p->threads = n;
+		p->threads_cap = ncap;
+	}
+	ts = &p->threads[p->nthreads];
+	ts->tid = tid;
+	ts->proc = ps - p->procs;
+	struct capture_thread row = { .tid = tid, .process = ps->row };
+	struct capture_process *prow = capture_builder__process(p->b, ps->row);
+
+	if (prow)
+		row.comm = prow->comm;
+	ts->row = capture_builder__add_thread(p->b, &row);
+	if (u64map__put(&p->tid_to_thread, (uint64_t)tid + 1, p->nthreads))
+		return NULL;
+	p->nthreads++;
+	return ts;
+}
+
+const struct proc_mapping *tasks__find_mapping(const struct proc_state *ps, uint64_t addr)
+{
+	uint32_t lo = 0, hi = ps->nmaps;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ps->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ps->nmaps && ps->maps[lo].start <= addr && addr < ps->maps[lo].end)
+		return &ps->maps[lo];
+	return NULL;
+}
+
+static int maps_reserve(struct proc_state *ps, uint32_t extra)
+{
+	if (ps->nmaps + extra <= ps->maps_cap)
+		return 0;
+	uint32_t ncap = ps->maps_cap ? ps->maps_cap : 16;
+
+	while (ncap < ps->nmaps + extra)
+		ncap *= 2;
+	struct proc_mapping *n = realloc(ps->maps, ncap * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	ps->maps = n;
+	ps->maps_cap = ncap;
+	return 0;
+}
+
+/* Insert [m.start, m.end), trimming or splitting whatever it overlaps. */
+static int maps_insert(struct proc_state *ps, const struct proc_mapping *m)
+{
+	uint32_t i, out = 0;
+	int err = maps_reserve(ps, 2);
+
+	if (err)
+		return err;
+	/* Rebuild in place into a compact list without the overlapped parts. */
+	struct proc_mapping tail = { 0 };
+	bool have_tail = false;
+
+	for (i = 0; i < ps->nmaps; i++) {
+		struct proc_mapping cur = ps->maps[i];
+
+		if (cur.end <= m->start || cur.start >= m->end) {
+			ps->maps[out++] = cur;
+			continue;
+		}
+		if (cur.start < m->start) {
+			struct proc_mapping left = cur;
+
+			left.end = m->start;
+			ps->maps[out++] = left;
+		}
+		if (cur.end > m->end) {
+			tail = cur;
+			tail.pgoff += m->end - cur.start;
+			tail.start = m->end;
+			have_tail = true;
+		}
+	}
+	ps->nmaps = out;
+	/* Insert m and tail in sorted position. */
+	for (int k = 0; k < 1 + have_tail; k++) {
+		const struct proc_mapping *ins = k ? &tail : m;
+		uint32_t pos = ps->nmaps;
+
+		while (pos > 0 && ps->maps[pos - 1].start > ins->start) {
+			ps->maps[pos] = ps->maps[pos - 1];
+			pos--;
+		}
+		ps->maps[pos] = *ins;
+		ps->nmaps++;
+	}
+	return 0;
+}
+
+static bool ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && !memcmp(s + len - n, suffix, n);
+}
+
+static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
+		    uint64_t time)
+{
+	struct perf_mmap2_fixed m;
+	char path[4096], open_path[128];
+	size_t name_max, plen;
+	const char *name;
+	struct proc_state *ps;
+	struct sym_module *sym = NULL;
+	uint32_t kind = CAPTURE_MODULE_FILE, module = CAPTURE_NONE;
+
+	if (len < sizeof(m) + SAMPLE_ID_LEN) {
+		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
+		return 0;
+	}
+	memcpy(&m, rec, sizeof(m));
+	name = (const char *)rec + sizeof(m);
+	name_max = len - sizeof(m) - SAMPLE_ID_LEN;
+	plen = strnlen(name, name_max);
+	if (plen == name_max || plen >= sizeof(path) || m.addr + m.len < m.addr || !m.len) {
+		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
+		return 0;
+	}
+	if (!(m.prot & PROT_EXEC))
+		return 0;
+	if (source != MS_SOURCE_SNAPSHOT && !is_tracked(p, m.pid))
+		return 0;
+	ps = tasks__process(p, m.pid, time);
+	if (!ps)
+		return -ENOMEM;
+	ps->tracked = true;
+
+	memcpy(path, name, plen);
+	path[plen] = '\0';
+	if (ends_with(path, plen, " (deleted)"))
+		path[plen - strlen(" (deleted)")] = '\0';
+
+	if (!strcmp(path, "[vdso]")) {
+		kind = CAPTURE_MODULE_VDSO;
+		sym = symbolizer__vdso(p->sym);
+	} else if (path[0] == '/') {
+		const uint8_t *bid = NULL;
+		size_t bid_len = 0;
+
+		if ((m.h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && m.build_id_size &&
+		    m.build_id_size <= sizeof(m.build_id)) {
+			bid = m.build_id;
+			bid_len = m.build_id_size;
+		}
+		snprintf(open_path, sizeof(open_path), "/proc/%u/map_files/%llx-%llx", m.pid,
+			 (unsigned long long)m.addr, (unsigned long long)(m.addr + m.len));
+		sym = symbolizer__file(p->sym, m.pid, open_path, path, bid, bid_len);
+	} else {
+		kind = CAPTURE_MODULE_ANON; /* [heap], //anon, [stack], JIT code */
+	}
+	if (sym) {
+		module = stacks__module_for_sym(p, sym, kind, path);
+		if (module == CAPTURE_NONE)
+			return -ENOMEM;
+		struct capture_mapping row = {
+			.process = ps->row,
+			.module = p->modules[module].row,
+			.start = m.addr,
+			.end = m.addr + m.len,
+			.pgoff = m.pgoff,
+			.time_ns = time,
+		};
+		capture_builder__add_mapping(p->b, &row);
+	}
+	struct proc_mapping pm = {
+		.start = m.addr,
+		.end = m.addr + m.len,
+		.pgoff = m.pgoff,
+		.module = module,
+	};
+	(void)source;
+	return maps_insert(ps, &pm);
+}
+
+static int on_comm(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
+		   uint64_t time)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	uint32_t pid, tid;
+	const char *comm = (const char *)rec + 16;
+	size_t max, n;
+
+	if (len < 16 + 1 + SAMPLE_ID_LEN) {
+		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
+		return 0;
+	}
+	memcpy(&pid, rec + 8, 4);
+	memcpy(&tid, rec + 12, 4);
+	max = len - 16 - SAMPLE_ID_LEN;
+	n = strnlen(comm, max);
+	if (n == max) {
+		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
+		return 0;
+	}
+	if (source != MS_SOURCE_SNAPSHOT && !is_tracked(p, pid))
+		return 0;
+	struct thread_state *ts = tasks__thread(p, pid, tid, time);
+
+	if (!ts)
+		return -ENOMEM;
+	struct proc_state *ps = &p->procs[ts->proc];
+
+	ps->tracked = true;
+	uint32_t sid = capture_builder__string(p->b, comm);
+	struct capture_thread *trow = capture_builder__thread(p->b, ts->row);
+
+	if (trow)
+		trow->comm = sid;
+	if (pid == tid) {
+		struct capture_process *prow = capture_builder__process(p->b, ps->row);
+
+		if (prow)
+			prow->comm = sid;
+	}
+	if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+		ps->nmaps = 0; /* exec replaced the address space */
+	return 0;
+}
+
+static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
+		   uint64_t time)
+{
+	struct perf_task_body t;
+
+	if (len < sizeof(t) + SAMPLE_ID_LEN) {
+		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
+		return 0;
+	}
+	memcpy(&t, rec, sizeof(t));
+	if (source == MS_SOURCE_SNAPSHOT) {
+		/* An existing thread of a target (pid may equal ppid for threads). */
+		struct thread_state *ts = tasks__thread(p, t.pid, t.tid, time);
+
+		if (!ts)
+			return -ENOMEM;
+		struct proc_state *ps = &p->procs[ts->proc];
+
+		ps->tracked = true;
+		struct capture_process *prow = capture_builder__process(p->b, ps->row);
+
+		if (prow && t.pid == t.tid && t.ppid != t.pid)
+			prow->ppid = t.ppid;
+		if (prow)
+			prow->start_time_ns = 0; /* started before the recording */
+		return 0;
+	}
+	if (t.pid != t.ppid) {
+		/* A new process: it inherits its parent's address space. */
+		uint64_t *pidx = u64map__get(&p->pid_to_proc, (uint64_t)t.ppid + 1);
+		bool parent_tracked = pidx && p->procs[*pidx].tracked && !p->procs[*pidx].exited;
+		uint64_t *old = u64map__get(&p->pid_to_proc, (uint64_t)t.pid + 1);
+
+		if (!parent_tracked && !p->system_wide)
+			return 0;
+		if (old)
+			p->procs[*old].exited = true; /* pid reuse */
+		struct proc_state *ps = tasks__process(p, t.pid, time);
+
+		if (!ps)
+			return -ENOMEM;
+		ps->tracked = true;
+		struct capture_process *prow = capture_builder__process(p->b, ps->row);
+
+		if (prow)
+			prow->ppid = t.ppid;
+		if (pidx) {
+			struct proc_state *parent = &p->procs[*pidx];
+
+			if (maps_reserve(ps, parent->nmaps))
+				return -ENOMEM;
+			memcpy(ps->maps, parent->maps, parent->nmaps * sizeof(*ps->maps));
+			ps->nmaps = parent->nmaps;
+			if (prow) {
+				struct capture_process *pp = capture_builder__process(p->b, parent->row);
+
+				if (pp)
+					prow->comm = pp->comm;
+			}
+		}
+	} else if (!is_tracked(p, t.pid)) {
+		return 0;
+	}
+	return tasks__thread(p, t.pid, t.tid, time) ? 0 : -ENOMEM;
+}
+
+static int on_exit_record(struct processor *p, const uint8_t *rec, uint32_t len, uint64_t time)
+{
+	struct perf_task_body t;
+
+	if (len < sizeof(t) + SAMPLE_ID_LEN) {
+		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
+		return 0;
+	}
+	memcpy(&t, rec, sizeof(t));
+	if (t.pid == t.tid) {
+		uint64_t *idx = u64map__get(&p->pid_to_proc, (uint64_t)t.pid + 1);
+
+		if (idx)
+			p->procs[*idx].exited = true;
+	}
+	return 0;
+}
+
+int tasks__perf_record(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source)
+{
+	struct perf_event_header h;
+	uint64_t time = 0;
+
+	if (len < sizeof(h)) {
+		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+		return 0;
+	}
+	memcpy(&h, rec, sizeof(h));
+	if (h.size != len || len % 8) {
+		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+		return 0;
+	}
+	if (len >= sizeof(h) + SAMPLE_ID_LEN)
+		memcpy(&time, rec + len - 16, sizeof(time));
+	switch (h.type) {
+	case PERF_RECORD_MMAP2:
+		return on_mmap2(p, rec, len, source, time);
+	case PERF_RECORD_COMM:
+		return on_comm(p, rec, len, source, time);
+	case PERF_RECORD_FORK:
+		return on_fork(p, rec, len, source, time);
+	case PERF_RECORD_EXIT:
+		return on_exit_record(p, rec, len, time);
+	case PERF_RECORD_LOST:
+		if (len >= 24 + SAMPLE_ID_LEN) {
+			uint64_t lost;
+
+			memcpy(&lost, rec + 16, 8);
+			capture_builder__add_counter(p->b, "perf.lost_sideband_records", lost);
+		} else {
+			processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
+		}
+		return 0;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+	case PERF_RECORD_MMAP:
+		return 0;
+	default:
+		processor__problem(p, MS_PROBLEM_UNKNOWN_PERF_RECORD);
+		return 0;
+	}
+}
+
+void tasks__release(struct processor *p)
+{
+	for (uint32_t i = 0; i < p->nprocs; i++)
+		free(p->procs[i].maps);
+	free(p->procs);
+	free(p->threads);
+	u64map__release(&p->pid_to_proc);
+	u64map__release(&p->tid_to_thread);
+}
