@@ -15,6 +15,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
+.SECONDARY:
 .SUFFIXES:
 
 ARCH := x86
@@ -86,7 +87,8 @@ $(BIN): $(OUTPUT)/obj/userspace/cli/main.o $(LIB)
 $(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -lcmocka -o $@
+	$(Q)mkdir -p $(OUTPUT)/obj/tests/unit
+	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/obj/tests/unit/$*.d $< $(LIB) $(LDLIBS) -lcmocka -o $@
 
 # Fixtures: programs with known profiles.  Per-fixture flags live in
 # tests/fixtures/flags.mk (FIXTURE_CFLAGS_<name>, FIXTURE_LDLIBS_<name>).

@@ -202,6 +202,10 @@ int capture_builder__serialize(struct capture_builder *b, void **buf, size_t *le
 /* Serialize and publish atomically at path (PATH.tmp.PID, fsync, rename).
  * Returns 0 or -errno. */
 int capture_builder__write(struct capture_builder *b, const char *path);
+/* Why the last serialize/write failed, e.g. "capture builder: table 'samples'
+ * row 3: stack 9 out of range ('stacks' has 4 rows)"; "" after a success.
+ * Owned by b, valid until its next serialize/write. */
+const char *capture_builder__error(const struct capture_builder *b);
 
 /* ---- reading ----------------------------------------------------------- */
 

@@ -69,12 +69,15 @@ typedef int (*stream_sink_fn)(void *ctx, const struct ms_chunk *chunk, const voi
 
 struct stream_writer;
 
-/* Create DIR (mode 0755, may exist) and open DIR/stream.msraw for writing.
+/* Create DIR (mode 0755, may exist) and open DIR/stream.msraw.partial for
+ * writing; stream_writer__free renames it to DIR/stream.msraw once complete.
  * Returns NULL and sets errno on failure. */
 struct stream_writer *stream_writer__new(const char *dir);
 /* A stream_sink_fn that appends a chunk; ctx is a struct stream_writer *. */
 int stream_writer__sink(void *ctx, const struct ms_chunk *chunk, const void *payload);
-/* Flush, fsync and close.  Returns 0 or -errno.  Accepts NULL. */
+/* Flush, fsync, close and publish as DIR/stream.msraw (rename, then fsync
+ * DIR).  Returns 0 or -errno (the file then keeps its .partial name).
+ * Accepts NULL. */
 int stream_writer__free(struct stream_writer *w);
 
 /*

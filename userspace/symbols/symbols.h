@@ -10,10 +10,10 @@
  * /usr/lib/debug/.build-id/xx/rest.debug whose build ID matches
  * (Debian's -dbg packages).  The kernel's symbols come from /proc/kallsyms.
  *
- * Pinning: sym_module__open() opens the file when the mapping is first seen
+ * Pinning: symbolizer__file() opens the file when the mapping is first seen
  * (through /proc/PID/map_files/START-END when it exists, which survives the
- * file's deletion and the process's exit while the fd is held) and keeps the
- * fd until the module is loaded, so a process that exits before its samples
+ * file's deletion while the process lives) and loads its symbols before
+ * returning, so a process that exits or a file deleted before the samples
  * are processed still gets names.
  *
  * Every file read is untrusted: a malformed ELF gives a module with no
@@ -82,6 +82,15 @@ const char *sym_module__path(const struct sym_module *m);
 const char *sym_module__error(const struct sym_module *m);
 /* Number of function symbols loaded. */
 size_t sym_module__symbol_count(const struct sym_module *m);
+/* Symbol number index (0 <= index < sym_module__symbol_count, ascending
+ * address order): returns its name and sets [*start, *end) (ELF virtual
+ * addresses; kernel: runtime addresses), or returns NULL past the end.
+ * start/end may be NULL. */
+const char *sym_module__symbol(const struct sym_module *m, size_t index, uint64_t *start,
+			       uint64_t *end);
+/* Path of the separate debug file whose .symtab was merged (build-ID tree
+ * under /usr/lib/debug), or NULL if none was found.  Owned by the module. */
+const char *sym_module__debug_path(const struct sym_module *m);
 
 /* Kernel: KASLR offset (_stext in kallsyms minus _stext in the vmlinux
  * link address 0xffffffff81000000 when known, else 0) and the kernel build

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Analysis: pure, deterministic queries over a validated capture.
+ *
+ * Nothing here reads clocks, process memory or files.  Every id and every
+ * order in a result depends only on the capture's rows and the query, never
+ * on hash iteration order, so reports, tests and diffs are reproducible.
+ *
+ * Ownership.  A struct analysis_names borrows its struct capture; trees
+ * borrow their names; flat tables and summaries borrow the names too.  Free
+ * results before what they borrow.  All returned arrays and strings are
+ * owned by the result that holds them unless a function says otherwise.
+ *
+ * Keys.  Frames are grouped at function granularity: every frame maps to a
+ * key, which is (kind, display name); frames with equal keys merge.  The
+ * display name is:
+ *   - a frame with a function name: the name ("main", "do_syscall_64");
+ *   - an unnamed frame in a module: "<module basename>+0x<address>", address
+ *     in lowercase hex as the frame stores it ("libfoo.so+0x1a2b"); a module
+ *     with no path is "[kernel]", "[vdso]", "[anon]" or "[unknown]" by kind;
+ *   - an unnamed frame with no module: "[unknown]+0x<address>";
+ *   - a truncation frame (CAPTURE_FRAME_F_TRUNCATION): its bracketed reason,
+ *     "[stack copy exhausted]" ("[truncated]" if it has none);
+ *   - a sample with no stack: the synthetic frame "[empty stack]";
+ *   - a per-thread root: "<comm>-<tid>" ("worker-4242"), "[no thread]" for
+ *     samples without a thread.
+ * Kernel frames keep their name but get key kind ANALYSIS_KEY_KERNEL, so a
+ * kernel and a user function of one name stay apart.  Presenters mark them
+ * perf-style: the report prints "name [k]", folded stacks "name_[k]" (the
+ * stackcollapse-perf.pl --kernel convention that flamegraph.pl colors).
+ *
+ * Weights are in the query event's unit (capture_event.unit): "samples",
+ * "nanoseconds", ...  "total" of a function counts each sample once even
+ * when the function recurses; "self" counts samples whose innermost frame
+ * it is.
+ */
+#ifndef MS_ANALYSIS_H
+#define MS_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/capture.h"
+
+/* ---- names and keys ------------------------------------------------------ */
+
+enum analysis_key_kind {
+	ANALYSIS_KEY_FUNCTION = 0,   /* user-space code (or an unnamed address) */
+	ANALYSIS_KEY_KERNEL = 1,     /* a frame with CAPTURE_FRAME_F_KERNEL */
+	ANALYSIS_KEY_TRUNCATION = 2, /* a truncation reason, or "[empty stack]" */
+	ANALYSIS_KEY_THREAD = 3,     /* a per-thread root */
+};
+
+struct analysis_key {
+	const char *name; /* display name, NUL-terminated, owned by the names */
+	uint32_t kind;	  /* ANALYSIS_KEY_* */
+	uint32_t rank;	  /* position in display order: name bytes, then kind, then id */
+};
+
+/*
+ * The display names and keys of one capture, computed once and shared by
+ * every query on it.  Key ids are dense and assigned in a fixed order:
+ * frames in frame-id order, then threads in thread-id order, then
+ * "[no thread]" and "[empty stack]".
+ */
+struct analysis_names {
+	const struct capture *capture; /* borrowed */
+	const struct analysis_key *keys;
+	uint32_t nkeys;
+	const uint32_t *frame_keys;  /* [capture->nframes] frame id -> key */
+	const uint32_t *thread_keys; /* [capture->nthreads] thread id -> key */
+	uint32_t no_thread_key;	     /* root for samples with thread CAPTURE_NONE */
+	uint32_t empty_stack_key;    /* leaf for samples with stack CAPTURE_NONE */
+	/* private */
+	void *storage;
+};
+
+/*
+ * Compute display names and keys for every frame and thread of c (which
+ * must outlive the result).  Cost: O(frames + threads) plus one sort of the
+ * keys.  Returns NULL and sets errno (ENOMEM) on failure.
+ */
+struct analysis_names *analysis_names__new(const struct capture *c);
+/* Accepts NULL. */
+void analysis_names__free(struct analysis_names *n);
+
+/*
+ * Write frame's display name (rules above, without the kernel mark) into
+ * buf of size bytes, NUL-terminated and truncated to fit.  Returns the
+ * length the full name has, like snprintf.
+ */
+size_t analysis__frame_name(const struct capture *c, const struct capture_frame *f, char *buf,
+			    size_t size);
+
+/* ---- queries ------------------------------------------------------------- */
+
+/*
+ * Which samples a result covers and how stacks are rooted.  A sample
+ * matches when its event is event, its thread is thread (unless thread is
+ * CAPTURE_NONE: all threads) and start_ns <= time_ns < end_ns (end_ns 0: no
+ * upper bound).
+ */
+struct analysis_query {
+	uint32_t event;	 /* -> events */
+	uint32_t thread; /* -> threads, or CAPTURE_NONE for every thread */
+	bool per_thread; /* put a thread root ("comm-tid") above each stack */
+	uint64_t start_ns;
+	uint64_t end_ns;
+};
+
+/* All samples of event, all threads, no thread roots, no time bounds. */
+void analysis_query__init(struct analysis_query *q, uint32_t event);
+
+/* Returns 0, or -EINVAL if q names an event or thread c does not have. */
+int analysis_query__check(const struct capture *c, const struct analysis_query *q);
+
+/* Whether sample s is one that q covers.  q must have passed check. */
+bool analysis_query__match(const struct analysis_query *q, const struct capture_sample *s);
+
+/* Find the event named name: 0 and *event set, or -ENOENT. */
+int analysis__find_event(const struct capture *c, const char *name, uint32_t *event);
+
+/*
+ * The event a report shows by default: the lowest-id event that has
+ * samples; event 0 if none has; CAPTURE_NONE if the capture has no events.
+ */
+uint32_t analysis__default_event(const struct capture *c);
+
+/* ---- call tree ------------------------------------------------------------- */
+
+/*
+ * A top-down call tree node.  Children of a node have distinct keys and
+ * are linked in display order: total descending, then key rank (name).
+ */
+struct analysis_node {
+	uint32_t key;	       /* -> names->keys; CAPTURE_NONE for the root */
+	uint32_t parent;       /* node id; CAPTURE_NONE for the root */
+	uint32_t first_child;  /* node id, CAPTURE_NONE for a leaf */
+	uint32_t next_sibling; /* node id, CAPTURE_NONE for the last child */
+	uint32_t depth;	       /* 0 for the root, 1 for outermost frames */
+	uint32_t nchildren;
+	uint64_t self;	  /* weight of samples whose stack ends here */
+	uint64_t total;	  /* weight of samples whose stack passes through here */
+	uint64_t samples; /* number of samples whose stack passes through here */
+};
+
+struct analysis_tree {
+	const struct analysis_names *names; /* borrowed */
+	struct analysis_query query;
+	const struct analysis_node *nodes; /* [nnodes]; nodes[0] is the root */
+	uint32_t nnodes;		   /* >= 1 */
+	/* private */
+	void *storage;
+};
+
+/*
+ * Build the top-down call tree of q's samples.  The root's total is the
+ * weight of all matched samples.  A node id is smaller than its children's.
+ * Cost: one pass over the samples, then work proportional to the distinct
+ * stacks (per thread when q->per_thread), not to the samples.
+ * Returns NULL and sets errno: EINVAL for a bad query, ENOMEM.
+ */
+struct analysis_tree *analysis_tree__new(const struct analysis_names *n,
+					 const struct analysis_query *q);
+/* Accepts NULL. */
+void analysis_tree__free(struct analysis_tree *t);
+
+/*
+ * Folded stacks ("root;caller;leaf weight\n", the stackcollapse format
+ * flamegraph.pl, inferno and speedscope read) of t: one line per distinct
+ * path of display names that has self weight, weights summed, lines sorted
+ * bytewise (as LC_ALL=C sort).  In names ';' becomes ':' and '\n', '\r'
+ * become ' '; kernel names get "_[k]".  *text is malloc'd (caller frees),
+ * NUL-terminated, *len bytes long without the NUL.  Returns 0 or -ENOMEM.
+ */
+int analysis_tree__folded(const struct analysis_tree *t, char **text, size_t *len);
+
+/* ---- flat table ------------------------------------------------------------ */
+
+enum analysis_sort {
+	ANALYSIS_SORT_SELF = 0,
+	ANALYSIS_SORT_TOTAL = 1,
+};
+
+struct analysis_flat_row {
+	uint32_t key; /* -> names->keys */
+	uint32_t reserved;
+	uint64_t self;	/* weight of samples whose innermost frame has this key */
+	uint64_t total; /* weight of samples with this key anywhere, each once */
+};
+
+/* Per-function costs: one row per key with nonzero total (thread roots excluded). */
+struct analysis_flat {
+	const struct analysis_names *names; /* borrowed */
+	struct analysis_flat_row *rows;	    /* [nrows], sorted */
+	uint32_t nrows;
+	uint64_t total_weight; /* the tree root's total: the base for percentages */
+};
+
+/*
+ * Flat self/total table of t, sorted by sort's column descending, ties by
+ * key rank (name).  Returns NULL and sets errno (ENOMEM).
+ */
+struct analysis_flat *analysis_flat__new(const struct analysis_tree *t, enum analysis_sort sort);
+/* Accepts NULL. */
+void analysis_flat__free(struct analysis_flat *f);
+
+/* ---- summary --------------------------------------------------------------- */
+
+enum analysis_counter_class {
+	ANALYSIS_COUNTER_INFO = 0,    /* e.g. "bpf.samples_seen" */
+	ANALYSIS_COUNTER_LOST = 1,    /* data lost: name contains "lost" or "ringbuf_full" */
+	ANALYSIS_COUNTER_PROBLEM = 2, /* see analysis__counter_class */
+};
+
+/*
+ * Classify a counter by its name.  LOST: contains "lost" or
+ * "ringbuf_full".  PROBLEM: starts with "processor.", "unwind.",
+ * "symbols.", "collector." or "capture.", or ends with "_err", "_error",
+ * "_errors" or "_full" (bpf/abi/records.h's kstack_err, filter_full).
+ * Everything else is INFO.
+ */
+enum analysis_counter_class analysis__counter_class(const char *name);
+
+struct analysis_count {
+	uint32_t id; /* a key id or a counter id, as the field says */
+	uint32_t reserved;
+	uint64_t value;
+};
+
+struct analysis_summary {
+	uint64_t samples;     /* samples the query matched */
+	uint64_t weight;      /* their summed weight, in the event's unit */
+	uint64_t first_ns;    /* earliest matched sample time; 0 if none */
+	uint64_t last_ns;     /* latest matched sample time; 0 if none */
+	uint64_t duration_ns; /* meta "duration_ns" if present, else last_ns - first_ns */
+	bool duration_from_meta;
+	uint32_t threads; /* distinct threads with samples; thread-less samples count as one */
+	/*
+	 * Effective sampling rate per thread-second in Hz: over threads with
+	 * two or more samples, sum(samples - 1) / sum(last - first time).  For
+	 * a CPU-bound thread it approaches the requested frequency; 0 when not
+	 * computable.
+	 */
+	double rate_hz;
+	uint64_t empty_stacks; /* matched samples with no stack */
+	uint64_t truncated;    /* matched samples whose stack holds a truncation frame */
+	/* Per reason (id = truncation key, value = samples), by value desc then name.
+	 * A stack's reason is its innermost truncation frame. */
+	struct analysis_count *truncations;
+	uint32_t ntruncations;
+	/* Whole-capture counters with nonzero values (id = counter id), in name order. */
+	uint64_t lost;
+	struct analysis_count *lost_counters;
+	uint32_t nlost_counters;
+	uint64_t problems;
+	struct analysis_count *problem_counters;
+	uint32_t nproblem_counters;
+};
+
+/*
+ * Fill s for q's samples over n's capture.  Returns 0, -EINVAL for a bad
+ * query or -ENOMEM; on error s needs no release (it is left released).
+ */
+int analysis_summary__init(struct analysis_summary *s, const struct analysis_names *n,
+			   const struct analysis_query *q);
+/* Free s's arrays; accepts a zeroed or released summary. */
+void analysis_summary__release(struct analysis_summary *s);
+
+#endif

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/* Queries: which samples a result covers, and their per-stack aggregation. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void analysis_query__init(struct analysis_query *q, uint32_t event)
+{
+	memset(q, 0, sizeof(*q));
+	q->event = event;
+	q->thread = CAPTURE_NONE;
+}
+
+int analysis_query__check(const struct capture *c, const struct analysis_query *q)
+{
+	if (q->event >= c->nevents)
+		return -EINVAL;
+	if (q->thread != CAPTURE_NONE && q->thread >= c->nthreads)
+		return -EINVAL;
+	return 0;
+}
+
+bool analysis_query__match(const struct analysis_query *q, const struct capture_sample *s)
+{
+	if (s->event != q->event)
+		return false;
+	if (q->thread != CAPTURE_NONE && s->thread != q->thread)
+		return false;
+	if (s->time_ns < q->start_ns)
+		return false;
+	if (q->end_ns && s->time_ns >= q->end_ns)
+		return false;
+	return true;
+}
+
+int analysis__find_event(const struct capture *c, const char *name, uint32_t *event)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nevents; i++) {
+		if (!strcmp(capture__string(c, c->events[i].name), name)) {
+			*event = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+uint32_t analysis__default_event(const struct capture *c)
+{
+	uint32_t best = CAPTURE_NONE, i;
+
+	if (!c->nevents)
+		return CAPTURE_NONE;
+	for (i = 0; i < c->nsamples; i++) {
+		if (c->samples[i].event < best)
+			best = c->samples[i].event;
+		if (best == 0)
+			break;
+	}
+	return best == CAPTURE_NONE ? 0 : best;
+}
+
+static int agg_cmp(const void *pa, const void *pb)
+{
+	const struct analysis_agg *a = pa, *b = pb;
+
+	if (a->root != b->root)
+		return a->root < b->root ? -1 : 1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+int analysis__aggregate(const struct analysis_names *names, const struct analysis_query *q,
+			struct analysis_agg **out, uint32_t *n)
+{
+	const struct capture *c = names->capture;
+	struct analysis_agg *rows = NULL;
+	uint32_t nrows = 0, cap = 0, *by_stack = NULL, i;
+	struct u64map map;
+	int err;
+
+	u64map__init(&map);
+	*out = NULL;
+	*n = 0;
+	err = analysis_query__check(c, q);
+	if (err)
+		goto cleanup;
+	if (!q->per_thread) {
+		/* One root: a dense stack -> row index (last slot: empty stack). */
+		err = -ENOMEM;
+		by_stack = malloc(((size_t)c->nstacks + 1) * sizeof(*by_stack));
+		if (!by_stack)
+			goto cleanup;
+		memset(by_stack, 0xff, ((size_t)c->nstacks + 1) * sizeof(*by_stack));
+	}
+
+	for (i = 0; i < c->nsamples; i++) {
+		const struct capture_sample *s = &c->samples[i];
+		uint32_t root = CAPTURE_NONE, row = nrows, *slot = &row;
+		bool inserted = true;
+
+		if (!analysis_query__match(q, s))
+			continue;
+		if (q->per_thread) {
+			root = s->thread == CAPTURE_NONE ? names->no_thread_key
+							 : names->thread_keys[s->thread];
+			err = u64map__upsert(&map, (uint64_t)root << 32 | s->stack, &row, &inserted);
+			if (err)
+				goto cleanup;
+		} else {
+			slot = &by_stack[s->stack == CAPTURE_NONE ? c->nstacks : s->stack];
+			inserted = *slot == U64MAP_EMPTY;
+			if (inserted)
+				*slot = nrows;
+		}
+		if (inserted) {
+			err = analysis__grow((void **)&rows, &cap, (uint64_t)nrows + 1, sizeof(*rows));
+			if (err)
+				goto cleanup;
+			rows[nrows++] = (struct analysis_agg){ .root = root, .stack = s->stack };
+		}
+		rows[*slot].weight += s->weight;
+		rows[*slot].samples++;
+	}
+	if (nrows)
+		qsort(rows, nrows, sizeof(*rows), agg_cmp);
+	*out = rows;
+	*n = nrows;
+	rows = NULL;
+	err = 0;
+cleanup:
+	free(rows);
+	free(by_stack);
+	u64map__release(&map);
+	return err;
+}

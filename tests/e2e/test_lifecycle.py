@@ -1,0 +1,98 @@
+"""How a recording ends (issue 2 acceptance): normally, by SIGINT/SIGTERM to
+the recorder, with the target killed by SIGKILL.  Each time the capture is
+sealed and readable, and no BPF program of ours is left loaded.
+
+"Ours" are the programs named after the SEC(...) functions in bpf/*.bpf.c
+(or starting with ms_) that were not loaded before the test began.  Each
+test first checks that bpftool does see them while recording, so the
+"none left" check cannot pass by not recognising them.
+"""
+import signal
+import time
+
+import helpers as H
+
+CRASH_STATUSES = {-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS, -signal.SIGILL,
+                  -signal.SIGFPE, 128 + signal.SIGSEGV, 128 + signal.SIGABRT}
+
+
+def _record_spinner(spinner_seconds, stop, settle=1.0):
+    """Record the spinner; once it runs (so sampling is attached) and
+    @settle seconds passed, check our programs are loaded and call
+    stop(recorder_popen, spinner_pid).  Returns (status, stdout, stderr,
+    capture, baseline ids, spinner pid) after the recorder exited and the
+    leftover check passed."""
+    baseline = H.our_prog_ids_now()
+    proc, capture, fixture_out = H.start_record([H.fixture("spinner"), str(spinner_seconds)])
+    spinner_pid = None
+    try:
+        m = H.wait_for_line(fixture_out, r"spinner ready pid=(\d+)", timeout=30, proc=proc)
+        spinner_pid = int(m.group(1))
+        time.sleep(settle)
+        assert proc.poll() is None, "record exited early (status %s): %s" % (
+            proc.returncode, proc.communicate()[1])
+        H.assert_our_programs_loaded(baseline)
+        if stop:
+            stop(proc, spinner_pid)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except Exception:
+            raise AssertionError("record did not exit within 60 s after being stopped")
+        H.log("record exited with status %d\nstderr:\n%s" % (proc.returncode, err.strip()))
+        # Checked before the spinner is killed: a program whose descriptor
+        # leaked into the target would still be held by it.
+        H.assert_no_programs_left(baseline)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if spinner_pid:
+            H.kill_pid(spinner_pid)
+    return proc.returncode, out, err, capture, spinner_pid
+
+
+def _assert_sealed(capture, min_seconds):
+    H.report(capture, "--limit", "10", check=True)
+    prof = H.folded(capture)
+    got = H.count_containing(prof, "spin_forever_work")
+    need = 0.5 * H.DEFAULT_HZ * min_seconds
+    H.log("spin_forever_work: %d samples (need >= %.0f)" % (got, need))
+    assert got >= need, "the capture has %d samples in spin_forever_work, expected >= %.0f " \
+        "for %.1f s of spinning:\n%s" % (got, need, min_seconds, H.show_stacks(prof))
+
+
+def test_normal_end_leaves_no_bpf_programs():
+    status, _, err, capture, _ = _record_spinner(2.5, stop=None, settle=0.5)
+    assert status == 0, "record exited %d after the target exited 0:\n%s" % (status, err)
+    _assert_sealed(capture, 1.5)
+
+
+def _test_stop_by(sig):
+    def stop(proc, spinner_pid):
+        H.log("sending %s to record (pid %d)" % (sig.name, proc.pid))
+        proc.send_signal(sig)
+
+    status, _, err, capture, _ = _record_spinner(60, stop)
+    assert status not in CRASH_STATUSES, "record crashed after %s: status %d\n%s" % (
+        sig.name, status, err)
+    _assert_sealed(capture, 1.0)
+
+
+def test_sigint_seals_capture_and_leaves_no_bpf_programs():
+    _test_stop_by(signal.SIGINT)
+
+
+def test_sigterm_seals_capture_and_leaves_no_bpf_programs():
+    _test_stop_by(signal.SIGTERM)
+
+
+def test_target_sigkilled_leaves_no_bpf_programs():
+    def stop(proc, spinner_pid):
+        H.log("sending SIGKILL to the target (pid %d)" % spinner_pid)
+        H.kill_pid(spinner_pid, signal.SIGKILL)
+
+    status, _, err, capture, _ = _record_spinner(60, stop)
+    assert status == 128 + signal.SIGKILL, \
+        "record exited %d after its target was killed by SIGKILL (expected 137):\n%s" % (
+            status, err)
+    _assert_sealed(capture, 1.0)

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The raw ring stream (userspace/collector/stream.h): what stream_writer
+ * writes, stream__replay gives back chunk for chunk; damaged files are
+ * -EBADMSG (or a clean stop at a chunk boundary), never a crash.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "userspace/collector/stream.h"
+
+#define MAX_SEEN	  64
+#define FILE_HEADER_BYTES 16
+
+struct seen_chunk {
+	struct ms_chunk c;
+	unsigned char payload[256];
+};
+
+struct seen {
+	struct seen_chunk chunks[MAX_SEEN];
+	int n;
+	int fail_at; /* return -EINTR for this chunk index; -1: never */
+};
+
+static int record_sink(void *ctx, const struct ms_chunk *c, const void *payload)
+{
+	struct seen *s = ctx;
+
+	if (s->n == s->fail_at)
+		return -EINTR;
+	if (s->n < MAX_SEEN) {
+		s->chunks[s->n].c = *c;
+		if (c->len)
+			memcpy(s->chunks[s->n].payload, payload,
+			       c->len < sizeof(s->chunks[0].payload)
+				   ? c->len
+				   : sizeof(s->chunks[0].payload));
+	}
+	s->n++;
+	return 0;
+}
+
+/* A stream with one chunk of each kind; BPF/PERF payloads of lengths that
+ * need padding. */
+struct sample_chunk {
+	struct ms_chunk c;
+	const void *payload;
+};
+
+static const unsigned char bpf_rec[13] = {1, 0, 0, 0, 13, 0, 0, 0, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};
+static const unsigned char perf_rec[24] = {10, 0, 2, 0, 24, 0, 0, 0, 1, 2, 3, 4};
+
+static const struct sample_chunk sample[] = {
+    {{.kind = MS_CHUNK_META, .len = 21}, "kernel.release=6.18.0"},
+    {{.kind = MS_CHUNK_ROUND, .time = 1000}, NULL},
+    {{.kind = MS_CHUNK_BPF, .source = 0, .len = sizeof(bpf_rec)}, bpf_rec},
+    {{.kind = MS_CHUNK_PERF, .source = 1, .len = sizeof(perf_rec)}, perf_rec},
+    {{.kind = MS_CHUNK_PERF, .source = MS_SOURCE_SNAPSHOT, .len = sizeof(perf_rec)}, perf_rec},
+    {{.kind = MS_CHUNK_ROUND, .time = 2000}, NULL},
+    {{.kind = MS_CHUNK_COUNTER, .len = 18}, "bpf.ringbuf_full=7"},
+    {{.kind = MS_CHUNK_END, .time = 2500}, NULL},
+};
+#define NSAMPLE ((int)(sizeof(sample) / sizeof(sample[0])))
+
+struct fixture {
+	char dir[64];
+	char path[96];
+	unsigned char *bytes; /* the whole written file */
+	size_t size;
+	size_t boundary[NSAMPLE + 1]; /* file offset where chunk i starts; [NSAMPLE] = size */
+};
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct stream_writer *w;
+	size_t off = FILE_HEADER_BYTES;
+	struct stat st;
+	FILE *f;
+	int i;
+
+	if (!fx)
+		return -1;
+	strcpy(fx->dir, "/tmp/ms-test-stream-XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	snprintf(fx->path, sizeof(fx->path), "%s/%s", fx->dir, MS_RAW_FILE);
+	w = stream_writer__new(fx->dir);
+	if (!w)
+		return -1;
+	for (i = 0; i < NSAMPLE; i++) {
+		fx->boundary[i] = off;
+		off += sizeof(struct ms_chunk) + ((sample[i].c.len + 7) & ~7u);
+		if (stream_writer__sink(w, &sample[i].c, sample[i].payload))
+			return -1;
+	}
+	fx->boundary[NSAMPLE] = off;
+	if (stream_writer__free(w))
+		return -1;
+	if (stat(fx->path, &st) || (size_t)st.st_size != off)
+		return -1;
+	fx->size = off;
+	fx->bytes = malloc(off);
+	f = fopen(fx->path, "rb");
+	if (!fx->bytes || !f || fread(fx->bytes, 1, off, f) != off)
+		return -1;
+	fclose(f);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char other[128];
+
+	snprintf(other, sizeof(other), "%s/damaged", fx->dir);
+	unlink(other);
+	unlink(fx->path);
+	rmdir(fx->dir);
+	free(fx->bytes);
+	free(fx);
+	return 0;
+}
+
+static int replay_bytes(struct fixture *fx, const void *bytes, size_t len, struct seen *s)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/damaged", fx->dir);
+	write_file(path, bytes, len);
+	memset(s, 0, sizeof(*s));
+	s->fail_at = -1;
+	return stream__replay(path, record_sink, s);
+}
+
+static void test_round_trip(void **state)
+{
+	struct fixture *fx = *state;
+	static struct seen s;
+	int i;
+
+	/* the directory form and the file form name the same stream */
+	const char *paths[] = {fx->dir, fx->path};
+	for (int p = 0; p < 2; p++) {
+		memset(&s, 0, sizeof(s));
+		s.fail_at = -1;
+		assert_int_equal(stream__replay(paths[p], record_sink, &s), 0);
+		assert_int_equal(s.n, NSAMPLE);
+		for (i = 0; i < NSAMPLE; i++) {
+			const struct ms_chunk *got = &s.chunks[i].c, *want = &sample[i].c;
+
+			assert_int_equal(got->kind, want->kind);
+			assert_int_equal(got->source, want->source);
+			assert_int_equal(got->len, want->len);
+			assert_int_equal(got->time, want->time);
+			assert_int_equal(got->reserved, 0);
+			if (want->len)
+				assert_memory_equal(s.chunks[i].payload, sample[i].payload,
+						    want->len);
+		}
+	}
+	/* the header: magic, then the record ABI version */
+	assert_memory_equal(fx->bytes, MS_RAW_MAGIC, 8);
+	/* padding after the 13-byte BPF record is zero */
+	assert_int_equal(fx->bytes[fx->boundary[2] + sizeof(struct ms_chunk) + 13], 0);
+	assert_int_equal(fx->boundary[3] - fx->boundary[2], sizeof(struct ms_chunk) + 16);
+}
+
+/* Cut the file at every length: at a chunk boundary the chunks before it
+ * come back and replay succeeds; anywhere else it is -EBADMSG after
+ * delivering only the complete chunks. */
+static void test_truncated(void **state)
+{
+	struct fixture *fx = *state;
+	static struct seen s;
+	size_t cut;
+
+	for (cut = 0; cut < fx->size; cut++) {
+		int complete = 0, ret, i;
+		bool at_boundary = false;
+
+		for (i = 0; i <= NSAMPLE; i++) {
+			if (fx->boundary[i] <= cut && i < NSAMPLE && fx->boundary[i + 1] <= cut)
+				complete = i + 1;
+			if (fx->boundary[i] == cut)
+				at_boundary = true;
+		}
+		ret = replay_bytes(fx, fx->bytes, cut, &s);
+		if (at_boundary) {
+			assert_int_equal(ret, 0);
+		} else {
+			if (ret != -EBADMSG)
+				fail_msg("cut at %zu: expected -EBADMSG, got %d", cut, ret);
+		}
+		assert_int_equal(s.n, complete);
+	}
+}
+
+static void expect_bad(struct fixture *fx, unsigned char *copy, const char *what)
+{
+	static struct seen s;
+	int ret = replay_bytes(fx, copy, fx->size, &s);
+
+	if (ret != -EBADMSG)
+		fail_msg("%s: expected -EBADMSG, got %d", what, ret);
+	memcpy(copy, fx->bytes, fx->size);
+}
+
+static void test_malformed(void **state)
+{
+	struct fixture *fx = *state;
+	unsigned char *copy = malloc(fx->size);
+	struct ms_chunk *bpf, *round;
+
+	assert_non_null(copy);
+	memcpy(copy, fx->bytes, fx->size);
+	bpf = (struct ms_chunk *)(copy + fx->boundary[2]);
+	round = (struct ms_chunk *)(copy + fx->boundary[1]);
+
+	copy[0] = 'X';
+	expect_bad(fx, copy, "bad magic");
+	copy[8] = 99;
+	expect_bad(fx, copy, "unknown ABI version");
+	bpf->kind = 0;
+	expect_bad(fx, copy, "kind 0");
+	bpf = (struct ms_chunk *)(copy + fx->boundary[2]);
+	bpf->kind = 77;
+	expect_bad(fx, copy, "unknown kind");
+	bpf->len = MS_CHUNK_MAX_PAYLOAD + 8;
+	expect_bad(fx, copy, "payload larger than the maximum");
+	bpf->len = 0xffffffffu;
+	expect_bad(fx, copy, "length 2^32-1");
+	bpf->len = 4000; /* runs past the end of the file */
+	expect_bad(fx, copy, "length past end of file");
+	bpf->reserved = 1;
+	expect_bad(fx, copy, "nonzero reserved");
+	bpf->time = 5;
+	expect_bad(fx, copy, "time on a BPF chunk");
+	copy[fx->boundary[2] + sizeof(struct ms_chunk) + 13] = 1;
+	expect_bad(fx, copy, "nonzero padding");
+	bpf->len = 4;
+	expect_bad(fx, copy, "record shorter than its header");
+	round->len = 8;
+	expect_bad(fx, copy, "ROUND with a payload");
+	/* META text without '=' */
+	memset(copy + fx->boundary[0] + sizeof(struct ms_chunk), 'x', 21);
+	expect_bad(fx, copy, "META without key=value");
+	free(copy);
+}
+
+/* Random damage: every outcome is 0 or -EBADMSG, and nothing crashes
+ * (run under ASan by `make check`).  Deterministic seed. */
+static void test_random_damage(void **state)
+{
+	struct fixture *fx = *state;
+	unsigned char *copy = malloc(fx->size);
+	static struct seen s;
+	uint32_t rng = 12345;
+	int iter, bad = 0;
+
+	assert_non_null(copy);
+	for (iter = 0; iter < 2000; iter++) {
+		int flips = 1 + iter % 4, k, ret;
+		size_t len = fx->size;
+
+		memcpy(copy, fx->bytes, fx->size);
+		for (k = 0; k < flips; k++) {
+			rng = rng * 1103515245u + 12345u;
+			copy[FILE_HEADER_BYTES + (rng >> 8) % (fx->size - FILE_HEADER_BYTES)] ^=
+			    (unsigned char)(1u << ((rng >> 4) & 7));
+		}
+		if (iter % 3 == 0) {
+			rng = rng * 1103515245u + 12345u;
+			len = (rng >> 8) % (fx->size + 1);
+		}
+		ret = replay_bytes(fx, copy, len, &s);
+		if (ret != 0 && ret != -EBADMSG)
+			fail_msg("iteration %d: unexpected %d", iter, ret);
+		bad += ret == -EBADMSG;
+	}
+	assert_true(bad > 0);
+	free(copy);
+}
+
+static void test_sink_error_stops(void **state)
+{
+	struct fixture *fx = *state;
+	static struct seen s;
+
+	memset(&s, 0, sizeof(s));
+	s.fail_at = 3;
+	assert_int_equal(stream__replay(fx->path, record_sink, &s), -EINTR);
+	assert_int_equal(s.n, 3);
+}
+
+static void test_errors(void **state)
+{
+	struct fixture *fx = *state;
+	struct ms_chunk big = {.kind = MS_CHUNK_BPF, .len = MS_CHUNK_MAX_PAYLOAD + 1};
+	struct stream_writer *w;
+	static char payload[8];
+	char dir[128];
+	static struct seen s;
+
+	assert_int_equal(stream__replay("/nonexistent/ms/stream.msraw", record_sink, &s), -ENOENT);
+	/* an empty file is not a stream */
+	assert_int_equal(replay_bytes(fx, fx->bytes, 0, &s), -EBADMSG);
+	/* a payload over the limit is refused when written */
+	snprintf(dir, sizeof(dir), "%s/w", fx->dir);
+	w = stream_writer__new(dir);
+	assert_non_null(w);
+	assert_int_equal(stream_writer__sink(w, &big, payload), -E2BIG);
+	/* not published under the final name until complete */
+	snprintf(dir, sizeof(dir), "%s/w/%s", fx->dir, MS_RAW_FILE);
+	assert_int_equal(access(dir, F_OK), -1);
+	assert_int_equal(stream_writer__free(w), 0);
+	assert_int_equal(access(dir, F_OK), 0);
+	snprintf(dir, sizeof(dir), "%s/w/%s", fx->dir, MS_RAW_FILE);
+	unlink(dir);
+	snprintf(dir, sizeof(dir), "%s/w", fx->dir);
+	rmdir(dir);
+	assert_int_equal(stream_writer__free(NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_random_damage, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_error_stops, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

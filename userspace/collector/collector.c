@@ -1,0 +1,1251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The collector (collector.h): owns the sampler skeleton, the per-CPU perf
+ * events and every ring; frames what it drains as stream chunks.
+ *
+ * Ownership: a sampling perf fd belongs to its bpf_link once attached
+ * (bpf_link__destroy disables and closes it); before that, to sample_fds[].
+ * Dummy-event fds and their mmap'd rings belong to rings[].  Nothing is
+ * pinned, so process death releases everything as collector__free does.
+ *
+ * The drain path allocates nothing: BPF records are handed to the sink in
+ * place (borrowed from the ring, libbpf ring_buffer callback); perf records
+ * are handed in place unless they wrap around the ring's end, in which case
+ * they are copied into one reused buffer (perf records are at most 64 KiB,
+ * perf_event_header.size is a __u16).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/abi/records.h"
+#include "collector.h"
+#include "skel/sampler.skel.h"
+
+#define BTF_VMLINUX	"/sys/kernel/btf/vmlinux"
+#define PERF_RECORD_MAX 65536 /* perf_event_header.size is a __u16 */
+#define SNAP_BUF_BYTES	(PERF_RECORD_MAX)
+#define EPOLL_BATCH	16
+
+/* Capability numbers (include/uapi/linux/capability.h). */
+#define CAP_SYS_ADMIN_BIT 21
+#define CAP_PERFMON_BIT	  38
+#define CAP_BPF_BIT	  39
+
+/* The sample_id trailer of every non-sample record of the dummy events:
+ * sample_type TID|TIME|CPU, in that order (perf_event.h, "sample_id"). */
+#define DUMMY_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+struct sample_id {
+	__u32 pid, tid;
+	__u64 time;
+	__u32 cpu, res;
+};
+
+/* Synthesized records, laid out as in include/uapi/linux/perf_event.h. */
+struct rec_comm {
+	struct perf_event_header header;
+	__u32 pid, tid;
+	char comm[]; /* NUL-terminated, padded to 8, then struct sample_id */
+};
+struct rec_fork {
+	struct perf_event_header header;
+	__u32 pid, ppid, tid, ptid;
+	__u64 time;
+	struct sample_id id;
+};
+struct rec_mmap2 {
+	struct perf_event_header header;
+	__u32 pid, tid;
+	__u64 addr, len, pgoff;
+	__u32 maj, min;
+	__u64 ino, ino_generation;
+	__u32 prot, flags;
+	char filename[]; /* NUL-terminated, padded to 8, then struct sample_id */
+};
+_Static_assert(sizeof(struct rec_mmap2) == 72, "PERF_RECORD_MMAP2 fixed part");
+_Static_assert(sizeof(struct rec_fork) == 56, "PERF_RECORD_FORK with sample_id");
+
+/* One side-band perf ring: a dummy event on one CPU. */
+struct perf_ring {
+	int fd;
+	__u32 cpu;
+	void *base;	  /* metadata page, then data pages */
+	size_t map_bytes; /* whole mapping */
+	char *data;
+	__u64 data_size; /* bytes, power of two */
+};
+
+struct collector {
+	struct record_options opts; /* pointers inside are borrowed */
+	stream_sink_fn sink;
+	void *sink_ctx;
+
+	struct sampler_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link *fork_link;
+	struct bpf_link *exit_link;
+	int epoll_fd;
+	long page_size;
+
+	int nr_possible;	 /* possible CPUs (per-CPU map value count) */
+	int nr_online;		 /* CPUs with events */
+	int *online;		 /* [nr_online] CPU ids */
+	int *sample_fds;	 /* [nr_online], -1 once owned by a link */
+	struct bpf_link **links; /* [nr_online] */
+	struct perf_ring *rings; /* [nr_online] */
+
+	pid_t *targets;
+	size_t ntargets, targets_cap;
+
+	const char *event_name; /* "cpu-clock" or "cycles" */
+	char event_note[160];
+	bool build_ids;
+	bool started, stopped;
+	__u64 start_ns;
+
+	/* Counters reported at stop. */
+	__u64 bpf_records, perf_records;
+	__u64 lost_records, lost_events;
+	__u64 ring_errors;     /* malformed perf ring headers: rest of ring skipped */
+	__u64 snapshot_errors; /* /proc files of a target that could not be read */
+
+	char *copy_buf; /* [PERF_RECORD_MAX]: wrap-around perf records */
+	char *snap_buf; /* [SNAP_BUF_BYTES]: synthesized records, META text */
+	char *line;	/* getline buffer for /proc files */
+	size_t line_cap;
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static bool is_pow2(__u64 v) { return v && !(v & (v - 1)); }
+
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Format an error message into err (which may be NULL). */
+static void __attribute__((format(printf, 3, 4)))
+errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int collector__emit(struct collector *c, __u32 kind, __u32 source, __u64 time,
+			   const void *payload, size_t len)
+{
+	struct ms_chunk chunk = {.kind = kind, .source = source, .len = (__u32)len, .time = time};
+
+	if (len > MS_CHUNK_MAX_PAYLOAD)
+		return -E2BIG;
+	return c->sink(c->sink_ctx, &chunk, payload);
+}
+
+static int __attribute__((format(printf, 3, 4)))
+collector__emit_text(struct collector *c, __u32 kind, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(c->snap_buf, SNAP_BUF_BYTES, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if (n >= SNAP_BUF_BYTES)
+		n = SNAP_BUF_BYTES - 1; /* truncated text is still key=value */
+	return collector__emit(c, kind, 0, 0, c->snap_buf, (size_t)n);
+}
+
+/* ---- diagnosis of permission and environment failures ---- */
+
+static int read_int_file(const char *path, int *val)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%d", val) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+static bool cap_effective(int cap)
+{
+	unsigned long long caps = 0;
+	char line[256];
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	if (!found)
+		return geteuid() == 0;
+	return caps & (1ull << cap);
+}
+
+/*
+ * Name the likely cause of a failure to load BPF (bpf = true) or to open a
+ * CPU-wide perf event (bpf = false) into buf.
+ */
+static void diagnose(int err, bool bpf, const char *what, char *buf, size_t len)
+{
+	bool admin = cap_effective(CAP_SYS_ADMIN_BIT);
+	bool has_bpf = admin || cap_effective(CAP_BPF_BIT);
+	bool has_perfmon = admin || cap_effective(CAP_PERFMON_BIT);
+	int val;
+
+	if (!buf || !len)
+		return;
+	if (bpf && access(BTF_VMLINUX, R_OK)) {
+		snprintf(buf, len,
+			 "%s: no kernel BTF at " BTF_VMLINUX " (kernel built without "
+			 "CONFIG_DEBUG_INFO_BTF); the CO-RE sampler cannot be loaded",
+			 what);
+		return;
+	}
+	if (err != -EPERM && err != -EACCES) {
+		snprintf(buf, len, "%s: %s", what, strerror(-err));
+		return;
+	}
+	if (bpf && (!has_bpf || !has_perfmon)) {
+		if (!read_int_file("/proc/sys/kernel/unprivileged_bpf_disabled", &val) && val)
+			snprintf(buf, len,
+				 "%s: %s: BPF programs need CAP_BPF and CAP_PERFMON (run as root); "
+				 "kernel.unprivileged_bpf_disabled=%d also forbids bpf() without "
+				 "CAP_BPF",
+				 what, strerror(-err), val);
+		else
+			snprintf(buf, len,
+				 "%s: %s: BPF programs need CAP_BPF and CAP_PERFMON (run as root)",
+				 what, strerror(-err));
+		return;
+	}
+	if (!bpf && !has_perfmon) {
+		if (!read_int_file("/proc/sys/kernel/perf_event_paranoid", &val))
+			snprintf(buf, len,
+				 "%s: %s: kernel.perf_event_paranoid=%d forbids CPU-wide events "
+				 "without CAP_PERFMON (run as root, or set it to -1)",
+				 what, strerror(-err), val);
+		else
+			snprintf(buf, len,
+				 "%s: %s: CPU-wide perf events need CAP_PERFMON (run as root)",
+				 what, strerror(-err));
+		return;
+	}
+	if (bpf && err == -EACCES) {
+		snprintf(buf, len,
+			 "%s: the kernel verifier rejected the program (its log is printed above)",
+			 what);
+		return;
+	}
+	snprintf(buf, len,
+		 "%s: %s although CAP_BPF/CAP_PERFMON are held: a security module or kernel "
+		 "lockdown (/sys/kernel/security/lockdown) may forbid it",
+		 what, strerror(-err));
+}
+
+/* ---- CPUs ---- */
+
+/* Parse a CPU list such as "0-3,5" (Documentation/admin-guide/cputopology.rst). */
+static int parse_cpu_list(const char *s, int *out, int max)
+{
+	int n = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s || a < 0)
+			return -EINVAL;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a)
+				return -EINVAL;
+			s = end;
+		}
+		for (; a <= b; a++) {
+			if (n >= max)
+				return -E2BIG;
+			out[n++] = (int)a;
+		}
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
+static int collector__find_cpus(struct collector *c)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd, i;
+
+	c->nr_possible = libbpf_num_possible_cpus();
+	if (c->nr_possible <= 0)
+		return c->nr_possible < 0 ? c->nr_possible : -ENODEV;
+	c->online = calloc((size_t)c->nr_possible, sizeof(*c->online));
+	if (!c->online)
+		return -ENOMEM;
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			c->nr_online = parse_cpu_list(buf, c->online, c->nr_possible);
+			if (c->nr_online > 0)
+				return 0;
+		}
+	}
+	for (i = 0; i < c->nr_possible; i++) /* fall back: every possible CPU */
+		c->online[i] = i;
+	c->nr_online = c->nr_possible;
+	return 0;
+}
+
+/* ---- ring draining ---- */
+
+static int on_bpf_record(void *ctx, void *data, size_t size)
+{
+	struct collector *c = ctx;
+
+	c->bpf_records++;
+	return collector__emit(c, MS_CHUNK_BPF, 0, 0, data, size);
+}
+
+/*
+ * Drain one perf ring: every record between data_tail and data_head
+ * (load-acquire of data_head pairs with the kernel's store; the store-release
+ * of data_tail tells the kernel the space is free; perf_event.h, "struct
+ * perf_event_mmap_page").  Returns the records emitted or -errno.
+ */
+static int collector__drain_perf(struct collector *c, struct perf_ring *r)
+{
+	struct perf_event_mmap_page *pc = r->base;
+	__u64 head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = pc->data_tail;
+	__u64 mask = r->data_size - 1;
+	int n = 0, err = 0;
+
+	while (tail < head) {
+		struct perf_event_header hdr;
+		__u64 avail = head - tail, off = tail & mask;
+		const char *rec;
+
+		if (avail > r->data_size || avail < sizeof(hdr))
+			goto corrupt;
+		/* records are 8-aligned, so the header never wraps; check anyway */
+		if (off + sizeof(hdr) > r->data_size)
+			goto corrupt;
+		memcpy(&hdr, r->data + off, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > avail)
+			goto corrupt;
+		if (off + hdr.size <= r->data_size) {
+			rec = r->data + off;
+		} else {
+			size_t first = r->data_size - off;
+
+			memcpy(c->copy_buf, r->data + off, first);
+			memcpy(c->copy_buf + first, r->data, hdr.size - first);
+			rec = c->copy_buf;
+		}
+		if (hdr.type == PERF_RECORD_LOST && hdr.size >= 24) {
+			__u64 lost;
+
+			memcpy(&lost, rec + 16, sizeof(lost));
+			c->lost_records++;
+			c->lost_events += lost;
+		}
+		c->perf_records++;
+		err = collector__emit(c, MS_CHUNK_PERF, r->cpu, 0, rec, hdr.size);
+		tail += hdr.size;
+		if (err)
+			break;
+		n++;
+	}
+	__atomic_store_n(&pc->data_tail, tail, __ATOMIC_RELEASE);
+	return err ? err : n;
+corrupt:
+	/* A header the kernel cannot have written: skip what is there. */
+	c->ring_errors++;
+	__atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
+	return n;
+}
+
+static int collector__drain(struct collector *c)
+{
+	int total = 0, n, i;
+
+	n = ring_buffer__consume(c->rb);
+	if (n < 0)
+		return n;
+	total += n;
+	for (i = 0; i < c->nr_online; i++) {
+		if (!c->rings[i].base)
+			continue;
+		n = collector__drain_perf(c, &c->rings[i]);
+		if (n < 0)
+			return n;
+		total += n;
+	}
+	return total;
+}
+
+/* ---- /proc snapshot ---- */
+
+static void sample_id__put(void *at, pid_t pid, pid_t tid, __u64 time)
+{
+	struct sample_id id = {
+	    .pid = (__u32)pid,
+	    .tid = (__u32)tid,
+	    .time = time,
+	};
+	int cpu = sched_getcpu();
+
+	id.cpu = cpu < 0 ? 0 : (__u32)cpu;
+	memcpy(at, &id, sizeof(id));
+}
+
+static int snapshot__emit(struct collector *c, size_t size)
+{
+	c->perf_records++;
+	return collector__emit(c, MS_CHUNK_PERF, MS_SOURCE_SNAPSHOT, 0, c->snap_buf, size);
+}
+
+static int snapshot__comm(struct collector *c, pid_t pid, pid_t tid, const char *comm, __u64 time)
+{
+	struct rec_comm *r = (struct rec_comm *)c->snap_buf;
+	size_t clen = strnlen(comm, 16) + 1, off = align8(sizeof(*r) + clen);
+
+	memset(r, 0, off);
+	r->header.type = PERF_RECORD_COMM;
+	r->header.size = (__u16)(off + sizeof(struct sample_id));
+	r->pid = (__u32)pid;
+	r->tid = (__u32)tid;
+	memcpy(r->comm, comm, clen - 1);
+	sample_id__put(c->snap_buf + off, pid, tid, time);
+	return snapshot__emit(c, r->header.size);
+}
+
+static int snapshot__fork(struct collector *c, pid_t pid, pid_t ppid, pid_t tid, __u64 time)
+{
+	struct rec_fork *r = (struct rec_fork *)c->snap_buf;
+
+	memset(r, 0, sizeof(*r));
+	r->header.type = PERF_RECORD_FORK;
+	r->header.size = sizeof(*r);
+	/* As perf synthesizes it: the main thread's parent is the parent
+	 * process; other threads were spawned by the main thread. */
+	r->pid = (__u32)pid;
+	r->tid = (__u32)tid;
+	r->ppid = r->ptid = (__u32)(pid == tid ? ppid : pid);
+	r->time = time;
+	sample_id__put(&r->id, pid, tid, time);
+	return snapshot__emit(c, r->header.size);
+}
+
+/* Read a small /proc file into buf (NUL-terminated, trailing newline cut). */
+static int read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return 0;
+}
+
+static pid_t proc__ppid(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (read_small(path, buf, sizeof(buf)))
+		return 0;
+	p = strstr(buf, "\nPPid:");
+	return p ? (pid_t)strtol(p + 6, NULL, 10) : 0;
+}
+
+/* One line of /proc/PID/maps (fs/proc/task_mmu.c, show_map_vma) as MMAP2. */
+static int snapshot__mapping(struct collector *c, pid_t pid, const char *line, __u64 time)
+{
+	struct rec_mmap2 *r = (struct rec_mmap2 *)c->snap_buf;
+	unsigned long long start, end, pgoff, ino;
+	unsigned int maj, min;
+	char perms[8];
+	const char *path;
+	size_t plen, off;
+	int pos = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
+		   &min, &ino, &pos) < 7 ||
+	    !pos)
+		return 0;
+	if (strlen(perms) < 4 || perms[2] != 'x' || end <= start)
+		return 0;
+	path = line + pos;
+	if (!*path)
+		path = "//anon"; /* perf's name for anonymous executable memory */
+	plen = strlen(path) + 1;
+	off = align8(sizeof(*r) + plen);
+	if (off + sizeof(struct sample_id) > SNAP_BUF_BYTES - 8)
+		return 0;
+	memset(r, 0, off);
+	r->header.type = PERF_RECORD_MMAP2;
+	r->header.misc = PERF_RECORD_MISC_USER;
+	r->header.size = (__u16)(off + sizeof(struct sample_id));
+	r->pid = r->tid = (__u32)pid;
+	r->addr = start;
+	r->len = end - start;
+	r->pgoff = pgoff;
+	r->maj = maj;
+	r->min = min;
+	r->ino = ino;
+	r->prot =
+	    (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+	r->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	memcpy(r->filename, path, plen);
+	sample_id__put(c->snap_buf + off, pid, pid, time);
+	return snapshot__emit(c, r->header.size);
+}
+
+static int snapshot__maps(struct collector *c, pid_t pid, __u64 time)
+{
+	char path[64];
+	ssize_t n;
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while ((n = getline(&c->line, &c->line_cap, f)) > 0) {
+		if (c->line[n - 1] == '\n')
+			c->line[n - 1] = '\0';
+		err = snapshot__mapping(c, pid, c->line, time);
+		if (err)
+			break;
+	}
+	fclose(f);
+	return err;
+}
+
+/*
+ * Synthesize FORK and COMM for every thread of pid and MMAP2 for each of its
+ * executable mappings.  A process that exits meanwhile is counted, not an
+ * error; only sink errors are returned.
+ */
+static int collector__snapshot_process(struct collector *c, pid_t pid, __u64 time)
+{
+	char path[96], comm[64];
+	pid_t ppid = proc__ppid(pid);
+	struct dirent *de;
+	DIR *dir;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir) {
+		c->snapshot_errors++;
+		return 0;
+	}
+	while ((de = readdir(dir))) {
+		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+		if (read_small(path, comm, sizeof(comm))) {
+			c->snapshot_errors++;
+			continue; /* the thread exited */
+		}
+		err = snapshot__fork(c, pid, ppid, tid, time);
+		if (!err)
+			err = snapshot__comm(c, pid, tid, comm, time);
+		if (err)
+			break;
+	}
+	closedir(dir);
+	if (err)
+		return err;
+	err = snapshot__maps(c, pid, time);
+	if (err == -ENOENT || err == -ESRCH || err == -EACCES) {
+		c->snapshot_errors++;
+		err = 0;
+	}
+	return err;
+}
+
+static int collector__snapshot_all(struct collector *c, __u64 time)
+{
+	struct dirent *de;
+	DIR *dir;
+	int err = 0;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+
+		if (pid <= 0 || !isdigit((unsigned char)de->d_name[0]))
+			continue;
+		err = collector__snapshot_process(c, pid, time);
+		if (err)
+			break;
+	}
+	closedir(dir);
+	return err;
+}
+
+/* ---- lifetime ---- */
+
+static int collector__check_options(const struct record_options *o, long page_size, char *err,
+				    size_t errlen)
+{
+	const char *why = NULL;
+
+	if (o->freq_hz < 1 || o->freq_hz > 100000)
+		why = "sampling frequency must be 1..100000 Hz";
+	else if (!is_pow2(o->ringbuf_bytes) || o->ringbuf_bytes < (__u64)page_size)
+		why = "BPF ring buffer size must be a power of two of at least one page";
+	else if (!is_pow2(o->perf_pages))
+		why = "perf ring pages must be a power of two";
+	else if (o->event != MS_EVENT_CPU_CLOCK && o->event != MS_EVENT_CYCLES)
+		why = "unknown sampling event";
+	if (!why)
+		return 0;
+	if (err && errlen)
+		errf(err, errlen, "%s", why);
+	return -EINVAL;
+}
+
+/*
+ * Open and load the sampler (collector.h).  The sink receives every chunk
+ * from collector__start on; sink_ctx is passed through.  Returns NULL and
+ * sets errno (with err naming the cause) on failure.
+ */
+struct collector *collector__new(const struct record_options *o, stream_sink_fn sink, void *ctx,
+				 char *err, size_t errlen)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct collector *c = NULL;
+	long page_size = sysconf(_SC_PAGESIZE);
+	int ret, i;
+
+	if (err && errlen)
+		err[0] = '\0';
+	ret = collector__check_options(o, page_size, err, errlen);
+	if (ret)
+		goto cleanup;
+	if (access(BTF_VMLINUX, R_OK)) {
+		ret = -ENOENT;
+		diagnose(ret, true, "loading the BPF sampler", err, errlen);
+		goto cleanup;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	c->opts = *o;
+	c->sink = sink;
+	c->sink_ctx = ctx;
+	c->page_size = page_size;
+	c->epoll_fd = -1;
+	c->copy_buf = malloc(PERF_RECORD_MAX);
+	c->snap_buf = malloc(SNAP_BUF_BYTES);
+	if (!c->copy_buf || !c->snap_buf) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	ret = collector__find_cpus(c);
+	if (ret) {
+		errf(err, errlen, "cannot determine the CPUs: %s", strerror(-ret));
+		goto cleanup;
+	}
+	c->sample_fds = malloc((size_t)c->nr_online * sizeof(*c->sample_fds));
+	c->links = calloc((size_t)c->nr_online, sizeof(*c->links));
+	c->rings = calloc((size_t)c->nr_online, sizeof(*c->rings));
+	if (!c->sample_fds || !c->links || !c->rings) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < c->nr_online; i++) {
+		c->sample_fds[i] = -1;
+		c->rings[i].fd = -1;
+	}
+
+	c->skel = sampler_bpf__open();
+	if (!c->skel) {
+		ret = -errno;
+		diagnose(ret, true, "opening the BPF sampler", err, errlen);
+		goto cleanup;
+	}
+	c->skel->rodata->system_wide = o->system_wide;
+	c->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 4;
+	ret = bpf_map__set_max_entries(c->skel->maps.samples, o->ringbuf_bytes);
+	if (ret) {
+		errf(err, errlen, "BPF ring buffer size: %s", strerror(-ret));
+		goto cleanup;
+	}
+	ret = sampler_bpf__load(c->skel);
+	if (ret) {
+		diagnose(ret, true, "loading the BPF sampler", err, errlen);
+		goto cleanup;
+	}
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.samples), on_bpf_record, c, NULL);
+	if (!c->rb) {
+		ret = -errno;
+		errf(err, errlen, "BPF ring buffer: %s", strerror(-ret));
+		goto cleanup;
+	}
+	c->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epoll_fd < 0) {
+		ret = -errno;
+		errf(err, errlen, "epoll_create1: %s", strerror(-ret));
+		goto cleanup;
+	}
+	ev.data.fd = bpf_map__fd(c->skel->maps.samples);
+	if (epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+		ret = -errno;
+		errf(err, errlen, "epoll_ctl: %s", strerror(-ret));
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	if (ret) {
+		collector__free(c);
+		errno = -ret;
+		return NULL;
+	}
+	return c;
+}
+
+/* The process a thread id belongs to ("Tgid:" in /proc/PID/status), or 0. */
+static pid_t proc__tgid(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (read_small(path, buf, sizeof(buf)))
+		return 0;
+	p = strstr(buf, "\nTgid:");
+	return p ? (pid_t)strtol(p + 6, NULL, 10) : 0;
+}
+
+/*
+ * Put the process pid into the kernel filter (a thread id stands for its
+ * process) and remember it for the snapshot; after start, snapshot it at
+ * once.  Adding a process twice is a no-op.  Returns 0, -ESRCH if there is
+ * no such process, or -errno.
+ */
+int collector__add_target(struct collector *c, pid_t pid)
+{
+	__u8 one = 1;
+	pid_t tgid;
+	__u32 key;
+	size_t i;
+	pid_t *t;
+
+	if (pid <= 0)
+		return -EINVAL;
+	if (kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	tgid = proc__tgid(pid);
+	if (tgid > 0)
+		pid = tgid;
+	for (i = 0; i < c->ntargets; i++)
+		if (c->targets[i] == pid)
+			return 0;
+	if (c->ntargets == c->targets_cap) {
+		size_t cap = c->targets_cap ? 2 * c->targets_cap : 8;
+
+		t = realloc(c->targets, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		c->targets = t;
+		c->targets_cap = cap;
+	}
+	key = (__u32)pid;
+	if (bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	c->targets[c->ntargets++] = pid;
+	if (!c->started || c->opts.system_wide) /* system-wide: all of /proc at start */
+		return 0;
+	return collector__snapshot_process(c, pid, now_ns());
+}
+
+static void attr__init_sampling(struct perf_event_attr *a, const struct record_options *o,
+				bool cycles)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = cycles ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+	a->config = cycles ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
+	a->freq = 1;
+	a->sample_freq = o->freq_hz;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->exclude_idle = 1; /* the sampler drops the idle task anyway */
+	a->disabled = 1;     /* enabled by bpf_program__attach_perf_event */
+}
+
+static void attr__init_dummy(struct perf_event_attr *a, __u64 ring_bytes, bool build_id)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_DUMMY;
+	a->sample_type = DUMMY_SAMPLE_TYPE;
+	a->sample_id_all = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->build_id = build_id;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->watermark = 1;
+	a->wakeup_watermark = (__u32)(ring_bytes / 4);
+}
+
+/* Choose the sampling event: cycles if asked for and the CPU has it. */
+static int collector__pick_event(struct collector *c, char *err, size_t errlen)
+{
+	struct perf_event_attr a;
+	long fd;
+
+	c->event_name = "cpu-clock";
+	if (c->opts.event != MS_EVENT_CYCLES)
+		return 0;
+	attr__init_sampling(&a, &c->opts, true);
+	fd = sys_perf_event_open(&a, -1, c->online[0]);
+	if (fd >= 0) {
+		close((int)fd);
+		c->event_name = "cycles";
+		return 0;
+	}
+	if (errno == EACCES || errno == EPERM) {
+		diagnose(-errno, false, "perf_event_open(cycles)", err, errlen);
+		return -errno;
+	}
+	snprintf(c->event_note, sizeof(c->event_note),
+		 "cycles unavailable (%s: no hardware PMU counter); fell back to cpu-clock",
+		 strerror(errno));
+	return 0;
+}
+
+static int collector__open_rings(struct collector *c, char *err, size_t errlen)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	__u64 ring_bytes = (__u64)c->opts.perf_pages * (__u64)c->page_size;
+	struct perf_event_attr a;
+	int i, ret;
+
+	c->build_ids = true;
+	for (i = 0; i < c->nr_online; i++) {
+		struct perf_ring *r = &c->rings[i];
+		long fd;
+
+		attr__init_dummy(&a, ring_bytes, c->build_ids);
+		fd = sys_perf_event_open(&a, -1, c->online[i]);
+		if (fd < 0 && errno == EINVAL && i == 0) {
+			/* attr.build_id exists since Linux 5.12 */
+			c->build_ids = false;
+			attr__init_dummy(&a, ring_bytes, false);
+			fd = sys_perf_event_open(&a, -1, c->online[i]);
+		}
+		if (fd < 0) {
+			ret = -errno;
+			diagnose(ret, false, "perf_event_open(dummy side-band event)", err, errlen);
+			return ret;
+		}
+		r->fd = (int)fd;
+		r->cpu = (__u32)c->online[i];
+		r->map_bytes = (size_t)(ring_bytes + (__u64)c->page_size);
+		r->base = mmap(NULL, r->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+		if (r->base == MAP_FAILED) {
+			ret = -errno;
+			r->base = NULL;
+			errf(err, errlen, "mmap of the perf ring (%llu bytes) on CPU %u: %s%s",
+			     (unsigned long long)r->map_bytes, r->cpu, strerror(-ret),
+			     ret == -EPERM ? " (kernel.perf_event_mlock_kb exceeded?)" : "");
+			return ret;
+		}
+		r->data = (char *)r->base + c->page_size;
+		r->data_size = ring_bytes;
+		ev.data.fd = r->fd;
+		if (epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, r->fd, &ev)) {
+			ret = -errno;
+			errf(err, errlen, "epoll_ctl: %s", strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static const char *collector__mode(const struct collector *c)
+{
+	if (c->opts.system_wide)
+		return "system-wide";
+	return c->opts.argv ? "launch" : "pid";
+}
+
+/* "a b 'c d'": argv joined with POSIX shell quoting where needed. */
+static int collector__meta_command(struct collector *c)
+{
+	size_t cap = SNAP_BUF_BYTES - 1, n = 0;
+	char *out = c->snap_buf;
+	char **arg;
+
+	n += (size_t)snprintf(out, cap, "command=");
+	for (arg = c->opts.argv; *arg && n < cap; arg++) {
+		const char *p = *arg;
+		bool plain = *p != '\0';
+
+		for (; *p; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("@%_+=:,./-", *p))
+				plain = false;
+		if (arg != c->opts.argv && n < cap)
+			out[n++] = ' ';
+		if (plain) {
+			for (p = *arg; *p && n < cap; p++)
+				out[n++] = *p;
+			continue;
+		}
+		if (n < cap)
+			out[n++] = '\'';
+		for (p = *arg; *p && n + 4 < cap; p++) {
+			if (*p == '\'') {
+				memcpy(out + n, "'\\''", 4);
+				n += 4;
+			} else {
+				out[n++] = *p;
+			}
+		}
+		if (n < cap)
+			out[n++] = '\'';
+	}
+	return collector__emit(c, MS_CHUNK_META, 0, 0, out, n);
+}
+
+static int collector__emit_meta(struct collector *c)
+{
+	struct utsname u;
+	char pids[MS_MAX_PIDS * 12 + 1] = "";
+	size_t i, n = 0;
+	int err = 0;
+
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "unknown");
+	for (i = 0; i < c->ntargets && n < sizeof(pids) - 12; i++)
+		n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%d", i ? "," : "",
+				      c->targets[i]);
+
+#define META(...)                                                                                  \
+	do {                                                                                       \
+		if (!err)                                                                          \
+			err = collector__emit_text(c, MS_CHUNK_META, __VA_ARGS__);                 \
+	} while (0)
+	META("abi_version=%d", MS_ABI_VERSION);
+	META("kernel.release=%s", u.release);
+	META("mode=%s", collector__mode(c));
+	META("event=%s", c->event_name);
+	META("event.requested=%s", c->opts.event == MS_EVENT_CYCLES ? "cycles" : "cpu-clock");
+	if (c->event_note[0])
+		META("event.note=%s", c->event_note);
+	META("freq_hz=%u", c->opts.freq_hz);
+	META("clock=CLOCK_MONOTONIC");
+	META("ringbuf_bytes=%u", c->opts.ringbuf_bytes);
+	META("perf_pages=%u", c->opts.perf_pages);
+	META("perf_ring_bytes=%llu", (unsigned long long)c->opts.perf_pages * c->page_size);
+	META("page_size=%ld", c->page_size);
+	META("nr_cpus=%d", c->nr_online);
+	META("nr_cpus_possible=%d", c->nr_possible);
+	META("mmap2_build_id=%d", c->build_ids);
+	if (c->ntargets && !c->opts.system_wide)
+		META("pids=%s", pids);
+	META("start_time_ns=%llu", (unsigned long long)c->start_ns);
+#undef META
+	if (!err && c->opts.argv && c->opts.argv[0])
+		err = collector__meta_command(c);
+	return err;
+}
+
+static int collector__attach_sampling(struct collector *c, char *err, size_t errlen)
+{
+	bool cycles = !strcmp(c->event_name, "cycles");
+	struct perf_event_attr a;
+	int i, ret;
+
+	for (i = 0; i < c->nr_online; i++) {
+		long fd;
+
+		attr__init_sampling(&a, &c->opts, cycles);
+		fd = sys_perf_event_open(&a, -1, c->online[i]);
+		if (fd < 0) {
+			ret = -errno;
+			diagnose(ret, false, "perf_event_open(sampling event)", err, errlen);
+			return ret;
+		}
+		c->sample_fds[i] = (int)fd;
+		c->links[i] =
+		    bpf_program__attach_perf_event(c->skel->progs.handle_sample, c->sample_fds[i]);
+		if (!c->links[i]) {
+			ret = -errno;
+			errf(err, errlen, "attaching the sampler to CPU %d: %s", c->online[i],
+			     strerror(-ret));
+			return ret;
+		}
+		c->sample_fds[i] = -1; /* the link owns it now */
+	}
+	return 0;
+}
+
+/*
+ * Start recording (collector.h): attach the fork/exit tracking, open the
+ * side-band rings, emit META and the /proc snapshot, then attach sampling.
+ * Returns 0 or -errno with err set.  On failure collector__free still
+ * releases whatever was created.
+ */
+int collector__start(struct collector *c, char *err, size_t errlen)
+{
+	size_t i;
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (c->started)
+		return -EALREADY;
+	if (!c->opts.system_wide && !c->ntargets) {
+		errf(err, errlen, "no target process: add one or record system-wide");
+		return -EINVAL;
+	}
+	c->started = true;
+	c->start_ns = now_ns();
+	ret = collector__pick_event(c, err, errlen);
+	if (ret)
+		return ret;
+	if (!c->opts.system_wide) {
+		c->fork_link = bpf_program__attach(c->skel->progs.handle_fork);
+		if (!c->fork_link) {
+			ret = -errno;
+			errf(err, errlen, "attaching sched_process_fork: %s", strerror(-ret));
+			return ret;
+		}
+		c->exit_link = bpf_program__attach(c->skel->progs.handle_exit);
+		if (!c->exit_link) {
+			ret = -errno;
+			errf(err, errlen, "attaching sched_process_exit: %s", strerror(-ret));
+			return ret;
+		}
+	}
+	ret = collector__open_rings(c, err, errlen);
+	if (ret)
+		return ret;
+	ret = collector__emit_meta(c);
+	if (ret) {
+		errf(err, errlen, "writing recording metadata: %s", strerror(-ret));
+		return ret;
+	}
+	if (c->opts.system_wide)
+		ret = collector__snapshot_all(c, c->start_ns);
+	for (i = 0; !ret && !c->opts.system_wide && i < c->ntargets; i++)
+		ret = collector__snapshot_process(c, c->targets[i], c->start_ns);
+	if (ret) {
+		errf(err, errlen, "/proc snapshot: %s", strerror(-ret));
+		return ret;
+	}
+	return collector__attach_sampling(c, err, errlen);
+}
+
+/*
+ * Wait up to timeout_ms (-1: forever) for a ring to signal, then emit ROUND
+ * (CLOCK_MONOTONIC ns, taken before draining) and drain every ring.  Returns
+ * the records emitted, 0 on EINTR, or -errno (sink errors pass through).
+ */
+int collector__poll(struct collector *c, int timeout_ms)
+{
+	struct epoll_event events[EPOLL_BATCH];
+	int n, err;
+
+	if (!c->started || c->stopped)
+		return -EINVAL;
+	n = epoll_wait(c->epoll_fd, events, EPOLL_BATCH, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	err = collector__emit(c, MS_CHUNK_ROUND, 0, now_ns(), NULL, 0);
+	if (err)
+		return err;
+	return collector__drain(c);
+}
+
+static int collector__emit_counters(struct collector *c)
+{
+	static const char *const names[] = {MS_STATS_NAMES};
+	struct ms_stats *per_cpu = NULL;
+	__u64 sums[MS_STATS_COUNT] = {0};
+	__u32 zero = 0;
+	int cpu, i, err = 0;
+
+	_Static_assert(sizeof(names) / sizeof(names[0]) == MS_STATS_COUNT, "MS_STATS_NAMES");
+	per_cpu = calloc((size_t)c->nr_possible, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	if (bpf_map__lookup_elem(c->skel->maps.ms_stats, &zero, sizeof(zero), per_cpu,
+				 (size_t)c->nr_possible * sizeof(*per_cpu), 0)) {
+		err = -errno;
+		goto cleanup;
+	}
+	for (cpu = 0; cpu < c->nr_possible; cpu++) {
+		const __u64 *v = (const __u64 *)&per_cpu[cpu];
+
+		for (i = 0; i < MS_STATS_COUNT; i++)
+			sums[i] += v[i];
+	}
+	for (i = 0; !err && i < MS_STATS_COUNT; i++)
+		err = collector__emit_text(c, MS_CHUNK_COUNTER, "%s=%llu", names[i],
+					   (unsigned long long)sums[i]);
+#define COUNTER(name, v)                                                                           \
+	do {                                                                                       \
+		if (!err)                                                                          \
+			err = collector__emit_text(c, MS_CHUNK_COUNTER, name "=%llu",              \
+						   (unsigned long long)(v));                       \
+	} while (0)
+	COUNTER("perf.lost_records", c->lost_records);
+	COUNTER("perf.lost_events", c->lost_events);
+	COUNTER("perf.ring_errors", c->ring_errors);
+	COUNTER("collector.bpf_records", c->bpf_records);
+	COUNTER("collector.perf_records", c->perf_records);
+	COUNTER("collector.snapshot_errors", c->snapshot_errors);
+#undef COUNTER
+cleanup:
+	free(per_cpu);
+	return err;
+}
+
+/*
+ * Stop (collector.h): destroy the sampling links (disabling and closing the
+ * events), disable the side-band events, emit a last ROUND, drain, emit the
+ * COUNTER chunks and END.  Returns 0 or -errno.
+ */
+int collector__stop(struct collector *c)
+{
+	int i, n, err;
+
+	if (!c->started || c->stopped)
+		return -EINVAL;
+	c->stopped = true;
+	for (i = 0; i < c->nr_online; i++) {
+		bpf_link__destroy(c->links[i]);
+		c->links[i] = NULL;
+	}
+	bpf_link__destroy(c->fork_link);
+	bpf_link__destroy(c->exit_link);
+	c->fork_link = c->exit_link = NULL;
+	for (i = 0; i < c->nr_online; i++)
+		if (c->rings[i].fd >= 0)
+			ioctl(c->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+
+	err = collector__emit(c, MS_CHUNK_ROUND, 0, now_ns(), NULL, 0);
+	if (err)
+		return err;
+	n = collector__drain(c);
+	if (n < 0)
+		return n;
+	err = collector__emit_counters(c);
+	if (err)
+		return err;
+	return collector__emit(c, MS_CHUNK_END, 0, now_ns(), NULL, 0);
+}
+
+/* Release every program, link, map, perf fd and ring.  Accepts NULL. */
+void collector__free(struct collector *c)
+{
+	int i;
+
+	if (!c)
+		return;
+	for (i = 0; c->links && i < c->nr_online; i++)
+		bpf_link__destroy(c->links[i]);
+	for (i = 0; c->sample_fds && i < c->nr_online; i++)
+		if (c->sample_fds[i] >= 0)
+			close(c->sample_fds[i]);
+	bpf_link__destroy(c->fork_link);
+	bpf_link__destroy(c->exit_link);
+	for (i = 0; c->rings && i < c->nr_online; i++) {
+		if (c->rings[i].base)
+			munmap(c->rings[i].base, c->rings[i].map_bytes);
+		if (c->rings[i].fd >= 0)
+			close(c->rings[i].fd);
+	}
+	ring_buffer__free(c->rb);
+	if (c->epoll_fd >= 0)
+		close(c->epoll_fd);
+	sampler_bpf__destroy(c->skel);
+	free(c->links);
+	free(c->sample_fds);
+	free(c->rings);
+	free(c->online);
+	free(c->targets);
+	free(c->copy_buf);
+	free(c->snap_buf);
+	free(c->line);
+	free(c);
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The raw ring stream file (stream.h): a buffered appender and a validating
+ * replayer.  File layout: a 16-byte header { MS_RAW_MAGIC, u32 abi, u32 0 },
+ * then for each chunk struct ms_chunk and len payload bytes, zero-padded to a
+ * multiple of 8.  Host byte order.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpf/abi/records.h"
+#include "stream.h"
+
+#define WRITER_BUF_BYTES (1u << 20)
+
+struct raw_file_header {
+	char magic[8];
+	uint32_t abi;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct raw_file_header) == 16, "raw_file_header size");
+
+struct stream_writer {
+	int fd;
+	char *partial; /* DIR/stream.msraw.partial, renamed at free */
+	char *final;   /* DIR/stream.msraw */
+	int err;       /* first write error, sticky */
+	size_t used;
+	char buf[WRITER_BUF_BYTES];
+};
+
+static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int writer__flush(struct stream_writer *w)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	err = write_all(w->fd, w->buf, w->used);
+	w->used = 0;
+	if (err)
+		w->err = err;
+	return err;
+}
+
+/* Append bytes through the buffer; large blocks go straight to the file. */
+static int writer__append(struct stream_writer *w, const void *data, size_t len)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (w->used + len > sizeof(w->buf)) {
+		err = writer__flush(w);
+		if (err)
+			return err;
+	}
+	if (len > sizeof(w->buf)) {
+		err = write_all(w->fd, data, len);
+		if (err)
+			w->err = err;
+		return err;
+	}
+	memcpy(w->buf + w->used, data, len);
+	w->used += len;
+	return 0;
+}
+
+struct stream_writer *stream_writer__new(const char *dir)
+{
+	struct raw_file_header hdr = {.abi = MS_ABI_VERSION};
+	struct stream_writer *w;
+	int err;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->fd = -1;
+	if (asprintf(&w->final, "%s/%s", dir, MS_RAW_FILE) < 0 ||
+	    asprintf(&w->partial, "%s/%s.partial", dir, MS_RAW_FILE) < 0) {
+		w->final = w->partial = NULL;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	w->fd = open(w->partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	memcpy(hdr.magic, MS_RAW_MAGIC, sizeof(hdr.magic));
+	err = writer__append(w, &hdr, sizeof(hdr));
+cleanup:
+	if (err) {
+		if (w->fd >= 0) {
+			close(w->fd);
+			unlink(w->partial);
+		}
+		free(w->final);
+		free(w->partial);
+		free(w);
+		errno = -err;
+		return NULL;
+	}
+	return w;
+}
+
+int stream_writer__sink(void *ctx, const struct ms_chunk *chunk, const void *payload)
+{
+	static const char zeros[8];
+	struct stream_writer *w = ctx;
+	size_t pad;
+	int err;
+
+	if (chunk->len > MS_CHUNK_MAX_PAYLOAD)
+		return -E2BIG;
+	if (chunk->len && !payload)
+		return -EINVAL;
+	err = writer__append(w, chunk, sizeof(*chunk));
+	if (!err && chunk->len)
+		err = writer__append(w, payload, chunk->len);
+	pad = pad8(chunk->len) - chunk->len;
+	if (!err && pad)
+		err = writer__append(w, zeros, pad);
+	return err;
+}
+
+/* fsync the directory holding path, so that a rename in it is durable. */
+static int fsync_parent(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	int fd, err = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd))
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return err;
+}
+
+int stream_writer__free(struct stream_writer *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	err = writer__flush(w);
+	if (fsync(w->fd) && !err)
+		err = -errno;
+	if (close(w->fd) && !err)
+		err = -errno;
+	/* Publish under the final name only when complete (ARCHITECTURE.md:
+	 * write, fsync, rename); a failed stream keeps its .partial name. */
+	if (!err && rename(w->partial, w->final))
+		err = -errno;
+	if (!err)
+		err = fsync_parent(w->final);
+	free(w->final);
+	free(w->partial);
+	free(w);
+	return err;
+}
+
+/* ---- replay ---- */
+
+struct replay {
+	const char *path;
+	FILE *f;
+	uint64_t off; /* bytes consumed so far */
+	char *payload;
+};
+
+static int replay__bad(const struct replay *r, uint64_t off, const char *why)
+{
+	fprintf(stderr, "microscope: %s: offset %llu: malformed raw stream: %s\n", r->path,
+		(unsigned long long)off, why);
+	return -EBADMSG;
+}
+
+/* Read up to len bytes.  Returns the number read (short only at end of
+ * file), or -errno for a read error. */
+static ssize_t replay__read(struct replay *r, void *buf, size_t len)
+{
+	size_t got = fread(buf, 1, len, r->f);
+
+	if (got < len && ferror(r->f))
+		return -EIO;
+	r->off += got;
+	return (ssize_t)got;
+}
+
+static bool kind__known(uint32_t kind) { return kind >= MS_CHUNK_META && kind <= MS_CHUNK_END; }
+
+static bool kind__timed(uint32_t kind) { return kind == MS_CHUNK_ROUND || kind == MS_CHUNK_END; }
+
+/* META and COUNTER payloads are "key=value" text without NUL bytes. */
+static bool text__valid(const char *p, uint32_t len)
+{
+	return len > 0 && !memchr(p, '\0', len) && memchr(p, '=', len) && p[0] != '=';
+}
+
+static int replay__chunk(struct replay *r, const struct ms_chunk *c, uint64_t at)
+{
+	size_t padded = pad8(c->len);
+	ssize_t got;
+	size_t i;
+
+	if (!kind__known(c->kind))
+		return replay__bad(r, at, "unknown chunk kind");
+	if (c->reserved)
+		return replay__bad(r, at, "nonzero reserved field in chunk header");
+	if (c->len > MS_CHUNK_MAX_PAYLOAD)
+		return replay__bad(r, at, "chunk payload larger than MS_CHUNK_MAX_PAYLOAD");
+	if (kind__timed(c->kind) ? c->len != 0 : c->time != 0)
+		return replay__bad(r, at,
+				   kind__timed(c->kind) ? "ROUND/END chunk with a payload"
+							: "time set on an untimed chunk");
+	got = replay__read(r, r->payload, padded);
+	if (got < 0)
+		return (int)got;
+	if ((size_t)got < padded)
+		return replay__bad(r, r->off, "truncated chunk payload");
+	for (i = c->len; i < padded; i++)
+		if (r->payload[i])
+			return replay__bad(r, at + sizeof(*c) + i, "nonzero padding");
+	switch (c->kind) {
+	case MS_CHUNK_META:
+	case MS_CHUNK_COUNTER:
+		if (!text__valid(r->payload, c->len))
+			return replay__bad(r, at, "META/COUNTER payload is not key=value text");
+		break;
+	case MS_CHUNK_BPF:
+	case MS_CHUNK_PERF:
+		if (c->len < 8)
+			return replay__bad(r, at, "record shorter than its 8-byte header");
+		break;
+	}
+	return 0;
+}
+
+int stream__replay(const char *path, stream_sink_fn sink, void *ctx)
+{
+	struct replay r = {.path = path};
+	struct raw_file_header hdr;
+	char *joined = NULL;
+	struct ms_chunk c;
+	struct stat st;
+	uint64_t at;
+	ssize_t got;
+	int err;
+
+	if (stat(path, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode)) {
+		if (asprintf(&joined, "%s/%s", path, MS_RAW_FILE) < 0)
+			return -ENOMEM;
+		r.path = joined;
+	}
+	r.payload = malloc(MS_CHUNK_MAX_PAYLOAD);
+	if (!r.payload) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	r.f = fopen(r.path, "rbe");
+	if (!r.f) {
+		err = -errno;
+		goto cleanup;
+	}
+	got = replay__read(&r, &hdr, sizeof(hdr));
+	if (got < 0) {
+		err = (int)got;
+		goto cleanup;
+	}
+	if ((size_t)got < sizeof(hdr)) {
+		err = replay__bad(&r, r.off, "truncated file header");
+		goto cleanup;
+	}
+	if (memcmp(hdr.magic, MS_RAW_MAGIC, sizeof(hdr.magic))) {
+		err = replay__bad(&r, 0, "bad magic (not a microscope raw stream)");
+		goto cleanup;
+	}
+	if (hdr.abi != MS_ABI_VERSION || hdr.reserved) {
+		err = replay__bad(&r, 8, "unsupported record ABI version");
+		goto cleanup;
+	}
+	for (;;) {
+		at = r.off;
+		got = replay__read(&r, &c, sizeof(c));
+		if (got < 0) {
+			err = (int)got;
+			break;
+		}
+		if (got == 0) {
+			err = 0; /* end of file at a chunk boundary */
+			break;
+		}
+		if ((size_t)got < sizeof(c)) {
+			err = replay__bad(&r, r.off, "truncated chunk header");
+			break;
+		}
+		err = replay__chunk(&r, &c, at);
+		if (err)
+			break;
+		err = sink(ctx, &c, c.len ? r.payload : NULL);
+		if (err < 0)
+			break;
+		err = 0;
+	}
+cleanup:
+	if (r.f)
+		fclose(r.f);
+	free(r.payload);
+	free(joined);
+	return err;
+}

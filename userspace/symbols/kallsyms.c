@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernel symbols from /proc/kallsyms and the kernel build ID from
+ * /sys/kernel/notes.
+ *
+ * kallsyms lines are "ADDR TYPE NAME" or "ADDR TYPE NAME\t[MODULE]"
+ * (kernel/kallsyms.c, s_show()).  Text symbols are types t/T (local/global)
+ * and w/W (weak); kallsyms gives no sizes, so each symbol covers up to the
+ * next one of the same owner (core kernel, or one module), see
+ * sym_builder__finish().  Without CAP_SYSLOG, or with kernel.kptr_restrict
+ * set, every address reads as zero: that is recorded as the module's error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "userspace/symbols/symbols_internal.h"
+
+/* FNV-1a of a module name, never 0 (0 is the core kernel). */
+static uint32_t owner_tag(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h ? h : 1;
+}
+
+int kallsyms__load(struct sym_module *m, const char *path, uint64_t *stext)
+{
+	struct sym_builder b;
+	size_t cap = 0, text = 0;
+	bool nonzero = false;
+	char *line = NULL;
+	ssize_t len;
+	FILE *f;
+	int err = 0;
+
+	*stext = 0;
+	sym_builder__init(&b);
+	f = fopen(path, "re");
+	if (!f) {
+		sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: %s", path, strerror(errno));
+		return 0;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		char *p = line, *end = line + len, *name, *name_end;
+		uint32_t rank, owner = 0;
+		uint64_t addr = 0;
+		int digits = 0;
+		char type;
+
+		while (p < end && digits < 16) {
+			char c = *p;
+			int v;
+
+			if (c >= '0' && c <= '9')
+				v = c - '0';
+			else if (c >= 'a' && c <= 'f')
+				v = c - 'a' + 10;
+			else if (c >= 'A' && c <= 'F')
+				v = c - 'A' + 10;
+			else
+				break;
+			addr = addr << 4 | (uint64_t)v;
+			digits++;
+			p++;
+		}
+		if (!digits || end - p < 3 || p[0] != ' ' || p[2] != ' ')
+			continue; /* malformed line */
+		type = p[1];
+		name = p + 3;
+		name_end = name;
+		while (name_end < end && *name_end != '\t' && *name_end != '\n' &&
+		       *name_end != ' ')
+			name_end++;
+		if (name_end == name)
+			continue;
+		if (name_end - name == 6 && !memcmp(name, "_stext", 6))
+			*stext = addr;
+
+		switch (type) {
+		case 'T':
+			rank = SYM_RANK_GLOBAL | SYM_RANK_TYPED;
+			break;
+		case 'W':
+		case 'w':
+			rank = SYM_RANK_WEAK | SYM_RANK_TYPED;
+			break;
+		case 't':
+			rank = SYM_RANK_LOCAL | SYM_RANK_TYPED;
+			break;
+		default:
+			continue;
+		}
+		if (name_end < end && *name_end == '\t' && name_end + 1 < end &&
+		    name_end[1] == '[') {
+			char *mod = name_end + 2, *mod_end = mod;
+
+			while (mod_end < end && *mod_end != ']')
+				mod_end++;
+			owner = owner_tag(mod, (size_t)(mod_end - mod));
+		}
+		text++;
+		nonzero |= addr != 0;
+		err = sym_builder__add(&b, addr, 0, UINT64_MAX, name, (size_t)(name_end - name),
+				       rank, owner);
+		if (err == -E2BIG) {
+			sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: too many symbols", path);
+			err = 0;
+			goto cleanup;
+		}
+		if (err)
+			goto cleanup;
+	}
+	if (ferror(f)) {
+		sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: read error", path);
+		goto cleanup;
+	}
+	if (!text) {
+		sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: no text symbols", path);
+		goto cleanup;
+	}
+	if (!nonzero) {
+		*stext = 0;
+		sym_module__fail(m, SYM_ERR_KPTR_RESTRICT, NULL);
+		goto cleanup;
+	}
+	err = sym_builder__finish(&b, m);
+cleanup:
+	if (err)
+		sym_module__fail(m, SYM_ERR_NOMEM, NULL);
+	sym_builder__release(&b);
+	free(line);
+	fclose(f);
+	return err;
+}
+
+ssize_t kernel_notes__build_id(const char *path, uint8_t *out)
+{
+	uint8_t buf[65536];
+	size_t n = 0, off = 0;
+	ssize_t found = 0;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf), f);
+	if (ferror(f))
+		found = -EIO;
+	fclose(f);
+	if (found)
+		return found;
+
+	/* Elf64_Nhdr and Elf32_Nhdr are both three 32-bit words; name and
+	 * descriptor are each padded to 4 bytes (kernel: include/linux/elfnote.h). */
+	while (n - off >= 12) {
+		uint32_t namesz, descsz, type;
+		size_t name_pad, desc_pad;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		off += 12;
+		name_pad = ((size_t)namesz + 3) & ~(size_t)3;
+		desc_pad = ((size_t)descsz + 3) & ~(size_t)3;
+		if (name_pad > n - off || desc_pad > n - off - name_pad)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + off, "GNU", 4) &&
+		    descsz > 0 && descsz <= SYM_BUILD_ID_MAX) {
+			memcpy(out, buf + off + name_pad, descsz);
+			found = descsz;
+			break;
+		}
+		off += name_pad + desc_pad;
+	}
+	return found;
+}

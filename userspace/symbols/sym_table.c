@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The per-module symbol table: candidates from every source (.symtab,
+ * .dynsym, a debug file's .symtab, kallsyms) are merged here into one
+ * sorted, deduplicated array of [start, end) ranges plus one names arena,
+ * and looked up by binary search without allocating.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "userspace/symbols/symbols_internal.h"
+
+void sym_builder__init(struct sym_builder *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void sym_builder__release(struct sym_builder *b)
+{
+	if (!b)
+		return;
+	free(b->v);
+	free(b->names);
+	memset(b, 0, sizeof(*b));
+}
+
+int sym_builder__add(struct sym_builder *b, uint64_t start, uint64_t size, uint64_t limit,
+		     const char *name, size_t len, uint32_t rank, uint32_t owner)
+{
+	struct sym_candidate *c;
+
+	if (b->n >= SYM_MAX_SYMBOLS)
+		return -E2BIG;
+	if (len >= UINT32_MAX - b->names_len)
+		return -E2BIG;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 1024;
+		void *v = realloc(b->v, cap * sizeof(*b->v));
+
+		if (!v)
+			return -ENOMEM;
+		b->v = v;
+		b->cap = cap;
+	}
+	if (b->names_cap - b->names_len < len + 1) {
+		size_t cap = b->names_cap ? b->names_cap : 16384;
+		void *names;
+
+		while (cap - b->names_len < len + 1)
+			cap *= 2;
+		names = realloc(b->names, cap);
+		if (!names)
+			return -ENOMEM;
+		b->names = names;
+		b->names_cap = cap;
+	}
+
+	c = &b->v[b->n++];
+	c->start = start;
+	c->size = size;
+	c->limit = limit;
+	c->name = (uint32_t)b->names_len;
+	c->owner = owner;
+	c->rank = rank;
+	memcpy(b->names + b->names_len, name, len);
+	b->names[b->names_len + len] = '\0';
+	b->names_len += len + 1;
+	return 0;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * Order by start, then best name first: higher rank (global > weak > local,
+ * typed > untyped), then fewer leading underscores, shorter, strcmp.  The
+ * tie-breaks after rank only make the choice deterministic.
+ */
+static int candidate_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct sym_candidate *a = pa, *b = pb;
+	const char *names = arg;
+	const char *na = names + a->name, *nb = names + b->name;
+	size_t ua, ub, la, lb;
+	int c;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank > b->rank ? -1 : 1;
+	ua = leading_underscores(na);
+	ub = leading_underscores(nb);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	la = strlen(na);
+	lb = strlen(nb);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	c = strcmp(na, nb);
+	if (c)
+		return c;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	return 0;
+}
+
+static uint64_t add_clamped(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/*
+ * Rules, in order:
+ *  1. One entry per start address.  Its name is the best-ranked candidate's
+ *     (global over weak over local); its size the largest of the group.
+ *  2. An unsized entry strictly inside an earlier sized one is dropped (an
+ *     assembler label within a function, not a function).
+ *  3. An unsized entry ends at the next entry of the same owner, else after
+ *     SYM_UNSIZED_TAIL bytes or at the next entry, whichever is first; and
+ *     never past its limit (its section's end).
+ *  4. parent links let a lookup fall back from a nested symbol to the one
+ *     enclosing it.
+ */
+int sym_builder__finish(struct sym_builder *b, struct sym_module *m)
+{
+	struct sym_entry *syms = NULL;
+	char *names = NULL;
+	uint64_t cover_end = 0;
+	size_t i, j, k = 0, names_len = 0;
+	int err = 0;
+
+	if (b->n == 0)
+		goto cleanup;
+	qsort_r(b->v, b->n, sizeof(*b->v), candidate_cmp, b->names);
+
+	/* Rules 1 and 2, compacting b->v in place (k <= i always). */
+	for (i = 0; i < b->n; i = j) {
+		struct sym_candidate best = b->v[i];
+		uint64_t sized_end = 0;
+
+		for (j = i; j < b->n && b->v[j].start == best.start; j++) {
+			if (b->v[j].size) {
+				uint64_t e = add_clamped(best.start, b->v[j].size);
+
+				if (e > sized_end)
+					sized_end = e;
+			}
+		}
+		if (!sized_end && best.start < cover_end)
+			continue;
+		best.size = sized_end ? sized_end - best.start : 0;
+		if (sized_end > cover_end)
+			cover_end = sized_end;
+		b->v[k++] = best;
+	}
+
+	syms = malloc(k * sizeof(*syms));
+	if (!syms) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < k; i++)
+		names_len += strlen(b->names + b->v[i].name) + 1;
+	names = malloc(names_len);
+	if (!names) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+
+	names_len = 0;
+	for (i = 0; i < k; i++) {
+		const struct sym_candidate *c = &b->v[i];
+		struct sym_entry *e = &syms[i];
+		size_t len = strlen(b->names + c->name) + 1;
+
+		e->start = c->start;
+		if (c->size) {
+			e->end = add_clamped(c->start, c->size);
+		} else {
+			/* Rule 3. */
+			e->end = add_clamped(c->start, SYM_UNSIZED_TAIL);
+			if (i + 1 < k && (b->v[i + 1].owner == c->owner || b->v[i + 1].start < e->end))
+				e->end = b->v[i + 1].start;
+			if (c->limit > c->start && c->limit < e->end)
+				e->end = c->limit;
+		}
+		memcpy(names + names_len, b->names + c->name, len);
+		e->name = (uint32_t)names_len;
+		names_len += len;
+
+		/* Rule 4: walk the previous entry's chain of enclosing ranges;
+		 * entries skipped here are never on a later chain either, so the
+		 * whole pass is linear. */
+		e->parent = i ? (uint32_t)(i - 1) : SYM_NO_PARENT;
+		while (e->parent != SYM_NO_PARENT && syms[e->parent].end <= e->start)
+			e->parent = syms[e->parent].parent;
+	}
+
+	m->syms = syms;
+	m->nr_syms = k;
+	m->names = names;
+	m->names_len = names_len;
+	syms = NULL;
+	names = NULL;
+cleanup:
+	free(syms);
+	free(names);
+	sym_builder__release(b);
+	return err;
+}
+
+const struct sym_entry *sym_table__find(const struct sym_entry *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n, mid;
+	uint32_t i;
+	int depth;
+
+	/* lo = number of entries with start <= addr */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	i = (uint32_t)(lo - 1);
+	for (depth = 0; depth < SYM_MAX_NESTING && i != SYM_NO_PARENT; depth++) {
+		if (addr < v[i].end)
+			return &v[i];
+		i = v[i].parent;
+	}
+	return NULL;
+}

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The symbolizer: a cache of modules, each loaded once when first seen.
+ *
+ * Cache keys (one open-addressing table; a slot's kind says which key):
+ *   BUILD_ID  file's build ID          -> a module that loaded fine
+ *   FILE      dev, inode, size, mtime  -> the module read from that file
+ *   MISMATCH  file key + mapping's ID  -> a refused file (build ID mismatch)
+ *   FAILED    path tried + mapping's ID-> a file that could not be opened
+ * A module may sit under several keys; keys compare against the module's
+ * own fields, so slots hold no copies.  Modules are never evicted.
+ *
+ * Not thread-safe: one symbolizer belongs to one thread (the processor).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "userspace/symbols/symbols_internal.h"
+
+/* x86-64 kernels are linked with _stext at __START_KERNEL_map +
+ * CONFIG_PHYSICAL_START (arch/x86/include/asm/page_64_types.h) with the
+ * default 16 MiB physical start; other configurations read as offset 0. */
+#define X86_64_STEXT_LINK_ADDR 0xffffffff81000000ull
+
+enum cache_kind {
+	CACHE_BUILD_ID = 1,
+	CACHE_FILE,
+	CACHE_MISMATCH,
+	CACHE_FAILED,
+};
+
+struct cache_key {
+	enum cache_kind kind;
+	const uint8_t *build_id; /* BUILD_ID, MISMATCH, FAILED */
+	size_t build_id_len;
+	const struct sym_file_key *file; /* FILE, MISMATCH */
+	const char *tried;		 /* FAILED */
+};
+
+struct cache_slot {
+	uint64_t hash;
+	struct sym_module *m; /* NULL: empty */
+	enum cache_kind kind;
+};
+
+struct symbolizer {
+	struct sym_module *modules; /* every module, newest first; owned */
+	struct cache_slot *slots;
+	size_t nr_slots; /* power of two, or 0 */
+	size_t nr_used;
+	struct sym_module *vdso;
+	struct sym_module *kernel;
+	uint64_t kaslr_offset;
+	char kernel_build_id[2 * SYM_BUILD_ID_MAX + 1];
+};
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t cache_key__hash(const struct cache_key *k)
+{
+	uint64_t h = fnv1a(0xcbf29ce484222325ull, &k->kind, sizeof(k->kind));
+
+	if (k->kind != CACHE_FILE)
+		h = fnv1a(h, k->build_id, k->build_id_len);
+	if (k->kind == CACHE_FILE || k->kind == CACHE_MISMATCH)
+		h = fnv1a(h, k->file, sizeof(*k->file)); /* five u64/i64: no padding */
+	if (k->kind == CACHE_FAILED)
+		h = fnv1a(h, k->tried, strlen(k->tried));
+	return h;
+}
+
+static bool file_key__equal(const struct sym_file_key *a, const struct sym_file_key *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
+static bool build_id__equal(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	return alen == blen && (!alen || !memcmp(a, b, alen));
+}
+
+static bool cache_key__matches(const struct cache_key *k, const struct sym_module *m)
+{
+	switch (k->kind) {
+	case CACHE_BUILD_ID:
+		return build_id__equal(m->build_id, m->build_id_len, k->build_id, k->build_id_len);
+	case CACHE_FILE:
+		return m->has_file_key && file_key__equal(&m->file_key, k->file);
+	case CACHE_MISMATCH:
+		return m->has_file_key && file_key__equal(&m->file_key, k->file) &&
+		       build_id__equal(m->build_id, m->build_id_len, k->build_id,
+				       k->build_id_len);
+	case CACHE_FAILED:
+		return m->tried && !strcmp(m->tried, k->tried) &&
+		       build_id__equal(m->build_id, m->build_id_len, k->build_id,
+				       k->build_id_len);
+	}
+	return false;
+}
+
+static struct sym_module *symbolizer__find(struct symbolizer *s, const struct cache_key *k)
+{
+	uint64_t h = cache_key__hash(k);
+	size_t i, mask = s->nr_slots - 1;
+
+	if (!s->nr_slots)
+		return NULL;
+	for (i = h & mask; s->slots[i].m; i = (i + 1) & mask) {
+		const struct cache_slot *slot = &s->slots[i];
+
+		if (slot->hash == h && slot->kind == k->kind && cache_key__matches(k, slot->m))
+			return slot->m;
+	}
+	return NULL;
+}
+
+static void slots__put(struct cache_slot *slots, size_t nr_slots, const struct cache_slot *in)
+{
+	size_t i, mask = nr_slots - 1;
+
+	for (i = in->hash & mask; slots[i].m; i = (i + 1) & mask)
+		;
+	slots[i] = *in;
+}
+
+/* Adds m under k.  On -ENOMEM m stays usable, just not found again. */
+static int symbolizer__insert(struct symbolizer *s, const struct cache_key *k,
+			      struct sym_module *m)
+{
+	struct cache_slot slot = { .hash = cache_key__hash(k), .m = m, .kind = k->kind };
+
+	if (2 * (s->nr_used + 1) > s->nr_slots) {
+		size_t n = s->nr_slots ? 2 * s->nr_slots : 64, i;
+		struct cache_slot *slots = calloc(n, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		for (i = 0; i < s->nr_slots; i++)
+			if (s->slots[i].m)
+				slots__put(slots, n, &s->slots[i]);
+		free(s->slots);
+		s->slots = slots;
+		s->nr_slots = n;
+	}
+	slots__put(s->slots, s->nr_slots, &slot);
+	s->nr_used++;
+	return 0;
+}
+
+/* A new module on the symbolizer's list (freed with it). */
+static struct sym_module *symbolizer__add_module(struct symbolizer *s, const char *path)
+{
+	struct sym_module *m = sym_module__new(path);
+
+	if (!m)
+		return NULL;
+	m->next = s->modules;
+	s->modules = m;
+	return m;
+}
+
+struct symbolizer *symbolizer__new(void)
+{
+	struct symbolizer *s;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		errno = ENOMEM;
+	return s;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	struct sym_module *m, *next;
+
+	if (!s)
+		return;
+	for (m = s->modules; m; m = next) {
+		next = m->next;
+		sym_module__free(m);
+	}
+	free(s->slots);
+	free(s);
+}
+
+/* Opens p if it is a regular file.  Returns the fd, or -errno (-EISDIR for
+ * anything that is not a regular file: devices are never opened). */
+static int open_regular(const char *p)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(p, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EISDIR;
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	return fd;
+}
+
+/* Tries open_path, then /proc/PID/root + path, then path (absolute paths
+ * only: "[heap]" or "//anon" are never opened relative to our cwd).  Leaves
+ * the last path tried in tried.  Returns an fd or -errno. */
+static int open_module_file(uint32_t pid, const char *open_path, const char *path, char *tried,
+			    size_t size)
+{
+	int fd = -ENOENT;
+
+	snprintf(tried, size, "%s", path);
+	if (open_path) {
+		snprintf(tried, size, "%s", open_path);
+		fd = open_regular(tried);
+		if (fd >= 0)
+			return fd;
+	}
+	if (path[0] != '/')
+		return fd;
+	if (pid) {
+		int n = snprintf(tried, size, "/proc/%u/root%s", pid, path);
+
+		if (n > 0 && (size_t)n < size) {
+			fd = open_regular(tried);
+			if (fd >= 0)
+				return fd;
+		}
+	}
+	snprintf(tried, size, "%s", path);
+	return open_regular(tried);
+}
+
+/* The cached or new module for a file that could not be opened. */
+static struct sym_module *symbolizer__failed(struct symbolizer *s, const char *path,
+					     const char *tried, int err, const uint8_t *build_id,
+					     size_t build_id_len)
+{
+	struct cache_key k = {
+		.kind = CACHE_FAILED,
+		.build_id = build_id,
+		.build_id_len = build_id_len,
+		.tried = tried,
+	};
+	struct sym_module *m = symbolizer__find(s, &k);
+
+	if (m)
+		return m;
+	m = symbolizer__add_module(s, path);
+	if (!m)
+		return NULL;
+	m->tried = strdup(tried);
+	if (!m->tried) {
+		errno = ENOMEM;
+		return NULL; /* m is on the list; freed with s */
+	}
+	if (build_id_len)
+		memcpy(m->build_id, build_id, build_id_len);
+	m->build_id_len = build_id_len;
+	if (err == -EISDIR)
+		sym_module__fail(m, SYM_ERR_NOT_FILE, "%s", tried);
+	else if (path[0] != '/' && !strcmp(tried, path))
+		sym_module__fail(m, SYM_ERR_OPEN, "%s: not an absolute path", tried);
+	else
+		sym_module__fail(m, SYM_ERR_OPEN, "%s: %s", tried, strerror(-err));
+	symbolizer__insert(s, &k, m);
+	return m;
+}
+
+/* The cached or new module refusing a file whose build ID is not the
+ * mapping's.  Its identity is the mapping's build ID. */
+static struct sym_module *symbolizer__mismatch(struct symbolizer *s, const char *path,
+					       const struct sym_file_key *key,
+					       const uint8_t *build_id, size_t build_id_len,
+					       const uint8_t *file_id, size_t file_id_len)
+{
+	char want[2 * SYM_BUILD_ID_MAX + 1], have[2 * SYM_BUILD_ID_MAX + 1];
+	struct cache_key k = {
+		.kind = CACHE_MISMATCH,
+		.build_id = build_id,
+		.build_id_len = build_id_len,
+		.file = key,
+	};
+	struct sym_module *m = symbolizer__find(s, &k);
+
+	if (m)
+		return m;
+	m = symbolizer__add_module(s, path);
+	if (!m)
+		return NULL;
+	m->file_key = *key;
+	m->has_file_key = true;
+	m->size = key->size;
+	memcpy(m->build_id, build_id, build_id_len);
+	m->build_id_len = build_id_len;
+	sym_hex(build_id, build_id_len, want);
+	sym_hex(file_id, file_id_len, have);
+	sym_module__fail(m, SYM_ERR_BUILD_ID_MISMATCH, "mapping %s file %s", want, have);
+	symbolizer__insert(s, &k, m);
+	return m;
+}
+
+struct sym_module *symbolizer__file(struct symbolizer *s, uint32_t pid, const char *open_path,
+				    const char *path, const uint8_t *build_id, size_t build_id_len)
+{
+	uint8_t file_id[SYM_BUILD_ID_MAX];
+	char tried[PATH_MAX + 32];
+	struct sym_file_key key = { 0 };
+	struct cache_key k = { 0 };
+	struct elf_file f = { .fd = -1 };
+	struct sym_module *m = NULL;
+	ssize_t file_id_len = 0;
+	struct stat st;
+	int fd, err;
+
+	if (!path)
+		path = open_path ? open_path : "";
+	if (!build_id || build_id_len > SYM_BUILD_ID_MAX)
+		build_id_len = 0; /* no usable ID: identify by file */
+	if (!open_path && !strcmp(path, "[vdso]"))
+		return symbolizer__vdso(s);
+
+	k.kind = CACHE_BUILD_ID;
+	k.build_id = build_id;
+	k.build_id_len = build_id_len;
+	if (build_id_len && (m = symbolizer__find(s, &k)))
+		return m;
+
+	fd = open_module_file(pid, open_path, path, tried, sizeof(tried));
+	if (fd < 0)
+		return symbolizer__failed(s, path, tried, fd, build_id, build_id_len);
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return symbolizer__failed(s, path, tried, err, build_id, build_id_len);
+	}
+	key.dev = st.st_dev;
+	key.ino = st.st_ino;
+	key.size = (uint64_t)st.st_size;
+	key.mtime_sec = st.st_mtim.tv_sec;
+	key.mtime_nsec = st.st_mtim.tv_nsec;
+
+	k.file = &key;
+	if (build_id_len) {
+		k.kind = CACHE_MISMATCH;
+		m = symbolizer__find(s, &k);
+		if (m)
+			goto cleanup;
+	}
+	k.kind = CACHE_FILE;
+	m = symbolizer__find(s, &k);
+	if (m) {
+		if (build_id_len && m->build_id_len &&
+		    !build_id__equal(m->build_id, m->build_id_len, build_id, build_id_len))
+			m = symbolizer__mismatch(s, path, &key, build_id, build_id_len,
+						 m->build_id, m->build_id_len);
+		goto cleanup;
+	}
+
+	err = elf_file__open_fd(&f, fd);
+	if (!err) {
+		file_id_len = elf_file__build_id(&f, file_id);
+		if (file_id_len < 0)
+			err = (int)file_id_len;
+	}
+	if (err != -ENOMEM && file_id_len > 0 && build_id_len &&
+	    !build_id__equal(file_id, (size_t)file_id_len, build_id, build_id_len)) {
+		m = symbolizer__mismatch(s, path, &key, build_id, build_id_len, file_id,
+					 (size_t)file_id_len);
+		goto cleanup;
+	}
+	if (file_id_len > 0) {
+		/* The same content under another inode (a copy, a container
+		 * layer): one module. */
+		k.kind = CACHE_BUILD_ID;
+		k.build_id = file_id;
+		k.build_id_len = (size_t)file_id_len;
+		m = symbolizer__find(s, &k);
+		if (m)
+			goto cleanup;
+	}
+
+	m = symbolizer__add_module(s, path);
+	if (!m)
+		goto cleanup;
+	m->file_key = key;
+	m->has_file_key = true;
+	m->size = key.size;
+	if (file_id_len > 0) {
+		memcpy(m->build_id, file_id, (size_t)file_id_len);
+		m->build_id_len = (size_t)file_id_len;
+	} else if (build_id_len) {
+		memcpy(m->build_id, build_id, build_id_len);
+		m->build_id_len = build_id_len;
+	}
+	if (err == -ENOMEM || (!err && elf_module__load(m, &f) == -ENOMEM)) {
+		m = NULL; /* on the list; freed with s */
+		goto cleanup;
+	}
+	if (err)
+		sym_module__fail(m, f.why_kind, "%s", f.why);
+
+	k.kind = CACHE_FILE;
+	k.file = &key;
+	symbolizer__insert(s, &k, m);
+	if (m->build_id_len && !m->error_kind) {
+		k.kind = CACHE_BUILD_ID;
+		k.build_id = m->build_id;
+		k.build_id_len = m->build_id_len;
+		symbolizer__insert(s, &k, m);
+	}
+cleanup:
+	elf_file__release(&f);
+	close(fd);
+	if (!m)
+		errno = ENOMEM;
+	return m;
+}
+
+struct sym_module *symbolizer__vdso(struct symbolizer *s)
+{
+	struct sym_module *m;
+
+	if (s->vdso)
+		return s->vdso;
+	m = symbolizer__add_module(s, "[vdso]");
+	if (!m || vdso__load(m)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->vdso = m;
+	return m;
+}
+
+struct sym_module *symbolizer__kernel(struct symbolizer *s)
+{
+	struct sym_module *m;
+	uint64_t stext = 0;
+	ssize_t len;
+
+	if (s->kernel)
+		return s->kernel;
+	m = symbolizer__add_module(s, "[kernel.kallsyms]");
+	if (!m)
+		return NULL;
+	m->is_kernel = true;
+	if (kallsyms__load(m, "/proc/kallsyms", &stext)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	len = kernel_notes__build_id("/sys/kernel/notes", m->build_id);
+	if (len > 0) {
+		m->build_id_len = (size_t)len;
+		sym_hex(m->build_id, m->build_id_len, s->kernel_build_id);
+	}
+#if defined(__x86_64__)
+	if (stext >= X86_64_STEXT_LINK_ADDR)
+		s->kaslr_offset = stext - X86_64_STEXT_LINK_ADDR;
+#endif
+	s->kernel = m;
+	return m;
+}
+
+uint64_t symbolizer__kaslr_offset(struct symbolizer *s)
+{
+	symbolizer__kernel(s);
+	return s->kaslr_offset;
+}
+
+const char *symbolizer__kernel_build_id(struct symbolizer *s)
+{
+	symbolizer__kernel(s);
+	return s->kernel_build_id;
+}

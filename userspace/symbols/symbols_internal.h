@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to userspace/symbols/ (and tests/unit/test_symbols.c).
+ *
+ * Ownership: a struct sym_module is created and freed by symbolizer.c and
+ * filled exactly once by one loader (elf_module.c for files and the vdso,
+ * kallsyms.c for the kernel).  After loading it is read-only: its symbol
+ * table (struct sym_entry, sorted by start, non-overlapping starts) and the
+ * names arena it points into never move, so names handed out stay valid for
+ * the symbolizer's life.
+ *
+ * A loader that fails leaves the module with no symbols, no PT_LOADs and an
+ * error (sym_module__fail()); it never leaves a half-filled table.
+ */
+#ifndef MS_SYMBOLS_INTERNAL_H
+#define MS_SYMBOLS_INTERNAL_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "userspace/symbols/symbols.h"
+
+/* Longest build ID kept, bytes (libdwfl's limit; GNU ld's SHA-1 is 20). */
+#define SYM_BUILD_ID_MAX 64
+/* A symbol table larger than this is treated as malformed. */
+#define SYM_MAX_SYMBOLS (1u << 26)
+/* A size-0 symbol with no following symbol of its owner covers this many
+ * bytes at most (bytes). */
+#define SYM_UNSIZED_TAIL 4096
+/* Lookups follow at most this many enclosing symbols (nested ranges). */
+#define SYM_MAX_NESTING 32
+
+/* Why a module has no symbols: enum and text from one table. */
+#define SYM_ERRORS(X)                                                                              \
+	X(SYM_ERR_OPEN, "cannot open")                                                             \
+	X(SYM_ERR_NOT_FILE, "not a regular file")                                                  \
+	X(SYM_ERR_NOT_ELF, "not an ELF file")                                                      \
+	X(SYM_ERR_BAD_ELF, "bad ELF")                                                              \
+	X(SYM_ERR_BUILD_ID_MISMATCH, "build ID mismatch")                                          \
+	X(SYM_ERR_NO_VDSO, "no vdso")                                                              \
+	X(SYM_ERR_KALLSYMS, "cannot read kallsyms")                                                \
+	X(SYM_ERR_KPTR_RESTRICT, "kallsyms addresses are hidden (kernel.kptr_restrict or not root)") \
+	X(SYM_ERR_NOMEM, "out of memory")
+
+enum sym_error {
+	SYM_ERR_NONE = 0,
+#define SYM_ERR_ENUM(name, text) name,
+	SYM_ERRORS(SYM_ERR_ENUM)
+#undef SYM_ERR_ENUM
+};
+
+/* Static text of an error kind ("" for SYM_ERR_NONE). */
+const char *sym_error__text(enum sym_error e);
+
+/* Identity of an opened file when it has no build ID. */
+struct sym_file_key {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size; /* bytes */
+	int64_t mtime_sec;
+	int64_t mtime_nsec;
+};
+
+/* One function: [start, end), name at names + name.  parent is the nearest
+ * earlier entry whose range contains start (SYM_NO_PARENT if none). */
+struct sym_entry {
+	uint64_t start;
+	uint64_t end;
+	uint32_t name;
+	uint32_t parent;
+};
+#define SYM_NO_PARENT UINT32_MAX
+
+/* One PT_LOAD: file bytes [offset, offset + filesz) are at vaddr. */
+struct sym_load {
+	uint64_t offset;
+	uint64_t filesz;
+	uint64_t memsz;
+	uint64_t vaddr;
+	uint64_t align;
+};
+
+struct sym_module {
+	char *path;	  /* display path, as first seen */
+	char *tried;	  /* failed modules: the path whose open failed */
+	char *error;	  /* NULL when fine; else "<kind text>[: detail]" */
+	enum sym_error error_kind;
+	char *debug_path; /* separate debug file whose .symtab was merged */
+	uint8_t build_id[SYM_BUILD_ID_MAX];
+	size_t build_id_len;
+	uint64_t size; /* file or image size, bytes; 0 for the kernel */
+	struct sym_file_key file_key;
+	bool has_file_key;
+	bool is_kernel;
+
+	struct sym_load *loads;
+	size_t nr_loads;
+	struct sym_entry *syms;
+	size_t nr_syms;
+	char *names; /* arena: every name NUL-terminated */
+	size_t names_len;
+
+	struct sym_module *next; /* the symbolizer's list of all modules */
+};
+
+/* module.c */
+struct sym_module *sym_module__new(const char *path);
+void sym_module__free(struct sym_module *m);
+/* Drops symbols and PT_LOADs and records why (detail may be NULL; printf
+ * style).  Never fails: without memory the kind's static text is used. */
+void sym_module__fail(struct sym_module *m, enum sym_error kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Lowercase hex of len bytes into out (2 * len + 1 bytes). */
+void sym_hex(const uint8_t *bytes, size_t len, char *out);
+
+/* sym_table.c: collects candidate symbols, then sorts, dedupes and fills a
+ * module's table and names arena (see sym_builder__finish for the rules). */
+enum sym_rank {
+	SYM_RANK_LOCAL = 0,
+	SYM_RANK_WEAK = 2,
+	SYM_RANK_GLOBAL = 4,
+	SYM_RANK_TYPED = 1, /* or-ed in: STT_FUNC/STT_GNU_IFUNC beat STT_NOTYPE */
+};
+
+struct sym_candidate {
+	uint64_t start;
+	uint64_t size;	/* bytes; 0 = unknown, covers up to the next symbol */
+	uint64_t limit; /* an unsized symbol ends here at most (section end) */
+	uint32_t name;	/* offset in the builder's arena */
+	uint32_t owner; /* kernel: 0 core, else a module tag; files: 0 */
+	uint32_t rank;	/* enum sym_rank bits; higher wins */
+};
+
+struct sym_builder {
+	struct sym_candidate *v;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+void sym_builder__init(struct sym_builder *b);
+void sym_builder__release(struct sym_builder *b);
+/* Adds one candidate; name is copied (len bytes, no NUL needed).  Returns 0,
+ * -ENOMEM, or -E2BIG past SYM_MAX_SYMBOLS / a 4 GiB arena. */
+int sym_builder__add(struct sym_builder *b, uint64_t start, uint64_t size, uint64_t limit,
+		     const char *name, size_t len, uint32_t rank, uint32_t owner);
+/* Moves the deduplicated table into m (replacing nothing: m must have no
+ * symbols yet) and resets b.  Returns 0 or -ENOMEM. */
+int sym_builder__finish(struct sym_builder *b, struct sym_module *m);
+/* The entry covering addr, or NULL. */
+const struct sym_entry *sym_table__find(const struct sym_entry *v, size_t n, uint64_t addr);
+
+/* elf_module.c: one ELF file or in-memory image. */
+struct elf_file {
+	Elf *elf;
+	void *image;	 /* owned copy for in-memory images, else NULL */
+	uint64_t size;	 /* file or image size, bytes */
+	int fd;		 /* closed by elf_file__release when owns_fd */
+	bool owns_fd;
+	const char *why; /* static text of the last failure */
+	enum sym_error why_kind;
+};
+
+/* Begins reading fd (not taken: keep it open until elf_file__release,
+ * or set owns_fd after success to hand it over).  Checks that the headers,
+ * PT_LOAD segments and sections lie inside the file (a truncated file is
+ * refused).  Returns 0, or -EINVAL with f->why/why_kind set. */
+int elf_file__open_fd(struct elf_file *f, int fd);
+/* Same for a copy of size bytes at image.  -ENOMEM, -EINVAL. */
+int elf_file__open_memory(struct elf_file *f, const void *image, size_t size);
+void elf_file__release(struct elf_file *f);
+/* Build ID from the NT_GNU_BUILD_ID note into out (SYM_BUILD_ID_MAX bytes).
+ * Returns its length, 0 when there is none, or -EINVAL if malformed. */
+ssize_t elf_file__build_id(struct elf_file *f, uint8_t *out);
+/* Reads the PT_LOADs, .symtab/.dynsym of f, and the .symtab of a separate
+ * debug file matching m's build ID, into m.  On failure m gets an error and
+ * no symbols; returns 0 (also when m got an error) or -ENOMEM. */
+int elf_module__load(struct sym_module *m, struct elf_file *f);
+
+/* debug_file.c: separate debug files. */
+struct debug_query {
+	const uint8_t *build_id;
+	size_t build_id_len;
+	const char *path; /* module's display path (for .gnu_debuglink later) */
+};
+/* Finds and opens the separate debug file for q whose build ID equals
+ * q->build_id.  On success *out is open (release it) and *found_path is a
+ * malloc'd path.  Returns 0, -ENOENT if none, -ENOMEM. */
+int debug_file__find(const struct debug_query *q, struct elf_file *out, char **found_path);
+
+/* kallsyms.c */
+/* Loads text symbols (t T w W, module symbols included) from a kallsyms
+ * file into m and sets *stext to _stext's address (0 if absent).  Sets m's
+ * error when the file is unreadable or shows only zero addresses.  Returns 0
+ * or -ENOMEM. */
+int kallsyms__load(struct sym_module *m, const char *path, uint64_t *stext);
+/* The GNU build ID from a kernel note blob such as /sys/kernel/notes
+ * (a sequence of Elf64_Nhdr notes, 4-byte aligned).  Returns its length
+ * (bytes written to out, at most SYM_BUILD_ID_MAX), 0 if none, or -errno. */
+ssize_t kernel_notes__build_id(const char *path, uint8_t *out);
+
+/* vdso.c: loads this process's vdso image into m. Returns 0 or -ENOMEM. */
+int vdso__load(struct sym_module *m);
+
+#endif
