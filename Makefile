@@ -46,8 +46,10 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
 FIXTURES := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRCS))
 
+-include tests/fixtures/flags.mk
+
 .PHONY: all deps demo test unit e2e check install clean bench
-all: $(BIN) $(FIXTURES)
+all: $(BIN) $(FIXTURES) $(FIXTURE_EXTRA)
 
 # Installs every Debian package the project needs; idempotent.
 deps:
@@ -91,8 +93,7 @@ $(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB)
 	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/obj/tests/unit/$*.d $< $(LIB) $(LDLIBS) -lcmocka -o $@
 
 # Fixtures: programs with known profiles.  Per-fixture flags live in
-# tests/fixtures/flags.mk (FIXTURE_CFLAGS_<name>, FIXTURE_LDLIBS_<name>).
--include tests/fixtures/flags.mk
+# tests/fixtures/flags.mk (FIXTURE_CFLAGS_<name>, FIXTURE_LDLIBS_<name>), included above.
 $(OUTPUT)/fixtures/%: tests/fixtures/%.c
 	$(call msg,FIXTURE,$@)
 	$(Q)mkdir -p $(@D)

@@ -22,8 +22,8 @@
  *   - a truncation frame (CAPTURE_FRAME_F_TRUNCATION): its bracketed reason,
  *     "[stack copy exhausted]" ("[truncated]" if it has none);
  *   - a sample with no stack: the synthetic frame "[empty stack]";
- *   - a per-thread root: "<comm>-<tid>" ("worker-4242"), "[no thread]" for
- *     samples without a thread.
+ *   - a per-thread root: "<comm>-<tid>" ("worker-4242"; comm "[unknown]" if
+ *     empty), "[no thread]" for samples without a thread.
  * Kernel frames keep their name but get key kind ANALYSIS_KEY_KERNEL, so a
  * kernel and a user function of one name stay apart.  Presenters mark them
  * perf-style: the report prints "name [k]", folded stacks "name_[k]" (the

@@ -3,8 +3,9 @@
  * The CPU sampler: runs on every overflow of the per-CPU sampling perf event
  * (cpu-clock or cycles), keeps the tasks being recorded, and writes one
  * struct ms_sample (bpf/abi/records.h) per sample into the "samples" BPF ring
- * buffer: time, pid/tid, CPU, period, kernel and user callchains and the
- * thread's user registers.
+ * buffer: time, pid/tid, CPU, period, kernel and user callchains, the
+ * thread's user registers and, when stack_copy_bytes is set, a copy of the
+ * user stack from the user sp upward for unwinding with CFI in userspace.
  *
  * Filtering happens here, in the kernel: either every task but the idle
  * tasks (system_wide, set through rodata), or tasks whose tgid is in the
@@ -12,8 +13,18 @@
  * fork join in handle_fork; a process leaves when its last thread exits, so
  * the map stays small and a recycled pid is not recorded by mistake.
  *
+ * The stack copy never reads past the end of the VMA that holds sp: its end
+ * comes from bpf_find_vma (Linux 5.17).  That helper only try-locks the mmap
+ * lock and, with interrupts off, defers the unlock to a per-CPU irq_work, so
+ * it fails with -EBUSY now and then; the copy then reads page by page and
+ * stops at the first page that cannot be read.  bpf_probe_read_user is
+ * all-or-nothing (it zero-fills and fails if any byte faults; it never
+ * sleeps, so a page that is not resident faults too), so a failed
+ * one-shot read is retried page by page to keep what precedes the fault.
+ *
  * Every loss is counted in the per-CPU "ms_stats" map (struct ms_stats).
- * GPL because bpf_get_stack and bpf_task_pt_regs are GPL-only helpers.
+ * GPL because bpf_get_stack, bpf_task_pt_regs and bpf_find_vma are GPL-only
+ * helpers.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -40,13 +51,29 @@
 #define EEXIST 17
 #endif
 
+#ifndef ENOENT
+#define ENOENT 2
+#endif
+
 #define STACK_BYTES (MS_MAX_STACK_DEPTH * sizeof(__u64))
 #define TARGETS_MAX 16384
+/* x86-64 base page size (arch/x86/include/asm/page_types.h). */
+#define PAGE_BYTES 4096
+/* Page-by-page copy: a partial first page, then whole pages. */
+#define COPY_MAX_PAGES (MS_STACK_COPY_MAX / PAGE_BYTES + 1)
 
 /* Settings, written by userspace through skel->rodata before load. */
 const volatile __u32 system_wide = 0;
 /* Wake the reader only once this many bytes wait in the ring (0: always). */
 const volatile __u64 wakeup_bytes = 0;
+/* User stack bytes to copy per sample: 0 (off), or a multiple of 8 up to
+ * MS_STACK_COPY_MAX. */
+const volatile __u32 stack_copy_bytes = 0;
+
+/* Samples dropped because the CPU had no scratch slot (userspace sizes the
+ * scratch map to the possible CPUs, so this stays 0).  Not in ms_stats,
+ * which has no free slot; the collector reports it beside them. */
+__u64 scratch_missing = 0;
 
 /* Recorded processes: tgid -> 1. */
 struct {
@@ -70,16 +97,27 @@ struct {
 	__type(value, struct ms_stats);
 } ms_stats SEC(".maps");
 
-/* One sample under construction per CPU (the program does not nest). */
+/*
+ * One sample under construction per CPU: a header, two full callchains, a
+ * full stack copy, and one page of slack so that the verifier can bound the
+ * page-by-page copy (a write of up to a page at an offset it only knows to be
+ * below MS_SAMPLE_MAX_SIZE).  Too big for a per-CPU array (values are at most
+ * 32 KiB, PCPU_MIN_UNIT_SIZE), so a plain array indexed by CPU id;
+ * userspace sets max_entries to the number of possible CPUs before load.
+ * perf_event programs do not nest on a CPU (bpf_prog_active), so one slot
+ * per CPU suffices.
+ */
 struct sample_scratch {
-	__u8 bytes[MS_SAMPLE_MAX_SIZE];
+	__u8 bytes[MS_SAMPLE_MAX_SIZE + PAGE_BYTES];
 };
-_Static_assert(sizeof(struct sample_scratch) == sizeof(struct ms_sample) + 2 * STACK_BYTES,
-	       "scratch holds a header and two full callchains");
+_Static_assert(sizeof(struct sample_scratch) ==
+		   sizeof(struct ms_sample) + 2 * STACK_BYTES + MS_STACK_COPY_MAX + PAGE_BYTES,
+	       "scratch holds a header, two full callchains, a full copy and a page of slack");
+_Static_assert(sizeof(struct sample_scratch) % 8 == 0, "scratch is 8-aligned");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set to the possible CPUs by userspace */
 	__type(key, __u32);
 	__type(value, struct sample_scratch);
 } scratch SEC(".maps");
@@ -118,6 +156,88 @@ static __always_inline bool ctx__kernel_mode(struct bpf_perf_event_data *ctx)
 	return (regs->cs & 3) == 0;
 }
 
+struct vma_end_ctx {
+	__u64 end;
+};
+
+/* bpf_find_vma callback: remember where the VMA holding the address ends. */
+static long vma__end(struct task_struct *task, struct vm_area_struct *vma,
+		     struct vma_end_ctx *ctx)
+{
+	ctx->end = vma->vm_end;
+	return 0;
+}
+
+/*
+ * Copy up to len bytes of user memory from sp into dst, one page at a time,
+ * stopping at the first page that cannot be read.  Returns the bytes copied.
+ * len <= MS_STACK_COPY_MAX; dst has len + PAGE_BYTES bytes of room.
+ */
+static __always_inline __u32 stack__copy_pages(__u8 *dst, __u64 sp, __u32 len)
+{
+	__u32 done = 0, chunk;
+	int i;
+
+	for (i = 0; i < COPY_MAX_PAGES; i++) {
+		if (done >= len || done >= MS_STACK_COPY_MAX)
+			break;
+		chunk = PAGE_BYTES - ((sp + done) & (PAGE_BYTES - 1));
+		if (chunk > len - done)
+			chunk = len - done;
+		if (chunk > PAGE_BYTES) /* cannot happen; bounds the verifier */
+			chunk = PAGE_BYTES;
+		if (bpf_probe_read_user(dst + done, chunk, (const void *)(sp + done)))
+			break;
+		done += chunk;
+	}
+	return done;
+}
+
+/*
+ * Copy the user stack of task from sp upward into dst: stack_copy_bytes
+ * bytes, or fewer where the stack's VMA ends or a page cannot be read.
+ * Sets MS_SAMPLE_F_STACK_* in *flags and counts in stats.  Returns the bytes
+ * copied, a multiple of 8, at most stack_copy_bytes.  dst has room for
+ * MS_STACK_COPY_MAX + PAGE_BYTES bytes.
+ */
+static __noinline __u32 stack__copy(__u8 *dst, struct task_struct *task, __u64 sp, __u32 *flags,
+				    struct ms_stats *stats)
+{
+	struct vma_end_ctx vma = {};
+	__u32 want = stack_copy_bytes, len;
+	long err;
+
+	if (want > MS_STACK_COPY_MAX)
+		want = MS_STACK_COPY_MAX;
+	err = bpf_find_vma(task, sp, vma__end, &vma, 0);
+	if (err == -ENOENT) { /* sp is not in any mapping: nothing to copy */
+		*flags |= MS_SAMPLE_F_STACK_FAULT;
+		stats->stack_copy_err++;
+		return 0;
+	}
+	if (err || vma.end <= sp) {
+		/* No VMA bound: read pages until one faults. */
+		*flags |= MS_SAMPLE_F_STACK_NO_VMA;
+		stats->stack_vma_busy++;
+		return stack__copy_pages(dst, sp, want) & ~7u;
+	}
+	len = want;
+	if (vma.end - sp < want) {
+		len = (__u32)(vma.end - sp);
+		*flags |= MS_SAMPLE_F_STACK_END;
+		stats->stack_copy_short++;
+	}
+	len &= ~7u;
+	if (len > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
+		len = MS_STACK_COPY_MAX;
+	if (!bpf_probe_read_user(dst, len, (const void *)sp))
+		return len;
+	/* Some page in [sp, sp + len) faulted: keep what precedes it. */
+	*flags |= MS_SAMPLE_F_STACK_FAULT;
+	stats->stack_copy_err++;
+	return stack__copy_pages(dst, sp, len) & ~7u;
+}
+
 SEC("perf_event")
 int handle_sample(struct bpf_perf_event_data *ctx)
 {
@@ -127,7 +247,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	struct ms_stats *stats;
 	struct ms_sample *s;
 	struct pt_regs *uregs;
-	__u32 zero = 0, k = 0, u = 0, size;
+	__u32 cpu, k = 0, u = 0, copy = 0, size, off;
 	long n;
 
 	if (tid == 0) /* the idle task of this CPU */
@@ -135,15 +255,20 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	if (!task__is_recorded(tgid))
 		return 0;
 	stats = stats__get();
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!stats || !s)
+	if (!stats)
 		return 0;
 	stats->samples_seen++;
+	cpu = bpf_get_smp_processor_id();
+	s = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!s) {
+		__sync_fetch_and_add(&scratch_missing, 1);
+		return 0;
+	}
 
 	s->time_ns = bpf_ktime_get_ns();
 	s->pid = tgid;
 	s->tid = tid;
-	s->cpu = bpf_get_smp_processor_id();
+	s->cpu = cpu;
 	s->flags = 0;
 	s->period = ctx->sample_period;
 	s->arch = MS_ARCH_X86_64;
@@ -203,9 +328,18 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	s->kstack_len = k;
 	s->ustack_len = u;
 
-	size = sizeof(struct ms_sample) + (k + u) * sizeof(__u64);
-	if (size > sizeof(struct sample_scratch)) /* cannot happen; bounds the verifier */
-		size = sizeof(struct sample_scratch);
+	off = sizeof(struct ms_sample) + (k + u) * sizeof(__u64);
+	if (off > sizeof(struct ms_sample) + 2 * STACK_BYTES) /* cannot happen; bounds the verifier */
+		off = sizeof(struct ms_sample) + 2 * STACK_BYTES;
+	if (stack_copy_bytes && (s->flags & MS_SAMPLE_F_USER_REGS) && s->regs.sp)
+		copy = stack__copy((__u8 *)s + off, task, s->regs.sp, &s->flags, stats);
+	if (copy > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
+		copy = MS_STACK_COPY_MAX;
+	s->stack_copy_len = copy;
+
+	size = off + copy; /* both multiples of 8 */
+	if (size > MS_SAMPLE_MAX_SIZE) /* cannot happen; bounds the verifier */
+		size = MS_SAMPLE_MAX_SIZE;
 	s->hdr.type = MS_REC_SAMPLE;
 	s->hdr.size = size;
 

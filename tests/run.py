@@ -42,12 +42,13 @@ MAX_FAILURE_LINES = 300
 
 
 class Result:
-    def __init__(self, name, status, seconds, details="", keep_dir=None):
+    def __init__(self, name, status, seconds, details="", keep_dir=None, output=""):
         self.name = name
         self.status = status  # "PASS" | "FAIL" | "SKIP"
         self.seconds = seconds
-        self.details = details
+        self.details = details  # why it failed or was skipped (+ output if it failed)
         self.keep_dir = keep_dir
+        self.output = output  # everything it printed
 
 
 def _tail(text, max_lines=MAX_FAILURE_LINES):
@@ -168,7 +169,7 @@ def run_unit(path, env, work_root):
     out = _read(log)
     if rc == 0:
         shutil.rmtree(tmp, ignore_errors=True)
-        return Result(name, "PASS", secs)
+        return Result(name, "PASS", secs, output=out)
     if rc is None:
         why = "timed out after %.0f s" % UNIT_TIMEOUT
     elif rc < 0:
@@ -231,10 +232,10 @@ def run_e2e(path, func, timeout, env, work_root):
         out += "\n[runner] killed processes the test left running:\n  " + "\n  ".join(leftovers)
     if status == "PASS":
         shutil.rmtree(tmp, ignore_errors=True)
-        return Result(name, "PASS", secs)
+        return Result(name, "PASS", secs, output=out)
     if status == "SKIP":
         shutil.rmtree(tmp, ignore_errors=True)
-        return Result(name, "SKIP", secs, why)
+        return Result(name, "SKIP", secs, why, output=out)
     return Result(name, "FAIL", secs, "%s\n%s" % (why, _tail(out)), keep_dir=tmp)
 
 
@@ -273,6 +274,8 @@ def main(argv):
     ap.add_argument("--e2e", action="store_true", help="run tests/e2e/test_*.py")
     ap.add_argument("-k", dest="substr", default=None,
                     help="only tests whose name contains SUBSTR")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="also print the output of tests that pass or skip")
     ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                     help="default per-test timeout for e2e tests, seconds")
     ap.add_argument("build_dir", metavar="BUILD_DIR")
@@ -294,6 +297,9 @@ def main(argv):
         print("%s %s (%.2fs)" % (r.status, r.name, r.seconds), flush=True)
         if r.status == "SKIP" and r.details:
             print("    skipped: %s" % r.details, flush=True)
+        if args.verbose and r.status != "FAIL" and r.output.strip():
+            for line in _tail(r.output).splitlines():
+                print("    " + line)
         if r.status == "FAIL":
             for line in r.details.splitlines():
                 print("    " + line)

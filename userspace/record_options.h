@@ -15,10 +15,25 @@
 #define MS_DEFAULT_FREQ_HZ 999
 #define MS_DEFAULT_OUTPUT "microscope.msc"
 #define MS_MAX_PIDS 64
+#define MS_DEFAULT_STACK_SIZE 16384 /* bytes of user stack copied per sample */
+#define MS_MAX_STACK_SIZE 65536	    /* = MS_STACK_COPY_MAX, bpf/abi/records.h */
+/* Automatic BPF ring size: at least this, at most MS_RINGBUF_AUTO_MAX (bytes). */
+#define MS_RINGBUF_AUTO_MIN (16u << 20)
+#define MS_RINGBUF_AUTO_MAX (256u << 20)
 
 /* record_options.event */
 #define MS_EVENT_CPU_CLOCK 0 /* PERF_COUNT_SW_CPU_CLOCK */
 #define MS_EVENT_CYCLES 1    /* PERF_COUNT_HW_CPU_CYCLES, falls back to cpu-clock */
+
+/*
+ * record_options.call_graph: how user stacks are to be unwound.  fp: the
+ * kernel's frame-pointer walk only, no stack copy.  dwarf: CFI unwinding
+ * from the copied stack.  auto: both are recorded (frame-pointer chain and
+ * stack copy) and the unwinder chooses per module.
+ */
+#define MS_CALL_GRAPH_AUTO 0
+#define MS_CALL_GRAPH_FP 1
+#define MS_CALL_GRAPH_DWARF 2
 
 struct record_options {
 	uint32_t freq_hz;      /* samples per second per CPU, 1..100000 */
@@ -29,13 +44,44 @@ struct record_options {
 	size_t npids;
 	bool system_wide;      /* -a */
 	double duration_s;     /* 0 = until the command exits / a signal */
-	uint32_t ringbuf_bytes; /* BPF ring buffer size, power of two */
+	uint32_t stack_size;   /* user stack bytes to copy per sample: multiple of 8,
+				  0..MS_MAX_STACK_SIZE; 0 = no copy */
+	uint32_t call_graph;   /* MS_CALL_GRAPH_* */
+	uint32_t ringbuf_bytes; /* BPF ring buffer size, power of two; 0 = automatic
+				   (record_options__ringbuf_auto) */
 	uint32_t perf_pages;	/* side-band perf ring pages per CPU, power of two */
 	char **argv;	       /* command to launch, NULL-terminated, or NULL */
 	bool quiet;
 };
 
-/* Fill defaults (999 Hz, cpu-clock, microscope.msc, 16 MiB ring, 64 pages). */
+/* Fill defaults (999 Hz, cpu-clock, microscope.msc, 16 KiB stack copy,
+ * call graph auto, automatic ring size, 64 pages). */
 void record_options__init(struct record_options *o);
+
+/*
+ * Parse a --stack-size argument (decimal bytes) into *bytes, rounded up to a
+ * multiple of 8 as perf does (tools/perf/util/callchain.c).  Returns 0, or
+ * -EINVAL if it is not a number or exceeds MS_MAX_STACK_SIZE.
+ */
+int record_options__parse_stack_size(const char *arg, uint32_t *bytes);
+
+/* Parse "fp", "dwarf" or "auto" into *mode (MS_CALL_GRAPH_*).  Returns 0 or
+ * -EINVAL. */
+int record_options__parse_call_graph(const char *arg, uint32_t *mode);
+
+/* "fp", "dwarf", "auto", or "unknown". */
+const char *record_options__call_graph_name(uint32_t mode);
+
+/* Bytes of user stack the sampler copies per sample: stack_size, or 0 with
+ * --call-graph fp. */
+uint32_t record_options__stack_copy_bytes(const struct record_options *o);
+
+/*
+ * The automatic BPF ring size (bytes, power of two) for nr_cpus CPUs: room
+ * for one second of the largest sample records at freq_hz on every CPU
+ * (twice the half second the reader must be able to fall behind), at least
+ * MS_RINGBUF_AUTO_MIN and at most MS_RINGBUF_AUTO_MAX.
+ */
+uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpus);
 
 #endif

@@ -149,30 +149,34 @@ apt_fetch() { # PACKAGE DIR -> path of the downloaded .deb on stdout
 }
 
 # ---------------------------------------------------------------- kernels
-# resolve_kernel SPEC -> package name. SPEC is a series ("6.1": the newest
-# linux-image-6.1.*-FLAVOUR) or an exact kernel release ("6.1.0-47-cloud-amd64").
-resolve_kernel() {
-	local spec=$1 re pkgs try
-	if [[ $spec =~ ^[0-9]+\.[0-9]+$ ]]; then
-		re="^linux-image-${spec//./\\.}\\.[0-9][^ ]*-${FLAVOUR}\$"
-		for try in 1 2; do
-			pkgs=$(apt-cache "${APT_OPTS[@]}" search --names-only "$re" 2>/dev/null |
-				awk '{print $1}' | sort -uV)
-			[[ -n $pkgs ]] && break
-			((try == 1)) && apt_update
-		done
-		[[ -n $pkgs ]] || return 1
-		# Newest first; take the first that has a candidate version.
-		local p
-		while read -r p; do
-			[[ -n $(apt_candidate "$p") ]] && { printf '%s\n' "$p"; return 0; }
-		done < <(tac <<<"$pkgs")
-		return 1
+# resolve_kernel SPEC -> "PACKAGE VERSION". SPEC is a series ("6.1": the
+# newest linux-image-6.1.*-FLAVOUR) or an exact kernel release
+# ("6.1.0-47-cloud-amd64"). apt-cache is slow here (it rebuilds its cache from
+# the lists on every call), so the package names are listed once.
+KNOWN_IMAGES=
+known_images() {
+	if [[ -z $KNOWN_IMAGES ]]; then
+		KNOWN_IMAGES=$(apt-cache "${APT_OPTS[@]}" search --names-only "^linux-image-.*-${FLAVOUR}\$" \
+			2>/dev/null | awk '{print $1}' | sort -uV)
+		if [[ -z $KNOWN_IMAGES && $APT_UPDATED == 0 ]]; then
+			apt_update
+			known_images
+		fi
 	fi
-	spec=${spec#linux-image-}
-	[[ -n $(apt_candidate "linux-image-$spec") ]] || apt_update
-	[[ -n $(apt_candidate "linux-image-$spec") ]] || return 1
-	printf 'linux-image-%s\n' "$spec"
+	printf '%s\n' "$KNOWN_IMAGES"
+}
+resolve_kernel() {
+	local spec=$1 pkg ver
+	if [[ $spec =~ ^[0-9]+\.[0-9]+$ ]]; then
+		pkg=$(known_images | grep -E "^linux-image-${spec//./\\.}\\.[0-9][^ ]*-${FLAVOUR}\$" | tail -1)
+	else
+		spec=${spec#linux-image-}
+		pkg=$(known_images | grep -Fx "linux-image-$spec")
+	fi
+	[[ -n $pkg ]] || return 1
+	ver=$(apt_candidate "$pkg")
+	[[ -n $ver ]] || return 1
+	printf '%s %s\n' "$pkg" "$ver"
 }
 
 # fetch_kernel SPEC: sets KDIR (unpacked package), KVER (its uname -r), VMLINUZ.
@@ -180,8 +184,9 @@ resolve_kernel() {
 # apt cannot resolve it (offline).
 fetch_kernel() {
 	local spec=$1 pkg ver dir deb
-	if pkg=$(resolve_kernel "$spec"); then
-		ver=$(apt_candidate "$pkg")
+	local r
+	if r=$(resolve_kernel "$spec"); then
+		read -r pkg ver <<<"$r"
 		dir=$CACHE/kernels/${pkg}_${ver}
 		if [[ ! -f $dir/.ready ]]; then
 			say "fetching $pkg $ver"
@@ -351,10 +356,10 @@ start_virtiofsd() { # SOCK SHAREDIR LOG
 }
 
 # Results, indexed like KERNEL_LIST.
-R_KVER=() R_RESULT=() R_EXIT=() R_TESTS=() R_SECS=()
+R_KVER=() R_RESULT=() R_EXIT=() R_TESTS=() R_SECS=() R_NOTE=()
 
 run_kernel() { # INDEX
-	local idx=$1 dir t0 t1 rc=0 status result exit_status note=""
+	local idx=$1 dir t0 t1 rc=0 status result exit_status note="" short=""
 	KDIR=${K_DIR[idx]} KVER=${K_VER[idx]} VMLINUZ=${K_VMLINUZ[idx]}
 	dir=$RUNDIR/$KVER
 	mkdir -p "$dir"
@@ -394,19 +399,19 @@ run_kernel() { # INDEX
 	status=$(tr -d '\r\0' <"$st" | head -1)
 	if [[ $rc == 124 || $rc == 137 ]]; then
 		result=TIMEOUT exit_status=-
-		note="killed after ${TIMEOUT}s"
+		note="killed after ${TIMEOUT}s" short="killed after ${TIMEOUT}s"
 	elif [[ $status =~ ^rc=([0-9]+)$ ]]; then
 		exit_status=${BASH_REMATCH[1]}
 		if ((exit_status == 0)); then result=PASS; else result=FAIL note="exit status $exit_status"; fi
 	elif [[ $status == init-error:* ]]; then
 		result=FAIL exit_status=-
-		note="guest $status"
+		note="guest $status" short="init failed"
 	else
 		result=FAIL exit_status=-
 		if grep -q 'Kernel panic' "$console"; then
-			note="kernel panic: $(grep -m1 'Kernel panic' "$console" | tr -d '\r')"
+			note="kernel panic: $(grep -m1 'Kernel panic' "$console" | tr -d '\r')" short="kernel panic"
 		else
-			note="guest ended without an exit status (qemu status $rc)"
+			note="guest ended without an exit status (qemu status $rc)" short="no exit status"
 		fi
 	fi
 	if [[ $result != PASS ]]; then
@@ -422,7 +427,7 @@ run_kernel() { # INDEX
 	tests=$(tr -d '\r' <"$out" | grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' |
 		tail -1 | sed -E 's/^[A-Za-z]+: //') || true
 	R_KVER[idx]=$KVER R_RESULT[idx]=$result R_EXIT[idx]=$exit_status
-	R_TESTS[idx]=${tests:--} R_SECS[idx]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+	R_TESTS[idx]=${tests:--} R_NOTE[idx]=$short R_SECS[idx]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
 }
 
 # ---------------------------------------------------------------- main
@@ -449,10 +454,10 @@ for i in "${!KERNEL_LIST[@]}"; do
 	[[ ${R_RESULT[$i]} == PASS ]] || FAILED=1
 done
 
-printf '\n%-32s %-8s %-5s %-30s %8s\n' kernel result exit tests seconds
+printf '\n%-28s %-8s %-5s %-30s %8s  %s\n' kernel result exit tests seconds note
 for i in "${!KERNEL_LIST[@]}"; do
-	printf '%-32s %-8s %-5s %-30s %8s\n' "${R_KVER[$i]}" "${R_RESULT[$i]}" "${R_EXIT[$i]}" \
-		"${R_TESTS[$i]}" "${R_SECS[$i]}"
+	printf '%-28s %-8s %-5s %-30s %8s  %s\n' "${R_KVER[$i]}" "${R_RESULT[$i]}" "${R_EXIT[$i]}" \
+		"${R_TESTS[$i]}" "${R_SECS[$i]}" "${R_NOTE[$i]}"
 done
 if ((FAILED)); then
 	say "logs: $RUNDIR"

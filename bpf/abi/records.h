@@ -39,6 +39,24 @@
 #define MS_SAMPLE_F_KSTACK_ERR (1u << 2)  /* bpf_get_stack(kernel) failed */
 #define MS_SAMPLE_F_USTACK_ERR (1u << 3)  /* bpf_get_stack(user) failed */
 #define MS_SAMPLE_F_KTHREAD (1u << 4)     /* task has no user address space */
+/*
+ * Stack copy outcome (only when stack_copy_len or a copy was attempted):
+ * STACK_END: the VMA holding regs.sp ends less than the configured stack
+ *   size above sp, and the copy runs up to that end: every byte of the stack
+ *   above sp is there (an unwinder that runs out of bytes reached the top).
+ * STACK_FAULT: the copy stopped early at a page that could not be read
+ *   (not resident, or sp not mapped); stack_copy_len bytes (maybe 0) before it
+ *   are valid.
+ * STACK_NO_VMA: the VMA could not be looked up (mmap lock contended); the copy
+ *   was bounded by reading page by page instead, so it may run past the
+ *   stack's end into an adjacent readable mapping.
+ */
+#define MS_SAMPLE_F_STACK_END (1u << 5)
+#define MS_SAMPLE_F_STACK_FAULT (1u << 6)
+#define MS_SAMPLE_F_STACK_NO_VMA (1u << 7)
+
+/* Largest user stack copy the sampler makes (bytes; --stack-size maximum). */
+#define MS_STACK_COPY_MAX 65536
 
 struct ms_rec_header {
 	__u32 type;
@@ -64,8 +82,15 @@ struct ms_regs_x86_64 {
  * One CPU sample, written by bpf/sampler.bpf.c.  Followed by
  * kstack_len kernel return addresses, then ustack_len user return addresses
  * (each __u64, innermost first, as bpf_get_stack() returns them), then
- * stack_copy_len bytes of user stack copied from regs.sp (0 until the stack
- * copy exists), padded to a multiple of 8.
+ * stack_copy_len bytes of user stack copied from regs.sp upward (the bytes at
+ * addresses regs.sp .. regs.sp + stack_copy_len - 1, in address order),
+ * padded to a multiple of 8.  hdr.size is sizeof(struct ms_sample) +
+ * 8 * (kstack_len + ustack_len) + stack_copy_len rounded up to 8.
+ *
+ * The copy is made only when the recording asked for one (META stack_size
+ * > 0) and MS_SAMPLE_F_USER_REGS is set; it never extends past the end of
+ * the VMA that holds regs.sp unless MS_SAMPLE_F_STACK_NO_VMA says so, and is
+ * at most MS_STACK_COPY_MAX bytes.  The sampler writes multiples of 8.
  */
 struct ms_sample {
 	struct ms_rec_header hdr; /* type = MS_REC_SAMPLE */
@@ -90,8 +115,11 @@ _Static_assert(sizeof(struct ms_sample) == 120, "ms_sample size");
 _Static_assert(__builtin_offsetof(struct ms_sample, regs) == 56, "ms_sample.regs offset");
 _Static_assert(__builtin_offsetof(struct ms_sample, ips) == 120, "ms_sample.ips offset");
 
-/* Largest sample record the sampler writes today (no stack copy). */
-#define MS_SAMPLE_MAX_SIZE (sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8)
+/* Largest sample record the sampler writes: two full callchains and a full
+ * stack copy (bytes; 67688).  A larger hdr.size is malformed. */
+#define MS_SAMPLE_MAX_SIZE                                                                         \
+	(sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 + MS_STACK_COPY_MAX)
+_Static_assert(MS_SAMPLE_MAX_SIZE % 8 == 0, "MS_SAMPLE_MAX_SIZE is a multiple of 8");
 
 /*
  * Per-CPU drop/failure counters, in the BPF array map "ms_stats" (one
@@ -104,13 +132,16 @@ struct ms_stats {
 	__u64 kstack_err;	   /* bpf_get_stack(kernel) returned an error */
 	__u64 ustack_err;	   /* bpf_get_stack(user) returned an error */
 	__u64 filter_full;	   /* target map full: a forked child could not be added */
-	__u64 reserved[3];
+	__u64 stack_copy_err;	   /* copy stopped at an unreadable page (MS_SAMPLE_F_STACK_FAULT) */
+	__u64 stack_copy_short;	   /* stack ended before stack_size (MS_SAMPLE_F_STACK_END); normal */
+	__u64 stack_vma_busy;	   /* VMA lookup failed, copy bounded by page reads (..._NO_VMA) */
 };
 _Static_assert(sizeof(struct ms_stats) == 64, "ms_stats size");
 
 #define MS_STATS_NAMES                                                                             \
 	"bpf.samples_seen", "bpf.ringbuf_full", "bpf.kstack_err", "bpf.ustack_err",                \
-		"bpf.filter_full"
-#define MS_STATS_COUNT 5
+		"bpf.filter_full", "bpf.stack_copy_err", "bpf.stack_copy_short",                   \
+		"bpf.stack_vma_busy"
+#define MS_STATS_COUNT 8
 
 #endif /* MS_ABI_RECORDS_H */

@@ -354,8 +354,9 @@ def report(capture, *args, check=True):
 
 
 def _strip_frame(frame):
-    # Tolerate perf-style annotations ("name_[k]") should they appear.
-    return re.sub(r"_\[[kjiw]\]$", "", frame)
+    # Tolerate kernel/inline annotations ("name_[k]" as perf writes them,
+    # "name [k]" as our report does) should they appear in folded output.
+    return re.sub(r"(_| )\[[kjiw]\]$", "", frame)
 
 
 def parse_folded(text, where="folded output"):

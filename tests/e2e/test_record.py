@@ -5,6 +5,7 @@ the tests compare the capture's folded stacks with those figures.
 """
 import os
 import shutil
+import tempfile
 import time
 
 import helpers as H
@@ -226,14 +227,19 @@ def test_unprivileged_record_names_what_is_missing():
     """Not root: record fails and says which capability or sysctl is missing."""
     H.require_root()  # to be able to drop to nobody
     setpriv = H.require_tool("setpriv")
-    # A copy nobody can execute, whatever the permissions of the checkout.
-    os.chmod(H.TMP, 0o755)
-    binary = H.tmp_path("microscope")
-    shutil.copy(H.BIN, binary)
-    os.chmod(binary, 0o755)
-    proc = H.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
-                  "--inh-caps=-all", binary, "record", "-o", "/tmp/ms-unpriv-%d.msc" % os.getpid(),
-                  "--", "/bin/true"], timeout=60)
+    # A copy nobody can execute, whatever the permissions of the checkout
+    # and of the test's own directory.
+    scratch = tempfile.mkdtemp(prefix="ms-unpriv-", dir="/tmp")
+    try:
+        os.chmod(scratch, 0o777)
+        binary = os.path.join(scratch, "microscope")
+        shutil.copy(H.BIN, binary)
+        os.chmod(binary, 0o755)
+        proc = H.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+                      "--inh-caps=-all", binary, "record", "-o",
+                      os.path.join(scratch, "x.msc"), "--", "/bin/true"], timeout=60)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     H.log("stderr: " + proc.stderr.strip())
     assert proc.returncode not in (0, 127) and proc.returncode > 0, \
         "unprivileged record exited %d" % proc.returncode

@@ -552,6 +552,56 @@ static void test_meta_duration(void **state)
 	analysis_summary__release(&s);
 }
 
+/* ---- a capture with an event and nothing else ----------------------------- */
+
+static int setup_empty(void **state)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct capture_event ev = { 0 };
+
+	assert_non_null(b);
+	assert_non_null(fx);
+	ev.name = capture_builder__string(b, "cpu-clock");
+	ev.unit = capture_builder__string(b, "samples");
+	fx->cpu = capture_builder__add_event(b, &ev);
+	fx->c = seal(b);
+	fx->names = analysis_names__new(fx->c);
+	assert_non_null(fx->names);
+	*state = fx;
+	return 0;
+}
+
+static void test_empty(void **state)
+{
+	struct fixture *fx = *state;
+	struct analysis_tree *t = tree_of(fx, true, CAPTURE_NONE);
+	struct analysis_summary s;
+	struct analysis_flat *f;
+	char *text = NULL;
+	size_t len = 1;
+
+	assert_int_equal(t->nnodes, 1);
+	assert_int_equal(t->nodes[0].total, 0);
+	assert_int_equal(t->nodes[0].first_child, CAPTURE_NONE);
+	assert_int_equal(analysis_tree__folded(t, &text, &len), 0);
+	assert_string_equal(text, "");
+	assert_int_equal(len, 0);
+	free(text);
+	f = analysis_flat__new(t, ANALYSIS_SORT_SELF);
+	assert_non_null(f);
+	assert_int_equal(f->nrows, 0);
+	analysis_flat__free(f);
+	assert_int_equal(analysis_summary__init(&s, fx->names, &t->query), 0);
+	assert_int_equal(s.samples, 0);
+	assert_int_equal(s.duration_ns, 0);
+	assert_int_equal(s.threads, 0);
+	assert_int_equal(s.rate_hz * 1000, 0);
+	analysis_summary__release(&s);
+	assert_int_equal(analysis__default_event(fx->c), 0);
+	analysis_tree__free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest graph[] = {
@@ -566,9 +616,13 @@ int main(void)
 		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_meta_duration),
 	};
+	const struct CMUnitTest empty[] = {
+		cmocka_unit_test(test_empty),
+	};
 	int failed = 0;
 
 	failed += cmocka_run_group_tests_name("analysis graph", graph, setup_graph, teardown);
 	failed += cmocka_run_group_tests_name("analysis names", names, setup_names, teardown);
+	failed += cmocka_run_group_tests_name("analysis empty", empty, setup_empty, teardown);
 	return failed ? 1 : 0;
 }

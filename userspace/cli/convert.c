@@ -274,8 +274,13 @@ int cmd_convert(int argc, char **argv)
 			return 0;
 		case ':':
 			return convert_usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return convert_usage_error("unknown option '%s'", argv[optind - 1]);
+		default: {
+			/* optopt names a bad short option; for a long one it is 0. */
+			char shortopt[3] = { '-', (char)optopt, '\0' };
+
+			return convert_usage_error("unknown option '%s'",
+						  optopt ? shortopt : argv[optind - 1]);
+		}
 		}
 	}
 	if (optind != argc - 1)

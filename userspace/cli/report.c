@@ -322,6 +322,7 @@ static void print_flat(const struct report *r, const struct analysis_flat *f)
 	}
 }
 
+/* Returns -1 to go on, else the exit status: 0 after --help, 2 for a usage error. */
 static int parse_options(int argc, char **argv, struct report_options *o)
 {
 	static const struct option longopts[] = {
@@ -383,8 +384,13 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			return 0;
 		case ':':
 			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return report_usage_error("unknown option '%s'", argv[optind - 1]);
+		default: {
+			/* optopt names a bad short option; for a long one it is 0. */
+			char shortopt[3] = { '-', (char)optopt, '\0' };
+
+			return report_usage_error("unknown option '%s'",
+						  optopt ? shortopt : argv[optind - 1]);
+		}
 		}
 	}
 	if (optind != argc - 1)

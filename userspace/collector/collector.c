@@ -660,8 +660,18 @@ static int collector__check_options(const struct record_options *o, long page_si
 
 	if (o->freq_hz < 1 || o->freq_hz > 100000)
 		why = "sampling frequency must be 1..100000 Hz";
-	else if (!is_pow2(o->ringbuf_bytes) || o->ringbuf_bytes < (__u64)page_size)
-		why = "BPF ring buffer size must be a power of two of at least one page";
+	else if (o->ringbuf_bytes &&
+		 (!is_pow2(o->ringbuf_bytes) || o->ringbuf_bytes < (__u64)page_size ||
+		  o->ringbuf_bytes < 2 * MS_SAMPLE_MAX_SIZE))
+		why = "BPF ring buffer size must be a power of two of at least one page and "
+		      "two of the largest samples";
+	else if (o->stack_size > MS_STACK_COPY_MAX || o->stack_size % 8)
+		why = "stack copy size must be a multiple of 8 bytes, at most 65536";
+	else if (o->call_graph != MS_CALL_GRAPH_AUTO && o->call_graph != MS_CALL_GRAPH_FP &&
+		 o->call_graph != MS_CALL_GRAPH_DWARF)
+		why = "unknown call-graph mode";
+	else if (o->call_graph == MS_CALL_GRAPH_DWARF && !o->stack_size)
+		why = "--call-graph dwarf needs a stack copy (--stack-size greater than 0)";
 	else if (!is_pow2(o->perf_pages))
 		why = "perf ring pages must be a power of two";
 	else if (o->event != MS_EVENT_CPU_CLOCK && o->event != MS_EVENT_CYCLES)
@@ -735,11 +745,20 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 		diagnose(ret, true, "opening the BPF sampler", err, errlen);
 		goto cleanup;
 	}
+	if (!c->opts.ringbuf_bytes)
+		c->opts.ringbuf_bytes = record_options__ringbuf_auto(o, c->nr_online);
 	c->skel->rodata->system_wide = o->system_wide;
-	c->skel->rodata->wakeup_bytes = o->ringbuf_bytes / 4;
-	ret = bpf_map__set_max_entries(c->skel->maps.samples, o->ringbuf_bytes);
+	c->skel->rodata->wakeup_bytes = c->opts.ringbuf_bytes / 4;
+	c->skel->rodata->stack_copy_bytes = record_options__stack_copy_bytes(o);
+	ret = bpf_map__set_max_entries(c->skel->maps.samples, c->opts.ringbuf_bytes);
 	if (ret) {
 		errf(err, errlen, "BPF ring buffer size: %s", strerror(-ret));
+		goto cleanup;
+	}
+	/* One scratch record per possible CPU (indexed by CPU id). */
+	ret = bpf_map__set_max_entries(c->skel->maps.scratch, (__u32)c->nr_possible);
+	if (ret) {
+		errf(err, errlen, "BPF scratch map size: %s", strerror(-ret));
 		goto cleanup;
 	}
 	ret = sampler_bpf__load(c->skel);
@@ -1012,6 +1031,11 @@ static int collector__emit_meta(struct collector *c)
 		META("event.note=%s", c->event_note);
 	META("freq_hz=%u", c->opts.freq_hz);
 	META("clock=CLOCK_MONOTONIC");
+	META("call_graph=%s", record_options__call_graph_name(c->opts.call_graph));
+	/* Bytes copied per sample at most: 0 with --call-graph fp. */
+	META("stack_size=%u", record_options__stack_copy_bytes(&c->opts));
+	if (record_options__stack_copy_bytes(&c->opts) != c->opts.stack_size)
+		META("stack_size.requested=%u", c->opts.stack_size);
 	META("ringbuf_bytes=%u", c->opts.ringbuf_bytes);
 	META("perf_pages=%u", c->opts.perf_pages);
 	META("perf_ring_bytes=%llu", (unsigned long long)c->opts.perf_pages * c->page_size);
@@ -1168,6 +1192,7 @@ static int collector__emit_counters(struct collector *c)
 			err = collector__emit_text(c, MS_CHUNK_COUNTER, name "=%llu",              \
 						   (unsigned long long)(v));                       \
 	} while (0)
+	COUNTER("bpf.scratch_missing", c->skel->bss->scratch_missing);
 	COUNTER("perf.lost_records", c->lost_records);
 	COUNTER("perf.lost_events", c->lost_events);
 	COUNTER("perf.ring_errors", c->ring_errors);

@@ -62,6 +62,7 @@ void sym_module__free(struct sym_module *m)
 	free(m->error);
 	free(m->debug_path);
 	free(m->loads);
+	free(m->starts);
 	free(m->syms);
 	free(m->names);
 	free(m);
@@ -75,11 +76,13 @@ void sym_module__fail(struct sym_module *m, enum sym_error kind, const char *fmt
 	size_t len;
 
 	free(m->loads);
+	free(m->starts);
 	free(m->syms);
 	free(m->names);
 	free(m->debug_path);
 	m->loads = NULL;
 	m->nr_loads = 0;
+	m->starts = NULL;
 	m->syms = NULL;
 	m->nr_syms = 0;
 	m->names = NULL;
@@ -142,31 +145,28 @@ bool sym_module__to_vaddr(struct sym_module *m, uint64_t file_offset, uint64_t *
 
 const char *sym_module__lookup(struct sym_module *m, uint64_t vaddr, uint64_t *offset)
 {
-	const struct sym_entry *e;
+	size_t i;
 
 	if (!m)
 		return NULL;
-	e = sym_table__find(m->syms, m->nr_syms, vaddr);
-	if (!e)
+	i = sym_table__find(m, vaddr);
+	if (i == SIZE_MAX)
 		return NULL;
 	if (offset)
-		*offset = vaddr - e->start;
-	return m->names + e->name;
+		*offset = vaddr - m->starts[i];
+	return m->names + m->syms[i].name;
 }
 
 const char *sym_module__symbol(const struct sym_module *m, size_t index, uint64_t *start,
 			       uint64_t *end)
 {
-	const struct sym_entry *e;
-
 	if (!m || index >= m->nr_syms)
 		return NULL;
-	e = &m->syms[index];
 	if (start)
-		*start = e->start;
+		*start = m->starts[index];
 	if (end)
-		*end = e->end;
-	return m->names + e->name;
+		*end = m->syms[index].end;
+	return m->names + m->syms[index].name;
 }
 
 const uint8_t *sym_module__build_id(const struct sym_module *m, size_t *len)

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DWARF CFI unwinding of user stacks from copied bytes (x86-64).
+ *
+ * Two objects:
+ *
+ *  - struct unwind_module: the call frame information (CFI) of one ELF file,
+ *    compiled once into a compact table sorted by address (one row per
+ *    address range, holding the rule for the CFA and for every register).
+ *    Sources: .eh_frame of the file (libdw dwarf_getcfi_elf) and, for
+ *    addresses .eh_frame does not cover, .debug_frame of the file itself or
+ *    of its separate debug file found by build ID under
+ *    /usr/lib/debug/.build-id/ (libdw dwarf_getcfi).  That is the order
+ *    libdwfl's own unwinder uses.  The rules are libdw's answers
+ *    (dwarf_cfi_addrframe, dwarf_frame_cfa, dwarf_frame_register), so CIE
+ *    initial instructions, remember/restore_state and the ABI's default rules
+ *    are applied exactly as libdw applies them.  A module is immutable after
+ *    unwind_module__open*() returns: any number of threads may unwind with it
+ *    at once.  The caller (the processor) caches modules by build ID and opens
+ *    one lazily, the first time a sample needs it.
+ *
+ *  - unwind__stack(): one unwind of one sample.  It reads only the sample's
+ *    registers and its copied stack bytes, never process memory, allocates
+ *    nothing (its scratch is on the C stack, about 1 KiB), and ends every
+ *    stack with a typed reason (enum unwind_reason).
+ *
+ * Rows are of two kinds.  A compact row (16 bytes) holds CFA = register +
+ * offset and, for rip (the return address), rsp, rbp, rbx and r12-r15, one of
+ * same value / undefined / offset(N) / val_offset(N); every other register
+ * is undefined (the x86-64 psABI default for caller-saved registers).  Rows
+ * that do not fit (CFA given as a DWARF expression, as in PLT entries and
+ * stack realignment; DW_CFA_expression / val_expression / register rules, as
+ * in glibc's __restore_rt signal trampoline) keep libdw's complete answer for
+ * that row: the rule of all 17 DWARF registers with their DWARF expressions
+ * copied verbatim, evaluated at unwind time by a DWARF expression evaluator
+ * over the sample's registers and copied bytes (DWARF 5 section 2.5).  No
+ * row is ever guessed; an address without CFI ends the unwind with
+ * UNWIND_NO_CFI.
+ *
+ * Registers use DWARF numbering (x86-64 psABI, figure 3.36): 0 rax, 1 rdx,
+ * 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 rip (the return
+ * address column).
+ */
+#ifndef MS_UNWIND_H
+#define MS_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct unwind_module;
+
+/*
+ * Open an ELF file and compile its CFI (.eh_frame, then .debug_frame of the
+ * file or of /usr/lib/debug/.build-id/xx/rest.debug for the gaps).
+ * The file is read and closed before returning; nothing of it is kept open.
+ * A file without any CFI gives a module with no rows (every lookup then ends
+ * the unwind with UNWIND_NO_CFI), so callers can cache it like any other.
+ * Returns a module owned by the caller (unwind_module__free), or NULL with
+ * errno: the open(2) errors, ENOEXEC (not an ELF file or malformed),
+ * ENOTSUP (not ELFCLASS64 x86-64), EFBIG (its code spans 4 GiB or more),
+ * ENOMEM.
+ */
+struct unwind_module *unwind_module__open(const char *path);
+
+/*
+ * Same, for an ELF image in memory (the vdso: read it from the target's
+ * [vdso] mapping, or this process's own via getauxval(AT_SYSINFO_EHDR)).
+ * Only .eh_frame of the image is used.  image is read during the call only.
+ */
+struct unwind_module *unwind_module__open_image(const void *image, size_t size);
+
+/* Frees the module and its tables.  Accepts NULL. */
+void unwind_module__free(struct unwind_module *m);
+
+/* Counts describing a module (for reports and tests). */
+struct unwind_module_stats {
+	size_t fdes;	      /* FDEs read (.eh_frame + .debug_frame) */
+	size_t rows;	      /* table rows, gaps without CFI included */
+	size_t full_rows;     /* rows kept as libdw's full answer (slow path) */
+	size_t debug_frame_rows; /* rows that came from .debug_frame */
+	size_t bytes;	      /* memory held by the tables, bytes */
+};
+void unwind_module__stats(const struct unwind_module *m, struct unwind_module_stats *st);
+
+/*
+ * x86-64 user registers at interrupt time, as the sampler records them
+ * (bpf/abi/records.h struct ms_regs_x86_64: same fields, same order).
+ */
+struct unwind_regs {
+	uint64_t ip, sp, bp, bx, r12, r13, r14, r15;
+};
+
+/*
+ * What the processor says about a pc: the module whose CFI covers it and the
+ * load bias (runtime address - ELF virtual address), from the mapping that was
+ * active at the sample's time.  start/end bound the runtime range [start, end)
+ * for which the same answer holds (the mapping's range); the unwinder reuses
+ * the answer for further pcs inside it without calling again.  Set
+ * start = pc, end = pc + 1 when unsure.  For the vdso, module is the vdso's
+ * image (unwind_module__open_image) and bias the runtime start of the
+ * mapping minus the image's first PT_LOAD p_vaddr.
+ */
+struct unwind_map {
+	struct unwind_module *module; /* borrowed; must outlive the call */
+	uint64_t bias;
+	uint64_t start, end;
+};
+
+/* Returns false when pc is in no known mapping (or the mapping has no module). */
+typedef bool (*unwind_find_fn)(void *ctx, uint64_t pc, struct unwind_map *map);
+
+/*
+ * Why an unwind stopped: enum and the bracketed root-frame text shown in
+ * reports and folded output, from one table.  UNWIND_END_OUTERMOST is the
+ * only complete ending: the CFI marks the frame as the outermost (return
+ * address rule "undefined", as in _start, clone3 and start_thread), or the
+ * return address is 0.
+ */
+#define UNWIND_REASONS(X)                                                                          \
+	X(UNWIND_END_OUTERMOST, "[outermost frame]")                                               \
+	X(UNWIND_NO_MODULE, "[pc outside known mappings]")                                         \
+	X(UNWIND_NO_CFI, "[no CFI for pc]")                                                        \
+	X(UNWIND_REG_UNRECOVERABLE, "[register not recoverable]")                                  \
+	X(UNWIND_STACK_EXHAUSTED, "[stack copy exhausted]")                                        \
+	X(UNWIND_CFA_OUT_OF_RANGE, "[address below copied stack]")                                 \
+	X(UNWIND_LOOP, "[unwind loop]")                                                            \
+	X(UNWIND_DEPTH_LIMIT, "[depth limit]")                                                     \
+	X(UNWIND_BAD_CFI, "[unusable CFI]")
+
+enum unwind_reason {
+#define UNWIND_REASON_ENUM(name, text) name,
+	UNWIND_REASONS(UNWIND_REASON_ENUM)
+#undef UNWIND_REASON_ENUM
+	UNWIND_REASON__COUNT
+};
+
+/* Static text of a reason, e.g. "[stack copy exhausted]"; "[?]" if out of range. */
+const char *unwind_reason__name(enum unwind_reason r);
+
+/* Per-frame flags (unwind__stack_ex). */
+enum {
+	/* pcs[i] is where the frame was interrupted, not a return address:
+	 * the first frame, and a frame interrupted by a signal.  Its CFI row and
+	 * its symbol/line are looked up at pcs[i] itself; other frames at
+	 * pcs[i] - 1 (the call instruction). */
+	UNWIND_FRAME_ACTIVATION = 1u << 0,
+	/* The frame is a signal trampoline (its FDE's CIE augmentation has 'S'). */
+	UNWIND_FRAME_SIGNAL = 1u << 1,
+};
+
+/*
+ * Unwind one sample over its copied stack bytes.
+ *   regs:      registers at interrupt time.
+ *   stack:     stack_len bytes that were at runtime addresses
+ *              [regs->sp, regs->sp + stack_len); nothing outside is read.
+ *   find:      maps a pc to its module (see unwind_find_fn); ctx is passed
+ *              through.  Called at most once per frame, fewer when
+ *              consecutive frames share a mapping.
+ *   pcs:       receives up to max pcs: pcs[0] = regs->ip, then the return
+ *              address of each caller, innermost first.
+ *   frame_flags: NULL, or max bytes receiving UNWIND_FRAME_* per frame.
+ *   reason:    receives why the unwind stopped (never NULL).
+ * Returns the number of pcs written (0 only when max is 0, with
+ * UNWIND_DEPTH_LIMIT).  The CFA must grow strictly from frame to frame except
+ * across a signal frame, where it must only change; otherwise UNWIND_LOOP.
+ * Allocates nothing and never reads process memory.
+ */
+size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len,
+			unwind_find_fn find, void *ctx, uint64_t *pcs, uint8_t *frame_flags,
+			size_t max, enum unwind_reason *reason);
+
+/* unwind__stack_ex() without frame flags. */
+size_t unwind__stack(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len,
+		     unwind_find_fn find, void *ctx, uint64_t *pcs, size_t max,
+		     enum unwind_reason *reason);
+
+#endif /* MS_UNWIND_H */
