@@ -106,8 +106,10 @@ unit: $(UNIT_BINS)
 e2e: all
 	$(Q)$(PYTHON) tests/run.py --e2e $(OUTPUT)
 
-# All tests: unit (cmocka) then end-to-end recordings (need root and BPF).
-test: all $(UNIT_BINS)
+# All tests: installs deps, builds, runs unit (cmocka) then end-to-end
+# recordings (need root and BPF).
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
 	$(Q)$(PYTHON) tests/run.py --unit --e2e $(OUTPUT)
 
 # Unit tests and the damaged-capture corpus under ASan/UBSan.

@@ -72,8 +72,9 @@ const volatile __u32 stack_copy_bytes = 0;
 
 /* Samples dropped because the CPU had no scratch slot (userspace sizes the
  * scratch map to the possible CPUs, so this stays 0).  Not in ms_stats,
- * which has no free slot; the collector reports it beside them. */
+ * which has no free slot; the collector reports it as "bpf.lost_no_scratch". */
 __u64 scratch_missing = 0;
+long dbg_err; __u32 dbg_len;
 
 /* Recorded processes: tgid -> 1. */
 struct {
@@ -175,22 +176,27 @@ static long vma__end(struct task_struct *task, struct vm_area_struct *vma,
  */
 static __always_inline __u32 stack__copy_pages(__u8 *dst, __u64 sp, __u32 len)
 {
-	__u32 done = 0, chunk;
+	__u64 done = 0, chunk, rem;
 	int i;
 
 	for (i = 0; i < COPY_MAX_PAGES; i++) {
-		if (done >= len || done >= MS_STACK_COPY_MAX)
+		if (done >= len)
 			break;
+		rem = len - done;
 		chunk = PAGE_BYTES - ((sp + done) & (PAGE_BYTES - 1));
-		if (chunk > len - done)
-			chunk = len - done;
-		if (chunk > PAGE_BYTES) /* cannot happen; bounds the verifier */
-			chunk = PAGE_BYTES;
+		if (chunk > rem)
+			chunk = rem;
+		/* clang knows these bounds, the verifier does not: keep the
+		 * clamps from being optimized away. */
+		barrier_var(chunk);
+		barrier_var(done);
+		if (chunk > PAGE_BYTES || done > MS_STACK_COPY_MAX) /* cannot happen */
+			break;
 		if (bpf_probe_read_user(dst + done, chunk, (const void *)(sp + done)))
 			break;
 		done += chunk;
 	}
-	return done;
+	return (__u32)done;
 }
 
 /*
@@ -230,7 +236,9 @@ static __noinline __u32 stack__copy(__u8 *dst, struct task_struct *task, __u64 s
 	len &= ~7u;
 	if (len > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
 		len = MS_STACK_COPY_MAX;
-	if (!bpf_probe_read_user(dst, len, (const void *)sp))
+	err = bpf_probe_read_user(dst, len, (const void *)sp);
+	dbg_err = err; dbg_len = len;
+	if (!err)
 		return len;
 	/* Some page in [sp, sp + len) faulted: keep what precedes it. */
 	*flags |= MS_SAMPLE_F_STACK_FAULT;

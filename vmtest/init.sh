@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # PID 1 of the vmtest guest (busybox initramfs built by vmtest/run.sh).
 #
 # Loads the modules listed in /vmtest/modules.list, mounts the host's root
@@ -73,11 +74,13 @@ mount -t cgroup2 cgroup2 "$R/sys/fs/cgroup" || log "cgroup2 failed"
 
 # The guest kernel's own modules (visible read-only through the share) in the
 # place modprobe looks, so commands can load more of them.
+# shellcheck source=/dev/null
 . /vmtest/env.sh
 if [ -n "$VMTEST_MODDIR" ] && [ -d "$R$VMTEST_MODDIR" ]; then
-	mkdir -p "$R/lib/modules/$(uname -r)" &&
-		mount -o bind "$R$VMTEST_MODDIR" "$R/lib/modules/$(uname -r)" ||
+	if ! { mkdir -p "$R/lib/modules/$(uname -r)" &&
+		mount -o bind "$R$VMTEST_MODDIR" "$R/lib/modules/$(uname -r)"; }; then
 		log "binding guest modules failed"
+	fi
 fi
 
 ifconfig lo 127.0.0.1 up 2>/dev/null || log "lo up failed"

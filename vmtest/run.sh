@@ -69,7 +69,9 @@ while (($#)); do
 	esac
 done
 (($#)) || { say "no command given"; usage 2; }
-[[ $TIMEOUT =~ ^[0-9]+$ ]] && ((TIMEOUT > 0)) || die "--timeout must be a positive number of seconds"
+if ! [[ $TIMEOUT =~ ^[0-9]+$ ]] || ((TIMEOUT == 0)); then
+	die "--timeout must be a positive number of seconds"
+fi
 read -ra KERNEL_LIST <<<"$KERNELS"
 ((${#KERNEL_LIST[@]})) || die "no kernels given"
 
@@ -137,7 +139,7 @@ apt_fetch() { # PACKAGE DIR -> path of the downloaded .deb on stdout
 	local pkg=$1 dir=$2 tmp deb
 	tmp=$(mktemp -d "$dir/.dl.XXXXXX")
 	# apt drops privileges to _apt for downloads; let it write here.
-	id _apt >/dev/null 2>&1 && chown _apt "$tmp" 2>/dev/null || true
+	if id _apt >/dev/null 2>&1; then chown _apt "$tmp" 2>/dev/null || true; fi
 	(cd "$tmp" && apt-get "${APT_OPTS[@]}" download -q "$pkg" >&2) || {
 		rm -rf "$tmp"
 		return 1
@@ -154,24 +156,22 @@ apt_fetch() { # PACKAGE DIR -> path of the downloaded .deb on stdout
 # ("6.1.0-47-cloud-amd64"). apt-cache is slow here (it rebuilds its cache from
 # the lists on every call), so the package names are listed once.
 KNOWN_IMAGES=
-known_images() {
-	if [[ -z $KNOWN_IMAGES ]]; then
+load_known_images() { # in the main shell, so the list and APT_UPDATED stick
+	local try
+	for try in 1 2; do
 		KNOWN_IMAGES=$(apt-cache "${APT_OPTS[@]}" search --names-only "^linux-image-.*-${FLAVOUR}\$" \
 			2>/dev/null | awk '{print $1}' | sort -uV)
-		if [[ -z $KNOWN_IMAGES && $APT_UPDATED == 0 ]]; then
-			apt_update
-			known_images
-		fi
-	fi
-	printf '%s\n' "$KNOWN_IMAGES"
+		[[ -n $KNOWN_IMAGES ]] && return 0
+		((try == 1)) && apt_update
+	done
 }
 resolve_kernel() {
 	local spec=$1 pkg ver
 	if [[ $spec =~ ^[0-9]+\.[0-9]+$ ]]; then
-		pkg=$(known_images | grep -E "^linux-image-${spec//./\\.}\\.[0-9][^ ]*-${FLAVOUR}\$" | tail -1)
+		pkg=$(grep -E "^linux-image-${spec//./\\.}\\.[0-9][^ ]*-${FLAVOUR}\$" <<<"$KNOWN_IMAGES" | tail -1)
 	else
 		spec=${spec#linux-image-}
-		pkg=$(known_images | grep -Fx "linux-image-$spec")
+		pkg=$(grep -Fx "linux-image-$spec" <<<"$KNOWN_IMAGES")
 	fi
 	[[ -n $pkg ]] || return 1
 	ver=$(apt_candidate "$pkg")
@@ -221,8 +221,10 @@ fetch_busybox() {
 	if [[ ! -x $dir/bin/busybox ]]; then
 		say "fetching busybox-static"
 		deb=$(apt_fetch busybox-static "$CACHE/debs") || die "apt-get download busybox-static failed"
-		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" && dpkg -x "$deb" "$dir.tmp" &&
-			rm -rf "$dir" && mv "$dir.tmp" "$dir" || die "unpacking busybox-static failed"
+		if ! { rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" && dpkg -x "$deb" "$dir.tmp" &&
+			rm -rf "$dir" && mv "$dir.tmp" "$dir"; }; then
+			die "unpacking busybox-static failed"
+		fi
 	fi
 	BUSYBOX=$dir/bin/busybox
 }
@@ -294,6 +296,7 @@ alive() { # PID: running, i.e. neither gone nor a zombie
 	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
 	[[ -n $st && $st != Z* ]]
 }
+# shellcheck disable=SC2317 # called from traps
 cleanup() {
 	local p i
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -304,6 +307,7 @@ cleanup() {
 	done
 	PIDS=()
 }
+# shellcheck disable=SC2317 # called from traps
 on_exit() {
 	cleanup
 	if [[ -n $RUNDIR && -d $RUNDIR && $KEEP_LOGS == 0 && ${FAILED:-1} == 0 ]]; then
@@ -327,8 +331,9 @@ share_extras() {
 }
 
 start_virtiofsd() { # SOCK SHAREDIR LOG
-	local sock=$1 share=$2 log=$3
+	local sock=$1 share=$2 log=$3 extras
 	mkdir -p "$share"
+	mapfile -t extras < <(share_extras)
 	# shellcheck disable=SC2016
 	unshare -m --propagation private -- bash -c '
 		set -e
@@ -341,7 +346,7 @@ start_virtiofsd() { # SOCK SHAREDIR LOG
 		done
 		exec "$vfsd" --socket-path="$sock" -o source="$share" -o cache=always \
 			-o sandbox=chroot -o log_level=warn' \
-		_ "$share" "$VIRTIOFSD" "$sock" $(share_extras) >"$log" 2>&1 &
+		_ "$share" "$VIRTIOFSD" "$sock" "${extras[@]}" >"$log" 2>&1 &
 	VFS_PID=$!
 	PIDS+=("$VFS_PID")
 	local i
@@ -438,6 +443,7 @@ exec 9>"$CACHE/.lock"
 flock 9
 setup_apt
 fetch_busybox
+load_known_images
 K_DIR=() K_VER=() K_VMLINUZ=()
 for i in "${!KERNEL_LIST[@]}"; do
 	fetch_kernel "${KERNEL_LIST[$i]}"
@@ -459,6 +465,10 @@ for i in "${!KERNEL_LIST[@]}"; do
 	printf '%-28s %-8s %-5s %-30s %8s  %s\n' "${R_KVER[$i]}" "${R_RESULT[$i]}" "${R_EXIT[$i]}" \
 		"${R_TESTS[$i]}" "${R_SECS[$i]}" "${R_NOTE[$i]}"
 done
+# One closing line for CI, counting kernels.
+npass=0
+for r in "${R_RESULT[@]}"; do [[ $r == PASS ]] && npass=$((npass + 1)); done
+printf 'kernels: %d passed, %d failed\n' "$npass" $((${#R_RESULT[@]} - npass))
 if ((FAILED)); then
 	say "logs: $RUNDIR"
 	exit 1

@@ -38,6 +38,11 @@ static const char record_usage[] =
 	"  -p, --pid PID,...    attach to running processes (all threads, and children)\n"
 	"  -a, --all-cpus       record the whole system\n"
 	"  -d, --duration SEC   stop after SEC seconds\n"
+	"      --call-graph fp|dwarf|auto\n"
+	"                       user stacks from frame pointers only (fp), from the\n"
+	"                       copied stack with CFI (dwarf), or both (auto, default)\n"
+	"      --stack-size BYTES  user stack bytes copied per sample (default 16384,\n"
+	"                       max 65536, 0 = none; rounded up to 8; not with fp)\n"
 	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay)\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
 	"  -q, --quiet          no summary line\n"
@@ -46,6 +51,9 @@ static const char record_usage[] =
 	"Exit status: the command's status (128+N if killed by signal N), 127 if it\n"
 	"could not be run, 1 if recording failed, 2 for a usage error.\n"
 	"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n";
+
+/* getopt codes of long-only options. */
+enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347 };
 
 static volatile sig_atomic_t stop_signal;
 
@@ -173,6 +181,8 @@ int cmd_record(int argc, char **argv)
 		{ "replay", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ 0 },
 	};
 	struct record_options o;
@@ -242,6 +252,20 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'q':
 			o.quiet = true;
+			break;
+		case OPT_STACK_SIZE:
+			if (record_options__parse_stack_size(optarg, &o.stack_size)) {
+				fprintf(stderr, "microscope record: bad stack size '%s' (0..%d bytes)\n",
+					optarg, MS_MAX_STACK_SIZE);
+				return 2;
+			}
+			break;
+		case OPT_CALL_GRAPH:
+			if (record_options__parse_call_graph(optarg, &o.call_graph)) {
+				fprintf(stderr, "microscope record: unknown call graph '%s' (fp, dwarf, auto)\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			fputs(record_usage, stdout);

@@ -1192,7 +1192,7 @@ static int collector__emit_counters(struct collector *c)
 			err = collector__emit_text(c, MS_CHUNK_COUNTER, name "=%llu",              \
 						   (unsigned long long)(v));                       \
 	} while (0)
-	COUNTER("bpf.scratch_missing", c->skel->bss->scratch_missing);
+	COUNTER("bpf.lost_no_scratch", c->skel->bss->scratch_missing);
 	COUNTER("perf.lost_records", c->lost_records);
 	COUNTER("perf.lost_events", c->lost_events);
 	COUNTER("perf.ring_errors", c->ring_errors);

@@ -1,0 +1,872 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Compiling the CFI of one ELF file into a struct unwind_module.
+ *
+ * The FDEs of a section are enumerated with dwarf_next_cfi() (their ranges
+ * decoded here from the CIE's 'R' pointer encoding, LSB "Exception Frames"
+ * / DWARF 5 section 6.4.1).  Every FDE start and end is a boundary; between
+ * two boundaries libdw picks the same FDE for every address, so the table is
+ * built by asking libdw (dwarf_cfi_addrframe + dwarf_frame_info) for the row
+ * at an address, recording it up to the row's end or the next boundary, and
+ * continuing there.  The table therefore holds exactly libdw's answers.
+ */
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "userspace/unwind/unwind_internal.h"
+
+const uint8_t unwind_slot_reg[UNWIND_SLOTS] = {UNWIND_REG_RA, UNWIND_REG_SP, UNWIND_REG_BP,
+					       UNWIND_REG_BX, 12, 13, 14, 15};
+
+/* Where separate debug files live, by build ID (Debian's -dbg packages). */
+#define UNWIND_DEBUG_ROOT "/usr/lib/debug/.build-id"
+/* An FDE claiming more than this many bytes of code is treated as malformed. */
+#define UNWIND_MAX_FDE_RANGE (1ull << 30)
+
+/* One growable array. */
+struct vec {
+	void *p;
+	size_t n, cap;
+};
+
+static void *vec_push(struct vec *v, size_t elem)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 256;
+		void *p = realloc(v->p, cap * elem);
+		if (!p)
+			return NULL;
+		v->p = p;
+		v->cap = cap;
+	}
+	return (char *)v->p + elem * v->n++;
+}
+
+/* A row while building: [start, end) in ELF vaddrs. */
+struct brow {
+	uint64_t start, end;
+	struct unwind_row row;
+};
+
+struct fde_range {
+	uint64_t lo, hi;
+};
+
+struct cie_enc {
+	uint64_t off;
+	uint8_t enc; /* DW_EH_PE_* of FDE addresses; 0xff: CIE unusable */
+};
+
+struct builder {
+	struct vec rows; /* struct brow */
+	struct vec full; /* struct unwind_full */
+	struct vec ops;	 /* Dwarf_Op */
+	size_t fdes;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_brow(const void *a, const void *b)
+{
+	const struct brow *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* ---- pointer encodings (LSB 5.0 "DWARF Extensions", DW_EH_PE_*) ---- */
+
+static bool read_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	const uint8_t *p = *pp;
+	while (p < end) {
+		uint8_t b = *p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			*pp = p;
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool read_sleb(const uint8_t **pp, const uint8_t *end, int64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	const uint8_t *p = *pp;
+	while (p < end) {
+		uint8_t b = *p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				v |= ~0ull << shift;
+			*pp = p;
+			*out = (int64_t)v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Reads one encoded value at *pp; field_addr is its own vaddr (for pcrel). */
+static bool read_encoded(uint8_t enc, bool apply, const uint8_t **pp, const uint8_t *end,
+			 uint64_t field_addr, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	uint64_t v;
+	size_t size;
+	if (enc == DW_EH_PE_omit)
+		return false;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		size = 8;
+		break;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		size = 2;
+		break;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		size = 4;
+		break;
+	case DW_EH_PE_uleb128:
+		if (!read_uleb(&p, end, &v))
+			return false;
+		size = 0;
+		break;
+	case DW_EH_PE_sleb128: {
+		int64_t s;
+		if (!read_sleb(&p, end, &s))
+			return false;
+		v = (uint64_t)s;
+		size = 0;
+		break;
+	}
+	default:
+		return false;
+	}
+	if (size) {
+		if ((size_t)(end - p) < size)
+			return false;
+		switch (enc & 0x0f) {
+		case DW_EH_PE_udata2: {
+			uint16_t x;
+			memcpy(&x, p, 2);
+			v = x;
+			break;
+		}
+		case DW_EH_PE_sdata2: {
+			int16_t x;
+			memcpy(&x, p, 2);
+			v = (uint64_t)(int64_t)x;
+			break;
+		}
+		case DW_EH_PE_udata4: {
+			uint32_t x;
+			memcpy(&x, p, 4);
+			v = x;
+			break;
+		}
+		case DW_EH_PE_sdata4: {
+			int32_t x;
+			memcpy(&x, p, 4);
+			v = (uint64_t)(int64_t)x;
+			break;
+		}
+		default:
+			memcpy(&v, p, 8);
+			break;
+		}
+		p += size;
+	}
+	if (apply) {
+		switch (enc & 0x70) {
+		case DW_EH_PE_absptr:
+			break;
+		case DW_EH_PE_pcrel:
+			v += field_addr;
+			break;
+		default: /* textrel, datarel, funcrel, aligned: not used for x86-64 FDEs */
+			return false;
+		}
+	}
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+/* FDE address encoding of a CIE ('R' in a 'z' augmentation; absptr without). */
+static uint8_t cie_fde_encoding(const Dwarf_CIE *cie, bool eh_frame)
+{
+	const char *a = cie->augmentation;
+	if (!eh_frame || a[0] == '\0')
+		return DW_EH_PE_absptr;
+	if (a[0] != 'z')
+		return 0xff;
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p + cie->augmentation_data_size;
+	for (a++; *a; a++) {
+		switch (*a) {
+		case 'R':
+			return p < end ? *p : 0xff;
+		case 'L':
+			if (p >= end)
+				return 0xff;
+			p++;
+			break;
+		case 'P': {
+			if (p >= end)
+				return 0xff;
+			uint8_t pe = *p++;
+			uint64_t ignored;
+			if ((pe & 0x70) == DW_EH_PE_aligned)
+				return 0xff;
+			if (!read_encoded(pe & 0x0f, false, &p, end, 0, &ignored))
+				return 0xff;
+			break;
+		}
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return DW_EH_PE_absptr;
+		}
+	}
+	return DW_EH_PE_absptr;
+}
+
+static uint8_t cie_lookup(struct vec *cies, const unsigned char *e_ident, Elf_Data *data,
+			  bool eh_frame, uint64_t off)
+{
+	struct cie_enc *c = cies->p;
+	for (size_t i = cies->n; i-- > 0;)
+		if (c[i].off == off)
+			return c[i].enc;
+	Dwarf_Off next;
+	Dwarf_CFI_Entry e;
+	uint8_t enc = 0xff;
+	if (dwarf_next_cfi(e_ident, data, eh_frame, off, &next, &e) == 0 && dwarf_cfi_cie_p(&e))
+		enc = cie_fde_encoding(&e.cie, eh_frame);
+	struct cie_enc *n = vec_push(cies, sizeof(*n));
+	if (n) {
+		n->off = off;
+		n->enc = enc;
+	}
+	return enc;
+}
+
+/* Ranges [lo, hi) of every FDE of a CFI section, in section order. */
+static int fde_ranges(Elf_Data *data, uint64_t sec_addr, bool eh_frame,
+		      const unsigned char *e_ident, struct vec *out, size_t *nfdes)
+{
+	struct vec cies = {0};
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	int err = 0;
+	while (dwarf_next_cfi(e_ident, data, eh_frame, off, &next, &e) == 0) {
+		if (!dwarf_cfi_cie_p(&e)) {
+			uint8_t enc = cie_lookup(&cies, e_ident, data, eh_frame, e.fde.CIE_pointer);
+			const uint8_t *p = e.fde.start;
+			uint64_t lo, len;
+			uint64_t field = sec_addr + (uint64_t)(p - (const uint8_t *)data->d_buf);
+			(*nfdes)++;
+			if (enc != 0xff && read_encoded(enc, true, &p, e.fde.end, field, &lo) &&
+			    read_encoded(enc & 0x0f, false, &p, e.fde.end, 0, &len) && len > 0 &&
+			    len <= UNWIND_MAX_FDE_RANGE && lo + len > lo && (eh_frame || lo != 0)) {
+				struct fde_range *r = vec_push(out, sizeof(*r));
+				if (!r) {
+					err = -ENOMEM;
+					break;
+				}
+				r->lo = lo;
+				r->hi = lo + len;
+			}
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+	free(cies.p);
+	return err;
+}
+
+/* ---- one libdw answer -> rules ---- */
+
+static int copy_ops(struct builder *b, const Dwarf_Op *ops, size_t nops, struct unwind_rule *r)
+{
+	if (nops == 0 || nops > UINT16_MAX || b->ops.n + nops > UINT32_MAX)
+		return -EINVAL;
+	r->op = (uint32_t)b->ops.n;
+	r->nops = (uint16_t)nops;
+	for (size_t i = 0; i < nops; i++) {
+		Dwarf_Op *o = vec_push(&b->ops, sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		*o = ops[i];
+	}
+	return 0;
+}
+
+static int frame_rules(struct builder *b, Dwarf_Frame *f, struct unwind_full *out)
+{
+	Dwarf_Op *ops, mem[3];
+	size_t nops;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	int ra = dwarf_frame_info(f, NULL, NULL, NULL);
+	out->ra_reg = (ra >= 0 && ra < UNWIND_NREGS) ? (uint8_t)ra : 0xff;
+
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0) {
+		out->cfa.kind = UNWIND_CFA_INVALID;
+	} else if (nops == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < UNWIND_NREGS) {
+		out->cfa.kind = UNWIND_CFA_REG_OFFSET;
+		out->cfa.reg = (uint8_t)ops[0].number;
+		out->cfa.off = (int64_t)ops[0].number2;
+	} else {
+		out->cfa.kind = UNWIND_CFA_EXPR;
+		err = copy_ops(b, ops, nops, &out->cfa);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			out->cfa.kind = UNWIND_CFA_INVALID;
+	}
+
+	for (int reg = 0; reg < UNWIND_NREGS; reg++) {
+		struct unwind_rule *r = &out->regs[reg];
+		if (dwarf_frame_register(f, reg, mem, &ops, &nops) != 0) {
+			r->kind = UNWIND_RULE_INVALID;
+			continue;
+		}
+		if (nops == 0) {
+			/* libdw: ops == NULL is "same value", ops == mem "undefined". */
+			r->kind = ops == NULL ? UNWIND_RULE_SAME : UNWIND_RULE_UNDEF;
+			continue;
+		}
+		if (ops[0].atom == DW_OP_call_frame_cfa) {
+			size_t i = 1;
+			int64_t off = 0;
+			if (i < nops && ops[i].atom == DW_OP_plus_uconst)
+				off = (int64_t)ops[i++].number;
+			if (i == nops) {
+				r->kind = UNWIND_RULE_OFFSET;
+				r->off = off;
+				continue;
+			}
+			if (i + 1 == nops && ops[i].atom == DW_OP_stack_value) {
+				r->kind = UNWIND_RULE_VAL_OFFSET;
+				r->off = off;
+				continue;
+			}
+		}
+		if (nops == 1 && ops[0].atom == DW_OP_regx && ops[0].number < UNWIND_NREGS) {
+			r->kind = UNWIND_RULE_REGISTER;
+			r->reg = (uint8_t)ops[0].number;
+			continue;
+		}
+		r->kind = UNWIND_RULE_EXPR;
+		err = copy_ops(b, ops, nops, r);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			r->kind = UNWIND_RULE_INVALID;
+	}
+	return 0;
+}
+
+static bool slot_reg(int reg)
+{
+	for (int i = 0; i < UNWIND_SLOTS; i++)
+		if (unwind_slot_reg[i] == reg)
+			return true;
+	return false;
+}
+
+/* The compact form of a full answer, if it has one. */
+static bool full_to_compact(const struct unwind_full *f, struct unwind_row *row)
+{
+	if (f->ra_reg != UNWIND_REG_RA || f->cfa.kind != UNWIND_CFA_REG_OFFSET ||
+	    f->cfa.off < INT32_MIN || f->cfa.off > INT32_MAX)
+		return false;
+	for (int reg = 0; reg < UNWIND_NREGS; reg++)
+		if (!slot_reg(reg) && f->regs[reg].kind != UNWIND_RULE_UNDEF)
+			return false;
+	memset(row, 0, sizeof(*row));
+	row->cfa_reg = f->cfa.reg;
+	row->cfa_off = (int32_t)f->cfa.off;
+	for (int i = 0; i < UNWIND_SLOTS; i++) {
+		const struct unwind_rule *r = &f->regs[unwind_slot_reg[i]];
+		switch (r->kind) {
+		case UNWIND_RULE_UNDEF:
+		case UNWIND_RULE_SAME:
+			break;
+		case UNWIND_RULE_OFFSET:
+		case UNWIND_RULE_VAL_OFFSET:
+			if (r->off % 8 != 0 || r->off / 8 < INT8_MIN || r->off / 8 > INT8_MAX)
+				return false;
+			row->off8[i] = (int8_t)(r->off / 8);
+			break;
+		default:
+			return false;
+		}
+		row->kinds |= (uint16_t)(r->kind << (2 * i));
+	}
+	return true;
+}
+
+static int add_row(struct builder *b, uint64_t start, uint64_t end, Dwarf_Frame *f,
+		   bool signal, uint8_t source_flag)
+{
+	struct unwind_full full;
+	int err = frame_rules(b, f, &full);
+	if (err)
+		return err;
+	struct unwind_row row;
+	if (!full_to_compact(&full, &row)) {
+		if (b->full.n >= INT32_MAX)
+			return -EFBIG;
+		memset(&row, 0, sizeof(row));
+		row.flags = UNWIND_ROW_FULL;
+		row.cfa_off = (int32_t)b->full.n;
+		struct unwind_full *slot = vec_push(&b->full, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		*slot = full;
+	}
+	row.flags |= (signal ? UNWIND_ROW_SIGNAL : 0) | source_flag;
+	struct brow *br = vec_push(&b->rows, sizeof(*br));
+	if (!br)
+		return -ENOMEM;
+	br->start = start;
+	br->end = end;
+	br->row = row;
+	return 0;
+}
+
+/*
+ * Rows of one CFI section (every address libdw answers for).  Rows go to
+ * b->rows, possibly after rows of another section; they never overlap each
+ * other.
+ */
+static int compile_section(struct builder *b, Dwarf_CFI *cfi, Elf_Data *data, uint64_t sec_addr,
+			   bool eh_frame, const unsigned char *e_ident)
+{
+	struct vec ranges = {0};
+	uint64_t *bounds = NULL;
+	int err = fde_ranges(data, sec_addr, eh_frame, e_ident, &ranges, &b->fdes);
+	if (err)
+		goto out;
+	size_t nr = ranges.n, nb = 0;
+	if (nr == 0)
+		goto out;
+	bounds = malloc(2 * nr * sizeof(*bounds));
+	if (!bounds) {
+		err = -ENOMEM;
+		goto out;
+	}
+	const struct fde_range *fr = ranges.p;
+	for (size_t i = 0; i < nr; i++) {
+		bounds[nb++] = fr[i].lo;
+		bounds[nb++] = fr[i].hi;
+	}
+	qsort(bounds, nb, sizeof(*bounds), cmp_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < nb; i++)
+		if (u == 0 || bounds[u - 1] != bounds[i])
+			bounds[u++] = bounds[i];
+	nb = u;
+
+	uint8_t source = eh_frame ? 0 : UNWIND_ROW_DEBUG_FRAME;
+	for (size_t i = 0; i + 1 < nb; i++) {
+		uint64_t addr = bounds[i], stop = bounds[i + 1];
+		while (addr < stop) {
+			Dwarf_Frame *f = NULL;
+			if (dwarf_cfi_addrframe(cfi, addr, &f) != 0)
+				break; /* no FDE here: a gap */
+			Dwarf_Addr rs, re;
+			bool signal = false;
+			if (dwarf_frame_info(f, &rs, &re, &signal) < 0 || re <= addr || rs > addr) {
+				free(f);
+				break;
+			}
+			uint64_t end = re < stop ? re : stop;
+			err = add_row(b, addr, end, f, signal, source);
+			free(f);
+			if (err)
+				goto out;
+			addr = end;
+		}
+	}
+out:
+	free(bounds);
+	free(ranges.p);
+	return err;
+}
+
+/* ---- ELF plumbing ---- */
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		const char *n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && strcmp(n, name) == 0)
+			return shdr->sh_type == SHT_NOBITS ? NULL : scn;
+	}
+	return NULL;
+}
+
+static int compile_eh_frame(struct builder *b, Elf *elf)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = find_section(elf, ".eh_frame", &shdr);
+	if (!scn)
+		return 0;
+	Elf_Data *data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return 0;
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+	if (!cfi)
+		return 0;
+	int err = compile_section(b, cfi, data, shdr.sh_addr, true, (const unsigned char *)elf_getident(elf, NULL));
+	dwarf_cfi_end(cfi);
+	return err;
+}
+
+/* .debug_frame of elf, if it has one. */
+static int compile_debug_frame(struct builder *b, Elf *elf, bool *found)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = find_section(elf, ".debug_frame", &shdr);
+	*found = false;
+	if (!scn || shdr.sh_size == 0)
+		return 0;
+	Dwarf *dbg = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dbg)
+		return 0;
+	int err = 0;
+	Dwarf_CFI *cfi = dwarf_getcfi(dbg);
+	if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		cfi = NULL;
+	Elf_Data *data = cfi ? elf_getdata(scn, NULL) : NULL;
+	if (data && data->d_buf) {
+		*found = true;
+		err = compile_section(b, cfi, data, 0, false, (const unsigned char *)elf_getident(elf, NULL));
+	}
+	dwarf_end(dbg); /* owns cfi */
+	return err;
+}
+
+static int compile_separate_debug_frame(struct builder *b, Elf *elf)
+{
+	const void *id;
+	ssize_t len = dwelf_elf_gnu_build_id(elf, &id);
+	if (len < 2 || len > 64)
+		return 0;
+	char path[sizeof(UNWIND_DEBUG_ROOT) + 2 + 1 + 2 * 64 + sizeof(".debug") + 1];
+	int n = snprintf(path, sizeof(path), "%s/%02x/", UNWIND_DEBUG_ROOT, ((const uint8_t *)id)[0]);
+	for (ssize_t i = 1; i < len; i++)
+		n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", ((const uint8_t *)id)[i]);
+	snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int err = 0;
+	Elf *delf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (delf && elf_kind(delf) == ELF_K_ELF) {
+		const void *did;
+		ssize_t dlen = dwelf_elf_gnu_build_id(delf, &did);
+		bool found;
+		if (dlen == len && memcmp(did, id, (size_t)len) == 0)
+			err = compile_debug_frame(b, delf, &found);
+	}
+	elf_end(delf);
+	close(fd);
+	return err;
+}
+
+/*
+ * Final table from the built rows: eh_frame rows first in b->rows[0, n_eh),
+ * then .debug_frame rows, used only where no eh_frame row applies (libdwfl's
+ * order: dwfl_module_eh_cfi, then dwfl_module_dwarf_cfi).
+ */
+static int finish(struct unwind_module *m, struct builder *b, size_t n_eh)
+{
+	struct brow *rows = b->rows.p;
+	size_t n = b->rows.n;
+
+	/* Clip .debug_frame rows to the gaps of .eh_frame (both lists sorted). */
+	qsort(rows, n_eh, sizeof(*rows), cmp_brow);
+	qsort(rows + n_eh, n - n_eh, sizeof(*rows), cmp_brow);
+	struct vec out = {0};
+	size_t e = 0;
+	for (size_t i = 0; i < n_eh; i++) {
+		struct brow *r = vec_push(&out, sizeof(*r));
+		if (!r)
+			goto nomem;
+		*r = rows[i];
+	}
+	for (size_t i = n_eh; i < n; i++) {
+		uint64_t s = rows[i].start, end = rows[i].end;
+		while (e < n_eh && rows[e].end <= s)
+			e++;
+		size_t k = e;
+		while (s < end) {
+			uint64_t piece_end = end;
+			if (k < n_eh && rows[k].start < end) {
+				if (rows[k].start <= s) {
+					s = rows[k].end > s ? rows[k].end : s;
+					k++;
+					continue;
+				}
+				piece_end = rows[k].start;
+			}
+			struct brow *r = vec_push(&out, sizeof(*r));
+			if (!r)
+				goto nomem;
+			*r = rows[i];
+			r->start = s;
+			r->end = piece_end;
+			m->stats.debug_frame_rows++;
+			s = piece_end;
+		}
+	}
+	free(b->rows.p);
+	b->rows = out;
+	rows = out.p;
+	n = out.n;
+	qsort(rows, n, sizeof(*rows), cmp_brow);
+
+	if (n == 0)
+		return 0;
+	uint64_t base = rows[0].start, limit = 0;
+	for (size_t i = 0; i < n; i++)
+		limit = rows[i].end > limit ? rows[i].end : limit;
+	if (limit - base >= UINT32_MAX)
+		return -EFBIG;
+
+	/* Dense rows: gaps become NONE rows, equal neighbours merge, one sentinel. */
+	size_t cap = 2 * n + 1;
+	m->starts = malloc(cap * sizeof(*m->starts));
+	m->rows = malloc(cap * sizeof(*m->rows));
+	if (!m->starts || !m->rows)
+		return -ENOMEM;
+	struct unwind_row none = {.flags = UNWIND_ROW_NONE};
+	size_t k = 0;
+	uint64_t at = base;
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].end <= at)
+			continue; /* overlapped (cannot happen for libdw answers) */
+		uint64_t s = rows[i].start > at ? rows[i].start : at;
+		if (s > at) {
+			m->starts[k] = (uint32_t)(at - base);
+			m->rows[k++] = none;
+		}
+		bool same = k > 0 && !(rows[i].row.flags & UNWIND_ROW_FULL) &&
+			    memcmp(&m->rows[k - 1], &rows[i].row, sizeof(rows[i].row)) == 0;
+		if (!same) {
+			m->starts[k] = (uint32_t)(s - base);
+			m->rows[k++] = rows[i].row;
+		}
+		at = rows[i].end;
+	}
+	m->starts[k] = (uint32_t)(at - base);
+	m->rows[k++] = none;
+	m->nrows = (uint32_t)k;
+	m->base = base;
+
+	/* Page index: about two rows per page. */
+	uint64_t span = at - base;
+	unsigned shift = 4;
+	while (shift < 31 && (span >> shift) > 2 * (uint64_t)k)
+		shift++;
+	m->page_shift = shift;
+	m->npages = (uint32_t)(span >> shift) + 1;
+	m->page_first = malloc(((size_t)m->npages + 1) * sizeof(*m->page_first));
+	if (!m->page_first)
+		return -ENOMEM;
+	uint32_t r = 0;
+	for (uint32_t p = 0; p <= m->npages; p++) {
+		uint64_t addr = (uint64_t)p << shift;
+		while (r + 1 < k && m->starts[r + 1] <= addr)
+			r++;
+		m->page_first[p] = r;
+	}
+	return 0;
+nomem:
+	free(out.p);
+	return -ENOMEM;
+}
+
+static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
+{
+	struct builder b = {0};
+	struct unwind_module *m = NULL;
+	int err = 0;
+	GElf_Ehdr ehdr;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64) {
+		err = -ENOTSUP;
+		goto out;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = compile_eh_frame(&b, elf);
+	if (err)
+		goto out;
+	size_t n_eh = b.rows.n;
+	bool found = false;
+	err = compile_debug_frame(&b, elf, &found);
+	if (!err && !found && separate_debug)
+		err = compile_separate_debug_frame(&b, elf);
+	if (err)
+		goto out;
+	err = finish(m, &b, n_eh);
+	if (err)
+		goto out;
+	m->full = b.full.p;
+	m->nfull = b.full.n;
+	m->ops = b.ops.p;
+	m->nops = b.ops.n;
+	b.full.p = b.ops.p = NULL;
+	m->stats.fdes = b.fdes;
+	m->stats.rows = m->nrows;
+	m->stats.full_rows = 0;
+	for (uint32_t i = 0; i < m->nrows; i++)
+		m->stats.full_rows += (m->rows[i].flags & UNWIND_ROW_FULL) != 0;
+	m->stats.bytes = sizeof(*m) + m->nrows * (sizeof(*m->starts) + sizeof(*m->rows)) +
+			 ((size_t)m->npages + 1) * sizeof(*m->page_first) +
+			 m->nfull * sizeof(*m->full) + m->nops * sizeof(*m->ops);
+out:
+	free(b.rows.p);
+	free(b.full.p);
+	free(b.ops.p);
+	if (err) {
+		unwind_module__free(m);
+		errno = -err;
+		return NULL;
+	}
+	return m;
+}
+
+struct unwind_module *unwind_module__open(const char *path)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	struct unwind_module *m;
+	if (!elf) {
+		m = NULL;
+		errno = ENOEXEC;
+	} else {
+		m = compile_elf(elf, true);
+	}
+	int saved = errno;
+	elf_end(elf);
+	close(fd);
+	errno = saved;
+	return m;
+}
+
+struct unwind_module *unwind_module__open_image(const void *image, size_t size)
+{
+	elf_version(EV_CURRENT);
+	/* elf_memory() wants a writable buffer; libelf only writes on ELF_C_RDWR. */
+	Elf *elf = elf_memory((char *)image, size);
+	if (!elf) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	struct unwind_module *m = compile_elf(elf, false);
+	int saved = errno;
+	elf_end(elf);
+	errno = saved;
+	return m;
+}
+
+void unwind_module__free(struct unwind_module *m)
+{
+	if (!m)
+		return;
+	free(m->starts);
+	free(m->rows);
+	free(m->page_first);
+	free(m->full);
+	free(m->ops);
+	free(m);
+}
+
+void unwind_module__stats(const struct unwind_module *m, struct unwind_module_stats *st)
+{
+	*st = m->stats;
+}
+
+bool unwind_module__rules_at(const struct unwind_module *m, uint64_t vaddr,
+			     struct unwind_rules *out)
+{
+	const struct unwind_row *row = unwind_module__row(m, vaddr);
+	if (!row)
+		return false;
+	size_t i = (size_t)(row - m->rows);
+	memset(out, 0, sizeof(*out));
+	out->start = m->base + m->starts[i];
+	out->end = m->base + m->starts[i + 1];
+	out->signal = (row->flags & UNWIND_ROW_SIGNAL) != 0;
+	out->debug_frame = (row->flags & UNWIND_ROW_DEBUG_FRAME) != 0;
+	out->ops = m->ops;
+	if (row->flags & UNWIND_ROW_FULL) {
+		const struct unwind_full *f = &m->full[row->cfa_off];
+		out->full = true;
+		out->ra_reg = f->ra_reg;
+		out->cfa = f->cfa;
+		memcpy(out->regs, f->regs, sizeof(out->regs));
+		return true;
+	}
+	out->ra_reg = UNWIND_REG_RA;
+	out->cfa.kind = UNWIND_CFA_REG_OFFSET;
+	out->cfa.reg = row->cfa_reg;
+	out->cfa.off = row->cfa_off;
+	for (int reg = 0; reg < UNWIND_NREGS; reg++)
+		out->regs[reg].kind = UNWIND_RULE_UNDEF;
+	for (int s = 0; s < UNWIND_SLOTS; s++) {
+		struct unwind_rule *r = &out->regs[unwind_slot_reg[s]];
+		r->kind = (row->kinds >> (2 * s)) & 3;
+		if (r->kind == UNWIND_RULE_OFFSET || r->kind == UNWIND_RULE_VAL_OFFSET)
+			r->off = (int64_t)row->off8[s] * 8;
+	}
+	return true;
+}
