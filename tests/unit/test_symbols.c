@@ -90,8 +90,8 @@ static const char *symbolize_live(struct symbolizer *s, const void *addr, bool v
 	assert_true(find_mapping(addr, &mp));
 	snprintf(map_files, sizeof(map_files), "/proc/self/map_files/%" PRIx64 "-%" PRIx64,
 		 mp.start, mp.end);
-	m = symbolizer__file(s, (uint32_t)getpid(), via_map_files ? map_files : NULL, mp.path,
-			     NULL, 0);
+	m = symbolizer__file(s, (uint32_t)getpid(), via_map_files ? map_files : NULL, mp.path, NULL,
+			     0);
 	assert_non_null(m);
 	assert_null(sym_module__error(m));
 	assert_true(sym_module__to_vaddr(m, mp.pgoff + ((uintptr_t)addr - mp.start), &vaddr));
@@ -359,12 +359,15 @@ static void test_kallsyms_rules(void **state)
 static void test_kernel_notes(void **state)
 {
 	/* A Xen note (name "Xen", 8-byte desc), then GNU build ID (20 bytes). */
+	// clang-format off
 	static const uint8_t blob[] = {
-		4, 0, 0, 0, 8, 0, 0, 0, 6, 0, 0, 0, 'X', 'e', 'n', 0, 1, 2, 3, 4, 5, 6, 7, 8,
-		4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0, 0xa3, 0xe4, 0xcd, 0x60,
-		0xa8, 0xec, 0x14, 0xf0, 0x2a, 0xa4, 0x1b, 0x41, 0xd5, 0xb5, 0x84, 0x6d, 0x3d,
-		0x9f, 0x1d, 0xd8,
+		4, 0, 0, 0,  8, 0, 0, 0,  6, 0, 0, 0,  'X', 'e', 'n', 0,
+		1, 2, 3, 4, 5, 6, 7, 8,
+		4, 0, 0, 0,  20, 0, 0, 0,  3, 0, 0, 0,  'G', 'N', 'U', 0,
+		0xa3, 0xe4, 0xcd, 0x60, 0xa8, 0xec, 0x14, 0xf0, 0x2a, 0xa4,
+		0x1b, 0x41, 0xd5, 0xb5, 0x84, 0x6d, 0x3d, 0x9f, 0x1d, 0xd8,
 	};
+	// clang-format on
 	uint8_t out[SYM_BUILD_ID_MAX];
 	char path[PATH_MAX], hex[2 * SYM_BUILD_ID_MAX + 1];
 
@@ -387,8 +390,7 @@ static void test_table_rules(void **state)
 
 	sym_builder__init(&b);
 #define ADD(start, size, limit, name, rank)                                                        \
-	assert_int_equal(                                                                          \
-		sym_builder__add(&b, start, size, limit, name, strlen(name), rank, 0), 0)
+	assert_int_equal(sym_builder__add(&b, start, size, limit, name, strlen(name), rank, 0), 0)
 	ADD(0x1000, 0x100, UINT64_MAX, "f_weak", SYM_RANK_WEAK | SYM_RANK_TYPED);
 	ADD(0x1000, 0x80, UINT64_MAX, "f", SYM_RANK_GLOBAL | SYM_RANK_TYPED);
 	ADD(0x1000, 0x40, UINT64_MAX, "__GI_f", SYM_RANK_LOCAL | SYM_RANK_TYPED);
@@ -420,9 +422,9 @@ static void test_table_rules(void **state)
 
 static void test_build_id_mismatch(void **state)
 {
-	static const uint8_t fake[20] = { 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab,
-					  0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab,
-					  0xab, 0xab, 0xab, 0xab, 0xab, 0xab };
+	static const uint8_t fake[20] = {0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab,
+					 0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab,
+					 0xab, 0xab, 0xab, 0xab, 0xab, 0xab};
 	char expect[256], hex[2 * SYM_BUILD_ID_MAX + 1];
 	struct sym_module *good, *bad;
 	const uint8_t *bid;
@@ -448,9 +450,10 @@ static void test_build_id_mismatch(void **state)
 		bid = sym_module__build_id(good, &len);
 		assert_non_null(bid);
 		sym_hex(bid, len, hex);
-		snprintf(expect, sizeof(expect),
-			 "build ID mismatch: mapping abababababababababababababababababababab file %s",
-			 hex);
+		snprintf(
+		    expect, sizeof(expect),
+		    "build ID mismatch: mapping abababababababababababababababababababab file %s",
+		    hex);
 		assert_string_equal(sym_module__error(bad), expect);
 		assert_int_equal(sym_module__symbol_count(bad), 0);
 		assert_null(sym_module__lookup(bad, 0x1000, NULL));
@@ -542,7 +545,7 @@ static void expect_refused(const char *name, const void *bytes, size_t len)
 static void test_garbage_files(void **state)
 {
 	struct symbolizer *s = symbolizer__new();
-	static const size_t cuts[] = { 1, 16, 63, 64, 100, 4096, 65536, 1 << 20 };
+	static const size_t cuts[] = {1, 16, 63, 64, 100, 4096, 65536, 1 << 20};
 	char path[PATH_MAX];
 	struct sym_module *m;
 	struct mapping mp;
@@ -650,10 +653,7 @@ static void test_corrupted_elf(void **state)
 	symbolizer__free(vs);
 }
 
-static int group_setup(void **state)
-{
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
+static int group_setup(void **state) { return mkdtemp(tmpdir) ? 0 : -1; }
 
 static int group_teardown(void **state)
 {
@@ -666,18 +666,18 @@ static int group_teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_own_function),
-		cmocka_unit_test(test_libc_functions),
-		cmocka_unit_test(test_libc_debug_file),
-		cmocka_unit_test(test_vdso),
-		cmocka_unit_test(test_kernel),
-		cmocka_unit_test(test_kallsyms_rules),
-		cmocka_unit_test(test_kernel_notes),
-		cmocka_unit_test(test_table_rules),
-		cmocka_unit_test(test_build_id_mismatch),
-		cmocka_unit_test(test_cache_and_pinning),
-		cmocka_unit_test(test_garbage_files),
-		cmocka_unit_test(test_corrupted_elf),
+	    cmocka_unit_test(test_own_function),
+	    cmocka_unit_test(test_libc_functions),
+	    cmocka_unit_test(test_libc_debug_file),
+	    cmocka_unit_test(test_vdso),
+	    cmocka_unit_test(test_kernel),
+	    cmocka_unit_test(test_kallsyms_rules),
+	    cmocka_unit_test(test_kernel_notes),
+	    cmocka_unit_test(test_table_rules),
+	    cmocka_unit_test(test_build_id_mismatch),
+	    cmocka_unit_test(test_cache_and_pinning),
+	    cmocka_unit_test(test_garbage_files),
+	    cmocka_unit_test(test_corrupted_elf),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

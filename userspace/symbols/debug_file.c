@@ -26,7 +26,7 @@
 #include "userspace/symbols/symbols_internal.h"
 
 static const char *const debug_roots[] = {
-	"/usr/lib/debug",
+    "/usr/lib/debug",
 };
 
 /* Writes candidate number idx into buf; returns false when there are no
@@ -49,7 +49,7 @@ static bool find_by_build_id(const struct debug_query *q, size_t idx, char *buf,
 }
 
 static const debug_finder_fn debug_finders[] = {
-	find_by_build_id,
+    find_by_build_id,
 };
 
 /* Opens path and keeps it if its build ID equals q's.  0 or -ENOENT. */

@@ -239,8 +239,8 @@ static int elf_file__scn_infos(struct elf_file *f, struct scn_info **out, size_t
 			continue;
 		info[i].known = true;
 		info[i].exec = (sh.sh_flags & SHF_EXECINSTR) != 0;
-		info[i].end = sh.sh_addr > UINT64_MAX - sh.sh_size ? UINT64_MAX
-								    : sh.sh_addr + sh.sh_size;
+		info[i].end =
+		    sh.sh_addr > UINT64_MAX - sh.sh_size ? UINT64_MAX : sh.sh_addr + sh.sh_size;
 	}
 	*out = info;
 	*count = shnum;
@@ -281,6 +281,19 @@ static int elf_file__add_table(struct elf_file *f, Elf_Scn *scn, const GElf_Shdr
 		f->why = libelf_why();
 		f->why_kind = SYM_ERR_BAD_ELF;
 		return -EINVAL;
+	}
+	/* Room for every entry and the whole string table (section sizes were
+	 * checked against the file size, so this is bounded by it). */
+	if (sh->sh_link < shnum) {
+		size_t entsize = gelf_fsize(f->elf, ELF_T_SYM, 1, EV_CURRENT);
+		Elf_Scn *strscn = elf_getscn(f->elf, sh->sh_link);
+		GElf_Shdr strsh;
+
+		if (strscn && gelf_getshdr(strscn, &strsh) && entsize) {
+			err = sym_builder__reserve(b, data->d_size / entsize, strsh.sh_size);
+			if (err == -ENOMEM)
+				return err;
+		}
 	}
 	/* Entry 0 is the reserved null symbol; gelf_getsym stops at d_size. */
 	for (i = 1; gelf_getsym(data, (int)i, &sym); i++) {
@@ -356,9 +369,9 @@ cleanup:
 static int elf_module__add_debug_file(struct sym_module *m, struct sym_builder *b)
 {
 	struct debug_query q = {
-		.build_id = m->build_id,
-		.build_id_len = m->build_id_len,
-		.path = m->path,
+	    .build_id = m->build_id,
+	    .build_id_len = m->build_id_len,
+	    .path = m->path,
 	};
 	size_t n0 = b->n, names0 = b->names_len;
 	struct elf_file dbg;

@@ -73,8 +73,7 @@ int kallsyms__load(struct sym_module *m, const char *path, uint64_t *stext)
 		type = p[1];
 		name = p + 3;
 		name_end = name;
-		while (name_end < end && *name_end != '\t' && *name_end != '\n' &&
-		       *name_end != ' ')
+		while (name_end < end && *name_end != '\t' && *name_end != '\n' && *name_end != ' ')
 			name_end++;
 		if (name_end == name)
 			continue;

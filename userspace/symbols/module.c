@@ -11,12 +11,14 @@
 
 #include "userspace/symbols/symbols_internal.h"
 
+// clang-format off
 static const char *const sym_error_texts[] = {
 	[SYM_ERR_NONE] = "",
 #define SYM_ERR_TEXT(name, text) [name] = text,
 	SYM_ERRORS(SYM_ERR_TEXT)
 #undef SYM_ERR_TEXT
 };
+// clang-format on
 
 const char *sym_error__text(enum sym_error e)
 {
@@ -175,15 +177,9 @@ const uint8_t *sym_module__build_id(const struct sym_module *m, size_t *len)
 	return m && m->build_id_len ? m->build_id : NULL;
 }
 
-uint64_t sym_module__size(const struct sym_module *m)
-{
-	return m ? m->size : 0;
-}
+uint64_t sym_module__size(const struct sym_module *m) { return m ? m->size : 0; }
 
-const char *sym_module__path(const struct sym_module *m)
-{
-	return m ? m->path : NULL;
-}
+const char *sym_module__path(const struct sym_module *m) { return m ? m->path : NULL; }
 
 const char *sym_module__error(const struct sym_module *m)
 {
@@ -194,12 +190,6 @@ const char *sym_module__error(const struct sym_module *m)
 	return m->error_kind == SYM_ERR_NONE ? NULL : sym_error__text(m->error_kind);
 }
 
-size_t sym_module__symbol_count(const struct sym_module *m)
-{
-	return m ? m->nr_syms : 0;
-}
+size_t sym_module__symbol_count(const struct sym_module *m) { return m ? m->nr_syms : 0; }
 
-const char *sym_module__debug_path(const struct sym_module *m)
-{
-	return m ? m->debug_path : NULL;
-}
+const char *sym_module__debug_path(const struct sym_module *m) { return m ? m->debug_path : NULL; }

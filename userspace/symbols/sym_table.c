@@ -11,10 +11,7 @@
 
 #include "userspace/symbols/symbols_internal.h"
 
-void sym_builder__init(struct sym_builder *b)
-{
-	memset(b, 0, sizeof(*b));
-}
+void sym_builder__init(struct sym_builder *b) { memset(b, 0, sizeof(*b)); }
 
 void sym_builder__release(struct sym_builder *b)
 {
@@ -23,6 +20,29 @@ void sym_builder__release(struct sym_builder *b)
 	free(b->v);
 	free(b->names);
 	memset(b, 0, sizeof(*b));
+}
+
+int sym_builder__reserve(struct sym_builder *b, size_t symbols, size_t name_bytes)
+{
+	void *p;
+
+	if (symbols > SYM_MAX_SYMBOLS - b->n || name_bytes >= UINT32_MAX - b->names_len)
+		return -E2BIG;
+	if (b->cap - b->n < symbols) {
+		p = realloc(b->v, (b->n + symbols) * sizeof(*b->v));
+		if (!p)
+			return -ENOMEM;
+		b->v = p;
+		b->cap = b->n + symbols;
+	}
+	if (b->names_cap - b->names_len < name_bytes) {
+		p = realloc(b->names, b->names_len + name_bytes);
+		if (!p)
+			return -ENOMEM;
+		b->names = p;
+		b->names_cap = b->names_len + name_bytes;
+	}
+	return 0;
 }
 
 int sym_builder__add(struct sym_builder *b, uint64_t start, uint64_t size, uint64_t limit,
@@ -219,7 +239,8 @@ int sym_builder__finish(struct sym_builder *b, struct sym_module *m)
 		} else {
 			/* Rule 3. */
 			e->end = add_clamped(c->start, SYM_UNSIZED_TAIL);
-			if (i + 1 < k && (b->v[i + 1].owner == c->owner || b->v[i + 1].start < e->end))
+			if (i + 1 < k &&
+			    (b->v[i + 1].owner == c->owner || b->v[i + 1].start < e->end))
 				e->end = b->v[i + 1].start;
 			if (c->limit > c->start && c->limit < e->end)
 				e->end = c->limit;

@@ -103,12 +103,10 @@ static bool cache_key__matches(const struct cache_key *k, const struct sym_modul
 		return m->has_file_key && file_key__equal(&m->file_key, k->file);
 	case CACHE_MISMATCH:
 		return m->has_file_key && file_key__equal(&m->file_key, k->file) &&
-		       build_id__equal(m->build_id, m->build_id_len, k->build_id,
-				       k->build_id_len);
+		       build_id__equal(m->build_id, m->build_id_len, k->build_id, k->build_id_len);
 	case CACHE_FAILED:
 		return m->tried && !strcmp(m->tried, k->tried) &&
-		       build_id__equal(m->build_id, m->build_id_len, k->build_id,
-				       k->build_id_len);
+		       build_id__equal(m->build_id, m->build_id_len, k->build_id, k->build_id_len);
 	}
 	return false;
 }
@@ -139,10 +137,9 @@ static void slots__put(struct cache_slot *slots, size_t nr_slots, const struct c
 }
 
 /* Adds m under k.  On -ENOMEM m stays usable, just not found again. */
-static int symbolizer__insert(struct symbolizer *s, const struct cache_key *k,
-			      struct sym_module *m)
+static int symbolizer__insert(struct symbolizer *s, const struct cache_key *k, struct sym_module *m)
 {
-	struct cache_slot slot = { .hash = cache_key__hash(k), .m = m, .kind = k->kind };
+	struct cache_slot slot = {.hash = cache_key__hash(k), .m = m, .kind = k->kind};
 
 	if (2 * (s->nr_used + 1) > s->nr_slots) {
 		size_t n = s->nr_slots ? 2 * s->nr_slots : 64, i;
@@ -259,10 +256,10 @@ static struct sym_module *symbolizer__failed(struct symbolizer *s, const char *p
 					     size_t build_id_len)
 {
 	struct cache_key k = {
-		.kind = CACHE_FAILED,
-		.build_id = build_id,
-		.build_id_len = build_id_len,
-		.tried = tried,
+	    .kind = CACHE_FAILED,
+	    .build_id = build_id,
+	    .build_id_len = build_id_len,
+	    .tried = tried,
 	};
 	struct sym_module *m = symbolizer__find(s, &k);
 
@@ -298,10 +295,10 @@ static struct sym_module *symbolizer__mismatch(struct symbolizer *s, const char 
 {
 	char want[2 * SYM_BUILD_ID_MAX + 1], have[2 * SYM_BUILD_ID_MAX + 1];
 	struct cache_key k = {
-		.kind = CACHE_MISMATCH,
-		.build_id = build_id,
-		.build_id_len = build_id_len,
-		.file = key,
+	    .kind = CACHE_MISMATCH,
+	    .build_id = build_id,
+	    .build_id_len = build_id_len,
+	    .file = key,
 	};
 	struct sym_module *m = symbolizer__find(s, &k);
 
@@ -327,9 +324,9 @@ struct sym_module *symbolizer__file(struct symbolizer *s, uint32_t pid, const ch
 {
 	uint8_t file_id[SYM_BUILD_ID_MAX];
 	char tried[PATH_MAX + 32];
-	struct sym_file_key key = { 0 };
-	struct cache_key k = { 0 };
-	struct elf_file f = { .fd = -1 };
+	struct sym_file_key key = {0};
+	struct cache_key k = {0};
+	struct elf_file f = {.fd = -1};
 	struct sym_module *m = NULL;
 	ssize_t file_id_len = 0;
 	struct stat st;
@@ -374,8 +371,8 @@ struct sym_module *symbolizer__file(struct symbolizer *s, uint32_t pid, const ch
 	if (m) {
 		if (build_id_len && m->build_id_len &&
 		    !build_id__equal(m->build_id, m->build_id_len, build_id, build_id_len))
-			m = symbolizer__mismatch(s, path, &key, build_id, build_id_len,
-						 m->build_id, m->build_id_len);
+			m = symbolizer__mismatch(s, path, &key, build_id, build_id_len, m->build_id,
+						 m->build_id_len);
 		goto cleanup;
 	}
 

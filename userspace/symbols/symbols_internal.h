@@ -42,7 +42,8 @@
 	X(SYM_ERR_BUILD_ID_MISMATCH, "build ID mismatch")                                          \
 	X(SYM_ERR_NO_VDSO, "no vdso")                                                              \
 	X(SYM_ERR_KALLSYMS, "cannot read kallsyms")                                                \
-	X(SYM_ERR_KPTR_RESTRICT, "kallsyms addresses are hidden (kernel.kptr_restrict or not root)") \
+	X(SYM_ERR_KPTR_RESTRICT,                                                                   \
+	  "kallsyms addresses are hidden (kernel.kptr_restrict or not root)")                      \
 	X(SYM_ERR_NOMEM, "out of memory")
 
 enum sym_error {
@@ -85,9 +86,9 @@ struct sym_load {
 };
 
 struct sym_module {
-	char *path;	  /* display path, as first seen */
-	char *tried;	  /* failed modules: the path whose open failed */
-	char *error;	  /* NULL when fine; else "<kind text>[: detail]" */
+	char *path;  /* display path, as first seen */
+	char *tried; /* failed modules: the path whose open failed */
+	char *error; /* NULL when fine; else "<kind text>[: detail]" */
 	enum sym_error error_kind;
 	char *debug_path; /* separate debug file whose .symtab was merged */
 	uint8_t build_id[SYM_BUILD_ID_MAX];
@@ -114,7 +115,7 @@ void sym_module__free(struct sym_module *m);
 /* Drops symbols and PT_LOADs and records why (detail may be NULL; printf
  * style).  Never fails: without memory the kind's static text is used. */
 void sym_module__fail(struct sym_module *m, enum sym_error kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Lowercase hex of len bytes into out (2 * len + 1 bytes). */
 void sym_hex(const uint8_t *bytes, size_t len, char *out);
 
@@ -145,6 +146,9 @@ struct sym_builder {
 
 void sym_builder__init(struct sym_builder *b);
 void sym_builder__release(struct sym_builder *b);
+/* Makes room for that many more candidates and name bytes (a hint: add
+ * still grows as needed).  Returns 0, -ENOMEM, or -E2BIG past the limits. */
+int sym_builder__reserve(struct sym_builder *b, size_t symbols, size_t name_bytes);
 /* Adds one candidate; name is copied (len bytes, no NUL needed).  Returns 0,
  * -ENOMEM, or -E2BIG past SYM_MAX_SYMBOLS / a 4 GiB arena. */
 int sym_builder__add(struct sym_builder *b, uint64_t start, uint64_t size, uint64_t limit,
@@ -158,9 +162,9 @@ size_t sym_table__find(const struct sym_module *m, uint64_t addr);
 /* elf_module.c: one ELF file or in-memory image. */
 struct elf_file {
 	Elf *elf;
-	void *image;	 /* owned copy for in-memory images, else NULL */
-	uint64_t size;	 /* file or image size, bytes */
-	int fd;		 /* closed by elf_file__release when owns_fd */
+	void *image;   /* owned copy for in-memory images, else NULL */
+	uint64_t size; /* file or image size, bytes */
+	int fd;	       /* closed by elf_file__release when owns_fd */
 	bool owns_fd;
 	const char *why; /* static text of the last failure */
 	enum sym_error why_kind;

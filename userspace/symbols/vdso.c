@@ -39,10 +39,7 @@ static uint64_t vdso_mapping_size(uint64_t base)
 	return size;
 }
 
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* Extent of a native-class ELF image from its own headers (trusted: it is
  * the kernel's image mapped into this process). */
