@@ -24,10 +24,12 @@
 /* DWARF expression limits (a real CFI expression uses a handful). */
 #define EXPR_STACK_MAX 64
 #define EXPR_STEPS_MAX 4096
+/* find() answers kept during one unwind (a stack alternates between a few modules). */
+#define MAP_CACHE 4
 
 static const char *const reason_names[] = {
 #define UNWIND_REASON_TEXT(name, text) [name] = text,
-	UNWIND_REASONS(UNWIND_REASON_TEXT)
+    UNWIND_REASONS(UNWIND_REASON_TEXT)
 #undef UNWIND_REASON_TEXT
 };
 
@@ -231,33 +233,61 @@ static int expr_eval(const Dwarf_Op *ops, size_t nops, const struct regs *st,
 			int64_t sa = (int64_t)a, sb = (int64_t)b;
 			uint64_t v;
 			switch (op->atom) {
-			case DW_OP_and: v = a & b; break;
+			case DW_OP_and:
+				v = a & b;
+				break;
 			case DW_OP_div:
 				if (b == 0)
 					return UNWIND_BAD_CFI;
 				v = (sb == -1) ? -a : (uint64_t)(sa / sb);
 				break;
-			case DW_OP_minus: v = a - b; break;
+			case DW_OP_minus:
+				v = a - b;
+				break;
 			case DW_OP_mod:
 				if (b == 0)
 					return UNWIND_BAD_CFI;
 				v = a % b;
 				break;
-			case DW_OP_mul: v = a * b; break;
-			case DW_OP_or: v = a | b; break;
-			case DW_OP_plus: v = a + b; break;
-			case DW_OP_shl: v = b >= 64 ? 0 : a << b; break;
-			case DW_OP_shr: v = b >= 64 ? 0 : a >> b; break;
+			case DW_OP_mul:
+				v = a * b;
+				break;
+			case DW_OP_or:
+				v = a | b;
+				break;
+			case DW_OP_plus:
+				v = a + b;
+				break;
+			case DW_OP_shl:
+				v = b >= 64 ? 0 : a << b;
+				break;
+			case DW_OP_shr:
+				v = b >= 64 ? 0 : a >> b;
+				break;
 			case DW_OP_shra:
 				v = b >= 64 ? (sa < 0 ? ~0ull : 0) : (uint64_t)(sa >> b);
 				break;
-			case DW_OP_xor: v = a ^ b; break;
-			case DW_OP_le: v = sa <= sb; break;
-			case DW_OP_ge: v = sa >= sb; break;
-			case DW_OP_eq: v = sa == sb; break;
-			case DW_OP_lt: v = sa < sb; break;
-			case DW_OP_gt: v = sa > sb; break;
-			default: v = sa != sb; break;
+			case DW_OP_xor:
+				v = a ^ b;
+				break;
+			case DW_OP_le:
+				v = sa <= sb;
+				break;
+			case DW_OP_ge:
+				v = sa >= sb;
+				break;
+			case DW_OP_eq:
+				v = sa == sb;
+				break;
+			case DW_OP_lt:
+				v = sa < sb;
+				break;
+			case DW_OP_gt:
+				v = sa > sb;
+				break;
+			default:
+				v = sa != sb;
+				break;
 			}
 			stack[sp - 1] = v;
 			break;
@@ -268,9 +298,10 @@ static int expr_eval(const Dwarf_Op *ops, size_t nops, const struct regs *st,
 				break;
 			/* fallthrough */
 		case DW_OP_skip: {
-			uint64_t target = op->offset + 1 + 2 + (uint64_t)(int64_t)(int16_t)op->number;
+			uint64_t target =
+			    op->offset + 1 + 2 + (uint64_t)(int64_t)(int16_t)op->number;
 			const Dwarf_Op *found =
-				bsearch(&target, ops, nops, sizeof(*ops), cmp_op_offset);
+			    bsearch(&target, ops, nops, sizeof(*ops), cmp_op_offset);
 			if (!found)
 				return UNWIND_BAD_CFI;
 			i = (size_t)(found - ops) - 1;
@@ -306,9 +337,8 @@ static int expr_eval(const Dwarf_Op *ops, size_t nops, const struct regs *st,
  * Returns 0 with *cfa, *pc and the caller's registers in *st; or a reason
  * (never 0), or -1 when the return address rule is undefined (outermost).
  */
-static int step_full(const struct unwind_module *m, const struct unwind_full *f,
-		     struct regs *st, const struct reader *rd, uint64_t bias, uint64_t *cfa_out,
-		     uint64_t *pc_out)
+static int step_full(const struct unwind_module *m, const struct unwind_full *f, struct regs *st,
+		     const struct reader *rd, uint64_t bias, uint64_t *cfa_out, uint64_t *pc_out)
 {
 	uint64_t cfa;
 	int err;
@@ -386,8 +416,11 @@ size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, si
 {
 	const struct reader rd = {.bytes = stack, .lo = regs->sp, .len = stack ? stack_len : 0};
 	struct regs st;
-	struct unwind_map map = {0};
-	bool have_map = false, have_prev = false, prev_signal = false, activation = true;
+	/* Mappings seen in this unwind, most recent at maps[last]; an empty
+	 * range [0, 0) matches nothing. */
+	struct unwind_map maps[MAP_CACHE] = {{0}};
+	unsigned nmaps = 0, last = 0;
+	bool have_prev = false, prev_signal = false, activation = true;
 	uint64_t prev_cfa = 0;
 	size_t n = 0;
 	int why;
@@ -415,30 +448,44 @@ size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, si
 
 	for (;;) {
 		uint64_t lookup = activation ? pc : pc - 1;
-		if (!have_map || lookup - map.start >= map.end - map.start) {
-			if (!find(ctx, lookup, &map) || !map.module) {
+		const struct unwind_map *map = &maps[last];
+		if (lookup - map->start >= map->end - map->start) {
+			map = NULL;
+			for (unsigned i = 0; i < nmaps; i++) {
+				if (lookup - maps[i].start < maps[i].end - maps[i].start) {
+					last = i;
+					map = &maps[i];
+					break;
+				}
+			}
+		}
+		if (!map) {
+			struct unwind_map m = {0};
+			if (!find(ctx, lookup, &m) || !m.module) {
 				why = UNWIND_NO_MODULE;
 				break;
 			}
-			if (map.end <= map.start || lookup - map.start >= map.end - map.start) {
-				map.start = lookup;
-				map.end = lookup + 1;
+			if (m.end <= m.start || lookup - m.start >= m.end - m.start) {
+				m.start = lookup;
+				m.end = lookup + 1;
 			}
-			have_map = true;
+			last = nmaps < MAP_CACHE ? nmaps++ : (last + 1) % MAP_CACHE;
+			maps[last] = m;
+			map = &maps[last];
 		}
-		const struct unwind_row *row = unwind_module__row(map.module, lookup - map.bias);
+		const struct unwind_row *row = unwind_module__row(map->module, lookup - map->bias);
 		if (!row) {
 			why = UNWIND_NO_CFI;
 			break;
 		}
 		bool signal = (row->flags & UNWIND_ROW_SIGNAL) != 0;
 		if (signal && frame_flags)
-			frame_flags[n - 1] |= UNWIND_FRAME_SIGNAL;
+			frame_flags[n - 1] |= UNWIND_FRAME_SIGNAL | UNWIND_FRAME_ACTIVATION;
 
 		uint64_t cfa;
 		if (row->flags & UNWIND_ROW_FULL) {
-			int rc = step_full(map.module, &map.module->full[row->cfa_off], &st,
-					   &rd, map.bias, &cfa, &pc);
+			int rc = step_full(map->module, &map->module->full[row->cfa_off], &st, &rd,
+					   map->bias, &cfa, &pc);
 			if (rc != 0) {
 				why = rc < 0 ? UNWIND_END_OUTERMOST : rc;
 				break;

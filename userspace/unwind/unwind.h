@@ -14,7 +14,9 @@
  *    libdwfl's own unwinder uses.  The rules are libdw's answers
  *    (dwarf_cfi_addrframe, dwarf_frame_cfa, dwarf_frame_register), so CIE
  *    initial instructions, remember/restore_state and the ABI's default rules
- *    are applied exactly as libdw applies them.  A module is immutable after
+ *    are applied as libdw applies them, with one correction: libdw 0.188's
+ *    x86-64 defaults swap rax and rbx (unwind_module.c says how it is probed
+ *    and corrected).  A module is immutable after
  *    unwind_module__open*() returns: any number of threads may unwind with it
  *    at once.  The caller (the processor) caches modules by build ID and opens
  *    one lazily, the first time a sample needs it.
@@ -35,7 +37,7 @@
  * copied verbatim, evaluated at unwind time by a DWARF expression evaluator
  * over the sample's registers and copied bytes (DWARF 5 section 2.5).  No
  * row is ever guessed; an address without CFI ends the unwind with
- * UNWIND_NO_CFI.
+ * UNWIND_NO_CFI (libdwfl would try a frame-pointer step there; we do not).
  *
  * Registers use DWARF numbering (x86-64 psABI, figure 3.36): 0 rax, 1 rdx,
  * 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 rip (the return
@@ -75,11 +77,11 @@ void unwind_module__free(struct unwind_module *m);
 
 /* Counts describing a module (for reports and tests). */
 struct unwind_module_stats {
-	size_t fdes;	      /* FDEs read (.eh_frame + .debug_frame) */
-	size_t rows;	      /* table rows, gaps without CFI included */
-	size_t full_rows;     /* rows kept as libdw's full answer (slow path) */
+	size_t fdes;		 /* FDEs read (.eh_frame + .debug_frame) */
+	size_t rows;		 /* table rows, gaps without CFI included */
+	size_t full_rows;	 /* rows kept as libdw's full answer (slow path) */
 	size_t debug_frame_rows; /* rows that came from .debug_frame */
-	size_t bytes;	      /* memory held by the tables, bytes */
+	size_t bytes;		 /* memory held by the tables, bytes */
 };
 void unwind_module__stats(const struct unwind_module *m, struct unwind_module_stats *st);
 
@@ -90,6 +92,7 @@ void unwind_module__stats(const struct unwind_module *m, struct unwind_module_st
 struct unwind_regs {
 	uint64_t ip, sp, bp, bx, r12, r13, r14, r15;
 };
+_Static_assert(sizeof(struct unwind_regs) == 64, "unwind_regs matches ms_regs_x86_64");
 
 /*
  * What the processor says about a pc: the module whose CFI covers it and the
@@ -107,7 +110,8 @@ struct unwind_map {
 	uint64_t start, end;
 };
 
-/* Returns false when pc is in no known mapping (or the mapping has no module). */
+/* Returns false when pc is in no known mapping; the unwind then ends with
+ * UNWIND_NO_MODULE (as it does when map->module is left NULL). */
 typedef bool (*unwind_find_fn)(void *ctx, uint64_t pc, struct unwind_map *map);
 
 /*
@@ -132,20 +136,24 @@ enum unwind_reason {
 #define UNWIND_REASON_ENUM(name, text) name,
 	UNWIND_REASONS(UNWIND_REASON_ENUM)
 #undef UNWIND_REASON_ENUM
-	UNWIND_REASON__COUNT
+	    UNWIND_REASON__COUNT
 };
 
 /* Static text of a reason, e.g. "[stack copy exhausted]"; "[?]" if out of range. */
 const char *unwind_reason__name(enum unwind_reason r);
 
-/* Per-frame flags (unwind__stack_ex). */
+/* Per-frame flags (unwind__stack_ex), as libdwfl's dwfl_frame_pc() isactivation. */
 enum {
-	/* pcs[i] is where the frame was interrupted, not a return address:
-	 * the first frame, and a frame interrupted by a signal.  Its CFI row and
-	 * its symbol/line are looked up at pcs[i] itself; other frames at
-	 * pcs[i] - 1 (the call instruction). */
+	/* pcs[i] is not a return address, so its symbol and line are looked up
+	 * at pcs[i] itself, not at pcs[i] - 1 (the call instruction): the first
+	 * frame, a frame interrupted by a signal, and a signal trampoline (the
+	 * kernel put its address on the stack; no call precedes it).  The CFI
+	 * row of a frame is looked up at pcs[i] for the first frame and frames
+	 * interrupted by a signal, at pcs[i] - 1 otherwise (glibc's
+	 * __restore_rt FDE starts one byte early for that). */
 	UNWIND_FRAME_ACTIVATION = 1u << 0,
-	/* The frame is a signal trampoline (its FDE's CIE augmentation has 'S'). */
+	/* The frame is a signal trampoline (its FDE's CIE augmentation has 'S');
+	 * the next frame is the interrupted one. */
 	UNWIND_FRAME_SIGNAL = 1u << 1,
 };
 

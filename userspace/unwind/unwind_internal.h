@@ -18,7 +18,7 @@
  * expression rules start with DW_OP_call_frame_cfa and val_expression rules
  * end with DW_OP_stack_value, as dwarf_frame_register() gives them).
  *
- * Everything here is written once by module.c while opening and read-only
+ * Everything here is written once by unwind_module.c while opening and read-only
  * afterwards.
  */
 #ifndef MS_UNWIND_INTERNAL_H
@@ -32,7 +32,7 @@
 #include "userspace/unwind/unwind.h"
 
 /* DWARF registers of x86-64 the unwinder tracks (ebl_frame_nregs of libdw). */
-#define UNWIND_NREGS 17
+#define UNWIND_NREGS  17
 #define UNWIND_REG_BX 3
 #define UNWIND_REG_BP 6
 #define UNWIND_REG_SP 7
@@ -75,9 +75,9 @@ struct unwind_full {
 #define UNWIND_SLOTS 8
 extern const uint8_t unwind_slot_reg[UNWIND_SLOTS]; /* rip, rsp, rbp, rbx, r12..r15 */
 
-#define UNWIND_ROW_NONE 0x1   /* no CFI for these addresses */
-#define UNWIND_ROW_FULL 0x2   /* rules in unwind_module.full[cfa_off] */
-#define UNWIND_ROW_SIGNAL 0x4 /* the FDE's CIE has augmentation 'S' */
+#define UNWIND_ROW_NONE	       0x1 /* no CFI for these addresses */
+#define UNWIND_ROW_FULL	       0x2 /* rules in unwind_module.full[cfa_off] */
+#define UNWIND_ROW_SIGNAL      0x4 /* the FDE's CIE has augmentation 'S' */
 #define UNWIND_ROW_DEBUG_FRAME 0x8 /* from .debug_frame (informational) */
 
 struct unwind_row {
@@ -90,14 +90,14 @@ struct unwind_row {
 _Static_assert(sizeof(struct unwind_row) == 16, "unwind_row size");
 
 struct unwind_module {
-	uint64_t base;	      /* ELF vaddr of row 0 */
-	uint32_t nrows;	      /* including the final sentinel row; 0 = no CFI at all */
-	uint32_t page_shift;  /* log2 of bytes per page_first[] entry */
-	uint32_t npages;      /* page_first[] has npages + 1 entries */
-	uint32_t *starts;     /* [nrows] vaddr - base, strictly ascending */
-	struct unwind_row *rows;   /* [nrows] */
-	uint32_t *page_first; /* [npages + 1] */
-	struct unwind_full *full;  /* [nfull] */
+	uint64_t base;		  /* ELF vaddr of row 0 */
+	uint32_t nrows;		  /* including the final sentinel row; 0 = no CFI at all */
+	uint32_t page_shift;	  /* log2 of bytes per page_first[] entry */
+	uint32_t npages;	  /* page_first[] has npages + 1 entries */
+	uint32_t *starts;	  /* [nrows] vaddr - base, strictly ascending */
+	struct unwind_row *rows;  /* [nrows] */
+	uint32_t *page_first;	  /* [npages + 1] */
+	struct unwind_full *full; /* [nfull] */
 	size_t nfull;
 	Dwarf_Op *ops; /* [nops] */
 	size_t nops;
@@ -123,6 +123,13 @@ static inline const struct unwind_row *unwind_module__row(const struct unwind_mo
 	const struct unwind_row *row = &m->rows[lo];
 	return (row->flags & UNWIND_ROW_NONE) ? NULL : row;
 }
+
+/*
+ * True when libdw's x86-64 ABI default rules have rax and rbx swapped (see
+ * unwind_module.c); compiled rows then use the psABI's defaults for those two.
+ * Probed once per process; thread-safe.
+ */
+bool unwind__libdw_abi_slip(void);
 
 /* Every rule of the row at vaddr, decoded to the full form (tests, debugging). */
 struct unwind_rules {
