@@ -10,7 +10,7 @@
 #include "internal.h"
 
 static const char *const problem_prefixes[] = {
-	"processor.", "unwind.", "symbols.", "capture.",
+	"processor.", "symbols.", "capture.",
 };
 static const char *const problem_suffixes[] = {
 	"_err", "_error", "_errors", "_full",

@@ -11,9 +11,18 @@
 #include <stdint.h>
 
 #include "../../bpf/abi/records.h"
+#include "../unwind/unwind.h"
 #include "hashmap.h"
 #include "problems.h"
 #include "processor.h"
+
+/* Deepest user stack a DWARF unwind may produce (frames). */
+#define MS_UNWIND_MAX_DEPTH 512
+
+/* Call-graph policy (meta "call_graph"). */
+#define MS_CG_AUTO 0
+#define MS_CG_FP 1
+#define MS_CG_DWARF 2
 
 /* One executable mapping of a process: [start, end) at file offset pgoff. */
 struct proc_mapping {
@@ -46,6 +55,9 @@ struct module_state {
 	uint32_t row;		 /* capture module row */
 	uint32_t kind;		 /* CAPTURE_MODULE_* */
 	struct u64map frames[2]; /* [is_return_address]: ELF address + 1 -> frame row */
+	struct unwind_module *cfi; /* compiled CFI, opened the first time a sample needs it */
+	bool cfi_tried;
+	uint32_t first_pid; /* a process that mapped it, for /proc/PID/root */
 };
 
 /* A record held for ordering: bytes live in processor.held_bytes. */
@@ -95,7 +107,13 @@ struct processor {
 	uint32_t event_row;
 	uint64_t samples;
 	uint64_t first_sample_time, last_sample_time;
-	uint32_t stack_scratch[2 * MS_MAX_STACK_DEPTH + 4];
+	uint32_t stack_scratch[MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH + 4];
+	uint64_t unwind_pcs[MS_UNWIND_MAX_DEPTH];
+	uint8_t unwind_flags[MS_UNWIND_MAX_DEPTH];
+	uint32_t call_graph; /* MS_CG_* from meta "call_graph" */
+	uint32_t trunc_rows[UNWIND_REASON__COUNT]; /* frame row per unwind reason */
+	uint64_t unwind_reasons[UNWIND_REASON__COUNT]; /* DWARF unwinds by ending */
+	uint64_t unwind_fp_fallback; /* auto: CFI could not start, FP chain used */
 
 	uint64_t problems[MS_PROBLEM_COUNT];
 };

@@ -19,6 +19,7 @@
 	X(FRAME_NO_MAPPING, "frame_no_mapping", "user address outside every known mapping")        \
 	X(FRAME_NO_SYMBOL, "frame_no_symbol", "address no symbol covers")                          \
 	X(MODULE_UNREADABLE, "module_unreadable", "module whose symbols could not be read")        \
+	X(MODULE_NO_CFI, "module_no_cfi", "module whose call-frame information could not be read") \
 	X(BAD_META, "bad_meta", "metadata or counter chunk that is not key=value")
 
 enum ms_problem {

@@ -29,6 +29,8 @@ struct processor *processor__new(struct capture_builder *b, struct symbolizer *s
 	p->event_row = CAPTURE_NONE;
 	for (size_t i = 0; i < sizeof(p->truncation_frames) / sizeof(p->truncation_frames[0]); i++)
 		p->truncation_frames[i] = CAPTURE_NONE;
+	for (size_t i = 0; i < UNWIND_REASON__COUNT; i++)
+		p->trunc_rows[i] = CAPTURE_NONE;
 	return p;
 }
 
@@ -226,6 +228,10 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		}
 		if (!strcmp(key, "mode") && !strcmp(value, "system-wide"))
 			p->system_wide = true;
+		if (!strcmp(key, "call_graph"))
+			p->call_graph = !strcmp(value, "fp")	  ? MS_CG_FP
+					: !strcmp(value, "dwarf") ? MS_CG_DWARF
+								  : MS_CG_AUTO;
 		capture_builder__set_meta(p->b, key, value);
 		free(value);
 		return 0;
@@ -283,6 +289,22 @@ int processor__finish(struct processor *p)
 	for (int i = 0; i < MS_PROBLEM_COUNT; i++)
 		if (p->problems[i])
 			capture_builder__add_counter(p->b, problem_names[i], p->problems[i]);
+	for (int i = 0; i < UNWIND_REASON__COUNT; i++) {
+		char name[96], *d;
+
+		if (!p->unwind_reasons[i])
+			continue;
+		/* "[stack copy exhausted]" -> "unwind.end.stack_copy_exhausted" */
+		snprintf(name, sizeof(name), "unwind.end.%s", unwind_reason__name(i) + 1);
+		for (d = name; *d; d++)
+			if (*d == ' ')
+				*d = '_';
+		if (d > name && d[-1] == ']')
+			d[-1] = '\0';
+		capture_builder__add_counter(p->b, name, p->unwind_reasons[i]);
+	}
+	if (p->unwind_fp_fallback)
+		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
 	snprintf(buf, sizeof(buf), "%" PRIu64, p->samples);
 	capture_builder__set_meta(p->b, "samples", buf);
 	if (p->have_round && p->end_time > p->first_round) {

@@ -8,9 +8,23 @@
  * Return addresses other than the innermost one point after a call; their
  * name is looked up at address - 1 so a call that ends a function names the
  * caller, not the next function.  The frame keeps the real address.
+ *
+ * User stacks (meta "call_graph"):
+ *   fp     the kernel's frame-pointer callchain as it is;
+ *   dwarf  the CFI unwind over the sample's copied stack bytes
+ *          (userspace/unwind/), ending with a bracketed reason frame unless
+ *          it reached the outermost frame; the frame-pointer chain only when
+ *          the sample has no copy;
+ *   auto   (default) as dwarf, except that when CFI cannot take even the
+ *          first step (JIT code, a module without CFI) the whole
+ *          frame-pointer chain is used instead.  The two are never spliced:
+ *          no frame-pointer frames are appended after an unproven step.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <sys/auxv.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,6 +181,127 @@ static uint32_t kernel_frame(struct processor *p, uint64_t ip, bool is_return)
 	return module_frame(p, p->kernel_module, ip, is_return);
 }
 
+static uint32_t unwind_reason_frame(struct processor *p, enum unwind_reason r)
+{
+	if (p->trunc_rows[r] == CAPTURE_NONE) {
+		struct capture_frame row = {
+			.module = CAPTURE_NONE,
+			.flags = CAPTURE_FRAME_F_TRUNCATION,
+			.function = capture_builder__string(p->b, unwind_reason__name(r)),
+		};
+		p->trunc_rows[r] = capture_builder__add_frame(p->b, &row);
+	}
+	return p->trunc_rows[r];
+}
+
+/* This kernel's vdso image, as mapped in our own process. */
+static struct unwind_module *open_vdso_cfi(void)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	struct unwind_module *m = NULL;
+
+	if (!base || !f) {
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+
+		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && s == base && strstr(line, "[vdso]")) {
+			m = unwind_module__open_image((const void *)base, e - s);
+			break;
+		}
+	}
+	fclose(f);
+	return m;
+}
+
+/* The module's compiled CFI, opened on first need (NULL if it has none). */
+static struct unwind_module *module_cfi(struct processor *p, struct module_state *ms, uint32_t pid)
+{
+	char path[4200];
+	const char *display;
+
+	if (ms->cfi_tried)
+		return ms->cfi;
+	ms->cfi_tried = true;
+	if (ms->kind == CAPTURE_MODULE_VDSO) {
+		ms->cfi = open_vdso_cfi();
+	} else if (ms->kind == CAPTURE_MODULE_FILE) {
+		display = sym_module__path(ms->sym);
+		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, display);
+		ms->cfi = unwind_module__open(path);
+		if (!ms->cfi)
+			ms->cfi = unwind_module__open(display);
+	}
+	if (!ms->cfi)
+		processor__problem(p, MS_PROBLEM_MODULE_NO_CFI);
+	return ms->cfi;
+}
+
+struct unwind_ctx {
+	struct processor *p;
+	struct proc_state *ps;
+};
+
+static bool unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
+{
+	struct unwind_ctx *ctx = vctx;
+	const struct proc_mapping *m = tasks__find_mapping(ctx->ps, pc);
+	struct module_state *ms;
+	uint64_t vaddr;
+
+	if (!m || m->module == CAPTURE_NONE)
+		return false;
+	ms = &ctx->p->modules[m->module];
+	map->module = module_cfi(ctx->p, ms, ctx->ps->pid);
+	if (!map->module)
+		return false;
+	sym_module__to_vaddr(ms->sym, pc - m->start + m->pgoff, &vaddr);
+	map->bias = pc - vaddr;
+	map->start = m->start;
+	map->end = m->end;
+	return true;
+}
+
+/*
+ * DWARF-unwind the user stack of s into out (root first after *n).
+ * Returns false when the FP chain should be used instead (no copy, or, in
+ * auto, CFI could not take the first step).
+ */
+static bool dwarf_user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
+			     uint32_t *out, uint32_t *n)
+{
+	const uint8_t *copy = (const uint8_t *)(s->ips + s->kstack_len + s->ustack_len);
+	struct unwind_ctx ctx = { .p = p, .ps = ps };
+	struct unwind_regs regs;
+	enum unwind_reason reason;
+	size_t depth;
+
+	if (p->call_graph == MS_CG_FP || !s->stack_copy_len || !(s->flags & MS_SAMPLE_F_USER_REGS))
+		return false;
+	memcpy(&regs, &s->regs, sizeof(regs));
+	depth = unwind__stack_ex(&regs, copy, s->stack_copy_len, unwind_find, &ctx, p->unwind_pcs,
+				 p->unwind_flags, MS_UNWIND_MAX_DEPTH, &reason);
+	if (p->call_graph == MS_CG_AUTO && depth <= 1 && s->ustack_len > 1 &&
+	    reason != UNWIND_END_OUTERMOST) {
+		p->unwind_fp_fallback++;
+		return false;
+	}
+	p->unwind_reasons[reason]++;
+	if (reason != UNWIND_END_OUTERMOST)
+		out[(*n)++] = unwind_reason_frame(p, reason);
+	for (size_t i = depth; i-- > 0;) {
+		bool is_return = !(p->unwind_flags[i] & UNWIND_FRAME_ACTIVATION) ||
+				 (i == 0 && s->kstack_len);
+		out[(*n)++] = user_frame(p, ps, p->unwind_pcs[i], is_return);
+	}
+	return true;
+}
+
 static uint32_t event_row(struct processor *p, const struct ms_sample *s)
 {
 	if (p->event_row == CAPTURE_NONE) {
@@ -211,12 +346,16 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	/* Root first: truncation mark, user frames outermost first, then kernel. */
 	const __u64 *kips = s->ips, *uips = s->ips + s->kstack_len;
 
-	if (s->flags & MS_SAMPLE_F_USTACK_ERR)
+	if (dwarf_user_stack(p, ps, s, out, &n)) {
+		/* user frames done */
+	} else if (s->flags & MS_SAMPLE_F_USTACK_ERR) {
 		out[n++] = truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE);
-	else if (s->ustack_len == MS_MAX_STACK_DEPTH)
-		out[n++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
-	for (i = s->ustack_len - 1; i >= 0; i--)
-		out[n++] = user_frame(p, ps, uips[i], i != 0 || s->kstack_len);
+	} else {
+		if (s->ustack_len == MS_MAX_STACK_DEPTH)
+			out[n++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
+		for (i = s->ustack_len - 1; i >= 0; i--)
+			out[n++] = user_frame(p, ps, uips[i], i != 0 || s->kstack_len);
+	}
 	for (i = s->kstack_len - 1; i >= 0; i--)
 		out[n++] = kernel_frame(p, kips[i], i != 0);
 
@@ -244,6 +383,7 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 void stacks__release(struct processor *p)
 {
 	for (uint32_t i = 0; i < p->nmodules; i++) {
+		unwind_module__free(p->modules[i].cfi);
 		u64map__release(&p->modules[i].frames[0]);
 		u64map__release(&p->modules[i].frames[1]);
 	}
