@@ -323,7 +323,7 @@ static bool event_eq(const struct capture_builder *b, uint32_t id, const void *k
 static bool counter_eq(const struct capture_builder *b, uint32_t id, const void *key)
 {
 	const struct capture_counter *row =
-		vec__row(&b->tables[CAPTURE_TABLE_COUNTERS], sizeof(*row), id);
+	    vec__row(&b->tables[CAPTURE_TABLE_COUNTERS], sizeof(*row), id);
 
 	return row->name == *(const uint32_t *)key;
 }
@@ -335,8 +335,8 @@ static bool meta_eq(const struct capture_builder *b, uint32_t id, const void *ke
 	return row->key == *(const uint32_t *)key;
 }
 
-static uint32_t builder__intern(struct capture_builder *b, enum capture_table t,
-				struct intern *ix, intern_eq_fn eq, const void *row)
+static uint32_t builder__intern(struct capture_builder *b, enum capture_table t, struct intern *ix,
+				intern_eq_fn eq, const void *row)
 {
 	uint32_t size = capture_table_info[t].row_size, slot = 0, id;
 	uint64_t hash = hash_bytes(row, size);
@@ -431,7 +431,7 @@ void capture_builder__add_counter(struct capture_builder *b, const char *name, u
 		return;
 	if (id != CAPTURE_NONE) {
 		struct capture_counter *c =
-			vec__row(&b->tables[CAPTURE_TABLE_COUNTERS], sizeof(*c), id);
+		    vec__row(&b->tables[CAPTURE_TABLE_COUNTERS], sizeof(*c), id);
 
 		if (__builtin_add_overflow(c->value, value, &c->value))
 			c->value = UINT64_MAX;
@@ -446,8 +446,8 @@ void capture_builder__add_counter(struct capture_builder *b, const char *name, u
 void capture_builder__set_meta(struct capture_builder *b, const char *key, const char *value)
 {
 	struct capture_meta row = {
-		.key = capture_builder__string(b, key),
-		.value = capture_builder__string(b, value),
+	    .key = capture_builder__string(b, key),
+	    .value = capture_builder__string(b, value),
 	};
 	uint32_t slot = 0, id;
 	uint64_t hash;
@@ -495,10 +495,7 @@ uint32_t capture_builder__sample_count(const struct capture_builder *b)
 	return b->tables[CAPTURE_TABLE_SAMPLES].len;
 }
 
-const char *capture_builder__error(const struct capture_builder *b)
-{
-	return b->msg;
-}
+const char *capture_builder__error(const struct capture_builder *b) { return b->msg; }
 
 /* ---- for writer.c ------------------------------------------------------- */
 

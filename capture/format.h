@@ -100,6 +100,30 @@ _Static_assert(offsetof(struct capture_chunk_header, row_count) == 16, "row_coun
 _Static_assert(sizeof(struct capture_segment_payload) == 16, "capture_segment_payload");
 _Static_assert(sizeof(struct capture_seal_payload) == 16, "capture_seal_payload");
 
+/* Row field offsets as docs/capture-format.md lists them (capture.h asserts the sizes). */
+#define CAPTURE_AT(type, field, off) _Static_assert(offsetof(struct type, field) == off, #field)
+CAPTURE_AT(capture_module, size, 16);
+CAPTURE_AT(capture_module, content_hash, 24);
+CAPTURE_AT(capture_process, start_time_ns, 8);
+CAPTURE_AT(capture_process, comm, 16);
+CAPTURE_AT(capture_process, pidns, 24);
+CAPTURE_AT(capture_process, cgroupns, 40);
+CAPTURE_AT(capture_thread, process, 8);
+CAPTURE_AT(capture_thread, comm, 12);
+CAPTURE_AT(capture_mapping, start, 8);
+CAPTURE_AT(capture_mapping, time_ns, 32);
+CAPTURE_AT(capture_frame, address, 8);
+CAPTURE_AT(capture_frame, function, 16);
+CAPTURE_AT(capture_frame, line, 24);
+CAPTURE_AT(capture_stack, frame, 4);
+CAPTURE_AT(capture_event, period, 8);
+CAPTURE_AT(capture_sample, thread, 8);
+CAPTURE_AT(capture_sample, stack, 16);
+CAPTURE_AT(capture_sample, weight, 24);
+CAPTURE_AT(capture_counter, value, 8);
+CAPTURE_AT(capture_meta, value, 4);
+#undef CAPTURE_AT
+
 /*
  * The tables, in the order the writer emits them.  The strings chunk is
  * not row-shaped: its payload is u32 offsets[row_count + 1] then the string
@@ -122,7 +146,7 @@ enum capture_table {
 #define CAPTURE_TABLE_ENUM(id, a, b, c, d, name, size) CAPTURE_TABLE_##id,
 	CAPTURE_TABLES(CAPTURE_TABLE_ENUM)
 #undef CAPTURE_TABLE_ENUM
-		CAPTURE_TABLE_COUNT
+	    CAPTURE_TABLE_COUNT
 };
 
 struct capture_table_info {

@@ -30,7 +30,7 @@
 const struct capture_table_info capture_table_info[CAPTURE_TABLE_COUNT] = {
 #define CAPTURE_TABLE_INFO(id, a, b, c, d, tname, size)                                            \
 	[CAPTURE_TABLE_##id] = {.tag = CAPTURE_TAG(a, b, c, d), .row_size = size, .name = tname},
-	CAPTURE_TABLES(CAPTURE_TABLE_INFO)
+    CAPTURE_TABLES(CAPTURE_TABLE_INFO)
 #undef CAPTURE_TABLE_INFO
 };
 
@@ -136,8 +136,8 @@ static int check_string(const struct check *k, int table, uint32_t row, const ch
 			k->c->nstrings);
 }
 
-static int check_ref(const struct check *k, int table, uint32_t row, const char *field,
-		     uint32_t id, int target, uint32_t n, bool none_ok)
+static int check_ref(const struct check *k, int table, uint32_t row, const char *field, uint32_t id,
+		     int target, uint32_t n, bool none_ok)
 {
 	if (in_range(id, n, none_ok))
 		return 0;
@@ -401,11 +401,12 @@ static int reader__table_header(struct reader *r, uint32_t k, size_t pos, int t,
 	} else {
 		need = h->row_count * h->row_size; /* < 2^32 * 2^32: no overflow */
 		if (h->raw_size != need)
-			return READ_FAIL(r, -EBADMSG,
-					 "table '%s' (chunk %u at offset %zu): raw size %llu is not "
-					 "%llu rows of %u bytes",
-					 ti->name, k, pos, (unsigned long long)h->raw_size,
-					 (unsigned long long)h->row_count, h->row_size);
+			return READ_FAIL(
+			    r, -EBADMSG,
+			    "table '%s' (chunk %u at offset %zu): raw size %llu is not "
+			    "%llu rows of %u bytes",
+			    ti->name, k, pos, (unsigned long long)h->raw_size,
+			    (unsigned long long)h->row_count, h->row_size);
 	}
 	switch (h->compression) {
 	case CAPTURE_COMPRESSION_NONE:
@@ -420,11 +421,12 @@ static int reader__table_header(struct reader *r, uint32_t k, size_t pos, int t,
 		if (__builtin_mul_overflow(h->stored_size, CAPTURE_ZSTD_MAX_RATIO, &max))
 			max = UINT64_MAX;
 		if (h->raw_size > max)
-			return READ_FAIL(r, -EBADMSG,
-					 "table '%s' (chunk %u at offset %zu): raw size %llu cannot "
-					 "come from %llu zstd bytes",
-					 ti->name, k, pos, (unsigned long long)h->raw_size,
-					 (unsigned long long)h->stored_size);
+			return READ_FAIL(
+			    r, -EBADMSG,
+			    "table '%s' (chunk %u at offset %zu): raw size %llu cannot "
+			    "come from %llu zstd bytes",
+			    ti->name, k, pos, (unsigned long long)h->raw_size,
+			    (unsigned long long)h->stored_size);
 		break;
 	default:
 		return READ_FAIL(r, -EBADMSG,
@@ -467,38 +469,42 @@ static int reader__segment(struct reader *r, size_t *pos)
 
 		if (r->len - p < sizeof(h)) {
 			if (r->len == p)
-				return READ_FAIL(r, -EBADMSG,
-						 "truncated: segment ends after %u chunks at offset "
-						 "%zu without a seal",
-						 k, p);
-			return READ_FAIL(r, -EBADMSG,
-					 "truncated: chunk %u header at offset %zu needs %zu bytes, "
-					 "%zu left",
-					 k, p, sizeof(h), r->len - p);
+				return READ_FAIL(
+				    r, -EBADMSG,
+				    "truncated: segment ends after %u chunks at offset "
+				    "%zu without a seal",
+				    k, p);
+			return READ_FAIL(
+			    r, -EBADMSG,
+			    "truncated: chunk %u header at offset %zu needs %zu bytes, "
+			    "%zu left",
+			    k, p, sizeof(h), r->len - p);
 		}
 		memcpy(&h, r->buf + p, sizeof(h));
 		t = capture_table__by_tag(h.tag);
 		if (h.stored_size > r->len - p - sizeof(h))
-			return READ_FAIL(r, -EBADMSG,
-					 "truncated: chunk %u %s at offset %zu stores %llu bytes, "
-					 "%zu left",
-					 k, t >= 0 ? capture_table_info[t].name : tag_text(h.tag, tagbuf),
-					 p, (unsigned long long)h.stored_size, r->len - p - sizeof(h));
+			return READ_FAIL(
+			    r, -EBADMSG,
+			    "truncated: chunk %u %s at offset %zu stores %llu bytes, "
+			    "%zu left",
+			    k, t >= 0 ? capture_table_info[t].name : tag_text(h.tag, tagbuf), p,
+			    (unsigned long long)h.stored_size, r->len - p - sizeof(h));
 		payload = r->buf + p + sizeof(h);
 		crc = capture__crc32(0, payload, h.stored_size);
 		if (crc != h.crc)
-			return READ_FAIL(r, -EBADMSG,
-					 "chunk %u %s at offset %zu: crc 0x%08x, computed 0x%08x", k,
-					 t >= 0 ? capture_table_info[t].name : tag_text(h.tag, tagbuf),
-					 p, h.crc, crc);
+			return READ_FAIL(
+			    r, -EBADMSG, "chunk %u %s at offset %zu: crc 0x%08x, computed 0x%08x",
+			    k, t >= 0 ? capture_table_info[t].name : tag_text(h.tag, tagbuf), p,
+			    h.crc, crc);
 		if (h.reserved || (h.flags & ~CAPTURE_CHUNK_F_KNOWN))
-			return READ_FAIL(r, -EBADMSG,
-					 "chunk %u at offset %zu: unknown flags 0x%x / reserved 0x%x",
-					 k, p, h.flags, h.reserved);
+			return READ_FAIL(
+			    r, -EBADMSG,
+			    "chunk %u at offset %zu: unknown flags 0x%x / reserved 0x%x", k, p,
+			    h.flags, h.reserved);
 		if (k == 0 && h.tag != CAPTURE_TAG_SEGMENT)
 			return READ_FAIL(r, -EBADMSG,
-					 "chunk 0 at offset %zu: %s where a segment header belongs", p,
-					 tag_text(h.tag, tagbuf));
+					 "chunk 0 at offset %zu: %s where a segment header belongs",
+					 p, tag_text(h.tag, tagbuf));
 
 		if (h.tag == CAPTURE_TAG_SEAL) {
 			struct capture_seal_payload seal;
@@ -509,12 +515,13 @@ static int reader__segment(struct reader *r, size_t *pos)
 			memcpy(&seal, payload, sizeof(seal));
 			if (seal.chunk_count != k || seal.headers_crc != headers_crc ||
 			    seal.segment_size != p + sizeof(h) + sizeof(seal) - start)
-				return READ_FAIL(r, -EBADMSG,
-						 "seal at offset %zu: %u chunks, headers crc 0x%08x, "
-						 "%llu bytes; the segment has %u, 0x%08x, %zu",
-						 p, seal.chunk_count, seal.headers_crc,
-						 (unsigned long long)seal.segment_size, k, headers_crc,
-						 p + sizeof(h) + sizeof(seal) - start);
+				return READ_FAIL(
+				    r, -EBADMSG,
+				    "seal at offset %zu: %u chunks, headers crc 0x%08x, "
+				    "%llu bytes; the segment has %u, 0x%08x, %zu",
+				    p, seal.chunk_count, seal.headers_crc,
+				    (unsigned long long)seal.segment_size, k, headers_crc,
+				    p + sizeof(h) + sizeof(seal) - start);
 			*pos = p + sizeof(h) + sizeof(seal);
 			return 0;
 		}
@@ -565,8 +572,9 @@ static int reader__inflate(struct reader *r, ZSTD_DCtx *dctx, int t, void *dst)
 	}
 	n = ZSTD_findFrameCompressedSize(src, h->stored_size);
 	if (ZSTD_isError(n) || n != h->stored_size)
-		return READ_FAIL(r, -EBADMSG, "table '%s': stored bytes are not one zstd frame (%s)",
-				 tname, ZSTD_isError(n) ? ZSTD_getErrorName(n) : "trailing bytes");
+		return READ_FAIL(r, -EBADMSG,
+				 "table '%s': stored bytes are not one zstd frame (%s)", tname,
+				 ZSTD_isError(n) ? ZSTD_getErrorName(n) : "trailing bytes");
 	content = ZSTD_getFrameContentSize(src, h->stored_size);
 	if (content != h->raw_size)
 		return READ_FAIL(r, -EBADMSG,
@@ -655,18 +663,22 @@ static int capture__parse(const void *buf, size_t len, const char *name, struct 
 		if (len - pos >= sizeof(tag))
 			memcpy(&tag, r->buf + pos, sizeof(tag));
 		if (tag == CAPTURE_TAG_SEGMENT)
-			e = READ_FAIL(r, -ENOTSUP,
-				      "second segment at offset %zu: multi-segment captures are not "
-				      "supported yet",
-				      pos);
+			e = READ_FAIL(
+			    r, -ENOTSUP,
+			    "second segment at offset %zu: multi-segment captures are not "
+			    "supported yet",
+			    pos);
 		else
-			e = READ_FAIL(r, -EBADMSG, "%zu bytes of trailing garbage after the seal "
-				      "at offset %zu", len - pos, pos);
+			e = READ_FAIL(r, -EBADMSG,
+				      "%zu bytes of trailing garbage after the seal "
+				      "at offset %zu",
+				      len - pos, pos);
 		goto cleanup;
 	}
 	for (t = 0; t < CAPTURE_TABLE_COUNT; t++) {
 		if (!r->seen[t]) {
-			e = READ_FAIL(r, -EBADMSG, "missing table '%s'", capture_table_info[t].name);
+			e = READ_FAIL(r, -EBADMSG, "missing table '%s'",
+				      capture_table_info[t].name);
 			goto cleanup;
 		}
 		/* each raw size is bounded by its stored size; the sum may still overflow */

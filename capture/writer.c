@@ -40,11 +40,11 @@ static int out__chunk(struct out *o, uint32_t tag, uint32_t row_size, uint64_t r
 {
 	static const uint8_t empty;
 	struct capture_chunk_header h = {
-		.tag = tag,
-		.compression = (uint8_t)compression,
-		.row_size = row_size,
-		.row_count = row_count,
-		.raw_size = raw_size,
+	    .tag = tag,
+	    .compression = (uint8_t)compression,
+	    .row_size = row_size,
+	    .row_count = row_count,
+	    .raw_size = raw_size,
 	};
 	uint8_t *payload = o->buf + o->len + sizeof(h);
 	size_t room = o->cap - o->len - sizeof(h), stored;
@@ -183,8 +183,8 @@ int capture_builder__serialize(struct capture_builder *b, void **buf, size_t *le
 		goto cleanup;
 	o.cap = need;
 	ZSTD_CCtx_reset(o.cctx, ZSTD_reset_session_and_parameters);
-	if (ZSTD_isError(ZSTD_CCtx_setParameter(o.cctx, ZSTD_c_compressionLevel,
-						CAPTURE_ZSTD_LEVEL)) ||
+	if (ZSTD_isError(
+		ZSTD_CCtx_setParameter(o.cctx, ZSTD_c_compressionLevel, CAPTURE_ZSTD_LEVEL)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(o.cctx, ZSTD_c_contentSizeFlag, 1)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(o.cctx, ZSTD_c_checksumFlag, 0)))
 		goto cleanup;
