@@ -2,10 +2,12 @@
 the recorder, with the target killed by SIGKILL.  Each time the capture is
 sealed and readable, and no BPF program of ours is left loaded.
 
-"Ours" are the programs named after the SEC(...) functions in bpf/*.bpf.c
-(or starting with ms_) that were not loaded before the test began.  Each
-test first checks that bpftool does see them while recording, so the
-"none left" check cannot pass by not recognising them.
+While `record` runs, the test reads the IDs of the BPF programs, links and
+maps it holds from /proc/PID/fdinfo and checks with bpftool that those
+programs are ours (named after SEC(...) functions in bpf/*.bpf.c), so the
+check cannot pass by not recognising them; after it exits, bpftool must
+list none of those IDs.  Going by IDs keeps the check exact while other
+processes (another developer's recorder) load programs of the same names.
 """
 import signal
 import time
@@ -19,10 +21,9 @@ CRASH_STATUSES = {-signal.SIGSEGV, -signal.SIGABRT, -signal.SIGBUS, -signal.SIGI
 def _record_spinner(spinner_seconds, stop, settle=1.0):
     """Record the spinner; once it runs (so sampling is attached) and
     @settle seconds passed, check our programs are loaded and call
-    stop(recorder_popen, spinner_pid).  Returns (status, stdout, stderr,
-    capture, baseline ids, spinner pid) after the recorder exited and the
+    stop(recorder_popen, spinner_pid).  Returns (status, stderr, capture,
+    spinner CPU ns before the stop) after the recorder exited and the
     leftover check passed."""
-    baseline = H.our_prog_ids_now()
     proc, capture, fixture_out = H.start_record([H.fixture("spinner"), str(spinner_seconds)])
     spinner_pid = None
     try:
@@ -31,7 +32,7 @@ def _record_spinner(spinner_seconds, stop, settle=1.0):
         time.sleep(settle)
         assert proc.poll() is None, "record exited early (status %s): %s" % (
             proc.returncode, proc.communicate()[1])
-        H.assert_our_programs_loaded(baseline)
+        held = H.assert_recorder_holds_our_programs(proc.pid)
         # Everything the spinner ran so far was recorded (it is exec'd
         # after sampling is attached): a lower bound for the capture.
         cpu_ns = H.thread_cpu_ns(spinner_pid)
@@ -44,7 +45,7 @@ def _record_spinner(spinner_seconds, stop, settle=1.0):
         H.log("record exited with status %d\nstderr:\n%s" % (proc.returncode, err.strip()))
         # Checked before the spinner is killed: a program whose descriptor
         # leaked into the target would still be held by it.
-        H.assert_no_programs_left(baseline)
+        H.assert_bpf_released(held)
     finally:
         if proc.poll() is None:
             proc.kill()
