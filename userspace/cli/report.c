@@ -164,6 +164,14 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 			printf(" (requested %s Hz)", freq);
 		printf("\n");
 	}
+	if (capture__meta(r->c, "call_graph")) {
+		const char *size = capture__meta(r->c, "stack_size");
+
+		printf("  stacks     %s", capture__meta(r->c, "call_graph"));
+		if (size && strcmp(size, "0"))
+			printf(" (%s-byte user stack copies)", size);
+		printf("\n");
+	}
 	printf("  lost       %" PRIu64, s->lost);
 	if (s->nlost_counters) {
 		printf(" (");

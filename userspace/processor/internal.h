@@ -111,6 +111,7 @@ struct processor {
 	uint64_t unwind_pcs[MS_UNWIND_MAX_DEPTH];
 	uint8_t unwind_flags[MS_UNWIND_MAX_DEPTH];
 	uint32_t call_graph; /* MS_CG_* from meta "call_graph" */
+	bool stack_copy_on;  /* meta "stack_size" > 0 */
 	uint32_t trunc_rows[UNWIND_REASON__COUNT]; /* frame row per unwind reason */
 	uint64_t unwind_reasons[UNWIND_REASON__COUNT]; /* DWARF unwinds by ending */
 	uint64_t unwind_fp_fallback; /* auto: CFI could not start, FP chain used */
@@ -121,6 +122,7 @@ struct processor {
 /* Truncation reasons (processor.truncation_frames index). */
 #define MS_TRUNC_USER_DEPTH 0
 #define MS_TRUNC_USER_UNAVAILABLE 1
+#define MS_TRUNC_NO_STACK_COPY 2
 
 static inline void processor__problem(struct processor *p, enum ms_problem k)
 {

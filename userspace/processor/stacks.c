@@ -33,6 +33,7 @@
 static const char *const truncation_names[] = {
 	[MS_TRUNC_USER_DEPTH] = "[user stack depth limit]",
 	[MS_TRUNC_USER_UNAVAILABLE] = "[user stack unavailable]",
+	[MS_TRUNC_NO_STACK_COPY] = "[no stack copy]",
 };
 
 static char *hex(const uint8_t *b, size_t n, char *out)
@@ -350,6 +351,12 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		/* user frames done */
 	} else if (s->flags & MS_SAMPLE_F_USTACK_ERR) {
 		out[n++] = truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE);
+	} else if (p->call_graph != MS_CG_FP && p->stack_copy_on && !s->stack_copy_len &&
+		   s->ustack_len) {
+		/* No bytes to unwind: the frame-pointer chain, marked as such. */
+		out[n++] = truncation_frame(p, MS_TRUNC_NO_STACK_COPY);
+		for (i = s->ustack_len - 1; i >= 0; i--)
+			out[n++] = user_frame(p, ps, uips[i], i != 0 || s->kstack_len);
 	} else {
 		if (s->ustack_len == MS_MAX_STACK_DEPTH)
 			out[n++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
