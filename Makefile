@@ -26,7 +26,8 @@ override CFLAGS += -std=gnu11 $(WARN) -I. -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
 LDLIBS := -lbpf -ldw -lelf -lzstd -lz -lm -lpthread
 
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev \
-	zlib1g-dev libcmocka-dev pkg-config linux-perf elfutils libc6-dbg python3 python3.11 zstd
+	zlib1g-dev libcmocka-dev pkg-config linux-perf elfutils libc6-dbg python3 python3.11 zstd \
+	qemu-system-x86 cpio kmod busybox-static xz-utils
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -48,7 +49,7 @@ FIXTURES := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRCS))
 
 -include tests/fixtures/flags.mk
 
-.PHONY: all deps demo test unit e2e check install clean bench
+.PHONY: all deps demo test unit e2e check install clean bench vmtest
 all: $(BIN) $(FIXTURES) $(FIXTURE_EXTRA)
 
 # Installs every Debian package the project needs; idempotent.
@@ -122,6 +123,13 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./$(BIN) record -o $(OUTPUT)/demo.msc -- ./$(OUTPUT)/fixtures/demo
 	$(Q)./$(BIN) report $(OUTPUT)/demo.msc --limit 25
+
+KERNELS ?= 6.1 6.12
+VMTEST_TIMEOUT ?= 900
+# Boots each Debian kernel of KERNELS under qemu (TCG) with this tree shared
+# read-only and runs the structural BPF checks inside (docs/vmtest.md). Root.
+vmtest: all
+	$(Q)vmtest/matrix.sh --kernels "$(KERNELS)" --timeout $(VMTEST_TIMEOUT) $(OUTPUT)
 
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/microscope

@@ -5,15 +5,15 @@
 # as root, from the repository root; it also runs on the host. Checks only
 # what must hold on every supported kernel — no ratio or timing assertions:
 #   * the kernel has BTF at /sys/kernel/btf/vmlinux (CO-RE needs it);
-#   * a CO-RE object with a perf_event program and a tp_btf/sched_switch
-#     program, compiled here with clang, passes the verifier (bpftool loadall)
-#     and is unloaded again;
+#   * vmtest/smoke.bpf.c: a CO-RE perf_event program and a tp_btf/sched_switch
+#     program pass the verifier (bpftool prog loadall) and unload again;
 #   * if BUILD_DIR/microscope and BUILD_DIR/fixtures/ratio exist: a recording of
 #     ratio ends with status 0, and its report names main.
 # Prints "ok|FAIL|skip NAME" per check and closes with
 # "smoke: N passed, N failed, N skipped". Exits 1 if any check failed.
 set -uo pipefail
 
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BUILD=${1:-build}
 STEP_TIMEOUT=${VMTEST_STEP_TIMEOUT:-300}
 PASSED=0 FAILED=0 SKIPPED=0
@@ -22,6 +22,8 @@ PIN=/sys/fs/bpf/vmtest_smoke_$$
 trap 'rm -rf "$TMP" "$PIN" 2>/dev/null' EXIT
 
 ok() { echo "ok   $1"; PASSED=$((PASSED + 1)); }
+now() { date +%s%N; }
+secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", (b - a) / 1e9 }'; }
 fail() {
 	echo "FAIL $1${2:+: $2}"
 	FAILED=$((FAILED + 1))
@@ -30,11 +32,12 @@ skip() { echo "skip $1: $2"; SKIPPED=$((SKIPPED + 1)); }
 # run NAME CMD...: a check that passes when CMD exits 0 within STEP_TIMEOUT;
 # its output is shown only when it fails.
 run() {
-	local name=$1 rc=0
+	local name=$1 rc=0 t0
 	shift
+	t0=$(now)
 	timeout -k 5 "$STEP_TIMEOUT" "$@" >"$TMP/out" 2>&1 || rc=$?
 	if ((rc == 0)); then
-		ok "$name"
+		ok "$name ($(secs "$t0"))"
 	else
 		local why="exit status $rc"
 		((rc == 124)) && why+=" (timed out after ${STEP_TIMEOUT}s)"
@@ -52,62 +55,34 @@ else
 	fail btf-vmlinux "/sys/kernel/btf/vmlinux missing"
 fi
 
-# A CO-RE object: task_struct->tgid is relocated against this kernel's BTF.
-cat >"$TMP/smoke.bpf.c" <<'EOF'
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
-
-struct task_struct { int tgid; } __attribute__((preserve_access_index));
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} hits SEC(".maps");
-
-SEC("perf_event")
-int smoke_sample(void *ctx)
-{
-	struct task_struct *task = (void *)bpf_get_current_task();
-	__u32 key = 0;
-	__u64 *v = bpf_map_lookup_elem(&hits, &key);
-
-	if (v)
-		*v += (__u64)BPF_CORE_READ(task, tgid) | 1;
-	return 0;
-}
-
-SEC("tp_btf/sched_switch")
-int smoke_switch(__u64 *ctx)
-{
-	__u32 key = 0;
-	__u64 *v = bpf_map_lookup_elem(&hits, &key);
-
-	if (v)
-		*v += 1;
-	return 0;
-}
-
-char LICENSE[] SEC("license") = "GPL";
-EOF
-if ! command -v clang >/dev/null || ! command -v bpftool >/dev/null; then
-	skip bpf-core-load "clang or bpftool missing"
-elif run bpf-compile clang -g -O2 -target bpf -I/usr/include/x86_64-linux-gnu \
-	-c "$TMP/smoke.bpf.c" -o "$TMP/smoke.bpf.o"; then
-	if run bpf-core-load bpftool prog loadall "$TMP/smoke.bpf.o" "$PIN"; then
+# vmtest/smoke.bpf.c, compiled on the host by matrix.sh (VMTEST_SMOKE_OBJ)
+# because clang is slow under emulation; compiled here otherwise.
+OBJ=${VMTEST_SMOKE_OBJ:-}
+if ! command -v bpftool >/dev/null; then
+	skip bpf-core-load "bpftool missing"
+elif [[ -z $OBJ || ! -r $OBJ ]] && ! command -v clang >/dev/null; then
+	skip bpf-core-load "clang missing"
+elif [[ -n $OBJ && -r $OBJ ]] || {
+	OBJ=$TMP/smoke.bpf.o
+	run bpf-compile clang -g -O2 -target bpf -I/usr/include/x86_64-linux-gnu \
+		-c "$HERE/smoke.bpf.c" -o "$OBJ"
+}; then
+	if run bpf-core-load bpftool prog loadall "$OBJ" "$PIN"; then
 		for p in smoke_sample smoke_switch; do
 			run "bpf-pinned-$p" bpftool prog show pinned "$PIN/$p" || true
 		done
 		rm -rf "$PIN"
 		# Unpinned and unreferenced: the programs must go away.
-		gone=0
-		for _ in $(seq 50); do
+		gone=0 t0=$(now)
+		for _ in $(seq 100); do
 			bpftool prog show 2>/dev/null | grep -q 'smoke_' || { gone=1; break; }
 			sleep 0.1
 		done
-		if ((gone)); then ok bpf-unload; else fail bpf-unload "smoke_ programs still loaded"; fi
+		if ((gone)); then
+			ok "bpf-unload ($(secs "$t0"))"
+		else
+			fail bpf-unload "smoke_ programs still loaded after $(secs "$t0")"
+		fi
 	fi
 fi
 

@@ -17,6 +17,7 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ORIG=$PWD
 cd "$REPO"
 
 if [[ ${1:-} == --in-guest ]]; then
@@ -49,5 +50,17 @@ while (($#)); do
 	*) BUILD=$1; shift ;;
 	esac
 done
+# BUILD_DIR is relative to where matrix.sh was started; the guest runs in REPO.
+[[ $BUILD == /* ]] || BUILD=$(realpath -m "$ORIG/$BUILD")
 [[ -d $BUILD ]] || echo "matrix.sh: warning: $BUILD does not exist; only the kernel checks will run" >&2
-exec vmtest/run.sh "${ARGS[@]}" -- vmtest/matrix.sh --in-guest "$BUILD"
+
+# clang takes tens of seconds under emulation: build the smoke object here,
+# somewhere the guest sees (the cache is shared with it).
+CACHE=${VMTEST_CACHE:-/var/cache/microscope-vmtest}
+mkdir -p "$CACHE/smoke"
+OBJ=$(mktemp "$CACHE/smoke/smoke.XXXXXX.bpf.o")
+trap 'rm -f "$OBJ"' EXIT
+${CLANG:-clang} -g -O2 -target bpf -I/usr/include/x86_64-linux-gnu -c vmtest/smoke.bpf.c -o "$OBJ"
+export VMTEST_SMOKE_OBJ=$OBJ
+export VMTEST_PASSENV="${VMTEST_PASSENV:-} VMTEST_SMOKE_OBJ"
+vmtest/run.sh "${ARGS[@]}" -- vmtest/matrix.sh --in-guest "$BUILD"

@@ -155,9 +155,20 @@ apt_fetch() { # PACKAGE DIR -> path of the downloaded .deb on stdout
 # newest linux-image-6.1.*-FLAVOUR) or an exact kernel release
 # ("6.1.0-47-cloud-amd64"). apt-cache is slow here (it rebuilds its cache from
 # the lists on every call), so the package names are listed once.
+apt_lists_stamp() { # newest modification time among apt's lists
+	local lists=/var/lib/apt/lists
+	[[ -n ${VMTEST_APT_SOURCES:-} ]] && lists=$CACHE/apt/lists
+	find "$lists" -maxdepth 1 -type f -name '*_dists_*' -printf '%T@\n' 2>/dev/null | sort -n | tail -1
+}
 KNOWN_IMAGES=
 load_known_images() { # in the main shell, so the list and APT_UPDATED stick
-	local try
+	local try spec stamp all=1
+	# Nothing to list when every kernel is remembered for these lists.
+	stamp=$(apt_lists_stamp)
+	for spec in "${KERNEL_LIST[@]}"; do
+		grep -qs "^$stamp " "$CACHE/resolved/$spec-$FLAVOUR" || all=0
+	done
+	[[ -n $stamp ]] && ((all)) && return 0
 	for try in 1 2; do
 		KNOWN_IMAGES=$(apt-cache "${APT_OPTS[@]}" search --names-only "^linux-image-.*-${FLAVOUR}\$" \
 			2>/dev/null | awk '{print $1}' | sort -uV)
@@ -166,7 +177,15 @@ load_known_images() { # in the main shell, so the list and APT_UPDATED stick
 	done
 }
 resolve_kernel() {
-	local spec=$1 pkg ver
+	local spec=$1 pkg ver memo stamp line
+	# Remembered per state of apt's lists: apt-cache takes seconds per call.
+	memo=$CACHE/resolved/$spec-$FLAVOUR
+	stamp=$(apt_lists_stamp)
+	if [[ -n $stamp && -r $memo ]] && read -r line <"$memo" && [[ $line == "$stamp "* ]]; then
+		printf '%s\n' "${line#"$stamp" }"
+		return 0
+	fi
+	[[ -n $KNOWN_IMAGES ]] || return 1
 	if [[ $spec =~ ^[0-9]+\.[0-9]+$ ]]; then
 		pkg=$(grep -E "^linux-image-${spec//./\\.}\\.[0-9][^ ]*-${FLAVOUR}\$" <<<"$KNOWN_IMAGES" | tail -1)
 	else
@@ -176,6 +195,10 @@ resolve_kernel() {
 	[[ -n $pkg ]] || return 1
 	ver=$(apt_candidate "$pkg")
 	[[ -n $ver ]] || return 1
+	if [[ -n $stamp ]]; then
+		mkdir -p "$CACHE/resolved" && printf '%s %s %s\n' "$stamp" "$pkg" "$ver" >"$memo.tmp" &&
+			mv "$memo.tmp" "$memo"
+	fi
 	printf '%s %s\n' "$pkg" "$ver"
 }
 
@@ -366,7 +389,7 @@ R_KVER=() R_RESULT=() R_EXIT=() R_TESTS=() R_SECS=() R_NOTE=()
 run_kernel() { # INDEX
 	local idx=$1 dir t0 t1 rc=0 status result exit_status note="" short=""
 	KDIR=${K_DIR[idx]} KVER=${K_VER[idx]} VMLINUZ=${K_VMLINUZ[idx]}
-	dir=$RUNDIR/$KVER
+	dir=$RUNDIR/$idx-$KVER
 	mkdir -p "$dir"
 	build_initramfs "$dir/initramfs.cpio" "$dir/initramfs"
 	rm -rf "$dir/initramfs"
@@ -398,11 +421,16 @@ run_kernel() { # INDEX
 	wait "$qpid" || rc=$?
 	wait "$tout" "$terr" 2>/dev/null || true
 	t1=$(date +%s%N)
+	# Keep the next header on a line of its own.
+	[[ -s $out && $(tail -c 1 "$out" | od -An -c | tr -d ' ') != '\n' ]] && echo
 	PIDS=("$VFS_PID") # the rest are reaped
 	cleanup
+	rm -f "$dir/initramfs.cpio"
 
 	status=$(tr -d '\r\0' <"$st" | head -1)
-	if [[ $rc == 124 || $rc == 137 ]]; then
+	# timeout(1) exits 124, or 137 when it had to KILL; a KILL from elsewhere
+	# (the OOM killer) also gives 137, but sooner.
+	if [[ $rc == 124 ]] || [[ $rc == 137 ]] && (((t1 - t0) / 1000000000 >= TIMEOUT)); then
 		result=TIMEOUT exit_status=-
 		note="killed after ${TIMEOUT}s" short="killed after ${TIMEOUT}s"
 	elif [[ $status =~ ^rc=([0-9]+)$ ]]; then
@@ -436,6 +464,7 @@ run_kernel() { # INDEX
 }
 
 # ---------------------------------------------------------------- main
+((EUID == 0)) || die "must run as root (virtiofsd, the read-only bind mount of /, apt-get download)"
 ensure_tools
 mkdir -p "$CACHE/debs" "$CACHE/kernels" "$CACHE/runs"
 # Fetching and unpacking write the shared cache: one run at a time does it.
