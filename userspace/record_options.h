@@ -52,6 +52,7 @@ struct record_options {
 	uint32_t perf_pages;	/* side-band perf ring pages per CPU, power of two */
 	char **argv;	       /* command to launch, NULL-terminated, or NULL */
 	bool quiet;
+	const char *preset;    /* preset applied ("default" unless --preset) */
 };
 
 /* Fill defaults (999 Hz, cpu-clock, microscope.msc, 16 KiB stack copy,
@@ -83,5 +84,24 @@ uint32_t record_options__stack_copy_bytes(const struct record_options *o);
  * MS_RINGBUF_AUTO_MIN and at most MS_RINGBUF_AUTO_MAX.
  */
 uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpus);
+
+/* Which fields the command line set explicitly (a preset leaves them alone). */
+#define MS_OPT_SET_FREQ (1u << 0)
+#define MS_OPT_SET_CALL_GRAPH (1u << 1)
+#define MS_OPT_SET_STACK_SIZE (1u << 2)
+
+/*
+ * Presets: one name chooses sample rate, call-graph policy and stack copy
+ * size (off-CPU collection and a CPU budget will join them):
+ *   light     99 Hz, fp, no stack copy        (always-on, lowest cost)
+ *   default   999 Hz, auto, 16 KiB copies
+ *   detailed  999 Hz, dwarf, 64 KiB copies   (deep stacks, highest cost)
+ * Fields whose bit is in explicit keep their value.  Returns 0, or -EINVAL
+ * for an unknown name.  The chosen name is kept in o->preset.
+ */
+int record_options__apply_preset(struct record_options *o, const char *name, uint32_t explicit);
+
+/* The names above, NULL-terminated, for --help and error messages. */
+extern const char *const record_options__preset_names[];
 
 #endif

@@ -43,6 +43,8 @@ static const char record_usage[] =
 	"                       copied stack with CFI (dwarf), or both (auto, default)\n"
 	"      --stack-size BYTES  user stack bytes copied per sample (default 16384,\n"
 	"                       max 65536, 0 = none; rounded up to 8; not with fp)\n"
+	"      --preset NAME    light (99 Hz, fp), default (999 Hz, auto, 16 KiB),\n"
+	"                       detailed (999 Hz, dwarf, 64 KiB); flags override it\n"
 	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay)\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
 	"  -q, --quiet          no summary line\n"
@@ -53,7 +55,7 @@ static const char record_usage[] =
 	"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n";
 
 /* getopt codes of long-only options. */
-enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347 };
+enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347, OPT_PRESET = 0x5052 };
 
 static volatile sig_atomic_t stop_signal;
 
@@ -183,6 +185,7 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "preset", required_argument, NULL, OPT_PRESET },
 		{ 0 },
 	};
 	struct record_options o;
@@ -191,7 +194,8 @@ int cmd_record(int argc, char **argv)
 	struct collector *col = NULL;
 	struct launcher launch = { .pid = -1, .gate_fd = -1, .error_fd = -1 };
 	struct tee tee = { 0 };
-	const char *replay = NULL;
+	const char *replay = NULL, *preset = "default";
+	uint32_t explicit = 0;
 	char err_msg[512] = "", cmdline[4096];
 	int opt, err, status = 1, wstatus;
 	bool child_done = false;
@@ -212,6 +216,7 @@ int cmd_record(int argc, char **argv)
 				return 2;
 			}
 			o.freq_hz = v;
+			explicit |= MS_OPT_SET_FREQ;
 			break;
 		}
 		case 'e':
@@ -259,6 +264,7 @@ int cmd_record(int argc, char **argv)
 					optarg, MS_MAX_STACK_SIZE);
 				return 2;
 			}
+			explicit |= MS_OPT_SET_STACK_SIZE;
 			break;
 		case OPT_CALL_GRAPH:
 			if (record_options__parse_call_graph(optarg, &o.call_graph)) {
@@ -266,6 +272,10 @@ int cmd_record(int argc, char **argv)
 					optarg);
 				return 2;
 			}
+			explicit |= MS_OPT_SET_CALL_GRAPH;
+			break;
+		case OPT_PRESET:
+			preset = optarg;
 			break;
 		case 'h':
 			fputs(record_usage, stdout);
@@ -274,6 +284,11 @@ int cmd_record(int argc, char **argv)
 			fputs(record_usage, stderr);
 			return 2;
 		}
+	}
+	if (record_options__apply_preset(&o, preset, explicit)) {
+		fprintf(stderr, "microscope record: unknown preset '%s' (light, default, detailed)\n",
+			preset);
+		return 2;
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
@@ -326,6 +341,7 @@ int cmd_record(int argc, char **argv)
 	}
 	snprintf(cmdline, sizeof(cmdline), "%u", o.freq_hz);
 	emit_meta(&tee, "requested_freq_hz", cmdline);
+	emit_meta(&tee, "preset", o.preset);
 
 	if (o.argv) {
 		err = launcher__spawn(&launch, o.argv);

@@ -168,8 +168,12 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 		const char *size = capture__meta(r->c, "stack_size");
 
 		printf("  stacks     %s", capture__meta(r->c, "call_graph"));
+		const char *preset = capture__meta(r->c, "preset");
+
 		if (size && strcmp(size, "0"))
-			printf(" (%s-byte user stack copies)", size);
+			printf(", %s-byte user stack copies", size);
+		if (preset)
+			printf(" (preset %s)", preset);
 		printf("\n");
 	}
 	printf("  lost       %" PRIu64, s->lost);

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+/* Recording presets: named bundles of RecordOptions (record_options.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "record_options.h"
+
+struct preset {
+	const char *name;
+	uint32_t freq_hz;
+	uint32_t call_graph;
+	uint32_t stack_size; /* bytes */
+};
+
+static const struct preset presets[] = {
+	{ "light", 99, MS_CALL_GRAPH_FP, 0 },
+	{ "default", MS_DEFAULT_FREQ_HZ, MS_CALL_GRAPH_AUTO, 16384 },
+	{ "detailed", 999, MS_CALL_GRAPH_DWARF, 65536 },
+};
+
+const char *const record_options__preset_names[] = { "light", "default", "detailed", NULL };
+
+int record_options__apply_preset(struct record_options *o, const char *name, uint32_t explicit)
+{
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+		const struct preset *p = &presets[i];
+
+		if (strcmp(p->name, name))
+			continue;
+		if (!(explicit & MS_OPT_SET_FREQ))
+			o->freq_hz = p->freq_hz;
+		if (!(explicit & MS_OPT_SET_CALL_GRAPH))
+			o->call_graph = p->call_graph;
+		if (!(explicit & MS_OPT_SET_STACK_SIZE))
+			o->stack_size = p->stack_size;
+		o->preset = p->name;
+		return 0;
+	}
+	return -EINVAL;
+}
