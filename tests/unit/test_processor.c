@@ -20,6 +20,7 @@
 
 #include "bpf/abi/records.h"
 #include "capture/capture.h"
+#include "userspace/collector/stream.h"
 #include "userspace/processor/processor.h"
 
 __attribute__((noinline)) int marker_function_one(int x)
@@ -272,6 +273,46 @@ static void test_forked_child_inherits_mappings(void **state)
 	capture__free(c);
 }
 
+static void test_process_info_and_inheritance(void **state)
+{
+	struct ms_process_info info = {
+		.pid = 600, .ns_pid = 1, .pidns = 4026531836ull, .mntns = 4026531841ull,
+		.cgroupns = 4026531835ull, .start_time_ns = 123456789,
+	};
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
+	struct exe_map m;
+
+	find_map(marker_function_one, &m);
+	feed(MS_CHUNK_PROCESS, MS_SOURCE_SNAPSHOT, &info, sizeof(info), 0);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, 600, 1, 600, 10);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, 600, &m, 10);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 100);
+	feed_task(PERF_RECORD_FORK, 2, 601, 600, 601, 150);
+	feed_sample(601, 160, &one, 1);
+	feed(MS_CHUNK_PROCESS, 0, &info, 7, 0); /* wrong size: counted */
+	feed(MS_CHUNK_END, 0, NULL, 0, 1000);
+
+	struct capture *c = finish();
+	const struct capture_process *parent = NULL, *child = NULL;
+
+	for (uint32_t i = 0; i < c->nprocesses; i++) {
+		if (c->processes[i].pid == 600)
+			parent = &c->processes[i];
+		if (c->processes[i].pid == 601)
+			child = &c->processes[i];
+	}
+	assert_non_null(parent);
+	assert_non_null(child);
+	assert_int_equal(parent->start_time_ns, 123456789);
+	assert_int_equal(parent->pidns, 4026531836ull);
+	assert_int_equal(parent->mntns, 4026531841ull);
+	assert_int_equal(child->cgroupns, 4026531835ull);
+	assert_int_equal(child->pidns, 4026531836ull);
+	assert_int_equal(child->start_time_ns, 150); /* its FORK record's time */
+	assert_int_equal(capture__counter(c, "processor.bad_chunk"), 1);
+	capture__free(c);
+}
+
 static void test_malformed_counted(void **state)
 {
 	uint8_t junk[64];
@@ -311,6 +352,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_order_and_symbols, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_drops_mappings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forked_child_inherits_mappings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_process_info_and_inheritance, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_counted, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("processor", tests, NULL, NULL);

@@ -30,6 +30,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -583,6 +584,55 @@ static int snapshot__maps(struct collector *c, pid_t pid, __u64 time)
 	return err;
 }
 
+static uint64_t ns_inode(pid_t pid, const char *ns)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, ns);
+	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+/* Namespaces, NSpid and start time of pid as a MS_CHUNK_PROCESS chunk. */
+static int snapshot__process_info(struct collector *c, pid_t pid)
+{
+	struct ms_process_info info = { .pid = (uint32_t)pid };
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	FILE *f;
+
+	info.pidns = ns_inode(pid, "pid");
+	info.mntns = ns_inode(pid, "mnt");
+	info.cgroupns = ns_inode(pid, "cgroup");
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (!read_small(path, buf, sizeof(buf)) && (p = strrchr(buf, ')'))) {
+		/* fields after "comm)": state is field 3, starttime field 22 */
+		if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+				  "%*d %*d %*d %llu",
+			   &start) == 1) {
+			long hz = sysconf(_SC_CLK_TCK);
+
+			if (hz > 0)
+				info.start_time_ns = start * (1000000000ull / (unsigned long long)hz);
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (f) {
+		while (fgets(buf, sizeof(buf), f)) {
+			if (!strncmp(buf, "NSpid:", 6)) {
+				/* the last field is the innermost namespace's pid */
+				char *last = strrchr(buf, '\t');
+
+				info.ns_pid = last ? (uint32_t)strtoul(last + 1, NULL, 10) : 0;
+				break;
+			}
+		}
+		fclose(f);
+	}
+	return collector__emit(c, MS_CHUNK_PROCESS, MS_SOURCE_SNAPSHOT, 0, &info, sizeof(info));
+}
+
 /*
  * Synthesize FORK and COMM for every thread of pid and MMAP2 for each of its
  * executable mappings.  A process that exits meanwhile is counted, not an
@@ -602,7 +652,8 @@ static int collector__snapshot_process(struct collector *c, pid_t pid, __u64 tim
 		c->snapshot_errors++;
 		return 0;
 	}
-	while ((de = readdir(dir))) {
+	err = snapshot__process_info(c, pid);
+	while (!err && (de = readdir(dir))) {
 		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
 
 		if (tid <= 0)

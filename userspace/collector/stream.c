@@ -222,7 +222,7 @@ static ssize_t replay__read(struct replay *r, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
-static bool kind__known(uint32_t kind) { return kind >= MS_CHUNK_META && kind <= MS_CHUNK_END; }
+static bool kind__known(uint32_t kind) { return kind >= MS_CHUNK_META && kind <= MS_CHUNK_PROCESS; }
 
 static bool kind__timed(uint32_t kind) { return kind == MS_CHUNK_ROUND || kind == MS_CHUNK_END; }
 
@@ -266,6 +266,10 @@ static int replay__chunk(struct replay *r, const struct ms_chunk *c, uint64_t at
 	case MS_CHUNK_PERF:
 		if (c->len < 8)
 			return replay__bad(r, at, "record shorter than its 8-byte header");
+		break;
+	case MS_CHUNK_PROCESS:
+		if (c->len != sizeof(struct ms_process_info))
+			return replay__bad(r, at, "PROCESS chunk of the wrong size");
 		break;
 	}
 	return 0;

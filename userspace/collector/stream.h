@@ -27,6 +27,10 @@
  *   MS_CHUNK_COUNTER payload "name=value" (decimal u64): loss and drop
  *                    counters read at stop (BPF stats map, perf LOST ...).
  *   MS_CHUNK_END     no payload; the recording stopped at time.
+ *   MS_CHUNK_PROCESS payload: struct ms_process_info, identity facts about a
+ *                    process read from /proc at attach (namespaces, start
+ *                    time), emitted just before that process's snapshot
+ *                    records.  Children inherit them at FORK.
  *
  * The on-disk form is a file header { "MSRAW\0\0\1", u32 abi, u32 0 } then
  * for each chunk struct ms_chunk followed by len payload bytes padded to 8.
@@ -44,6 +48,21 @@
 #define MS_CHUNK_ROUND 4
 #define MS_CHUNK_COUNTER 5
 #define MS_CHUNK_END 6
+#define MS_CHUNK_PROCESS 7
+
+/* MS_CHUNK_PROCESS payload.  Namespace ids are the nsfs inode numbers of
+ * /proc/PID/ns/{pid,mnt,cgroup} (0 if unreadable); start_time_ns is
+ * /proc/PID/stat starttime converted to ns since boot (CLOCK_BOOTTIME,
+ * equal to CLOCK_MONOTONIC unless the machine suspended). */
+struct ms_process_info {
+	uint32_t pid;
+	uint32_t ns_pid; /* the pid as its own pid namespace sees it (NSpid), 0 if unknown */
+	uint64_t pidns;
+	uint64_t mntns;
+	uint64_t cgroupns;
+	uint64_t start_time_ns;
+};
+_Static_assert(sizeof(struct ms_process_info) == 40, "ms_process_info size");
 
 #define MS_SOURCE_SNAPSHOT 0xffffffffu
 

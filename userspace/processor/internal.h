@@ -37,6 +37,7 @@ struct proc_state {
 	uint32_t pid;
 	uint32_t row; /* capture process row */
 	bool tracked; /* a target, a target's descendant, or system-wide */
+	bool have_info; /* namespaces and start time known (MS_CHUNK_PROCESS or parent) */
 	bool exited;
 	struct proc_mapping *maps; /* sorted by start, non-overlapping */
 	uint32_t nmaps;
@@ -135,6 +136,8 @@ struct proc_state *tasks__process(struct processor *p, uint32_t pid, uint64_t ti
 struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t tid, uint64_t time);
 const struct proc_mapping *tasks__find_mapping(const struct proc_state *ps, uint64_t addr);
 void tasks__release(struct processor *p);
+
+int tasks__process_info(struct processor *p, const struct ms_process_info *info);
 
 /* stacks.c */
 int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len);

@@ -272,6 +272,16 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		p->have_round = true;
 		return err;
 	}
+	case MS_CHUNK_PROCESS: {
+		struct ms_process_info info;
+
+		if (c->len != sizeof(info)) {
+			processor__problem(p, MS_PROBLEM_BAD_CHUNK);
+			return 0;
+		}
+		memcpy(&info, payload, sizeof(info));
+		return tasks__process_info(p, &info);
+	}
 	case MS_CHUNK_END:
 		p->end_time = c->time;
 		return release(p, UINT64_MAX);

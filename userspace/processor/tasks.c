@@ -384,8 +384,8 @@ static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 
 		if (prow && t.pid == t.tid && t.ppid != t.pid)
 			prow->ppid = t.ppid;
-		if (prow)
-			prow->start_time_ns = 0; /* started before the recording */
+		if (prow && !ps->have_info)
+			prow->start_time_ns = 0; /* started before the recording, time unknown */
 		return 0;
 	}
 	if (t.pid != t.ppid) {
@@ -417,8 +417,14 @@ static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 			if (prow) {
 				struct capture_process *pp = capture_builder__process(p->b, parent->row);
 
-				if (pp)
+				if (pp) {
+					/* fork keeps the parent's namespaces (unless clone flags
+					 * said otherwise, which perf does not report) */
 					prow->comm = pp->comm;
+					prow->pidns = pp->pidns;
+					prow->mntns = pp->mntns;
+					prow->cgroupns = pp->cgroupns;
+				}
 			}
 		}
 	} else if (!is_tracked(p, t.pid)) {
@@ -441,6 +447,26 @@ static int on_exit_record(struct processor *p, const uint8_t *rec, uint32_t len,
 
 		if (idx)
 			p->procs[*idx].exited = true;
+	}
+	return 0;
+}
+
+/* Identity facts from /proc at attach: namespaces and start time. */
+int tasks__process_info(struct processor *p, const struct ms_process_info *info)
+{
+	struct proc_state *ps = tasks__process(p, info->pid, 0);
+	struct capture_process *prow;
+
+	if (!ps)
+		return -ENOMEM;
+	ps->tracked = true;
+	ps->have_info = true;
+	prow = capture_builder__process(p->b, ps->row);
+	if (prow) {
+		prow->pidns = info->pidns;
+		prow->mntns = info->mntns;
+		prow->cgroupns = info->cgroupns;
+		prow->start_time_ns = info->start_time_ns;
 	}
 	return 0;
 }
