@@ -663,6 +663,38 @@ static int group_teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A module without a build ID is identified by a hash of its content. */
+static void test_content_hash_without_build_id(void **state)
+{
+	char dir[] = "/tmp/ms-symtest-XXXXXX", a[64], b[64], cmd[1024];
+	struct symbolizer *s = symbolizer__new();
+	struct sym_module *ma, *mb, *me;
+	size_t len;
+
+	assert_non_null(s);
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/nobid", dir);
+	snprintf(b, sizeof(b), "%s/nobid2", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cp /proc/self/exe %s && objcopy --remove-section .note.gnu.build-id %s && "
+		 "cp %s %s && printf x >> %s",
+		 a, a, a, b, b);
+	assert_int_equal(system(cmd), 0);
+	ma = symbolizer__file(s, 0, NULL, a, NULL, 0);
+	mb = symbolizer__file(s, 0, NULL, b, NULL, 0);
+	me = symbolizer__file(s, 0, "/proc/self/exe", "/proc/self/exe", NULL, 0);
+	assert_non_null(ma);
+	assert_non_null(mb);
+	assert_null(sym_module__build_id(ma, &len));
+	assert_int_not_equal(sym_module__content_hash(ma), 0);
+	assert_int_not_equal(sym_module__content_hash(mb), 0);
+	assert_int_not_equal(sym_module__content_hash(ma), sym_module__content_hash(mb));
+	assert_int_equal(sym_module__content_hash(me), 0); /* has a build ID */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +710,7 @@ int main(void)
 	    cmocka_unit_test(test_cache_and_pinning),
 	    cmocka_unit_test(test_garbage_files),
 	    cmocka_unit_test(test_corrupted_elf),
+	    cmocka_unit_test(test_content_hash_without_build_id),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

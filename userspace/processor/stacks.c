@@ -78,7 +78,10 @@ uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uin
 		.kind = kind,
 		.flags = sym_module__error(sym) ? 0 : CAPTURE_MODULE_F_SYMBOLIZED,
 		.size = sym_module__size(sym),
+		.content_hash = bid_hex[0] ? 0 : sym_module__content_hash(sym),
 	};
+	if (row.content_hash)
+		row.flags |= CAPTURE_MODULE_F_CONTENT_HASH;
 	struct module_state *ms = &p->modules[p->nmodules];
 
 	memset(ms, 0, sizeof(*ms));

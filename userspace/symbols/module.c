@@ -179,6 +179,8 @@ const uint8_t *sym_module__build_id(const struct sym_module *m, size_t *len)
 
 uint64_t sym_module__size(const struct sym_module *m) { return m ? m->size : 0; }
 
+uint64_t sym_module__content_hash(const struct sym_module *m) { return m ? m->content_hash : 0; }
+
 const char *sym_module__path(const struct sym_module *m) { return m ? m->path : NULL; }
 
 const char *sym_module__error(const struct sym_module *m)

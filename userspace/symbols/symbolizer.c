@@ -60,6 +60,31 @@ struct symbolizer {
 	char kernel_build_id[2 * SYM_BUILD_ID_MAX + 1];
 };
 
+
+/*
+ * FNV-1a (64-bit) over the whole file, the identity of a module without a
+ * build ID (capture_module.content_hash).  Reads with pread in 64 KiB
+ * blocks; returns 0 if the file cannot be read to its end.
+ */
+static uint64_t file__content_hash(int fd, uint64_t size)
+{
+	static uint8_t buf[65536];
+	uint64_t h = 0xcbf29ce484222325ull, off = 0;
+
+	while (off < size) {
+		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)off);
+
+		if (n <= 0)
+			return 0;
+		for (ssize_t i = 0; i < n; i++) {
+			h ^= buf[i];
+			h *= 0x100000001b3ull;
+		}
+		off += (uint64_t)n;
+	}
+	return h ? h : 1;
+}
+
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -412,6 +437,8 @@ struct sym_module *symbolizer__file(struct symbolizer *s, uint32_t pid, const ch
 		memcpy(m->build_id, build_id, build_id_len);
 		m->build_id_len = build_id_len;
 	}
+	if (!m->build_id_len)
+		m->content_hash = file__content_hash(fd, key.size);
 	if (err == -ENOMEM || (!err && elf_module__load(m, &f) == -ENOMEM)) {
 		m = NULL; /* on the list; freed with s */
 		goto cleanup;

@@ -75,6 +75,10 @@ const char *sym_module__lookup(struct sym_module *m, uint64_t vaddr, uint64_t *o
 /* Identity: build ID bytes (NULL if none) and length; file size in bytes. */
 const uint8_t *sym_module__build_id(const struct sym_module *m, size_t *len);
 uint64_t sym_module__size(const struct sym_module *m);
+/* For a file without a build ID: a 64-bit FNV-1a hash of its whole content
+ * (never 0), its identity in captures; 0 when it has a build ID or could not
+ * be read. */
+uint64_t sym_module__content_hash(const struct sym_module *m);
 /* Display path as given at first sight. */
 const char *sym_module__path(const struct sym_module *m);
 /* NULL if symbols loaded fine, else a reason ("no such file", "bad ELF: ...",

@@ -94,6 +94,7 @@ struct sym_module {
 	uint8_t build_id[SYM_BUILD_ID_MAX];
 	size_t build_id_len;
 	uint64_t size; /* file or image size, bytes; 0 for the kernel */
+	uint64_t content_hash; /* FNV-1a of the file when it has no build ID, else 0 */
 	struct sym_file_key file_key;
 	bool has_file_key;
 	bool is_kernel;
