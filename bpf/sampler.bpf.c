@@ -74,7 +74,6 @@ const volatile __u32 stack_copy_bytes = 0;
  * scratch map to the possible CPUs, so this stays 0).  Not in ms_stats,
  * which has no free slot; the collector reports it as "bpf.lost_no_scratch". */
 __u64 scratch_missing = 0;
-long dbg_err; __u32 dbg_len;
 
 /* Recorded processes: tgid -> 1. */
 struct {
@@ -201,16 +200,20 @@ static __always_inline __u32 stack__copy_pages(__u8 *dst, __u64 sp, __u32 len)
 
 /*
  * Copy the user stack of task from sp upward into dst: stack_copy_bytes
- * bytes, or fewer where the stack's VMA ends or a page cannot be read.
- * Sets MS_SAMPLE_F_STACK_* in *flags and counts in stats.  Returns the bytes
- * copied, a multiple of 8, at most stack_copy_bytes.  dst has room for
- * MS_STACK_COPY_MAX + PAGE_BYTES bytes.
+ * bytes, or fewer where the VMA holding sp ends or a page cannot be read
+ * (perf's user stack dump stops at a fault the same way, its dyn_size).
+ * Unreadable pages inside the stack VMA are normal: the main thread's stack
+ * has a random gap of up to 8 KiB of never-touched pages below its argument
+ * strings (arch_align_stack(), arch/x86/kernel/process.c), and nothing of
+ * the call stack lies above it.  Sets MS_SAMPLE_F_STACK_* in *flags and
+ * counts in stats.  Returns the bytes copied, a multiple of 8, at most
+ * stack_copy_bytes.  dst has room for MS_STACK_COPY_MAX + PAGE_BYTES bytes.
  */
 static __noinline __u32 stack__copy(__u8 *dst, struct task_struct *task, __u64 sp, __u32 *flags,
 				    struct ms_stats *stats)
 {
 	struct vma_end_ctx vma = {};
-	__u32 want = stack_copy_bytes, len;
+	__u32 want = stack_copy_bytes, len, copy;
 	long err;
 
 	if (want > MS_STACK_COPY_MAX)
@@ -225,25 +228,28 @@ static __noinline __u32 stack__copy(__u8 *dst, struct task_struct *task, __u64 s
 		/* No VMA bound: read pages until one faults. */
 		*flags |= MS_SAMPLE_F_STACK_NO_VMA;
 		stats->stack_vma_busy++;
-		return stack__copy_pages(dst, sp, want) & ~7u;
+		len = want;
+		copy = stack__copy_pages(dst, sp, len) & ~7u;
+	} else {
+		len = want;
+		if (vma.end - sp < want) {
+			len = (__u32)(vma.end - sp) & ~7u;
+			*flags |= MS_SAMPLE_F_STACK_END;
+		}
+		if (len > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
+			len = MS_STACK_COPY_MAX;
+		copy = len;
+		/* Some page in [sp, sp + len) faulted: keep what precedes it. */
+		if (bpf_probe_read_user(dst, len, (const void *)sp))
+			copy = stack__copy_pages(dst, sp, len) & ~7u;
 	}
-	len = want;
-	if (vma.end - sp < want) {
-		len = (__u32)(vma.end - sp);
-		*flags |= MS_SAMPLE_F_STACK_END;
+	if (copy < len)
+		*flags |= MS_SAMPLE_F_STACK_FAULT;
+	if (!copy)
+		stats->stack_copy_err++;
+	else if (copy < want)
 		stats->stack_copy_short++;
-	}
-	len &= ~7u;
-	if (len > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
-		len = MS_STACK_COPY_MAX;
-	err = bpf_probe_read_user(dst, len, (const void *)sp);
-	dbg_err = err; dbg_len = len;
-	if (!err)
-		return len;
-	/* Some page in [sp, sp + len) faulted: keep what precedes it. */
-	*flags |= MS_SAMPLE_F_STACK_FAULT;
-	stats->stack_copy_err++;
-	return stack__copy_pages(dst, sp, len) & ~7u;
+	return copy;
 }
 
 SEC("perf_event")

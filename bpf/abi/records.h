@@ -40,16 +40,18 @@
 #define MS_SAMPLE_F_USTACK_ERR (1u << 3)  /* bpf_get_stack(user) failed */
 #define MS_SAMPLE_F_KTHREAD (1u << 4)     /* task has no user address space */
 /*
- * Stack copy outcome (only when stack_copy_len or a copy was attempted):
+ * Stack copy outcome (set only when a copy was attempted):
  * STACK_END: the VMA holding regs.sp ends less than the configured stack
- *   size above sp, and the copy runs up to that end: every byte of the stack
- *   above sp is there (an unwinder that runs out of bytes reached the top).
- * STACK_FAULT: the copy stopped early at a page that could not be read
- *   (not resident, or sp not mapped); stack_copy_len bytes (maybe 0) before it
- *   are valid.
+ *   size above sp; the copy was bounded by that end.
+ * STACK_FAULT: the copy stopped before its bound at a page that could not be
+ *   read (never touched, e.g. the random gap below the main thread's
+ *   argument strings, or swapped out), or sp is not mapped at all;
+ *   stack_copy_len bytes (maybe 0) before that page are valid.
  * STACK_NO_VMA: the VMA could not be looked up (mmap lock contended); the copy
  *   was bounded by reading page by page instead, so it may run past the
  *   stack's end into an adjacent readable mapping.
+ * STACK_END without STACK_FAULT: every byte from sp to the stack's end is in
+ * the copy, so an unwinder that runs out of bytes has reached the top.
  */
 #define MS_SAMPLE_F_STACK_END (1u << 5)
 #define MS_SAMPLE_F_STACK_FAULT (1u << 6)
@@ -132,9 +134,10 @@ struct ms_stats {
 	__u64 kstack_err;	   /* bpf_get_stack(kernel) returned an error */
 	__u64 ustack_err;	   /* bpf_get_stack(user) returned an error */
 	__u64 filter_full;	   /* target map full: a forked child could not be added */
-	__u64 stack_copy_err;	   /* copy stopped at an unreadable page (MS_SAMPLE_F_STACK_FAULT) */
-	__u64 stack_copy_short;	   /* stack ended before stack_size (MS_SAMPLE_F_STACK_END); normal */
-	__u64 stack_vma_busy;	   /* VMA lookup failed, copy bounded by page reads (..._NO_VMA) */
+	__u64 stack_copy_err;	   /* stack copy attempted, no byte copied (sp unmapped/unreadable) */
+	__u64 stack_copy_short;	   /* copied 0 < n < stack_size: the stack ended (VMA end or an
+				      unreadable page, see MS_SAMPLE_F_STACK_*); normal */
+	__u64 stack_vma_busy;	   /* VMA lookup failed: copy bounded by page reads (..._NO_VMA) */
 };
 _Static_assert(sizeof(struct ms_stats) == 64, "ms_stats size");
 
