@@ -153,11 +153,10 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 	uint64_t t = record_time(c->kind, payload, c->len);
 	size_t need = (c->len + 7) & ~7u;
 
-	if (p->have_round && t < p->last_released) {
-		/* Arrived after the watermark passed it: process now, counted. */
+	/* Arrived after the watermark passed it: released with the next round,
+	 * out of order, and counted. */
+	if (p->have_round && t < p->last_released)
 		processor__problem(p, MS_PROBLEM_LATE_RECORD);
-		/* copy for alignment */
-	}
 	if (p->nheld == p->held_cap) {
 		size_t ncap = p->held_cap ? p->held_cap * 2 : 4096;
 		struct held_record *nh = realloc(p->held, ncap * sizeof(*nh));

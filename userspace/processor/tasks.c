@@ -312,7 +312,6 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 		.pgoff = m.pgoff,
 		.module = module,
 	};
-	(void)source;
 	return maps_insert(ps, &pm);
 }
 
