@@ -292,10 +292,36 @@ int capture_builder__write(struct capture_builder *b, const char *path)
 	int fd = -1, err;
 	const char *step;
 
+	struct stat st;
+	char *resolved = NULL;
+	mode_t mode = 0666;
+
 	err = capture_builder__serialize(b, &buf, &len);
 	if (err)
 		return err;
 	msg = capture_builder__msg(b, &msglen);
+	/*
+	 * What already stands at path decides how to publish: a device or FIFO
+	 * (-o /dev/null) is written through, never replaced; a symlink is
+	 * followed and its target replaced atomically; a regular file keeps its
+	 * permission bits.
+	 */
+	if (!stat(path, &st)) {
+		if (!S_ISREG(st.st_mode)) {
+			step = "write";
+			fd = open(path, O_WRONLY | O_CLOEXEC);
+			if (fd < 0) {
+				err = -errno;
+				goto cleanup;
+			}
+			err = write_all(fd, buf, len);
+			goto cleanup;
+		}
+		mode = st.st_mode & 07777;
+		resolved = realpath(path, NULL);
+		if (resolved)
+			path = resolved;
+	}
 	step = "allocate";
 	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
 		tmp = NULL;
@@ -310,6 +336,10 @@ int capture_builder__write(struct capture_builder *b, const char *path)
 	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (mode != 0666 && fchmod(fd, mode)) {
 		err = -errno;
 		goto cleanup;
 	}
@@ -347,5 +377,6 @@ cleanup:
 		unlink(tmp);
 	free(tmp);
 	free(buf);
+	free(resolved);
 	return err;
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -169,10 +170,29 @@ static int fsync_dir_of(const char *path)
 static int convert_to_file(const struct convert_format *fmt, const struct convert_input *in,
 			   const char *out_path)
 {
-	char *tmp = NULL;
+	char *tmp = NULL, *resolved = NULL;
 	FILE *f = NULL;
 	int fd = -1, err;
+	struct stat st;
 
+	/* A device or FIFO (-o /dev/null) is written through, never replaced;
+	 * a symlink's target is replaced, not the link. */
+	if (!stat(out_path, &st)) {
+		if (!S_ISREG(st.st_mode)) {
+			f = fopen(out_path, "w");
+			if (!f) {
+				err = -errno;
+				goto cleanup;
+			}
+			err = fmt->write(in, f);
+			if (!err && (fflush(f) || ferror(f)))
+				err = errno ? -errno : -EIO;
+			goto cleanup;
+		}
+		resolved = realpath(out_path, NULL);
+		if (resolved)
+			out_path = resolved;
+	}
 	if (asprintf(&tmp, "%s.tmp.%ld", out_path, (long)getpid()) < 0) {
 		tmp = NULL;
 		err = -ENOMEM;
@@ -220,6 +240,7 @@ cleanup:
 	}
 	if (err)
 		fprintf(stderr, "microscope convert: %s: %s\n", out_path, strerror(-err));
+	free(resolved);
 	return err;
 }
 

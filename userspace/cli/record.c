@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ static const char record_usage[] =
 	"Sample the CPU stacks (kernel and user) of a command, running processes,\n"
 	"or the whole system, and write a capture file.\n"
 	"\n"
-	"  -F, --freq HZ        samples per second per CPU (default 999)\n"
+	"  -F, --freq HZ        samples per second per CPU (default 999, max 20000)\n"
 	"  -e, --event NAME     cpu-clock (default) or cycles (falls back to cpu-clock)\n"
 	"  -o, --output FILE    capture file (default microscope.msc)\n"
 	"  -p, --pid PID,...    attach to running processes (all threads, and children)\n"
@@ -170,6 +171,44 @@ static bool any_alive(const struct record_options *o)
 	return false;
 }
 
+/*
+ * Fail before recording, not after: the capture's directory must exist and be
+ * writable, and path must not be a directory.  Returns 0 or prints why.
+ */
+static int check_output(const char *path)
+{
+	char *copy = strdup(path);
+	struct stat st;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "microscope record: output %s is a directory\n", path);
+		err = -EISDIR;
+	} else if (access(dirname(copy), W_OK)) {
+		err = -errno;
+		fprintf(stderr, "microscope record: cannot write output %s: %s\n", path,
+			strerror(errno));
+	}
+	free(copy);
+	return err;
+}
+
+/* kernel.perf_event_max_sample_rate (Hz), or 0 if unreadable. */
+static long max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -210,8 +249,10 @@ int cmd_record(int argc, char **argv)
 		case 'F': {
 			long v = strtol(optarg, &end, 10);
 
-			if (*end || v < 1 || v > 100000) {
-				fprintf(stderr, "microscope record: bad frequency '%s' (1..100000 Hz)\n",
+			if (*end || v < 1 || v > 20000) {
+				fprintf(stderr,
+					"microscope record: bad frequency '%s' (1..20000 Hz: above "
+					"that the sampler itself would take the CPUs)\n",
 					optarg);
 				return 2;
 			}
@@ -298,6 +339,15 @@ int cmd_record(int argc, char **argv)
 			record_usage);
 		return 2;
 	}
+	if (!replay && max_sample_rate() > 0 && o.freq_hz > max_sample_rate()) {
+		fprintf(stderr,
+			"microscope record: %u Hz exceeds kernel.perf_event_max_sample_rate=%ld "
+			"(raise it with sysctl, or use a lower -F)\n",
+			o.freq_hz, max_sample_rate());
+		return 2;
+	}
+	if (check_output(o.output))
+		return 1;
 	for (size_t i = 0; i < o.npids; i++) {
 		if (kill(o.pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "microscope record: no process with pid %d\n", o.pids[i]);
