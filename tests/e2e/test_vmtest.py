@@ -1,0 +1,62 @@
+"""The kernel-matrix subset (issue 8): structural checks only, no ratios or
+rates, because `make vmtest` runs them under qemu's software emulation on
+other kernels (6.1, 6.12) where timing means nothing.  They run on the host
+with `make test` too.  Each asserts something that must hold on every
+supported kernel: the programs load and attach, stacks reach main (with
+frame pointers and with DWARF), a dlopen'ed function is named, a forked
+child is recorded, and nothing of ours stays loaded."""
+import os
+
+import helpers as H
+
+SHORT = dict(os.environ, MS_FIXTURE_SCALE="0.2")
+
+
+def _majority_reach_main(prof, what):
+    n = H.total(prof)
+    reach = H.count_containing(prof, "main")
+    msg = "%s: %d of %d samples reach main" % (what, reach, n)
+    H.log(msg)
+    assert n > 0, msg
+    assert reach * 2 > n, msg + "\n" + H.show_stacks(prof)
+
+
+@H.timeout(600)
+def test_vmtest_fp_stacks_reach_main():
+    rec = H.record([H.fixture("ratio")], extra=["--call-graph", "fp"], env=SHORT, timeout=500)
+    prof = H.folded(rec.capture)
+    assert H.count_containing(prof, "leaf_a") > 0, H.show_stacks(prof)
+    _majority_reach_main(prof, "ratio --call-graph fp")
+
+
+@H.timeout(600)
+def test_vmtest_dwarf_stacks_reach_main():
+    rec = H.record([H.fixture("nofp_chain")], extra=["--call-graph", "dwarf"], env=SHORT,
+                   timeout=500)
+    prof = H.folded(rec.capture)
+    chain = H.count_where(prof, lambda st: "chain_leaf" in st and "chain_a" in st)
+    assert chain > 0, "no chain_leaf sample reached chain_a:\n" + H.show_stacks(prof)
+    _majority_reach_main(prof, "nofp_chain --call-graph dwarf")
+
+
+@H.timeout(600)
+def test_vmtest_dlopen_function_is_named():
+    rec = H.record([H.fixture("dlopen_main")], env=SHORT, timeout=500)
+    prof = H.folded(rec.capture)
+    assert H.count_containing(prof, "hot_function") > 0, H.show_stacks(prof)
+
+
+@H.timeout(600)
+def test_vmtest_forked_child_is_recorded():
+    rec = H.record([H.fixture("forker")], env=SHORT, timeout=500)
+    prof = H.folded(rec.capture)
+    assert H.count_containing(prof, "child_work") > 0, H.show_stacks(prof)
+
+
+@H.timeout(300)
+def test_vmtest_exit_status_and_missing_command():
+    rec = H.record([H.fixture("exitcode"), "3"], expect_status=3, timeout=200)
+    assert os.path.isfile(rec.capture)
+    proc = H.run([H.BIN, "record", "-o", H.tmp_path("x.msc"), "--", "/nonexistent/cmd"],
+                 timeout=200)
+    assert proc.returncode == 127, proc.returncode
