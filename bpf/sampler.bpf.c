@@ -69,6 +69,10 @@ const volatile __u64 wakeup_bytes = 0;
 /* User stack bytes to copy per sample: 0 (off), or a multiple of 8 up to
  * MS_STACK_COPY_MAX. */
 const volatile __u32 stack_copy_bytes = 0;
+/* bpf_find_vma exists (Linux 5.17+); the collector probes it before load.
+ * Without it the verifier never sees the call (a constant-false branch is
+ * dead code) and stacks are bounded by reading page by page. */
+const volatile __u32 have_find_vma = 1;
 
 /* Samples dropped because the CPU had no scratch slot (userspace sizes the
  * scratch map to the possible CPUs, so this stays 0).  Not in ms_stats,
@@ -218,7 +222,7 @@ static __noinline __u32 stack__copy(__u8 *dst, struct task_struct *task, __u64 s
 
 	if (want > MS_STACK_COPY_MAX)
 		want = MS_STACK_COPY_MAX;
-	err = bpf_find_vma(task, sp, vma__end, &vma, 0);
+	err = have_find_vma ? bpf_find_vma(task, sp, vma__end, &vma, 0) : -38 /* ENOSYS */;
 	if (err == -ENOENT) { /* sp is not in any mapping: nothing to copy */
 		*flags |= MS_SAMPLE_F_STACK_FAULT;
 		stats->stack_copy_err++;

@@ -129,6 +129,7 @@ struct collector {
 	__u64 lost_records, lost_events;
 	__u64 ring_errors;     /* malformed perf ring headers: rest of ring skipped */
 	__u64 snapshot_errors; /* /proc files of a target that could not be read */
+	bool have_find_vma;    /* the kernel has bpf_find_vma (stack copy bounds) */
 
 	char *copy_buf; /* [PERF_RECORD_MAX]: wrap-around perf records */
 	char *snap_buf; /* [SNAP_BUF_BYTES]: synthesized records, META text */
@@ -801,6 +802,10 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	c->skel->rodata->system_wide = o->system_wide;
 	c->skel->rodata->wakeup_bytes = c->opts.ringbuf_bytes / 4;
 	c->skel->rodata->stack_copy_bytes = record_options__stack_copy_bytes(o);
+	/* CO-RE fallback chosen at load time, logged in META (bpf.find_vma). */
+	c->have_find_vma =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1;
+	c->skel->rodata->have_find_vma = c->have_find_vma;
 	ret = bpf_map__set_max_entries(c->skel->maps.samples, c->opts.ringbuf_bytes);
 	if (ret) {
 		errf(err, errlen, "BPF ring buffer size: %s", strerror(-ret));
@@ -1083,6 +1088,7 @@ static int collector__emit_meta(struct collector *c)
 	META("freq_hz=%u", c->opts.freq_hz);
 	META("clock=CLOCK_MONOTONIC");
 	META("call_graph=%s", record_options__call_graph_name(c->opts.call_graph));
+	META("bpf.find_vma=%s", c->have_find_vma ? "yes" : "no (stack copies bounded page by page)");
 	/* Bytes copied per sample at most: 0 with --call-graph fp. */
 	META("stack_size=%u", record_options__stack_copy_bytes(&c->opts));
 	if (record_options__stack_copy_bytes(&c->opts) != c->opts.stack_size)
