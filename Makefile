@@ -138,3 +138,25 @@ clean:
 	rm -rf $(OUTPUT)
 
 -include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
+
+# ---- Benchmarks (bench/README.md): printed and written to $(OUTPUT)/bench/results.json,
+# never asserted.  bench-smoke is the CI subset (about 2 minutes).  Root; needs perf and,
+# for the BPF peer, bpftrace.  BENCH_ARGS passes options to bench/run.py (e.g. --runs 7).
+BENCH_BINS := $(OUTPUT)/bench/work $(OUTPUT)/bench/gen_capture
+.PHONY: bench bench-smoke
+
+$(OUTPUT)/bench/work: bench/work.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -fno-omit-frame-pointer $(WARN) $< -o $@
+
+$(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) $(OUTPUT)/obj/bench
+	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/obj/bench/gen_capture.d $< $(LIB) $(LDLIBS) -o $@
+
+bench: all $(BENCH_BINS) $(OUTPUT)/tests/unit/test_unwind
+	$(Q)$(PYTHON) bench/run.py --full $(BENCH_ARGS) $(OUTPUT)
+
+bench-smoke: all $(BENCH_BINS)
+	$(Q)$(PYTHON) bench/run.py --smoke $(BENCH_ARGS) $(OUTPUT)
