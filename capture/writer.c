@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "capture/capture.h"
+#include "capture/file_io.h"
 #include "capture/format.h"
 
 struct out {
@@ -235,46 +236,7 @@ cleanup:
 	return err;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
 
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* fsync the directory holding path so a rename into it is durable. */
-static int fsync_parent(const char *path)
-{
-	char *copy = strdup(path);
-	int fd = -1, err;
-
-	if (!copy)
-		return -ENOMEM;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	/* Some file systems cannot fsync a directory; the rename still happened. */
-	err = fsync(fd) && errno != EINVAL ? -errno : 0;
-
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	free(copy);
-	return err;
-}
 
 /*
  * Serialize and publish at path: write PATH.tmp.PID in the same directory
@@ -314,7 +276,7 @@ int capture_builder__write(struct capture_builder *b, const char *path)
 				err = -errno;
 				goto cleanup;
 			}
-			err = write_all(fd, buf, len);
+			err = file__write_all(fd, buf, len);
 			goto cleanup;
 		}
 		mode = st.st_mode & 07777;
@@ -344,7 +306,7 @@ int capture_builder__write(struct capture_builder *b, const char *path)
 		goto cleanup;
 	}
 	step = "write";
-	err = write_all(fd, buf, len);
+	err = file__write_all(fd, buf, len);
 	if (err)
 		goto cleanup;
 	step = "fsync";
@@ -365,7 +327,7 @@ int capture_builder__write(struct capture_builder *b, const char *path)
 	free(tmp);
 	tmp = NULL; /* published: nothing to remove any more */
 	step = "fsync directory of";
-	err = fsync_parent(path);
+	err = file__fsync_parent(path);
 
 cleanup:
 	if (err)

@@ -20,6 +20,7 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
+#include "capture/file_io.h"
 #include "commands.h"
 
 /* What a writer gets: the open capture and the query the options built. */
@@ -148,23 +149,6 @@ static const struct convert_format *format_by_extension(const char *path)
 	return NULL;
 }
 
-static int fsync_dir_of(const char *path)
-{
-	char *copy = strdup(path);
-	int fd, err = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		err = -errno;
-	else if (fsync(fd) && errno != EINVAL)
-		err = -errno;
-	if (fd >= 0)
-		close(fd);
-	free(copy);
-	return err;
-}
 
 /* Run fmt's writer into out_path atomically; message on stderr on failure. */
 static int convert_to_file(const struct convert_format *fmt, const struct convert_input *in,
@@ -228,7 +212,7 @@ static int convert_to_file(const struct convert_format *fmt, const struct conver
 	}
 	free(tmp);
 	tmp = NULL;
-	err = fsync_dir_of(out_path);
+	err = file__fsync_parent(out_path);
 cleanup:
 	if (f)
 		fclose(f);

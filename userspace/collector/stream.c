@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bpf/abi/records.h"
+#include "capture/file_io.h"
 #include "stream.h"
 
 #define WRITER_BUF_BYTES (1u << 20)
@@ -37,23 +38,6 @@ struct stream_writer {
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static int writer__flush(struct stream_writer *w)
 {
@@ -61,7 +45,7 @@ static int writer__flush(struct stream_writer *w)
 
 	if (w->err)
 		return w->err;
-	err = write_all(w->fd, w->buf, w->used);
+	err = file__write_all(w->fd, w->buf, w->used);
 	w->used = 0;
 	if (err)
 		w->err = err;
@@ -81,7 +65,7 @@ static int writer__append(struct stream_writer *w, const void *data, size_t len)
 			return err;
 	}
 	if (len > sizeof(w->buf)) {
-		err = write_all(w->fd, data, len);
+		err = file__write_all(w->fd, data, len);
 		if (err)
 			w->err = err;
 		return err;
@@ -151,25 +135,6 @@ int stream_writer__sink(void *ctx, const struct ms_chunk *chunk, const void *pay
 	return err;
 }
 
-/* fsync the directory holding path, so that a rename in it is durable. */
-static int fsync_parent(const char *path)
-{
-	char *dir = strdup(path), *slash;
-	int fd, err = 0;
-
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd))
-		err = -errno;
-	if (fd >= 0)
-		close(fd);
-	free(dir);
-	return err;
-}
 
 int stream_writer__free(struct stream_writer *w)
 {
@@ -187,7 +152,7 @@ int stream_writer__free(struct stream_writer *w)
 	if (!err && rename(w->partial, w->final))
 		err = -errno;
 	if (!err)
-		err = fsync_parent(w->final);
+		err = file__fsync_parent(w->final);
 	free(w->final);
 	free(w->partial);
 	free(w);
