@@ -68,6 +68,7 @@ static void on_signal(int sig)
 struct tee {
 	struct stream_writer *raw;
 	struct processor *proc;
+	bool quiet;
 };
 
 static int tee_sink(void *ctx, const struct ms_chunk *c, const void *payload)
@@ -75,6 +76,12 @@ static int tee_sink(void *ctx, const struct ms_chunk *c, const void *payload)
 	struct tee *t = ctx;
 	int err;
 
+	/* Tell the user about a fallback the collector chose (e.g. -e cycles on
+	 * a machine without hardware counters). */
+	if (c->kind == MS_CHUNK_META && !t->quiet && c->len > 11 &&
+	    !memcmp(payload, "event.note=", 11))
+		fprintf(stderr, "microscope record: note: %.*s\n", (int)c->len - 11,
+			(const char *)payload + 11);
 	if (t->raw) {
 		err = stream_writer__sink(t->raw, c, payload);
 		if (err)
@@ -374,6 +381,7 @@ int cmd_record(int argc, char **argv)
 		status = seal(tee.proc, b, o.output, o.quiet) ? 1 : 0;
 		goto cleanup;
 	}
+	tee.quiet = o.quiet;
 	if (o.save_raw) {
 		tee.raw = stream_writer__new(o.save_raw);
 		if (!tee.raw) {
