@@ -39,11 +39,11 @@ BASELINE = os.path.join(HERE, "overhead.json")
 MODES = {
     # scale: work per run (MS_FIXTURE_SCALE; 1 is about 1 s of CPU).
     "smoke": dict(runs=3, warmup=False, scale=0.5, rates=[99, 999], bpf_rates=[999],
-                  fixed_runs=2, raw_rate=4999, raw_scale=1.0, replays=3,
+                  raw_rate=4999, raw_scale=1.0, replays=3,
                   synth_samples=100000, report_reps=3, perf_report_reps=1, syswide_s=0,
                   timeout=60),
     "full": dict(runs=7, warmup=True, scale=2.0, rates=[99, 999, 4999],
-                 bpf_rates=[99, 999, 4999], fixed_runs=3, raw_rate=4999, raw_scale=3.0,
+                 bpf_rates=[99, 999, 4999], raw_rate=4999, raw_scale=3.0,
                  replays=5, synth_samples=1000000, report_reps=5, perf_report_reps=3,
                  syswide_s=20, timeout=90),
 }
@@ -184,8 +184,6 @@ class Bench:
         self.norand = [setarch, "-R"] if setarch else []
         self.perf = shutil.which("perf")
         self.bpftrace = None if args.no_bpf_peer else shutil.which("bpftrace")
-        self.results = {}
-        self.failures = []
 
     # ---- commands ----
 
@@ -205,9 +203,12 @@ class Bench:
                 cmd += ["--stack-size", str(STACK_SIZE)]
             return cmd + ["-o", out, "--", self.work]
         if cfg.tool == "perf":
-            # --no-bpf-event: perf 6.1 may smash its stack reading other BPF
-            # programs' info; -B/-N: no build-id pass at the end (it aborts the
-            # same way here) and nothing in ~/.debug.
+            # --no-bpf-event: no BPF program records from other tools' loads;
+            # -B/-N: no build-id pass at the end of recording, nothing in
+            # ~/.debug.  That pass aborts perf 6.1 here ("stack smashing
+            # detected") whenever an MMAP2 record carries a stray build-id flag
+            # (see fix_perf_mmap2), and it would cost perf CPU it does not pay
+            # here: perf's recorder CPU is a lower bound.
             cmd = [self.perf, "--buildid-dir", self.buildid_dir, "record", "--no-bpf-event",
                    "-B", "-N", "-q", "-F", str(cfg.rate), "-o", out]
             cmd += ["-g"] if cfg.cg == "fp" else ["--call-graph", "dwarf,%d" % STACK_SIZE]
@@ -296,28 +297,28 @@ class Bench:
         return cfgs
 
     def matrix(self):
+        """Every configuration once per round, rounds rotating the order.  The
+        no-work runs (fixed cost) are interleaved in the same rounds, so they
+        see the same machine as the runs they are subtracted from."""
         cfgs = self.configs()
         live = [c for c in cfgs if not c.unavailable]
+        fixed = [Config(c.name + "-nowork", c.tool, c.cg, c.rate) for c in live
+                 if c.tool != "none"]
         n, scale = self.mode["runs"], self.mode["scale"]
         if self.mode["warmup"]:
             log("  warm-up round")
             for c in live:
                 self.measure(c, scale)
                 c.runs.clear()
+        jobs = [(c, scale) for c in live] + [(f, 0) for f in fixed]
         for i in range(n):
-            log("  round %d/%d (%d configurations, scale %g)" % (i + 1, n, len(live), scale))
-            order = live[i % len(live):] + live[:i % len(live)]
-            for c in order:
+            log("  round %d/%d (%d configurations at scale %g, %d with no work)" % (
+                i + 1, n, len(live), scale, len(fixed)))
+            k = (i * len(jobs)) // n
+            for c, sc in jobs[k:] + jobs[:k]:
                 # The analysis step reads the latest good recording at its rate.
-                keep = c.name if (c.rate == ANALYSIS_RATE and c.tool != "none") else None
-                self.measure(c, scale, keep_as=keep)
-        # Fixed cost: the same recorders on no work (start-up, attach, seal).
-        fixed = [Config(c.name + "-nowork", c.tool, c.cg, c.rate) for c in live
-                 if c.tool != "none"]
-        for i in range(self.mode["fixed_runs"]):
-            log("  fixed-cost round %d/%d (no work)" % (i + 1, self.mode["fixed_runs"]))
-            for c in fixed:
-                self.measure(c, 0)
+                keep = c.name if (sc and c.rate == ANALYSIS_RATE and c.tool != "none") else None
+                self.measure(c, sc, keep_as=keep)
         return cfgs, {c.name[:-len("-nowork")]: c for c in fixed}
 
     def summarize(self, cfgs, fixed):
@@ -869,20 +870,37 @@ def print_report(res):
 
 
 def key_metrics(res):
-    """Flat {name: value} of the numbers the baseline tracks."""
+    """Flat {name: value} of the numbers the baseline tracks: positive
+    quantities whose relative change means something (marginal costs, which
+    are differences of noisy numbers and can be negative, stay out)."""
     k = {}
     for name, r in res["matrix"].items():
-        for f in ("slowdown_cpu", "slowdown_wall", "target_us_per_sample",
-                  "recorder_cpu_s_per_1k_samples",
-                  "marginal_recorder_cpu_s_per_1k_samples", "bytes_per_sample",
-                  "recorder_maxrss_mib"):
-            if r.get(f) is not None and r["tool"] != "none":
+        if r["tool"] == "none":
+            continue
+        fields = ["slowdown_cpu", "slowdown_wall", "recorder_cpu_s_per_1k_samples",
+                  "recorder_maxrss_mib"]
+        if r["rate_hz"] >= 999:  # at 99 Hz the per-sample cost is lost in the noise
+            fields.append("target_us_per_sample")
+        if r["tool"] in ("microscope", "perf"):
+            fields.append("bytes_per_sample")
+        for f in fields:
+            if r.get(f) is not None and r[f] > 0:
                 k["%s/%s" % (f, name)] = r[f]
+    for name, d in res["analysis"].items():
+        if d.get("record_plus_report_cpu_s_per_1k_samples"):
+            k["record_plus_report_cpu_s_per_1k_samples/%s" % name] = \
+                d["record_plus_report_cpu_s_per_1k_samples"]
     for cg in ("fp", "dwarf"):
-        s = res["replay"].get("%s-summary" % cg, {})
-        for f in ("replay_cpu_s_per_1k_samples_marginal", "user_frames_per_replay_cpu_s"):
-            if s.get(f) is not None:
-                k["%s/replay-%s" % (f, cg)] = s[f]
+        w = res["replay"].get("raw-%s-work" % cg, {})
+        if w.get("replay_cpu_s_per_1k_samples"):
+            k["replay_cpu_s_per_1k_samples/raw-%s" % cg] = w["replay_cpu_s_per_1k_samples"]
+        if w.get("raw_bytes_per_sample"):
+            k["raw_bytes_per_sample/raw-%s" % cg] = w["raw_bytes_per_sample"]
+    s = res["replay"].get("dwarf-summary", {})
+    if s.get("user_frames_per_replay_cpu_s"):
+        k["user_frames_per_replay_cpu_s/raw-dwarf"] = s["user_frames_per_replay_cpu_s"]
+    if res["unit_speed"].get("m_frames_per_s"):
+        k["unit_m_frames_per_s/test_unwind"] = res["unit_speed"]["m_frames_per_s"]
     for what in ("report", "convert_folded"):
         d = res["synthetic"].get(what, {})
         for f in ("cpu_s", "maxrss_mib"):
@@ -891,7 +909,7 @@ def key_metrics(res):
     return k
 
 
-LOWER_IS_BETTER_EXCEPT = ("user_frames_per",)
+LOWER_IS_BETTER_EXCEPT = ("user_frames_per", "unit_m_frames_per_s")
 FLOOR = 0.05  # relative changes below 5 % are never flagged
 
 
@@ -955,8 +973,9 @@ def make_baseline(files, out):
         band[name] = round(max(devs), 4) if devs else None
     bands = sorted(b for b in band.values() if b is not None)
     doc = {
-        "note": "Accepted baseline for make bench-compare style comparison (bench/run.py prints "
-                "it after every run of the same mode). metrics come from the first results file; "
+        "note": "Accepted baseline (bench/README.md). bench/run.py compares every run of the "
+                "same mode with it and prints the metrics that moved beyond their band; it asserts "
+                "nothing. metrics come from the first results file; "
                 "noise_band[m] is the largest relative difference of m between that run and the "
                 "others given (%d runs in all); a change is flagged beyond max(band, %g)." % (
                     len(runs), FLOOR),
