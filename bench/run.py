@@ -21,6 +21,7 @@ microscope itself could not be measured, 2 for a usage error.
 import argparse
 import datetime
 import json
+import math
 import os
 import re
 import shutil
@@ -947,6 +948,7 @@ def print_compare(cmp):
     fl = cmp["flagged"]
     print("Baseline %s: %d metrics compared, %d outside their noise band" % (
         cmp["baseline"], cmp["compared"], len(fl)))
+    fl.sort(key=lambda f: (f["direction"] != "worse", f["metric"]))
     if fl:
         table(["metric", "baseline", "now", "change", "band", ""],
               [[f["metric"], "%.4g" % f["baseline"], "%.4g" % f["now"],
@@ -954,6 +956,16 @@ def print_compare(cmp):
                for f in fl])
         print("   (informational: nothing is asserted; bench/README.md says how to accept a new"
               " baseline)")
+
+
+def by_kind(band):
+    """{metric kind: {n, median, max}} of a noise band dict."""
+    kinds = {}
+    for name, b in band.items():
+        if b is not None:
+            kinds.setdefault(name.split("/")[0], []).append(b)
+    return {k: {"n": len(v), "median": round(statistics.median(v), 4), "max": max(v)}
+            for k, v in sorted(kinds.items())}
 
 
 def make_baseline(files, out):
@@ -970,7 +982,7 @@ def make_baseline(files, out):
     for name, v in metrics.items():
         others = [key_metrics(r).get(name) for r in runs[1:]]
         devs = [abs(o / v - 1) for o in others if o is not None and v]
-        band[name] = round(max(devs), 4) if devs else None
+        band[name] = math.ceil(max(devs) * 1000) / 1000 if devs else None  # rounded up
     bands = sorted(b for b in band.values() if b is not None)
     doc = {
         "note": "Accepted baseline (bench/README.md). bench/run.py compares every run of the "
@@ -987,7 +999,8 @@ def make_baseline(files, out):
         "system": first.get("system"),
         "noise_band_summary": {"runs": len(runs),
                                "median": statistics.median(bands) if bands else None,
-                               "max": bands[-1] if bands else None},
+                               "max": bands[-1] if bands else None,
+                               "by_kind": by_kind(band)},
         "noise_band": band,
         "metrics": metrics,
     }
@@ -1037,7 +1050,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--smoke", action="store_true", help="the CI subset (about 2 minutes)")
-    g.add_argument("--full", action="store_true", help="everything (about 10 minutes)")
+    g.add_argument("--full", action="store_true", help="everything (about 8 minutes)")
     g.add_argument("--make-baseline", nargs="+", metavar="RESULTS",
                    help="write bench/overhead.json from these results.json files (the first "
                         "gives the numbers, all of them the noise band)")
