@@ -7,7 +7,9 @@
 #ifndef MS_PROCESSOR_INTERNAL_H
 #define MS_PROCESSOR_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <stdint.h>
 
 #include "../../bpf/abi/records.h"
@@ -125,6 +127,27 @@ struct processor {
 #define MS_TRUNC_USER_UNAVAILABLE 1
 #define MS_TRUNC_NO_STACK_COPY 2
 
+/*
+ * Grow *arr (elements of size bytes, capacity *cap) to hold at least need
+ * elements, doubling from 16.  Returns 0 or -ENOMEM (*arr unchanged).
+ */
+static inline int array__reserve(void **arr, uint32_t *cap, uint32_t need, size_t size)
+{
+	uint32_t ncap = *cap ? *cap : 16;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	n = realloc(*arr, (size_t)ncap * size);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
 static inline void processor__problem(struct processor *p, enum ms_problem k)
 {
 	p->problems[k]++;
@@ -132,6 +155,7 @@ static inline void processor__problem(struct processor *p, enum ms_problem k)
 
 /* tasks.c */
 int tasks__perf_record(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source);
+struct proc_state *tasks__find_process(struct processor *p, uint32_t pid);
 struct proc_state *tasks__process(struct processor *p, uint32_t pid, uint64_t time);
 struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t tid, uint64_t time);
 const struct proc_mapping *tasks__find_mapping(const struct proc_state *ps, uint64_t addr);

@@ -58,15 +58,9 @@ uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uin
 
 	if (idx)
 		return *idx;
-	if (p->nmodules == p->modules_cap) {
-		uint32_t ncap = p->modules_cap ? p->modules_cap * 2 : 32;
-		struct module_state *n = realloc(p->modules, ncap * sizeof(*n));
-
-		if (!n)
-			return CAPTURE_NONE;
-		p->modules = n;
-		p->modules_cap = ncap;
-	}
+	if (array__reserve((void **)&p->modules, &p->modules_cap, p->nmodules + 1,
+			   sizeof(*p->modules)))
+		return CAPTURE_NONE;
 	bid = sym_module__build_id(sym, &bid_len);
 	if (bid && bid_len <= 64)
 		hex(bid, bid_len, bid_hex);
@@ -142,17 +136,23 @@ static uint32_t anon_frame(struct processor *p, uint64_t addr)
 	return id;
 }
 
-static uint32_t truncation_frame(struct processor *p, int reason)
+/* The frame row marking why a stack ends, made once per name in *slot. */
+static uint32_t mark_frame(struct processor *p, uint32_t *slot, const char *name)
 {
-	if (p->truncation_frames[reason] == CAPTURE_NONE) {
+	if (*slot == CAPTURE_NONE) {
 		struct capture_frame row = {
 			.module = CAPTURE_NONE,
 			.flags = CAPTURE_FRAME_F_TRUNCATION,
-			.function = capture_builder__string(p->b, truncation_names[reason]),
+			.function = capture_builder__string(p->b, name),
 		};
-		p->truncation_frames[reason] = capture_builder__add_frame(p->b, &row);
+		*slot = capture_builder__add_frame(p->b, &row);
 	}
-	return p->truncation_frames[reason];
+	return *slot;
+}
+
+static uint32_t truncation_frame(struct processor *p, int reason)
+{
+	return mark_frame(p, &p->truncation_frames[reason], truncation_names[reason]);
 }
 
 static uint32_t user_frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return)
@@ -187,15 +187,7 @@ static uint32_t kernel_frame(struct processor *p, uint64_t ip, bool is_return)
 
 static uint32_t unwind_reason_frame(struct processor *p, enum unwind_reason r)
 {
-	if (p->trunc_rows[r] == CAPTURE_NONE) {
-		struct capture_frame row = {
-			.module = CAPTURE_NONE,
-			.flags = CAPTURE_FRAME_F_TRUNCATION,
-			.function = capture_builder__string(p->b, unwind_reason__name(r)),
-		};
-		p->trunc_rows[r] = capture_builder__add_frame(p->b, &row);
-	}
-	return p->trunc_rows[r];
+	return mark_frame(p, &p->trunc_rows[r], unwind_reason__name(r));
 }
 
 /* This kernel's vdso image, as mapped in our own process. */
@@ -333,14 +325,7 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		processor__problem(p, MS_PROBLEM_BAD_SAMPLE);
 		return 0;
 	}
-	ps = NULL;
-	{
-		uint64_t *idx = u64map__get(&p->pid_to_proc, (uint64_t)s->pid + 1);
-
-		if (idx && !p->procs[*idx].exited)
-			ps = &p->procs[*idx];
-	}
-	if (!ps)
+	if (!tasks__find_process(p, s->pid))
 		processor__problem(p, MS_PROBLEM_SAMPLE_UNKNOWN_PROCESS);
 	ts = tasks__thread(p, s->pid, s->tid, s->time_ns);
 	if (!ts)
@@ -354,14 +339,13 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		/* user frames done */
 	} else if (s->flags & MS_SAMPLE_F_USTACK_ERR) {
 		out[n++] = truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE);
-	} else if (p->call_graph != MS_CG_FP && p->stack_copy_on && !s->stack_copy_len &&
-		   s->ustack_len) {
-		/* No bytes to unwind: the frame-pointer chain, marked as such. */
-		out[n++] = truncation_frame(p, MS_TRUNC_NO_STACK_COPY);
-		for (i = s->ustack_len - 1; i >= 0; i--)
-			out[n++] = user_frame(p, ps, uips[i], i != 0 || s->kstack_len);
 	} else {
-		if (s->ustack_len == MS_MAX_STACK_DEPTH)
+		/* The frame-pointer chain; marked when it stands in for a missing
+		 * stack copy or was cut at the kernel's depth limit. */
+		if (p->call_graph != MS_CG_FP && p->stack_copy_on && !s->stack_copy_len &&
+		    s->ustack_len)
+			out[n++] = truncation_frame(p, MS_TRUNC_NO_STACK_COPY);
+		else if (s->ustack_len == MS_MAX_STACK_DEPTH)
 			out[n++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
 		for (i = s->ustack_len - 1; i >= 0; i--)
 			out[n++] = user_frame(p, ps, uips[i], i != 0 || s->kstack_len);

@@ -66,7 +66,7 @@ static uint32_t new_process_row(struct processor *p, uint32_t pid, uint32_t ppid
 }
 
 /* The live process state for pid, or NULL. */
-static struct proc_state *find_process(struct processor *p, uint32_t pid)
+struct proc_state *tasks__find_process(struct processor *p, uint32_t pid)
 {
 	uint64_t *idx = u64map__get(&p->pid_to_proc, (uint64_t)pid + 1);
 
@@ -76,7 +76,7 @@ static struct proc_state *find_process(struct processor *p, uint32_t pid)
 /* Whether records about pid concern the recording. */
 static bool is_tracked(struct processor *p, uint32_t pid)
 {
-	struct proc_state *ps = find_process(p, pid);
+	struct proc_state *ps = tasks__find_process(p, pid);
 
 	return p->system_wide || (ps && ps->tracked);
 }
@@ -89,15 +89,8 @@ struct proc_state *tasks__process(struct processor *p, uint32_t pid, uint64_t ti
 
 	if (idx && !p->procs[*idx].exited)
 		return &p->procs[*idx];
-	if (p->nprocs == p->procs_cap) {
-		uint32_t ncap = p->procs_cap ? p->procs_cap * 2 : 64;
-		struct proc_state *n = realloc(p->procs, ncap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		p->procs = n;
-		p->procs_cap = ncap;
-	}
+	if (array__reserve((void **)&p->procs, &p->procs_cap, p->nprocs + 1, sizeof(*p->procs)))
+		return NULL;
 	ps = &p->procs[p->nprocs];
 	memset(ps, 0, sizeof(*ps));
 	ps->pid = pid;
@@ -124,15 +117,9 @@ struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t t
 	ps = tasks__process(p, pid, time);
 	if (!ps)
 		return NULL;
-	if (p->nthreads == p->threads_cap) {
-		uint32_t ncap = p->threads_cap ? p->threads_cap * 2 : 64;
-		struct thread_state *n = realloc(p->threads, ncap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		p->threads = n;
-		p->threads_cap = ncap;
-	}
+	if (array__reserve((void **)&p->threads, &p->threads_cap, p->nthreads + 1,
+			   sizeof(*p->threads)))
+		return NULL;
 	ts = &p->threads[p->nthreads];
 	ts->tid = tid;
 	ts->proc = ps - p->procs;
@@ -167,19 +154,8 @@ const struct proc_mapping *tasks__find_mapping(const struct proc_state *ps, uint
 
 static int maps_reserve(struct proc_state *ps, uint32_t extra)
 {
-	if (ps->nmaps + extra <= ps->maps_cap)
-		return 0;
-	uint32_t ncap = ps->maps_cap ? ps->maps_cap : 16;
-
-	while (ncap < ps->nmaps + extra)
-		ncap *= 2;
-	struct proc_mapping *n = realloc(ps->maps, ncap * sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	ps->maps = n;
-	ps->maps_cap = ncap;
-	return 0;
+	return array__reserve((void **)&ps->maps, &ps->maps_cap, ps->nmaps + extra,
+			      sizeof(*ps->maps));
 }
 
 /* Insert [m.start, m.end), trimming or splitting whatever it overlaps. */
