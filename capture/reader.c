@@ -25,6 +25,7 @@
 #include <zstd.h>
 
 #include "capture/capture.h"
+#include "capture/duty.h"
 #include "capture/format.h"
 
 const struct capture_table_info capture_table_info[CAPTURE_TABLE_COUNT] = {
@@ -322,6 +323,17 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
 	if (!e)
 		e = check_unique(&k, CAPTURE_TABLE_META, c->meta, sizeof(*c->meta), c->nmeta,
 				 "key");
+	for (i = 0; !e && i < c->nmeta; i++) {
+		char why[96];
+
+		/* Sampling duty changes (record --budget) must be a well-formed list. */
+		if (strcmp(capture__string(c, c->meta[i].key), CAPTURE_META_DUTY_CHANGES))
+			continue;
+		if (capture_duty__parse(capture__string(c, c->meta[i].value), NULL, 0, why,
+					sizeof(why)) < 0)
+			e = ROW_FAIL(&k, CAPTURE_TABLE_META, i, "%s: %s", CAPTURE_META_DUTY_CHANGES,
+				     why);
+	}
 	return e;
 }
 

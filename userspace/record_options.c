@@ -79,3 +79,18 @@ uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpu
 		size <<= 1;
 	return (uint32_t)size;
 }
+
+int record_options__parse_budget(const char *arg, double *pct)
+{
+	char *end;
+	double v;
+
+	if (!arg || !*arg)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || *end || !(v >= 0 && v <= 100))
+		return -EINVAL;
+	*pct = v;
+	return 0;
+}

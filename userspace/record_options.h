@@ -53,6 +53,8 @@ struct record_options {
 	char **argv;	       /* command to launch, NULL-terminated, or NULL */
 	bool quiet;
 	const char *preset;    /* preset applied ("default" unless --preset) */
+	double budget_pct;     /* --budget: percent of one CPU for microscope's own work,
+				  0 = no budget (userspace/budget/budget.h) */
 };
 
 /* Fill defaults (999 Hz, cpu-clock, microscope.msc, 16 KiB stack copy,
@@ -89,13 +91,14 @@ uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpu
 #define MS_OPT_SET_FREQ (1u << 0)
 #define MS_OPT_SET_CALL_GRAPH (1u << 1)
 #define MS_OPT_SET_STACK_SIZE (1u << 2)
+#define MS_OPT_SET_BUDGET (1u << 3)
 
 /*
- * Presets: one name chooses sample rate, call-graph policy and stack copy
- * size (off-CPU collection and a CPU budget will join them):
- *   light     99 Hz, fp, no stack copy        (always-on, lowest cost)
- *   default   999 Hz, auto, 16 KiB copies
- *   detailed  999 Hz, dwarf, 64 KiB copies   (deep stacks, highest cost)
+ * Presets: one name chooses sample rate, call-graph policy, stack copy size
+ * and CPU budget (off-CPU collection will join them):
+ *   light     99 Hz, fp, no stack copy, budget 1 %   (always-on, lowest cost)
+ *   default   999 Hz, auto, 16 KiB copies, budget 25 %
+ *   detailed  999 Hz, dwarf, 64 KiB copies, budget 50 % (deep stacks, highest cost)
  * Fields whose bit is in explicit keep their value.  Returns 0, or -EINVAL
  * for an unknown name.  The chosen name is kept in o->preset.
  */
@@ -103,5 +106,9 @@ int record_options__apply_preset(struct record_options *o, const char *name, uin
 
 /* The names above, NULL-terminated, for --help and error messages. */
 extern const char *const record_options__preset_names[];
+
+/* Parse a --budget argument: percent of one CPU, a decimal number in
+ * 0..100 (0 = no budget).  Returns 0 or -EINVAL. */
+int record_options__parse_budget(const char *arg, double *pct);
 
 #endif

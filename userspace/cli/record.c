@@ -21,6 +21,7 @@
 #include "../../capture/capture.h"
 #include "../collector/collector.h"
 #include "../processor/processor.h"
+#include "../budget/monitor.h"
 #include "../symbols/symbols.h"
 #include "commands.h"
 
@@ -44,8 +45,13 @@ static const char record_usage[] =
 	"                       copied stack with CFI (dwarf), or both (auto, default)\n"
 	"      --stack-size BYTES  user stack bytes copied per sample (default 16384,\n"
 	"                       max 65536, 0 = none; rounded up to 8; not with fp)\n"
-	"      --preset NAME    light (99 Hz, fp), default (999 Hz, auto, 16 KiB),\n"
-	"                       detailed (999 Hz, dwarf, 64 KiB); flags override it\n"
+	"      --budget PCT     keep microscope's own cost (recorder CPU, BPF run\n"
+	"                       time, perf's per-sample work) under PCT percent of one\n"
+	"                       CPU by lengthening the sampling period (samples then\n"
+	"                       weigh more); 0 = no budget\n"
+	"      --preset NAME    light (99 Hz, fp, budget 1), default (999 Hz, auto,\n"
+	"                       16 KiB, budget 25), detailed (999 Hz, dwarf, 64 KiB,\n"
+	"                       budget 50); flags override it\n"
 	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay)\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
 	"  -q, --quiet          no summary line\n"
@@ -56,7 +62,7 @@ static const char record_usage[] =
 	"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n";
 
 /* getopt codes of long-only options. */
-enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347, OPT_PRESET = 0x5052 };
+enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347, OPT_PRESET = 0x5052, OPT_BUDGET = 0x4255 };
 
 static volatile sig_atomic_t stop_signal;
 
@@ -232,12 +238,14 @@ int cmd_record(int argc, char **argv)
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "preset", required_argument, NULL, OPT_PRESET },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ 0 },
 	};
 	struct record_options o;
 	struct capture_builder *b = NULL;
 	struct symbolizer *sym = NULL;
 	struct collector *col = NULL;
+	struct budget_monitor *budget = NULL;
 	struct launcher launch = { .pid = -1, .gate_fd = -1, .error_fd = -1 };
 	struct tee tee = { 0 };
 	const char *replay = NULL, *preset = "default";
@@ -325,6 +333,15 @@ int cmd_record(int argc, char **argv)
 		case OPT_PRESET:
 			preset = optarg;
 			break;
+		case OPT_BUDGET:
+			if (record_options__parse_budget(optarg, &o.budget_pct)) {
+				fprintf(stderr, "microscope record: bad budget '%s' (percent of one "
+						"CPU, 0..100; 0 = none)\n",
+					optarg);
+				return 2;
+			}
+			explicit |= MS_OPT_SET_BUDGET;
+			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			return 0;
@@ -400,6 +417,14 @@ int cmd_record(int argc, char **argv)
 	snprintf(cmdline, sizeof(cmdline), "%u", o.freq_hz);
 	emit_meta(&tee, "requested_freq_hz", cmdline);
 	emit_meta(&tee, "preset", o.preset);
+	if (o.budget_pct > 0) {
+		budget = budget_monitor__new(o.budget_pct, o.freq_hz, err_msg, sizeof(err_msg));
+		if (!budget) {
+			fprintf(stderr, "microscope record: %s\n", err_msg);
+			goto cleanup;
+		}
+		budget_monitor__emit_meta(budget, tee_sink, &tee);
+	}
 
 	if (o.argv) {
 		err = launcher__spawn(&launch, o.argv);
@@ -459,6 +484,16 @@ int cmd_record(int argc, char **argv)
 			break;
 		if (t_end && now_s() >= t_end)
 			break;
+		if (budget) {
+			err = budget_monitor__tick(budget, col);
+			if (err) {
+				/* Keep recording at the duty in force, without control. */
+				fprintf(stderr, "microscope record: budget disabled: %s\n",
+					strerror(-err));
+				budget_monitor__free(budget);
+				budget = NULL;
+			}
+		}
 	}
 	if (o.argv && !child_done) {
 		/* Stopped by a signal or the duration: end the command like perf does. */
@@ -469,6 +504,8 @@ int cmd_record(int argc, char **argv)
 	} else if (!o.argv) {
 		status = 0;
 	}
+	if (budget && budget_monitor__finish(budget, col, tee_sink, &tee))
+		fprintf(stderr, "microscope record: budget: cannot read the final counters\n");
 	err = collector__stop(col);
 	if (err) {
 		fprintf(stderr, "microscope record: stopping: %s\n", strerror(-err));
@@ -484,6 +521,7 @@ cleanup:
 		waitpid(launch.pid, NULL, 0);
 	}
 	collector__free(col);
+	budget_monitor__free(budget);
 	if (tee.raw && stream_writer__free(tee.raw)) {
 		fprintf(stderr, "microscope record: cannot finish raw stream in %s\n", o.save_raw);
 		status = 1;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/budget.h"
 #include "capture/capture.h"
 #include "commands.h"
 
@@ -117,6 +118,32 @@ static void print_counters(const struct report *r, const struct analysis_count *
 		       capture__string(r->c, r->c->counters[rows[i].id].name), rows[i].value);
 }
 
+/* The budget line: whether record --budget lowered the sampling duty, by how
+ * much, and the cost the recorder measured. */
+static void print_budget(const struct capture *c)
+{
+	struct analysis_budget b;
+
+	if (analysis_budget__init(&b, c) || !b.present)
+		return;
+	printf("  budget     %g%% of one CPU: ", b.pct);
+	if (b.peak_factor > 1)
+		printf("duty lowered %u time%s, to 1/%u of the requested rate at most (1/%u at "
+		       "the end); %" PRIu64 " samples stand for %" PRIu64 "\n",
+		       b.lowered, b.lowered == 1 ? "" : "s", b.peak_factor, b.final_factor,
+		       b.samples, b.weight);
+	else
+		printf("duty never lowered\n");
+	if (b.observed_ns)
+		printf("  own cost   %.2f%% of one CPU (recorder %.2f%%, BPF %.2f%%, perf "
+		       "estimate %.2f%%)\n",
+		       100.0 * (double)(b.recorder_cpu_ns + b.bpf_run_ns + b.perf_estimate_ns) /
+			       (double)b.observed_ns,
+		       100.0 * (double)b.recorder_cpu_ns / (double)b.observed_ns,
+		       100.0 * (double)b.bpf_run_ns / (double)b.observed_ns,
+		       100.0 * (double)b.perf_estimate_ns / (double)b.observed_ns);
+}
+
 static void print_summary(const struct report *r, const struct analysis_summary *s,
 			  uint32_t event)
 {
@@ -176,6 +203,7 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 			printf(" (preset %s)", preset);
 		printf("\n");
 	}
+	print_budget(c);
 	printf("  lost       %" PRIu64, s->lost);
 	if (s->nlost_counters) {
 		printf(" (");

@@ -112,6 +112,9 @@ struct collector {
 	int nr_online;		 /* CPUs with events */
 	int *online;		 /* [nr_online] CPU ids */
 	int *sample_fds;	 /* [nr_online], -1 once owned by a link */
+	int *period_fds;	 /* [nr_online] dups of the sampling fds for PERF_EVENT_IOC_PERIOD,
+				    -1 if none; ours to close */
+	__u32 duty_factor;	 /* sampling period multiplier in force (1 = requested rate) */
 	struct bpf_link **links; /* [nr_online] */
 	struct perf_ring *rings; /* [nr_online] */
 
@@ -780,14 +783,17 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 		goto cleanup;
 	}
 	c->sample_fds = malloc((size_t)c->nr_online * sizeof(*c->sample_fds));
+	c->period_fds = malloc((size_t)c->nr_online * sizeof(*c->period_fds));
+	c->duty_factor = 1;
 	c->links = calloc((size_t)c->nr_online, sizeof(*c->links));
 	c->rings = calloc((size_t)c->nr_online, sizeof(*c->rings));
-	if (!c->sample_fds || !c->links || !c->rings) {
+	if (!c->sample_fds || !c->period_fds || !c->links || !c->rings) {
 		ret = -ENOMEM;
 		goto cleanup;
 	}
 	for (i = 0; i < c->nr_online; i++) {
 		c->sample_fds[i] = -1;
+		c->period_fds[i] = -1;
 		c->rings[i].fd = -1;
 	}
 
@@ -1126,6 +1132,14 @@ static int collector__attach_sampling(struct collector *c, char *err, size_t err
 			return ret;
 		}
 		c->sample_fds[i] = (int)fd;
+		/* Our own reference for PERF_EVENT_IOC_PERIOD: the link closes its fd. */
+		c->period_fds[i] = fcntl((int)fd, F_DUPFD_CLOEXEC, 0);
+		if (c->period_fds[i] < 0) {
+			ret = -errno;
+			errf(err, errlen, "dup of the sampling event on CPU %d: %s", c->online[i],
+			     strerror(-ret));
+			return ret;
+		}
 		c->links[i] =
 		    bpf_program__attach_perf_event(c->skel->progs.handle_sample, c->sample_fds[i]);
 		if (!c->links[i]) {
@@ -1309,6 +1323,9 @@ void collector__free(struct collector *c)
 	for (i = 0; c->sample_fds && i < c->nr_online; i++)
 		if (c->sample_fds[i] >= 0)
 			close(c->sample_fds[i]);
+	for (i = 0; c->period_fds && i < c->nr_online; i++)
+		if (c->period_fds[i] >= 0)
+			close(c->period_fds[i]);
 	bpf_link__destroy(c->fork_link);
 	bpf_link__destroy(c->exit_link);
 	for (i = 0; c->rings && i < c->nr_online; i++) {
@@ -1323,6 +1340,7 @@ void collector__free(struct collector *c)
 	sampler_bpf__destroy(c->skel);
 	free(c->links);
 	free(c->sample_fds);
+	free(c->period_fds);
 	free(c->rings);
 	free(c->online);
 	free(c->targets);
@@ -1330,4 +1348,66 @@ void collector__free(struct collector *c)
 	free(c->snap_buf);
 	free(c->line);
 	free(c);
+}
+
+/*
+ * Sampling duty (collector.h).  cpu-clock events were opened with attr.freq,
+ * which the kernel turns into a fixed period of NSEC_PER_SEC / freq ns and
+ * clears attr.freq (perf_swevent_init_hrtimer, kernel/events/core.c), so
+ * PERF_EVENT_IOC_PERIOD takes a period in ns there; on a hardware event still
+ * in frequency mode it takes the new frequency (__perf_event_period).  Either
+ * way the running event is stopped and restarted with the new value.
+ */
+int collector__set_duty(struct collector *c, uint32_t factor)
+{
+	bool freq_mode = c->event_name && !strcmp(c->event_name, "cycles");
+	__u64 base = 1000000000ull / (c->opts.freq_hz ? c->opts.freq_hz : 1);
+	__u64 value = freq_mode ? c->opts.freq_hz / factor : base * factor;
+	struct ms_duty duty = {.factor = factor};
+	__u64 t;
+	int i;
+
+	if (!c->started || c->stopped || !factor)
+		return -EINVAL;
+	if (!value)
+		value = 1;
+	t = now_ns();
+	for (i = 0; i < c->nr_online; i++) {
+		if (c->period_fds[i] < 0)
+			continue;
+		if (ioctl(c->period_fds[i], PERF_EVENT_IOC_PERIOD, &value))
+			return -errno;
+	}
+	c->duty_factor = factor;
+	duty.period = freq_mode ? 0 : value;
+	return collector__emit(c, MS_CHUNK_DUTY, 0, t, &duty, sizeof(duty));
+}
+
+/*
+ * BPF run statistics (collector.h): run_time_ns and run_cnt of every program
+ * of the sampler object, from struct bpf_prog_info (include/uapi/linux/bpf.h),
+ * which the kernel fills only while BPF stats are enabled.
+ */
+int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sampler_runs)
+{
+	struct bpf_program *prog;
+
+	*run_ns = 0;
+	*sampler_runs = 0;
+	bpf_object__for_each_program(prog, c->skel->obj)
+	{
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0)
+			continue; /* not loaded (autoload off) */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		*run_ns += info.run_time_ns;
+		if (prog == c->skel->progs.handle_sample)
+			*sampler_runs = info.run_cnt;
+	}
+	return 0;
 }

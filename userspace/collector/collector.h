@@ -23,6 +23,7 @@
 #ifndef MS_COLLECTOR_H
 #define MS_COLLECTOR_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../record_options.h"
@@ -56,6 +57,23 @@ int collector__poll(struct collector *c, int timeout_ms);
 /* Detach sampling, drain what is left, emit COUNTER chunks (BPF stats map
  * sums, perf LOST totals) and END.  Returns 0 or -errno. */
 int collector__stop(struct collector *c);
+
+/*
+ * Change the sampling duty while recording: every per-CPU sampling event's
+ * period becomes factor times the requested one (factor 1 = -F as given)
+ * through PERF_EVENT_IOC_PERIOD, and an MS_CHUNK_DUTY chunk stamped with the
+ * time just before the change goes to the sink.  Returns 0, -EINVAL (not
+ * recording, factor 0) or -errno of the ioctl.
+ */
+int collector__set_duty(struct collector *c, uint32_t factor);
+
+/*
+ * Cumulative run time (ns) of all the recording's BPF programs, and the run
+ * count of the sampling program (= perf samples taken), from the kernel's BPF
+ * stats.  They count only while BPF stats are enabled (bpf_enable_stats(),
+ * budget/monitor.c holds the fd); otherwise both stay 0.  Returns 0 or -errno.
+ */
+int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sampler_runs);
 
 /* Release everything.  Accepts NULL. */
 void collector__free(struct collector *c);

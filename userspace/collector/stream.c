@@ -187,7 +187,7 @@ static ssize_t replay__read(struct replay *r, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
-static bool kind__known(uint32_t kind) { return kind >= MS_CHUNK_META && kind <= MS_CHUNK_PROCESS; }
+static bool kind__known(uint32_t kind) { return kind >= MS_CHUNK_META && kind <= MS_CHUNK_DUTY; }
 
 static bool kind__timed(uint32_t kind) { return kind == MS_CHUNK_ROUND || kind == MS_CHUNK_END; }
 
@@ -209,7 +209,10 @@ static int replay__chunk(struct replay *r, const struct ms_chunk *c, uint64_t at
 		return replay__bad(r, at, "nonzero reserved field in chunk header");
 	if (c->len > MS_CHUNK_MAX_PAYLOAD)
 		return replay__bad(r, at, "chunk payload larger than MS_CHUNK_MAX_PAYLOAD");
-	if (kind__timed(c->kind) ? c->len != 0 : c->time != 0)
+	if (c->kind == MS_CHUNK_DUTY) {
+		if (c->len != sizeof(struct ms_duty))
+			return replay__bad(r, at, "DUTY chunk of the wrong size");
+	} else if (kind__timed(c->kind) ? c->len != 0 : c->time != 0)
 		return replay__bad(r, at,
 				   kind__timed(c->kind) ? "ROUND/END chunk with a payload"
 							: "time set on an untimed chunk");

@@ -31,6 +31,10 @@
  *                    process read from /proc at attach (namespaces, start
  *                    time), emitted just before that process's snapshot
  *                    records.  Children inherit them at FORK.
+ *   MS_CHUNK_DUTY    payload: struct ms_duty; time = CLOCK_MONOTONIC just
+ *                    before the sampling period changed (record --budget).
+ *                    Samples stamped at or after time were taken at the
+ *                    new period.
  *
  * The on-disk form is a file header { "MSRAW\0\0\1", u32 abi, u32 0 } then
  * for each chunk struct ms_chunk followed by len payload bytes padded to 8.
@@ -49,6 +53,17 @@
 #define MS_CHUNK_COUNTER 5
 #define MS_CHUNK_END 6
 #define MS_CHUNK_PROCESS 7
+#define MS_CHUNK_DUTY 8
+
+/* MS_CHUNK_DUTY payload: the sampling period is now factor times the
+ * requested one (factor >= 1); period is the new period in the event's unit
+ * (ns for cpu-clock), 0 for an event sampled by frequency. */
+struct ms_duty {
+	uint32_t factor;
+	uint32_t reserved;
+	uint64_t period;
+};
+_Static_assert(sizeof(struct ms_duty) == 16, "ms_duty size");
 
 /* MS_CHUNK_PROCESS payload.  Namespace ids are the nsfs inode numbers of
  * /proc/PID/ns/{pid,mnt,cgroup} (0 if unreadable); start_time_ns is

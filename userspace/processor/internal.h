@@ -69,7 +69,7 @@ struct held_record {
 	uint64_t seq;
 	uint64_t offset; /* into held_bytes */
 	uint32_t len;
-	uint32_t kind; /* MS_CHUNK_BPF or MS_CHUNK_PERF */
+	uint32_t kind; /* MS_CHUNK_BPF, MS_CHUNK_PERF or MS_CHUNK_DUTY */
 	uint32_t source;
 	uint32_t reserved;
 };
@@ -108,6 +108,12 @@ struct processor {
 
 	/* samples */
 	uint32_t event_row;
+	uint32_t duty_factor; /* sampling period multiplier in force: each sample's weight */
+	struct duty_change {
+		uint64_t time_ns;
+		uint32_t factor;
+	} *duty_changes; /* MS_CHUNK_DUTY in time order -> meta budget.duty_changes */
+	uint32_t nduty_changes, duty_changes_cap;
 	uint64_t samples;
 	uint64_t first_sample_time, last_sample_time;
 	uint32_t stack_scratch[MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH + 4];

@@ -27,6 +27,7 @@ struct processor *processor__new(struct capture_builder *b, struct symbolizer *s
 	p->sym = s;
 	p->kernel_module = CAPTURE_NONE;
 	p->event_row = CAPTURE_NONE;
+	p->duty_factor = 1;
 	for (size_t i = 0; i < sizeof(p->truncation_frames) / sizeof(p->truncation_frames[0]); i++)
 		p->truncation_frames[i] = CAPTURE_NONE;
 	for (size_t i = 0; i < UNWIND_REASON__COUNT; i++)
@@ -42,6 +43,7 @@ void processor__free(struct processor *p)
 	stacks__release(p);
 	free(p->held);
 	free(p->held_bytes);
+	free(p->duty_changes);
 	free(p);
 }
 
@@ -66,9 +68,39 @@ static uint64_t record_time(uint32_t kind, const uint8_t *rec, uint32_t len)
 	return t;
 }
 
-static int dispatch(struct processor *p, uint32_t kind, const uint8_t *rec, uint32_t len,
-		    uint32_t source)
+/* A sampling period change (record --budget): later samples weigh factor. */
+static int duty(struct processor *p, uint64_t time, const uint8_t *rec, uint32_t len)
 {
+	struct ms_duty d;
+
+	if (len != sizeof(d)) {
+		processor__problem(p, MS_PROBLEM_BAD_CHUNK);
+		return 0;
+	}
+	memcpy(&d, rec, sizeof(d));
+	if (!d.factor) {
+		processor__problem(p, MS_PROBLEM_BAD_CHUNK);
+		return 0;
+	}
+	if (p->nduty_changes == p->duty_changes_cap) {
+		uint32_t ncap = p->duty_changes_cap ? 2 * p->duty_changes_cap : 16;
+		struct duty_change *n = realloc(p->duty_changes, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->duty_changes = n;
+		p->duty_changes_cap = ncap;
+	}
+	p->duty_changes[p->nduty_changes++] = (struct duty_change){ time, d.factor };
+	p->duty_factor = d.factor;
+	return 0;
+}
+
+static int dispatch(struct processor *p, uint32_t kind, const uint8_t *rec, uint32_t len,
+		    uint32_t source, uint64_t time)
+{
+	if (kind == MS_CHUNK_DUTY)
+		return duty(p, time, rec, len);
 	if (kind == MS_CHUNK_PERF)
 		return tasks__perf_record(p, rec, len, source);
 
@@ -119,7 +151,7 @@ static int release(struct processor *p, uint64_t limit)
 		const struct held_record *h = &p->held[i];
 
 		p->last_released = h->time;
-		err = dispatch(p, h->kind, p->held_bytes + h->offset, h->len, h->source);
+		err = dispatch(p, h->kind, p->held_bytes + h->offset, h->len, h->source, h->time);
 		if (err)
 			return err;
 	}
@@ -150,7 +182,7 @@ static int release(struct processor *p, uint64_t limit)
 
 static int hold(struct processor *p, const struct ms_chunk *c, const void *payload)
 {
-	uint64_t t = record_time(c->kind, payload, c->len);
+	uint64_t t = c->kind == MS_CHUNK_DUTY ? c->time : record_time(c->kind, payload, c->len);
 	size_t need = (c->len + 7) & ~7u;
 
 	/* Arrived after the watermark passed it: released with the next round,
@@ -253,6 +285,7 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		free(value);
 		return 0;
 	}
+	case MS_CHUNK_DUTY:
 	case MS_CHUNK_BPF:
 	case MS_CHUNK_PERF:
 		if (c->len < 8) {
@@ -318,6 +351,21 @@ int processor__finish(struct processor *p)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
 	snprintf(buf, sizeof(buf), "%" PRIu64, p->samples);
 	capture_builder__set_meta(p->b, "samples", buf);
+	if (p->nduty_changes) {
+		/* "TIME:FACTOR,..." (docs/capture-format.md, meta budget.duty_changes) */
+		size_t cap = (size_t)p->nduty_changes * 32 + 1, off = 0;
+		char *list = malloc(cap);
+
+		if (!list)
+			return -ENOMEM;
+		list[0] = '\0';
+		for (uint32_t i = 0; i < p->nduty_changes; i++)
+			off += (size_t)snprintf(list + off, cap - off, "%s%" PRIu64 ":%" PRIu32,
+						i ? "," : "", p->duty_changes[i].time_ns,
+						p->duty_changes[i].factor);
+		capture_builder__set_meta(p->b, "budget.duty_changes", list);
+		free(list);
+	}
 	if (p->have_round && p->end_time > p->first_round) {
 		snprintf(buf, sizeof(buf), "%" PRIu64, p->end_time - p->first_round);
 		capture_builder__set_meta(p->b, "duration_ns", buf);

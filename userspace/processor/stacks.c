@@ -364,7 +364,8 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		.cpu = s->cpu,
 		.stack = parent,
 		.event = event_row(p, s),
-		.weight = 1,
+		/* The period in force over the event's period (record --budget). */
+		.weight = p->duty_factor ? p->duty_factor : 1,
 	};
 	capture_builder__add_sample(p->b, &row);
 	if (!p->samples)

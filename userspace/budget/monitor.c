@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The budget monitor (monitor.h): clocks, BPF stats and the period ioctl
+ * around the pure controller.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "monitor.h"
+
+struct budget_monitor {
+	struct budget ctl;
+	double pct;
+	int stats_fd; /* BPF_ENABLE_STATS: run-time stats count while it is open */
+	uint64_t next_ns;
+	uint32_t steps;
+	struct budget_obs first, last;
+	bool have_first;
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct budget_monitor *budget_monitor__new(double pct, uint32_t freq_hz, char *err,
+					   size_t errlen)
+{
+	struct budget_monitor *m = calloc(1, sizeof(*m));
+	struct budget_config cfg;
+	int fd;
+
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen,
+			 "--budget: cannot enable BPF run-time stats (BPF_ENABLE_STATS, Linux 5.8): "
+			 "%s",
+			 strerror(e));
+		free(m);
+		errno = e;
+		return NULL;
+	}
+	m->stats_fd = fd;
+	m->pct = pct;
+	budget_config__default(&cfg, pct, freq_hz);
+	budget__init(&m->ctl, &cfg);
+	return m;
+}
+
+static int emit_text(stream_sink_fn sink, void *ctx, uint32_t kind, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int emit_text(stream_sink_fn sink, void *ctx, uint32_t kind, const char *fmt, ...)
+{
+	struct ms_chunk c = { .kind = kind };
+	char buf[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -EINVAL;
+	c.len = (uint32_t)n;
+	return sink(ctx, &c, buf);
+}
+
+int budget_monitor__emit_meta(struct budget_monitor *m, stream_sink_fn sink, void *ctx)
+{
+	const struct budget_config *cfg = &m->ctl.cfg;
+	int err;
+
+	err = emit_text(sink, ctx, MS_CHUNK_META, "budget.pct=%g", m->pct);
+	if (!err)
+		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.perf_ns_per_sample=%llu",
+				(unsigned long long)cfg->perf_ns_per_sample);
+	if (!err)
+		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.max_factor=%u", cfg->max_factor);
+	if (!err)
+		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.interval_ns=%llu",
+				(unsigned long long)MS_BUDGET_INTERVAL_NS);
+	return err;
+}
+
+static int observe(struct collector *c, struct budget_obs *o)
+{
+	uint64_t run_ns, runs;
+	int err = collector__bpf_stats(c, &run_ns, &runs);
+
+	if (err)
+		return err;
+	o->time_ns = clock_ns(CLOCK_MONOTONIC);
+	/* every thread of the recorder (CLOCK_PROCESS_CPUTIME_ID: user + system) */
+	o->recorder_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	o->bpf_run_ns = run_ns;
+	o->sampler_runs = runs;
+	return 0;
+}
+
+int budget_monitor__tick(struct budget_monitor *m, struct collector *c)
+{
+	struct budget_decision d;
+	struct budget_obs o;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	int err;
+
+	if (m->have_first && now < m->next_ns)
+		return 0;
+	err = observe(c, &o);
+	if (err)
+		return err;
+	if (!m->have_first) {
+		m->first = o;
+		m->have_first = true;
+	}
+	m->last = o;
+	m->next_ns = o.time_ns + MS_BUDGET_INTERVAL_NS;
+	d = budget__step(&m->ctl, &o);
+	if (d.action != BUDGET_SKIP)
+		m->steps++;
+	if (d.action == BUDGET_LOWER || d.action == BUDGET_RAISE)
+		return collector__set_duty(c, d.factor);
+	return 0;
+}
+
+int budget_monitor__finish(struct budget_monitor *m, struct collector *c, stream_sink_fn sink,
+			   void *ctx)
+{
+	const struct budget *b = &m->ctl;
+	struct budget_obs o;
+	int err = observe(c, &o);
+
+	if (err)
+		return err;
+	if (!m->have_first)
+		m->first = o;
+	m->last = o;
+#define COUNTER(name, v)                                                                           \
+	do {                                                                                       \
+		if (!err)                                                                          \
+			err = emit_text(sink, ctx, MS_CHUNK_COUNTER, name "=%llu",                 \
+					(unsigned long long)(v));                                  \
+	} while (0)
+	/* Totals since the monitor's first observation (sampling start). */
+	COUNTER("budget.recorder_cpu_ns", o.recorder_cpu_ns - m->first.recorder_cpu_ns);
+	COUNTER("budget.bpf_run_time_ns", o.bpf_run_ns - m->first.bpf_run_ns);
+	COUNTER("budget.sampler_runs", o.sampler_runs - m->first.sampler_runs);
+	COUNTER("budget.perf_estimate_ns",
+		(o.sampler_runs - m->first.sampler_runs) * b->cfg.perf_ns_per_sample);
+	COUNTER("budget.observed_ns", o.time_ns - m->first.time_ns);
+	COUNTER("budget.lowered", b->lowered);
+	COUNTER("budget.raised", b->raised);
+	COUNTER("budget.peak_factor", b->peak_factor);
+	COUNTER("budget.final_factor", b->factor);
+	COUNTER("budget.steps", m->steps);
+#undef COUNTER
+	return err;
+}
+
+void budget_monitor__free(struct budget_monitor *m)
+{
+	if (!m)
+		return;
+	if (m->stats_fd >= 0)
+		close(m->stats_fd);
+	free(m);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The budget monitor: the I/O half of record --budget.  It holds the
+ * BPF_ENABLE_STATS file descriptor for the recording (so the kernel counts
+ * run_time_ns/run_cnt of BPF programs without the global
+ * kernel.bpf_stats_enabled sysctl), reads the observations the controller
+ * (budget.h) judges once per MS_BUDGET_INTERVAL_NS, and applies its decisions
+ * through collector__set_duty().  Owns nothing else.
+ */
+#ifndef MS_BUDGET_MONITOR_H
+#define MS_BUDGET_MONITOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../collector/collector.h"
+#include "budget.h"
+
+struct budget_monitor;
+
+/*
+ * Enable BPF run-time stats (bpf_enable_stats(BPF_STATS_RUN_TIME), Linux
+ * 5.8) and set up a controller for pct percent of one CPU (0 < pct <= 100) at
+ * the requested rate freq_hz.  Returns NULL with errno set and a message in
+ * err on failure.
+ */
+struct budget_monitor *budget_monitor__new(double pct, uint32_t freq_hz, char *err,
+					   size_t errlen);
+
+/* META chunks describing the budget (budget.pct, budget.perf_ns_per_sample...)
+ * to sink; call before recording starts.  Returns 0 or the sink's error. */
+int budget_monitor__emit_meta(struct budget_monitor *m, stream_sink_fn sink, void *ctx);
+
+/*
+ * Call often while recording (each drain round).  At most once per
+ * MS_BUDGET_INTERVAL_NS it reads the observation, steps the controller and
+ * applies a changed factor with collector__set_duty.  Returns 0 or -errno.
+ */
+int budget_monitor__tick(struct budget_monitor *m, struct collector *c);
+
+/*
+ * Take the last observation (before collector__stop) and emit the totals as
+ * COUNTER chunks to sink: budget.recorder_cpu_ns, budget.bpf_run_time_ns,
+ * budget.sampler_runs, budget.perf_estimate_ns, budget.lowered,
+ * budget.raised, budget.peak_factor, budget.final_factor, budget.steps.
+ * Returns 0 or -errno.
+ */
+int budget_monitor__finish(struct budget_monitor *m, struct collector *c, stream_sink_fn sink,
+			   void *ctx);
+
+/* Close the stats fd and free.  Accepts NULL. */
+void budget_monitor__free(struct budget_monitor *m);
+
+#endif
