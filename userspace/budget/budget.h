@@ -112,7 +112,7 @@ void budget__init(struct budget *b, const struct budget_config *cfg);
  * Judge one observation (cumulative counters, see struct budget_obs) against
  * the previous judged one and return the decision.  Deterministic: depends
  * only on cfg and the observations passed so far.  These give BUDGET_SKIP:
- * the first observation; those less than warmup_ns after it (start-up: BPF
+ * the first observation; those up to warmup_ns after it (start-up: BPF
  * load, the first symbolization of every module; each becomes the new
  * reference, so the first judged interval starts when warm-up ends); the
  * settle_intervals after a change (each becomes the reference); one less

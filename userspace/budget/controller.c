@@ -85,7 +85,7 @@ struct budget_decision budget__step(struct budget *b, const struct budget_obs *o
 		b->start_ns = o->time_ns;
 	if (!b->have_last || o->time_ns < l->time_ns || o->recorder_cpu_ns < l->recorder_cpu_ns ||
 	    o->bpf_run_ns < l->bpf_run_ns || o->sampler_runs < l->sampler_runs ||
-	    o->time_ns - b->start_ns < b->cfg.warmup_ns) {
+	    o->time_ns - b->start_ns <= b->cfg.warmup_ns) {
 		b->last = *o;
 		b->have_last = true;
 		return d;

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The budget controller (userspace/budget/budget.h) is a pure function of
+ * its observations: these tests feed recorded observation sequences and
+ * check every decision exactly, and that replaying a sequence gives the same
+ * decisions.  Also the meta budget.duty_changes parser (capture/duty.h).
+ *
+ * The sequences use the default configuration for --budget 1 at 4999 Hz:
+ * budget 1 % (10 ms of CPU per second), target 0.7 %, room below 0.5 %,
+ * warm-up 2 s, perf estimate MS_BUDGET_PERF_NS_PER_SAMPLE per sampler run.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "capture/duty.h"
+#include "userspace/budget/budget.h"
+
+#define S 1000000000ull
+#define MS 1000000ull
+
+/* cost_ms of recorder CPU and runs sampler runs during the second ending at t s. */
+struct step {
+	uint64_t t_s;
+	uint64_t cpu_ms;
+	uint64_t runs;
+	uint32_t action;
+	uint32_t factor;
+};
+
+static void config(struct budget_config *cfg)
+{
+	budget_config__default(cfg, 1.0, 4999);
+	cfg->perf_ns_per_sample = 0; /* keep the arithmetic of the sequences obvious */
+}
+
+/* Feed steps (costs per interval, accumulated into cumulative observations)
+ * and check each decision; returns the decisions' factors in out. */
+static void replay(const struct budget_config *cfg, const struct step *steps, size_t n,
+		   uint32_t *out)
+{
+	struct budget b;
+	struct budget_obs o = { 0 };
+
+	budget__init(&b, cfg);
+	for (size_t i = 0; i < n; i++) {
+		struct budget_decision d;
+
+		o.time_ns = steps[i].t_s * S;
+		o.recorder_cpu_ns += steps[i].cpu_ms * MS;
+		o.sampler_runs += steps[i].runs;
+		d = budget__step(&b, &o);
+		if (d.action != steps[i].action || d.factor != steps[i].factor)
+			fail_msg("step %zu (t=%llu s): got %s %u, want %s %u", i,
+				 (unsigned long long)steps[i].t_s, budget__action_name(d.action),
+				 d.factor, budget__action_name(steps[i].action), steps[i].factor);
+		if (out)
+			out[i] = d.factor;
+	}
+}
+
+/* Start-up is not judged; then a share of 100 % lowers by the 16x step cap,
+ * the next interval settles, 6.2 % lowers to ceil(16 * 6.2 / 0.7) = 142,
+ * then 0.6 % .. 0.9 % holds. */
+static const struct step lowering[] = {
+	{ 0, 0, 0, BUDGET_SKIP, 1 },	     /* first observation */
+	{ 1, 900, 10000, BUDGET_SKIP, 1 },   /* warm-up */
+	{ 2, 900, 10000, BUDGET_SKIP, 1 },   /* warm-up ends: reference */
+	{ 3, 1000, 10000, BUDGET_LOWER, 16 }, /* 100 %: wants 143, capped at 16x */
+	{ 4, 400, 625, BUDGET_SKIP, 16 },    /* settling */
+	{ 5, 62, 625, BUDGET_LOWER, 142 },   /* 6.2 %: ceil(16 * 6.2 / 0.7) = ceil(141.7) */
+	{ 6, 7, 112, BUDGET_SKIP, 142 },	     /* settling */
+	{ 7, 7, 112, BUDGET_HOLD, 142 },	     /* 0.7 %: inside the band */
+	{ 8, 9, 112, BUDGET_HOLD, 142 },	     /* 0.9 % */
+	{ 9, 6, 112, BUDGET_HOLD, 142 },	     /* 0.6 % */
+};
+
+static void test_lowering_sequence(void **state)
+{
+	struct budget_config cfg;
+
+	(void)state;
+	config(&cfg);
+	replay(&cfg, lowering, sizeof(lowering) / sizeof(lowering[0]), NULL);
+}
+
+/* Room for raise_after (3) intervals raises, by at most 4x; one interval in
+ * the band resets the count. */
+static const struct step raising[] = {
+	{ 0, 0, 0, BUDGET_SKIP, 1 },
+	{ 2, 0, 0, BUDGET_SKIP, 1 },
+	{ 3, 500, 10000, BUDGET_LOWER, 16 }, /* 50 %: capped at 16x */
+	{ 4, 50, 625, BUDGET_SKIP, 16 },
+	{ 5, 100, 625, BUDGET_LOWER, 229 }, /* 10 %: ceil(16 * 10 / 0.7) = 229 */
+	{ 6, 1, 44, BUDGET_SKIP, 229 },
+	{ 7, 1, 44, BUDGET_HOLD, 229 },	    /* 0.1 %: room 1 */
+	{ 8, 1, 44, BUDGET_HOLD, 229 },	    /* room 2 */
+	{ 9, 6, 44, BUDGET_HOLD, 229 },	    /* 0.6 %: in the band, count reset */
+	{ 10, 1, 44, BUDGET_HOLD, 229 },    /* room 1 */
+	{ 11, 1, 44, BUDGET_HOLD, 229 },    /* room 2 */
+	{ 12, 1, 44, BUDGET_RAISE, 58 },    /* room 3: wants 33, at most /4: ceil(229/4) = 58 */
+	{ 13, 3, 173, BUDGET_SKIP, 58 },
+	{ 14, 4, 173, BUDGET_HOLD, 58 },    /* 0.4 %: room 1 */
+	{ 15, 4, 173, BUDGET_HOLD, 58 },
+	{ 16, 4, 173, BUDGET_RAISE, 34 },   /* ceil(58 * 0.4 / 0.7) = 34 */
+};
+
+static void test_raising_needs_consecutive_room(void **state)
+{
+	struct budget_config cfg;
+
+	(void)state;
+	config(&cfg);
+	replay(&cfg, raising, sizeof(raising) / sizeof(raising[0]), NULL);
+}
+
+/* A cost around the budget never oscillates: between 0.5 % and 1 % holds. */
+static void test_band_holds(void **state)
+{
+	static const uint64_t cost_ms[] = { 9, 5, 10, 6, 8, 5, 7, 10, 5, 9 };
+	struct budget_config cfg;
+	struct budget b;
+	struct budget_obs o = { 0 };
+
+	(void)state;
+	config(&cfg);
+	budget__init(&b, &cfg);
+	budget__step(&b, &o);
+	o.time_ns = 2 * S;
+	budget__step(&b, &o);
+	for (size_t i = 0; i < sizeof(cost_ms) / sizeof(cost_ms[0]); i++) {
+		struct budget_decision d;
+
+		o.time_ns += S;
+		o.recorder_cpu_ns += cost_ms[i] * MS;
+		d = budget__step(&b, &o);
+		assert_int_equal(d.action, BUDGET_HOLD);
+		assert_int_equal(d.factor, 1);
+	}
+	assert_int_equal(b.lowered + b.raised, 0);
+}
+
+/* The same sequence gives the same decisions, also after another run. */
+static void test_deterministic(void **state)
+{
+	size_t n = sizeof(raising) / sizeof(raising[0]);
+	uint32_t a[32], b[32];
+	struct budget_config cfg;
+
+	(void)state;
+	config(&cfg);
+	replay(&cfg, raising, n, a);
+	replay(&cfg, lowering, sizeof(lowering) / sizeof(lowering[0]), NULL);
+	replay(&cfg, raising, n, b);
+	assert_memory_equal(a, b, n * sizeof(a[0]));
+}
+
+/* perf's per-sample estimate counts: 10,000 runs x 40 us = 40 % of a CPU. */
+static void test_perf_estimate(void **state)
+{
+	struct budget_config cfg;
+	struct budget b;
+	struct budget_obs o = { 0 };
+	struct budget_decision d;
+
+	(void)state;
+	budget_config__default(&cfg, 1.0, 4999);
+	assert_int_equal(cfg.perf_ns_per_sample, MS_BUDGET_PERF_NS_PER_SAMPLE);
+	budget__init(&b, &cfg);
+	budget__step(&b, &o);
+	o.time_ns = 2 * S;
+	budget__step(&b, &o);
+	o.time_ns = 3 * S;
+	o.sampler_runs = 10000;
+	d = budget__step(&b, &o);
+	assert_int_equal(d.cost_ns, 10000 * MS_BUDGET_PERF_NS_PER_SAMPLE);
+	assert_int_equal(d.action, BUDGET_LOWER);
+	assert_int_equal(d.factor, 16);
+}
+
+/* Never past max_factor; never below 1; counters going back re-reference. */
+static void test_limits(void **state)
+{
+	struct budget_config cfg;
+	struct budget b;
+	struct budget_obs o = { 0 };
+	struct budget_decision d;
+
+	(void)state;
+	config(&cfg);
+	cfg.max_factor = 20;
+	budget__init(&b, &cfg);
+	budget__step(&b, &o);
+	o.time_ns = 2 * S;
+	budget__step(&b, &o);
+	for (int i = 0; i < 6; i++) {
+		o.time_ns += S;
+		o.recorder_cpu_ns += S; /* 100 % every interval */
+		d = budget__step(&b, &o);
+		assert_true(d.factor <= 20);
+	}
+	assert_int_equal(b.factor, 20);
+	/* a clock going back is a new reference, not a judgement */
+	o.time_ns -= 5 * S;
+	d = budget__step(&b, &o);
+	assert_int_equal(d.action, BUDGET_SKIP);
+	/* too soon after the reference: ignored */
+	o.time_ns += S / 10;
+	d = budget__step(&b, &o);
+	assert_int_equal(d.action, BUDGET_SKIP);
+	assert_int_equal(d.factor, 20);
+}
+
+static void test_duty_parse(void **state)
+{
+	struct capture_duty_change ch[4];
+	char err[96];
+
+	(void)state;
+	assert_int_equal(capture_duty__parse("100:16,200:89,300:1", ch, 4, err, sizeof(err)), 3);
+	assert_int_equal(ch[0].time_ns, 100);
+	assert_int_equal(ch[0].factor, 16);
+	assert_int_equal(ch[1].factor, 89);
+	assert_int_equal(ch[2].time_ns, 300);
+	assert_int_equal(capture_duty__parse("5:2", NULL, 0, err, sizeof(err)), 1);
+	assert_int_equal(capture_duty__parse("", NULL, 0, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(capture_duty__parse("100:0", NULL, 0, err, sizeof(err)), -EBADMSG);
+	assert_string_equal(err, "entry 0: factor 0 out of range (1..4294967295)");
+	assert_int_equal(capture_duty__parse("200:2,100:3", NULL, 0, err, sizeof(err)), -EBADMSG);
+	assert_string_equal(err, "entry 1: time 100 before the previous entry's");
+	assert_int_equal(capture_duty__parse("1:4294967296", NULL, 0, err, sizeof(err)),
+			 -EBADMSG);
+	assert_int_equal(capture_duty__parse("1:2,", NULL, 0, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(capture_duty__parse("1:2;3:4", NULL, 0, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(capture_duty__parse("99999999999999999999:2", NULL, 0, err, sizeof(err)),
+			 -EBADMSG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lowering_sequence),
+		cmocka_unit_test(test_raising_needs_consecutive_room),
+		cmocka_unit_test(test_band_holds),
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_perf_estimate),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_duty_parse),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
