@@ -143,7 +143,7 @@ clean:
 # never asserted.  bench-smoke is the CI subset (about 2 minutes).  Root; needs perf and,
 # for the BPF peer, bpftrace.  BENCH_ARGS passes options to bench/run.py (e.g. --runs 7).
 BENCH_BINS := $(OUTPUT)/bench/work $(OUTPUT)/bench/gen_capture
-.PHONY: bench bench-smoke
+.PHONY: bench bench-smoke bench-compare
 
 $(OUTPUT)/bench/work: bench/work.c
 	$(call msg,CC,$@)
@@ -160,3 +160,8 @@ bench: all $(BENCH_BINS) $(OUTPUT)/tests/unit/test_unwind
 
 bench-smoke: all $(BENCH_BINS)
 	$(Q)$(PYTHON) bench/run.py --smoke $(BENCH_ARGS) $(OUTPUT)
+
+# Compares $(OUTPUT)/bench/results.json with bench/overhead.json: exit 1 if a metric got worse
+# beyond its noise band, 3 if they cannot be compared (no results, smoke vs full baseline).
+bench-compare:
+	$(Q)$(PYTHON) bench/run.py --compare $(OUTPUT)/bench/results.json

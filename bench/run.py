@@ -4,6 +4,7 @@
 
     bench/run.py --smoke|--full [options] BUILD_DIR
     bench/run.py --make-baseline RESULTS.json [MORE_RESULTS.json...]
+    bench/run.py --compare RESULTS.json [--baseline bench/overhead.json]
 
 Measures, in one run on one machine (numbers only, nothing is asserted):
   1. target slowdown: recorded / unrecorded CPU and wall time of a fixed-work
@@ -914,7 +915,7 @@ LOWER_IS_BETTER_EXCEPT = ("user_frames_per", "unit_m_frames_per_s")
 FLOOR = 0.05  # relative changes below 5 % are never flagged
 
 
-def compare(res, path):
+def compare(res, path, cur=None):
     try:
         with open(path) as f:
             base = json.load(f)
@@ -923,7 +924,8 @@ def compare(res, path):
     if base.get("mode") != res["mode_name"]:
         return {"status": "baseline is a %s run; this is %s: not compared" % (base.get("mode"),
                                                                                 res["mode_name"])}
-    cur = key_metrics(res)
+    if cur is None:
+        cur = key_metrics(res)
     out = {"status": "ok", "baseline": os.path.relpath(path, ROOT), "flagged": [], "compared": 0}
     for name, b in sorted(base.get("metrics", {}).items()):
         c = cur.get(name)
@@ -940,7 +942,7 @@ def compare(res, path):
     return out
 
 
-def print_compare(cmp):
+def print_compare(cmp, informational=True):
     print()
     if cmp.get("status") != "ok":
         print("Baseline: %s" % cmp.get("status"))
@@ -954,8 +956,34 @@ def print_compare(cmp):
               [[f["metric"], "%.4g" % f["baseline"], "%.4g" % f["now"],
                 "%+.1f%%" % (100 * f["change"]), "%.1f%%" % (100 * f["band"]), f["direction"]]
                for f in fl])
-        print("   (informational: nothing is asserted; bench/README.md says how to accept a new"
-              " baseline)")
+        if informational:
+            print("   (informational: nothing is asserted; bench/README.md says how to accept a"
+                  " new baseline)")
+
+
+def compare_files(results_path, baseline_path):
+    """make bench-compare: a results.json against the baseline.  Returns 0
+    (nothing worse beyond its band), 1 (a regression) or 3 (not comparable:
+    missing file, or a smoke run against a full baseline)."""
+    try:
+        with open(results_path) as f:
+            res = json.load(f)
+    except (OSError, ValueError) as e:
+        print("bench-compare: cannot read %s: %s (run make bench first)" % (results_path, e))
+        return 3
+    # the metrics as the run computed them (older results files: recomputed)
+    cmp = compare(res, baseline_path, res.get("key_metrics"))
+    print("bench-compare: %s (%s run of %s) against %s" % (
+        os.path.relpath(results_path), res.get("mode_name"), res.get("started"),
+        os.path.relpath(baseline_path)))
+    print_compare(cmp, informational=False)
+    if cmp.get("status") != "ok":
+        return 3
+    worse = [f for f in cmp["flagged"] if f["direction"] == "worse"]
+    print()
+    print("bench-compare: %d of %d metrics worse beyond their noise band%s" % (
+        len(worse), cmp["compared"], " (regression)" if worse else ""))
+    return 1 if worse else 0
 
 
 def by_kind(band):
@@ -1054,6 +1082,9 @@ def main():
     g.add_argument("--make-baseline", nargs="+", metavar="RESULTS",
                    help="write bench/overhead.json from these results.json files (the first "
                         "gives the numbers, all of them the noise band)")
+    g.add_argument("--compare", metavar="RESULTS",
+                   help="compare a results.json with the baseline; exit 1 if a metric got "
+                        "worse beyond its noise band, 3 if the two cannot be compared")
     ap.add_argument("--runs", type=int, help="interleaved runs per configuration")
     ap.add_argument("--scale", type=float, help="work per run (MS_FIXTURE_SCALE)")
     ap.add_argument("--no-bpf-peer", action="store_true", help="skip bpftrace")
@@ -1064,6 +1095,8 @@ def main():
     if args.make_baseline:
         make_baseline(args.make_baseline, args.output or BASELINE)
         return 0
+    if args.compare:
+        return compare_files(args.compare, args.baseline)
     if not args.build:
         ap.error("give the build directory")
     mode = "full" if args.full else "smoke"

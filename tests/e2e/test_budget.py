@@ -1,0 +1,125 @@
+"""CPU budget (issue 7): `record --budget 1` at 4999 Hz on a 2-thread CPU-bound
+fixture for 32 s.  In the steady state after start-up the controller has
+lowered the sampling duty, the recorder's own CPU (measured here from
+/proc/PID/task/*/schedstat of the recorder) plus its BPF programs' run time
+(reported in the capture) stays within 2x the budget, and the weighted
+sample shares of spin_a/spin_b/spin_c are within +-5 points of the
+fixture's own CLOCK_THREAD_CPUTIME_ID shares.
+
+Robust under load: everything asserted is the recorder's or the fixture's
+own CPU time (not wall-clock speed); the window starts 12 s in, after the
+2 s warm-up and the controller's lowering steps."""
+import os
+import re
+import time
+
+import helpers as H
+
+SECONDS = 32
+FREQ = 4999
+BUDGET_PCT = 1.0
+WINDOW_START = 12.0     # s after the recorder started
+SHARE_TOLERANCE = 5.0   # percentage points
+
+
+def _recorder_cpu_ns(pid):
+    """CPU time of every thread of @pid (ns, the scheduler's sum_exec_runtime
+    from /proc/PID/task/TID/schedstat); None once it is gone."""
+    total = 0
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+    except OSError:
+        return None
+    return total
+
+
+def _budget_lines(capture):
+    out = H.report(capture, "--limit", "5").stdout
+    b = re.search(r"^  budget +(.*)$", out, re.M)
+    c = re.search(r"^  own cost +(.*)$", out, re.M)
+    assert b and c, "report has no budget/own cost lines:\n%s" % out
+    return b.group(1), c.group(1), out
+
+
+@H.timeout(240)
+def test_budget_1pct_lowers_duty_and_keeps_shares():
+    env = dict(os.environ, MS_FIXTURE_SECONDS=str(SECONDS))
+    proc, capture, fixture_out = H.start_record(
+        [H.fixture("budget2")], output=H.tmp_path("budget.msc"), env=env, freq=FREQ,
+        extra=["--budget", "%g" % BUDGET_PCT])
+    t0 = time.monotonic()
+    points = []  # (seconds since start, recorder CPU ns)
+    try:
+        while proc.poll() is None and time.monotonic() - t0 < SECONDS + 60:
+            cpu = _recorder_cpu_ns(proc.pid)
+            if cpu is not None:
+                points.append((time.monotonic() - t0, cpu))
+            time.sleep(0.5)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, "record exited %d:\n%s" % (proc.returncode, err)
+
+    # The steady-state window: from WINDOW_START to the fixture's end (it
+    # stops sampling-heavy work at SECONDS; the recorder then seals).
+    window = [p for p in points if WINDOW_START <= p[0] <= SECONDS - 1]
+    assert len(window) >= 10, "too few /proc readings in the window: %r" % points
+    (ta, ca), (tb, cb) = window[0], window[-1]
+    recorder_pct = 100.0 * (cb - ca) / ((tb - ta) * 1e9)
+
+    budget, cost, out = _budget_lines(capture)
+    H.log("budget: " + budget)
+    H.log("own cost (whole recording, start-up included): " + cost)
+    m = re.search(r"duty lowered (\d+) times?, to 1/(\d+) of the requested rate at most "
+                  r"\(1/(\d+) at the end\)", budget)
+    assert m, "the duty was never lowered: %s\n%s" % (budget, out)
+    peak, final = int(m.group(2)), int(m.group(3))
+    assert peak >= 2 and final >= 2, budget
+    # BPF run time: the capture's average over the recording, start-up at the
+    # full rate included, so at least the steady state's.
+    bpf_pct = float(re.search(r"BPF ([\d.]+)%", cost).group(1))
+    steady = recorder_pct + bpf_pct
+    msg = ("steady state %.1f..%.1f s: recorder CPU %.2f%% of one CPU (from /proc) + BPF "
+           "%.2f%% = %.2f%%; budget %g%%" % (ta, tb, recorder_pct, bpf_pct, steady, BUDGET_PCT))
+    H.log(msg)
+    assert steady <= 2 * BUDGET_PCT, msg + ": more than 2x the budget"
+
+    # Shares: weighted samples (each stands for the period in force) against
+    # the fixture's own per-function CPU time.
+    with open(fixture_out) as f:
+        cpu = H.parse_kv([l for l in f if l.startswith("cpu_ns")][0])
+    prof = H.folded(capture)
+    lines, bad = [], []
+    for fn in ("spin_a", "spin_b", "spin_c"):
+        ours = H.share(prof, fn)
+        theirs = H.percent(cpu[fn], cpu["total"])
+        line = "%s %.1f%% vs fixture %.1f%% (%+.1f points)" % (fn, ours, theirs, ours - theirs)
+        lines.append(line)
+        if abs(ours - theirs) > SHARE_TOLERANCE:
+            bad.append(line)
+    H.log("; ".join(lines))
+    assert not bad, "outside +-%g points: %s\n%s" % (SHARE_TOLERANCE, "; ".join(bad), out)
+
+    # The weights stand for the requested rate: their sum is about
+    # FREQ x the fixture's CPU time (the per-CPU events sample it while it runs).
+    weight = H.total(prof)
+    expected = FREQ * cpu["total"] / 1e9
+    H.log("weight %d vs %d Hz x %.2f s CPU = %.0f (%+.1f%%)" % (
+        weight, FREQ, cpu["total"] / 1e9, expected, 100.0 * (weight - expected) / expected))
+    assert abs(weight - expected) <= 0.25 * expected, \
+        "sample weights %d do not stand for %d Hz x %.2f s CPU" % (weight, FREQ,
+                                                                     cpu["total"] / 1e9)
+
+
+def test_budget_usage_errors():
+    for bad in ("-1", "101", "x", ""):
+        proc = H.run([H.BIN, "record", "--budget", bad, "--", "true"])
+        assert proc.returncode == 2, (bad, proc.returncode, proc.stderr)
+        assert "budget" in proc.stderr, proc.stderr
