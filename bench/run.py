@@ -200,7 +200,9 @@ class Bench:
         if cfg.tool == "none":
             return [self.work]
         if cfg.tool == "microscope":
-            cmd = [self.ms, "record", "-F", str(cfg.rate), "--call-graph", cfg.cg]
+            # --budget 0: the full rate, as perf records it (the default preset's
+            # budget would lengthen the period at 4999 Hz; bench/README.md)
+            cmd = [self.ms, "record", "-F", str(cfg.rate), "--budget", "0", "--call-graph", cfg.cg]
             if cfg.cg == "dwarf":
                 cmd += ["--stack-size", str(STACK_SIZE)]
             return cmd + ["-o", out, "--", self.work]
@@ -437,7 +439,7 @@ class Bench:
                 shutil.rmtree(raw, ignore_errors=True)
                 fixture_out = os.path.join(self.tmp, name + ".fixture")
                 rm(fixture_out)
-                cmd = [self.ms, "record", "-F", str(rate), "--call-graph", cg]
+                cmd = [self.ms, "record", "-F", str(rate), "--budget", "0", "--call-graph", cg]
                 if cg == "dwarf":
                     cmd += ["--stack-size", str(STACK_SIZE)]
                 cmd += ["--save-raw", raw, "-o", os.path.join(self.tmp, name + ".msc"), "--",
@@ -585,7 +587,7 @@ class Bench:
             loads.append(subprocess.Popen([self.work], env=self.env(secs * 2, os.devnull),
                                           stdout=subprocess.DEVNULL, start_new_session=True))
         try:
-            r = run([self.ms, "record", "-a", "-F", "999", "--call-graph", "dwarf",
+            r = run([self.ms, "record", "-a", "-F", "999", "--budget", "0", "--call-graph", "dwarf",
                      "--stack-size", str(STACK_SIZE), "--duration", str(secs), "-o", out],
                     timeout=secs + self.mode["timeout"], workdir=self.tmp)
         finally:
