@@ -14,10 +14,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "capture/capture.h"
 #include "capture/duty.h"
 #include "userspace/budget/budget.h"
 
@@ -241,6 +243,32 @@ static void test_duty_parse(void **state)
 			 -EBADMSG);
 }
 
+/* The reader's rule: a malformed budget.duty_changes rejects the capture
+ * (the builder checks with the reader's rules before writing). */
+static void test_reader_rejects_bad_duty_changes(void **state)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct capture *c = NULL;
+	char err[256];
+	void *buf = NULL;
+	size_t len;
+
+	(void)state;
+	assert_non_null(b);
+	capture_builder__set_meta(b, "budget.duty_changes", "100:4,200:1");
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
+	assert_int_equal(capture__open_mem(buf, len, "ok.msc", &c, err, sizeof(err)), 0);
+	assert_string_equal(capture__meta(c, "budget.duty_changes"), "100:4,200:1");
+	capture__free(c);
+	free(buf);
+	buf = NULL;
+	capture_builder__set_meta(b, "budget.duty_changes", "100:4,50:0");
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), -EINVAL);
+	assert_non_null(strstr(capture_builder__error(b), "budget.duty_changes: entry 1"));
+	free(buf);
+	capture_builder__free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_perf_estimate),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_duty_parse),
+		cmocka_unit_test(test_reader_rejects_bad_duty_changes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -346,6 +346,48 @@ static void test_malformed_counted(void **state)
 	capture__free(c);
 }
 
+/* record --budget: a DUTY chunk, ordered by its time among the samples (it
+ * arrives after a sample stamped before it), gives later samples its factor
+ * as weight; the event keeps the requested period; the changes land in meta
+ * budget.duty_changes; a zero factor is counted, not applied. */
+static void test_duty_changes_weight_samples(void **state)
+{
+	struct ms_duty d = { .factor = 8, .period = 8 * 1001001 };
+	struct ms_duty zero = { .factor = 0 };
+	struct exe_map m;
+	uint32_t pid = 4343;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
+
+	find_map(marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 100);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &m, 100);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 1000);
+	feed_sample(pid, 1100, &one, 1);
+	feed(MS_CHUNK_DUTY, 0, &d, sizeof(d), 1300);
+	feed_sample(pid, 1200, &one, 1); /* before the change: weight 1 */
+	feed_sample(pid, 1400, &one, 1);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 2000);
+	d.factor = 2;
+	feed(MS_CHUNK_DUTY, 0, &d, sizeof(d), 2100);
+	feed(MS_CHUNK_DUTY, 0, &zero, sizeof(zero), 2150);
+	feed_sample(pid, 2200, &one, 1);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 3000);
+	feed(MS_CHUNK_END, 0, NULL, 0, 3000);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nsamples, 4);
+	assert_int_equal(c->samples[0].weight, 1);
+	assert_int_equal(c->samples[1].weight, 1);
+	assert_int_equal(c->samples[2].weight, 8);
+	assert_int_equal(c->samples[3].weight, 2);
+	assert_int_equal(c->nevents, 1);
+	assert_int_equal(c->events[0].period, 1001001);
+	assert_string_equal(capture__meta(c, "budget.duty_changes"), "1300:8,2100:2");
+	assert_int_equal(capture__counter(c, "processor.bad_chunk"), 1);
+	capture__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +396,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_forked_child_inherits_mappings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_info_and_inheritance, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duty_changes_weight_samples, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("processor", tests, NULL, NULL);
 }
