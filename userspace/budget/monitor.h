@@ -20,12 +20,17 @@ struct budget_monitor;
 
 /*
  * Enable BPF run-time stats (bpf_enable_stats(BPF_STATS_RUN_TIME), Linux
- * 5.8) and set up a controller for pct percent of one CPU (0 < pct <= 100) at
- * the requested rate freq_hz.  Returns NULL with errno set and a message in
- * err on failure.
+ * 5.8; needs CAP_SYS_ADMIN) and set up a controller for pct percent of one
+ * CPU (0 < pct <= 100) at the requested rate freq_hz.  If the stats cannot
+ * be enabled the monitor works without BPF run time (budget_monitor__note
+ * says why; meta budget.bpf_stats records it).  Returns NULL with errno set
+ * and a message in err only when out of memory.
  */
 struct budget_monitor *budget_monitor__new(double pct, uint32_t freq_hz, char *err,
 					   size_t errlen);
+
+/* Why BPF run time is not counted, or NULL when it is. */
+const char *budget_monitor__note(const struct budget_monitor *m);
 
 /* META chunks describing the budget (budget.pct, budget.perf_ns_per_sample...)
  * to sink; call before recording starts.  Returns 0 or the sink's error. */

@@ -417,14 +417,6 @@ int cmd_record(int argc, char **argv)
 	snprintf(cmdline, sizeof(cmdline), "%u", o.freq_hz);
 	emit_meta(&tee, "requested_freq_hz", cmdline);
 	emit_meta(&tee, "preset", o.preset);
-	if (o.budget_pct > 0) {
-		budget = budget_monitor__new(o.budget_pct, o.freq_hz, err_msg, sizeof(err_msg));
-		if (!budget) {
-			fprintf(stderr, "microscope record: %s\n", err_msg);
-			goto cleanup;
-		}
-		budget_monitor__emit_meta(budget, tee_sink, &tee);
-	}
 
 	if (o.argv) {
 		err = launcher__spawn(&launch, o.argv);
@@ -438,6 +430,18 @@ int cmd_record(int argc, char **argv)
 	if (!col) {
 		fprintf(stderr, "microscope record: %s\n", err_msg);
 		goto cleanup;
+	}
+	if (o.budget_pct > 0) {
+		/* After the collector: its load names missing privileges first. */
+		budget = budget_monitor__new(o.budget_pct, o.freq_hz, err_msg, sizeof(err_msg));
+		if (!budget) {
+			fprintf(stderr, "microscope record: %s\n", err_msg);
+			goto cleanup;
+		}
+		if (budget_monitor__note(budget) && !o.quiet)
+			fprintf(stderr, "microscope record: note: budget: BPF stats %s\n",
+				budget_monitor__note(budget));
+		budget_monitor__emit_meta(budget, tee_sink, &tee);
 	}
 	if (o.argv)
 		err = collector__add_target(col, launch.pid);
