@@ -1,5 +1,6 @@
 """CPU budget (issue 7): `record --budget 1` at 4999 Hz on a 2-thread CPU-bound
-fixture for 32 s.  In the steady state after start-up the controller has
+fixture for 45 s (at ~1/100 of the rate a 32 s run has only ~500
+steady-state samples, a share std of ~2 points).  In the steady state after start-up the controller has
 lowered the sampling duty, the recorder's own CPU (measured here from
 /proc/PID/task/*/schedstat of the recorder) plus its BPF programs' run time
 (reported in the capture) stays within 2x the budget, and the weighted
@@ -15,7 +16,7 @@ import time
 
 import helpers as H
 
-SECONDS = 32
+SECONDS = 45
 FREQ = 4999
 BUDGET_PCT = 1.0
 WINDOW_START = 12.0     # s after the recorder started
