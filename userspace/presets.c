@@ -10,12 +10,13 @@ struct preset {
 	uint32_t freq_hz;
 	uint32_t call_graph;
 	uint32_t stack_size; /* bytes */
+	bool off_cpu;	     /* --off-cpu */
 };
 
 static const struct preset presets[] = {
 	{ "light", 99, MS_CALL_GRAPH_FP, 0 },
 	{ "default", MS_DEFAULT_FREQ_HZ, MS_CALL_GRAPH_AUTO, 16384 },
-	{ "detailed", 999, MS_CALL_GRAPH_DWARF, 65536 },
+	{ "detailed", 999, MS_CALL_GRAPH_DWARF, 65536, true },
 };
 
 const char *const record_options__preset_names[] = { "light", "default", "detailed", NULL };
@@ -33,6 +34,8 @@ int record_options__apply_preset(struct record_options *o, const char *name, uin
 			o->call_graph = p->call_graph;
 		if (!(explicit & MS_OPT_SET_STACK_SIZE))
 			o->stack_size = p->stack_size;
+		if (!(explicit & MS_OPT_SET_OFF_CPU))
+			o->off_cpu = p->off_cpu;
 		o->preset = p->name;
 		return 0;
 	}

@@ -46,6 +46,11 @@ static const char record_usage[] =
 	"                       max 65536, 0 = none; rounded up to 8; not with fp)\n"
 	"      --preset NAME    light (99 Hz, fp), default (999 Hz, auto, 16 KiB),\n"
 	"                       detailed (999 Hz, dwarf, 64 KiB); flags override it\n"
+	"      --off-cpu        also record off-CPU intervals: when, how long and why\n"
+	"                       each thread waited (state, waker thread and stack, or\n"
+	"                       interrupt), with its stack (on in --preset detailed)\n"
+	"      --off-cpu-min US shorter off-CPU intervals are only counted (default 100;\n"
+	"                       0 keeps every interval)\n"
 	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay)\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
 	"  -q, --quiet          no summary line\n"
@@ -57,6 +62,7 @@ static const char record_usage[] =
 
 /* getopt codes of long-only options. */
 enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347, OPT_PRESET = 0x5052 };
+enum { OPT_OFF_CPU = 0x4f43, OPT_OFF_CPU_MIN = 0x4f4d };
 
 static volatile sig_atomic_t stop_signal;
 
@@ -232,6 +238,8 @@ int cmd_record(int argc, char **argv)
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "preset", required_argument, NULL, OPT_PRESET },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 		{ 0 },
 	};
 	struct record_options o;
@@ -325,6 +333,26 @@ int cmd_record(int argc, char **argv)
 		case OPT_PRESET:
 			preset = optarg;
 			break;
+		case OPT_OFF_CPU:
+			o.off_cpu = true;
+			explicit |= MS_OPT_SET_OFF_CPU;
+			break;
+		case OPT_OFF_CPU_MIN: {
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || optarg[0] == '-' ||
+			    v > 3600ull * 1000000) {
+				fprintf(stderr,
+					"microscope record: bad --off-cpu-min '%s' (microseconds, "
+					"0..3600000000)\n",
+					optarg);
+				return 2;
+			}
+			o.off_cpu_min_ns = v * 1000;
+			break;
+		}
 		case 'h':
 			fputs(record_usage, stdout);
 			return 0;
