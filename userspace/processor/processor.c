@@ -27,6 +27,9 @@ struct processor *processor__new(struct capture_builder *b, struct symbolizer *s
 	p->sym = s;
 	p->kernel_module = CAPTURE_NONE;
 	p->event_row = CAPTURE_NONE;
+	p->offcpu_event_row = CAPTURE_NONE;
+	for (size_t i = 0; i < sizeof(p->offcpu_marks) / sizeof(p->offcpu_marks[0]); i++)
+		p->offcpu_marks[i] = CAPTURE_NONE;
 	for (size_t i = 0; i < sizeof(p->truncation_frames) / sizeof(p->truncation_frames[0]); i++)
 		p->truncation_frames[i] = CAPTURE_NONE;
 	for (size_t i = 0; i < UNWIND_REASON__COUNT; i++)
@@ -82,6 +85,13 @@ static int dispatch(struct processor *p, uint32_t kind, const uint8_t *rec, uint
 	if (h.size != len) {
 		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
 		return 0;
+	}
+	if (h.type == MS_REC_OFFCPU) {
+		if (len < sizeof(struct ms_offcpu) || len % 8) {
+			processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+			return 0;
+		}
+		return offcpu__record(p, (const struct ms_offcpu *)rec, len);
 	}
 	if (h.type != MS_REC_SAMPLE) {
 		processor__problem(p, MS_PROBLEM_UNKNOWN_BPF_RECORD);
@@ -318,6 +328,10 @@ int processor__finish(struct processor *p)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
 	snprintf(buf, sizeof(buf), "%" PRIu64, p->samples);
 	capture_builder__set_meta(p->b, "samples", buf);
+	if (p->intervals) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, p->intervals);
+		capture_builder__set_meta(p->b, "intervals", buf);
+	}
 	if (p->have_round && p->end_time > p->first_round) {
 		snprintf(buf, sizeof(buf), "%" PRIu64, p->end_time - p->first_round);
 		capture_builder__set_meta(p->b, "duration_ns", buf);
