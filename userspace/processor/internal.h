@@ -190,6 +190,7 @@ struct stack_parts {
 	const uint8_t *copy;
 	uint32_t copy_len;
 	uint32_t root_mark;
+	bool k_returns; /* the innermost kernel address is a return address too */
 };
 /* Append the stack of sp (root first) to the builder; *stack is its row
  * (CAPTURE_NONE if empty).  ps NULL: kernel frames only.  Returns 0 or

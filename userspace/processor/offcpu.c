@@ -52,6 +52,22 @@ static uint32_t cause_of_stack(struct processor *p, const uint64_t *ips, uint32_
 	return CAPTURE_OFFCPU_CAUSE_TASK;
 }
 
+/* Innermost kernel frames that belong to the tracing itself (the BPF
+ * program and the tracepoint's BPF trampoline): how many to skip. */
+static uint32_t tracing_frames(struct processor *p, const uint64_t *ips, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n && i < 4; i++) {
+		const char *name = stacks__kernel_name(p, ips[i], i != 0);
+
+		if (!name || !(prefix(name, "bpf_prog_") || prefix(name, "bpf_trace_run") ||
+			       prefix(name, "__bpf_trace_") || prefix(name, "__traceiter_")))
+			break;
+	}
+	return i;
+}
+
 static uint32_t offcpu_event(struct processor *p)
 {
 	if (p->offcpu_event_row == CAPTURE_NONE) {
@@ -75,6 +91,7 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 	struct thread_state *ts, *wts;
 	struct proc_state *ps, *wps;
 	const uint64_t *wk;
+	uint32_t skip;
 	int err;
 
 	if (r->arch != MS_ARCH_X86_64 || r->kstack_len > MS_MAX_STACK_DEPTH ||
@@ -95,8 +112,10 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 	ps = &p->procs[ts->proc];
 
 	/* The thread's stack at switch-out. */
-	sp.kips = ips;
-	sp.k = r->kstack_len;
+	skip = tracing_frames(p, ips, r->kstack_len);
+	sp.kips = ips + skip;
+	sp.k = r->kstack_len - skip;
+	sp.k_returns = skip > 0;
 	sp.uips = ips + r->kstack_len;
 	sp.u = r->ustack_len;
 	sp.user = !(r->flags & MS_OFFCPU_F_KTHREAD);
@@ -120,11 +139,13 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 	row.waker_stack = CAPTURE_NONE;
 	wk = ips + r->kstack_len + r->ustack_len;
 	if (r->cause == MS_OFFCPU_CAUSE_TASK) {
-		row.cause = cause_of_stack(p, wk, r->waker_kstack_len);
+		skip = tracing_frames(p, wk, r->waker_kstack_len);
+		row.cause = cause_of_stack(p, wk + skip, r->waker_kstack_len - skip);
 		memset(&sp, 0, sizeof(sp));
 		sp.root_mark = CAPTURE_NONE;
-		sp.kips = wk;
-		sp.k = r->waker_kstack_len;
+		sp.kips = wk + skip;
+		sp.k = r->waker_kstack_len - skip;
+		sp.k_returns = skip > 0;
 		wps = NULL;
 		if (row.cause == CAPTURE_OFFCPU_CAUSE_TASK && r->waker_tid) {
 			wps = tasks__find_process(p, r->waker_pid);

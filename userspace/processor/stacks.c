@@ -458,7 +458,7 @@ int stacks__build(struct processor *p, struct proc_state *ps, const struct stack
 			out[n++] = user_frame(p, ps, sp->uips[i], i != 0 || sp->k);
 	}
 	for (i = (int)sp->k - 1; i >= 0; i--)
-		out[n++] = kernel_frame(p, sp->kips[i], i != 0);
+		out[n++] = kernel_frame(p, sp->kips[i], i != 0 || sp->k_returns);
 	for (uint32_t k = 0; k < n; k++) {
 		if (out[k] == CAPTURE_NONE)
 			return -ENOMEM;
