@@ -124,7 +124,7 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 	sp.regs = (r->flags & MS_OFFCPU_F_USER_REGS) ? &r->regs : NULL;
 	sp.copy = (const uint8_t *)(ips + nips);
 	sp.copy_len = r->stack_copy_len;
-	if ((r->flags & MS_OFFCPU_F_START_UNKNOWN) && !nips) {
+	if ((r->flags & MS_OFFCPU_F_START_UNKNOWN) && !r->kstack_len && !r->ustack_len) {
 		sp.user = false;
 		sp.root_mark = stacks__marker(p, &p->offcpu_marks[MARK_START_UNKNOWN],
 					      mark_names[MARK_START_UNKNOWN]);
