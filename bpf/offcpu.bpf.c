@@ -20,12 +20,14 @@
  * chain.
  *
  * DWARF stacks: when stack_copy_bytes is set, an interval that passed the
- * threshold is not written at switch-in; its slot waits (phase COPY) for the
- * thread's next syscall exit (tp_btf sys_exit, in the thread's own context,
+ * threshold is not written at switch-in; it moves to "offcpu_copywait" and
+ * waits there for the thread's next syscall exit (tp_btf sys_exit, in the thread's own context,
  * where its user stack and callee-saved registers are still those of the
  * switch-out), copies the user stack from the switch-out sp, and writes the
- * record then.  If the thread switches out again (or exits) first, the
- * record is written without a copy (MS_OFFCPU_F_NO_COPY_CHANCE).
+ * record then.  If another interval of the thread needs the place first (no
+ * syscall exit in between), or the thread exits, the record is written
+ * without a copy (MS_OFFCPU_F_NO_COPY_CHANCE); a preemption in between does
+ * not cost the copy.
  *
  * Filtering: the recorded processes are the sampler's "targets" map (tgid
  * -> 1), shared through bpf_map__reuse_fd by the collector, so the fork and
@@ -99,6 +101,17 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ms_offcpu_slot);
 } offcpu_pending SEC(".maps");
+
+/* Intervals back on CPU that wait for their stack copy (key: tid): apart
+ * from offcpu_pending, so that a preemption before the syscall exit can
+ * open the thread's next interval without losing the copy. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct ms_offcpu_slot);
+} offcpu_copywait SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -227,9 +240,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, unsi
 	if (!s)
 		return;
 	st->switch_outs++;
-	if (s->phase == MS_OFFCPU_PHASE_COPY) /* back on CPU without a syscall exit */
-		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
 	s->phase = MS_OFFCPU_PHASE_CLOSED;
+	s->reserved = 0; /* 1: switched out inside a system call */
 	s->rec.start_ns = now;
 	s->rec.time_ns = 0;
 	s->rec.pid = prev->tgid;
@@ -277,6 +289,17 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, unsi
 			s->rec.regs.r14 = uregs->r14;
 			s->rec.regs.r15 = uregs->r15;
 			s->rec.flags |= MS_OFFCPU_F_USER_REGS;
+			/* In a system call: the user ip follows a `syscall`
+			 * instruction (0f 05).  Only then is the thread's next
+			 * syscall exit that same call, its user stack untouched. */
+			if (stack_copy_bytes) {
+				__u16 insn = 0;
+
+				bpf_probe_read_user(&insn, sizeof(insn),
+						    (const void *)(s->rec.regs.ip - 2));
+				if (insn == 0x050f)
+					s->reserved = 1;
+			}
 		}
 	}
 	s->rec.kstack_len = k;
@@ -311,9 +334,26 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now,
 	}
 	s->rec.time_ns = now;
 	s->rec.cpu = bpf_get_smp_processor_id();
+	if (stack_copy_bytes && !s->reserved && (s->rec.flags & MS_OFFCPU_F_USER_REGS)) {
+		/* Preempted in user mode (or a fault): its user stack moves on
+		 * as soon as it runs; no later copy can be its stack. */
+		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
+		return;
+	}
 	if (stack_copy_bytes && (s->rec.flags & MS_OFFCPU_F_USER_REGS) &&
 	    !(s->rec.flags & MS_OFFCPU_F_START_UNKNOWN)) {
+		struct ms_offcpu_slot *old = bpf_map_lookup_elem(&offcpu_copywait, &tid);
+
+		/* An older interval still waiting: no syscall exit came between. */
+		if (old)
+			slot__emit(old, MS_OFFCPU_F_NO_COPY_CHANCE, st);
 		s->phase = MS_OFFCPU_PHASE_COPY;
+		if (!bpf_map_update_elem(&offcpu_copywait, &tid, s, 0 /* BPF_ANY */)) {
+			s->phase = MS_OFFCPU_PHASE_CLOSED;
+			return;
+		}
+		st->map_full++;
+		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
 		return;
 	}
 	slot__emit(s, 0, st);
@@ -404,16 +444,23 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 
 	if (!stack_copy_bytes)
 		return 0;
-	s = bpf_map_lookup_elem(&offcpu_pending, &tid);
-	if (!s || s->phase != MS_OFFCPU_PHASE_COPY)
+	s = bpf_map_lookup_elem(&offcpu_copywait, &tid);
+	if (!s)
 		return 0;
 	st = stats__get();
 	if (!st)
 		return 0;
+	/* The same system call: its entry registers are the switch-out's. */
+	if (regs->ip != s->rec.regs.ip || regs->sp != s->rec.regs.sp) {
+		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
+		bpf_map_delete_elem(&offcpu_copywait, &tid);
+		return 0;
+	}
 	cpu = bpf_get_smp_processor_id();
 	buf = bpf_map_lookup_elem(&copy_scratch, &cpu);
 	if (!buf) {
 		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
+		bpf_map_delete_elem(&offcpu_copywait, &tid);
 		return 0;
 	}
 	head = sizeof(struct ms_offcpu) + slot__ips(s) * 8;
@@ -421,6 +468,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		head = sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8;
 	if (bpf_probe_read_kernel(buf->bytes, head, &s->rec)) {
 		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
+		bpf_map_delete_elem(&offcpu_copywait, &tid);
 		return 0;
 	}
 	copy = stack_copy__user(buf->bytes + head, bpf_get_current_task_btf(), s->rec.regs.sp,
@@ -443,7 +491,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		st->ringbuf_full++;
 	else
 		st->intervals++;
-	s->phase = MS_OFFCPU_PHASE_CLOSED;
+	bpf_map_delete_elem(&offcpu_copywait, &tid);
 	return 0;
 }
 
@@ -455,12 +503,12 @@ int BPF_PROG(handle_thread_exit, struct task_struct *p)
 	struct ms_offcpu_slot *s;
 	__u32 tid = p->pid;
 
-	s = bpf_map_lookup_elem(&offcpu_pending, &tid);
-	if (!s)
-		return 0;
+	s = bpf_map_lookup_elem(&offcpu_copywait, &tid);
 	st = stats__get();
-	if (st && s->phase == MS_OFFCPU_PHASE_COPY)
+	if (s && st)
 		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
+	if (s)
+		bpf_map_delete_elem(&offcpu_copywait, &tid);
 	bpf_map_delete_elem(&offcpu_pending, &tid);
 	return 0;
 }

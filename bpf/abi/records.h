@@ -170,8 +170,11 @@ _Static_assert(sizeof(struct ms_stats) == 64, "ms_stats size");
 #define MS_OFFCPU_F_STACK_END (1u << 8)
 #define MS_OFFCPU_F_STACK_FAULT (1u << 9)
 #define MS_OFFCPU_F_STACK_NO_VMA (1u << 10)
-/* A copy was wanted but the thread switched out again (or recording
- * stopped) before its next syscall exit: only the frame-pointer chain. */
+/* A copy was wanted but none could be made: the thread left the CPU outside
+ * a system call (preempted in user mode, a page fault), so its user stack
+ * moved on as soon as it ran; or another interval of it needed the copy
+ * first, it exited, or recording stopped before its syscall exit.  Only the
+ * frame-pointer chain. */
 #define MS_OFFCPU_F_NO_COPY_CHANCE (1u << 11)
 
 /*
@@ -253,7 +256,7 @@ _Static_assert(__builtin_offsetof(struct ms_offcpu, regs) == 72, "ms_offcpu.regs
  */
 struct ms_offcpu_slot {
 	__u32 phase; /* MS_OFFCPU_PHASE_* */
-	__u32 reserved;
+	__u32 reserved; /* BPF-private: 1 if switched out inside a system call */
 	struct ms_offcpu rec;
 	__u64 ips[MS_OFFCPU_MAX_IPS];
 };

@@ -74,6 +74,8 @@ struct offcpu *offcpu__new(const struct record_options *o, int targets_fd, __u32
 	if (!ret)
 		ret = bpf_map__set_max_entries(oc->skel->maps.offcpu_pending, OFFCPU_MAX_THREADS);
 	if (!ret)
+		ret = bpf_map__set_max_entries(oc->skel->maps.offcpu_copywait, OFFCPU_MAX_THREADS);
+	if (!ret)
 		ret = bpf_map__set_max_entries(oc->skel->maps.copy_scratch,
 					       oc->copies ? (__u32)nr_possible : 1);
 	if (ret) {
@@ -247,9 +249,9 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int offcpu__sweep(struct offcpu *oc, __u64 stop_ns, offcpu_emit_fn emit, void *ctx)
+static int offcpu__sweep_map(struct offcpu *oc, int fd, __u64 stop_ns, offcpu_emit_fn emit,
+			     void *ctx)
 {
-	int fd = bpf_map__fd(oc->skel->maps.offcpu_pending);
 	struct ms_offcpu_slot *slot = NULL;
 	__u32 *keys = NULL, key, next, n = 0, cap = 0;
 	void *prev = NULL;
@@ -306,6 +308,17 @@ int offcpu__sweep(struct offcpu *oc, __u64 stop_ns, offcpu_emit_fn emit, void *c
 cleanup:
 	free(slot);
 	free(keys);
+	return err;
+}
+
+int offcpu__sweep(struct offcpu *oc, __u64 stop_ns, offcpu_emit_fn emit, void *ctx)
+{
+	int err = offcpu__sweep_map(oc, bpf_map__fd(oc->skel->maps.offcpu_copywait), stop_ns,
+				    emit, ctx);
+
+	if (!err)
+		err = offcpu__sweep_map(oc, bpf_map__fd(oc->skel->maps.offcpu_pending), stop_ns,
+					emit, ctx);
 	return err;
 }
 
