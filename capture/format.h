@@ -33,7 +33,7 @@
 #define CAPTURE_MAGIC	  "\x89MSC\r\n\x1a\n"
 #define CAPTURE_MAGIC_LEN 8
 /* The minor version grows with compatible additions (new optional chunks). */
-#define CAPTURE_FORMAT_VERSION_MINOR 0
+#define CAPTURE_FORMAT_VERSION_MINOR 1 /* 1.1: the optional intervals table */
 
 struct capture_file_header {
 	uint8_t magic[CAPTURE_MAGIC_LEN]; /* CAPTURE_MAGIC */

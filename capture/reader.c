@@ -329,11 +329,10 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
 					"start %llu, end %llu and weight %llu disagree",
 					(unsigned long long)v->start_ns,
 					(unsigned long long)v->end_ns, (unsigned long long)v->weight);
-		if ((v->flags & ~CAPTURE_INTERVAL_F_KNOWN) || v->reserved ||
-		    v->state >= CAPTURE_OFFCPU_STATE_COUNT || v->cause >= CAPTURE_OFFCPU_CAUSE_COUNT)
-			return ROW_FAIL(&k, CAPTURE_TABLE_INTERVALS, i,
-					"unknown flags 0x%x, state %u, cause %u or reserved %u",
-					v->flags, v->state, v->cause, v->reserved);
+		/* unknown flag bits and reserved are ignored (compatibility policy) */
+		if (v->state >= CAPTURE_OFFCPU_STATE_COUNT || v->cause >= CAPTURE_OFFCPU_CAUSE_COUNT)
+			return ROW_FAIL(&k, CAPTURE_TABLE_INTERVALS, i, "unknown state %u or cause %u",
+					v->state, v->cause);
 		if (v->cause != CAPTURE_OFFCPU_CAUSE_TASK && v->waker_thread != CAPTURE_NONE)
 			return ROW_FAIL(&k, CAPTURE_TABLE_INTERVALS, i,
 					"waker thread %u without a task cause", v->waker_thread);
