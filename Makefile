@@ -27,7 +27,7 @@ LDLIBS := -lbpf -ldw -lelf -lzstd -lz -lm -lpthread
 
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev \
 	zlib1g-dev libcmocka-dev pkg-config linux-perf elfutils libc6-dbg python3 python3.11 zstd \
-	qemu-system-x86 cpio kmod busybox-static xz-utils bpftrace
+	qemu-system-x86 cpio kmod busybox-static xz-utils bpftrace libbpf-tools
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -143,7 +143,7 @@ clean:
 # never asserted.  bench-smoke is the CI subset (about 2 minutes).  Root; needs perf and,
 # for the BPF peer, bpftrace.  BENCH_ARGS passes options to bench/run.py (e.g. --runs 7).
 BENCH_BINS := $(OUTPUT)/bench/work $(OUTPUT)/bench/gen_capture
-.PHONY: bench bench-smoke bench-compare
+.PHONY: bench bench-smoke bench-compare bench-offcpu
 
 $(OUTPUT)/bench/work: bench/work.c
 	$(call msg,CC,$@)
@@ -165,3 +165,8 @@ bench-smoke: all $(BENCH_BINS)
 # beyond its noise band, 3 if they cannot be compared (no results, smoke vs full baseline).
 bench-compare:
 	$(Q)$(PYTHON) bench/run.py --compare $(OUTPUT)/bench/results.json
+
+# Off-CPU overhead on a pipe ping-pong beside libbpf-tools offcputime
+# (bench/offcpu.py; about a minute, not in bench-smoke).  Root.
+bench-offcpu: all
+	$(Q)$(PYTHON) bench/offcpu.py $(BENCH_OFFCPU_ARGS) $(OUTPUT)

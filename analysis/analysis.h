@@ -107,6 +107,10 @@ struct analysis_query {
 	bool per_thread; /* put a thread root ("comm-tid") above each stack */
 	uint64_t start_ns;
 	uint64_t end_ns;
+	/* Off-CPU intervals (capture_interval) whose event is event match like
+	 * samples, by thread and start_ns; those cut by the recording's edges
+	 * (START/END_UNKNOWN) only when this is set. */
+	bool include_incomplete;
 };
 
 /* All samples of event, all threads, no thread roots, no time bounds. */
@@ -267,5 +271,102 @@ int analysis_summary__init(struct analysis_summary *s, const struct analysis_nam
 			   const struct analysis_query *q);
 /* Free s's arrays; accepts a zeroed or released summary. */
 void analysis_summary__release(struct analysis_summary *s);
+
+/* ---- off-CPU intervals (analysis/offcpu.c) ------------------------------- */
+
+/*
+ * Off-CPU intervals of one thread (or all: thread CAPTURE_NONE), complete
+ * ones (both switch-out and switch-in seen) apart from incomplete ones (cut
+ * by the recording's start or stop; their weight is only the part inside
+ * the window and is never added to complete totals).
+ */
+struct analysis_offcpu {
+	uint32_t *complete;   /* interval ids, longest first (ties: start, id) */
+	uint32_t ncomplete;
+	uint32_t *incomplete; /* interval ids, by thread then start */
+	uint32_t nincomplete;
+	uint64_t complete_ns;
+	uint64_t incomplete_ns; /* observed part inside the window */
+	uint64_t state_ns[CAPTURE_OFFCPU_STATE_COUNT]; /* complete intervals */
+	uint32_t state_count[CAPTURE_OFFCPU_STATE_COUNT];
+	uint64_t cause_ns[CAPTURE_OFFCPU_CAUSE_COUNT]; /* complete intervals */
+	uint32_t cause_count[CAPTURE_OFFCPU_CAUSE_COUNT];
+};
+
+/* Fill o from c's intervals of thread (CAPTURE_NONE: all).  Returns 0,
+ * -EINVAL (thread out of range) or -ENOMEM; on error o is released. */
+int analysis_offcpu__init(struct analysis_offcpu *o, const struct capture *c, uint32_t thread);
+/* Accepts a zeroed or released value. */
+void analysis_offcpu__release(struct analysis_offcpu *o);
+
+/* "runnable", "sleep (S)", "disk (D)", "stopped (T)", "other"; "?" out of range. */
+const char *analysis__offcpu_state_name(uint32_t state);
+/* "-", "task", "hardirq", "softirq", "nmi"; "?" out of range. */
+const char *analysis__offcpu_cause_name(uint32_t cause);
+
+/*
+ * The wall view: per thread, on-CPU time estimated from CPU samples and
+ * off-CPU time measured by intervals, in separate columns.  The conversion
+ * from samples to time is stated, never implied: on_cpu_ns = samples x
+ * period of the CPU event (its capture_event.period, ns per sample for
+ * cpu-clock), and it is 0 with period_known false when the CPU event's
+ * unit is not samples of a clock.
+ */
+struct analysis_wall_row {
+	uint32_t thread;	  /* -> threads */
+	uint32_t intervals;	  /* complete */
+	uint32_t incomplete;	  /* cut by the window's edges */
+	uint32_t reserved;
+	uint64_t samples;	  /* CPU samples */
+	uint64_t on_cpu_ns;	  /* samples x period_ns: an estimate */
+	uint64_t off_cpu_ns;	  /* complete intervals */
+	uint64_t incomplete_ns;	  /* incomplete intervals, the part inside the window */
+	uint64_t state_ns[CAPTURE_OFFCPU_STATE_COUNT]; /* complete + incomplete, by state */
+	uint64_t first_ns, last_ns; /* first and last time the thread was seen */
+};
+
+struct analysis_wall {
+	struct analysis_wall_row *rows; /* by off_cpu_ns + on_cpu_ns descending, then thread */
+	uint32_t nrows;
+	uint32_t cpu_event;  /* the samples' event, CAPTURE_NONE if none */
+	uint32_t offcpu_event; /* CAPTURE_NONE if the capture has no intervals */
+	bool period_known;
+	uint64_t period_ns;  /* ns per CPU sample used for on_cpu_ns */
+};
+
+/* Returns 0 or -ENOMEM (w released). */
+int analysis_wall__init(struct analysis_wall *w, const struct capture *c);
+void analysis_wall__release(struct analysis_wall *w);
+
+/*
+ * Per-thread lanes over [start_ns, end_ns) in nbuckets equal buckets: CPU
+ * samples per bucket (on-CPU density) and off-CPU nanoseconds per bucket
+ * (each interval's overlap with the bucket; incomplete intervals count
+ * their part inside the window).  Lanes are in thread-id order, one per
+ * thread with samples or intervals.
+ */
+struct analysis_lane {
+	uint32_t thread;
+	uint32_t reserved;
+	uint64_t *samples;    /* [nbuckets] */
+	uint64_t *off_cpu_ns; /* [nbuckets] */
+};
+struct analysis_lanes {
+	uint64_t start_ns, bucket_ns;
+	uint32_t nbuckets, nlanes;
+	struct analysis_lane *lanes;
+};
+/* Returns 0, -EINVAL (empty range or nbuckets 0) or -ENOMEM (l released). */
+int analysis_lanes__init(struct analysis_lanes *l, const struct capture *c, uint64_t start_ns,
+			 uint64_t end_ns, uint32_t nbuckets);
+void analysis_lanes__release(struct analysis_lanes *l);
+
+/*
+ * Write stack's display names root first, separated by ';', kernel names
+ * followed by " [k]", into buf (NUL-terminated, truncated to fit); "" for
+ * CAPTURE_NONE.  Returns the length written.
+ */
+size_t analysis__stack_path(const struct analysis_names *n, uint32_t stack, char *buf,
+			    size_t size);
 
 #endif

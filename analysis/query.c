@@ -60,6 +60,9 @@ uint32_t analysis__default_event(const struct capture *c)
 		if (best == 0)
 			break;
 	}
+	/* A capture of intervals only: their event. */
+	if (best == CAPTURE_NONE && c->nintervals)
+		best = c->intervals[0].event;
 	return best == CAPTURE_NONE ? 0 : best;
 }
 
@@ -122,6 +125,37 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 			rows[nrows++] = (struct analysis_agg){ .root = root, .stack = s->stack };
 		}
 		rows[*slot].weight += s->weight;
+		rows[*slot].samples++;
+	}
+	for (i = 0; i < c->nintervals; i++) {
+		const struct capture_interval *v = &c->intervals[i];
+		uint32_t root = CAPTURE_NONE, row = nrows, *slot = &row;
+		bool inserted = true;
+
+		if (v->event != q->event || (q->thread != CAPTURE_NONE && v->thread != q->thread) ||
+		    v->start_ns < q->start_ns || (q->end_ns && v->start_ns >= q->end_ns))
+			continue;
+		if (!q->include_incomplete &&
+		    (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)))
+			continue;
+		if (q->per_thread) {
+			root = names->thread_keys[v->thread];
+			err = u64map__upsert(&map, (uint64_t)root << 32 | v->stack, &row, &inserted);
+			if (err)
+				goto cleanup;
+		} else {
+			slot = &by_stack[v->stack == CAPTURE_NONE ? c->nstacks : v->stack];
+			inserted = *slot == U64MAP_EMPTY;
+			if (inserted)
+				*slot = nrows;
+		}
+		if (inserted) {
+			err = analysis__grow((void **)&rows, &cap, (uint64_t)nrows + 1, sizeof(*rows));
+			if (err)
+				goto cleanup;
+			rows[nrows++] = (struct analysis_agg){ .root = root, .stack = v->stack };
+		}
+		rows[*slot].weight += v->weight;
 		rows[*slot].samples++;
 	}
 	if (nrows)

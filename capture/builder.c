@@ -405,6 +405,15 @@ uint32_t capture_builder__add_sample(struct capture_builder *b, const struct cap
 	return builder__append(b, CAPTURE_TABLE_SAMPLES, row);
 }
 
+uint32_t capture_builder__add_interval(struct capture_builder *b,
+				       const struct capture_interval *row)
+{
+	struct capture_interval r = *row;
+
+	r.reserved = 0;
+	return builder__append(b, CAPTURE_TABLE_INTERVALS, &r);
+}
+
 /* Find the row of a name-keyed table (counters, meta) whose key is the string key. */
 static uint32_t builder__keyed(struct capture_builder *b, struct intern *ix, intern_eq_fn eq,
 			       uint32_t key, uint64_t *hash, uint32_t *slot)
@@ -531,6 +540,8 @@ int capture_builder__view(struct capture_builder *b, struct capture *view)
 	view->samples = rows[CAPTURE_TABLE_SAMPLES];
 	view->counters = rows[CAPTURE_TABLE_COUNTERS];
 	view->meta = rows[CAPTURE_TABLE_META];
+	view->nintervals = b->tables[CAPTURE_TABLE_INTERVALS].len;
+	view->intervals = rows[CAPTURE_TABLE_INTERVALS];
 	view->string_offsets = b->str_offsets.data;
 	view->string_data = b->str_data;
 	return b->err;

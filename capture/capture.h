@@ -141,6 +141,53 @@ struct capture_meta {
 	uint32_t value; /* string */
 };
 
+/* capture_interval.flags */
+#define CAPTURE_INTERVAL_F_START_UNKNOWN (1u << 0) /* began before start_ns (recording start) */
+#define CAPTURE_INTERVAL_F_END_UNKNOWN (1u << 1)   /* ended after end_ns (recording stop) */
+#define CAPTURE_INTERVAL_F_STACK_COPY (1u << 2)	   /* user stack unwound from a stack copy */
+#define CAPTURE_INTERVAL_F_KNOWN 0x7u
+
+/* capture_interval.state: the thread's state when it left the CPU. */
+#define CAPTURE_OFFCPU_STATE_RUNNABLE 0 /* preempted or yielded, still runnable */
+#define CAPTURE_OFFCPU_STATE_SLEEP 1	/* interruptible sleep (S) */
+#define CAPTURE_OFFCPU_STATE_DISK 2	/* uninterruptible sleep (D) */
+#define CAPTURE_OFFCPU_STATE_STOPPED 3	/* stopped or traced (T) */
+#define CAPTURE_OFFCPU_STATE_OTHER 4	/* parked or another state */
+#define CAPTURE_OFFCPU_STATE_COUNT 5
+
+/* capture_interval.cause: what made the thread runnable again. */
+#define CAPTURE_OFFCPU_CAUSE_NONE 0    /* no wakeup seen (preempted, or outside the window) */
+#define CAPTURE_OFFCPU_CAUSE_TASK 1    /* woken by waker_thread, whose stack is waker_stack */
+#define CAPTURE_OFFCPU_CAUSE_HARDIRQ 2 /* woken from a hard interrupt; waker_stack is its stack */
+#define CAPTURE_OFFCPU_CAUSE_SOFTIRQ 3 /* woken from a softirq; waker_stack is its stack */
+#define CAPTURE_OFFCPU_CAUSE_NMI 4     /* reserved */
+#define CAPTURE_OFFCPU_CAUSE_COUNT 5
+
+/*
+ * One off-CPU interval of a thread: [start_ns, end_ns) off the CPU, in the
+ * generic event/weight model: event names an event with unit
+ * "nanoseconds" ("off-cpu") and weight is end_ns - start_ns.  An interval
+ * cut by the recording's edges carries START_UNKNOWN / END_UNKNOWN: its
+ * bounds are then the window's edges and weight is only the part inside
+ * the window; it is never stretched.  stack: the thread's stack when it
+ * left the CPU (same stack table as samples).
+ */
+struct capture_interval {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t weight;       /* == end_ns - start_ns, in the event's unit (ns) */
+	uint32_t thread;       /* -> threads */
+	uint32_t event;	       /* -> events (unit "nanoseconds") */
+	uint32_t stack;	       /* -> stacks, or CAPTURE_NONE */
+	uint32_t flags;	       /* CAPTURE_INTERVAL_F_* */
+	uint32_t state;	       /* CAPTURE_OFFCPU_STATE_* */
+	uint32_t cause;	       /* CAPTURE_OFFCPU_CAUSE_* */
+	uint32_t waker_thread; /* -> threads (CAUSE_TASK), or CAPTURE_NONE */
+	uint32_t waker_stack;  /* -> stacks, or CAPTURE_NONE */
+	uint32_t cpu;	       /* CPU it came back on; CAPTURE_NONE if unknown */
+	uint32_t reserved;     /* 0 */
+};
+
 _Static_assert(sizeof(struct capture_module) == 32, "capture_module");
 _Static_assert(sizeof(struct capture_process) == 48, "capture_process");
 _Static_assert(sizeof(struct capture_thread) == 16, "capture_thread");
@@ -151,6 +198,7 @@ _Static_assert(sizeof(struct capture_event) == 16, "capture_event");
 _Static_assert(sizeof(struct capture_sample) == 32, "capture_sample");
 _Static_assert(sizeof(struct capture_counter) == 16, "capture_counter");
 _Static_assert(sizeof(struct capture_meta) == 8, "capture_meta");
+_Static_assert(sizeof(struct capture_interval) == 64, "capture_interval");
 
 /* ---- building ---------------------------------------------------------- */
 
@@ -180,6 +228,9 @@ uint32_t capture_builder__add_frame(struct capture_builder *b, const struct capt
 uint32_t capture_builder__add_stack(struct capture_builder *b, uint32_t parent, uint32_t frame);
 uint32_t capture_builder__add_event(struct capture_builder *b, const struct capture_event *row);
 uint32_t capture_builder__add_sample(struct capture_builder *b, const struct capture_sample *row);
+/* Appended. */
+uint32_t capture_builder__add_interval(struct capture_builder *b,
+				       const struct capture_interval *row);
 void capture_builder__add_counter(struct capture_builder *b, const char *name, uint64_t value);
 void capture_builder__set_meta(struct capture_builder *b, const char *key, const char *value);
 
@@ -226,6 +277,9 @@ struct capture {
 	const struct capture_sample *samples;
 	const struct capture_counter *counters;
 	const struct capture_meta *meta;
+	/* off-CPU intervals (format 1.1; 0 rows in older files) */
+	uint32_t nintervals;
+	const struct capture_interval *intervals;
 	/* private */
 	const uint32_t *string_offsets; /* nstrings + 1 offsets into string_data */
 	const char *string_data;

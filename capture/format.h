@@ -33,7 +33,7 @@
 #define CAPTURE_MAGIC	  "\x89MSC\r\n\x1a\n"
 #define CAPTURE_MAGIC_LEN 8
 /* The minor version grows with compatible additions (new optional chunks). */
-#define CAPTURE_FORMAT_VERSION_MINOR 0
+#define CAPTURE_FORMAT_VERSION_MINOR 1 /* 1.1: the optional intervals table */
 
 struct capture_file_header {
 	uint8_t magic[CAPTURE_MAGIC_LEN]; /* CAPTURE_MAGIC */
@@ -122,6 +122,11 @@ CAPTURE_AT(capture_sample, stack, 16);
 CAPTURE_AT(capture_sample, weight, 24);
 CAPTURE_AT(capture_counter, value, 8);
 CAPTURE_AT(capture_meta, value, 4);
+CAPTURE_AT(capture_interval, weight, 16);
+CAPTURE_AT(capture_interval, thread, 24);
+CAPTURE_AT(capture_interval, stack, 32);
+CAPTURE_AT(capture_interval, waker_thread, 48);
+CAPTURE_AT(capture_interval, cpu, 56);
 #undef CAPTURE_AT
 
 /*
@@ -140,7 +145,8 @@ CAPTURE_AT(capture_meta, value, 4);
 	X(EVENTS, 'E', 'V', 'T', 'S', "events", sizeof(struct capture_event))                      \
 	X(SAMPLES, 'S', 'M', 'P', 'L', "samples", sizeof(struct capture_sample))                   \
 	X(COUNTERS, 'C', 'N', 'T', 'R', "counters", sizeof(struct capture_counter))                \
-	X(META, 'M', 'E', 'T', 'A', "meta", sizeof(struct capture_meta))
+	X(META, 'M', 'E', 'T', 'A', "meta", sizeof(struct capture_meta))                           \
+	X(INTERVALS, 'O', 'F', 'F', 'C', "intervals", sizeof(struct capture_interval))
 
 enum capture_table {
 #define CAPTURE_TABLE_ENUM(id, a, b, c, d, name, size) CAPTURE_TABLE_##id,
@@ -148,6 +154,11 @@ enum capture_table {
 #undef CAPTURE_TABLE_ENUM
 	    CAPTURE_TABLE_COUNT
 };
+
+/* Tables of format 1.0 (strings .. meta) are required.  Tables appended
+ * later are written as optional chunks, so that 1.0 readers skip them, and
+ * a file without one reads as that table with 0 rows. */
+#define CAPTURE_TABLE_REQUIRED_COUNT (CAPTURE_TABLE_META + 1)
 
 struct capture_table_info {
 	uint32_t tag;

@@ -311,6 +311,37 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
 				   CAPTURE_TABLE_EVENTS, c->nevents, false)))
 			return e;
 	}
+	for (i = 0; i < c->nintervals; i++) {
+		const struct capture_interval *v = &c->intervals[i];
+
+		if ((e = check_ref(&k, CAPTURE_TABLE_INTERVALS, i, "thread", v->thread,
+				   CAPTURE_TABLE_THREADS, c->nthreads, false)) ||
+		    (e = check_ref(&k, CAPTURE_TABLE_INTERVALS, i, "event", v->event,
+				   CAPTURE_TABLE_EVENTS, c->nevents, false)) ||
+		    (e = check_ref(&k, CAPTURE_TABLE_INTERVALS, i, "stack", v->stack,
+				   CAPTURE_TABLE_STACKS, c->nstacks, true)) ||
+		    (e = check_ref(&k, CAPTURE_TABLE_INTERVALS, i, "waker_thread",
+				   v->waker_thread, CAPTURE_TABLE_THREADS, c->nthreads, true)) ||
+		    (e = check_ref(&k, CAPTURE_TABLE_INTERVALS, i, "waker_stack", v->waker_stack,
+				   CAPTURE_TABLE_STACKS, c->nstacks, true)))
+			return e;
+		if (v->start_ns > v->end_ns || v->weight != v->end_ns - v->start_ns)
+			return ROW_FAIL(&k, CAPTURE_TABLE_INTERVALS, i,
+					"start %llu, end %llu and weight %llu disagree",
+					(unsigned long long)v->start_ns,
+					(unsigned long long)v->end_ns, (unsigned long long)v->weight);
+		/* unknown flag bits and reserved are ignored (compatibility policy) */
+		if (v->state >= CAPTURE_OFFCPU_STATE_COUNT || v->cause >= CAPTURE_OFFCPU_CAUSE_COUNT)
+			return ROW_FAIL(&k, CAPTURE_TABLE_INTERVALS, i, "unknown state %u or cause %u",
+					v->state, v->cause);
+		if (v->cause != CAPTURE_OFFCPU_CAUSE_TASK && v->waker_thread != CAPTURE_NONE)
+			return ROW_FAIL(&k, CAPTURE_TABLE_INTERVALS, i,
+					"waker thread %u without a task cause", v->waker_thread);
+		if (strcmp(capture__string(c, c->events[v->event].unit), "nanoseconds"))
+			return ROW_FAIL(&k, CAPTURE_TABLE_INTERVALS, i,
+					"event %u has unit '%s', not nanoseconds", v->event,
+					capture__string(c, c->events[v->event].unit));
+	}
 	for (i = 0; i < c->ncounters; i++)
 		if ((e = check_string(&k, CAPTURE_TABLE_COUNTERS, i, "name", c->counters[i].name)))
 			return e;
@@ -638,6 +669,9 @@ static void capture__bind(struct capture *c, int t, const void *rows, uint32_t n
 	case CAPTURE_TABLE_META:
 		c->meta = rows, c->nmeta = n;
 		break;
+	case CAPTURE_TABLE_INTERVALS:
+		c->intervals = rows, c->nintervals = n;
+		break;
 	}
 }
 
@@ -688,6 +722,10 @@ static int capture__parse(const void *buf, size_t len, const char *name, struct 
 		goto cleanup;
 	}
 	for (t = 0; t < CAPTURE_TABLE_COUNT; t++) {
+		if (!r->seen[t] && t >= CAPTURE_TABLE_REQUIRED_COUNT) {
+			at[t] = total; /* absent later table: 0 rows */
+			continue;
+		}
 		if (!r->seen[t]) {
 			e = READ_FAIL(r, -EBADMSG, "missing table '%s'",
 				      capture_table_info[t].name);

@@ -28,6 +28,7 @@ struct out {
 	ZSTD_CCtx *cctx;
 	uint32_t nchunks;     /* chunks of the segment so far */
 	uint32_t headers_crc; /* crc32 over their headers */
+	uint16_t flags;	      /* chunk flags of the next chunk */
 };
 
 static int size_add(size_t *acc, size_t n)
@@ -42,6 +43,7 @@ static int out__chunk(struct out *o, uint32_t tag, uint32_t row_size, uint64_t r
 	static const uint8_t empty;
 	struct capture_chunk_header h = {
 	    .tag = tag,
+	    .flags = o->flags,
 	    .compression = (uint8_t)compression,
 	    .row_size = row_size,
 	    .row_count = row_count,
@@ -117,6 +119,9 @@ static void table__rows(const struct capture *v, enum capture_table t, const voi
 		break;
 	case CAPTURE_TABLE_META:
 		*rows = v->meta, *count = v->nmeta;
+		break;
+	case CAPTURE_TABLE_INTERVALS:
+		*rows = v->intervals, *count = v->nintervals;
 		break;
 	default:
 		*rows = NULL, *count = 0;
@@ -210,8 +215,10 @@ int capture_builder__serialize(struct capture_builder *b, void **buf, size_t *le
 			table__rows(&v, t, &rows, &count);
 			raw = (size_t)count * ti->row_size;
 		}
+		o.flags = t >= CAPTURE_TABLE_REQUIRED_COUNT ? CAPTURE_CHUNK_F_OPTIONAL : 0;
 		err = out__chunk(&o, ti->tag, ti->row_size, count, rows, raw,
 				 CAPTURE_COMPRESSION_ZSTD);
+		o.flags = 0;
 		if (err)
 			goto cleanup;
 	}

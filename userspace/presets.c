@@ -11,12 +11,13 @@ struct preset {
 	uint32_t call_graph;
 	uint32_t stack_size; /* bytes */
 	double budget_pct;   /* percent of one CPU (record --budget) */
+	bool off_cpu;	     /* --off-cpu */
 };
 
 static const struct preset presets[] = {
-	{ "light", 99, MS_CALL_GRAPH_FP, 0, 1 },
-	{ "default", MS_DEFAULT_FREQ_HZ, MS_CALL_GRAPH_AUTO, 16384, 25 },
-	{ "detailed", 999, MS_CALL_GRAPH_DWARF, 65536, 50 },
+	{ "light", 99, MS_CALL_GRAPH_FP, 0, 1, false },
+	{ "default", MS_DEFAULT_FREQ_HZ, MS_CALL_GRAPH_AUTO, 16384, 25, false },
+	{ "detailed", 999, MS_CALL_GRAPH_DWARF, 65536, 50, true },
 };
 
 const char *const record_options__preset_names[] = { "light", "default", "detailed", NULL };
@@ -36,6 +37,8 @@ int record_options__apply_preset(struct record_options *o, const char *name, uin
 			o->stack_size = p->stack_size;
 		if (!(explicit & MS_OPT_SET_BUDGET))
 			o->budget_pct = p->budget_pct;
+		if (!(explicit & MS_OPT_SET_OFF_CPU))
+			o->off_cpu = p->off_cpu;
 		o->preset = p->name;
 		return 0;
 	}

@@ -18,6 +18,7 @@ void record_options__init(struct record_options *o)
 	o->call_graph = MS_CALL_GRAPH_AUTO;
 	o->ringbuf_bytes = 0; /* automatic */
 	o->perf_pages = 64;
+	o->off_cpu_min_ns = MS_DEFAULT_OFF_CPU_MIN_US * 1000ull;
 }
 
 int record_options__parse_stack_size(const char *arg, uint32_t *bytes)

@@ -55,7 +55,12 @@ struct record_options {
 	const char *preset;    /* preset applied ("default" unless --preset) */
 	double budget_pct;     /* --budget: percent of one CPU for microscope's own work,
 				  0 = no budget (userspace/budget/budget.h) */
+	bool off_cpu;	       /* --off-cpu: record off-CPU intervals (bpf/offcpu.bpf.c) */
+	uint64_t off_cpu_min_ns; /* --off-cpu-min: shorter intervals are counted, not kept */
 };
+
+/* Default --off-cpu-min (microseconds): docs/off-cpu.md explains the choice. */
+#define MS_DEFAULT_OFF_CPU_MIN_US 100
 
 /* Fill defaults (999 Hz, cpu-clock, microscope.msc, 16 KiB stack copy,
  * call graph auto, automatic ring size, 64 pages). */
@@ -92,13 +97,15 @@ uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpu
 #define MS_OPT_SET_CALL_GRAPH (1u << 1)
 #define MS_OPT_SET_STACK_SIZE (1u << 2)
 #define MS_OPT_SET_BUDGET (1u << 3)
+#define MS_OPT_SET_OFF_CPU (1u << 4)
 
 /*
- * Presets: one name chooses sample rate, call-graph policy, stack copy size
- * and CPU budget (off-CPU collection will join them):
+ * Presets: one name chooses sample rate, call-graph policy, stack copy size,
+ * off-CPU collection and CPU budget:
  *   light     99 Hz, fp, no stack copy, budget 1 %   (always-on, lowest cost)
  *   default   999 Hz, auto, 16 KiB copies, budget 25 %
- *   detailed  999 Hz, dwarf, 64 KiB copies, budget 50 % (deep stacks, highest cost)
+ *   detailed  999 Hz, dwarf, 64 KiB copies, off-CPU intervals, budget 50 %
+ *             (deep stacks, highest cost)
  * Fields whose bit is in explicit keep their value.  Returns 0, or -EINVAL
  * for an unknown name.  The chosen name is kept in o->preset.
  */

@@ -147,4 +147,137 @@ _Static_assert(sizeof(struct ms_stats) == 64, "ms_stats size");
 		"bpf.stack_vma_busy"
 #define MS_STATS_COUNT 8
 
+/* ---- off-CPU intervals (bpf/offcpu.bpf.c) ------------------------------- */
+
+#define MS_REC_OFFCPU 2
+
+/* ms_offcpu.flags */
+#define MS_OFFCPU_F_USER_REGS (1u << 0)	    /* regs holds the thread's user registers */
+#define MS_OFFCPU_F_KSTACK_ERR (1u << 1)    /* bpf_get_stack(kernel) failed at switch-out */
+#define MS_OFFCPU_F_USTACK_ERR (1u << 2)    /* bpf_get_stack(user) failed at switch-out */
+#define MS_OFFCPU_F_KTHREAD (1u << 3)	    /* the thread has no user address space */
+/* The thread was already off-CPU when recording began (from the /proc
+ * snapshot): start_ns is when tracking began, the real start is earlier. */
+#define MS_OFFCPU_F_START_UNKNOWN (1u << 4)
+/* The thread was still off-CPU when recording stopped (swept from the
+ * pending map): end_ns is when tracking stopped, the real end is later. */
+#define MS_OFFCPU_F_END_UNKNOWN (1u << 5)
+#define MS_OFFCPU_F_WAKER_STACK_ERR (1u << 6) /* a waker's bpf_get_stack failed */
+/* Stack copy made at the thread's first syscall exit after the switch-in
+ * (its user stack and registers are those of the switch-out); the copy
+ * outcome bits mean what MS_SAMPLE_F_STACK_* mean. */
+#define MS_OFFCPU_F_STACK_COPY (1u << 7)
+#define MS_OFFCPU_F_STACK_END (1u << 8)
+#define MS_OFFCPU_F_STACK_FAULT (1u << 9)
+#define MS_OFFCPU_F_STACK_NO_VMA (1u << 10)
+/* A copy was wanted but none could be made: the thread left the CPU outside
+ * a system call (preempted in user mode, a page fault), so its user stack
+ * moved on as soon as it ran; or another interval of it needed the copy
+ * first, it exited, or recording stopped before its syscall exit.  Only the
+ * frame-pointer chain. */
+#define MS_OFFCPU_F_NO_COPY_CHANCE (1u << 11)
+
+/*
+ * ms_offcpu.state: the thread's state at switch-out, from sched_switch's
+ * prev_state (TASK_* in include/linux/sched.h), or from
+ * /proc/PID/task/TID/stat for snapshot intervals.
+ */
+#define MS_OFFCPU_STATE_RUNNABLE 0 /* TASK_RUNNING: preempted or yielded */
+#define MS_OFFCPU_STATE_SLEEP 1	   /* TASK_INTERRUPTIBLE ("S") */
+#define MS_OFFCPU_STATE_DISK 2	   /* TASK_UNINTERRUPTIBLE ("D", also TASK_IDLE) */
+#define MS_OFFCPU_STATE_STOPPED 3  /* __TASK_STOPPED / __TASK_TRACED ("T", "t") */
+#define MS_OFFCPU_STATE_OTHER 4	   /* parked, or a state this build does not know */
+#define MS_OFFCPU_STATE_COUNT 5
+
+/* ms_offcpu.cause: what made the thread runnable again. */
+#define MS_OFFCPU_CAUSE_NONE 0	  /* no wakeup seen (runnable intervals; unknown start) */
+/* sched_waking seen: waker_pid/tid are current's, the waker stacks current's
+ * stacks.  The BPF program writes only NONE or TASK; the processor turns TASK
+ * into HARDIRQ/SOFTIRQ when the waker kernel stack passes an interrupt
+ * entry (the interrupted task is then not the waker). */
+#define MS_OFFCPU_CAUSE_TASK 1
+#define MS_OFFCPU_CAUSE_HARDIRQ 2 /* woken in hard interrupt context (timer, device IRQ) */
+#define MS_OFFCPU_CAUSE_SOFTIRQ 3 /* woken while serving a softirq */
+#define MS_OFFCPU_CAUSE_NMI 4	  /* reserved */
+#define MS_OFFCPU_CAUSE_COUNT 5
+
+/*
+ * One off-CPU interval, paired in the kernel: switch-out at start_ns,
+ * switch-in at end_ns (time_ns == end_ns; the field every BPF record has at
+ * offset 8, used for ordering).  Followed by kstack_len kernel and
+ * ustack_len user return addresses of the thread at switch-out (innermost
+ * first), then waker_kstack_len kernel and waker_ustack_len user return
+ * addresses of the waker at sched_waking (for CAUSE_TASK; for an interrupt
+ * cause only the kernel stack of the interrupt), then stack_copy_len bytes
+ * of the thread's user stack from regs.sp upward.  hdr.size is
+ * sizeof(struct ms_offcpu) + 8 * (sum of the four lengths) +
+ * stack_copy_len (a multiple of 8).
+ */
+struct ms_offcpu {
+	struct ms_rec_header hdr; /* type = MS_REC_OFFCPU */
+	__u64 time_ns;		  /* == end_ns (CLOCK_MONOTONIC) */
+	__u64 start_ns;		  /* switch-out (CLOCK_MONOTONIC) */
+	__u32 pid;		  /* tgid */
+	__u32 tid;
+	__u32 cpu; /* CPU it was switched in on */
+	__u32 flags; /* MS_OFFCPU_F_* */
+	__u32 state; /* MS_OFFCPU_STATE_* */
+	__u32 cause; /* MS_OFFCPU_CAUSE_* */
+	__u32 waker_pid; /* CAUSE_TASK: the waker's tgid and tid; else 0 */
+	__u32 waker_tid;
+	__u16 kstack_len; /* entries, <= MS_MAX_STACK_DEPTH each */
+	__u16 ustack_len;
+	__u16 waker_kstack_len;
+	__u16 waker_ustack_len;
+	__u32 arch;	      /* MS_ARCH_* */
+	__u32 stack_copy_len; /* bytes */
+	struct ms_regs_x86_64 regs; /* valid if MS_OFFCPU_F_USER_REGS */
+	/* the return addresses follow (no flexible member, so that
+	 * struct ms_offcpu_slot can embed the record) */
+};
+_Static_assert(sizeof(struct ms_offcpu) == 136, "ms_offcpu size");
+_Static_assert(__builtin_offsetof(struct ms_offcpu, time_ns) == 8, "ms_offcpu.time_ns offset");
+_Static_assert(__builtin_offsetof(struct ms_offcpu, regs) == 72, "ms_offcpu.regs offset");
+
+#define MS_OFFCPU_MAX_IPS (4 * MS_MAX_STACK_DEPTH)
+/* Largest interval record (bytes): four full callchains and a full copy. */
+#define MS_OFFCPU_MAX_SIZE (sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8 + MS_STACK_COPY_MAX)
+
+/* ms_offcpu_slot.phase */
+#define MS_OFFCPU_PHASE_CLOSED 0 /* on CPU, or nothing pending */
+#define MS_OFFCPU_PHASE_OPEN 1	 /* switched out at rec.start_ns, not back yet */
+#define MS_OFFCPU_PHASE_COPY 2	 /* back at rec.end_ns; waits for its stack copy */
+
+/*
+ * The value of the BPF hash map "offcpu_pending" (key: tid, __u32): one
+ * record under construction per tracked thread.  Userspace writes snapshot
+ * entries (phase OPEN, MS_OFFCPU_F_START_UNKNOWN) at start and reads the map
+ * at stop to sweep intervals still open.
+ */
+struct ms_offcpu_slot {
+	__u32 phase; /* MS_OFFCPU_PHASE_* */
+	__u32 reserved; /* BPF-private: 1 if switched out inside a system call */
+	struct ms_offcpu rec;
+	__u64 ips[MS_OFFCPU_MAX_IPS];
+};
+_Static_assert(sizeof(struct ms_offcpu_slot) == 8 + 136 + MS_OFFCPU_MAX_IPS * 8, "slot size");
+
+/* Per-CPU off-CPU counters (map "offcpu_stats"), stored like ms_stats. */
+struct ms_offcpu_stats {
+	__u64 switch_outs;     /* switch-outs of tracked threads */
+	__u64 intervals;       /* interval records written */
+	__u64 filtered;	       /* intervals shorter than --off-cpu-min, not written */
+	__u64 filtered_ns;     /* their summed duration (ns) */
+	__u64 map_full;	       /* the pending map was full: a thread is not tracked */
+	__u64 ringbuf_full;    /* bpf_ringbuf_output failed: interval lost */
+	__u64 stack_err;       /* a bpf_get_stack call failed (thread's or waker's) */
+	__u64 unpaired_in;     /* switch-in with nothing open (new thread, or before start) */
+};
+_Static_assert(sizeof(struct ms_offcpu_stats) == 64, "ms_offcpu_stats size");
+
+#define MS_OFFCPU_STATS_NAMES                                                                      \
+	"offcpu.switch_outs", "offcpu.intervals", "offcpu.filtered", "offcpu.filtered_ns",         \
+		"offcpu.map_full", "offcpu.ringbuf_full", "offcpu.stack_err", "offcpu.unpaired_in"
+#define MS_OFFCPU_STATS_COUNT 8
+
 #endif /* MS_ABI_RECORDS_H */

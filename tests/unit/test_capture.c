@@ -543,6 +543,69 @@ static void test_serialize_rejects_bad_refs(void **state)
 	capture_builder__free(b);
 }
 
+/* Off-CPU intervals (format 1.1): round trip and the row rules. */
+static struct capture_builder *interval_builder(const char *unit, struct capture_interval *v)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct capture_process p = {.pid = 7};
+	struct capture_event e;
+	uint32_t proc;
+
+	assert_non_null(b);
+	e = (struct capture_event){capture_builder__string(b, "off-cpu"),
+				   capture_builder__string(b, unit), 1};
+	proc = capture_builder__add_process(b, &p);
+	struct capture_thread t = {.tid = 7, .process = proc};
+	v->thread = capture_builder__add_thread(b, &t);
+	v->event = capture_builder__add_event(b, &e);
+	capture_builder__add_interval(b, v);
+	return b;
+}
+
+static void test_intervals(void **state)
+{
+	struct capture_interval v = {.start_ns = 100, .end_ns = 350, .weight = 250,
+				     .stack = CAPTURE_NONE, .flags = CAPTURE_INTERVAL_F_END_UNKNOWN,
+				     .state = CAPTURE_OFFCPU_STATE_DISK,
+				     .cause = CAPTURE_OFFCPU_CAUSE_HARDIRQ,
+				     .waker_thread = CAPTURE_NONE, .waker_stack = CAPTURE_NONE,
+				     .cpu = 1};
+	struct capture_builder *b = interval_builder("nanoseconds", &v);
+	struct capture *c = NULL;
+	char err[256];
+	void *buf;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
+	assert_int_equal(capture__open_mem(buf, len, NAME, &c, err, sizeof(err)), 0);
+	assert_int_equal(c->nintervals, 1);
+	assert_memory_equal(&c->intervals[0], &v, sizeof(v));
+	capture__free(c);
+	free(buf);
+	capture_builder__free(b);
+
+	/* weight must equal the span */
+	v.weight = 251;
+	b = interval_builder("nanoseconds", &v);
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), -EINVAL);
+	assert_non_null(strstr(capture_builder__error(b), "table 'intervals' row 0: start 100"));
+	capture_builder__free(b);
+	/* a waker thread needs a task cause */
+	v.weight = 250;
+	v.waker_thread = 0;
+	b = interval_builder("nanoseconds", &v);
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), -EINVAL);
+	assert_non_null(strstr(capture_builder__error(b), "waker thread 0 without a task cause"));
+	capture_builder__free(b);
+	/* never samples weighted as nanoseconds */
+	v.waker_thread = CAPTURE_NONE;
+	b = interval_builder("samples", &v);
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), -EINVAL);
+	assert_non_null(strstr(capture_builder__error(b), "not nanoseconds"));
+	capture_builder__free(b);
+}
+
 /* ---- publication ------------------------------------------------------------ */
 
 static void test_write_atomic(void **state)
@@ -1275,12 +1338,12 @@ static const struct crafted crafted[] = {
 	"segment header",
 	"reserved",
     },
-    {"seal chunk count", edit_seal_count, -EBADMSG, "seal at offset", "11 chunks"},
+    {"seal chunk count", edit_seal_count, -EBADMSG, "seal at offset", "12 chunks"},
     {"seal headers crc", edit_seal_headers_crc, -EBADMSG, "seal at offset", "headers crc"},
-    {"seal compressed", edit_seal_compressed, -EBADMSG, "seal chunk 12", "bad header"},
+    {"seal compressed", edit_seal_compressed, -EBADMSG, "seal chunk 13", "bad header"},
     {"no seal", edit_no_seal, -EBADMSG, "without a seal", NULL},
     {"bad magic", edit_magic, -EBADMSG, "not a microscope capture (bad magic)", NULL},
-    {"newer major version", edit_newer_major, -ENOTSUP, "format version 2.0 is newer", NULL},
+    {"newer major version", edit_newer_major, -ENOTSUP, "format version 2.1 is newer", NULL},
     {"major version 0", edit_major_zero, -EBADMSG, "bad format version 0", NULL},
     {"file flags", edit_file_flags, -EBADMSG, "unknown file header flags 0x1", NULL},
     {"file header crc", edit_file_header_crc, -EBADMSG, "file header crc", NULL},
@@ -1499,6 +1562,7 @@ int main(void)
 	    cmocka_unit_test(test_large),
 	    cmocka_unit_test(test_deterministic),
 	    cmocka_unit_test(test_serialize_rejects_bad_refs),
+	    cmocka_unit_test(test_intervals),
 	    cmocka_unit_test(test_write_atomic),
 	    cmocka_unit_test(test_tfile_identity),
 	    cmocka_unit_test(test_crafted),

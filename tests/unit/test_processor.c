@@ -388,6 +388,77 @@ static void test_duty_changes_weight_samples(void **state)
 	capture__free(c);
 }
 
+/* Off-CPU records: a good one becomes an interval with the user stack and
+ * the waker; inconsistent ones are counted, never read past their end. */
+static void test_offcpu_records(void **state)
+{
+	union {
+		struct ms_offcpu r;
+		uint8_t b[sizeof(struct ms_offcpu) + 8 * 8];
+	} u;
+	struct exe_map m;
+	uint64_t *ips = (uint64_t *)(&u.r + 1);
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 4;
+	uint64_t two = (uint64_t)(uintptr_t)marker_function_two + 4;
+
+	find_map((void *)marker_function_one, &m);
+	/* as the /proc snapshot announces recorded processes */
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, 500, 1, 500, 10);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, 500, 500, 501, 11);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, 500, &m, 20);
+
+	memset(&u, 0, sizeof(u));
+	u.r.hdr.type = MS_REC_OFFCPU;
+	u.r.hdr.size = sizeof(struct ms_offcpu) + 2 * 8;
+	u.r.start_ns = 1000;
+	u.r.time_ns = 5000;
+	u.r.pid = 500;
+	u.r.tid = 500;
+	u.r.arch = MS_ARCH_X86_64;
+	u.r.state = MS_OFFCPU_STATE_SLEEP;
+	u.r.cause = MS_OFFCPU_CAUSE_TASK;
+	u.r.waker_pid = 500;
+	u.r.waker_tid = 501;
+	u.r.ustack_len = 1;
+	u.r.waker_ustack_len = 1;
+	ips[0] = one;
+	ips[1] = two;
+	feed(MS_CHUNK_BPF, 0, &u, u.r.hdr.size, 0);
+
+	/* claims a waker stack that is not there */
+	u.r.waker_kstack_len = 5;
+	feed(MS_CHUNK_BPF, 0, &u, u.r.hdr.size, 0);
+	/* ends before it starts */
+	u.r.waker_kstack_len = 0;
+	u.r.start_ns = 9000;
+	feed(MS_CHUNK_BPF, 0, &u, u.r.hdr.size, 0);
+	/* unknown state */
+	u.r.start_ns = 1000;
+	u.r.state = 9;
+	feed(MS_CHUNK_BPF, 0, &u, u.r.hdr.size, 0);
+	feed(MS_CHUNK_END, 0, NULL, 0, 10000);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nintervals, 1);
+	assert_int_equal(capture__counter(c, "processor.bad_offcpu"), 3);
+	const struct capture_interval *v = &c->intervals[0];
+	assert_int_equal(v->weight, 4000);
+	assert_int_equal(v->state, CAPTURE_OFFCPU_STATE_SLEEP);
+	assert_int_equal(v->cause, CAPTURE_OFFCPU_CAUSE_TASK);
+	assert_int_equal(c->threads[v->thread].tid, 500);
+	assert_int_not_equal(v->waker_thread, CAPTURE_NONE);
+	assert_int_equal(c->threads[v->waker_thread].tid, 501);
+	assert_string_equal(capture__string(c, c->events[v->event].unit), "nanoseconds");
+	assert_string_equal(
+	    capture__string(c, c->frames[c->stacks[v->stack].frame].function),
+	    "marker_function_one");
+	assert_string_equal(
+	    capture__string(c, c->frames[c->stacks[v->waker_stack].frame].function),
+	    "marker_function_two");
+	capture__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +468,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_process_info_and_inheritance, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duty_changes_weight_samples, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("processor", tests, NULL, NULL);
 }

@@ -101,6 +101,10 @@ static void convert_print_usage(FILE *f)
 	      "  -o, --output OUT  output file, '-' for stdout\n"
 	      "  --threads         put a \"comm-tid\" root frame above each stack\n"
 	      "  --event NAME      the event to convert (default: the first with samples)\n"
+	      "  --weight W        samples (CPU samples, the default) or off-cpu-ns (off-CPU\n"
+	      "                    intervals weighted by nanoseconds; needs record --off-cpu)\n"
+	      "  --incomplete      with off-cpu-ns, also intervals cut by the recording's\n"
+	      "                    start or stop (only their part inside the window)\n"
 	      "  -h, --help        show this help\n"
 	      "\n"
 	      "formats:\n",
@@ -246,6 +250,8 @@ int cmd_convert(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "threads", no_argument, NULL, 't' },
 		{ "event", required_argument, NULL, 'e' },
+		{ "weight", required_argument, NULL, 'W' },
+		{ "incomplete", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -253,7 +259,7 @@ int cmd_convert(int argc, char **argv)
 	const char *to = NULL, *out = NULL, *event_name = NULL, *path;
 	struct convert_input in = { 0 };
 	struct capture *c = NULL;
-	bool threads = false;
+	bool threads = false, incomplete = false;
 	uint32_t event;
 	char err[512] = "";
 	int ch, rc, status = 1;
@@ -273,6 +279,16 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'e':
 			event_name = optarg;
+			break;
+		case 'W':
+			if (!strcmp(optarg, "off-cpu-ns"))
+				event_name = "off-cpu";
+			else if (strcmp(optarg, "samples"))
+				return convert_usage_error(
+				    "--weight takes samples or off-cpu-ns, not '%s'", optarg);
+			break;
+		case 'I':
+			incomplete = true;
 			break;
 		case 'h':
 			convert_print_usage(stdout);
@@ -318,8 +334,10 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (event_name) {
 		if (analysis__find_event(c, event_name, &event)) {
-			fprintf(stderr, "microscope convert: %s: no event '%s'\n", path,
-				event_name);
+			fprintf(stderr, "microscope convert: %s: no event '%s'%s\n", path,
+				event_name,
+				strcmp(event_name, "off-cpu") ? ""
+							       : " (record with --off-cpu)");
 			goto cleanup;
 		}
 	} else {
@@ -333,6 +351,7 @@ int cmd_convert(int argc, char **argv)
 	in.capture = c;
 	analysis_query__init(&in.query, event);
 	in.query.per_thread = threads;
+	in.query.include_incomplete = incomplete;
 
 	rc = out ? convert_to_file(fmt, &in, out) : convert_to_stdout(fmt, &in);
 	if (!rc)

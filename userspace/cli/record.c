@@ -51,7 +51,12 @@ static const char record_usage[] =
 	"                       weigh more); 0 = no budget\n"
 	"      --preset NAME    light (99 Hz, fp, budget 1), default (999 Hz, auto,\n"
 	"                       16 KiB, budget 25), detailed (999 Hz, dwarf, 64 KiB,\n"
-	"                       budget 50); flags override it\n"
+	"                       --off-cpu, budget 50); flags override it\n"
+	"      --off-cpu        also record off-CPU intervals: when, how long and why\n"
+	"                       each thread waited (state, waker thread and stack, or\n"
+	"                       interrupt), with its stack (on in --preset detailed)\n"
+	"      --off-cpu-min US shorter off-CPU intervals are only counted (default 100;\n"
+	"                       0 keeps every interval)\n"
 	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay)\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
 	"  -q, --quiet          no summary line\n"
@@ -63,6 +68,7 @@ static const char record_usage[] =
 
 /* getopt codes of long-only options. */
 enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347, OPT_PRESET = 0x5052, OPT_BUDGET = 0x4255 };
+enum { OPT_OFF_CPU = 0x4f43, OPT_OFF_CPU_MIN = 0x4f4d };
 
 static volatile sig_atomic_t stop_signal;
 
@@ -239,6 +245,8 @@ int cmd_record(int argc, char **argv)
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "preset", required_argument, NULL, OPT_PRESET },
 		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 		{ 0 },
 	};
 	struct record_options o;
@@ -342,6 +350,26 @@ int cmd_record(int argc, char **argv)
 			}
 			explicit |= MS_OPT_SET_BUDGET;
 			break;
+		case OPT_OFF_CPU:
+			o.off_cpu = true;
+			explicit |= MS_OPT_SET_OFF_CPU;
+			break;
+		case OPT_OFF_CPU_MIN: {
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || optarg[0] == '-' ||
+			    v > 3600ull * 1000000) {
+				fprintf(stderr,
+					"microscope record: bad --off-cpu-min '%s' (microseconds, "
+					"0..3600000000)\n",
+					optarg);
+				return 2;
+			}
+			o.off_cpu_min_ns = v * 1000;
+			break;
+		}
 		case 'h':
 			fputs(record_usage, stdout);
 			return 0;

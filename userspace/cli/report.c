@@ -24,7 +24,7 @@
 
 static const char report_usage[] =
 	"usage: microscope report FILE [--sort self|total] [--limit N] [--threads]\n"
-	"                         [--min-percent P] [--event NAME]\n"
+	"                         [--min-percent P] [--event NAME] [--off-cpu | --wall]\n"
 	"\n"
 	"Print a capture's summary, its top-down call tree and its functions by\n"
 	"self or total cost.\n"
@@ -36,6 +36,13 @@ static const char report_usage[] =
 	"  --min-percent P     hide call tree nodes below P% of the total (default 0.5)\n"
 	"  --threads           one call tree root per thread (\"comm-tid\")\n"
 	"  --event NAME        the event to report (default: the first with samples)\n"
+	"  --off-cpu           off-CPU time instead of CPU samples (record --off-cpu):\n"
+	"                      totals by state and cause, the call tree and functions\n"
+	"                      weighted by off-CPU ms, the longest intervals with their\n"
+	"                      waker, and the intervals cut by the recording's edges,\n"
+	"                      listed apart and never added to the totals\n"
+	"  --wall              per thread: on-CPU time estimated from samples (samples x\n"
+	"                      sample period) beside measured off-CPU time\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"Kernel functions are marked \" [k]\".  Percentages are of the event's total\n"
@@ -49,6 +56,8 @@ struct report_options {
 	double min_percent;
 	bool threads;
 	const char *event;
+	bool off_cpu; /* --off-cpu */
+	bool wall;    /* --wall */
 };
 
 struct report {
@@ -362,6 +371,185 @@ static void print_flat(const struct report *r, const struct analysis_flat *f)
 	}
 }
 
+/* ---- off-CPU and wall views ------------------------------------------------ */
+
+static uint64_t counter_or_zero(const struct capture *c, const char *name)
+{
+	return capture__counter(c, name);
+}
+
+/* One line under the CPU summary when the capture also has intervals. */
+static void print_offcpu_note(const struct report *r)
+{
+	if (!r->c->nintervals)
+		return;
+	printf("  off-cpu    %" PRIu32 " interval%s recorded; see --off-cpu and --wall\n",
+	       r->c->nintervals, r->c->nintervals == 1 ? "" : "s");
+}
+
+static const char *thread_comm(const struct capture *c, uint32_t thread)
+{
+	const char *s = capture__string(c, c->threads[thread].comm);
+
+	return *s ? s : "[unknown]";
+}
+
+static int print_offcpu_summary(const struct report *r)
+{
+	const struct capture *c = r->c;
+	struct analysis_offcpu o;
+	const char *cmd = capture__meta(c, "command"), *min = capture__meta(c, "off_cpu_min_ns");
+	char buf[64];
+	uint32_t i;
+	bool first;
+
+	if (analysis_offcpu__init(&o, c, CAPTURE_NONE))
+		return -ENOMEM;
+	printf("microscope report: %s (off-CPU)\n", r->opt->path);
+	if (cmd)
+		printf("  command    %s\n", cmd);
+	printf("  event      off-cpu (unit nanoseconds, shown as ms)\n");
+	format_duration(o.complete_ns, buf, sizeof(buf));
+	printf("  complete   %" PRIu32 " interval%s, %s off-CPU\n", o.ncomplete,
+	       o.ncomplete == 1 ? "" : "s", buf);
+	format_duration(o.incomplete_ns, buf, sizeof(buf));
+	printf("  incomplete %" PRIu32 " interval%s cut by the recording's start or stop, %s "
+	       "inside it (listed apart, not in any total)\n",
+	       o.nincomplete, o.nincomplete == 1 ? "" : "s", buf);
+	if (min) {
+		format_duration(counter_or_zero(c, "offcpu.filtered_ns"), buf, sizeof(buf));
+		printf("  threshold  --off-cpu-min %.0f us: %" PRIu64
+		       " shorter intervals (%s) counted, not kept\n",
+		       strtod(min, NULL) / 1e3, counter_or_zero(c, "offcpu.filtered"), buf);
+	}
+	printf("  lost       %" PRIu64 " (offcpu.ringbuf_full %" PRIu64 ", offcpu.map_full %" PRIu64
+	       ")\n",
+	       counter_or_zero(c, "offcpu.ringbuf_full") + counter_or_zero(c, "offcpu.map_full"),
+	       counter_or_zero(c, "offcpu.ringbuf_full"), counter_or_zero(c, "offcpu.map_full"));
+	printf("  by state  ");
+	for (i = 0, first = true; i < CAPTURE_OFFCPU_STATE_COUNT; i++) {
+		if (!o.state_count[i])
+			continue;
+		printf("%s %s %.1f ms (%" PRIu32 ")", first ? "" : ",", analysis__offcpu_state_name(i),
+		       o.state_ns[i] / 1e6, o.state_count[i]);
+		first = false;
+	}
+	printf("%s\n  by cause  ", first ? " -" : "");
+	for (i = 0, first = true; i < CAPTURE_OFFCPU_CAUSE_COUNT; i++) {
+		if (!o.cause_count[i])
+			continue;
+		printf("%s %s %.1f ms (%" PRIu32 ")", first ? "" : ",",
+		       i == CAPTURE_OFFCPU_CAUSE_NONE ? "no wakeup" : analysis__offcpu_cause_name(i),
+		       o.cause_ns[i] / 1e6, o.cause_count[i]);
+		first = false;
+	}
+	printf("%s\n", first ? " -" : "");
+	analysis_offcpu__release(&o);
+	return 0;
+}
+
+static void print_interval(const struct report *r, uint32_t id, char *path, size_t size)
+{
+	const struct capture *c = r->c;
+	const struct capture_interval *v = &c->intervals[id];
+
+	printf("  interval tid=%" PRIu32 " comm=%s start_ns=%" PRIu64 " end_ns=%" PRIu64
+	       " ns=%" PRIu64 " start=%s end=%s state=%s cause=%s waker_tid=",
+	       c->threads[v->thread].tid, thread_comm(c, v->thread), v->start_ns, v->end_ns,
+	       v->weight, v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN ? "unknown" : "known",
+	       v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN ? "unknown" : "known",
+	       analysis__offcpu_state_name(v->state), analysis__offcpu_cause_name(v->cause));
+	if (v->waker_thread != CAPTURE_NONE)
+		printf("%" PRIu32 " waker_comm=%s\n", c->threads[v->waker_thread].tid,
+		       thread_comm(c, v->waker_thread));
+	else
+		printf("-\n");
+	analysis__stack_path(r->names, v->stack, path, size);
+	printf("    stack  %s\n", *path ? path : "[empty stack]");
+	if (v->waker_stack != CAPTURE_NONE) {
+		analysis__stack_path(r->names, v->waker_stack, path, size);
+		printf("    waker  %s\n", path);
+	}
+}
+
+static int print_offcpu_intervals(const struct report *r)
+{
+	struct analysis_offcpu o;
+	size_t size = 1 << 16;
+	char *path = malloc(size);
+	uint32_t i, n;
+
+	if (!path || analysis_offcpu__init(&o, r->c, CAPTURE_NONE)) {
+		free(path);
+		return -ENOMEM;
+	}
+	n = o.ncomplete < r->opt->limit ? o.ncomplete : r->opt->limit;
+	printf("\ncomplete intervals (longest first; top %" PRIu32 " of %" PRIu32 ")\n", n,
+	       o.ncomplete);
+	for (i = 0; i < n; i++)
+		print_interval(r, o.complete[i], path, size);
+	printf("\nincomplete intervals (start or end outside the recording: bounds are the "
+	       "recording's edges; %" PRIu32 ")\n",
+	       o.nincomplete);
+	for (i = 0; i < o.nincomplete; i++)
+		print_interval(r, o.incomplete[i], path, size);
+	analysis_offcpu__release(&o);
+	free(path);
+	return 0;
+}
+
+static int report_wall(const struct report_options *opt, const struct capture *c)
+{
+	struct analysis_wall w;
+	char pbuf[32];
+	uint32_t i;
+
+	if (analysis_wall__init(&w, c)) {
+		fprintf(stderr, "microscope report: %s: out of memory\n", opt->path);
+		return 1;
+	}
+	printf("microscope report: %s (wall view)\n", opt->path);
+	if (capture__meta(c, "command"))
+		printf("  command    %s\n", capture__meta(c, "command"));
+	if (w.period_known)
+		snprintf(pbuf, sizeof(pbuf), "%.3f ms", w.period_ns / 1e6);
+	printf("  on-CPU     estimated: CPU samples x %s per sample (the %s event's period)\n",
+	       w.period_known ? pbuf : "?", w.cpu_event != CAPTURE_NONE ?
+	       capture__string(c, c->events[w.cpu_event].name) : "CPU");
+	if (w.offcpu_event == CAPTURE_NONE)
+		printf("  off-CPU    not recorded (record with --off-cpu)\n");
+	else
+		printf("  off-CPU    measured: complete intervals; intervals cut by the recording's "
+		       "edges in their own column\n");
+	printf("\n  %-24s %10s %12s %12s %10s %10s %10s %10s %16s\n", "thread", "samples",
+	       "on-CPU ms", "off-CPU ms", "runnable", "sleep", "disk", "other",
+	       "incomplete ms (n)");
+	for (i = 0; i < w.nrows; i++) {
+		const struct analysis_wall_row *row = &w.rows[i];
+		char name[64], inc[32];
+
+		snprintf(name, sizeof(name), "%s-%" PRIu32, thread_comm(c, row->thread),
+			 c->threads[row->thread].tid);
+		snprintf(inc, sizeof(inc), "%.1f (%" PRIu32 ")", row->incomplete_ns / 1e6,
+			 row->incomplete);
+		printf("  %-24s %10" PRIu64 " %12.1f %12.1f %10.1f %10.1f %10.1f %10.1f %16s\n", name,
+		       row->samples, row->on_cpu_ns / 1e6, row->off_cpu_ns / 1e6,
+		       row->state_ns[CAPTURE_OFFCPU_STATE_RUNNABLE] / 1e6,
+		       row->state_ns[CAPTURE_OFFCPU_STATE_SLEEP] / 1e6,
+		       row->state_ns[CAPTURE_OFFCPU_STATE_DISK] / 1e6,
+		       (row->state_ns[CAPTURE_OFFCPU_STATE_STOPPED] +
+			row->state_ns[CAPTURE_OFFCPU_STATE_OTHER]) / 1e6,
+		       inc);
+	}
+	printf("\n  (state columns: off-CPU ms by state, incomplete intervals included)\n");
+	analysis_wall__release(&w);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 /* Returns -1 to go on, else the exit status: 0 after --help, 2 for a usage error. */
 static int parse_options(int argc, char **argv, struct report_options *o)
 {
@@ -371,6 +559,8 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "min-percent", required_argument, NULL, 'm' },
 		{ "threads", no_argument, NULL, 't' },
 		{ "event", required_argument, NULL, 'e' },
+		{ "off-cpu", no_argument, NULL, 'O' },
+		{ "wall", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -419,6 +609,12 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		case 'e':
 			o->event = optarg;
 			break;
+		case 'O':
+			o->off_cpu = true;
+			break;
+		case 'W':
+			o->wall = true;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -438,6 +634,8 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 							: "missing capture FILE%s",
 					  optind < argc ? argv[argc - 1] : "");
 	o->path = argv[optind];
+	if (o->off_cpu + o->wall + !!o->event > 1)
+		return report_usage_error("choose one of --off-cpu, --wall and --event%s", "");
 	return -1; /* go on */
 }
 
@@ -469,7 +667,19 @@ int cmd_report(int argc, char **argv)
 			fprintf(stderr, "microscope report: %s: %s\n", opt.path, strerror(-rc));
 		goto cleanup;
 	}
-	if (opt.event) {
+	if (opt.wall) {
+		status = report_wall(&opt, c);
+		goto cleanup;
+	}
+	if (opt.off_cpu && analysis__find_event(c, "off-cpu", &event)) {
+		fprintf(stderr,
+			"microscope report: %s: no off-CPU intervals (record with --off-cpu)\n",
+			opt.path);
+		goto cleanup;
+	}
+	if (opt.off_cpu) {
+		/* event set above */
+	} else if (opt.event) {
 		if (analysis__find_event(c, opt.event, &event)) {
 			uint32_t i;
 
@@ -514,11 +724,21 @@ int cmd_report(int argc, char **argv)
 	format_weight(&r, r.total, wbuf, sizeof(wbuf));
 	r.wwidth = (int)strlen(wbuf) > 5 ? (int)strlen(wbuf) : 5;
 
-	print_summary(&r, &sum, event);
+	if (opt.off_cpu) {
+		if (print_offcpu_summary(&r))
+			goto cleanup;
+	} else {
+		print_summary(&r, &sum, event);
+		print_offcpu_note(&r);
+	}
 	if (print_tree(&r, tree))
 		goto cleanup;
 	oom = false;
 	print_flat(&r, flat);
+	if (opt.off_cpu && print_offcpu_intervals(&r)) {
+		oom = true;
+		goto cleanup;
+	}
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
 		goto cleanup;

@@ -41,6 +41,7 @@
 
 #include "bpf/abi/records.h"
 #include "collector.h"
+#include "offcpu.h"
 #include "skel/sampler.skel.h"
 
 #define BTF_VMLINUX	"/sys/kernel/btf/vmlinux"
@@ -102,6 +103,7 @@ struct collector {
 	void *sink_ctx;
 
 	struct sampler_bpf *skel;
+	struct offcpu *offcpu; /* --off-cpu, else NULL */
 	struct ring_buffer *rb;
 	struct bpf_link *fork_link;
 	struct bpf_link *exit_link;
@@ -738,6 +740,32 @@ static int collector__check_options(const struct record_options *o, long page_si
 	return -EINVAL;
 }
 
+/* Load bpf/offcpu.bpf.c sharing the sampler's target map; its ring joins
+ * the sampler's ring_buffer reader and the epoll set. */
+static int collector__open_offcpu(struct collector *c, char *err, size_t errlen)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int ret;
+
+	c->offcpu = offcpu__new(&c->opts, bpf_map__fd(c->skel->maps.targets),
+				c->opts.ringbuf_bytes, c->nr_possible, c->have_find_vma, err,
+				errlen);
+	if (!c->offcpu)
+		return -errno;
+	ev.data.fd = offcpu__ring_fd(c->offcpu);
+	ret = ring_buffer__add(c->rb, ev.data.fd, on_bpf_record, c);
+	if (ret) {
+		errf(err, errlen, "off-CPU ring buffer: %s", strerror(-ret));
+		return ret;
+	}
+	if (epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+		ret = -errno;
+		errf(err, errlen, "epoll_ctl: %s", strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
 /*
  * Open and load the sampler (collector.h).  The sink receives every chunk
  * from collector__start on; sink_ctx is passed through.  Returns NULL and
@@ -845,6 +873,11 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 		ret = -errno;
 		errf(err, errlen, "epoll_ctl: %s", strerror(-ret));
 		goto cleanup;
+	}
+	if (o->off_cpu) {
+		ret = collector__open_offcpu(c, err, errlen);
+		if (ret)
+			goto cleanup;
 	}
 	ret = 0;
 cleanup:
@@ -1109,6 +1142,9 @@ static int collector__emit_meta(struct collector *c)
 	if (c->ntargets && !c->opts.system_wide)
 		META("pids=%s", pids);
 	META("start_time_ns=%llu", (unsigned long long)c->start_ns);
+	META("off_cpu=%d", c->offcpu != NULL);
+	if (c->offcpu)
+		META("off_cpu_min_ns=%llu", (unsigned long long)c->opts.off_cpu_min_ns);
 #undef META
 	if (!err && c->opts.argv && c->opts.argv[0])
 		err = collector__meta_command(c);
@@ -1194,6 +1230,17 @@ int collector__start(struct collector *c, char *err, size_t errlen)
 	ret = collector__open_rings(c, err, errlen);
 	if (ret)
 		return ret;
+	if (c->offcpu) {
+		ret = offcpu__attach(c->offcpu, err, errlen);
+		if (!ret)
+			ret = offcpu__snapshot(c->offcpu, c->targets, c->ntargets,
+					       c->opts.system_wide, now_ns());
+		if (ret) {
+			if (!err || !err[0])
+				errf(err, errlen, "off-CPU start snapshot: %s", strerror(-ret));
+			return ret;
+		}
+	}
 	ret = collector__emit_meta(c);
 	if (ret) {
 		errf(err, errlen, "writing recording metadata: %s", strerror(-ret));
@@ -1229,6 +1276,20 @@ int collector__poll(struct collector *c, int timeout_ms)
 	if (err)
 		return err;
 	return collector__drain(c);
+}
+
+static int collector__counter(void *ctx, const char *name, __u64 value)
+{
+	return collector__emit_text(ctx, MS_CHUNK_COUNTER, "%s=%llu", name,
+				    (unsigned long long)value);
+}
+
+static int collector__emit_record(void *ctx, const void *rec, size_t len)
+{
+	struct collector *c = ctx;
+
+	c->bpf_records++;
+	return collector__emit(c, MS_CHUNK_BPF, 0, 0, rec, len);
 }
 
 static int collector__emit_counters(struct collector *c)
@@ -1271,6 +1332,8 @@ static int collector__emit_counters(struct collector *c)
 	COUNTER("collector.perf_records", c->perf_records);
 	COUNTER("collector.snapshot_errors", c->snapshot_errors);
 #undef COUNTER
+	if (!err && c->offcpu)
+		err = offcpu__counters(c->offcpu, collector__counter, c);
 cleanup:
 	free(per_cpu);
 	return err;
@@ -1283,11 +1346,14 @@ cleanup:
  */
 int collector__stop(struct collector *c)
 {
+	__u64 stop_ns;
 	int i, n, err;
 
 	if (!c->started || c->stopped)
 		return -EINVAL;
 	c->stopped = true;
+	offcpu__detach(c->offcpu);
+	stop_ns = now_ns();
 	for (i = 0; i < c->nr_online; i++) {
 		bpf_link__destroy(c->links[i]);
 		c->links[i] = NULL;
@@ -1305,6 +1371,11 @@ int collector__stop(struct collector *c)
 	n = collector__drain(c);
 	if (n < 0)
 		return n;
+	if (c->offcpu) {
+		err = offcpu__sweep(c->offcpu, stop_ns, collector__emit_record, c);
+		if (err)
+			return err;
+	}
 	err = collector__emit_counters(c);
 	if (err)
 		return err;
@@ -1335,6 +1406,7 @@ void collector__free(struct collector *c)
 			close(c->rings[i].fd);
 	}
 	ring_buffer__free(c->rb);
+	offcpu__free(c->offcpu);
 	if (c->epoll_fd >= 0)
 		close(c->epoll_fd);
 	sampler_bpf__destroy(c->skel);

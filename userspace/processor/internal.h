@@ -126,6 +126,11 @@ struct processor {
 	uint64_t unwind_fp_fallback; /* auto: CFI could not start, FP chain used */
 
 	uint64_t problems[MS_PROBLEM_COUNT];
+
+	/* off-CPU intervals (offcpu.c) */
+	uint32_t offcpu_event_row;   /* CAPTURE_NONE until the first interval */
+	uint32_t offcpu_marks[4];    /* marker frame rows, CAPTURE_NONE until made */
+	uint64_t intervals;
 };
 
 /* Truncation reasons (processor.truncation_frames index). */
@@ -174,5 +179,36 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uint32_t kind,
 				const char *path);
 void stacks__release(struct processor *p);
+
+/* A stack given as parts (stacks__build): kernel and user return addresses
+ * (innermost first), and for a CFI unwind the user registers and copied
+ * stack bytes.  root_mark: a marker frame row put above the outermost frame,
+ * or CAPTURE_NONE. */
+struct stack_parts {
+	const uint64_t *kips;
+	uint32_t k;
+	const uint64_t *uips;
+	uint32_t u;
+	bool user;	 /* build a user part (false: kernel frames only) */
+	bool ustack_err; /* the user chain could not be read */
+	bool copy_wanted; /* a copy was expected: mark an FP stand-in [no stack copy] */
+	const struct ms_regs_x86_64 *regs; /* NULL: no registers */
+	const uint8_t *copy;
+	uint32_t copy_len;
+	uint32_t root_mark;
+	bool k_returns; /* the innermost kernel address is a return address too */
+};
+/* Append the stack of sp (root first) to the builder; *stack is its row
+ * (CAPTURE_NONE if empty).  ps NULL: kernel frames only.  Returns 0 or
+ * -ENOMEM. */
+int stacks__build(struct processor *p, struct proc_state *ps, const struct stack_parts *sp,
+		  uint32_t *stack);
+/* A marker frame row named name, made once into *slot (CAPTURE_NONE at first). */
+uint32_t stacks__marker(struct processor *p, uint32_t *slot, const char *name);
+/* The kernel symbol of ip (looked up at ip - 1 for a return address), or NULL. */
+const char *stacks__kernel_name(struct processor *p, uint64_t ip, bool is_return);
+
+/* offcpu.c */
+int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len);
 
 #endif

@@ -28,6 +28,9 @@ struct processor *processor__new(struct capture_builder *b, struct symbolizer *s
 	p->kernel_module = CAPTURE_NONE;
 	p->event_row = CAPTURE_NONE;
 	p->duty_factor = 1;
+	p->offcpu_event_row = CAPTURE_NONE;
+	for (size_t i = 0; i < sizeof(p->offcpu_marks) / sizeof(p->offcpu_marks[0]); i++)
+		p->offcpu_marks[i] = CAPTURE_NONE;
 	for (size_t i = 0; i < sizeof(p->truncation_frames) / sizeof(p->truncation_frames[0]); i++)
 		p->truncation_frames[i] = CAPTURE_NONE;
 	for (size_t i = 0; i < UNWIND_REASON__COUNT; i++)
@@ -114,6 +117,13 @@ static int dispatch(struct processor *p, uint32_t kind, const uint8_t *rec, uint
 	if (h.size != len) {
 		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
 		return 0;
+	}
+	if (h.type == MS_REC_OFFCPU) {
+		if (len < sizeof(struct ms_offcpu) || len % 8) {
+			processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+			return 0;
+		}
+		return offcpu__record(p, (const struct ms_offcpu *)rec, len);
 	}
 	if (h.type != MS_REC_SAMPLE) {
 		processor__problem(p, MS_PROBLEM_UNKNOWN_BPF_RECORD);
@@ -365,6 +375,10 @@ int processor__finish(struct processor *p)
 						p->duty_changes[i].factor);
 		capture_builder__set_meta(p->b, "budget.duty_changes", list);
 		free(list);
+	}
+	if (p->intervals) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, p->intervals);
+		capture_builder__set_meta(p->b, "intervals", buf);
 	}
 	if (p->have_round && p->end_time > p->first_round) {
 		snprintf(buf, sizeof(buf), "%" PRIu64, p->end_time - p->first_round);

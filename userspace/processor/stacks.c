@@ -386,3 +386,85 @@ void stacks__release(struct processor *p)
 	u64map__release(&p->sym_to_module);
 	u64map__release(&p->anon_frames);
 }
+
+/* ---- stacks from parts (off-CPU intervals and their wakers) ---- */
+
+/* As dwarf_user_stack, over explicit parts instead of a sample. */
+static bool dwarf_user_parts(struct processor *p, struct proc_state *ps,
+			     const struct stack_parts *sp, uint32_t *out, uint32_t *n)
+{
+	struct unwind_ctx ctx = { .p = p, .ps = ps };
+	struct unwind_regs regs;
+	enum unwind_reason reason;
+	size_t depth;
+
+	if (p->call_graph == MS_CG_FP || !sp->copy_len || !sp->regs)
+		return false;
+	memcpy(&regs, sp->regs, sizeof(regs));
+	depth = unwind__stack_ex(&regs, sp->copy, sp->copy_len, unwind_find, &ctx, p->unwind_pcs,
+				 p->unwind_flags, MS_UNWIND_MAX_DEPTH, &reason);
+	if (p->call_graph == MS_CG_AUTO && depth <= 1 && sp->u > 1 &&
+	    reason != UNWIND_END_OUTERMOST) {
+		p->unwind_fp_fallback++;
+		return false;
+	}
+	p->unwind_reasons[reason]++;
+	if (reason != UNWIND_END_OUTERMOST)
+		out[(*n)++] = unwind_reason_frame(p, reason);
+	for (size_t i = depth; i-- > 0;) {
+		bool is_return = !(p->unwind_flags[i] & UNWIND_FRAME_ACTIVATION) ||
+				 (i == 0 && sp->k);
+		out[(*n)++] = user_frame(p, ps, p->unwind_pcs[i], is_return);
+	}
+	return true;
+}
+
+uint32_t stacks__marker(struct processor *p, uint32_t *slot, const char *name)
+{
+	return mark_frame(p, slot, name);
+}
+
+const char *stacks__kernel_name(struct processor *p, uint64_t ip, bool is_return)
+{
+	uint64_t off;
+
+	if (p->kernel_module == CAPTURE_NONE && kernel_frame(p, ip, is_return) == CAPTURE_NONE)
+		return NULL;
+	if (p->kernel_module == CAPTURE_NONE)
+		return NULL;
+	return sym_module__lookup(p->modules[p->kernel_module].sym, is_return && ip ? ip - 1 : ip,
+				  &off);
+}
+
+int stacks__build(struct processor *p, struct proc_state *ps, const struct stack_parts *sp,
+		  uint32_t *stack)
+{
+	uint32_t *out = p->stack_scratch, n = 0, parent = CAPTURE_NONE;
+	int i;
+
+	if (sp->root_mark != CAPTURE_NONE)
+		out[n++] = sp->root_mark;
+	if (!ps || !sp->user) {
+		/* no user part: kernel frames only */
+	} else if (dwarf_user_parts(p, ps, sp, out, &n)) {
+		/* user frames done */
+	} else if (sp->ustack_err) {
+		out[n++] = truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE);
+	} else {
+		if (sp->copy_wanted && !sp->copy_len && sp->u)
+			out[n++] = truncation_frame(p, MS_TRUNC_NO_STACK_COPY);
+		else if (sp->u == MS_MAX_STACK_DEPTH)
+			out[n++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
+		for (i = (int)sp->u - 1; i >= 0; i--)
+			out[n++] = user_frame(p, ps, sp->uips[i], i != 0 || sp->k);
+	}
+	for (i = (int)sp->k - 1; i >= 0; i--)
+		out[n++] = kernel_frame(p, sp->kips[i], i != 0 || sp->k_returns);
+	for (uint32_t k = 0; k < n; k++) {
+		if (out[k] == CAPTURE_NONE)
+			return -ENOMEM;
+		parent = capture_builder__add_stack(p->b, parent, out[k]);
+	}
+	*stack = parent;
+	return 0;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copying a user stack from sp upward, bounded by the VMA that holds sp
+ * (bpf_find_vma, Linux 5.17) or, without it, page by page until a page
+ * faults.  The same rules as the sampler's copy (bpf/sampler.bpf.c, which
+ * documents why each bound exists); parameterized so that bpf/offcpu.bpf.c
+ * can copy in the thread's own context at its next syscall exit.
+ *
+ * The includer defines PAGE_BYTES and the rodata flag
+ * `const volatile __u32 have_find_vma` (bpf_find_vma exists; probed by the
+ * collector) and includes vmlinux.h and the libbpf BPF headers first.
+ */
+#ifndef MS_BPF_STACK_COPY_H
+#define MS_BPF_STACK_COPY_H
+
+#include "bpf/abi/records.h"
+
+#define SC_COPY_MAX_PAGES (MS_STACK_COPY_MAX / PAGE_BYTES + 1)
+
+/* stack_copy__user() outcome bits, mapped by the caller onto its record's flags. */
+#define SC_END (1u << 0)    /* bounded by the end of the VMA holding sp */
+#define SC_FAULT (1u << 1)  /* stopped at a page that could not be read */
+#define SC_NO_VMA (1u << 2) /* VMA unknown: bounded by reading page by page */
+
+struct sc_vma_end_ctx {
+	__u64 end;
+};
+
+static long sc_vma__end(struct task_struct *task, struct vm_area_struct *vma,
+			struct sc_vma_end_ctx *ctx)
+{
+	ctx->end = vma->vm_end;
+	return 0;
+}
+
+/* Copy up to len (<= MS_STACK_COPY_MAX) bytes from sp into dst, a page at a
+ * time, stopping at the first unreadable page; dst has len + PAGE_BYTES
+ * bytes of room.  Returns the bytes copied. */
+static __always_inline __u32 sc_copy_pages(__u8 *dst, __u64 sp, __u32 len)
+{
+	__u64 done = 0, chunk, rem;
+	int i;
+
+	for (i = 0; i < SC_COPY_MAX_PAGES; i++) {
+		if (done >= len)
+			break;
+		rem = len - done;
+		chunk = PAGE_BYTES - ((sp + done) & (PAGE_BYTES - 1));
+		if (chunk > rem)
+			chunk = rem;
+		barrier_var(chunk);
+		barrier_var(done);
+		if (chunk > PAGE_BYTES || done > MS_STACK_COPY_MAX) /* cannot happen */
+			break;
+		if (bpf_probe_read_user(dst + done, chunk, (const void *)(sp + done)))
+			break;
+		done += chunk;
+	}
+	return (__u32)done;
+}
+
+/*
+ * Copy want (<= MS_STACK_COPY_MAX, multiple of 8) bytes of task's user stack
+ * from sp into dst (room for MS_STACK_COPY_MAX + PAGE_BYTES bytes).  Sets
+ * SC_* bits in *out.  Returns the bytes copied, a multiple of 8.
+ */
+static __noinline __u32 stack_copy__user(__u8 *dst, struct task_struct *task, __u64 sp, __u32 want,
+					 __u32 *out)
+{
+	struct sc_vma_end_ctx vma = {};
+	__u32 len, copy;
+	long err;
+
+	if (!dst || !out)
+		return 0;
+	if (want > MS_STACK_COPY_MAX)
+		want = MS_STACK_COPY_MAX;
+	err = have_find_vma ? bpf_find_vma(task, sp, sc_vma__end, &vma, 0) : -38 /* ENOSYS */;
+	if (err == -2 /* ENOENT: sp is in no mapping */) {
+		*out |= SC_FAULT;
+		return 0;
+	}
+	if (err || vma.end <= sp) {
+		*out |= SC_NO_VMA;
+		len = want;
+		copy = sc_copy_pages(dst, sp, len) & ~7u;
+	} else {
+		len = want;
+		if (vma.end - sp < want) {
+			len = (__u32)(vma.end - sp) & ~7u;
+			*out |= SC_END;
+		}
+		if (len > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
+			len = MS_STACK_COPY_MAX;
+		copy = len;
+		if (bpf_probe_read_user(dst, len, (const void *)sp))
+			copy = sc_copy_pages(dst, sp, len) & ~7u;
+	}
+	if (copy < len)
+		*out |= SC_FAULT;
+	return copy;
+}
+
+#endif
