@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
@@ -23,7 +24,7 @@
 
 static const char report_usage[] =
 	"usage: microscope report FILE [--sort self|total] [--limit N] [--threads]\n"
-	"                         [--min-percent P] [--event NAME]\n"
+	"                         [--min-percent P] [--event NAME] [--svg OUT]\n"
 	"\n"
 	"Print a capture's summary, its top-down call tree and its functions by\n"
 	"self or total cost.\n"
@@ -35,6 +36,8 @@ static const char report_usage[] =
 	"  --min-percent P     hide call tree nodes below P% of the total (default 0.5)\n"
 	"  --threads           one call tree root per thread (\"comm-tid\")\n"
 	"  --event NAME        the event to report (default: the first with samples)\n"
+	"  --svg OUT           also write the flame graph SVG of the same samples to OUT\n"
+	"                      (as 'microscope convert FILE -o OUT.svg')\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"Kernel functions are marked \" [k]\".  Percentages are of the event's total\n"
@@ -48,6 +51,7 @@ struct report_options {
 	double min_percent;
 	bool threads;
 	const char *event;
+	const char *svg; /* --svg OUT, or NULL */
 };
 
 struct report {
@@ -343,6 +347,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "min-percent", required_argument, NULL, 'm' },
 		{ "threads", no_argument, NULL, 't' },
 		{ "event", required_argument, NULL, 'e' },
+		{ "svg", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -391,6 +396,9 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		case 'e':
 			o->event = optarg;
 			break;
+		case 'g':
+			o->svg = optarg;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -411,6 +419,51 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 					  optind < argc ? argv[argc - 1] : "");
 	o->path = argv[optind];
 	return -1; /* go on */
+}
+
+/* --svg: the flame graph, published atomically (OUT.tmp.PID, fsync, rename). */
+static int report_write_svg(const struct capture *c, const struct analysis_query *q,
+			    const struct report_options *o)
+{
+	const char *cmd = capture__meta(c, "command");
+	char *tmp = NULL, title[300];
+	FILE *f = NULL;
+	int err;
+
+	snprintf(title, sizeof(title), "Flame graph: %s (%s)", cmd ? cmd : o->path,
+		 capture__string(c, c->events[q->event].name));
+	if (asprintf(&tmp, "%s.tmp.%ld", o->svg, (long)getpid()) < 0) {
+		tmp = NULL;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	f = fopen(tmp, "wx");
+	if (!f) {
+		err = -errno;
+		free(tmp);
+		tmp = NULL;
+		goto cleanup;
+	}
+	err = convert__write_svg(c, q, title, f);
+	if (!err && (fflush(f) || ferror(f) || fsync(fileno(f))))
+		err = errno ? -errno : -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	f = NULL;
+	if (!err && rename(tmp, o->svg))
+		err = -errno;
+	if (!err) {
+		free(tmp);
+		tmp = NULL;
+	}
+cleanup:
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	if (err)
+		fprintf(stderr, "microscope report: %s: %s\n", o->svg, strerror(-err));
+	return err;
 }
 
 int cmd_report(int argc, char **argv)
@@ -495,6 +548,8 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
 		goto cleanup;
 	}
+	if (opt.svg && report_write_svg(c, &q, &opt))
+		goto cleanup;
 	status = 0;
 cleanup:
 	if (oom)
