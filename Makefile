@@ -57,7 +57,7 @@ FIXTURES := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRCS))
 
 -include tests/fixtures/flags.mk
 
-.PHONY: all deps demo test unit e2e check install clean bench vmtest
+.PHONY: all deps demo test unit e2e check install clean bench vmtest fuzz fuzz-replay
 all: $(BIN) $(FIXTURES) $(FIXTURE_EXTRA)
 
 # Installs every Debian package the project needs; idempotent.
@@ -136,10 +136,55 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
 	$(Q)$(PYTHON) tests/run.py --unit --e2e $(OUTPUT)
 
-# Unit tests and the damaged-capture corpus under ASan/UBSan.
+# Unit tests and the damaged-capture corpus under ASan/UBSan, then every fuzz
+# corpus (tests/fuzz/<target>/) replayed once through its harness.
 check:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/san CFLAGS="-O1 -g $(SAN_FLAGS)" \
-		LDLIBS="$(LDLIBS) $(SAN_FLAGS)" unit
+		LDLIBS="$(LDLIBS) $(SAN_FLAGS)" unit fuzz-replay
+
+# ---- Fuzzing (tests/fuzz/fuzz.h).  `make fuzz` builds the library with clang and
+# -fsanitize=fuzzer-no-link,address,undefined in $(OUTPUT)/fuzz and runs each harness
+# for FUZZ_SECONDS (new inputs in $(OUTPUT)/fuzz/corpus/<target>, crashes as
+# $(OUTPUT)/fuzz/crash-<target>-*).  FUZZ_TARGETS picks harnesses.
+FUZZ_TARGETS ?= capture_reader folded_import pprof_import ring_decoder
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang-14
+FUZZ_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_REPLAYS := $(patsubst %,$(OUTPUT)/tests/fuzz/replay_%,$(FUZZ_TARGETS))
+FUZZ_BINS := $(patsubst %,$(OUTPUT)/tests/fuzz/fuzz_%,$(FUZZ_TARGETS))
+
+$(OUTPUT)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) $(OUTPUT)/obj/tests/fuzz
+	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/obj/tests/fuzz/replay_$*.d $< tests/fuzz/driver.c \
+		$(LIB) $(LDLIBS) -o $@
+
+$(OUTPUT)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) $(OUTPUT)/obj/tests/fuzz
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer -MF $(OUTPUT)/obj/tests/fuzz/fuzz_$*.d $< \
+		$(LIB) $(LDLIBS) -o $@
+
+# Replays each seed corpus once (built with whatever CFLAGS the caller set; check: ASan/UBSan).
+fuzz-replay: $(FUZZ_REPLAYS)
+	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
+		$(OUTPUT)/tests/fuzz/replay_$$t tests/fuzz/$$t; done
+
+fuzz:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/fuzz CC=$(FUZZ_CC) \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_FLAGS)" \
+		LDLIBS="$(LDLIBS) $(FUZZ_FLAGS)" fuzz-bins
+	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(OUTPUT)/fuzz/corpus/$$t; \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+		$(OUTPUT)/fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+			-rss_limit_mb=2048 -print_final_stats=1 \
+			-artifact_prefix=$(OUTPUT)/fuzz/crash-$$t- \
+			$(OUTPUT)/fuzz/corpus/$$t tests/fuzz/$$t; \
+	done
+
+.PHONY: fuzz-bins
+fuzz-bins: $(FUZZ_BINS)
 
 # Installs deps, builds, records the bundled demo and prints its report.
 demo: deps
