@@ -385,15 +385,24 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 			}
 		}
 	}
-	/* pprof takes the first mapping as the main binary: the first process's executable */
+	/* pprof takes the first mapping as the main binary: the first process's executable
+	 * (by path, else by file name = comm, which the kernel cuts to 15 bytes) */
 	if (c->nprocesses) {
 		const char *exe = capture__string(c, c->processes[0].exe);
+		const char *comm = capture__string(c, c->processes[0].comm);
 
-		for (i = 0; exe[0] && i < c->nmodules; i++)
-			if (!strcmp(capture__string(c, c->modules[i].path), exe)) {
+		for (i = 0; i < c->nmodules; i++) {
+			const char *path = capture__string(c, c->modules[i].path);
+			const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+			if (c->modules[i].kind != CAPTURE_MODULE_FILE)
+				continue;
+			if ((exe[0] && !strcmp(path, exe)) ||
+			    (!exe[0] && comm[0] && !strncmp(base, comm, 15))) {
 				mapping_id(&o, i);
 				break;
 			}
+		}
 	}
 	for (i = 0; i < ncols; i++)
 		type_ptrs[i] = &types[i];
