@@ -6,7 +6,9 @@
  * bytes, repeated).  Chunk lengths are clipped to the input and to
  * MS_CHUNK_MAX_PAYLOAD (the replayer's checks); each payload is copied to
  * its own malloc'd buffer, as stream__replay hands it over.  Then finish and
- * seal the capture.
+ * seal the capture.  One symbolizer serves every input (as one serves a whole
+ * recording): building one per input (kallsyms, ELF files) would cost about a
+ * second each.
  */
 #include <string.h>
 
@@ -19,12 +21,14 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct capture_builder *b = capture_builder__new();
-	struct symbolizer *s = symbolizer__new();
+	static struct symbolizer *s;
 	struct processor *p = NULL;
 	size_t pos = 0;
 	void *buf = NULL;
 	size_t len = 0;
 
+	if (!s)
+		s = symbolizer__new();
 	if (!b || !s)
 		goto cleanup;
 	p = processor__new(b, s);
@@ -68,7 +72,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 cleanup:
 	free(buf);
 	processor__free(p);
-	symbolizer__free(s);
 	capture_builder__free(b);
 	return 0;
 }
