@@ -387,7 +387,11 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	}
 	/* pprof takes the first mapping as the main binary: the first process's executable
 	 * (by path, else by file name = comm, which the kernel cuts to 15 bytes) */
-	if (c->nprocesses) {
+	if (from_pprof) {
+		/* an imported profile keeps its mappings, in their order */
+		for (i = 0; i < c->nmodules; i++)
+			mapping_id(&o, i);
+	} else if (c->nprocesses) {
 		const char *exe = capture__string(c, c->processes[0].exe);
 		const char *comm = capture__string(c, c->processes[0].comm);
 
