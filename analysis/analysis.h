@@ -180,6 +180,18 @@ void analysis_tree__free(struct analysis_tree *t);
  */
 int analysis_tree__folded(const struct analysis_tree *t, char **text, size_t *len);
 
+/*
+ * Flame graph of t as a self-contained SVG document (flamegraph.pl style:
+ * root "all" at the bottom, box width proportional to total weight,
+ * children in display order; hover shows name, total in unit, percent and
+ * self; "Search" or Ctrl-F highlights names matching a regular expression
+ * and shows the matched share).  Boxes narrower than 0.1 px are left out.
+ * title is shown at the top.  *text is malloc'd (caller frees), *len bytes.
+ * Returns 0 or -ENOMEM.
+ */
+int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *title,
+				  const char *unit, char **text, size_t *len);
+
 /* ---- flat table ------------------------------------------------------------ */
 
 enum analysis_sort {

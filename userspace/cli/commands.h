@@ -9,8 +9,19 @@
 #ifndef MS_CLI_COMMANDS_H
 #define MS_CLI_COMMANDS_H
 
+#include <stdio.h>
+
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+
+struct capture;
+struct analysis_query;
+/*
+ * Write the flame graph SVG of q's samples of c to out (convert --to svg and
+ * report --svg share it).  Returns 0 or -errno.
+ */
+int convert__write_svg(const struct capture *c, const struct analysis_query *q, const char *title,
+		       FILE *out);
 
 #endif

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * microscope convert: write a capture in another format.  An adapter: each
- * format is one row of convert_formats[] naming its --to value, the output
- * extensions that select it, and a writer; adding pprof or Chrome trace is
- * one more row whose writer calls capture/formats/ (or analysis/).
+ * microscope convert: read a capture, pprof or folded file and write it in
+ * another format.  An adapter: each output format is one row of
+ * convert_formats[] naming its --to value, the output extensions that select
+ * it, and a writer calling capture/formats/ or analysis/; each input format
+ * one row of convert_inputs[] with an importer that fills a capture_builder,
+ * which is sealed and reopened through the capture validator.
  *
  * A file output is published atomically: written to OUT.tmp.PID in OUT's
  * directory, fsync'd, renamed over OUT; a failed conversion leaves no OUT.
@@ -21,6 +23,8 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "capture/file_io.h"
+#include "capture/format.h"
+#include "capture/formats/formats.h"
 #include "commands.h"
 
 /* What a writer gets: the open capture and the query the options built. */
@@ -28,6 +32,9 @@ struct convert_input {
 	const char *path; /* the capture's path, for messages */
 	const struct capture *capture;
 	struct analysis_query query; /* event chosen, per_thread from --threads */
+	const void *bytes;	     /* the capture file's bytes */
+	size_t len;
+	struct formats_note *note; /* what the conversion lost, for the caller to print */
 };
 
 /*
@@ -44,6 +51,55 @@ struct convert_format {
 	convert_write_fn write;
 };
 
+/* The events other than the query's that have samples: what one-event formats drop. */
+static uint32_t convert_other_events(const struct capture *c, uint32_t event)
+{
+	uint32_t i, n = 0;
+	bool *has = calloc((size_t)c->nevents + 1, 1);
+
+	if (!has)
+		return 0;
+	for (i = 0; i < c->nsamples; i++)
+		has[c->samples[i].event] = true;
+	for (i = 0; i < c->nevents; i++)
+		n += i != event && has[i];
+	free(has);
+	return n;
+}
+
+/* Folded stacks carry one event, names and weights only. */
+static void convert_note_folded_losses(const struct convert_input *in)
+{
+	const struct capture *c = in->capture;
+	bool times = false, lines = false, threads = false;
+	uint32_t i, others = convert_other_events(c, in->query.event);
+
+	for (i = 0; i < c->nsamples && !times; i++)
+		times = c->samples[i].time_ns != 0;
+	for (i = 0; i < c->nsamples && !threads; i++)
+		threads = c->samples[i].thread != CAPTURE_NONE;
+	for (i = 0; i < c->nframes && !lines; i++)
+		lines = c->frames[i].line || c->frames[i].file;
+	if (times || lines || (threads && !in->query.per_thread))
+		formats_note__add(in->note, "folded keeps no %s%s%s",
+				  times ? "sample times, " : "", lines ? "source lines, " : "",
+				  threads && !in->query.per_thread ? "threads (--threads keeps them), "
+								  : "");
+	if (others)
+		formats_note__add(in->note, "%u other event%s not exported (use --event)", others,
+				  others == 1 ? "" : "s");
+	/* drop the last ", " of the first part */
+	{
+		char *p = strstr(in->note->text, ", ;");
+
+		if (p)
+			memmove(p, p + 2, strlen(p + 2) + 1);
+		p = in->note->text + strlen(in->note->text);
+		if (p - in->note->text >= 2 && !strcmp(p - 2, ", "))
+			p[-2] = '\0';
+	}
+}
+
 /* Folded stacks (flamegraph.pl, inferno, speedscope): see analysis_tree__folded. */
 static int convert_folded(const struct convert_input *in, FILE *out)
 {
@@ -53,6 +109,10 @@ static int convert_folded(const struct convert_input *in, FILE *out)
 	size_t len = 0;
 	int err;
 
+	if (in->query.event == CAPTURE_NONE) {
+		fprintf(stderr, "microscope convert: %s: the capture has no events\n", in->path);
+		return -EINVAL;
+	}
 	names = analysis_names__new(in->capture);
 	if (!names) {
 		err = -errno;
@@ -66,6 +126,7 @@ static int convert_folded(const struct convert_input *in, FILE *out)
 	err = analysis_tree__folded(tree, &text, &len);
 	if (err)
 		goto cleanup;
+	convert_note_folded_losses(in);
 	if (len && fwrite(text, 1, len, out) != len)
 		err = -EIO;
 cleanup:
@@ -75,6 +136,102 @@ cleanup:
 	return err;
 }
 
+static int convert_need_event(const struct convert_input *in)
+{
+	if (in->query.event != CAPTURE_NONE)
+		return 0;
+	fprintf(stderr, "microscope convert: %s: the capture has no events\n", in->path);
+	return -EINVAL;
+}
+
+static int convert_pprof(const struct convert_input *in, FILE *out)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	int err = pprof__export(in->capture, &buf, &len, in->note);
+
+	if (!err && len && fwrite(buf, 1, len, out) != len)
+		err = -EIO;
+	free(buf);
+	return err;
+}
+
+static int convert_chrome(const struct convert_input *in, FILE *out)
+{
+	int err = convert_need_event(in);
+
+	return err ? err : chrome_trace__export(in->capture, in->query.event, out, in->note);
+}
+
+static int convert_speedscope(const struct convert_input *in, FILE *out)
+{
+	int err = convert_need_event(in);
+
+	return err ? err : speedscope__export(in->capture, in->query.event, out, in->note);
+}
+
+/* The flame graph of the query's tree; also used by `report --svg`. */
+int convert__write_svg(const struct capture *c, const struct analysis_query *q, const char *title,
+		       FILE *out)
+{
+	struct analysis_names *names = NULL;
+	struct analysis_tree *tree = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	names = analysis_names__new(c);
+	if (!names) {
+		err = -errno;
+		goto cleanup;
+	}
+	tree = analysis_tree__new(names, q);
+	if (!tree) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = analysis_tree__flamegraph_svg(tree, title,
+					    capture__string(c, c->events[q->event].unit), &text,
+					    &len);
+	if (!err && len && fwrite(text, 1, len, out) != len)
+		err = -EIO;
+cleanup:
+	free(text);
+	analysis_tree__free(tree);
+	analysis_names__free(names);
+	return err;
+}
+
+static int convert_svg(const struct convert_input *in, FILE *out)
+{
+	const char *cmd = capture__meta(in->capture, "command");
+	char title[300];
+	int err = convert_need_event(in);
+
+	if (err)
+		return err;
+	snprintf(title, sizeof(title), "Flame graph: %s (%s)", cmd ? cmd : in->path,
+		 capture__string(in->capture, in->capture->events[in->query.event].name));
+	err = convert__write_svg(in->capture, &in->query, title, out);
+	if (!err) {
+		uint32_t others = convert_other_events(in->capture, in->query.event);
+
+		if (others)
+			formats_note__add(in->note, "%u other event%s not drawn (use --event)",
+					  others, others == 1 ? "" : "s");
+	}
+	return err;
+}
+
+/* The capture itself (an import sealed, or the input copied). */
+static int convert_capture(const struct convert_input *in, FILE *out)
+{
+	if (in->len && fwrite(in->bytes, 1, in->len, out) != in->len)
+		return -EIO;
+	return 0;
+}
+
+/* Order matters for extensions: the first row whose suffix matches wins. */
 static const struct convert_format convert_formats[] = {
 	{
 		.name = "folded",
@@ -82,7 +239,144 @@ static const struct convert_format convert_formats[] = {
 		.description = "folded stacks, one \"root;...;leaf weight\" line per stack",
 		.write = convert_folded,
 	},
+	{
+		.name = "pprof",
+		.extensions = { ".pb.gz", ".pprof", ".pb", NULL },
+		.description = "gzip'd pprof protobuf (go tool pprof)",
+		.write = convert_pprof,
+	},
+	{
+		.name = "speedscope",
+		.extensions = { ".speedscope.json", NULL },
+		.description = "speedscope JSON, a sampled profile per thread",
+		.write = convert_speedscope,
+	},
+	{
+		.name = "chrome",
+		.extensions = { ".trace.json", ".json", NULL },
+		.description = "Chrome trace event JSON (Perfetto, chrome://tracing, speedscope)",
+		.write = convert_chrome,
+	},
+	{
+		.name = "svg",
+		.extensions = { ".svg", NULL },
+		.description = "flame graph SVG with hover details and search",
+		.write = convert_svg,
+	},
+	{
+		.name = "capture",
+		.extensions = { ".msc", NULL },
+		.description = "microscope capture (e.g. of an imported profile)",
+		.write = convert_capture,
+	},
 };
+
+/*
+ * An importer fills b from the input's bytes; on -EBADMSG err says why.
+ * NULL for the capture format, which is opened directly.
+ */
+typedef int (*convert_import_fn)(const void *buf, size_t len, struct capture_builder *b,
+				 struct formats_note *note, char *err, size_t errlen);
+
+static int convert_import_folded(const void *buf, size_t len, struct capture_builder *b,
+				 struct formats_note *note, char *err, size_t errlen)
+{
+	return folded__import(buf, len, b, note);
+}
+
+struct convert_input_format {
+	const char *name; /* --from value */
+	const char *extensions[4];
+	convert_import_fn import;
+};
+
+static const struct convert_input_format convert_inputs[] = {
+	{ .name = "capture", .extensions = { ".msc", NULL }, .import = NULL },
+	{ .name = "pprof", .extensions = { ".pb.gz", ".pprof", ".pb", NULL },
+	  .import = pprof__import },
+	{ .name = "folded", .extensions = { ".folded", ".txt", NULL },
+	  .import = convert_import_folded },
+};
+
+#define CONVERT_NINPUTS (sizeof(convert_inputs) / sizeof(convert_inputs[0]))
+
+static bool has_suffix(const char *path, const char *ext)
+{
+	size_t lp = strlen(path), le = strlen(ext);
+
+	return lp > le && !strcasecmp(path + lp - le, ext);
+}
+
+/* --from name, else the extension, else the content (capture magic, gzip, text). */
+static const struct convert_input_format *input_format(const char *from, const char *path,
+						       const void *buf, size_t len)
+{
+	size_t i, j;
+
+	for (i = 0; i < CONVERT_NINPUTS; i++) {
+		if (from) {
+			if (!strcmp(from, convert_inputs[i].name))
+				return &convert_inputs[i];
+			continue;
+		}
+		for (j = 0; convert_inputs[i].extensions[j]; j++)
+			if (has_suffix(path, convert_inputs[i].extensions[j]))
+				return &convert_inputs[i];
+	}
+	if (from)
+		return NULL;
+	if (len >= CAPTURE_MAGIC_LEN && !memcmp(buf, CAPTURE_MAGIC, CAPTURE_MAGIC_LEN))
+		return &convert_inputs[0];
+	if (len >= 2 && ((const unsigned char *)buf)[0] == 0x1f &&
+	    ((const unsigned char *)buf)[1] == 0x8b)
+		return &convert_inputs[1];
+	return &convert_inputs[2];
+}
+
+/* Read all of path (or stdin for "-") into *buf (malloc'd). */
+static int read_all(const char *path, void **buf, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	size_t cap = 1 << 16, n = 0;
+	char *b = NULL, *nb;
+	int err = 0;
+
+	*buf = NULL;
+	*len = 0;
+	if (!f)
+		return -errno;
+	for (;;) {
+		size_t r;
+
+		if (!b || n == cap) {
+			if (b)
+				cap *= 2;
+			nb = realloc(b, cap);
+			if (!nb) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			b = nb;
+		}
+		r = fread(b + n, 1, cap - n, f);
+		n += r;
+		if (r == 0) {
+			if (ferror(f))
+				err = errno ? -errno : -EIO;
+			break;
+		}
+	}
+cleanup:
+	if (f != stdin)
+		fclose(f);
+	if (err) {
+		free(b);
+		return err;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
 
 #define CONVERT_NFORMATS (sizeof(convert_formats) / sizeof(convert_formats[0]))
 
@@ -90,14 +384,21 @@ static void convert_print_usage(FILE *f)
 {
 	size_t i, j;
 
-	fputs("usage: microscope convert FILE [--to FORMAT] [-o OUT] [--threads] [--event NAME]\n"
+	fputs("usage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads]\n"
+	      "                          [--event NAME]\n"
 	      "\n"
-	      "Write the capture FILE in another format, to OUT or stdout (OUT absent or\n"
-	      "'-').  Without --to the format follows OUT's extension; on stdout it is\n"
-	      "folded.  A file OUT is replaced atomically.\n"
+	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin) and write it in\n"
+	      "another format, to OUT or stdout (OUT absent or '-').  Without --to the\n"
+	      "format follows OUT's extension; on stdout it is folded.  Without --from the\n"
+	      "input format follows FILE's extension, else its content.  Imported profiles\n"
+	      "pass the same validator as recordings.  What a conversion loses is printed\n"
+	      "as one 'note:' line on stderr (docs/formats.md).  A file OUT is replaced\n"
+	      "atomically.\n"
 	      "\n"
 	      "options:\n"
 	      "  --to FORMAT       output format (below)\n"
+	      "  --from FORMAT     input format: capture (.msc), pprof (.pb.gz, .pprof, .pb),\n"
+	      "                    folded (.folded, .txt)\n"
 	      "  -o, --output OUT  output file, '-' for stdout\n"
 	      "  --threads         put a \"comm-tid\" root frame above each stack\n"
 	      "  --event NAME      the event to convert (default: the first with samples)\n"
@@ -121,7 +422,8 @@ static int convert_usage_error(const char *fmt, const char *arg)
 {
 	fputs("microscope convert: ", stderr);
 	fprintf(stderr, fmt, arg);
-	fputs("\nusage: microscope convert FILE [--to FORMAT] [-o OUT] [--threads] [--event NAME]\n"
+	fputs("\nusage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads] "
+	      "[--event NAME]\n"
 	      "Run 'microscope convert --help' for details.\n",
 	      stderr);
 	return 2;
@@ -247,6 +549,7 @@ int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "to", required_argument, NULL, 'T' },
+		{ "from", required_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "threads", no_argument, NULL, 't' },
 		{ "event", required_argument, NULL, 'e' },
@@ -256,9 +559,14 @@ int cmd_convert(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct convert_format *fmt = NULL;
-	const char *to = NULL, *out = NULL, *event_name = NULL, *path;
+	const char *to = NULL, *from = NULL, *out = NULL, *event_name = NULL, *path;
+	const struct convert_input_format *ifmt;
 	struct convert_input in = { 0 };
+	struct formats_note import_note = { "" }, export_note = { "" };
+	struct capture_builder *b = NULL;
 	struct capture *c = NULL;
+	void *bytes = NULL, *sealed = NULL;
+	size_t nbytes = 0, nsealed = 0;
 	bool threads = false, incomplete = false;
 	uint32_t event;
 	char err[512] = "";
@@ -270,6 +578,12 @@ int cmd_convert(int argc, char **argv)
 		switch (ch) {
 		case 'T':
 			to = optarg;
+			break;
+		case 'F':
+			from = optarg;
+			if (!input_format(from, "", NULL, 0))
+				return convert_usage_error("unknown input format '%s' (capture, pprof, "
+							   "folded)", from);
 			break;
 		case 'o':
 			out = optarg;
@@ -324,7 +638,35 @@ int cmd_convert(int argc, char **argv)
 		fmt = &convert_formats[0];
 	}
 
-	rc = capture__open(path, &c, err, sizeof(err));
+	rc = read_all(path, &bytes, &nbytes);
+	if (rc) {
+		fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
+		goto cleanup;
+	}
+	ifmt = input_format(from, path, bytes, nbytes);
+	if (ifmt->import) {
+		b = capture_builder__new();
+		if (!b) {
+			fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(errno));
+			goto cleanup;
+		}
+		rc = ifmt->import(bytes, nbytes, b, &import_note, err, sizeof(err));
+		if (!rc)
+			rc = capture_builder__serialize(b, &sealed, &nsealed);
+		if (rc) {
+			const char *why = rc == -EBADMSG && err[0]		? err
+					  : capture_builder__error(b)[0] ? capture_builder__error(b)
+									  : strerror(-rc);
+
+			fprintf(stderr, "microscope convert: %s: %s: %s\n", path, ifmt->name, why);
+			goto cleanup;
+		}
+		free(bytes);
+		bytes = sealed;
+		nbytes = nsealed;
+		sealed = NULL;
+	}
+	rc = capture__open_mem(bytes, nbytes, path, &c, err, sizeof(err));
 	if (rc) {
 		if (err[0])
 			fprintf(stderr, "microscope convert: %s\n", err);
@@ -332,6 +674,8 @@ int cmd_convert(int argc, char **argv)
 			fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
 		goto cleanup;
 	}
+	if (import_note.text[0])
+		fprintf(stderr, "microscope convert: note: %s: %s\n", path, import_note.text);
 	if (event_name) {
 		if (analysis__find_event(c, event_name, &event)) {
 			fprintf(stderr, "microscope convert: %s: no event '%s'%s\n", path,
@@ -342,21 +686,27 @@ int cmd_convert(int argc, char **argv)
 		}
 	} else {
 		event = analysis__default_event(c);
-		if (event == CAPTURE_NONE) {
-			fprintf(stderr, "microscope convert: %s: the capture has no events\n", path);
-			goto cleanup;
-		}
 	}
 	in.path = path;
 	in.capture = c;
+	in.bytes = bytes;
+	in.len = nbytes;
+	in.note = &export_note;
 	analysis_query__init(&in.query, event);
 	in.query.per_thread = threads;
 	in.query.include_incomplete = incomplete;
 
 	rc = out ? convert_to_file(fmt, &in, out) : convert_to_stdout(fmt, &in);
-	if (!rc)
+	if (!rc) {
 		status = 0;
+		if (export_note.text[0])
+			fprintf(stderr, "microscope convert: note: %s: %s\n", fmt->name,
+				export_note.text);
+	}
 cleanup:
 	capture__free(c);
+	capture_builder__free(b);
+	free(bytes);
+	free(sealed);
 	return status;
 }

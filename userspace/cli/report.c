@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "analysis/budget.h"
@@ -25,6 +26,7 @@
 static const char report_usage[] =
 	"usage: microscope report FILE [--sort self|total] [--limit N] [--threads]\n"
 	"                         [--min-percent P] [--event NAME] [--off-cpu | --wall]\n"
+	"                         [--svg OUT]\n"
 	"\n"
 	"Print a capture's summary, its top-down call tree and its functions by\n"
 	"self or total cost.\n"
@@ -43,6 +45,8 @@ static const char report_usage[] =
 	"                      listed apart and never added to the totals\n"
 	"  --wall              per thread: on-CPU time estimated from samples (samples x\n"
 	"                      sample period) beside measured off-CPU time\n"
+	"  --svg OUT           also write the flame graph SVG of the same samples to OUT\n"
+	"                      (as 'microscope convert FILE -o OUT.svg')\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"Kernel functions are marked \" [k]\".  Percentages are of the event's total\n"
@@ -58,6 +62,7 @@ struct report_options {
 	const char *event;
 	bool off_cpu; /* --off-cpu */
 	bool wall;    /* --wall */
+	const char *svg; /* --svg OUT, or NULL */
 };
 
 struct report {
@@ -561,6 +566,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "event", required_argument, NULL, 'e' },
 		{ "off-cpu", no_argument, NULL, 'O' },
 		{ "wall", no_argument, NULL, 'W' },
+		{ "svg", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -615,6 +621,9 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		case 'W':
 			o->wall = true;
 			break;
+		case 'g':
+			o->svg = optarg;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -637,6 +646,51 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	if (o->off_cpu + o->wall + !!o->event > 1)
 		return report_usage_error("choose one of --off-cpu, --wall and --event%s", "");
 	return -1; /* go on */
+}
+
+/* --svg: the flame graph, published atomically (OUT.tmp.PID, fsync, rename). */
+static int report_write_svg(const struct capture *c, const struct analysis_query *q,
+			    const struct report_options *o)
+{
+	const char *cmd = capture__meta(c, "command");
+	char *tmp = NULL, title[300];
+	FILE *f = NULL;
+	int err;
+
+	snprintf(title, sizeof(title), "Flame graph: %s (%s)", cmd ? cmd : o->path,
+		 capture__string(c, c->events[q->event].name));
+	if (asprintf(&tmp, "%s.tmp.%ld", o->svg, (long)getpid()) < 0) {
+		tmp = NULL;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	f = fopen(tmp, "wx");
+	if (!f) {
+		err = -errno;
+		free(tmp);
+		tmp = NULL;
+		goto cleanup;
+	}
+	err = convert__write_svg(c, q, title, f);
+	if (!err && (fflush(f) || ferror(f) || fsync(fileno(f))))
+		err = errno ? -errno : -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	f = NULL;
+	if (!err && rename(tmp, o->svg))
+		err = -errno;
+	if (!err) {
+		free(tmp);
+		tmp = NULL;
+	}
+cleanup:
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	if (err)
+		fprintf(stderr, "microscope report: %s: %s\n", o->svg, strerror(-err));
+	return err;
 }
 
 int cmd_report(int argc, char **argv)
@@ -743,6 +797,8 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
 		goto cleanup;
 	}
+	if (opt.svg && report_write_svg(c, &q, &opt))
+		goto cleanup;
 	status = 0;
 cleanup:
 	if (oom)

@@ -236,9 +236,13 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 /* "key=value" payload (not NUL-terminated) into key/value buffers. */
 static bool split_kv(const void *payload, uint32_t len, char *key, size_t keylen, char **value)
 {
-	const char *s = payload, *eq = memchr(s, '=', len);
+	const char *s = payload, *eq;
 	char *buf;
 
+	/* an empty chunk comes with payload NULL (stream__replay): memchr(NULL, ..., 0) is UB */
+	if (!len || !s)
+		return false;
+	eq = memchr(s, '=', len);
 	if (!eq || eq == s || (size_t)(eq - s) >= keylen || memchr(s, '\0', len))
 		return false;
 	memcpy(key, s, eq - s);

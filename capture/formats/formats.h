@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Importers and exporters between the capture and other profile formats.
+ *
+ * Importers parse untrusted bytes and append rows to a caller's
+ * capture_builder; the caller seals it and reopens it with capture__open_mem,
+ * so an imported profile passes the same validator as a recording.  They
+ * never crash on malformed input: they return -EBADMSG with a message naming
+ * the offending element, or skip a bad record and count it (a capture
+ * counter and a loss note).
+ *
+ * Exporters read a validated capture only (capture/ never includes
+ * analysis/).  Frame display names follow the rules of analysis/analysis.h
+ * (formats__frame_label); test_formats checks they agree.
+ *
+ * What a converter cannot carry is a property of the converter
+ * (docs/formats.md).  Each call reports what it actually lost in this
+ * conversion as a one-line note (empty if nothing), for the CLI to print.
+ */
+#ifndef MS_CAPTURE_FORMATS_H
+#define MS_CAPTURE_FORMATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "capture/capture.h"
+
+/* A one-line description of what a conversion lost; "" when nothing. */
+struct formats_note {
+	char text[512];
+};
+
+/* Append "; "-separated printf text to the note (truncated to fit). */
+void formats_note__add(struct formats_note *n, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Display name of frame f, as analysis__frame_name (analysis.h) makes it:
+ * the function name; else "<module basename>+0x<addr>" ("[kernel]",
+ * "[vdso]", "[anon]", "[unknown]" for modules without a path); else
+ * "[unknown]+0x<addr>"; truncation frames their bracketed reason or
+ * "[truncated]".  Written NUL-terminated into buf of size bytes (truncated
+ * to fit); returns the full length like snprintf.
+ */
+size_t formats__frame_label(const struct capture *c, const struct capture_frame *f, char *buf,
+			    size_t size);
+
+/* Display name of a thread: "<comm>-<tid>" ("[unknown]" comm if empty). */
+size_t formats__thread_label(const struct capture *c, uint32_t thread, char *buf, size_t size);
+
+/*
+ * The nominal duration in ns one sample s of event ev stands for: weight
+ * for unit "nanoseconds", weight * period for unit "samples" with a known
+ * period, else 0 (unknown).
+ */
+uint64_t formats__sample_ns(const struct capture_event *ev, const struct capture *c,
+			    const struct capture_sample *s);
+
+/*
+ * Labels of every frame of c, as formats__frame_label, kernel frames with
+ * " [k]" appended (as the report marks them): *labels[c->nframes] of
+ * malloc'd strings; free with formats__labels_free.  Returns 0 or -ENOMEM.
+ */
+int formats__labels_new(const struct capture *c, char ***labels);
+void formats__labels_free(char **labels, uint32_t n);
+
+/*
+ * Sample ids of c sorted by (thread, time_ns, id), thread CAPTURE_NONE
+ * last: *order[c->nsamples], malloc'd.  Returns 0 or -ENOMEM.
+ */
+int formats__samples_by_thread(const struct capture *c, uint32_t **order);
+
+/* ---- folded stacks ------------------------------------------------------ */
+
+/*
+ * Import folded stacks ("outer;...;inner COUNT" lines, stackcollapse
+ * format) from buf[len] into b: one event "folded" (unit "samples"), one
+ * sample per line with weight COUNT, no thread, no time.  COUNT is the last
+ * space-separated token and must be decimal digits fitting u64; names may
+ * hold spaces, brackets and commas.  A trailing "_[k]" marks a kernel frame
+ * (the stackcollapse-perf --kernel convention our export writes).  "\r\n"
+ * line ends are accepted.  Lines that are blank, comments ('#'), count-less
+ * or have an empty frame name are skipped and counted in capture counters
+ * folded.skipped_blank, _comment, _no_count, _empty_frame; the note says how
+ * many.  Returns 0, or -ENOMEM.
+ */
+int folded__import(const void *buf, size_t len, struct capture_builder *b,
+		   struct formats_note *note);
+
+/* ---- pprof (github.com/google/pprof proto/profile.proto) ---------------- */
+
+/*
+ * Encode c as a gzip-compressed pprof Profile: *buf (malloc'd, caller
+ * frees) of *len bytes.
+ *
+ * Sample types: a recorded event of unit "samples" becomes "samples/count"
+ * (the weight) and, when its period is known, "cpu/nanoseconds" (weight *
+ * period ns); any other event becomes "<name>/<unit>" ("off-cpu/
+ * nanoseconds", or an imported pprof type unchanged).  Samples are summed
+ * per (stack, thread, event); a thread adds labels "pid", "tid" (numbers)
+ * and "thread" (comm).  Locations are runs of frames ending at a non-inline
+ * frame: the run's INLINE frames become the location's leading Line entries
+ * (innermost first).  Functions are keyed by (name, file, kernel); the
+ * capture has no start line, so start_line is 0.  One Mapping per module
+ * with frames (filename, build ID, range of its first capture mapping).
+ * Location addresses are the capture's frame addresses (module ELF
+ * addresses for files).  duration_nanos from meta "duration_ns", period from
+ * the first event with one.  Returns 0, -ENOMEM, or -EOVERFLOW.
+ */
+int pprof__export(const struct capture *c, void **buf, size_t *len, struct formats_note *note);
+
+/*
+ * Decode a pprof Profile (gzip-compressed or raw protobuf) from buf[len]
+ * into b.  Every sample type becomes an event (name = type, unit = unit,
+ * period = Profile.period for the type equal to period_type); each nonzero
+ * value of a sample becomes a capture sample of that event (a sample whose
+ * values are all 0 keeps its stack as one 0-weight sample of the first
+ * type).  Each Location becomes its Line chain of frames, the leading ones
+ * INLINE; a location without lines one UNSYMBOLIZED frame.  Each Mapping
+ * becomes a module and a mapping of one synthetic process.
+ *
+ * Errors (-EBADMSG, err names the reason): truncated or corrupt gzip,
+ * protobuf that does not parse, string_table[0] != "", a zero or duplicate
+ * id, a reference to a missing id or string, more values than sample types.
+ * Negative values (diff profiles) and labels are dropped, counted and noted.
+ * Returns 0, -EBADMSG or -ENOMEM.
+ */
+int pprof__import(const void *buf, size_t len, struct capture_builder *b,
+		  struct formats_note *note, char *err, size_t errlen);
+
+/* ---- trace viewers ------------------------------------------------------ */
+
+/*
+ * Chrome trace event JSON ({"traceEvents": [...]}, the format of
+ * chrome://tracing, Perfetto and speedscope) of c's samples: per process
+ * and thread a track named by "M" metadata events; each thread's samples in
+ * time order, consecutive samples sharing a stack prefix coalesced into
+ * nested "B"/"E" slices named by frame labels (kernel frames "name [k]").
+ * A sample covers [time, time + formats__sample_ns) cut at the thread's
+ * next sample; samples of unknown duration last until the next one.
+ * Samples of other events than event are drawn with a leaf "[<event name>]"
+ * (off-CPU intervals as slices).  ts in µs from the first sample.  Returns
+ * 0 or -ENOMEM.
+ */
+int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
+			 struct formats_note *note);
+
+/*
+ * speedscope JSON (https://www.speedscope.app/file-format-schema.json): one
+ * "sampled" profile per thread with samples of event, in time order,
+ * weights in nanoseconds when the event has a duration (formats__sample_ns)
+ * else unit "none" (plain weights); frames shared, keyed by label, with file
+ * and line of their first frame.  The thread with the most weight is the
+ * active profile.  Returns 0 or -ENOMEM.
+ */
+int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
+		       struct formats_note *note);
+
+/* Write s as a JSON string literal (quotes included, UTF-8 passed through,
+ * control bytes and invalid bytes escaped) to out. */
+void formats__json_string(FILE *out, const char *s);
+
+#endif

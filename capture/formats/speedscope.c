@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * speedscope JSON exporter (https://www.speedscope.app/file-format-schema.json):
+ * shared frames keyed by label, one "sampled" profile per thread.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/formats/formats.h"
+#include "capture/formats/keymap.h"
+
+int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
+		       struct formats_note *note)
+{
+	char **labels = NULL;
+	uint32_t *order = NULL, *frame_index = NULL, *first_frame = NULL, *path = NULL;
+	uint32_t nshared = 0, empty_index = CAPTURE_NONE, i, s, maxdepth = 1, active = 0;
+	uint32_t nprofiles = 0;
+	struct keymap by_label = { 0 };
+	bool ns_unit = true, first;
+	uint64_t best = 0;
+	int err;
+
+	err = formats__labels_new(c, &labels);
+	if (err)
+		goto cleanup;
+	err = formats__samples_by_thread(c, &order);
+	if (err)
+		goto cleanup;
+	err = -ENOMEM;
+	frame_index = malloc(((size_t)c->nframes + 1) * sizeof(*frame_index));
+	first_frame = malloc(((size_t)c->nframes + 2) * sizeof(*first_frame));
+	if (!frame_index || !first_frame)
+		goto cleanup;
+	/* shared frames: one per distinct label, in frame order */
+	for (i = 0; i < c->nframes; i++) {
+		uint64_t h = keymap__hash_str(labels[i]), k;
+		uint32_t v;
+
+		for (k = 0;; k++) {
+			if (!keymap__get(&by_label, h, k, &v)) {
+				if (keymap__put(&by_label, h, k, nshared))
+					goto cleanup;
+				first_frame[nshared] = i;
+				v = nshared++;
+				break;
+			}
+			if (!strcmp(labels[first_frame[v]], labels[i]))
+				break;
+		}
+		frame_index[i] = v;
+	}
+	for (i = 0; i < c->nsamples; i++) {
+		uint32_t d = 1;
+
+		if (c->samples[i].event != event)
+			continue;
+		for (s = c->samples[i].stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
+			d++;
+		if (d > maxdepth)
+			maxdepth = d;
+		if (c->samples[i].stack == CAPTURE_NONE)
+			empty_index = nshared;
+		if (!formats__sample_ns(&c->events[event], c, &c->samples[i]) &&
+		    c->samples[i].weight)
+			ns_unit = false;
+	}
+	path = malloc((size_t)maxdepth * sizeof(*path));
+	if (!path)
+		goto cleanup;
+
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
+	      "\"exporter\":\"microscope\",\"name\":",
+	      out);
+	{
+		const char *cmd = capture__meta(c, "command");
+		char name[600];
+
+		snprintf(name, sizeof(name), "%s (%s)", cmd ? cmd : "microscope capture",
+			 capture__string(c, c->events[event].name));
+		formats__json_string(out, name);
+	}
+	fputs(",\n\"shared\":{\"frames\":[", out);
+	for (i = 0; i < nshared; i++) {
+		const struct capture_frame *f = &c->frames[first_frame[i]];
+
+		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+		formats__json_string(out, labels[first_frame[i]]);
+		if (f->file) {
+			fputs(",\"file\":", out);
+			formats__json_string(out, capture__string(c, f->file));
+			if (f->line)
+				fprintf(out, ",\"line\":%" PRIu32, f->line);
+		}
+		fputc('}', out);
+	}
+	if (empty_index != CAPTURE_NONE)
+		fputs(nshared ? ",\n{\"name\":\"[empty stack]\"}" : "\n{\"name\":\"[empty stack]\"}",
+		      out);
+	fputs("\n]},\n\"profiles\":[", out);
+
+	/* one profile per thread that has samples of event */
+	first = true;
+	for (i = 0; i < c->nsamples;) {
+		uint32_t th = c->samples[order[i]].thread, j, end = i, n;
+		uint64_t total = 0, nev = 0;
+		char name[300];
+		bool first_sample = true;
+
+		while (end < c->nsamples && c->samples[order[end]].thread == th)
+			end++;
+		for (j = i; j < end; j++) {
+			const struct capture_sample *smp = &c->samples[order[j]];
+
+			if (smp->event == event && ++nev)
+				total += ns_unit ? formats__sample_ns(&c->events[event], c, smp)
+						 : smp->weight;
+		}
+		if (!nev) {
+			i = end;
+			continue;
+		}
+		formats__thread_label(c, th, name, sizeof(name));
+		fputs(first ? "\n{\"type\":\"sampled\",\"name\":" : ",\n{\"type\":\"sampled\",\"name\":",
+		      out);
+		first = false;
+		formats__json_string(out, name);
+		fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64
+			     ",\n\"samples\":[",
+			ns_unit ? "nanoseconds" : "none", total);
+		for (j = i; j < end; j++) {
+			const struct capture_sample *smp = &c->samples[order[j]];
+			uint32_t d;
+
+			if (smp->event != event)
+				continue;
+			n = 0;
+			for (s = smp->stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
+				path[n++] = frame_index[c->stacks[s].frame];
+			if (!n)
+				path[n++] = empty_index;
+			fputs(first_sample ? "[" : ",[", out);
+			first_sample = false;
+			for (d = n; d-- > 0;)
+				fprintf(out, d + 1 == n ? "%" PRIu32 : ",%" PRIu32, path[d]);
+			fputc(']', out);
+		}
+		fputs("],\n\"weights\":[", out);
+		first_sample = true;
+		for (j = i; j < end; j++) {
+			const struct capture_sample *smp = &c->samples[order[j]];
+
+			if (smp->event != event)
+				continue;
+			fprintf(out, first_sample ? "%" PRIu64 : ",%" PRIu64,
+				ns_unit ? formats__sample_ns(&c->events[event], c, smp)
+					: smp->weight);
+			first_sample = false;
+		}
+		fputs("]}", out);
+		if (total > best) {
+			best = total;
+			active = nprofiles;
+		}
+		nprofiles++;
+		i = end;
+	}
+	fprintf(out, "\n],\n\"activeProfileIndex\":%" PRIu32 "}\n", active);
+	for (i = 0; i < c->nevents; i++)
+		if (i != event) {
+			formats_note__add(note, "speedscope gets one event ('%s'); others not "
+				  "exported (use --event)", capture__string(c, c->events[event].name));
+			break;
+		}
+	if (!ns_unit)
+		formats_note__add(note, "weights without a duration exported as plain counts");
+	err = 0;
+cleanup:
+	formats__labels_free(labels, c->nframes);
+	keymap__release(&by_label);
+	free(order);
+	free(frame_index);
+	free(first_frame);
+	free(path);
+	return err;
+}

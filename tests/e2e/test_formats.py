@@ -1,0 +1,267 @@
+"""Formats (issue 6) checked with the real clients: `go tool pprof` reads our
+pprof export and agrees with `microscope report`; speedscope (npm) in headless
+chromium opens our speedscope and Chrome trace exports and shows the hottest
+function; pprof and folded round trips through the capture are exact."""
+import gzip
+import json
+import os
+import re
+import shutil
+
+import helpers as H
+
+WEB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "web")
+
+
+def _capture():
+    return H.cached_record("ratio", [H.fixture("ratio")]).capture
+
+
+def _convert(src, out, *args, check=True):
+    return H.run([H.BIN, "convert", src, "-o", out] + list(args), check=check)
+
+
+def _go():
+    go = shutil.which("go")
+    if not go:
+        H.skip("go (Debian golang-go) is not installed: run `make deps`")
+    return go
+
+
+def _pprof(*args, check=True):
+    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local",
+               HOME=os.environ.get("HOME", "/root"), PPROF_TMPDIR=H.TMP)
+    return H.run([_go(), "tool", "pprof"] + list(args), env=env, check=check, timeout=180)
+
+
+def _report_self(cap):
+    """{function: self samples} from report's function table."""
+    out = H.report(cap, "--limit", "1000", "--min-percent", "100").stdout
+    table = out.split("functions by self", 1)[1].splitlines()[2:]
+    rows = {}
+    for line in table:
+        m = re.match(r"\s*[\d.]+%\s+(\d+)\s+[\d.]+%\s+(\d+)\s+(.+?)\s*$", line)
+        if m:
+            rows[m.group(3)] = int(m.group(1))
+    assert rows, "no function table in the report:\n" + out[-2000:]
+    return rows
+
+
+def _pprof_top(path):
+    """{function: flat} from `go tool pprof -top -sample_index=samples -symbolize=none`."""
+    out = _pprof("-top", "-nodecount=1000", "-nodefraction=0", "-sample_index=samples", "-symbolize=none",
+                 path).stdout
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.+?)\s*$", line)
+        if m:
+            rows[m.group(3)] = int(m.group(1))
+    assert rows, "no rows in pprof -top:\n" + out[-2000:]
+    return rows, out
+
+
+def test_pprof_top_agrees_with_report():
+    cap = _capture()
+    out = H.tmp_path("ratio.pb.gz")
+    _convert(cap, out)
+    with gzip.open(out) as f:
+        assert f.read(1), "the pprof export is not gzip"
+    report = _report_self(cap)
+    top, text = _pprof_top(out)
+    H.log(text[:1500])
+    hot = sorted(report.items(), key=lambda kv: -kv[1])[:5]
+    assert hot[0][0] == "leaf_a", "report's hottest function is %r, not leaf_a" % (hot[0],)
+    for name, self_samples in hot:
+        plain = name[:-4] if name.endswith(" [k]") else name
+        assert top.get(plain) == self_samples, \
+            "pprof flat of %s is %r, report self is %d" % (plain, top.get(plain), self_samples)
+    ptop = sorted(top.items(), key=lambda kv: -kv[1])[0]
+    assert ptop[0] == "leaf_a", "pprof's top function is %r" % (ptop,)
+    # the default sample type (the last one) is cpu nanoseconds = samples * period
+    cpu = _pprof("-top", "-symbolize=none", "-unit=ns", out).stdout
+    assert "Type: cpu" in cpu, cpu[:500]
+
+
+def _varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7f
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _field(num, value):
+    """Protobuf field: int -> varint, bytes -> length-delimited."""
+    if isinstance(value, int):
+        return _varint(num << 3) + _varint(value)
+    return _varint(num << 3 | 2) + _varint(len(value)) + value
+
+
+def _unsymbolized_pprof():
+    """A profile like `perf` data before symbolization: locations with addresses
+    and a mapping, no functions.  Sample types samples/count, cpu/nanoseconds."""
+    strings = [b"", b"samples", b"count", b"cpu", b"nanoseconds", b"/usr/bin/app", b"abcd1234"]
+    p = b""
+    for t, u in ((1, 2), (3, 4)):
+        p += _field(1, _field(1, t) + _field(2, u))
+    for locs, vals in (([1, 2], [5, 5000]), ([2], [3, 3000]), ([3, 1, 2], [1, 1000])):
+        p += _field(2, b"".join(_field(1, x) for x in locs) + b"".join(_field(2, v) for v in vals))
+    p += _field(3, _field(1, 1) + _field(2, 0x400000) + _field(3, 0x500000) + _field(5, 5) +
+                _field(6, 6))
+    for i, addr in ((1, 0x401000), (2, 0x402000), (3, 0x403000)):
+        p += _field(4, _field(1, i) + _field(2, 1) + _field(3, addr))
+    for s in strings:
+        p += _field(6, s)
+    p += _field(11, _field(1, 3) + _field(2, 4)) + _field(12, 1000)
+    return gzip.compress(p)
+
+
+def _raw_without_labels(path):
+    out = _pprof("-raw", "-symbolize=none", path).stdout
+    return "\n".join(l for l in out.splitlines()
+                     if not re.match(r"\s+(thread|pid|tid):", l)), out
+
+
+def test_pprof_raw_loads_unsymbolized_and_empty():
+    src = H.tmp_path("unsym.pb.gz")
+    with open(src, "wb") as f:
+        f.write(_unsymbolized_pprof())
+    cap = H.tmp_path("unsym.msc")
+    _convert(src, cap)
+    again = H.tmp_path("unsym.again.pb.gz")
+    _convert(cap, again)
+    a, _ = _raw_without_labels(src)
+    b, text = _raw_without_labels(again)
+    H.log(text)
+    assert "0x401000" in text and "/usr/bin/app" in text and "abcd1234" in text, text
+    assert a == b, "pprof -raw differs after pprof -> capture -> pprof:\n%s\n---\n%s" % (a, b)
+
+    empty = H.tmp_path("empty.folded")
+    open(empty, "w").close()
+    out = H.tmp_path("empty.pb.gz")
+    _convert(empty, out)
+    proc = _pprof("-raw", out)
+    assert "Samples:" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_pprof_round_trip_keeps_values_and_chains():
+    cap = _capture()
+    first = H.tmp_path("rt1.pb.gz")
+    _convert(cap, first)
+    mid = H.tmp_path("rt.msc")
+    proc = _convert(first, mid)
+    assert "labels dropped" in proc.stderr, "the import does not note dropped labels: %r" % (
+        proc.stderr)
+    second = H.tmp_path("rt2.pb.gz")
+    _convert(mid, second)
+    a, _ = _raw_without_labels(first)
+    b, _ = _raw_without_labels(second)
+    assert a == b, "pprof -raw differs after a round trip through the capture"
+    # folded of the imported capture equals folded of the original
+    fa = H.convert_folded_text(cap, out=H.tmp_path("rt-a.folded"))
+    fb = H.run([H.BIN, "convert", mid, "--to", "folded", "--event", "samples"],
+               check=True).stdout
+    assert fa == fb, "folded of the pprof-imported capture differs from the original's"
+
+
+def test_folded_round_trip_is_byte_identical():
+    cap = _capture()
+    for threads in (False, True):
+        text = H.convert_folded_text(cap, threads=threads, out=H.tmp_path("fr.folded"))
+        mid = H.tmp_path("fr.msc")
+        proc = _convert(H.tmp_path("fr.folded"), mid)
+        back = H.tmp_path("fr2.folded")
+        _convert(mid, back)
+        with open(back) as f:
+            assert f.read() == text, "folded -> capture -> folded is not byte-identical"
+        assert "note" not in proc.stderr, proc.stderr
+    # skipped lines are counted and noted; CRLF is accepted
+    odd = H.tmp_path("odd.folded")
+    with open(odd, "wb") as f:
+        f.write(b"# comment\r\n\r\nmain;do work (x, y) [clone .0];leaf 7\r\nno count here\r\n"
+                b"main;leaf 3\n")
+    proc = _convert(odd, H.tmp_path("odd.out.folded"))
+    assert "1 blank, 1 comment, 1 count-less" in proc.stderr, proc.stderr
+    with open(H.tmp_path("odd.out.folded")) as f:
+        assert f.read() == "main;do work (x, y) [clone .0];leaf 7\nmain;leaf 3\n"
+
+
+def _speedscope(profile, expected, name):
+    node = shutil.which("node")
+    mods = os.path.join(WEB, "node_modules")
+    if not node or not os.path.isdir(os.path.join(mods, "speedscope")) or \
+            not os.path.isdir(os.path.join(mods, "playwright-core")):
+        H.skip("node or tests/web/node_modules missing: run `make deps` (npm ci in tests/web)")
+    if not os.path.exists("/usr/bin/chromium"):
+        H.skip("/usr/bin/chromium (Debian chromium) is not installed: run `make deps`")
+    shot = H.tmp_path(name + ".png")
+    proc = H.run([node, os.path.join(WEB, "open_speedscope.js"), profile, expected, shot],
+                 timeout=180)
+    line = (proc.stdout.strip().splitlines() or ["{}"])[-1]
+    res = json.loads(line)
+    H.log("speedscope: title %r, errors %r, screenshot %s" % (
+        res.get("title"), res.get("errors"), shot))
+    assert not res.get("errors"), "speedscope reported errors: %r\n%s" % (
+        res.get("errors"), proc.stderr[-2000:])
+    assert res.get("found"), "speedscope does not show %r:\n%s" % (
+        expected, res.get("text", "")[:1500])
+    return res
+
+
+@H.timeout(300)
+def test_speedscope_opens_speedscope_export():
+    cap = _capture()
+    out = H.tmp_path("ratio.speedscope.json")
+    _convert(cap, out)
+    with open(out) as f:
+        doc = json.load(f)
+    assert doc["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+    prof = doc["profiles"][doc["activeProfileIndex"]]
+    assert prof["type"] == "sampled" and prof["unit"] == "nanoseconds"
+    assert len(prof["samples"]) == len(prof["weights"])
+    assert prof["endValue"] == sum(prof["weights"])
+    _speedscope(out, "leaf_a", "speedscope")
+
+
+@H.timeout(300)
+def test_speedscope_opens_chrome_trace_export():
+    cap = _capture()
+    out = H.tmp_path("ratio.trace.json")
+    _convert(cap, out)
+    with open(out) as f:
+        events = json.load(f)["traceEvents"]
+    names = [e for e in events if e["ph"] == "M" and e["name"] == "thread_name"]
+    assert names and names[0]["args"]["name"].startswith("ratio-"), names[:3]
+    open_ = {}
+    for e in events:
+        key = (e["pid"], e["tid"])
+        if e["ph"] == "B":
+            open_.setdefault(key, []).append(e)
+        elif e["ph"] == "E":
+            b = open_[key].pop()
+            assert b["name"] == e["name"] and b["ts"] <= e["ts"], (b, e)
+    assert all(not v for v in open_.values()), "unclosed slices"
+    _speedscope(out, "leaf_a", "chrome")
+
+
+def test_svg_and_report_svg():
+    cap = _capture()
+    a = H.tmp_path("ratio.svg")
+    _convert(cap, a)
+    b = H.tmp_path("ratio.report.svg")
+    H.report(cap, "--svg", b)
+    with open(a) as f:
+        svg = f.read()
+    with open(b) as f:
+        assert f.read() == svg, "report --svg and convert -o .svg differ"
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    titles = [t.text for t in root.iter(ns + "title")]
+    leaf = [t for t in titles if t.startswith("leaf_a (")]
+    assert leaf, "no hover title for leaf_a"
+    assert root.find(ns + "script") is not None and "search" in svg
+    assert "http" not in svg.replace("http://www.w3.org/2000/svg", ""), \
+        "the SVG refers to an outside resource"

@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of capture/formats: folded and pprof importers (edge cases and a
+ * malformed corpus: clear errors or counted skips, never a crash), exact
+ * round trips, and frame labels equal to analysis's display names.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "analysis/analysis.h"
+#include "capture/capture.h"
+#include "capture/formats/formats.h"
+#include "capture/formats/profile.pb-c.h"
+
+/* Seal b and open it through the reader (the recorder's validator). */
+static struct capture *seal(struct capture_builder *b)
+{
+	struct capture *c = NULL;
+	void *buf = NULL;
+	size_t len = 0;
+	char err[256] = "";
+
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
+	assert_int_equal(capture__open_mem(buf, len, "test", &c, err, sizeof(err)), 0);
+	free(buf);
+	capture_builder__free(b);
+	return c;
+}
+
+static struct capture *import_folded(const char *text, struct formats_note *note)
+{
+	struct capture_builder *b = capture_builder__new();
+
+	assert_non_null(b);
+	assert_int_equal(folded__import(text, strlen(text), b, note), 0);
+	return seal(b);
+}
+
+static char *export_folded(const struct capture *c)
+{
+	struct analysis_names *n = analysis_names__new(c);
+	struct analysis_tree *t;
+	struct analysis_query q;
+	char *text = NULL;
+	size_t len;
+
+	assert_non_null(n);
+	analysis_query__init(&q, 0);
+	t = analysis_tree__new(n, &q);
+	assert_non_null(t);
+	assert_int_equal(analysis_tree__folded(t, &text, &len), 0);
+	analysis_tree__free(t);
+	analysis_names__free(n);
+	return text;
+}
+
+static void test_folded_edge_cases(void **state)
+{
+	const char *in = "# a comment\r\n"
+			 "\r\n"
+			 "   \n"
+			 "main;do work (x, y) [clone .0];std::map<int, int>::find 12\r\n"
+			 "main;leaf 3\n"
+			 "no-count-here\n"
+			 "main;leaf 1.5\n"
+			 "main;leaf 99999999999999999999999\n"
+			 "main;;leaf 2\n"
+			 "main;sys_read_[k] 4\n"
+			 "main;leaf 2";
+	struct formats_note note = { "" };
+	struct capture *c = import_folded(in, &note);
+	char *out = export_folded(c);
+
+	assert_string_equal(out, "main;do work (x, y) [clone .0];std::map<int, int>::find 12\n"
+				 "main;leaf 5\n"
+				 "main;sys_read_[k] 4\n");
+	assert_int_equal(capture__counter(c, "folded.skipped_comment"), 1);
+	assert_int_equal(capture__counter(c, "folded.skipped_blank"), 2);
+	assert_int_equal(capture__counter(c, "folded.skipped_no_count"), 3);
+	assert_int_equal(capture__counter(c, "folded.skipped_empty_frame"), 1);
+	assert_non_null(strstr(note.text, "2 blank, 1 comment, 3 count-less, 1 empty-frame"));
+	assert_non_null(strstr(note.text, "of 11"));
+	/* the kernel mark became a flag */
+	for (uint32_t i = 0; i < c->nframes; i++)
+		if (!strcmp(capture__string(c, c->frames[i].function), "sys_read"))
+			assert_true(c->frames[i].flags & CAPTURE_FRAME_F_KERNEL);
+	free(out);
+	capture__free(c);
+}
+
+static void test_folded_round_trip(void **state)
+{
+	const char *in = "a;b;c 1\na;b;d 20\na;e 300\nf_[k] 7\n[empty stack] 2\nx 18446744073709551615\n";
+	struct formats_note note = { "" };
+	struct capture *c = import_folded(in, &note);
+	char *out = export_folded(c);
+
+	assert_string_equal(out, "[empty stack] 2\na;b;c 1\na;b;d 20\na;e 300\nf_[k] 7\n"
+				 "x 18446744073709551615\n");
+	assert_string_equal(note.text, "");
+	free(out);
+	capture__free(c);
+	/* nothing at all, and only skipped lines */
+	c = import_folded("", &note);
+	assert_int_equal(c->nsamples, 0);
+	capture__free(c);
+	c = import_folded("#\n#\n", &note);
+	assert_int_equal(c->nsamples, 0);
+	assert_int_equal(capture__counter(c, "folded.skipped_comment"), 2);
+	capture__free(c);
+}
+
+/* ---- pprof ------------------------------------------------------------- */
+
+typedef Perftools__Profiles__Profile pb_profile;
+
+/* A small valid profile: 2 types, 2 functions, locations 1 (inline chain) and 2. */
+struct pb_fixture {
+	pb_profile p;
+	Perftools__Profiles__ValueType vt[2], *vtp[2], period_type;
+	Perftools__Profiles__Sample s[2], *sp[2];
+	uint64_t locs0[2], locs1[1];
+	int64_t vals0[2], vals1[2];
+	Perftools__Profiles__Mapping m, *mp[1];
+	Perftools__Profiles__Location l[2], *lp[2];
+	Perftools__Profiles__Line ln[3], *lnp0[2], *lnp1[1];
+	Perftools__Profiles__Function f[2], *fp[2];
+	char *strs[8];
+};
+
+static void pb_fixture_init(struct pb_fixture *x)
+{
+	static char *strings[] = { "", "samples", "count", "cpu", "nanoseconds", "inner", "outer",
+				   "/bin/app" };
+	int i;
+
+	memset(x, 0, sizeof(*x));
+	x->p = (pb_profile)PERFTOOLS__PROFILES__PROFILE__INIT;
+	for (i = 0; i < 8; i++)
+		x->strs[i] = strings[i];
+	x->p.string_table = x->strs;
+	x->p.n_string_table = 8;
+	for (i = 0; i < 2; i++) {
+		x->vt[i] = (Perftools__Profiles__ValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+		x->vt[i].type = 1 + 2 * i;
+		x->vt[i].unit = 2 + 2 * i;
+		x->vtp[i] = &x->vt[i];
+	}
+	x->p.sample_type = x->vtp;
+	x->p.n_sample_type = 2;
+	x->period_type = x->vt[1];
+	x->p.period_type = &x->period_type;
+	x->p.period = 1000;
+	x->p.duration_nanos = 5000000;
+	x->m = (Perftools__Profiles__Mapping)PERFTOOLS__PROFILES__MAPPING__INIT;
+	x->m.id = 7;
+	x->m.memory_start = 0x1000;
+	x->m.memory_limit = 0x9000;
+	x->m.filename = 7;
+	x->m.has_functions = 1;
+	x->mp[0] = &x->m;
+	x->p.mapping = x->mp;
+	x->p.n_mapping = 1;
+	for (i = 0; i < 2; i++) {
+		x->f[i] = (Perftools__Profiles__Function)PERFTOOLS__PROFILES__FUNCTION__INIT;
+		x->f[i].id = 10 + i;
+		x->f[i].name = 5 + i;
+		x->f[i].system_name = 5 + i;
+		x->fp[i] = &x->f[i];
+	}
+	x->p.function = x->fp;
+	x->p.n_function = 2;
+	for (i = 0; i < 3; i++) {
+		x->ln[i] = (Perftools__Profiles__Line)PERFTOOLS__PROFILES__LINE__INIT;
+		x->ln[i].line = 40 + i;
+	}
+	x->ln[0].function_id = 10; /* inner, inlined into */
+	x->ln[1].function_id = 11; /* outer */
+	x->ln[2].function_id = 11;
+	x->lnp0[0] = &x->ln[0];
+	x->lnp0[1] = &x->ln[1];
+	x->lnp1[0] = &x->ln[2];
+	for (i = 0; i < 2; i++) {
+		x->l[i] = (Perftools__Profiles__Location)PERFTOOLS__PROFILES__LOCATION__INIT;
+		x->l[i].id = 100 + i;
+		x->l[i].mapping_id = 7;
+		x->l[i].address = 0x1234 + i;
+		x->lp[i] = &x->l[i];
+	}
+	x->l[0].line = x->lnp0;
+	x->l[0].n_line = 2;
+	x->l[1].line = x->lnp1;
+	x->l[1].n_line = 1;
+	x->p.location = x->lp;
+	x->p.n_location = 2;
+	x->locs0[0] = 100;
+	x->locs0[1] = 101;
+	x->locs1[0] = 101;
+	x->vals0[0] = 3;
+	x->vals0[1] = 3000;
+	x->vals1[0] = 0;
+	x->vals1[1] = 0;
+	for (i = 0; i < 2; i++) {
+		x->s[i] = (Perftools__Profiles__Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
+		x->s[i].n_value = 2;
+		x->sp[i] = &x->s[i];
+	}
+	x->s[0].location_id = x->locs0;
+	x->s[0].n_location_id = 2;
+	x->s[0].value = x->vals0;
+	x->s[1].location_id = x->locs1;
+	x->s[1].n_location_id = 1;
+	x->s[1].value = x->vals1;
+	x->p.sample = x->sp;
+	x->p.n_sample = 2;
+}
+
+static uint8_t *pb_pack(const pb_profile *p, size_t *len)
+{
+	uint8_t *buf = malloc(perftools__profiles__profile__get_packed_size(p) + 1);
+
+	assert_non_null(buf);
+	*len = perftools__profiles__profile__pack(p, buf);
+	return buf;
+}
+
+static uint8_t *gz(const void *in, size_t len, size_t *out_len)
+{
+	z_stream z = { 0 };
+	uint8_t *out = malloc(len + 256);
+
+	assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = (void *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)len + 256;
+	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+
+/* Import buf; returns the status, err holds the message. */
+static int try_import(const void *buf, size_t len, char *err, size_t errlen,
+		      struct capture **out)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct formats_note note = { "" };
+	int rc = pprof__import(buf, len, b, &note, err, errlen);
+
+	if (rc || !out) {
+		capture_builder__free(b);
+		return rc;
+	}
+	*out = seal(b);
+	return 0;
+}
+
+static int import_fixture(struct pb_fixture *x, char *err, size_t errlen)
+{
+	size_t len;
+	uint8_t *buf = pb_pack(&x->p, &len);
+	int rc = try_import(buf, len, err, errlen, NULL);
+
+	free(buf);
+	return rc;
+}
+
+static void test_pprof_import_model(void **state)
+{
+	struct pb_fixture x;
+	struct capture *c = NULL;
+	char err[256];
+	size_t len, glen;
+	uint8_t *buf, *g;
+	uint32_t s;
+
+	pb_fixture_init(&x);
+	buf = pb_pack(&x.p, &len);
+	g = gz(buf, len, &glen);
+	assert_int_equal(try_import(g, glen, err, sizeof(err), &c), 0);
+	/* 2 events; sample 0 gives two capture samples, all-zero sample 1 one of weight 0 */
+	assert_int_equal(c->nevents, 2);
+	assert_int_equal(c->events[1].period, 1000);
+	assert_int_equal(c->nsamples, 3);
+	assert_int_equal(c->samples[0].weight, 3);
+	assert_int_equal(c->samples[1].weight, 3000);
+	assert_int_equal(c->samples[2].weight, 0);
+	/* leaf-first chain: inner (INLINE, line 40), outer (line 41), outer (line 42) */
+	s = c->samples[0].stack;
+	assert_string_equal(capture__string(c, c->frames[c->stacks[s].frame].function), "inner");
+	assert_true(c->frames[c->stacks[s].frame].flags & CAPTURE_FRAME_F_INLINE);
+	assert_int_equal(c->frames[c->stacks[s].frame].line, 40);
+	s = c->stacks[s].parent;
+	assert_false(c->frames[c->stacks[s].frame].flags & CAPTURE_FRAME_F_INLINE);
+	assert_int_equal(c->frames[c->stacks[s].frame].line, 41);
+	s = c->stacks[s].parent;
+	assert_int_equal(c->frames[c->stacks[s].frame].line, 42);
+	assert_int_equal(c->stacks[s].parent, CAPTURE_NONE);
+	assert_string_equal(capture__meta(c, "duration_ns"), "5000000");
+
+	/* export and import again: identical export bytes (values and chains kept) */
+	{
+		struct formats_note note = { "" };
+		void *e1 = NULL, *e2 = NULL;
+		size_t l1, l2;
+		struct capture *c2 = NULL;
+
+		assert_int_equal(pprof__export(c, &e1, &l1, &note), 0);
+		assert_int_equal(try_import(e1, l1, err, sizeof(err), &c2), 0);
+		assert_int_equal(pprof__export(c2, &e2, &l2, &note), 0);
+		assert_int_equal(l1, l2);
+		assert_memory_equal(e1, e2, l1);
+		free(e1);
+		free(e2);
+		capture__free(c2);
+	}
+	capture__free(c);
+
+	/* truncated gzip, at several cut points */
+	for (size_t cut = 1; cut < glen; cut += glen / 7 + 1) {
+		int rc = try_import(g, cut, err, sizeof(err), NULL);
+
+		assert_int_equal(rc, -EBADMSG);
+		assert_true(strstr(err, "gzip") || strstr(err, "protobuf"));
+	}
+	assert_int_equal(try_import(g, glen - 4, err, sizeof(err), NULL), -EBADMSG);
+	assert_non_null(strstr(err, "truncated gzip"));
+	free(g);
+	free(buf);
+}
+
+static void test_pprof_malformed(void **state)
+{
+	struct pb_fixture x;
+	char err[256];
+	static const uint8_t junk[] = { 0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01 };
+
+	pb_fixture_init(&x);
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), 0);
+
+	x.strs[0] = "x";
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "string_table[0]"));
+	pb_fixture_init(&x);
+	x.p.n_string_table = 0;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "string_table[0]"));
+
+	pb_fixture_init(&x);
+	x.l[1].id = 0;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "id 0"));
+	pb_fixture_init(&x);
+	x.f[1].id = 10;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "used twice"));
+	pb_fixture_init(&x);
+	x.locs0[1] = 999;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "location_id 999 names no location"));
+	pb_fixture_init(&x);
+	x.locs0[1] = 0;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "location id 0"));
+	pb_fixture_init(&x);
+	x.ln[1].function_id = 12;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "function_id 12 names no function"));
+	pb_fixture_init(&x);
+	x.ln[1].function_id = 0;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "function_id 0"));
+	pb_fixture_init(&x);
+	x.l[0].mapping_id = 8;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "mapping_id 8 names no mapping"));
+	pb_fixture_init(&x);
+	x.f[0].name = 8;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "string index 8 out of range"));
+	pb_fixture_init(&x);
+	x.vt[0].type = -1;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	pb_fixture_init(&x);
+	x.p.n_sample_type = 1;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "2 values for 1 sample types"));
+
+	assert_int_equal(try_import(junk, sizeof(junk), err, sizeof(err), NULL), -EBADMSG);
+	assert_non_null(strstr(err, "does not parse"));
+	assert_int_equal(try_import("\x1f\x8b", 2, err, sizeof(err), NULL), -EBADMSG);
+
+	/* negative values are dropped, counted and noted */
+	{
+		struct capture_builder *b = capture_builder__new();
+		struct formats_note note = { "" };
+		struct capture *c;
+		size_t len;
+		uint8_t *buf;
+
+		pb_fixture_init(&x);
+		x.vals0[0] = -5;
+		buf = pb_pack(&x.p, &len);
+		assert_int_equal(pprof__import(buf, len, b, &note, err, sizeof(err)), 0);
+		free(buf);
+		c = seal(b);
+		assert_int_equal(capture__counter(c, "pprof.negative_values_dropped"), 1);
+		assert_non_null(strstr(note.text, "1 negative sample values dropped"));
+		capture__free(c);
+	}
+}
+
+/* Recorded-style capture: thread, kernel + unnamed + inline + truncation frames. */
+static struct capture *recorded_capture(void)
+{
+	struct capture_builder *b = capture_builder__new();
+	uint32_t mod, kmod, proc, th, ev, f[5], s = CAPTURE_NONE, i;
+
+	mod = capture_builder__add_module(b, &(struct capture_module){
+						     .path = capture_builder__string(b, "/usr/lib/libx.so"),
+						     .build_id = capture_builder__string(b, "beef"),
+						     .kind = CAPTURE_MODULE_FILE,
+					     });
+	kmod = capture_builder__add_module(b, &(struct capture_module){
+						      .path = capture_builder__string(b, "[kernel.kallsyms]"),
+						      .kind = CAPTURE_MODULE_KERNEL,
+					      });
+	proc = capture_builder__add_process(b, &(struct capture_process){
+						       .pid = 42, .comm = capture_builder__string(b, "app") });
+	th = capture_builder__add_thread(b, &(struct capture_thread){
+						    .tid = 43, .process = proc,
+						    .comm = capture_builder__string(b, "worker") });
+	capture_builder__add_mapping(b, &(struct capture_mapping){
+						.process = proc, .module = mod, .start = 0x7f0000,
+						.end = 0x7f9000 });
+	ev = capture_builder__add_event(b, &(struct capture_event){
+						   .name = capture_builder__string(b, "cpu-clock"),
+						   .unit = capture_builder__string(b, "samples"),
+						   .period = 1000000 });
+	f[0] = capture_builder__add_frame(b, &(struct capture_frame){
+						     .module = mod, .address = 0x10,
+						     .function = capture_builder__string(b, "main") });
+	f[1] = capture_builder__add_frame(b, &(struct capture_frame){
+						     .module = mod, .address = 0x20,
+						     .function = capture_builder__string(b, "outer"),
+						     .file = capture_builder__string(b, "x.c"), .line = 7 });
+	f[2] = capture_builder__add_frame(b, &(struct capture_frame){
+						     .module = mod, .address = 0x20,
+						     .flags = CAPTURE_FRAME_F_INLINE,
+						     .function = capture_builder__string(b, "inlined"),
+						     .file = capture_builder__string(b, "x.h"), .line = 3 });
+	f[3] = capture_builder__add_frame(b, &(struct capture_frame){
+						     .module = mod, .address = 0x30,
+						     .flags = CAPTURE_FRAME_F_UNSYMBOLIZED });
+	f[4] = capture_builder__add_frame(b, &(struct capture_frame){
+						     .module = kmod, .address = 0xffffffff81000000,
+						     .flags = CAPTURE_FRAME_F_KERNEL,
+						     .function = capture_builder__string(b, "do_sys") });
+	for (i = 0; i < 5; i++) {
+		s = capture_builder__add_stack(b, s, f[i]);
+		capture_builder__add_sample(b, &(struct capture_sample){
+						       .time_ns = 1000 + i * 1000000, .thread = th,
+						       .cpu = 0, .stack = s, .event = ev, .weight = 1 });
+	}
+	capture_builder__add_stack(b, CAPTURE_NONE, capture_builder__add_frame(
+				   b, &(struct capture_frame){
+					      .module = CAPTURE_NONE,
+					      .flags = CAPTURE_FRAME_F_TRUNCATION,
+					      .function = capture_builder__string(b, "[no CFI for pc]") }));
+	return seal(b);
+}
+
+static void test_labels_match_analysis(void **state)
+{
+	struct capture *c = recorded_capture();
+	char a[256], b[256];
+
+	for (uint32_t i = 0; i < c->nframes; i++) {
+		analysis__frame_name(c, &c->frames[i], a, sizeof(a));
+		formats__frame_label(c, &c->frames[i], b, sizeof(b));
+		assert_string_equal(a, b);
+	}
+	formats__thread_label(c, 0, b, sizeof(b));
+	assert_string_equal(b, "worker-43");
+	capture__free(c);
+}
+
+static void test_pprof_export_recorded(void **state)
+{
+	struct capture *c = recorded_capture(), *c2 = NULL;
+	struct formats_note note = { "" };
+	void *buf = NULL;
+	size_t len;
+	char err[256];
+	uint32_t s;
+
+	assert_int_equal(pprof__export(c, &buf, &len, &note), 0);
+	assert_non_null(strstr(note.text, "pprof keeps no sample times"));
+	assert_int_equal(try_import(buf, len, err, sizeof(err), &c2), 0);
+	/* samples/count and cpu/nanoseconds */
+	assert_int_equal(c2->nevents, 2);
+	assert_string_equal(capture__string(c2, c2->events[0].name), "samples");
+	assert_string_equal(capture__string(c2, c2->events[0].unit), "count");
+	assert_string_equal(capture__string(c2, c2->events[1].name), "cpu");
+	assert_int_equal(c2->events[1].period, 1000000);
+	assert_int_equal(c2->nsamples, 10);
+	assert_int_equal(c2->samples[9].weight, 1000000);
+	/* the deepest chain survives: do_sys [k], unsymbolized, inlined (INLINE), outer, main */
+	s = c2->samples[8].stack;
+	assert_string_equal(capture__string(c2, c2->frames[c2->stacks[s].frame].function),
+			    "do_sys");
+	assert_true(c2->frames[c2->stacks[s].frame].flags & CAPTURE_FRAME_F_KERNEL);
+	s = c2->stacks[s].parent;
+	assert_true(c2->frames[c2->stacks[s].frame].flags & CAPTURE_FRAME_F_UNSYMBOLIZED);
+	assert_int_equal(c2->frames[c2->stacks[s].frame].address, 0x30);
+	s = c2->stacks[s].parent;
+	assert_string_equal(capture__string(c2, c2->frames[c2->stacks[s].frame].function),
+			    "inlined");
+	assert_true(c2->frames[c2->stacks[s].frame].flags & CAPTURE_FRAME_F_INLINE);
+	assert_int_equal(c2->frames[c2->stacks[s].frame].line, 3);
+	s = c2->stacks[s].parent;
+	assert_string_equal(capture__string(c2, c2->frames[c2->stacks[s].frame].function),
+			    "outer");
+	s = c2->stacks[s].parent;
+	assert_string_equal(capture__string(c2, c2->frames[c2->stacks[s].frame].function),
+			    "main");
+	assert_int_equal(c2->stacks[s].parent, CAPTURE_NONE);
+	assert_string_equal(capture__string(c2, c2->modules[0].build_id), "beef");
+	assert_int_equal(c2->modules[1].kind, CAPTURE_MODULE_KERNEL);
+	free(buf);
+	capture__free(c2);
+	capture__free(c);
+}
+
+static void test_json_exports(void **state)
+{
+	struct capture *c = recorded_capture();
+	struct formats_note note = { "" };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(chrome_trace__export(c, 0, f, &note), 0);
+	fclose(f);
+	/* 5 samples, each one level deeper: 5 B, closed once at the end */
+	assert_non_null(strstr(text, "\"thread_name\",\"args\":{\"name\":\"worker-43\"}"));
+	assert_non_null(strstr(text, "\"ph\":\"B\",\"pid\":42,\"tid\":43,\"ts\":0.000,\"name\":\"main\""));
+	assert_non_null(strstr(text, "\"ph\":\"B\",\"pid\":42,\"tid\":43,\"ts\":4000.000,\"name\":\"do_sys [k]\""));
+	assert_non_null(strstr(text, "\"ph\":\"E\",\"pid\":42,\"tid\":43,\"ts\":5000.000,\"name\":\"main\""));
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	assert_int_equal(speedscope__export(c, 0, f, &note), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "\"samples\":[[0],[0,1],[0,1,2],[0,1,2,3],[0,1,2,3,4]]"));
+	assert_non_null(strstr(text, "\"weights\":[1000000,1000000,1000000,1000000,1000000]"));
+	assert_non_null(strstr(text, "{\"name\":\"libx.so+0x30\"}"));
+	free(text);
+	/* JSON strings: quotes, control bytes, invalid UTF-8 escaped */
+	text = NULL;
+	f = open_memstream(&text, &len);
+	formats__json_string(f, "a\"b\\c\n\x01\xff\xc3\xa9");
+	fclose(f);
+	assert_string_equal(text, "\"a\\\"b\\\\c\\n\\u0001\\u00ff\xc3\xa9\"");
+	free(text);
+	capture__free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_folded_edge_cases),
+		cmocka_unit_test(test_folded_round_trip),
+		cmocka_unit_test(test_pprof_import_model),
+		cmocka_unit_test(test_pprof_malformed),
+		cmocka_unit_test(test_labels_match_analysis),
+		cmocka_unit_test(test_pprof_export_recorded),
+		cmocka_unit_test(test_json_exports),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
