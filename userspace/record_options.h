@@ -53,7 +53,12 @@ struct record_options {
 	char **argv;	       /* command to launch, NULL-terminated, or NULL */
 	bool quiet;
 	const char *preset;    /* preset applied ("default" unless --preset) */
+	uint32_t python;       /* MS_PYTHON_*: how CPython frames are recorded */
 };
+
+/* record_options.python */
+#define MS_PYTHON_BPF 0 /* walk CPython frames in the sampler when a CPython is found (default) */
+#define MS_PYTHON_OFF 1 /* native stacks only */
 
 /* Fill defaults (999 Hz, cpu-clock, microscope.msc, 16 KiB stack copy,
  * call graph auto, automatic ring size, 64 pages). */

@@ -21,6 +21,7 @@
 #include "../../capture/capture.h"
 #include "../collector/collector.h"
 #include "../processor/processor.h"
+#include "../runtimes/py_procs.h"
 #include "../symbols/symbols.h"
 #include "commands.h"
 
@@ -46,6 +47,9 @@ static const char record_usage[] =
 	"                       max 65536, 0 = none; rounded up to 8; not with fp)\n"
 	"      --preset NAME    light (99 Hz, fp), default (999 Hz, auto, 16 KiB),\n"
 	"                       detailed (999 Hz, dwarf, 64 KiB); flags override it\n"
+	"      --python bpf|off Python frames: walk CPython's frames in the sampler and\n"
+	"                       splice them into native stacks (bpf, default; used\n"
+	"                       when a CPython 3.10-3.13 is found), or native only (off)\n"
 	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay)\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
 	"  -q, --quiet          no summary line\n"
@@ -57,6 +61,7 @@ static const char record_usage[] =
 
 /* getopt codes of long-only options. */
 enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347, OPT_PRESET = 0x5052 };
+enum { OPT_PYTHON = 0x5059 };
 
 static volatile sig_atomic_t stop_signal;
 
@@ -232,12 +237,14 @@ int cmd_record(int argc, char **argv)
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "preset", required_argument, NULL, OPT_PRESET },
+		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ 0 },
 	};
 	struct record_options o;
 	struct capture_builder *b = NULL;
 	struct symbolizer *sym = NULL;
 	struct collector *col = NULL;
+	struct py_tracker *py = NULL;
 	struct launcher launch = { .pid = -1, .gate_fd = -1, .error_fd = -1 };
 	struct tee tee = { 0 };
 	const char *replay = NULL, *preset = "default";
@@ -324,6 +331,17 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_PRESET:
 			preset = optarg;
+			break;
+		case OPT_PYTHON:
+			if (!strcmp(optarg, "bpf")) {
+				o.python = MS_PYTHON_BPF;
+			} else if (!strcmp(optarg, "off")) {
+				o.python = MS_PYTHON_OFF;
+			} else {
+				fprintf(stderr, "microscope record: unknown python mode '%s' (bpf, off)\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			fputs(record_usage, stdout);
@@ -414,6 +432,18 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "microscope record: %s\n", err_msg);
 		goto cleanup;
 	}
+	if (o.python == MS_PYTHON_BPF && !o.system_wide) {
+		py = py_tracker__new(collector__map_fd(col, "py_procs"),
+				     collector__map_fd(col, "py_threads"),
+				     collector__map_fd(col, "targets"));
+		if (!py) {
+			fprintf(stderr, "microscope: out of memory\n");
+			goto cleanup;
+		}
+		processor__set_python(tee.proc, py);
+	}
+	emit_meta(&tee, "python", o.python == MS_PYTHON_OFF ? "off" : o.system_wide ? "off (-a)"
+											: "bpf");
 	if (o.argv)
 		err = collector__add_target(col, launch.pid);
 	for (size_t i = 0; i < o.npids; i++)
@@ -445,7 +475,9 @@ int cmd_record(int argc, char **argv)
 		t_end = now_s() + o.duration_s;
 
 	while (!stop_signal) {
-		err = collector__poll(col, 100);
+		if (py)
+			py_tracker__poll(py, (uint64_t)(now_s() * 1e9));
+		err = collector__poll(col, py ? 20 : 100);
 		if (err < 0) {
 			fprintf(stderr, "microscope record: draining rings: %s\n", strerror(-err));
 			break;
@@ -469,6 +501,8 @@ int cmd_record(int argc, char **argv)
 	} else if (!o.argv) {
 		status = 0;
 	}
+	if (py && py_tracker__describe(py))
+		emit_meta(&tee, "python_runtime", py_tracker__describe(py));
 	err = collector__stop(col);
 	if (err) {
 		fprintf(stderr, "microscope record: stopping: %s\n", strerror(-err));
@@ -489,6 +523,7 @@ cleanup:
 		status = 1;
 	}
 	processor__free(tee.proc);
+	py_tracker__free(py);
 	symbolizer__free(sym);
 	capture_builder__free(b);
 	return status;

@@ -1331,3 +1331,13 @@ void collector__free(struct collector *c)
 	free(c->line);
 	free(c);
 }
+
+int collector__map_fd(struct collector *c, const char *name)
+{
+	struct bpf_map *m;
+
+	if (!c || !c->skel || !c->skel->obj)
+		return -ENOENT;
+	m = bpf_object__find_map_by_name(c->skel->obj, name);
+	return m ? bpf_map__fd(m) : -ENOENT;
+}

@@ -57,6 +57,11 @@ int collector__poll(struct collector *c, int timeout_ms);
  * sums, perf LOST totals) and END.  Returns 0 or -errno. */
 int collector__stop(struct collector *c);
 
+/* The fd of the sampler's BPF map called name ("targets", "py_procs",
+ * "py_threads"), owned by the collector; -ENOENT if there is none (or before
+ * collector__new succeeded). */
+int collector__map_fd(struct collector *c, const char *name);
+
 /* Release everything.  Accepts NULL. */
 void collector__free(struct collector *c);
 
