@@ -100,6 +100,9 @@ static void convert_print_usage(FILE *f)
 	      "  --to FORMAT       output format (below)\n"
 	      "  -o, --output OUT  output file, '-' for stdout\n"
 	      "  --threads         put a \"comm-tid\" root frame above each stack\n"
+	      "  --look LOOK       logical (default), native (Python frames dropped) or python\n"
+	      "                    (from the outermost Python frame in, interpreter hidden);\n"
+	      "                    applies before any format\n"
 	      "  --event NAME      the event to convert (default: the first with samples)\n"
 	      "  -h, --help        show this help\n"
 	      "\n"
@@ -246,6 +249,7 @@ int cmd_convert(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "threads", no_argument, NULL, 't' },
 		{ "event", required_argument, NULL, 'e' },
+		{ "look", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -253,6 +257,8 @@ int cmd_convert(int argc, char **argv)
 	const char *to = NULL, *out = NULL, *event_name = NULL, *path;
 	struct convert_input in = { 0 };
 	struct capture *c = NULL;
+	struct analysis_look *look = NULL;
+	enum analysis_look_kind look_kind = ANALYSIS_LOOK_LOGICAL;
 	bool threads = false;
 	uint32_t event;
 	char err[512] = "";
@@ -273,6 +279,11 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'e':
 			event_name = optarg;
+			break;
+		case 'L':
+			if (analysis_look__parse(optarg, &look_kind))
+				return convert_usage_error(
+					"--look takes logical, native or python, not '%s'", optarg);
 			break;
 		case 'h':
 			convert_print_usage(stdout);
@@ -331,6 +342,14 @@ int cmd_convert(int argc, char **argv)
 	}
 	in.path = path;
 	in.capture = c;
+	/* The look applies before any format: every writer sees the view. */
+	if (look_kind != ANALYSIS_LOOK_LOGICAL) {
+		if (analysis_look__new(c, look_kind, &look)) {
+			fprintf(stderr, "microscope convert: %s: out of memory\n", path);
+			goto cleanup;
+		}
+		in.capture = analysis_look__capture(look);
+	}
 	analysis_query__init(&in.query, event);
 	in.query.per_thread = threads;
 
@@ -338,6 +357,7 @@ int cmd_convert(int argc, char **argv)
 	if (!rc)
 		status = 0;
 cleanup:
+	analysis_look__free(look);
 	capture__free(c);
 	return status;
 }
