@@ -18,7 +18,7 @@ static const char *const plumbing_exact[] = {
 	"slot_tp_call", "slot_tp_init", "type_call", "object_vacall", "cfunction_call",
 	"vectorcall_method", "vectorcall_unbound", "_PyObject_Call_Prepend",
 	"_PyCFunctionWithKeywords_TrampolineCall", "method_vectorcall", "func_vectorcall",
-	"_PyEval_EvalFrameDefault.cold", "PyObject_Call", "PyObject_CallObject",
+	"_PyEval_EvalFrameDefault", "PyObject_Call", "PyObject_CallObject",
 	"PyObject_CallOneArg", "PyObject_Vectorcall", "PyObject_VectorcallMethod",
 	"_PyObject_Call", "_PyObject_CallNoArgs", "PyObject_CallNoArgs",
 	"_PyObject_FastCallDictTstate", "_PyObject_VectorcallTstate", "_PyFunction_Vectorcall",
@@ -26,7 +26,6 @@ static const char *const plumbing_exact[] = {
 	"slot_tp_richcompare", "slot_tp_hash", "slot_tp_repr", "slot_tp_str",
 	"slot_tp_iternext", "slot_tp_getattr_hook", "slot_nb_add", "slot_sq_item",
 	"slot_mp_subscript", "vectorcall_maybe", "_Py_call_instrumentation",
-	"_PyEval_EvalFrameDefault.localalias",
 };
 
 static const char *const plumbing_prefix[] = {
@@ -34,11 +33,21 @@ static const char *const plumbing_prefix[] = {
 	"_PyFunction_Vectorcall", "slot_tp_",
 };
 
-enum py_role py_role__of(const char *name)
+enum py_role py_role__of(const char *full)
 {
-	if (!name || !name[0])
+	char name[128];
+	size_t len;
+
+	if (!full || !full[0])
 		return PY_ROLE_NONE;
-	if (!strcmp(name, "_PyEval_EvalFrameDefault"))
+	/* Compilers' clones keep the name before a dot: "list_sort.lto_priv.0",
+	 * "_PyEval_EvalFrameDefault.cold". */
+	len = strcspn(full, ".");
+	if (len >= sizeof(name))
+		return PY_ROLE_NONE;
+	memcpy(name, full, len);
+	name[len] = '\0';
+	if (!strcmp(name, "_PyEval_EvalFrameDefault") && !full[len])
 		return PY_ROLE_EVAL;
 	for (size_t i = 0; i < sizeof(plumbing_exact) / sizeof(plumbing_exact[0]); i++)
 		if (!strcmp(name, plumbing_exact[i]))
