@@ -7,8 +7,9 @@
  *
  * Thread identity.  "py_threads" (kernel tid -> state, refreshed by
  * userspace about every 20 ms from the interpreter's thread list) is used
- * only when the entry is this very thread (same tgid and start time, so a
- * reused tid is not taken for its predecessor) and the state still names the
+ * only when the entry is this very thread (same tgid, and no thread of that
+ * id exited since userspace read "py_exits", so a reused tid is not taken
+ * for its predecessor) and the state still names the
  * thread: native_thread_id equals the thread's id in the process's pid
  * namespace (bpf_get_ns_current_pid_tgid), or, before 3.11, thread_id equals
  * the thread's FS base (pthread_self() on x86-64 glibc).  Otherwise the
@@ -29,9 +30,6 @@
 #define PY_SEARCH_MAX 64     /* thread states looked at when the map cannot prove one */
 #define PY_INTERP_MAX 4	     /* interpreters looked at */
 #define PY_FRAME_READ_MAX 128 /* bytes of a frame read at once */
-/* USER_HZ on x86-64 (arch/x86/include/uapi/asm/param.h): /proc start times are
- * nsec_to_clock_t(start_boottime), i.e. nanoseconds / (NSEC_PER_SEC / USER_HZ). */
-#define PY_NS_PER_TICK 10000000ULL
 
 /* CPython processes: tgid -> layout (written by userspace/runtimes/py_procs.c). */
 struct {
@@ -48,6 +46,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ms_py_thread);
 } py_threads SEC(".maps");
+
+/* Kernel tid -> threads of CPython processes with that id that exited (LRU:
+ * a lost count reads as 0, which only makes a stale entry fail its check). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_exits SEC(".maps");
 
 struct py_buf {
 	__u8 frame[PY_FRAME_READ_MAX];
@@ -246,11 +253,11 @@ static __always_inline __u64 py__thread_state(const struct ms_py_layout *l,
 					      __u64 id, __u32 *status)
 {
 	const struct ms_py_thread *t = bpf_map_lookup_elem(&py_threads, &tid);
+	const __u64 *exits = bpf_map_lookup_elem(&py_exits, &tid);
 	struct py_search s = {};
 	bool fault = false;
 
-	if (t && t->tgid == tgid &&
-	    t->start_ticks == BPF_CORE_READ(task, start_boottime) / PY_NS_PER_TICK) {
+	if (t && t->tgid == tgid && t->exits == (exits ? *exits : 0)) {
 		if (py__names(l, t->tstate, id, &fault))
 			return t->tstate;
 	}
@@ -328,6 +335,22 @@ static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 	if (w.n > MS_PY_MAX_FRAMES)
 		w.n = MS_PY_MAX_FRAMES;
 	return (w.status << 16) | w.n;
+}
+
+/* A thread of a CPython process exits: its py_threads entry can no longer
+ * name it; count the exit so entries written before it fail their check. */
+static __always_inline void py__thread_exit(__u32 tgid, __u32 tid)
+{
+	__u64 one = 1, *n;
+
+	if (!bpf_map_lookup_elem(&py_procs, &tgid))
+		return;
+	bpf_map_delete_elem(&py_threads, &tid);
+	n = bpf_map_lookup_elem(&py_exits, &tid);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else
+		bpf_map_update_elem(&py_exits, &tid, &one, BPF_NOEXIST);
 }
 
 #endif /* MS_PYTHON_BPF_H */

@@ -416,6 +416,7 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 {
 	__u32 tgid;
 
+	py__thread_exit(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid));
 	if (system_wide)
 		return 0;
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)

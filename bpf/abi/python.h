@@ -73,12 +73,19 @@ struct ms_py_layout {
 };
 _Static_assert(sizeof(struct ms_py_layout) == 72, "ms_py_layout size");
 
-/* The "py_threads" map: kernel tid -> the thread's state as last refreshed. */
+/*
+ * The "py_threads" map: kernel tid -> the thread's state as last refreshed.
+ * exits is the "py_exits" count of that tid (threads of CPython processes
+ * with that id that exited, counted by the sampler's exit handler) that
+ * userspace read before it read the interpreter's thread list: an entry
+ * whose count is no longer current belongs to a thread that exited since,
+ * and is not used for a thread that reuses the id.
+ */
 struct ms_py_thread {
-	__u64 tstate;	   /* PyThreadState address */
-	__u64 start_ticks; /* the thread's start (clock ticks since boot, /proc/.../stat field 22) */
+	__u64 tstate; /* PyThreadState address */
+	__u64 exits;
 	__u32 tgid;
-	__u32 ns_tid;	   /* the thread's id in its own pid namespace */
+	__u32 ns_tid; /* the thread's id in its own pid namespace */
 };
 _Static_assert(sizeof(struct ms_py_thread) == 24, "ms_py_thread size");
 

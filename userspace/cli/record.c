@@ -435,7 +435,8 @@ int cmd_record(int argc, char **argv)
 	if (o.python == MS_PYTHON_BPF && !o.system_wide) {
 		py = py_tracker__new(collector__map_fd(col, "py_procs"),
 				     collector__map_fd(col, "py_threads"),
-				     collector__map_fd(col, "targets"));
+				     collector__map_fd(col, "targets"),
+				     collector__map_fd(col, "py_exits"));
 		if (!py) {
 			fprintf(stderr, "microscope: out of memory\n");
 			goto cleanup;

@@ -34,7 +34,7 @@
 struct py_task {
 	uint32_t tid;	 /* kernel tid */
 	uint32_t ns_tid; /* innermost NSpid */
-	uint64_t start_ticks;
+	uint64_t exits;	 /* py_exits count read before the thread list */
 	uint64_t tstate; /* the state naming it, 0 none, 1 several */
 };
 
@@ -50,7 +50,7 @@ struct py_proc {
 };
 
 struct py_tracker {
-	int procs_fd, threads_fd, targets_fd;
+	int procs_fd, threads_fd, targets_fd, exits_fd;
 	struct py_proc *procs;
 	uint32_t nprocs, procs_cap;
 	uint64_t last_refresh;
@@ -90,7 +90,7 @@ bool py_module__is_candidate(const char *path)
 	return !strncmp(base, "python3", 7);
 }
 
-struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd)
+struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd, int exits_fd)
 {
 	struct py_tracker *t = calloc(1, sizeof(*t));
 	struct stat st;
@@ -100,6 +100,7 @@ struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd)
 	t->procs_fd = procs_fd;
 	t->threads_fd = threads_fd;
 	t->targets_fd = targets_fd;
+	t->exits_fd = exits_fd;
 	if (!stat("/proc/self/ns/pid", &st))
 		t->self_pidns = st.st_ino;
 	return t;
@@ -244,7 +245,7 @@ static int proc__detect(struct py_tracker *t, struct py_proc *pp)
 	return 0;
 }
 
-/* The process's threads: kernel tid, innermost NSpid, start time. */
+/* The process's threads: kernel tid, innermost NSpid, py_exits count. */
 static int proc__tasks(struct py_tracker *t, pid_t pid)
 {
 	char path[96], buf[2048];
@@ -260,7 +261,6 @@ static int proc__tasks(struct py_tracker *t, pid_t pid)
 		struct py_task task = { 0 };
 		char *p;
 		FILE *f;
-		size_t n;
 
 		task.tid = (uint32_t)strtoul(de->d_name, &p, 10);
 		if (*p || !task.tid)
@@ -282,30 +282,9 @@ static int proc__tasks(struct py_tracker *t, pid_t pid)
 			}
 		}
 		fclose(f);
-		snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", pid, task.tid);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = '\0';
-		p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-		if (!p)
-			continue;
-		/* fields after comm: state(3) ... starttime(22) is the 20th */
-		{
-			unsigned long long v = 0;
-			int field = 2;
-
-			for (char *q = p + 1; *q && field < 22; q++) {
-				if (*q == ' ') {
-					field++;
-					if (field == 22)
-						v = strtoull(q + 1, NULL, 10);
-				}
-			}
-			task.start_ticks = v;
-		}
+		/* Before the thread list is read: an exit after this invalidates the entry. */
+		if (bpf_map_lookup_elem(t->exits_fd, &task.tid, &task.exits))
+			task.exits = 0;
 		if (t->ntasks == t->tasks_cap) {
 			uint32_t cap = t->tasks_cap ? 2 * t->tasks_cap : 64;
 			struct py_task *nt = realloc(t->tasks, cap * sizeof(*nt));
@@ -360,7 +339,7 @@ static void proc__refresh(struct py_tracker *t, struct py_proc *pp)
 		struct py_task *task = &t->tasks[i];
 		struct ms_py_thread v = {
 			.tstate = task->tstate,
-			.start_ticks = task->start_ticks,
+			.exits = task->exits,
 			.tgid = (uint32_t)pp->pid,
 			.ns_tid = task->ns_tid,
 		};

@@ -25,10 +25,10 @@ struct py_tracker;
 #define PY_REFRESH_NS (20ull * 1000 * 1000)
 
 /*
- * procs_fd/threads_fd/targets_fd: the sampler's py_procs, py_threads and
- * targets maps (borrowed).  NULL + errno on failure.
+ * procs_fd/threads_fd/targets_fd/exits_fd: the sampler's py_procs,
+ * py_threads, targets and py_exits maps (borrowed).  NULL + errno on failure.
  */
-struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd);
+struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd, int exits_fd);
 
 /*
  * Detect CPython in recorded processes not known yet and refresh the thread
