@@ -181,6 +181,7 @@ int tasks__process_info(struct processor *p, const struct ms_process_info *info)
 uint32_t python__splice(struct processor *p, const struct ms_sample *s,
 			const struct ms_py_frame *py, uint32_t *user, uint32_t nuser, uint32_t *out);
 void python__release(struct processor *p);
+void python__drained(struct processor *p, const void *rec, uint32_t len);
 uint32_t python__native_flags(const char *name);
 
 /* stacks.c */

@@ -268,6 +268,8 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 			processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
 			return 0;
 		}
+		if (c->kind == MS_CHUNK_BPF)
+			python__drained(p, payload, c->len); /* name code objects while they live */
 		return hold(p, c, payload);
 	case MS_CHUNK_ROUND: {
 		int err = 0;
