@@ -27,7 +27,7 @@ LDLIBS := -lbpf -ldw -lelf -lzstd -lz -lm -lpthread
 
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev \
 	zlib1g-dev libcmocka-dev pkg-config linux-perf elfutils libc6-dbg python3 python3.11 zstd \
-	qemu-system-x86 cpio kmod busybox-static xz-utils bpftrace
+	qemu-system-x86 cpio kmod busybox-static xz-utils bpftrace python3.11-dbg
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
