@@ -299,13 +299,18 @@ static bool elf__read_at(Elf *e, uint64_t addr, void *out, size_t n)
 	return false;
 }
 
-/* 3.N from a "libpython3.N" soname or file name. */
+/* 3.N from a "libpython3.N" soname or file name, or an executable named python3.N. */
 static uint32_t version_from_name(const char *s)
 {
 	const char *p = s ? strstr(s, "libpython3.") : NULL;
+	const char *base = s ? strrchr(s, '/') : NULL;
 	unsigned minor;
 
-	if (!p || sscanf(p + strlen("libpython3."), "%u", &minor) != 1 || minor > 99)
+	if (p)
+		p += strlen("libpython3.");
+	else if (s && !strncmp(base ? base + 1 : s, "python3.", 8))
+		p = (base ? base + 1 : s) + 8;
+	if (!p || sscanf(p, "%u", &minor) != 1 || minor > 99)
 		return 0;
 	return 0x03000000u | (minor << 16);
 }
