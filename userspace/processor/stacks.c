@@ -362,7 +362,12 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	}
 	nuser = n;
 	p->py_status[s->py_status]++;
-	if (s->py_status != MS_PY_NONE) {
+	/* With a Python runtime tracker, a sample walked before its process's
+	 * layout was known (status NONE) still gets "[python frames unknown]"
+	 * where its native stack runs the evaluation loop. */
+	bool py_splice = s->py_status != MS_PY_NONE || p->py;
+
+	if (py_splice) {
 		for (uint32_t k = 0; k < n; k++)
 			if (out[k] == CAPTURE_NONE)
 				return -ENOMEM;
@@ -372,7 +377,7 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	}
 	for (i = s->kstack_len - 1; i >= 0; i--)
 		out[n++] = kernel_frame(p, kips[i], i != 0);
-	if (s->py_status != MS_PY_NONE && p->py_tail != CAPTURE_NONE)
+	if (py_splice && p->py_tail != CAPTURE_NONE)
 		out[n++] = p->py_tail; /* why the interpreted frames could not be placed */
 
 	for (uint32_t k = 0; k < n; k++) {
