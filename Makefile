@@ -31,6 +31,8 @@ DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev 
 	qemu-system-x86 cpio kmod busybox-static xz-utils bpftrace libbpf-tools
 # formats (issue 6): pprof via protobuf-c; real clients for tests/e2e/test_formats.py; fuzzing
 DEPS_PKGS += libprotobuf-c-dev protobuf-c-compiler golang-go chromium libclang-rt-14-dev
+# CPython frames (issue 9): the release python3.11's debug file, for offset checks
+DEPS_PKGS += python3.11-dbg
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))

@@ -19,6 +19,8 @@
  *     in lowercase hex as the frame stores it ("libfoo.so+0x1a2b"); a module
  *     with no path is "[kernel]", "[vdso]", "[anon]" or "[unknown]" by kind;
  *   - an unnamed frame with no module: "[unknown]+0x<address>";
+ *   - an interpreted frame (CAPTURE_FRAME_F_INTERPRETED): "function (file:line)",
+ *     so an interpreted frame is keyed by its file, function and line;
  *   - a truncation frame (CAPTURE_FRAME_F_TRUNCATION): its bracketed reason,
  *     "[stack copy exhausted]" ("[truncated]" if it has none);
  *   - a sample with no stack: the synthetic frame "[empty stack]";
@@ -92,6 +94,31 @@ void analysis_names__free(struct analysis_names *n);
  */
 size_t analysis__frame_name(const struct capture *c, const struct capture_frame *f, char *buf,
 			    size_t size);
+
+/* ---- looks (look.c) ------------------------------------------------------ */
+
+enum analysis_look_kind {
+	ANALYSIS_LOOK_LOGICAL = 0, /* as recorded: interpreted frames spliced (default) */
+	ANALYSIS_LOOK_NATIVE = 1,  /* interpreted frames dropped */
+	ANALYSIS_LOOK_PYTHON = 2,  /* from the outermost interpreted frame in, interpreter hidden */
+};
+
+struct analysis_look;
+
+/* "logical", "native" or "python" into *look: 0, or -EINVAL. */
+int analysis_look__parse(const char *name, enum analysis_look_kind *look);
+
+/*
+ * A view of c (which must outlive it) under look: same frames, threads,
+ * strings and sample order; stacks rebuilt (rules in look.c).  Returns 0 or
+ * -ENOMEM; *out is NULL on failure.  Every query takes the view's capture
+ * (analysis_look__capture) like any other.
+ */
+int analysis_look__new(const struct capture *c, enum analysis_look_kind look,
+		       struct analysis_look **out);
+const struct capture *analysis_look__capture(const struct analysis_look *l);
+/* Accepts NULL. */
+void analysis_look__free(struct analysis_look *l);
 
 /* ---- queries ------------------------------------------------------------- */
 

@@ -47,6 +47,10 @@ size_t analysis__frame_name(const struct capture *c, const struct capture_frame 
 
 	if (f->flags & CAPTURE_FRAME_F_TRUNCATION)
 		n = snprintf(buf, size, "%s", fn[0] ? fn : "[truncated]");
+	else if (f->flags & CAPTURE_FRAME_F_INTERPRETED)
+		/* keyed by (file, function, line): "inner (/src/app.py:17)" */
+		n = snprintf(buf, size, "%s (%s:%u)", fn[0] ? fn : "[unknown]",
+			     capture__string(c, f->file), f->line);
 	else if (fn[0])
 		n = snprintf(buf, size, "%s", fn);
 	else {

@@ -14,7 +14,9 @@ Measures, in one run on one machine (numbers only, nothing is asserted):
      of a saved raw stream, beside perf record + perf report;
   4. unwind throughput from replaying a saved DWARF raw stream;
   5. `microscope report` time and peak RSS on a synthetic capture;
-  (full) 6. lost samples system-wide at 999 Hz with 16 KiB copies.
+  (full) 6. lost samples system-wide at 999 Hz with 16 KiB copies;
+  (full) 7. BPF run time per sample of the CPython walk at 50 frames beside
+     native-only sampling (bench/py_walk.py, kernel BPF stats).
 Prints tables and writes BUILD_DIR/bench/results.json.  Exits 0 when it
 produced numbers (a peer that fails or is missing is reported as such), 1 if
 microscope itself could not be measured, 2 for a usage error.
@@ -1136,6 +1138,10 @@ def main():
     if b.mode["syswide_s"]:
         log("bench: 6. system-wide loss, %d s" % b.mode["syswide_s"])
         res["syswide"] = b.syswide()
+    if mode == "full":
+        log("bench: 7. CPython walk cost (BPF stats)")
+        import py_walk
+        res["python_walk"] = py_walk.measure(b.ms, b.tmp)
     res["system"]["loadavg_end"] = read_first("/proc/loadavg")
     res["system"]["perf_event_max_sample_rate_end"] = read_first(
         "/proc/sys/kernel/perf_event_max_sample_rate")
@@ -1150,6 +1156,9 @@ def main():
     shutil.rmtree(b.tmp, ignore_errors=True)
 
     print_report(res)
+    if "python_walk" in res:
+        import py_walk
+        py_walk.print_table(res["python_walk"])
     print_compare(res["baseline_compare"])
     print()
     print("bench (%s): %.0f s; load average %s -> %s; results in %s" % (

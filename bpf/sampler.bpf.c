@@ -115,8 +115,10 @@ struct sample_scratch {
 	__u8 bytes[MS_SAMPLE_MAX_SIZE + PAGE_BYTES];
 };
 _Static_assert(sizeof(struct sample_scratch) ==
-		   sizeof(struct ms_sample) + 2 * STACK_BYTES + MS_STACK_COPY_MAX + PAGE_BYTES,
-	       "scratch holds a header, two full callchains, a full copy and a page of slack");
+		   sizeof(struct ms_sample) + 2 * STACK_BYTES + MS_STACK_COPY_MAX +
+			   MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES + PAGE_BYTES,
+	       "scratch holds a header, two full callchains, a full copy, a full Python walk and "
+	       "a page of slack");
 _Static_assert(sizeof(struct sample_scratch) % 8 == 0, "scratch is 8-aligned");
 
 struct {
@@ -125,6 +127,8 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sample_scratch);
 } scratch SEC(".maps");
+
+#include "python.bpf.h"
 
 static __always_inline struct ms_stats *stats__get(void)
 {
@@ -291,7 +295,8 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	s->period = ctx->sample_period;
 	s->arch = MS_ARCH_X86_64;
 	s->stack_copy_len = 0;
-	s->reserved = 0;
+	s->py_len = 0;
+	s->py_status = MS_PY_NONE;
 
 	task = bpf_get_current_task_btf();
 	if (!task->mm)
@@ -356,6 +361,17 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	s->stack_copy_len = copy;
 
 	size = off + copy; /* both multiples of 8 */
+	if (size > MS_SAMPLE_MAX_SIZE - MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES) /* cannot happen */
+		size = MS_SAMPLE_MAX_SIZE - MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES;
+	if (!(s->flags & MS_SAMPLE_F_KTHREAD)) {
+		__u32 walk = py__walk((__u8 *)s, size, task), npy = walk & 0xffff;
+
+		if (npy > MS_PY_MAX_FRAMES) /* cannot happen; bounds the verifier */
+			npy = MS_PY_MAX_FRAMES;
+		s->py_len = npy;
+		s->py_status = walk >> 16;
+		size += npy * MS_PY_FRAME_BYTES;
+	}
 	if (size > MS_SAMPLE_MAX_SIZE) /* cannot happen; bounds the verifier */
 		size = MS_SAMPLE_MAX_SIZE;
 	s->hdr.type = MS_REC_SAMPLE;
@@ -400,6 +416,7 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 {
 	__u32 tgid;
 
+	py__thread_exit(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid));
 	if (system_wide)
 		return 0;
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)

@@ -374,12 +374,14 @@ uint32_t capture_builder__add_mapping(struct capture_builder *b, const struct ca
 	return builder__append(b, CAPTURE_TABLE_MAPPINGS, row);
 }
 
-/* Interned by every field; reserved is stored as 0 and not part of the identity. */
+/* Interned by every field; first_line is stored (and part of the identity) only for
+ * interpreted frames, 0 otherwise. */
 uint32_t capture_builder__add_frame(struct capture_builder *b, const struct capture_frame *row)
 {
 	struct capture_frame f = *row;
 
-	f.reserved = 0;
+	if (!(f.flags & CAPTURE_FRAME_F_INTERPRETED))
+		f.first_line = 0;
 	return builder__intern(b, CAPTURE_TABLE_FRAMES, &b->frame_index, frame_eq, &f);
 }
 

@@ -79,6 +79,13 @@ struct capture_mapping {
 #define CAPTURE_FRAME_F_INLINE (1u << 1)     /* an inlined call inside its caller's frame */
 #define CAPTURE_FRAME_F_TRUNCATION (1u << 2) /* not code: marks why a stack ends (name says) */
 #define CAPTURE_FRAME_F_UNSYMBOLIZED (1u << 3) /* name lookup failed or deferred */
+/* An interpreted (CPython) frame: module NONE, address 0, function the code
+ * object's qualified name, file/line its source, first_line the line its
+ * function begins at.  Keyed by (file, function, line, first_line). */
+#define CAPTURE_FRAME_F_INTERPRETED (1u << 4)
+/* Native code of the interpreter itself (its evaluation loop and call
+ * plumbing), which the python look hides. */
+#define CAPTURE_FRAME_F_INTERPRETER (1u << 5)
 
 /*
  * A code location.  address: for FILE and VDSO modules the ELF virtual
@@ -94,7 +101,7 @@ struct capture_frame {
 	uint32_t function; /* string: function name, "" if unknown */
 	uint32_t file;	   /* string: source file, "" if unknown */
 	uint32_t line;	   /* source line, 0 if unknown */
-	uint32_t reserved;
+	uint32_t first_line; /* INTERPRETED frames: the function's first line; else written as 0 */
 };
 
 /*

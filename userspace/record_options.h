@@ -57,10 +57,15 @@ struct record_options {
 				  0 = no budget (userspace/budget/budget.h) */
 	bool off_cpu;	       /* --off-cpu: record off-CPU intervals (bpf/offcpu.bpf.c) */
 	uint64_t off_cpu_min_ns; /* --off-cpu-min: shorter intervals are counted, not kept */
+	uint32_t python;       /* MS_PYTHON_*: how CPython frames are recorded */
 };
 
 /* Default --off-cpu-min (microseconds): docs/off-cpu.md explains the choice. */
 #define MS_DEFAULT_OFF_CPU_MIN_US 100
+
+/* record_options.python */
+#define MS_PYTHON_BPF 0 /* walk CPython frames in the sampler when a CPython is found (default) */
+#define MS_PYTHON_OFF 1 /* native stacks only */
 
 /* Fill defaults (999 Hz, cpu-clock, microscope.msc, 16 KiB stack copy,
  * call graph auto, automatic ring size, 64 pages). */

@@ -86,8 +86,10 @@ struct ms_regs_x86_64 {
  * (each __u64, innermost first, as bpf_get_stack() returns them), then
  * stack_copy_len bytes of user stack copied from regs.sp upward (the bytes at
  * addresses regs.sp .. regs.sp + stack_copy_len - 1, in address order),
- * padded to a multiple of 8.  hdr.size is sizeof(struct ms_sample) +
- * 8 * (kstack_len + ustack_len) + stack_copy_len rounded up to 8.
+ * padded to a multiple of 8, then py_len struct ms_py_frame entries
+ * (bpf/abi/python.h; innermost first) when the thread runs CPython.  hdr.size
+ * is sizeof(struct ms_sample) + 8 * (kstack_len + ustack_len) +
+ * stack_copy_len rounded up to 8 + py_len * sizeof(struct ms_py_frame).
  *
  * The copy is made only when the recording asked for one (META stack_size
  * > 0) and MS_SAMPLE_F_USER_REGS is set; it never extends past the end of
@@ -106,7 +108,8 @@ struct ms_sample {
 	__u16 kstack_len;	  /* entries, <= MS_MAX_STACK_DEPTH */
 	__u16 ustack_len;	  /* entries, <= MS_MAX_STACK_DEPTH */
 	__u32 stack_copy_len;	  /* bytes of user stack after the ips */
-	__u32 reserved;
+	__u16 py_len;		  /* struct ms_py_frame entries after the stack copy */
+	__u16 py_status;	  /* MS_PY_* (bpf/abi/python.h): how the Python walk went */
 	struct ms_regs_x86_64 regs; /* user registers; valid if MS_SAMPLE_F_USER_REGS */
 	__u64 ips[];
 };
@@ -117,10 +120,17 @@ _Static_assert(sizeof(struct ms_sample) == 120, "ms_sample size");
 _Static_assert(__builtin_offsetof(struct ms_sample, regs) == 56, "ms_sample.regs offset");
 _Static_assert(__builtin_offsetof(struct ms_sample, ips) == 120, "ms_sample.ips offset");
 
-/* Largest sample record the sampler writes: two full callchains and a full
- * stack copy (bytes; 67688).  A larger hdr.size is malformed. */
+/* Largest Python walk in one sample (frames; bpf/python.bpf.h). */
+#define MS_PY_MAX_FRAMES 128
+/* Bytes of one struct ms_py_frame (bpf/abi/python.h). */
+#define MS_PY_FRAME_BYTES 24
+
+/* Largest sample record the sampler writes: two full callchains, a full
+ * stack copy and a full Python walk (bytes; 70760).  A larger hdr.size is
+ * malformed. */
 #define MS_SAMPLE_MAX_SIZE                                                                         \
-	(sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 + MS_STACK_COPY_MAX)
+	(sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 + MS_STACK_COPY_MAX +                \
+	 MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES)
 _Static_assert(MS_SAMPLE_MAX_SIZE % 8 == 0, "MS_SAMPLE_MAX_SIZE is a multiple of 8");
 
 /*

@@ -363,7 +363,7 @@ static void test_interning(void **state)
 	assert_int_equal(capture_builder__string(b, "a"), 1);
 
 	f0 = capture_builder__add_frame(b, &f);
-	f.reserved = 99; /* not part of a frame's identity */
+	f.first_line = 99; /* not part of a native frame's identity */
 	assert_int_equal(capture_builder__add_frame(b, &f), f0);
 	f.line = 1;
 	f1 = capture_builder__add_frame(b, &f);

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "bpf/abi/python.h"
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
@@ -150,6 +152,34 @@ static void feed_sample(uint32_t pid, uint64_t time, const uint64_t *uips, int n
 	u.s.arch = MS_ARCH_X86_64;
 	u.s.ustack_len = n;
 	memcpy(u.s.ips, uips, 8 * n);
+	feed(MS_CHUNK_BPF, 0, &u, u.s.hdr.size, 0);
+}
+
+/* A sample with n user ips and npy interpreted frames (no tracker: unreadable). */
+static void feed_py_sample(uint32_t pid, uint64_t time, const uint64_t *uips, int n, int npy,
+			   uint32_t status, int claim)
+{
+	union {
+		struct ms_sample s;
+		uint8_t b[sizeof(struct ms_sample) + 8 * 8 + 4 * sizeof(struct ms_py_frame)];
+	} u;
+	struct ms_py_frame f = { .code = 0x1000, .instr = 4, .fingerprint = 7,
+				 .flags = MS_PY_F_ENTRY };
+
+	memset(&u, 0, sizeof(u));
+	u.s.hdr.type = MS_REC_SAMPLE;
+	u.s.hdr.size = sizeof(struct ms_sample) + 8 * n + npy * sizeof(f);
+	u.s.time_ns = time;
+	u.s.pid = pid;
+	u.s.tid = pid;
+	u.s.period = 1001001;
+	u.s.arch = MS_ARCH_X86_64;
+	u.s.ustack_len = n;
+	u.s.py_len = claim;
+	u.s.py_status = status;
+	memcpy(u.s.ips, uips, 8 * n);
+	for (int i = 0; i < npy; i++)
+		memcpy(u.b + sizeof(struct ms_sample) + 8 * n + i * sizeof(f), &f, sizeof(f));
 	feed(MS_CHUNK_BPF, 0, &u, u.s.hdr.size, 0);
 }
 
@@ -459,6 +489,42 @@ static void test_offcpu_records(void **state)
 	capture__free(c);
 }
 
+/* Interpreted frames without a runtime to name them (a replay): each is an
+ * unreadable mark; with no evaluation-loop activation to place them before,
+ * they follow the native frames and the stack ends in the unplaced mark.
+ * A walk that claims more frames than the record holds is a bad sample. */
+static void test_python_frames_unplaced_and_unreadable(void **state)
+{
+	struct exe_map m;
+	uint32_t pid = 4343;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
+
+	find_map(marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 100);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &m, 100);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 1000);
+	feed_py_sample(pid, 1100, &one, 1, 2, MS_PY_OK, 2);
+	feed_py_sample(pid, 1200, &one, 1, 0, MS_PY_AMBIGUOUS, 0); /* no activation: no mark */
+	feed_py_sample(pid, 1300, &one, 1, 1, MS_PY_OK, 3);	   /* claims 3, holds 1 */
+	feed(MS_CHUNK_END, 0, NULL, 0, 3000);
+
+	struct capture *c = finish();
+	uint32_t st;
+
+	assert_int_equal(c->nsamples, 2);
+	assert_string_equal(leaf_name(c, 0), "[python frames unplaced]");
+	st = c->stacks[c->samples[0].stack].parent;
+	assert_string_equal(capture__string(c, c->frames[c->stacks[st].frame].function),
+			    "[python code unreadable]");
+	assert_true(c->frames[c->stacks[st].frame].flags & CAPTURE_FRAME_F_INTERPRETED);
+	assert_string_equal(leaf_name(c, 1), "marker_function_one");
+	assert_int_equal(capture__counter(c, "processor.py_code_unreadable"), 2);
+	assert_int_equal(capture__counter(c, "processor.py_unplaced"), 1);
+	assert_int_equal(capture__counter(c, "processor.bad_sample"), 1);
+	assert_int_equal(capture__counter(c, "python.walk.ambiguous"), 1);
+	capture__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +535,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duty_changes_weight_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_python_frames_unplaced_and_unreadable, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests_name("processor", tests, NULL, NULL);
 }

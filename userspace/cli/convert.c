@@ -401,6 +401,9 @@ static void convert_print_usage(FILE *f)
 	      "                    folded (.folded, .txt)\n"
 	      "  -o, --output OUT  output file, '-' for stdout\n"
 	      "  --threads         put a \"comm-tid\" root frame above each stack\n"
+	      "  --look LOOK       logical (default), native (Python frames dropped) or python\n"
+	      "                    (from the outermost Python frame in, interpreter hidden);\n"
+	      "                    applies before any format\n"
 	      "  --event NAME      the event to convert (default: the first with samples)\n"
 	      "  --weight W        samples (CPU samples, the default) or off-cpu-ns (off-CPU\n"
 	      "                    intervals weighted by nanoseconds; needs record --off-cpu)\n"
@@ -555,6 +558,7 @@ int cmd_convert(int argc, char **argv)
 		{ "event", required_argument, NULL, 'e' },
 		{ "weight", required_argument, NULL, 'W' },
 		{ "incomplete", no_argument, NULL, 'I' },
+		{ "look", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -568,6 +572,8 @@ int cmd_convert(int argc, char **argv)
 	void *bytes = NULL, *sealed = NULL;
 	size_t nbytes = 0, nsealed = 0;
 	bool threads = false, incomplete = false;
+	struct analysis_look *look = NULL;
+	enum analysis_look_kind look_kind = ANALYSIS_LOOK_LOGICAL;
 	uint32_t event;
 	char err[512] = "";
 	int ch, rc, status = 1;
@@ -603,6 +609,11 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'I':
 			incomplete = true;
+			break;
+		case 'L':
+			if (analysis_look__parse(optarg, &look_kind))
+				return convert_usage_error(
+					"--look takes logical, native or python, not '%s'", optarg);
 			break;
 		case 'h':
 			convert_print_usage(stdout);
@@ -692,6 +703,14 @@ int cmd_convert(int argc, char **argv)
 	in.bytes = bytes;
 	in.len = nbytes;
 	in.note = &export_note;
+	/* The look applies before any format: every writer sees the view. */
+	if (look_kind != ANALYSIS_LOOK_LOGICAL) {
+		if (analysis_look__new(c, look_kind, &look)) {
+			fprintf(stderr, "microscope convert: %s: out of memory\n", path);
+			goto cleanup;
+		}
+		in.capture = analysis_look__capture(look);
+	}
 	analysis_query__init(&in.query, event);
 	in.query.per_thread = threads;
 	in.query.include_incomplete = incomplete;
@@ -704,6 +723,7 @@ int cmd_convert(int argc, char **argv)
 				export_note.text);
 	}
 cleanup:
+	analysis_look__free(look);
 	capture__free(c);
 	capture_builder__free(b);
 	free(bytes);

@@ -22,6 +22,7 @@
 #include "../collector/collector.h"
 #include "../processor/processor.h"
 #include "../budget/monitor.h"
+#include "../runtimes/py_procs.h"
 #include "../symbols/symbols.h"
 #include "commands.h"
 
@@ -57,6 +58,9 @@ static const char record_usage[] =
 	"                       interrupt), with its stack (on in --preset detailed)\n"
 	"      --off-cpu-min US shorter off-CPU intervals are only counted (default 100;\n"
 	"                       0 keeps every interval)\n"
+	"      --python bpf|off Python frames: walk CPython's frames in the sampler and\n"
+	"                       splice them into native stacks (bpf, default; used\n"
+	"                       when a CPython 3.10-3.13 is found), or native only (off)\n"
 	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay)\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
 	"  -q, --quiet          no summary line\n"
@@ -69,6 +73,7 @@ static const char record_usage[] =
 /* getopt codes of long-only options. */
 enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347, OPT_PRESET = 0x5052, OPT_BUDGET = 0x4255 };
 enum { OPT_OFF_CPU = 0x4f43, OPT_OFF_CPU_MIN = 0x4f4d };
+enum { OPT_PYTHON = 0x5059 };
 
 static volatile sig_atomic_t stop_signal;
 
@@ -247,6 +252,7 @@ int cmd_record(int argc, char **argv)
 		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ 0 },
 	};
 	struct record_options o;
@@ -254,6 +260,7 @@ int cmd_record(int argc, char **argv)
 	struct symbolizer *sym = NULL;
 	struct collector *col = NULL;
 	struct budget_monitor *budget = NULL;
+	struct py_tracker *py = NULL;
 	struct launcher launch = { .pid = -1, .gate_fd = -1, .error_fd = -1 };
 	struct tee tee = { 0 };
 	const char *replay = NULL, *preset = "default";
@@ -370,6 +377,17 @@ int cmd_record(int argc, char **argv)
 			o.off_cpu_min_ns = v * 1000;
 			break;
 		}
+		case OPT_PYTHON:
+			if (!strcmp(optarg, "bpf")) {
+				o.python = MS_PYTHON_BPF;
+			} else if (!strcmp(optarg, "off")) {
+				o.python = MS_PYTHON_OFF;
+			} else {
+				fprintf(stderr, "microscope record: unknown python mode '%s' (bpf, off)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			return 0;
@@ -471,6 +489,19 @@ int cmd_record(int argc, char **argv)
 				budget_monitor__note(budget));
 		budget_monitor__emit_meta(budget, tee_sink, &tee);
 	}
+	if (o.python == MS_PYTHON_BPF && !o.system_wide) {
+		py = py_tracker__new(collector__map_fd(col, "py_procs"),
+				     collector__map_fd(col, "py_threads"),
+				     collector__map_fd(col, "targets"),
+				     collector__map_fd(col, "py_exits"));
+		if (!py) {
+			fprintf(stderr, "microscope: out of memory\n");
+			goto cleanup;
+		}
+		processor__set_python(tee.proc, py);
+	}
+	emit_meta(&tee, "python", o.python == MS_PYTHON_OFF ? "off" : o.system_wide ? "off (-a)"
+											: "bpf");
 	if (o.argv)
 		err = collector__add_target(col, launch.pid);
 	for (size_t i = 0; i < o.npids; i++)
@@ -502,7 +533,9 @@ int cmd_record(int argc, char **argv)
 		t_end = now_s() + o.duration_s;
 
 	while (!stop_signal) {
-		err = collector__poll(col, 100);
+		if (py)
+			py_tracker__poll(py, (uint64_t)(now_s() * 1e9));
+		err = collector__poll(col, py ? 20 : 100);
 		if (err < 0) {
 			fprintf(stderr, "microscope record: draining rings: %s\n", strerror(-err));
 			break;
@@ -538,6 +571,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (budget && budget_monitor__finish(budget, col, tee_sink, &tee))
 		fprintf(stderr, "microscope record: budget: cannot read the final counters\n");
+	if (py && py_tracker__describe(py))
+		emit_meta(&tee, "python_runtime", py_tracker__describe(py));
 	err = collector__stop(col);
 	if (err) {
 		fprintf(stderr, "microscope record: stopping: %s\n", strerror(-err));
@@ -559,6 +594,7 @@ cleanup:
 		status = 1;
 	}
 	processor__free(tee.proc);
+	py_tracker__free(py);
 	symbolizer__free(sym);
 	capture_builder__free(b);
 	return status;

@@ -26,7 +26,7 @@
 static const char report_usage[] =
 	"usage: microscope report FILE [--sort self|total] [--limit N] [--threads]\n"
 	"                         [--min-percent P] [--event NAME] [--off-cpu | --wall]\n"
-	"                         [--svg OUT]\n"
+	"                         [--svg OUT] [--look logical|native|python]\n"
 	"\n"
 	"Print a capture's summary, its top-down call tree and its functions by\n"
 	"self or total cost.\n"
@@ -47,6 +47,10 @@ static const char report_usage[] =
 	"                      sample period) beside measured off-CPU time\n"
 	"  --svg OUT           also write the flame graph SVG of the same samples to OUT\n"
 	"                      (as 'microscope convert FILE -o OUT.svg')\n"
+	"  --look LOOK         how stacks with Python frames are seen: logical (default;\n"
+	"                      Python frames spliced into native stacks), native\n"
+	"                      (Python frames dropped) or python (from the outermost\n"
+	"                      Python frame in, interpreter frames hidden)\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"Kernel functions are marked \" [k]\".  Percentages are of the event's total\n"
@@ -63,6 +67,7 @@ struct report_options {
 	bool off_cpu; /* --off-cpu */
 	bool wall;    /* --wall */
 	const char *svg; /* --svg OUT, or NULL */
+	enum analysis_look_kind look;
 };
 
 struct report {
@@ -567,6 +572,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "off-cpu", no_argument, NULL, 'O' },
 		{ "wall", no_argument, NULL, 'W' },
 		{ "svg", required_argument, NULL, 'g' },
+		{ "look", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -623,6 +629,11 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			break;
 		case 'g':
 			o->svg = optarg;
+			break;
+		case 'L':
+			if (analysis_look__parse(optarg, &o->look))
+				return report_usage_error(
+					"--look takes logical, native or python, not '%s'", optarg);
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
@@ -701,6 +712,8 @@ int cmd_report(int argc, char **argv)
 	struct analysis_tree *tree = NULL;
 	struct analysis_flat *flat = NULL;
 	struct capture *c = NULL;
+	struct analysis_look *look = NULL;
+	const struct capture *view;
 	struct analysis_query q;
 	struct report r = { .opt = &opt };
 	uint32_t event;
@@ -758,7 +771,13 @@ int cmd_report(int argc, char **argv)
 	q.per_thread = opt.threads;
 	/* The query is valid (event from the capture), so failures are ENOMEM. */
 	oom = true;
-	names = analysis_names__new(c);
+	view = c;
+	if (opt.look != ANALYSIS_LOOK_LOGICAL) {
+		if (analysis_look__new(c, opt.look, &look))
+			goto cleanup;
+		view = analysis_look__capture(look);
+	}
+	names = analysis_names__new(view);
 	if (!names)
 		goto cleanup;
 	if (analysis_summary__init(&sum, names, &q))
@@ -770,7 +789,7 @@ int cmd_report(int argc, char **argv)
 	if (!flat)
 		goto cleanup;
 
-	r.c = c;
+	r.c = view;
 	r.names = names;
 	r.unit = capture__string(c, c->events[event].unit);
 	r.ns = !strcmp(r.unit, "nanoseconds");
@@ -807,6 +826,7 @@ cleanup:
 	analysis_tree__free(tree);
 	analysis_summary__release(&sum);
 	analysis_names__free(names);
+	analysis_look__free(look);
 	capture__free(c);
 	return status;
 }

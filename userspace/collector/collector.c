@@ -1483,3 +1483,13 @@ int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sample
 	}
 	return 0;
 }
+
+int collector__map_fd(struct collector *c, const char *name)
+{
+	struct bpf_map *m;
+
+	if (!c || !c->skel || !c->skel->obj)
+		return -ENOENT;
+	m = bpf_object__find_map_by_name(c->skel->obj, name);
+	return m ? bpf_map__fd(m) : -ENOENT;
+}

@@ -75,6 +75,11 @@ int collector__set_duty(struct collector *c, uint32_t factor);
  */
 int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sampler_runs);
 
+/* The fd of the sampler's BPF map called name ("targets", "py_procs",
+ * "py_threads"), owned by the collector; -ENOENT if there is none (or before
+ * collector__new succeeded). */
+int collector__map_fd(struct collector *c, const char *name);
+
 /* Release everything.  Accepts NULL. */
 void collector__free(struct collector *c);
 

@@ -13,6 +13,9 @@
 #include <stdint.h>
 
 #include "../../bpf/abi/records.h"
+#include "../../bpf/abi/python.h"
+#include "../runtimes/py_code.h"
+#include "../runtimes/py_procs.h"
 #include "../unwind/unwind.h"
 #include "hashmap.h"
 #include "problems.h"
@@ -125,6 +128,17 @@ struct processor {
 	uint64_t unwind_reasons[UNWIND_REASON__COUNT]; /* DWARF unwinds by ending */
 	uint64_t unwind_fp_fallback; /* auto: CFI could not start, FP chain used */
 
+	/* CPython (userspace/runtimes/): layouts from the recording's tracker
+	 * (NULL when replaying: interpreted frames are then unreadable) */
+	const struct py_tracker *py;
+	struct py_namer *py_namer;
+	struct u64map py_frames;  /* hash(code entry, line) -> frame row */
+	struct u64map frame_role; /* frame row + 1 -> enum py_role */
+	uint32_t py_marks[4];
+	uint32_t py_tail; /* reason frame python__splice wants at the stack's end, or NONE */
+	uint32_t splice_scratch[MS_UNWIND_MAX_DEPTH + 2 * MS_MAX_STACK_DEPTH + MS_PY_MAX_FRAMES + 8];
+	uint64_t py_status[MS_PY_STATUS_COUNT]; /* samples by walk status */
+
 	uint64_t problems[MS_PROBLEM_COUNT];
 
 	/* off-CPU intervals (offcpu.c) */
@@ -173,6 +187,13 @@ const struct proc_mapping *tasks__find_mapping(const struct proc_state *ps, uint
 void tasks__release(struct processor *p);
 
 int tasks__process_info(struct processor *p, const struct ms_process_info *info);
+
+/* python.c */
+uint32_t python__splice(struct processor *p, const struct ms_sample *s,
+			const struct ms_py_frame *py, uint32_t *user, uint32_t nuser, uint32_t *out);
+void python__release(struct processor *p);
+void python__drained(struct processor *p, const void *rec, uint32_t len);
+uint32_t python__native_flags(const char *name);
 
 /* stacks.c */
 int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len);

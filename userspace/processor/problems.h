@@ -21,7 +21,12 @@
 	X(MODULE_UNREADABLE, "module_unreadable", "module whose symbols could not be read")        \
 	X(MODULE_NO_CFI, "module_no_cfi", "module whose call-frame information could not be read") \
 	X(BAD_META, "bad_meta", "metadata or counter chunk that is not key=value")                  \
-	X(BAD_OFFCPU, "bad_offcpu", "off-CPU interval with inconsistent lengths, times or codes")
+	X(BAD_OFFCPU, "bad_offcpu", "off-CPU interval with inconsistent lengths, times or codes") \
+	X(PY_CODE_UNREADABLE, "py_code_unreadable",                                                \
+	  "interpreted frame whose code object could not be read or was freed since")              \
+	X(PY_UNPLACED, "py_unplaced",                                                              \
+	  "interpreted segments and evaluation-loop activations differ in number")                 \
+	X(PY_UNKNOWN, "py_unknown", "sample in the evaluation loop whose Python frames are unknown")
 
 enum ms_problem {
 #define MS_PROBLEM_ENUM(id, name, text) MS_PROBLEM_##id,

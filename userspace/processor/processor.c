@@ -35,7 +35,15 @@ struct processor *processor__new(struct capture_builder *b, struct symbolizer *s
 		p->truncation_frames[i] = CAPTURE_NONE;
 	for (size_t i = 0; i < UNWIND_REASON__COUNT; i++)
 		p->trunc_rows[i] = CAPTURE_NONE;
+	p->py_tail = CAPTURE_NONE;
+	for (size_t i = 0; i < sizeof(p->py_marks) / sizeof(p->py_marks[0]); i++)
+		p->py_marks[i] = CAPTURE_NONE;
 	return p;
+}
+
+void processor__set_python(struct processor *p, const struct py_tracker *tracker)
+{
+	p->py = tracker;
 }
 
 void processor__free(struct processor *p)
@@ -44,6 +52,7 @@ void processor__free(struct processor *p)
 		return;
 	tasks__release(p);
 	stacks__release(p);
+	python__release(p);
 	free(p->held);
 	free(p->held_bytes);
 	free(p->duty_changes);
@@ -306,6 +315,8 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 			processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
 			return 0;
 		}
+		if (c->kind == MS_CHUNK_BPF)
+			python__drained(p, payload, c->len); /* name code objects while they live */
 		return hold(p, c, payload);
 	case MS_CHUNK_ROUND: {
 		int err = 0;
@@ -360,6 +371,18 @@ int processor__finish(struct processor *p)
 		if (d > name && d[-1] == ']')
 			d[-1] = '\0';
 		capture_builder__add_counter(p->b, name, p->unwind_reasons[i]);
+	}
+	{
+		static const char *const py_status_names[MS_PY_STATUS_COUNT] = {
+			NULL, "python.walk.ok", "python.walk.no_thread", "python.walk.ambiguous",
+			"python.walk.search_bound", "python.walk.read_fault", "python.walk.depth",
+			"python.walk.no_namespace",
+		};
+
+		for (int i = 1; i < MS_PY_STATUS_COUNT; i++)
+			if (p->py_status[i])
+				capture_builder__add_counter(p->b, py_status_names[i],
+							     p->py_status[i]);
 	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);

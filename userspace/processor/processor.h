@@ -23,6 +23,8 @@
 #include "../collector/stream.h"
 #include "../symbols/symbols.h"
 
+struct py_tracker;
+
 struct processor;
 
 /* b and s are borrowed and must outlive the processor.  NULL + errno on failure. */
@@ -35,6 +37,10 @@ int processor__sink(void *ctx, const struct ms_chunk *chunk, const void *payload
 /* Release every held record, store counters and summary meta in the
  * builder.  Returns 0 or -errno. */
 int processor__finish(struct processor *p);
+
+/* Name interpreted frames with the layouts of tracker (borrowed; must
+ * outlive the processor).  Without one, interpreted frames are unreadable. */
+void processor__set_python(struct processor *p, const struct py_tracker *tracker);
 
 /* Samples appended so far. */
 uint64_t processor__samples(const struct processor *p);

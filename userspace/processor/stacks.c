@@ -102,7 +102,8 @@ static uint32_t module_frame(struct processor *p, uint32_t module, uint64_t addr
 	name = sym_module__lookup(ms->sym, is_return && addr ? addr - 1 : addr, &off);
 	struct capture_frame row = {
 		.module = ms->row,
-		.flags = ms->kind == CAPTURE_MODULE_KERNEL ? CAPTURE_FRAME_F_KERNEL : 0,
+		.flags = ms->kind == CAPTURE_MODULE_KERNEL ? CAPTURE_FRAME_F_KERNEL
+							   : python__native_flags(name),
 		.address = addr,
 		.function = capture_builder__string(p->b, name ? name : ""),
 	};
@@ -113,6 +114,10 @@ static uint32_t module_frame(struct processor *p, uint32_t module, uint64_t addr
 	uint32_t id = capture_builder__add_frame(p->b, &row);
 
 	if (id != CAPTURE_NONE && u64map__put(&ms->frames[is_return], addr + 1, id))
+		return CAPTURE_NONE;
+	if (id != CAPTURE_NONE && (row.flags & CAPTURE_FRAME_F_INTERPRETER) &&
+	    u64map__put(&p->frame_role, (uint64_t)id + 1,
+			!strcmp(name, "_PyEval_EvalFrameDefault") ? 1 : 2))
 		return CAPTURE_NONE;
 	return id;
 }
@@ -319,9 +324,14 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	struct proc_state *ps;
 	int i;
 
+	size_t py_off = sizeof(*s) + ips_bytes + (((size_t)s->stack_copy_len + 7) & ~(size_t)7);
+	uint32_t nuser;
+
 	if (s->arch != MS_ARCH_X86_64 || s->kstack_len > MS_MAX_STACK_DEPTH ||
-	    s->ustack_len > MS_MAX_STACK_DEPTH ||
-	    sizeof(*s) + ips_bytes + s->stack_copy_len > len) {
+	    s->ustack_len > MS_MAX_STACK_DEPTH || s->py_len > MS_PY_MAX_FRAMES ||
+	    s->py_status >= MS_PY_STATUS_COUNT || (s->py_len && s->py_status == MS_PY_NONE) ||
+	    s->stack_copy_len > MS_STACK_COPY_MAX ||
+	    py_off + (size_t)s->py_len * sizeof(struct ms_py_frame) > len) {
 		processor__problem(p, MS_PROBLEM_BAD_SAMPLE);
 		return 0;
 	}
@@ -350,8 +360,25 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		for (i = s->ustack_len - 1; i >= 0; i--)
 			out[n++] = user_frame(p, ps, uips[i], i != 0 || s->kstack_len);
 	}
+	nuser = n;
+	p->py_status[s->py_status]++;
+	/* With a Python runtime tracker, a sample walked before its process's
+	 * layout was known (status NONE) still gets "[python frames unknown]"
+	 * where its native stack runs the evaluation loop. */
+	bool py_splice = s->py_status != MS_PY_NONE || p->py;
+
+	if (py_splice) {
+		for (uint32_t k = 0; k < n; k++)
+			if (out[k] == CAPTURE_NONE)
+				return -ENOMEM;
+		n = python__splice(p, s, (const struct ms_py_frame *)((const uint8_t *)s + py_off),
+				   out, nuser, p->splice_scratch);
+		out = p->splice_scratch;
+	}
 	for (i = s->kstack_len - 1; i >= 0; i--)
 		out[n++] = kernel_frame(p, kips[i], i != 0);
+	if (py_splice && p->py_tail != CAPTURE_NONE)
+		out[n++] = p->py_tail; /* why the interpreted frames could not be placed */
 
 	for (uint32_t k = 0; k < n; k++) {
 		if (out[k] == CAPTURE_NONE)

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The CPython frame walker, included by bpf/sampler.bpf.c.  For a process in
+ * "py_procs" it finds the sampled thread's PyThreadState and appends one
+ * struct ms_py_frame per interpreted frame (innermost first) to the sample
+ * under construction (bpf/abi/python.h).
+ *
+ * Thread identity.  "py_threads" (kernel tid -> state, refreshed by
+ * userspace about every 20 ms from the interpreter's thread list) is used
+ * only when the entry is this very thread (same tgid, and no thread of that
+ * id exited since userspace read "py_exits", so a reused tid is not taken
+ * for its predecessor) and the state still names the
+ * thread: native_thread_id equals the thread's id in the process's pid
+ * namespace (bpf_get_ns_current_pid_tgid), or, before 3.11, thread_id equals
+ * the thread's FS base (pthread_self() on x86-64 glibc).  Otherwise the
+ * walker searches every interpreter's thread states for the one that names
+ * the thread, at most PY_SEARCH_MAX of them: none, several, or a search past
+ * the bound gives a status (MS_PY_*) and no frames, never another thread's.
+ *
+ * Bounds: the frame loop runs under bpf_loop (Linux 5.17) for at most
+ * 2 * MS_PY_MAX_FRAMES steps (shim frames take a step but no slot); every
+ * read of the target is bpf_probe_read_user, which fails cleanly on a bad
+ * address (MS_PY_READ_FAULT).
+ */
+#ifndef MS_PYTHON_BPF_H
+#define MS_PYTHON_BPF_H
+
+#include "bpf/abi/python.h"
+
+#define PY_SEARCH_MAX 64     /* thread states looked at when the map cannot prove one */
+#define PY_INTERP_MAX 4	     /* interpreters looked at */
+#define PY_FRAME_READ_MAX 128 /* bytes of a frame read at once */
+
+/* CPython processes: tgid -> layout (written by userspace/runtimes/py_procs.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct ms_py_layout);
+} py_procs SEC(".maps");
+
+/* Kernel tid -> its PyThreadState as of the last refresh. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct ms_py_thread);
+} py_threads SEC(".maps");
+
+/* Kernel tid -> threads of CPython processes with that id that exited (LRU:
+ * a lost count reads as 0, which only makes a stale entry fail its check). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} py_exits SEC(".maps");
+
+struct py_buf {
+	__u8 frame[PY_FRAME_READ_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_buf);
+} py_buf SEC(".maps");
+
+/* Walk state shared with the bpf_loop callback. */
+struct py_walk {
+	const struct ms_py_layout *l;
+	struct py_buf *buf;
+	__u8 *out;   /* the sample scratch (map value) */
+	__u32 off;   /* byte offset of the first ms_py_frame in out */
+	__u32 n;     /* frames written */
+	__u64 frame; /* next frame to read, 0 at the end */
+	__u32 status;
+};
+
+static __always_inline __u64 py__read_ptr(__u64 addr, __u16 off, bool *fault)
+{
+	__u64 v = 0;
+
+	if (off == MS_PY_NO_FIELD || bpf_probe_read_user(&v, sizeof(v), (const void *)(addr + off)))
+		*fault = true;
+	return v;
+}
+
+static __always_inline __u64 py__buf64(const struct py_buf *b, __u32 off)
+{
+	if (off > PY_FRAME_READ_MAX - 8)
+		return 0;
+	return *(const __u64 *)&b->frame[off];
+}
+
+static __always_inline __u32 py__buf32(const struct py_buf *b, __u32 off)
+{
+	if (off > PY_FRAME_READ_MAX - 4)
+		return 0;
+	return *(const __u32 *)&b->frame[off];
+}
+
+static __always_inline __u32 py__buf8(const struct py_buf *b, __u32 off)
+{
+	if (off > PY_FRAME_READ_MAX - 1)
+		return 0;
+	return b->frame[off];
+}
+
+/* One frame: read it, emit it (or note a shim), move to its caller. */
+static long py__step(__u32 i, void *vctx)
+{
+	struct py_walk *w = vctx;
+	const struct ms_py_layout *l = w->l;
+	struct py_buf *b = w->buf;
+	struct ms_py_frame *f;
+	__u32 rd = l->fr_read, o, owner = 0, flags = 0, instr = 0xffffffff, fl = 0;
+	__u64 code, ptr, base, name = 0;
+
+	if (!w->frame) {
+		w->status = MS_PY_OK;
+		return 1;
+	}
+	if (rd > PY_FRAME_READ_MAX)
+		rd = PY_FRAME_READ_MAX;
+	if (bpf_probe_read_user(b->frame, rd, (const void *)w->frame)) {
+		w->status = MS_PY_READ_FAULT;
+		return 1;
+	}
+	code = py__buf64(b, l->fr_code);
+	if (l->fr_owner != MS_PY_NO_FIELD)
+		owner = py__buf8(b, l->fr_owner);
+	w->frame = py__buf64(b, l->fr_previous);
+	if (l->cstack_owner != 0xff && owner == l->cstack_owner) {
+		/* A shim frame _PyEval_EvalFrameDefault pushes (3.12+): the frame
+		 * inside it is the first its activation runs. */
+		if (w->n > 0) {
+			o = w->off + (w->n - 1) * MS_PY_FRAME_BYTES;
+			if (o <= MS_SAMPLE_MAX_SIZE) {
+				f = (struct ms_py_frame *)(w->out + o);
+				f->flags |= MS_PY_F_ENTRY;
+			}
+		}
+		return 0;
+	}
+	if (w->n >= MS_PY_MAX_FRAMES) {
+		w->status = MS_PY_DEPTH;
+		return 1;
+	}
+	if (l->frame_kind == MS_PY_FRAMES_OBJECTS) {
+		int lasti = (int)py__buf32(b, l->fr_instr);
+
+		if (lasti >= 0)
+			instr = (__u32)lasti * 2;
+	} else {
+		ptr = py__buf64(b, l->fr_instr);
+		base = code + l->code_adaptive;
+		if (ptr >= base && ptr - base < (1u << 30))
+			instr = (__u32)(ptr - base);
+	}
+	if (l->flags & MS_PY_L_EVERY_FRAME_ENTRY)
+		flags |= MS_PY_F_ENTRY;
+	else if (l->fr_is_entry != MS_PY_NO_FIELD && py__buf8(b, l->fr_is_entry))
+		flags |= MS_PY_F_ENTRY;
+	if (bpf_probe_read_user(&fl, sizeof(fl), (const void *)(code + l->code_firstlineno)) ||
+	    bpf_probe_read_user(&name, sizeof(name), (const void *)(code + l->code_name))) {
+		w->status = MS_PY_READ_FAULT;
+		return 1;
+	}
+	o = w->off + w->n * MS_PY_FRAME_BYTES;
+	if (o > MS_SAMPLE_MAX_SIZE) /* cannot happen; bounds the verifier */
+		return 1;
+	f = (struct ms_py_frame *)(w->out + o);
+	f->code = code;
+	f->instr = instr;
+	f->fingerprint = fl ^ (__u32)name;
+	f->flags = flags;
+	f->reserved = 0;
+	w->n++;
+	return 0;
+}
+
+/* Does the thread state at ts name this thread? */
+static __always_inline bool py__names(const struct ms_py_layout *l, __u64 ts, __u64 id, bool *fault)
+{
+	__u16 field = (l->flags & MS_PY_L_TID_IS_PTHREAD) ? l->ts_thread_id : l->ts_native_tid;
+	__u64 v = py__read_ptr(ts, field, fault);
+
+	if (!(l->flags & MS_PY_L_TID_IS_PTHREAD))
+		v &= 0xffffffffull; /* native_thread_id is an unsigned long holding a pid_t */
+	return !*fault && v == id;
+}
+
+/* Search state shared with the bpf_loop callback. */
+struct py_search {
+	const struct ms_py_layout *l;
+	__u64 id;
+	__u64 interp;	/* interpreter being searched */
+	__u64 ts;	/* next thread state of interp, 0: move to the next interpreter */
+	__u64 found;
+	__u32 matches;
+	__u32 interps;
+	__u32 status;	/* MS_PY_OK once the lists ended within the bound */
+};
+
+/* One step of the search: look at one thread state or move to the next interpreter. */
+static long py__search_step(__u32 i, void *vctx)
+{
+	struct py_search *s = vctx;
+	const struct ms_py_layout *l = s->l;
+	bool fault = false;
+
+	if (!s->ts) {
+		if (s->interps++)
+			s->interp = py__read_ptr(s->interp, l->interp_next, &fault);
+		if (fault) {
+			s->status = MS_PY_READ_FAULT;
+			return 1;
+		}
+		if (!s->interp) {
+			s->status = MS_PY_OK;
+			return 1;
+		}
+		if (s->interps > PY_INTERP_MAX)
+			return 1; /* status stays MS_PY_SEARCH_BOUND */
+		s->ts = py__read_ptr(s->interp, l->interp_threads_head, &fault);
+		if (fault) {
+			s->status = MS_PY_READ_FAULT;
+			return 1;
+		}
+		return 0;
+	}
+	if (py__names(l, s->ts, s->id, &fault)) {
+		s->matches++;
+		s->found = s->ts;
+	}
+	fault = false;
+	s->ts = py__read_ptr(s->ts, l->ts_next, &fault);
+	if (fault) {
+		s->status = MS_PY_READ_FAULT;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The thread state that names this thread, or 0 with *status set.  id is the
+ * thread's id in the process's pid namespace, or its FS base before 3.11.
+ */
+static __always_inline __u64 py__thread_state(const struct ms_py_layout *l,
+					      struct task_struct *task, __u32 tgid, __u32 tid,
+					      __u64 id, __u32 *status)
+{
+	const struct ms_py_thread *t = bpf_map_lookup_elem(&py_threads, &tid);
+	const __u64 *exits = bpf_map_lookup_elem(&py_exits, &tid);
+	struct py_search s = {};
+	bool fault = false;
+
+	if (t && t->tgid == tgid && t->exits == (exits ? *exits : 0)) {
+		if (py__names(l, t->tstate, id, &fault))
+			return t->tstate;
+	}
+	fault = false;
+	s.l = l;
+	s.id = id;
+	s.interp = py__read_ptr(l->runtime, l->rt_interp_head, &fault);
+	if (fault) {
+		*status = MS_PY_READ_FAULT;
+		return 0;
+	}
+	s.interps = 1;
+	s.ts = s.interp ? py__read_ptr(s.interp, l->interp_threads_head, &fault) : 0;
+	s.status = MS_PY_SEARCH_BOUND;
+	if (!s.interp)
+		s.status = MS_PY_OK;
+	else if (fault)
+		s.status = MS_PY_READ_FAULT;
+	else
+		bpf_loop(PY_SEARCH_MAX + PY_INTERP_MAX, py__search_step, &s, 0);
+	if (s.status != MS_PY_OK) {
+		*status = s.status;
+		return 0;
+	}
+	if (s.matches != 1) {
+		*status = s.matches ? MS_PY_AMBIGUOUS : MS_PY_NO_THREAD;
+		return 0;
+	}
+	return s.found;
+}
+
+/*
+ * Walk the CPython frames of the current thread (task) into out + off.
+ * Returns the frames written (<= MS_PY_MAX_FRAMES) in the low 16 bits and
+ * the walk's status (MS_PY_*) in bits 16-31.  out is the sample scratch;
+ * off <= MS_SAMPLE_MAX_SIZE - MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES.
+ */
+static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, st = MS_PY_NONE, *status = &st;
+	const struct ms_py_layout *l = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct bpf_pidns_info ns = {};
+	struct py_walk w = {};
+	__u32 zero = 0;
+	bool fault = false;
+	__u64 ts, id, fp;
+
+	if (!l)
+		return 0;
+	if (l->flags & MS_PY_L_TID_IS_PTHREAD) {
+		id = BPF_CORE_READ(task, thread.fsbase);
+	} else {
+		if (bpf_get_ns_current_pid_tgid(l->pidns_dev, l->pidns_ino, &ns, sizeof(ns)))
+			return MS_PY_NO_NAMESPACE << 16;
+		id = ns.pid;
+	}
+	ts = py__thread_state(l, task, tgid, tid, id, status);
+	if (!ts)
+		return st << 16;
+	fp = py__read_ptr(ts, l->ts_frame, &fault);
+	if (!fault && fp && l->cframe_frame != MS_PY_NO_FIELD)
+		fp = py__read_ptr(fp, l->cframe_frame, &fault);
+	if (fault)
+		return MS_PY_READ_FAULT << 16;
+	w.l = l;
+	w.buf = bpf_map_lookup_elem(&py_buf, &zero);
+	if (!w.buf)
+		return 0;
+	w.out = out;
+	w.off = off;
+	w.frame = fp;
+	w.status = MS_PY_DEPTH;
+	bpf_loop(2 * MS_PY_MAX_FRAMES, py__step, &w, 0);
+	if (w.n > MS_PY_MAX_FRAMES)
+		w.n = MS_PY_MAX_FRAMES;
+	return (w.status << 16) | w.n;
+}
+
+/* A thread of a CPython process exits: its py_threads entry can no longer
+ * name it; count the exit so entries written before it fail their check. */
+static __always_inline void py__thread_exit(__u32 tgid, __u32 tid)
+{
+	__u64 one = 1, *n;
+
+	if (!bpf_map_lookup_elem(&py_procs, &tgid))
+		return;
+	bpf_map_delete_elem(&py_threads, &tid);
+	n = bpf_map_lookup_elem(&py_exits, &tid);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else
+		bpf_map_update_elem(&py_exits, &tid, &one, BPF_NOEXIST);
+}
+
+#endif /* MS_PYTHON_BPF_H */

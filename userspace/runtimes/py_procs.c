@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CPython tracker (py_procs.h).  Detection reads /proc/PID/maps for a
+ * libpython or python executable mapping, the module's ELF for Py_Version
+ * and _PyRuntime (py_layout__read_elf), and places _PyRuntime through the
+ * mapping of file offset 0.  The thread map is refreshed from every
+ * interpreter's thread list (at most PY_INTERPS interpreters,
+ * PY_THREADS_MAX states), each state's native_thread_id proved against the
+ * process's own /proc/PID/task entries (NSpid) before its kernel tid is
+ * written.  3.10 states carry only pthread_t: the BPF walker finds them by
+ * search, so no map entries are written for them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "py_procs.h"
+
+#define PY_INTERPS 4
+#define PY_THREADS_MAX 1024
+#define PY_TASKS_MAX 4096
+#define PY_RETRY_FAST_NS (20ull * 1000 * 1000)
+#define PY_RETRY_SLOW_NS (1000ull * 1000 * 1000)
+#define PY_FAST_TRIES 100
+
+struct py_task {
+	uint32_t tid;	 /* kernel tid */
+	uint32_t ns_tid; /* innermost NSpid */
+	uint64_t exits;	 /* py_exits count read before the thread list */
+	uint64_t tstate; /* the state naming it, 0 none, 1 several */
+};
+
+struct py_proc {
+	pid_t pid;
+	bool active;  /* layout written */
+	bool failed;  /* layout refused: not retried */
+	uint32_t tries;
+	uint64_t next_try;
+	struct py_layout layout;
+	uint32_t *tids; /* tids written to py_threads at the last refresh */
+	uint32_t ntids, tids_cap;
+};
+
+struct py_tracker {
+	int procs_fd, threads_fd, targets_fd, exits_fd;
+	struct py_proc *procs;
+	uint32_t nprocs, procs_cap;
+	uint64_t last_refresh;
+	uint64_t errors;
+	char describe[512];
+	struct py_task *tasks;
+	uint32_t ntasks, tasks_cap;
+	uint64_t self_pidns;
+};
+
+int py_mem__read(pid_t pid, uint64_t addr, void *buf, size_t n)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = n };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = n };
+	ssize_t got;
+
+	if (!addr)
+		return -EFAULT;
+	got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (got < 0)
+		return errno == ESRCH ? -ESRCH : -EFAULT;
+	return (size_t)got == n ? 0 : -EFAULT;
+}
+
+static int mem__u64(pid_t pid, uint64_t addr, uint64_t *v)
+{
+	return py_mem__read(pid, addr, v, sizeof(*v));
+}
+
+bool py_module__is_candidate(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "libpython3.", 11) && strstr(base, ".so"))
+		return true;
+	return !strncmp(base, "python3", 7);
+}
+
+struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd, int exits_fd)
+{
+	struct py_tracker *t = calloc(1, sizeof(*t));
+	struct stat st;
+
+	if (!t)
+		return NULL;
+	t->procs_fd = procs_fd;
+	t->threads_fd = threads_fd;
+	t->targets_fd = targets_fd;
+	t->exits_fd = exits_fd;
+	if (!stat("/proc/self/ns/pid", &st))
+		t->self_pidns = st.st_ino;
+	return t;
+}
+
+void py_tracker__free(struct py_tracker *t)
+{
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < t->nprocs; i++)
+		free(t->procs[i].tids);
+	free(t->procs);
+	free(t->tasks);
+	free(t);
+}
+
+static struct py_proc *tracker__proc(struct py_tracker *t, pid_t pid, bool add)
+{
+	for (uint32_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i].pid == pid)
+			return &t->procs[i];
+	if (!add)
+		return NULL;
+	if (t->nprocs == t->procs_cap) {
+		uint32_t cap = t->procs_cap ? 2 * t->procs_cap : 8;
+		struct py_proc *n = realloc(t->procs, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		t->procs = n;
+		t->procs_cap = cap;
+	}
+	memset(&t->procs[t->nprocs], 0, sizeof(t->procs[0]));
+	t->procs[t->nprocs].pid = pid;
+	return &t->procs[t->nprocs++];
+}
+
+const struct py_layout *py_tracker__layout(const struct py_tracker *t, pid_t pid)
+{
+	if (!t)
+		return NULL;
+	for (uint32_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i].pid == pid && t->procs[i].active)
+			return &t->procs[i].layout;
+	return NULL;
+}
+
+const char *py_tracker__describe(const struct py_tracker *t)
+{
+	return t && t->describe[0] ? t->describe : NULL;
+}
+
+uint64_t py_tracker__errors(const struct py_tracker *t)
+{
+	return t ? t->errors : 0;
+}
+
+/* Find the interpreter module in /proc/PID/maps and fill the layout. */
+static int proc__detect(struct py_tracker *t, struct py_proc *pp)
+{
+	char path[64], line[4608], file[4096], root[4200], why[256], module[400] = "";
+	uint64_t runtime_vaddr = 0, load_vaddr = 0, base = 0;
+	uint32_t version = 0;
+	bool found = false;
+	struct stat st;
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pp->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		char perms[8];
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &n) < 4 || !n)
+			continue;
+		if (sscanf(line + n, "%4095[^\n]", file) != 1 || file[0] != '/')
+			continue;
+		if (!py_module__is_candidate(file))
+			continue;
+		if (off != 0)
+			continue;
+		snprintf(root, sizeof(root), "/proc/%d/root%s", pp->pid, file);
+		err = py_layout__read_elf(root, &version, &runtime_vaddr, &load_vaddr);
+		if (err)
+			err = py_layout__read_elf(file, &version, &runtime_vaddr, &load_vaddr);
+		if (err)
+			continue;
+		base = s - load_vaddr;
+		found = true;
+		snprintf(module, sizeof(module), "%.399s", file);
+		/* libpython wins over an executable that only links it. */
+		if (strstr(file, "libpython"))
+			break;
+	}
+	fclose(f);
+	if (!found)
+		return err == -ENOTSUP ? err : -ENOENT;
+	if (((version >> 16) & 0xff) >= 13) {
+		uint8_t img[PY_DEBUG_OFFSETS_313_SIZE];
+
+		err = py_mem__read(pp->pid, base + runtime_vaddr, img, sizeof(img));
+		if (err)
+			return err;
+		err = py_layout__from_debug_offsets(img, sizeof(img), version, &pp->layout, why,
+						    sizeof(why));
+		if (err) {
+			fprintf(stderr, "microscope record: pid %d: CPython 0x%x: %s\n", pp->pid,
+				version, why);
+			pp->failed = true;
+			t->errors++;
+			return err;
+		}
+	} else {
+		err = py_layout__from_table(version, &pp->layout);
+		if (err) {
+			fprintf(stderr,
+				"microscope record: pid %d: CPython %u.%u has no known layout "
+				"(3.10-3.13 are supported); no Python frames\n",
+				pp->pid, version >> 24, (version >> 16) & 0xff);
+			pp->failed = true;
+			t->errors++;
+			return err;
+		}
+	}
+	pp->layout.bpf.runtime = base + runtime_vaddr;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pp->pid);
+	if (stat(path, &st))
+		return -errno;
+	pp->layout.bpf.pidns_dev = st.st_dev;
+	pp->layout.bpf.pidns_ino = st.st_ino;
+	if (bpf_map_update_elem(t->procs_fd, &(uint32_t){ (uint32_t)pp->pid }, &pp->layout.bpf,
+				BPF_ANY))
+		return -errno;
+	pp->active = true;
+	if (!t->describe[0])
+		snprintf(t->describe, sizeof(t->describe), "%u.%u.%u at %s", version >> 24,
+			 (version >> 16) & 0xff, (version >> 8) & 0xff, module);
+	return 0;
+}
+
+/* The process's threads: kernel tid, innermost NSpid, py_exits count. */
+static int proc__tasks(struct py_tracker *t, pid_t pid)
+{
+	char path[96], buf[2048];
+	struct dirent *de;
+	DIR *d;
+
+	t->ntasks = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && t->ntasks < PY_TASKS_MAX) {
+		struct py_task task = { 0 };
+		char *p;
+		FILE *f;
+
+		task.tid = (uint32_t)strtoul(de->d_name, &p, 10);
+		if (*p || !task.tid)
+			continue;
+		task.ns_tid = task.tid;
+		snprintf(path, sizeof(path), "/proc/%d/task/%u/status", pid, task.tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(buf, sizeof(buf), f)) {
+			if (!strncmp(buf, "NSpid:", 6)) {
+				char *tok, *save = NULL, *last = NULL;
+
+				for (tok = strtok_r(buf + 6, " \t\n", &save); tok;
+				     tok = strtok_r(NULL, " \t\n", &save))
+					last = tok;
+				if (last)
+					task.ns_tid = (uint32_t)strtoul(last, NULL, 10);
+			}
+		}
+		fclose(f);
+		/* Before the thread list is read: an exit after this invalidates the entry. */
+		if (bpf_map_lookup_elem(t->exits_fd, &task.tid, &task.exits))
+			task.exits = 0;
+		if (t->ntasks == t->tasks_cap) {
+			uint32_t cap = t->tasks_cap ? 2 * t->tasks_cap : 64;
+			struct py_task *nt = realloc(t->tasks, cap * sizeof(*nt));
+
+			if (!nt)
+				break;
+			t->tasks = nt;
+			t->tasks_cap = cap;
+		}
+		t->tasks[t->ntasks++] = task;
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Walk the interpreters' thread lists and rewrite the process's py_threads entries. */
+static void proc__refresh(struct py_tracker *t, struct py_proc *pp)
+{
+	const struct ms_py_layout *l = &pp->layout.bpf;
+	uint64_t interp = 0, ts, id;
+	uint32_t seen = 0, *ntids = NULL, nn = 0;
+
+	if (l->flags & MS_PY_L_TID_IS_PTHREAD)
+		return; /* 3.10: found by search in BPF */
+	if (proc__tasks(t, pp->pid))
+		return;
+	for (uint32_t i = 0; i < t->ntasks; i++)
+		t->tasks[i].tstate = 0;
+	if (mem__u64(pp->pid, l->runtime + l->rt_interp_head, &interp))
+		return;
+	for (int k = 0; k < PY_INTERPS && interp; k++) {
+		if (mem__u64(pp->pid, interp + l->interp_threads_head, &ts))
+			break;
+		while (ts && seen++ < PY_THREADS_MAX) {
+			if (mem__u64(pp->pid, ts + l->ts_native_tid, &id))
+				break;
+			for (uint32_t i = 0; i < t->ntasks; i++) {
+				if (t->tasks[i].ns_tid != (uint32_t)id)
+					continue;
+				t->tasks[i].tstate = t->tasks[i].tstate ? 1 : ts;
+			}
+			if (mem__u64(pp->pid, ts + l->ts_next, &ts))
+				break;
+		}
+		if (mem__u64(pp->pid, interp + l->interp_next, &interp))
+			break;
+	}
+	ntids = malloc((t->ntasks + 1) * sizeof(*ntids));
+	if (!ntids)
+		return;
+	for (uint32_t i = 0; i < t->ntasks; i++) {
+		struct py_task *task = &t->tasks[i];
+		struct ms_py_thread v = {
+			.tstate = task->tstate,
+			.exits = task->exits,
+			.tgid = (uint32_t)pp->pid,
+			.ns_tid = task->ns_tid,
+		};
+
+		if (task->tstate <= 1) /* none, or several: the walker decides */
+			continue;
+		if (!bpf_map_update_elem(t->threads_fd, &task->tid, &v, BPF_ANY))
+			ntids[nn++] = task->tid;
+	}
+	/* Forget tids written last time and not now. */
+	for (uint32_t i = 0; i < pp->ntids; i++) {
+		bool keep = false;
+
+		for (uint32_t j = 0; j < nn && !keep; j++)
+			keep = ntids[j] == pp->tids[i];
+		if (!keep)
+			bpf_map_delete_elem(t->threads_fd, &pp->tids[i]);
+	}
+	free(pp->tids);
+	pp->tids = ntids;
+	pp->ntids = nn;
+}
+
+int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
+{
+	uint32_t key, next, *prev = NULL;
+	int active = 0;
+
+	if (!t)
+		return 0;
+	if (t->last_refresh && now_ns - t->last_refresh < PY_REFRESH_NS)
+		goto count;
+	t->last_refresh = now_ns;
+	while (!bpf_map_get_next_key(t->targets_fd, prev, &next)) {
+		struct py_proc *pp;
+
+		key = next;
+		prev = &key;
+		pp = tracker__proc(t, (pid_t)key, true);
+		if (!pp || pp->failed)
+			continue;
+		if (!pp->active) {
+			if (now_ns < pp->next_try)
+				continue;
+			pp->tries++;
+			pp->next_try = now_ns + (pp->tries < PY_FAST_TRIES ? PY_RETRY_FAST_NS
+									  : PY_RETRY_SLOW_NS);
+			if (proc__detect(t, pp))
+				continue;
+		}
+		proc__refresh(t, pp);
+	}
+count:
+	for (uint32_t i = 0; i < t->nprocs; i++)
+		active += t->procs[i].active;
+	return active;
+}

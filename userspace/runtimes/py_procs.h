@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CPython tracker of a recording: finds the recorded processes that run
+ * CPython, gives the BPF walker their layout ("py_procs" map: tgid ->
+ * struct ms_py_layout) and refreshes the kernel tid -> PyThreadState map
+ * ("py_threads") from each interpreter's thread list, and answers the
+ * processor's questions about a process's layout while it names frames.
+ *
+ * Reads target memory only with process_vm_readv (no ptrace, no stop).  All
+ * of it is untrusted: thread lists are walked within bounds, ids are
+ * checked against /proc, and a state claimed by two threads is left out.
+ */
+#ifndef MS_PY_PROCS_H
+#define MS_PY_PROCS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "py_layout.h"
+
+struct py_tracker;
+
+/* Refresh period of the thread map (ns). */
+#define PY_REFRESH_NS (20ull * 1000 * 1000)
+
+/*
+ * procs_fd/threads_fd/targets_fd/exits_fd: the sampler's py_procs,
+ * py_threads, targets and py_exits maps (borrowed).  NULL + errno on failure.
+ */
+struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd, int exits_fd);
+
+/*
+ * Detect CPython in recorded processes not known yet and refresh the thread
+ * map of the known ones, if PY_REFRESH_NS passed since the last refresh
+ * (now_ns: CLOCK_MONOTONIC).  Returns the processes known to run CPython.
+ */
+int py_tracker__poll(struct py_tracker *t, uint64_t now_ns);
+
+/* The layout of process pid, or NULL when it is not known to run CPython. */
+const struct py_layout *py_tracker__layout(const struct py_tracker *t, pid_t pid);
+
+/* A one-line description of the first interpreter found ("3.11.7 at
+ * /usr/lib/libpython3.11.so.1.0"), or NULL. */
+const char *py_tracker__describe(const struct py_tracker *t);
+
+/* Counters: layout failures (messages go to stderr once per process). */
+uint64_t py_tracker__errors(const struct py_tracker *t);
+
+/* Accepts NULL. */
+void py_tracker__free(struct py_tracker *t);
+
+/*
+ * Read n bytes at addr of process pid into buf with process_vm_readv.
+ * Returns 0, or -EFAULT for a short or failed read (-ESRCH: no process).
+ */
+int py_mem__read(pid_t pid, uint64_t addr, void *buf, size_t n);
+
+/*
+ * Does file (a path as /proc/PID/maps shows it) look like a CPython
+ * interpreter module: libpython3.N*.so*, or an executable named python3*?
+ */
+bool py_module__is_candidate(const char *path);
+
+#endif
