@@ -107,7 +107,12 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
  * with frames (filename, build ID, range of its first capture mapping).
  * Location addresses are the capture's frame addresses (module ELF
  * addresses for files).  duration_nanos from meta "duration_ns", period from
- * the first event with one.  Returns 0, -ENOMEM, or -EOVERFLOW.
+ * the first event with one.  Off-CPU intervals (c->intervals) fill their
+ * event's column ("off-cpu/nanoseconds"): weight = ns, stack = the
+ * interval's, summed per (stack, thread); complete intervals only (the rule
+ * of report --off-cpu), the rest noted.  Interval events' columns come
+ * first so the last (pprof's default) stays a CPU one.  Returns 0, -ENOMEM,
+ * or -EOVERFLOW.
  */
 int pprof__export(const struct capture *c, void **buf, size_t *len, struct formats_note *note);
 
@@ -141,8 +146,13 @@ int pprof__import(const void *buf, size_t len, struct capture_builder *b,
  * A sample covers [time, time + formats__sample_ns) cut at the thread's
  * next sample; samples of unknown duration last until the next one.
  * Samples of other events than event are drawn with a leaf "[<event name>]"
- * (off-CPU intervals as slices).  ts in µs from the first sample.  Returns
- * 0 or -ENOMEM.
+ * Off-CPU intervals are slices at their real [start_ns, end_ns): their stack
+ * and a leaf "off-CPU: <state> (woken by ...)" whose B event has args
+ * (start_ns, end_ns, ns, state, cause, waker, cpu, start_unknown,
+ * end_unknown, clamped); incomplete ones are drawn clamped to the window
+ * edges that bound them.  Sample slices are trimmed (or dropped) so that
+ * they never overlap a thread's interval.  ts in µs from otherData.t0_ns,
+ * the earliest sample or interval.  Returns 0 or -ENOMEM.
  */
 int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 			 struct formats_note *note);
@@ -153,7 +163,9 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
  * weights in nanoseconds when the event has a duration (formats__sample_ns)
  * else unit "none" (plain weights); frames shared, keyed by label, with file
  * and line of their first frame.  The thread with the most weight is the
- * active profile.  Returns 0 or -ENOMEM.
+ * active profile.  Per thread with complete off-CPU intervals, one more
+ * "sampled" profile "<comm-tid> off-CPU": one sample per interval (its
+ * stack), weights in nanoseconds.  Returns 0 or -ENOMEM.
  */
 int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 		       struct formats_note *note);

@@ -331,6 +331,8 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	uint8_t *packed = NULL;
 	size_t packed_len;
 	bool from_pprof, samples_taken = false, clamped = false, dropped_time = false;
+	uint32_t complete_ivs = 0, incomplete_ivs = 0, pass;
+	bool *interval_event = NULL, generic_period = false;
 	const char *meta;
 	int err = -ENOMEM;
 
@@ -345,15 +347,30 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	types = calloc((size_t)c->nevents * 2 + 1, sizeof(*types));
 	type_ptrs = calloc((size_t)c->nevents * 2 + 1, sizeof(*type_ptrs));
 	event_col = calloc((size_t)c->nevents + 1, sizeof(*event_col));
+	interval_event = calloc((size_t)c->nevents + 1, sizeof(*interval_event));
 	o.stack_loc = calloc((size_t)c->nstacks + 1, sizeof(uint32_t));
 	o.stack_next = calloc((size_t)c->nstacks + 1, sizeof(uint32_t));
 	o.module_mapping = calloc((size_t)c->nmodules + 1, sizeof(uint32_t));
-	if (!cols || !types || !type_ptrs || !event_col || !o.stack_loc || !o.stack_next ||
-	    !o.module_mapping)
+	if (!cols || !types || !type_ptrs || !event_col || !interval_event || !o.stack_loc ||
+	    !o.stack_next || !o.module_mapping)
 		goto cleanup;
-	for (i = 0; i < c->nevents; i++) {
-		const struct capture_event *ev = &c->events[i];
-		const char *name = capture__string(c, ev->name), *unit = capture__string(c, ev->unit);
+	/*
+	 * Interval events' columns come first, so the last column, which
+	 * `go tool pprof` shows by default, stays a CPU one; the period type is
+	 * the first samples event's period ("cpu/nanoseconds") when there is one.
+	 */
+	for (i = 0; i < c->nintervals; i++)
+		interval_event[c->intervals[i].event] = true;
+	for (pass = 0; pass < 2 * c->nevents; pass++) {
+		const struct capture_event *ev;
+		const char *name, *unit;
+
+		i = pass % c->nevents;
+		if (interval_event[i] != (pass < c->nevents))
+			continue;
+		ev = &c->events[i];
+		name = capture__string(c, ev->name);
+		unit = capture__string(c, ev->unit);
 
 		event_col[i] = ncols;
 		types[ncols] = (pb_value_type)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
@@ -366,7 +383,8 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 				types[ncols].type = str_add(&o, samples_taken ? name : "cpu");
 				types[ncols].unit = str_add(&o, "nanoseconds");
 				cols[ncols++] = (struct pprof_column){ .event = i, .times_period = true };
-				if (!prof.period_type) {
+				if (!prof.period_type || generic_period) {
+					generic_period = false;
 					period_type.type = types[ncols - 1].type;
 					period_type.unit = types[ncols - 1].unit;
 					prof.period_type = &period_type;
@@ -379,6 +397,7 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 			types[ncols].unit = str_add(&o, unit);
 			cols[ncols++] = (struct pprof_column){ .event = i };
 			if (ev->period && !prof.period_type) {
+				generic_period = !from_pprof;
 				period_type = types[ncols - 1];
 				prof.period_type = &period_type;
 				prof.period = (int64_t)(ev->period & INT64_MAX);
@@ -445,6 +464,40 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 			}
 			v[col] = (int64_t)sum;
 		}
+	}
+	/*
+	 * Off-CPU intervals: their event's column ("off-cpu/nanoseconds"), weight
+	 * = ns, per (stack, thread) like samples.  Complete intervals only, the
+	 * rule of `report --off-cpu` (analysis/offcpu.c): one cut by the
+	 * recording's edges has only a partial, unknown duration.
+	 */
+	for (i = 0; i < c->nintervals; i++) {
+		const struct capture_interval *v = &c->intervals[i];
+		uint32_t a, col = event_col[v->event];
+		uint64_t sum;
+		int64_t *val;
+
+		if (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)) {
+			incomplete_ivs++;
+			continue;
+		}
+		complete_ivs++;
+		if (!keymap__get(&agg_index, v->stack, v->thread, &a)) {
+			a = (uint32_t)naggs;
+			if (grow(&aggs, &aggs_cap, naggs + 1, sizeof(*aggs)) ||
+			    grow(&values, &values_cap, (naggs + 1) * ncols, sizeof(*values)) ||
+			    keymap__put(&agg_index, v->stack, v->thread, a))
+				goto cleanup;
+			aggs[a] = (struct pprof_agg){ v->stack, v->thread, naggs * ncols };
+			memset(values + naggs * ncols, 0, ncols * sizeof(*values));
+			naggs++;
+		}
+		val = values + aggs[a].values;
+		if (__builtin_add_overflow((uint64_t)val[col], v->weight, &sum) || sum > INT64_MAX) {
+			sum = INT64_MAX;
+			clamped = true;
+		}
+		val[col] = (int64_t)sum;
 	}
 
 	/* samples, their labels and location chains */
@@ -544,6 +597,13 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	if (dropped_time)
 		formats_note__add(note, "pprof keeps no sample times: %u samples summed into %zu "
 				  "stacks", c->nsamples, naggs);
+	if (complete_ivs)
+		formats_note__add(note, "%u off-CPU intervals summed per stack as off-cpu/"
+				  "nanoseconds: their times, state, cause and waker not carried",
+				  complete_ivs);
+	if (incomplete_ivs)
+		formats_note__add(note, "%u off-CPU intervals cut by the recording's edges left "
+				  "out (as report --off-cpu does)", incomplete_ivs);
 	if (clamped)
 		formats_note__add(note, "values above 2^63-1 clamped");
 	if (c->ncounters)
@@ -576,6 +636,7 @@ cleanup:
 	free(types);
 	free(type_ptrs);
 	free(event_col);
+	free(interval_event);
 	free(aggs);
 	free(values);
 	keymap__release(&agg_index);

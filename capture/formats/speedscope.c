@@ -11,13 +11,88 @@
 #include "capture/formats/formats.h"
 #include "capture/formats/keymap.h"
 
+#define EDGE_FLAGS (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)
+
+static int interval_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct capture *c = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const struct capture_interval *x = &c->intervals[a], *y = &c->intervals[b];
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* One stack, root first, as shared frame indexes ("[a,b,c]"). */
+static void put_stack(FILE *out, const struct capture *c, uint32_t stack,
+		      const uint32_t *frame_index, uint32_t empty_index, uint32_t *path, bool first)
+{
+	uint32_t n = 0, s, d;
+
+	for (s = stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
+		path[n++] = frame_index[c->stacks[s].frame];
+	if (!n)
+		path[n++] = empty_index;
+	fputs(first ? "[" : ",[", out);
+	for (d = n; d-- > 0;)
+		fprintf(out, d + 1 == n ? "%" PRIu32 : ",%" PRIu32, path[d]);
+	fputc(']', out);
+}
+
+/*
+ * Per thread, one "sampled" profile "<comm-tid> off-CPU" of its complete
+ * off-CPU intervals (the rule of report --off-cpu): one sample per interval
+ * (its stack), in start order, weight = its nanoseconds.  ivs[niv]: complete
+ * interval ids sorted by (thread, start).  Updates *nprofiles, *first.
+ */
+static void offcpu_profiles(FILE *out, const struct capture *c, const uint32_t *ivs, uint32_t niv,
+			    const uint32_t *frame_index, uint32_t empty_index, uint32_t *path,
+			    bool *first, uint32_t *nprofiles, uint32_t *active, uint64_t *best,
+			    bool pick_active)
+{
+	uint32_t i, j, end;
+
+	for (i = 0; i < niv; i = end) {
+		uint32_t th = c->intervals[ivs[i]].thread;
+		uint64_t total = 0;
+		char name[320];
+
+		for (end = i; end < niv && c->intervals[ivs[end]].thread == th; end++)
+			total += c->intervals[ivs[end]].weight;
+		formats__thread_label(c, th, name, sizeof(name) - 9);
+		strcat(name, " off-CPU");
+		fputs(*first ? "\n{\"type\":\"sampled\",\"name\":" : ",\n{\"type\":\"sampled\",\"name\":",
+		      out);
+		*first = false;
+		formats__json_string(out, name);
+		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64
+			     ",\n\"samples\":[",
+			total);
+		for (j = i; j < end; j++)
+			put_stack(out, c, c->intervals[ivs[j]].stack, frame_index, empty_index, path,
+				  j == i);
+		fputs("],\n\"weights\":[", out);
+		for (j = i; j < end; j++)
+			fprintf(out, j == i ? "%" PRIu64 : ",%" PRIu64, c->intervals[ivs[j]].weight);
+		fputs("]}", out);
+		if (pick_active && total > *best) {
+			*best = total;
+			*active = *nprofiles;
+		}
+		(*nprofiles)++;
+	}
+}
+
 int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 		       struct formats_note *note)
 {
 	char **labels = NULL;
 	uint32_t *order = NULL, *frame_index = NULL, *first_frame = NULL, *path = NULL;
 	uint32_t nshared = 0, empty_index = CAPTURE_NONE, i, s, maxdepth = 1, active = 0;
-	uint32_t nprofiles = 0;
+	uint32_t nprofiles = 0, *ivs = NULL, niv = 0, nincomplete = 0;
 	struct keymap by_label = { 0 };
 	bool ns_unit = true, first;
 	uint64_t best = 0;
@@ -52,6 +127,26 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 		}
 		frame_index[i] = v;
 	}
+	/* complete off-CPU intervals, by thread and start */
+	ivs = malloc(((size_t)c->nintervals + 1) * sizeof(*ivs));
+	if (!ivs)
+		goto cleanup;
+	for (i = 0; i < c->nintervals; i++) {
+		uint32_t d = 1;
+
+		if (c->intervals[i].flags & EDGE_FLAGS) {
+			nincomplete++;
+			continue;
+		}
+		ivs[niv++] = i;
+		for (s = c->intervals[i].stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
+			d++;
+		if (d > maxdepth)
+			maxdepth = d;
+		if (c->intervals[i].stack == CAPTURE_NONE)
+			empty_index = nshared;
+	}
+	qsort_r(ivs, niv, sizeof(*ivs), interval_cmp, (void *)c);
 	for (i = 0; i < c->nsamples; i++) {
 		uint32_t d = 1;
 
@@ -167,9 +262,18 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 		nprofiles++;
 		i = end;
 	}
+	offcpu_profiles(out, c, ivs, niv, frame_index, empty_index, path, &first, &nprofiles,
+			&active, &best, !nprofiles);
 	fprintf(out, "\n],\n\"activeProfileIndex\":%" PRIu32 "}\n", active);
-	for (i = 0; i < c->nevents; i++)
-		if (i != event) {
+	if (niv)
+		formats_note__add(note, "%u off-CPU intervals as per-thread 'off-CPU' profiles "
+				  "(nanoseconds): their times, state, cause and waker not carried",
+				  niv);
+	if (nincomplete)
+		formats_note__add(note, "%u off-CPU intervals cut by the recording's edges left "
+				  "out (as report --off-cpu does)", nincomplete);
+	for (i = 0; i < c->nsamples; i++)
+		if (c->samples[i].event != event) {
 			formats_note__add(note, "speedscope gets one event ('%s'); others not "
 				  "exported (use --event)", capture__string(c, c->events[event].name));
 			break;
@@ -184,5 +288,6 @@ cleanup:
 	free(frame_index);
 	free(first_frame);
 	free(path);
+	free(ivs);
 	return err;
 }

@@ -576,6 +576,184 @@ static void test_json_exports(void **state)
 	capture__free(c);
 }
 
+/* recorded_capture's layout plus an off-CPU event and intervals on thread 0:
+ * A [501000, 1501000) sleep/hardirq at stack "main" overlaps samples 0 and 1;
+ * B [1400000, 1600000) runnable overlaps A (not from a recorder: clamped);
+ * C [4500000, 5000000) END_UNKNOWN overlaps sample 4. */
+static struct capture *offcpu_capture(void)
+{
+	struct capture *c0 = recorded_capture();
+	struct capture_builder *b = capture_builder__new();
+	uint32_t i, ev, st[8];
+	void *buf = NULL;
+	size_t len = 0;
+	struct capture *c = NULL;
+	char err[256];
+
+	/* rebuild c0's rows, then add the intervals */
+	for (i = 1; i < c0->nstrings; i++)
+		capture_builder__string(b, capture__string(c0, i));
+	for (i = 0; i < c0->nmodules; i++)
+		capture_builder__add_module(b, &c0->modules[i]);
+	for (i = 0; i < c0->nprocesses; i++)
+		capture_builder__add_process(b, &c0->processes[i]);
+	for (i = 0; i < c0->nthreads; i++)
+		capture_builder__add_thread(b, &c0->threads[i]);
+	for (i = 0; i < c0->nmappings; i++)
+		capture_builder__add_mapping(b, &c0->mappings[i]);
+	for (i = 0; i < c0->nframes; i++)
+		capture_builder__add_frame(b, &c0->frames[i]);
+	for (i = 0; i < c0->nstacks && i < 8; i++)
+		st[i] = capture_builder__add_stack(b, c0->stacks[i].parent, c0->stacks[i].frame);
+	for (i = 0; i < c0->nevents; i++)
+		capture_builder__add_event(b, &c0->events[i]);
+	for (i = 0; i < c0->nsamples; i++)
+		capture_builder__add_sample(b, &c0->samples[i]);
+	ev = capture_builder__add_event(b, &(struct capture_event){
+						   .name = capture_builder__string(b, "off-cpu"),
+						   .unit = capture_builder__string(b, "nanoseconds"),
+						   .period = 1 });
+	capture_builder__add_interval(b, &(struct capture_interval){
+						 .start_ns = 501000, .end_ns = 1501000, .weight = 1000000,
+						 .thread = 0, .event = ev, .stack = st[0],
+						 .state = CAPTURE_OFFCPU_STATE_SLEEP,
+						 .cause = CAPTURE_OFFCPU_CAUSE_HARDIRQ,
+						 .waker_thread = CAPTURE_NONE, .waker_stack = CAPTURE_NONE,
+						 .cpu = 1 });
+	capture_builder__add_interval(b, &(struct capture_interval){
+						 .start_ns = 1400000, .end_ns = 1600000, .weight = 200000,
+						 .thread = 0, .event = ev, .stack = st[1],
+						 .state = CAPTURE_OFFCPU_STATE_RUNNABLE,
+						 .waker_thread = CAPTURE_NONE, .waker_stack = CAPTURE_NONE,
+						 .cpu = CAPTURE_NONE });
+	capture_builder__add_interval(b, &(struct capture_interval){
+						 .start_ns = 4500000, .end_ns = 5000000, .weight = 500000,
+						 .thread = 0, .event = ev, .stack = st[0],
+						 .flags = CAPTURE_INTERVAL_F_END_UNKNOWN,
+						 .state = CAPTURE_OFFCPU_STATE_SLEEP,
+						 .cause = CAPTURE_OFFCPU_CAUSE_TASK, .waker_thread = 0,
+						 .waker_stack = CAPTURE_NONE, .cpu = CAPTURE_NONE });
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
+	assert_int_equal(capture__open_mem(buf, len, "offcpu", &c, err, sizeof(err)), 0);
+	free(buf);
+	capture_builder__free(b);
+	capture__free(c0);
+	return c;
+}
+
+/* B/E events (one per line) nest per thread and never go back in time. */
+static void assert_trace_nests(const char *text)
+{
+	char names[64][128];
+	double last = -1;
+	int depth = 0;
+	const char *l;
+
+	for (l = text; (l = strstr(l, "{\"ph\":\"")); l++) {
+		char ph = l[7], name[128];
+		const char *ts = strstr(l, "\"ts\":"), *nm = strstr(l, "\"name\":\"");
+		size_t n;
+
+		if (ph != 'B' && ph != 'E')
+			continue;
+		assert_non_null(ts);
+		assert_non_null(nm);
+		assert_true(strtod(ts + 5, NULL) >= last);
+		last = strtod(ts + 5, NULL);
+		nm += 8;
+		n = strcspn(nm, "\"");
+		assert_true(n < sizeof(name));
+		memcpy(name, nm, n);
+		name[n] = '\0';
+		if (ph == 'B') {
+			assert_true(depth < 64);
+			strcpy(names[depth++], name);
+		} else {
+			assert_true(depth > 0);
+			assert_string_equal(names[--depth], name);
+		}
+	}
+	assert_int_equal(depth, 0);
+}
+
+static void test_offcpu_exports(void **state)
+{
+	struct capture *c = offcpu_capture(), *c2 = NULL;
+	struct formats_note note = { "" };
+	struct capture_builder *b;
+	char *text = NULL, err[256];
+	size_t len = 0;
+	void *buf = NULL, *sealed = NULL;
+	uint64_t offcpu = 0;
+	uint32_t i;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(chrome_trace__export(c, 0, f, &note), 0);
+	fclose(f);
+	assert_trace_nests(text);
+	if (getenv("TEST_FORMATS_DUMP"))
+		fputs(text, stderr);
+	/* A keeps its real bounds (µs from t0 = 1000 ns) */
+	assert_non_null(strstr(text, "\"ph\":\"B\",\"pid\":42,\"tid\":43,\"ts\":500.000,"
+				     "\"name\":\"off-CPU: sleep (woken by hardirq)\",\"args\":"
+				     "{\"start_ns\":501000,\"end_ns\":1501000,\"ns\":1000000,"
+				     "\"state\":\"sleep\",\"cause\":\"hardirq\",\"cpu\":1}"));
+	assert_non_null(strstr(text, "\"ph\":\"E\",\"pid\":42,\"tid\":43,\"ts\":1500.000,"
+				     "\"name\":\"off-CPU: sleep (woken by hardirq)\"}"));
+	/* sample 1 (at 1000 µs, inside A) starts at A's end; B is clamped behind it */
+	assert_non_null(strstr(text, "\"ph\":\"B\",\"pid\":42,\"tid\":43,\"ts\":1500.000,"
+				     "\"name\":\"outer\"}"));
+	assert_null(strstr(text, "\"ts\":1000.000"));
+	/* B clamped to start at A's end; C drawn with its flag */
+	assert_non_null(strstr(text, "\"ts\":1500.000,\"name\":\"off-CPU: runnable (preempted)\","
+				     "\"args\":{\"start_ns\":1400000,\"end_ns\":1600000"));
+	assert_non_null(strstr(text, "\"clamped\":true"));
+	assert_non_null(strstr(text, "\"name\":\"off-CPU: sleep (woken by worker-43) [end unknown]\""));
+	assert_non_null(strstr(text, "\"end_unknown\":true"));
+	assert_non_null(strstr(text, "\"t0_ns\":1000"));
+	assert_non_null(strstr(note.text, "3 off-CPU intervals drawn"));
+	assert_non_null(strstr(note.text, "samples trimmed"));
+	free(text);
+
+	/* speedscope: an off-CPU profile of the complete intervals */
+	note.text[0] = '\0';
+	text = NULL;
+	f = open_memstream(&text, &len);
+	assert_int_equal(speedscope__export(c, 0, f, &note), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "\"name\":\"worker-43 off-CPU\",\"unit\":\"nanoseconds\","
+				     "\"startValue\":0,\"endValue\":1200000"));
+	assert_non_null(strstr(text, "\"weights\":[1000000,200000]"));
+	assert_non_null(strstr(note.text, "1 off-CPU intervals cut"));
+	free(text);
+
+	/* pprof: off-cpu/nanoseconds holds the complete intervals; an import
+	 * carries the values back as samples of event "off-cpu" */
+	note.text[0] = '\0';
+	assert_int_equal(pprof__export(c, &buf, &len, &note), 0);
+	assert_non_null(strstr(note.text, "2 off-CPU intervals summed"));
+	b = capture_builder__new();
+	assert_int_equal(pprof__import(buf, len, b, &note, err, sizeof(err)), 0);
+	assert_int_equal(capture_builder__serialize(b, &sealed, &len), 0);
+	assert_int_equal(capture__open_mem(sealed, len, "re", &c2, err, sizeof(err)), 0);
+	for (i = 0; i < c2->nsamples; i++) {
+		const struct capture_event *ev = &c2->events[c2->samples[i].event];
+
+		if (!strcmp(capture__string(c2, ev->name), "off-cpu")) {
+			assert_string_equal(capture__string(c2, ev->unit), "nanoseconds");
+			offcpu += c2->samples[i].weight;
+		}
+	}
+	assert_int_equal(offcpu, 1200000);
+	/* the default (last) pprof type stays cpu */
+	assert_string_equal(capture__string(c2, c2->events[c2->nevents - 1].name), "cpu");
+	free(buf);
+	free(sealed);
+	capture_builder__free(b);
+	capture__free(c2);
+	capture__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +764,7 @@ int main(void)
 		cmocka_unit_test(test_labels_match_analysis),
 		cmocka_unit_test(test_pprof_export_recorded),
 		cmocka_unit_test(test_json_exports),
+		cmocka_unit_test(test_offcpu_exports),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

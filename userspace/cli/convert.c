@@ -408,7 +408,9 @@ static void convert_print_usage(FILE *f)
 	      "  --weight W        samples (CPU samples, the default) or off-cpu-ns (off-CPU\n"
 	      "                    intervals weighted by nanoseconds; needs record --off-cpu)\n"
 	      "  --incomplete      with off-cpu-ns, also intervals cut by the recording's\n"
-	      "                    start or stop (only their part inside the window)\n"
+	      "                    start or stop (only their part inside the window);\n"
+	      "                    folded and svg only: pprof and speedscope carry\n"
+	      "                    complete intervals, chrome draws all of them\n"
 	      "  -h, --help        show this help\n"
 	      "\n"
 	      "formats:\n",

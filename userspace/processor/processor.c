@@ -201,8 +201,18 @@ static int release(struct processor *p, uint64_t limit)
 
 static int hold(struct processor *p, const struct ms_chunk *c, const void *payload)
 {
-	uint64_t t = c->kind == MS_CHUNK_DUTY ? c->time : record_time(c->kind, payload, c->len);
+	uint64_t t;
 	size_t need = (c->len + 7) & ~7u;
+
+	/* processor__sink holds records of 8 bytes and more only; an empty one
+	 * (payload NULL, as stream__replay hands it) must never reach memcpy,
+	 * here or when release() compacts held_bytes (which stays NULL until a
+	 * non-empty record arrives). */
+	if (!c->len || !payload) {
+		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+		return 0;
+	}
+	t = c->kind == MS_CHUNK_DUTY ? c->time : record_time(c->kind, payload, c->len);
 
 	/* Arrived after the watermark passed it: released with the next round,
 	 * out of order, and counted. */
