@@ -60,3 +60,33 @@ def test_vmtest_exit_status_and_missing_command():
     proc = H.run([H.BIN, "record", "-o", H.tmp_path("x.msc"), "--", "/nonexistent/cmd"],
                  timeout=200)
     assert proc.returncode == 127, proc.returncode
+
+
+@H.timeout(600)
+def test_vmtest_offcpu_intervals_recorded():
+    """bpf/offcpu.bpf.c loads and attaches (tp_btf sched_switch and
+    sched_waking): the sleeper's 100 ms sleeps become complete intervals in
+    sleep state, attributed to a stack that reaches main."""
+    rec = H.record([H.fixture("offcpu"), "sleeper"], extra=["--off-cpu"], timeout=500)
+    out = H.report(rec.capture, "--off-cpu", "--limit", "1000000").stdout
+    H.log(out[:2000])
+    sleeps = [l for l in out.splitlines()
+              if l.lstrip().startswith("interval ") and "start=known end=known" in l and
+              "state=sleep" in l]
+    assert len(sleeps) >= 5, "expected >= 5 complete sleep intervals:\n" + out[:4000]
+    assert "main" in out, "no off-CPU stack reaches main:\n" + out[:4000]
+
+
+@H.timeout(600)
+def test_vmtest_python_frames_walked():
+    """bpf/python.bpf.h passes the verifier on this kernel and walks a real
+    CPython: the python look names outer -> middle -> inner."""
+    py = "/root/.pyenv/versions/3.11.7/bin/python3.11"
+    if not os.access(py, os.X_OK):
+        H.skip("%s absent" % py)
+    script = os.path.join(H.REPO, "tests", "fixtures", "python", "calls.py")
+    rec = H.record([py, script, "0.3"], timeout=500)
+    text = H.run([H.BIN, "convert", rec.capture, "--to", "folded", "--look", "python"],
+                 check=True).stdout
+    hits = [l for l in text.splitlines() if "outer" in l and "middle" in l and "inner" in l]
+    assert hits, "python look has no outer;middle;inner stack:\n" + text[:4000]
