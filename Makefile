@@ -23,11 +23,12 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializ
 CFLAGS ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override CFLAGS += -std=gnu11 $(WARN) -I. -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
-LDLIBS := -lbpf -ldw -lelf -lzstd -lz -lm -lpthread
+LDLIBS := -lbpf -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lm -lpthread
 
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev \
 	zlib1g-dev libcmocka-dev pkg-config linux-perf elfutils libc6-dbg python3 python3.11 zstd \
-	qemu-system-x86 cpio kmod busybox-static xz-utils bpftrace
+	qemu-system-x86 cpio kmod busybox-static xz-utils bpftrace \
+	liblzma-dev libdebuginfod-dev debuginfod lld-14
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))

@@ -61,7 +61,12 @@ struct module_state {
 	struct unwind_module *cfi; /* compiled CFI, opened the first time a sample needs it */
 	bool cfi_tried;
 	uint32_t first_pid; /* a process that mapped it, for /proc/PID/root */
+	bool deferred;	    /* frames stored unsymbolized for `microscope symbolize` */
+	bool dwarf_checked; /* its DWARF problem (if any) was recorded */
 };
+
+/* Inline frames kept per address at most (deeper chains keep the outermost). */
+#define MS_MAX_INLINE_DEPTH 16
 
 /* A record held for ordering: bytes live in processor.held_bytes. */
 struct held_record {
@@ -110,7 +115,13 @@ struct processor {
 	uint32_t event_row;
 	uint64_t samples;
 	uint64_t first_sample_time, last_sample_time;
-	uint32_t stack_scratch[MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH + 4];
+	uint32_t stack_scratch[(MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH) * 2 + 8];
+	/* Frame rows of each (module, address): ranges of chain_rows, packed in
+	 * module_state.frames values as offset << 8 | count (outermost first). */
+	uint32_t *chain_rows;
+	uint32_t nchain_rows, chain_rows_cap;
+	bool symbolize_deferred; /* meta "symbolize" = "deferred" */
+	uint32_t nmodule_problems; /* meta "symbols.problem.N" rows written */
 	uint64_t unwind_pcs[MS_UNWIND_MAX_DEPTH];
 	uint8_t unwind_flags[MS_UNWIND_MAX_DEPTH];
 	uint32_t call_graph; /* MS_CG_* from meta "call_graph" */
@@ -167,6 +178,11 @@ int tasks__process_info(struct processor *p, const struct ms_process_info *info)
 int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len);
 uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uint32_t kind,
 				const char *path);
+/* Deferred mode: a module that can be found again later (by build ID) keeps
+ * its frames unsymbolized; others are symbolized now and flagged
+ * CAPTURE_MODULE_F_RECORD_TIME.  findable_later: the file at its path is
+ * the one mapped (not deleted, replaced, memfd). */
+void stacks__module_findable(struct processor *p, uint32_t module, bool findable_later);
 void stacks__release(struct processor *p);
 
 #endif

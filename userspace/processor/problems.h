@@ -20,7 +20,9 @@
 	X(FRAME_NO_SYMBOL, "frame_no_symbol", "address no symbol covers")                          \
 	X(MODULE_UNREADABLE, "module_unreadable", "module whose symbols could not be read")        \
 	X(MODULE_NO_CFI, "module_no_cfi", "module whose call-frame information could not be read") \
-	X(BAD_META, "bad_meta", "metadata or counter chunk that is not key=value")
+	X(BAD_META, "bad_meta", "metadata or counter chunk that is not key=value")                \
+	X(MODULE_DEBUG_PARTIAL, "module_debug_partial",                                            \
+	  "module whose lines or inline frames could not be read (meta symbols.problem.N)")
 
 enum ms_problem {
 #define MS_PROBLEM_ENUM(id, name, text) MS_PROBLEM_##id,

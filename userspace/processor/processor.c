@@ -229,6 +229,8 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 			p->system_wide = true;
 		if (!strcmp(key, "stack_size"))
 			p->stack_copy_on = strcmp(value, "0") != 0;
+		if (!strcmp(key, "symbolize"))
+			p->symbolize_deferred = !strcmp(value, "deferred");
 		if (!strcmp(key, "call_graph"))
 			p->call_graph = !strcmp(value, "fp")	  ? MS_CG_FP
 					: !strcmp(value, "dwarf") ? MS_CG_DWARF

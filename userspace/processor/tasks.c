@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 
 #include "internal.h"
@@ -213,6 +214,26 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 	return len >= n && !memcmp(s + len - n, suffix, n);
 }
 
+/*
+ * True when the file at path (in the process's mount namespace) is the one
+ * mapped (same device and inode as /proc/PID/map_files/...), so a later
+ * `microscope symbolize` can find it by path.  memfd: files never are.
+ */
+static bool file_is_mapped(uint32_t pid, const char *map_file, const char *path)
+{
+	char rooted[4200];
+	struct stat a, b;
+
+	if (!strncmp(path, "/memfd:", 7))
+		return false;
+	if (stat(map_file, &a))
+		return true; /* cannot tell (no map_files): trust the build ID */
+	snprintf(rooted, sizeof(rooted), "/proc/%u/root%s", pid, path);
+	if (stat(rooted, &b) && stat(path, &b))
+		return false;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
 		    uint64_t time)
 {
@@ -247,7 +268,9 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 
 	memcpy(path, name, plen);
 	path[plen] = '\0';
-	if (ends_with(path, plen, " (deleted)"))
+	bool deleted = ends_with(path, plen, " (deleted)");
+
+	if (deleted)
 		path[plen - strlen(" (deleted)")] = '\0';
 
 	if (!strcmp(path, "[vdso]")) {
@@ -272,6 +295,9 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 		module = stacks__module_for_sym(p, sym, kind, path);
 		if (module == CAPTURE_NONE)
 			return -ENOMEM;
+		if (p->symbolize_deferred && kind == CAPTURE_MODULE_FILE)
+			stacks__module_findable(p, module,
+						!deleted && file_is_mapped(m.pid, open_path, path));
 		struct capture_mapping row = {
 			.process = ps->row,
 			.module = p->modules[module].row,
