@@ -117,6 +117,27 @@ static void print_counters(const struct report *r, const struct analysis_count *
 		       capture__string(r->c, r->c->counters[rows[i].id].name), rows[i].value);
 }
 
+/* Symbolization: mode, per-module debug-info problems (meta
+ * symbols.problem.N) and deferred-symbolization failures
+ * (symbolize.failure.N), one line each. */
+static void print_symbol_notes(const struct capture *c)
+{
+	const char *mode = capture__meta(c, "symbolize");
+	uint32_t i;
+
+	if (mode && strcmp(mode, "immediate"))
+		printf("  symbols    %s%s\n", mode,
+		       capture__meta(c, "symbolize.later") ? ", then microscope symbolize" : "");
+	for (i = 0; i < c->nmeta; i++) {
+		const char *k = capture__string(c, c->meta[i].key);
+
+		if (!strncmp(k, "symbols.problem.", 16))
+			printf("  debug info %s\n", capture__string(c, c->meta[i].value));
+		else if (!strncmp(k, "symbolize.failure.", 18))
+			printf("  unsymbolized %s\n", capture__string(c, c->meta[i].value));
+	}
+}
+
 static void print_summary(const struct report *r, const struct analysis_summary *s,
 			  uint32_t event)
 {
@@ -201,6 +222,7 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 	if (s->empty_stacks)
 		printf("  no stack   %" PRIu64 " sample%s (%.1f%%)\n", s->empty_stacks,
 		       s->empty_stacks == 1 ? "" : "s", percent(s->empty_stacks, s->samples));
+	print_symbol_notes(r->c);
 }
 
 static void print_indent(uint32_t depth)
