@@ -259,6 +259,7 @@ int cmd_record(int argc, char **argv)
 	bool child_done = false;
 	double t_end = 0;
 	const char *symbolize = "immediate";
+	bool symbolize_set = false;
 	const char *debug_dirs[RECORD_MAX_DEBUG_DIRS];
 	size_t ndebug_dirs = 0;
 
@@ -349,6 +350,7 @@ int cmd_record(int argc, char **argv)
 				return 2;
 			}
 			symbolize = optarg;
+			symbolize_set = true;
 			break;
 		case OPT_DEBUG_DIR: {
 			struct stat st;
@@ -417,6 +419,10 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	if (replay) {
+		/* The stream's own meta says how it was recorded; an explicit
+		 * --symbolize replays it the other way. */
+		if (symbolize_set)
+			processor__force_symbolize(tee.proc, !strcmp(symbolize, "deferred"));
 		err = stream__replay(replay, processor__sink, tee.proc);
 		if (err) {
 			if (err != -EBADMSG)

@@ -24,6 +24,7 @@ struct chain {
 
 struct rebuild {
 	const struct capture *in;
+	uint64_t *missing; /* per input module: 1 + first address still unnamed, or 0 */
 	struct capture_builder *out;
 	struct sym_module **mods; /* per input module: found module or NULL */
 	struct chain *chains;	  /* per input frame */
@@ -173,8 +174,11 @@ static int copy_frames(struct rebuild *r, struct symbolize_stats *st)
 			}
 		} else {
 			if ((row.flags & CAPTURE_FRAME_F_UNSYMBOLIZED) &&
-			    !(row.flags & CAPTURE_FRAME_F_TRUNCATION))
+			    !(row.flags & CAPTURE_FRAME_F_TRUNCATION)) {
 				st->frames_unsymbolized++;
+				if (m && !r->missing[row.module])
+					r->missing[row.module] = row.address + 1;
+			}
 			row.function = str(r, row.function);
 			row.file = str(r, row.file);
 			row.reserved = 0;
@@ -197,8 +201,9 @@ int capture__symbolize(const struct capture *in, struct symbolizer *s, struct ca
 	memset(stats, 0, sizeof(*stats));
 	r.mods = calloc(in->nmodules ? in->nmodules : 1, sizeof(*r.mods));
 	r.chains = calloc(in->nframes ? in->nframes : 1, sizeof(*r.chains));
+	r.missing = calloc(in->nmodules ? in->nmodules : 1, sizeof(*r.missing));
 	stacks = calloc(in->nstacks ? in->nstacks : 1, sizeof(*stacks));
-	if (!r.mods || !r.chains || !stacks)
+	if (!r.mods || !r.chains || !stacks || !r.missing)
 		goto cleanup;
 
 	err = copy_modules(&r, s, stats, log, &nfail);
@@ -229,6 +234,28 @@ int capture__symbolize(const struct capture *in, struct symbolizer *s, struct ca
 	err = copy_frames(&r, stats);
 	if (err)
 		goto cleanup;
+	/* Found, but some addresses have no symbol (a stripped file and no
+	 * debug file): a failure too. */
+	for (i = 0; i < in->nmodules; i++) {
+		char key[64], val[2048];
+		const char *path = capture__string(in, in->modules[i].path);
+		const char *bid = capture__string(in, in->modules[i].build_id);
+
+		if (!r.missing[i])
+			continue;
+		snprintf(key, sizeof(key), "symbolize.failure.%u", nfail++);
+		snprintf(val, sizeof(val),
+			 "module=%s build_id=%s address=0x%" PRIx64
+			 " reason=no symbol covers the address (no debug file with this build ID)",
+			 path, bid, r.missing[i] - 1);
+		capture_builder__set_meta(out, key, val);
+		stats->modules_failed++;
+		if (log)
+			fprintf(log,
+				"microscope symbolize: %s (%s): address 0x%" PRIx64
+				" and others: no symbol (no debug file with this build ID found)\n",
+				path, bid, r.missing[i] - 1);
+	}
 	for (i = 0; i < in->nstacks; i++) {
 		const struct capture_stack *st = &in->stacks[i];
 		uint32_t parent = st->parent == CAPTURE_NONE ? CAPTURE_NONE : stacks[st->parent];
@@ -261,6 +288,7 @@ int capture__symbolize(const struct capture *in, struct symbolizer *s, struct ca
 	err = 0;
 cleanup:
 	free(r.mods);
+	free(r.missing);
 	free(r.chains);
 	free(r.rows);
 	free(stacks);

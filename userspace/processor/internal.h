@@ -121,6 +121,7 @@ struct processor {
 	uint32_t *chain_rows;
 	uint32_t nchain_rows, chain_rows_cap;
 	bool symbolize_deferred; /* meta "symbolize" = "deferred" */
+	bool symbolize_forced;	 /* processor__force_symbolize: stream meta ignored */
 	uint32_t nmodule_problems; /* meta "symbols.problem.N" rows written */
 	uint64_t unwind_pcs[MS_UNWIND_MAX_DEPTH];
 	uint8_t unwind_flags[MS_UNWIND_MAX_DEPTH];

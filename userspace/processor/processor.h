@@ -19,6 +19,8 @@
 #ifndef MS_PROCESSOR_H
 #define MS_PROCESSOR_H
 
+#include <stdbool.h>
+
 #include "../../capture/capture.h"
 #include "../collector/stream.h"
 #include "../symbols/symbols.h"
@@ -35,6 +37,11 @@ int processor__sink(void *ctx, const struct ms_chunk *chunk, const void *payload
 /* Release every held record, store counters and summary meta in the
  * builder.  Returns 0 or -errno. */
 int processor__finish(struct processor *p);
+
+/* Symbolize deferred (true) or immediately, whatever the stream's meta
+ * "symbolize" says (record --replay DIR --symbolize MODE).  Call before
+ * the first chunk. */
+void processor__force_symbolize(struct processor *p, bool deferred);
 
 /* Samples appended so far. */
 uint64_t processor__samples(const struct processor *p);
