@@ -308,3 +308,22 @@ def test_symbolize_with_debuginfod():
             proc.kill()
             proc.wait()
         log.close()
+
+
+@H.timeout(60)
+def test_memfd_executable_symbolized_at_record_time():
+    """An executable run from a memfd (fexecve): in deferred mode it cannot be
+    found later, so it is symbolized while recording (names, inline chain)."""
+    H.require_root()
+    src = _variant("gcc_plain")
+    code = ("import os,sys; fd=os.memfd_create('inlhot', 0); "
+            "os.write(fd, open(sys.argv[1],'rb').read()); "
+            "os.execve(fd, ['inlhot', '2'], dict(os.environ))")
+    cap = H.tmp_path("memfd.msc")
+    H.record([H.DEBIAN_PYTHON, "-c", code, src], output=cap,
+             extra=["--symbolize", "deferred"])
+    text = H.convert_folded_text(cap)
+    assert "hot_outer;mix_round;mix_step" in text, text[:2000]
+    mods = {r["module"] for r in _frames(cap) if r["function"] == "hot_outer"}
+    assert mods and all(m.startswith("/memfd:inlhot") and "(deleted)" not in m
+                        for m in mods), mods
