@@ -143,7 +143,7 @@ clean:
 # ---- Benchmarks (bench/README.md): printed and written to $(OUTPUT)/bench/results.json,
 # never asserted.  bench-smoke is the CI subset (about 2 minutes).  Root; needs perf and,
 # for the BPF peer, bpftrace.  BENCH_ARGS passes options to bench/run.py (e.g. --runs 7).
-BENCH_BINS := $(OUTPUT)/bench/work $(OUTPUT)/bench/gen_capture
+BENCH_BINS := $(OUTPUT)/bench/work $(OUTPUT)/bench/gen_capture $(OUTPUT)/bench/sym_bench
 .PHONY: bench bench-smoke
 
 $(OUTPUT)/bench/work: bench/work.c
@@ -158,6 +158,16 @@ $(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(LIB)
 
 bench: all $(BENCH_BINS) $(OUTPUT)/tests/unit/test_unwind
 	$(Q)$(PYTHON) bench/run.py --full $(BENCH_ARGS) $(OUTPUT)
+
+$(OUTPUT)/bench/sym_bench: bench/sym_bench.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) $(OUTPUT)/obj/bench
+	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/obj/bench/sym_bench.d $< $(LIB) $(LDLIBS) -o $@
+
+# Symbolization throughput beside eu-addr2line and addr2line (bench/symbols.py).
+.PHONY: bench-symbols
+bench-symbols: all $(OUTPUT)/bench/sym_bench
+	$(Q)$(PYTHON) bench/symbols.py $(OUTPUT)
 
 bench-smoke: all $(BENCH_BINS)
 	$(Q)$(PYTHON) bench/run.py --smoke $(BENCH_ARGS) $(OUTPUT)
