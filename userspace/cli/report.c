@@ -104,6 +104,8 @@ static const char *key_name(const struct report *r, uint32_t key)
 
 static const char *key_mark(const struct report *r, uint32_t key)
 {
+	if (r->names->keys[key].kind == ANALYSIS_KEY_INLINE)
+		return " [i]";
 	return r->names->keys[key].kind == ANALYSIS_KEY_KERNEL ? " [k]" : "";
 }
 

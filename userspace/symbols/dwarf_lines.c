@@ -399,10 +399,11 @@ size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame
 		out[0] = (struct sym_frame){.function = sym_name};
 		n = 1;
 	}
-	/* The outermost function keeps the symbol name when DWARF had none. */
-	for (size_t k = 0; k < n; k++)
-		if (!out[k].function)
-			out[k].function = k + 1 == n ? sym_name : NULL;
+	/* The out-of-line function is named by its symbol when one covers the
+	 * address (the name the linker and every other tool use: qsort_r, not
+	 * DWARF's __GI___qsort_r; foo.part.0), by DWARF otherwise. */
+	if (n && sym_name)
+		out[n - 1].function = sym_name;
 	return n;
 }
 
