@@ -18,6 +18,10 @@ import urllib.request
 import helpers as H
 
 VDIR = os.path.join(H.FIXTURES, "symbolize")
+# Local files only, unless a test starts its own server: no DEBUGINFOD_URLS
+# from the environment (Debian's libdebuginfod-common sets it for login
+# shells) reaches `microscope symbolize`.
+os.environ.pop("DEBUGINFOD_URLS", None)
 
 
 def _variant(name):
