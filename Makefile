@@ -23,7 +23,7 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializ
 CFLAGS ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override CFLAGS += -std=gnu11 $(WARN) -I. -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
-LDLIBS := -lbpf -ldw -lelf -lzstd -lz -lm -lpthread -lprotobuf-c
+LDLIBS := -lbpf -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lm -lpthread -lprotobuf-c
 override CFLAGS += -I$(OUTPUT)/gen
 
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev \
@@ -33,6 +33,8 @@ DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev 
 DEPS_PKGS += libprotobuf-c-dev protobuf-c-compiler golang-go chromium libclang-rt-14-dev
 # CPython frames (issue 9): the release python3.11's debug file, for offset checks
 DEPS_PKGS += python3.11-dbg
+# symbolization (issue 4): MiniDebugInfo, debuginfod client and server, lld for fixture variants
+DEPS_PKGS += liblzma-dev libdebuginfod-dev debuginfod lld-14
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -212,7 +214,7 @@ clean:
 # ---- Benchmarks (bench/README.md): printed and written to $(OUTPUT)/bench/results.json,
 # never asserted.  bench-smoke is the CI subset (about 2 minutes).  Root; needs perf and,
 # for the BPF peer, bpftrace.  BENCH_ARGS passes options to bench/run.py (e.g. --runs 7).
-BENCH_BINS := $(OUTPUT)/bench/work $(OUTPUT)/bench/gen_capture
+BENCH_BINS := $(OUTPUT)/bench/work $(OUTPUT)/bench/gen_capture $(OUTPUT)/bench/sym_bench
 .PHONY: bench bench-smoke bench-compare bench-offcpu
 
 $(OUTPUT)/bench/work: bench/work.c
@@ -227,6 +229,16 @@ $(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(LIB)
 
 bench: all $(BENCH_BINS) $(OUTPUT)/tests/unit/test_unwind
 	$(Q)$(PYTHON) bench/run.py --full $(BENCH_ARGS) $(OUTPUT)
+
+$(OUTPUT)/bench/sym_bench: bench/sym_bench.c $(LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) $(OUTPUT)/obj/bench
+	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/obj/bench/sym_bench.d $< $(LIB) $(LDLIBS) -o $@
+
+# Symbolization throughput beside eu-addr2line and addr2line (bench/symbols.py).
+.PHONY: bench-symbols
+bench-symbols: all $(OUTPUT)/bench/sym_bench
+	$(Q)$(PYTHON) bench/symbols.py $(OUTPUT)
 
 bench-smoke: all $(BENCH_BINS)
 	$(Q)$(PYTHON) bench/run.py --smoke $(BENCH_ARGS) $(OUTPUT)

@@ -30,6 +30,8 @@
  * kernel and a user function of one name stay apart.  Presenters mark them
  * perf-style: the report prints "name [k]", folded stacks "name_[k]" (the
  * stackcollapse-perf.pl --kernel convention that flamegraph.pl colors).
+ * Inlined calls (CAPTURE_FRAME_F_INLINE) get ANALYSIS_KEY_INLINE and are
+ * marked "name [i]" and "name_[i]" (flamegraph.pl's inline annotation).
  *
  * Weights are in the query event's unit (capture_event.unit): "samples",
  * "nanoseconds", ...  "total" of a function counts each sample once even
@@ -52,6 +54,7 @@ enum analysis_key_kind {
 	ANALYSIS_KEY_KERNEL = 1,     /* a frame with CAPTURE_FRAME_F_KERNEL */
 	ANALYSIS_KEY_TRUNCATION = 2, /* a truncation reason, or "[empty stack]" */
 	ANALYSIS_KEY_THREAD = 3,     /* a per-thread root */
+	ANALYSIS_KEY_INLINE = 4,     /* a frame with CAPTURE_FRAME_F_INLINE (user code) */
 };
 
 struct analysis_key {

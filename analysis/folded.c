@@ -46,7 +46,8 @@ static int text_put(struct folded_text *t, const void *s, size_t n)
 	return 0;
 }
 
-/* A key's name as folded text: ';' -> ':', '\n' and '\r' -> ' ', kernel "_[k]". */
+/* A key's name as folded text: ';' -> ':', '\n' and '\r' -> ' ', kernel "_[k]",
+ * inlined "_[i]" (flamegraph.pl's annotations). */
 static int folded_name(struct folded_text *names, const struct analysis_key *k)
 {
 	size_t start = names->len, i;
@@ -55,6 +56,8 @@ static int folded_name(struct folded_text *names, const struct analysis_key *k)
 	err = text_put(names, k->name, strlen(k->name));
 	if (!err && k->kind == ANALYSIS_KEY_KERNEL)
 		err = text_put(names, "_[k]", 4);
+	if (!err && k->kind == ANALYSIS_KEY_INLINE)
+		err = text_put(names, "_[i]", 4);
 	if (err)
 		return err;
 	for (i = start; i < names->len; i++) {

@@ -208,6 +208,8 @@ struct analysis_names *analysis_names__new(const struct capture *c)
 			kind = ANALYSIS_KEY_TRUNCATION;
 		else if (f->flags & CAPTURE_FRAME_F_KERNEL)
 			kind = ANALYSIS_KEY_KERNEL;
+		else if (f->flags & CAPTURE_FRAME_F_INLINE)
+			kind = ANALYSIS_KEY_INLINE;
 		st->frame_keys[i] = names_intern(st, buf, len, kind);
 		if (st->frame_keys[i] == U64MAP_EMPTY)
 			goto cleanup;

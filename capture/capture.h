@@ -35,6 +35,9 @@
 /* capture_module.flags */
 #define CAPTURE_MODULE_F_SYMBOLIZED (1u << 0) /* frames of this module carry names */
 #define CAPTURE_MODULE_F_CONTENT_HASH (1u << 1) /* identity is content_hash, not build_id */
+/* Deferred recording: symbolized while recording because it cannot be found
+ * again later (no build ID, memfd, deleted or replaced file, vdso, kernel). */
+#define CAPTURE_MODULE_F_RECORD_TIME (1u << 2)
 
 struct capture_module {
 	uint32_t path;	       /* string: path as the process saw it */
@@ -86,6 +89,9 @@ struct capture_mapping {
 /* Native code of the interpreter itself (its evaluation loop and call
  * plumbing), which the python look hides. */
 #define CAPTURE_FRAME_F_INTERPRETER (1u << 5)
+/* address is a return address: its call, and the name, line and inline
+ * chain, are looked up at address - 1 */
+#define CAPTURE_FRAME_F_RETURN (1u << 6)
 
 /*
  * A code location.  address: for FILE and VDSO modules the ELF virtual

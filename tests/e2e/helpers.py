@@ -359,21 +359,29 @@ def _strip_frame(frame):
     return re.sub(r"(_| )\[[kjiw]\]$", "", frame)
 
 
-def parse_folded(text, where="folded output"):
+def parse_folded(text, where="folded output", keep_inline=False):
     """Parse folded stacks ("root;...;leaf COUNT" per line) into
     {frames_tuple: count}.  Fails on a malformed line, a non-positive count
-    or a stack that appears twice (the format has one line per stack)."""
+    or a stack that appears twice (the format has one line per stack).
+    Inlined-call frames ("name_[i]") are dropped unless keep_inline, so
+    stacks read as chains of out-of-line functions (as perf shows them);
+    stacks that then coincide are summed."""
     out = {}
+    seen = set()
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         stack, sep, count = line.rpartition(" ")
         assert sep and stack and re.fullmatch(r"\d+", count), \
             "%s line %d is not 'frame;...;frame COUNT': %r" % (where, n, line)
-        frames = tuple(_strip_frame(f) for f in stack.split(";"))
         assert int(count) > 0, "%s line %d has count 0: %r" % (where, n, line)
-        assert frames not in out, "%s line %d repeats a stack: %r" % (where, n, line)
-        out[frames] = int(count)
+        assert stack not in seen, "%s line %d repeats a stack: %r" % (where, n, line)
+        seen.add(stack)
+        parts = stack.split(";")
+        if not keep_inline:
+            parts = [f for f in parts if not f.endswith("_[i]")]
+        frames = tuple(_strip_frame(f) for f in parts)
+        out[frames] = out.get(frames, 0) + int(count)
     return out
 
 

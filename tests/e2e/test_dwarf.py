@@ -61,7 +61,8 @@ class Stack:
 
 def folded_stacks(capture):
     """`microscope convert CAPTURE --to folded` as a list of Stack, heaviest
-    first (kernel marks kept, unlike helpers.folded)."""
+    first (kernel marks kept, unlike helpers.folded; inlined-call frames,
+    "name_[i]", dropped: these tests are about unwinding, not inlining)."""
     text = H.convert_folded_text(capture)
     stacks = []
     for n, line in enumerate(text.splitlines(), 1):
@@ -70,7 +71,8 @@ def folded_stacks(capture):
         stack, sep, count = line.rpartition(" ")
         assert sep and stack and re.fullmatch(r"\d+", count), \
             "folded output of %s line %d is not 'frame;...;frame COUNT': %r" % (capture, n, line)
-        stacks.append(Stack(tuple(stack.split(";")), int(count)))
+        stacks.append(Stack(tuple(f for f in stack.split(";") if not f.endswith("_[i]")),
+                            int(count)))
     stacks.sort(key=lambda s: -s.count)
     H.log("folded %s: %d samples in %d stacks" % (
         os.path.basename(capture), sum(s.count for s in stacks), len(stacks)))

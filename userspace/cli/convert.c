@@ -231,6 +231,47 @@ static int convert_capture(const struct convert_input *in, FILE *out)
 	return 0;
 }
 
+/*
+ * The frames table, one tab-separated line per frame row in id order:
+ *	id module_path build_id address(hex) flags function file line
+ * flags are letters: K kernel, I inline, T truncation, U unsymbolized,
+ * R return address.  Inline frames of one address follow its out-of-line
+ * frame.  For scripts and tests that compare lines with addr2line.
+ */
+static int convert_frames(const struct convert_input *in, FILE *out)
+{
+	const struct capture *c = in->capture;
+	uint32_t i;
+
+	fputs("#id\tmodule\tbuild_id\taddress\tflags\tfunction\tfile\tline\n", out);
+	for (i = 0; i < c->nframes; i++) {
+		const struct capture_frame *f = &c->frames[i];
+		const struct capture_module *m =
+			f->module == CAPTURE_NONE ? NULL : &c->modules[f->module];
+		char flags[8];
+		int k = 0;
+
+		if (f->flags & CAPTURE_FRAME_F_KERNEL)
+			flags[k++] = 'K';
+		if (f->flags & CAPTURE_FRAME_F_INLINE)
+			flags[k++] = 'I';
+		if (f->flags & CAPTURE_FRAME_F_TRUNCATION)
+			flags[k++] = 'T';
+		if (f->flags & CAPTURE_FRAME_F_UNSYMBOLIZED)
+			flags[k++] = 'U';
+		if (f->flags & CAPTURE_FRAME_F_RETURN)
+			flags[k++] = 'R';
+		if (!k)
+			flags[k++] = '-';
+		flags[k] = '\0';
+		fprintf(out, "%u\t%s\t%s\t0x%llx\t%s\t%s\t%s\t%u\n", i,
+			m ? capture__string(c, m->path) : "", m ? capture__string(c, m->build_id) : "",
+			(unsigned long long)f->address, flags, capture__string(c, f->function),
+			capture__string(c, f->file), f->line);
+	}
+	return 0;
+}
+
 /* Order matters for extensions: the first row whose suffix matches wins. */
 static const struct convert_format convert_formats[] = {
 	{
@@ -268,6 +309,13 @@ static const struct convert_format convert_formats[] = {
 		.extensions = { ".msc", NULL },
 		.description = "microscope capture (e.g. of an imported profile)",
 		.write = convert_capture,
+	},
+	{
+		.name = "frames",
+		.extensions = { ".frames.tsv", NULL },
+		.description = "the frames table: id, module, build ID, address, flags, function, "
+			       "file, line (tab-separated)",
+		.write = convert_frames,
 	},
 };
 

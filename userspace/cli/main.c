@@ -12,6 +12,7 @@ static const char usage[] =
 	"  record    record a command, processes (-p) or the whole system (-a)\n"
 	"  report    summary, call tree and self/total table of a capture\n"
 	"  convert   write a capture in another format (folded stacks)\n"
+	"  symbolize add names, lines and inline frames to a deferred capture\n"
 	"\n"
 	"Run 'microscope <command> --help' for a command's options.\n";
 
@@ -35,6 +36,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "convert"))
 		return cmd_convert(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "symbolize"))
+		return cmd_symbolize(argc - 1, argv + 1);
 	fprintf(stderr, "microscope: unknown command '%s'\n\n%s", argv[1], usage);
 	return 2;
 }

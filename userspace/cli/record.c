@@ -61,6 +61,13 @@ static const char record_usage[] =
 	"      --python bpf|off Python frames: walk CPython's frames in the sampler and\n"
 	"                       splice them into native stacks (bpf, default; used\n"
 	"                       when a CPython 3.10-3.13 is found), or native only (off)\n"
+	"      --symbolize immediate|deferred\n"
+	"                       names, lines and inline frames now (immediate,\n"
+	"                       default), or only module identities and addresses,\n"
+	"                       for `microscope symbolize` later (deferred; modules\n"
+	"                       that cannot be found later are still symbolized now)\n"
+	"      --debug-dir DIR  also look for separate debug files in DIR (its\n"
+	"                       .build-id tree, or .gnu_debuglink names); repeatable\n"
 	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay)\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
 	"  -q, --quiet          no summary line\n"
@@ -74,6 +81,9 @@ static const char record_usage[] =
 enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347, OPT_PRESET = 0x5052, OPT_BUDGET = 0x4255 };
 enum { OPT_OFF_CPU = 0x4f43, OPT_OFF_CPU_MIN = 0x4f4d };
 enum { OPT_PYTHON = 0x5059 };
+enum { OPT_SYMBOLIZE = 0x5359, OPT_DEBUG_DIR = 0x4444 };
+/* --debug-dir values kept at most. */
+#define RECORD_MAX_DEBUG_DIRS 32
 
 static volatile sig_atomic_t stop_signal;
 
@@ -253,6 +263,8 @@ int cmd_record(int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 		{ "python", required_argument, NULL, OPT_PYTHON },
+		{ "symbolize", required_argument, NULL, OPT_SYMBOLIZE },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ 0 },
 	};
 	struct record_options o;
@@ -269,6 +281,10 @@ int cmd_record(int argc, char **argv)
 	int opt, err, status = 1, wstatus;
 	bool child_done = false;
 	double t_end = 0;
+	const char *symbolize = "immediate";
+	bool symbolize_set = false;
+	const char *debug_dirs[RECORD_MAX_DEBUG_DIRS];
+	size_t ndebug_dirs = 0;
 
 	record_options__init(&o);
 	optind = 1;
@@ -388,6 +404,33 @@ int cmd_record(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_SYMBOLIZE:
+			if (strcmp(optarg, "immediate") && strcmp(optarg, "deferred")) {
+				fprintf(stderr,
+					"microscope record: unknown --symbolize '%s' (immediate, "
+					"deferred)\n",
+					optarg);
+				return 2;
+			}
+			symbolize = optarg;
+			symbolize_set = true;
+			break;
+		case OPT_DEBUG_DIR: {
+			struct stat st;
+
+			if (stat(optarg, &st) || !S_ISDIR(st.st_mode)) {
+				fprintf(stderr, "microscope record: --debug-dir %s: not a directory\n",
+					optarg);
+				return 2;
+			}
+			if (ndebug_dirs == RECORD_MAX_DEBUG_DIRS) {
+				fprintf(stderr, "microscope record: more than %d --debug-dir\n",
+					RECORD_MAX_DEBUG_DIRS);
+				return 2;
+			}
+			debug_dirs[ndebug_dirs++] = optarg;
+			break;
+		}
 		case 'h':
 			fputs(record_usage, stdout);
 			return 0;
@@ -427,6 +470,11 @@ int cmd_record(int argc, char **argv)
 
 	b = capture_builder__new();
 	sym = symbolizer__new();
+	for (size_t i = 0; sym && i < ndebug_dirs; i++)
+		if (symbolizer__add_debug_dir(sym, debug_dirs[i])) {
+			symbolizer__free(sym);
+			sym = NULL;
+		}
 	if (b && sym)
 		tee.proc = processor__new(b, sym);
 	if (!tee.proc) {
@@ -434,6 +482,10 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	if (replay) {
+		/* The stream's own meta says how it was recorded; an explicit
+		 * --symbolize replays it the other way. */
+		if (symbolize_set)
+			processor__force_symbolize(tee.proc, !strcmp(symbolize, "deferred"));
 		err = stream__replay(replay, processor__sink, tee.proc);
 		if (err) {
 			if (err != -EBADMSG)
@@ -463,6 +515,7 @@ int cmd_record(int argc, char **argv)
 	snprintf(cmdline, sizeof(cmdline), "%u", o.freq_hz);
 	emit_meta(&tee, "requested_freq_hz", cmdline);
 	emit_meta(&tee, "preset", o.preset);
+	emit_meta(&tee, "symbolize", symbolize);
 
 	if (o.argv) {
 		err = launcher__spawn(&launch, o.argv);

@@ -124,6 +124,8 @@ static const char *key_name(const struct report *r, uint32_t key)
 
 static const char *key_mark(const struct report *r, uint32_t key)
 {
+	if (r->names->keys[key].kind == ANALYSIS_KEY_INLINE)
+		return " [i]";
 	return r->names->keys[key].kind == ANALYSIS_KEY_KERNEL ? " [k]" : "";
 }
 
@@ -161,6 +163,27 @@ static void print_budget(const struct capture *c)
 		       100.0 * (double)b.recorder_cpu_ns / (double)b.observed_ns,
 		       100.0 * (double)b.bpf_run_ns / (double)b.observed_ns,
 		       100.0 * (double)b.perf_estimate_ns / (double)b.observed_ns);
+}
+
+/* Symbolization: mode, per-module debug-info problems (meta
+ * symbols.problem.N) and deferred-symbolization failures
+ * (symbolize.failure.N), one line each. */
+static void print_symbol_notes(const struct capture *c)
+{
+	const char *mode = capture__meta(c, "symbolize");
+	uint32_t i;
+
+	if (mode && strcmp(mode, "immediate"))
+		printf("  symbols    %s%s\n", mode,
+		       capture__meta(c, "symbolize.later") ? ", then microscope symbolize" : "");
+	for (i = 0; i < c->nmeta; i++) {
+		const char *k = capture__string(c, c->meta[i].key);
+
+		if (!strncmp(k, "symbols.problem.", 16))
+			printf("  debug info %s\n", capture__string(c, c->meta[i].value));
+		else if (!strncmp(k, "symbolize.failure.", 18))
+			printf("  unsymbolized %s\n", capture__string(c, c->meta[i].value));
+	}
 }
 
 static void print_summary(const struct report *r, const struct analysis_summary *s,
@@ -248,6 +271,7 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 	if (s->empty_stacks)
 		printf("  no stack   %" PRIu64 " sample%s (%.1f%%)\n", s->empty_stacks,
 		       s->empty_stacks == 1 ? "" : "s", percent(s->empty_stacks, s->samples));
+	print_symbol_notes(r->c);
 }
 
 static void print_indent(uint32_t depth)

@@ -64,7 +64,12 @@ struct module_state {
 	struct unwind_module *cfi; /* compiled CFI, opened the first time a sample needs it */
 	bool cfi_tried;
 	uint32_t first_pid; /* a process that mapped it, for /proc/PID/root */
+	bool deferred;	    /* frames stored unsymbolized for `microscope symbolize` */
+	bool dwarf_checked; /* its DWARF problem (if any) was recorded */
 };
+
+/* Inline frames kept per address at most (deeper chains keep the outermost). */
+#define MS_MAX_INLINE_DEPTH 16
 
 /* A record held for ordering: bytes live in processor.held_bytes. */
 struct held_record {
@@ -119,7 +124,14 @@ struct processor {
 	uint32_t nduty_changes, duty_changes_cap;
 	uint64_t samples;
 	uint64_t first_sample_time, last_sample_time;
-	uint32_t stack_scratch[MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH + 4];
+	uint32_t stack_scratch[(MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH) * 2 + 8];
+	/* Frame rows of each (module, address): ranges of chain_rows, packed in
+	 * module_state.frames values as offset << 8 | count (outermost first). */
+	uint32_t *chain_rows;
+	uint32_t nchain_rows, chain_rows_cap;
+	bool symbolize_deferred; /* meta "symbolize" = "deferred" */
+	bool symbolize_forced;	 /* processor__force_symbolize: stream meta ignored */
+	uint32_t nmodule_problems; /* meta "symbols.problem.N" rows written */
 	uint64_t unwind_pcs[MS_UNWIND_MAX_DEPTH];
 	uint8_t unwind_flags[MS_UNWIND_MAX_DEPTH];
 	uint32_t call_graph; /* MS_CG_* from meta "call_graph" */
@@ -136,7 +148,7 @@ struct processor {
 	struct u64map frame_role; /* frame row + 1 -> enum py_role */
 	uint32_t py_marks[4];
 	uint32_t py_tail; /* reason frame python__splice wants at the stack's end, or NONE */
-	uint32_t splice_scratch[MS_UNWIND_MAX_DEPTH + 2 * MS_MAX_STACK_DEPTH + MS_PY_MAX_FRAMES + 8];
+	uint32_t splice_scratch[(MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH) * 2 + 8 + 2 * MS_PY_MAX_FRAMES + 16];
 	uint64_t py_status[MS_PY_STATUS_COUNT]; /* samples by walk status */
 
 	uint64_t problems[MS_PROBLEM_COUNT];
@@ -199,6 +211,11 @@ uint32_t python__native_flags(const char *name);
 int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len);
 uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uint32_t kind,
 				const char *path);
+/* Deferred mode: a module that can be found again later (by build ID) keeps
+ * its frames unsymbolized; others are symbolized now and flagged
+ * CAPTURE_MODULE_F_RECORD_TIME.  findable_later: the file at its path is
+ * the one mapped (not deleted, replaced, memfd). */
+void stacks__module_findable(struct processor *p, uint32_t module, bool findable_later);
 void stacks__release(struct processor *p);
 
 /* A stack given as parts (stacks__build): kernel and user return addresses

@@ -26,7 +26,9 @@
 	  "interpreted frame whose code object could not be read or was freed since")              \
 	X(PY_UNPLACED, "py_unplaced",                                                              \
 	  "interpreted segments and evaluation-loop activations differ in number")                 \
-	X(PY_UNKNOWN, "py_unknown", "sample in the evaluation loop whose Python frames are unknown")
+	X(PY_UNKNOWN, "py_unknown", "sample in the evaluation loop whose Python frames are unknown") \
+	X(MODULE_DEBUG_PARTIAL, "module_debug_partial",                                            \
+	  "module whose lines or inline frames could not be read (meta symbols.problem.N)")
 
 enum ms_problem {
 #define MS_PROBLEM_ENUM(id, name, text) MS_PROBLEM_##id,

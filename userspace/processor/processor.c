@@ -294,6 +294,13 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 			p->system_wide = true;
 		if (!strcmp(key, "stack_size"))
 			p->stack_copy_on = strcmp(value, "0") != 0;
+		if (!strcmp(key, "symbolize")) {
+			if (p->symbolize_forced) {
+				free(value);
+				return 0;
+			}
+			p->symbolize_deferred = !strcmp(value, "deferred");
+		}
 		if (!strcmp(key, "call_graph"))
 			p->call_graph = !strcmp(value, "fp")	  ? MS_CG_FP
 					: !strcmp(value, "dwarf") ? MS_CG_DWARF
@@ -428,4 +435,11 @@ int processor__finish(struct processor *p)
 					  symbolizer__kernel_build_id(p->sym));
 	}
 	return 0;
+}
+
+void processor__force_symbolize(struct processor *p, bool deferred)
+{
+	p->symbolize_forced = true;
+	p->symbolize_deferred = deferred;
+	capture_builder__set_meta(p->b, "symbolize", deferred ? "deferred" : "immediate");
 }

@@ -19,6 +19,8 @@
 #ifndef MS_PROCESSOR_H
 #define MS_PROCESSOR_H
 
+#include <stdbool.h>
+
 #include "../../capture/capture.h"
 #include "../collector/stream.h"
 #include "../symbols/symbols.h"
@@ -41,6 +43,10 @@ int processor__finish(struct processor *p);
 /* Name interpreted frames with the layouts of tracker (borrowed; must
  * outlive the processor).  Without one, interpreted frames are unreadable. */
 void processor__set_python(struct processor *p, const struct py_tracker *tracker);
+/* Symbolize deferred (true) or immediately, whatever the stream's meta
+ * "symbolize" says (record --replay DIR --symbolize MODE).  Call before
+ * the first chunk. */
+void processor__force_symbolize(struct processor *p, bool deferred);
 
 /* Samples appended so far. */
 uint64_t processor__samples(const struct processor *p);

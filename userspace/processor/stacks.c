@@ -84,42 +84,144 @@ uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uin
 	ms->row = capture_builder__add_module(p->b, &row);
 	if (sym_module__error(sym))
 		processor__problem(p, MS_PROBLEM_MODULE_UNREADABLE);
+	/* Deferred: only a file proved by its build ID waits for `symbolize`
+	 * (stacks__module_findable may still take that back). */
+	ms->deferred = p->symbolize_deferred && kind == CAPTURE_MODULE_FILE && bid_hex[0];
+	if (p->symbolize_deferred && !ms->deferred) {
+		struct capture_module *mrow = capture_builder__module(p->b, ms->row);
+
+		if (mrow)
+			mrow->flags |= CAPTURE_MODULE_F_RECORD_TIME;
+	}
+	if (ms->deferred) {
+		struct capture_module *mrow = capture_builder__module(p->b, ms->row);
+
+		if (mrow)
+			mrow->flags &= ~CAPTURE_MODULE_F_SYMBOLIZED;
+	}
 	if (u64map__put(&p->sym_to_module, (uint64_t)(uintptr_t)sym, p->nmodules))
 		return CAPTURE_NONE;
 	return p->nmodules++;
 }
 
-/* Frame row for address (ELF address for files, runtime for the kernel). */
-static uint32_t module_frame(struct processor *p, uint32_t module, uint64_t addr, bool is_return)
+/* Records the module's DWARF problem (once per module) as a counted problem
+ * and meta "symbols.problem.N" = "PATH (BUILD_ID): TEXT". */
+static void module_check_dwarf(struct processor *p, struct module_state *ms)
+{
+	const struct capture_module *row;
+	const char *why;
+	char key[48], val[1024];
+	size_t bid_len;
+	const uint8_t *bid;
+	char hexid[2 * 64 + 1] = "";
+
+	if (ms->dwarf_checked)
+		return;
+	ms->dwarf_checked = true;
+	why = sym_module__dwarf_error(ms->sym);
+	if (!why)
+		return;
+	processor__problem(p, MS_PROBLEM_MODULE_DEBUG_PARTIAL);
+	row = capture_builder__module(p->b, ms->row);
+	bid = sym_module__build_id(ms->sym, &bid_len);
+	if (bid && bid_len <= 64)
+		hex(bid, bid_len, hexid);
+	(void)row;
+	snprintf(key, sizeof(key), "symbols.problem.%u", p->nmodule_problems++);
+	snprintf(val, sizeof(val), "%s (%s): %s", sym_module__path(ms->sym),
+		 hexid[0] ? hexid : "no build ID", why);
+	capture_builder__set_meta(p->b, key, val);
+}
+
+/*
+ * Appends the frame rows of one address of a module (ELF address for
+ * files, runtime for the kernel) to out[*n], outermost first: the
+ * out-of-line function, then each inlined call (CAPTURE_FRAME_F_INLINE).
+ * Cached per (module, address, is_return).  Returns 0 or -ENOMEM.
+ */
+static int module_frames(struct processor *p, uint32_t module, uint64_t addr, bool is_return,
+			 uint32_t *out, uint32_t *n, uint32_t cap)
 {
 	struct module_state *ms = &p->modules[module];
+	struct sym_frame chain[MS_MAX_INLINE_DEPTH];
 	uint64_t *cached = u64map__get(&ms->frames[is_return], addr + 1);
-	uint64_t off;
-	const char *name;
+	uint32_t base = ms->kind == CAPTURE_MODULE_KERNEL ? CAPTURE_FRAME_F_KERNEL : 0;
+	uint64_t packed;
+	size_t depth = 0, i;
 
-	if (cached)
-		return *cached;
-	name = sym_module__lookup(ms->sym, is_return && addr ? addr - 1 : addr, &off);
-	struct capture_frame row = {
-		.module = ms->row,
-		.flags = ms->kind == CAPTURE_MODULE_KERNEL ? CAPTURE_FRAME_F_KERNEL
-							   : python__native_flags(name),
-		.address = addr,
-		.function = capture_builder__string(p->b, name ? name : ""),
-	};
-	if (!name) {
-		row.flags |= CAPTURE_FRAME_F_UNSYMBOLIZED;
-		processor__problem(p, MS_PROBLEM_FRAME_NO_SYMBOL);
+	if (is_return)
+		base |= CAPTURE_FRAME_F_RETURN;
+	if (!cached) {
+		uint32_t off = p->nchain_rows;
+
+		if (!ms->deferred) {
+			depth = sym_module__frames(ms->sym, is_return && addr ? addr - 1 : addr, chain,
+						   MS_MAX_INLINE_DEPTH);
+			if (ms->kind == CAPTURE_MODULE_FILE)
+				module_check_dwarf(p, ms);
+		}
+		if (array__reserve((void **)&p->chain_rows, &p->chain_rows_cap,
+				   p->nchain_rows + (depth ? depth : 1), sizeof(*p->chain_rows)))
+			return -ENOMEM;
+		if (!depth || !chain[depth - 1].function) {
+			struct capture_frame row = {
+			    .module = ms->row,
+			    .flags = base | CAPTURE_FRAME_F_UNSYMBOLIZED,
+			    .address = addr,
+			};
+			if (!ms->deferred)
+				processor__problem(p, MS_PROBLEM_FRAME_NO_SYMBOL);
+			p->chain_rows[p->nchain_rows++] = capture_builder__add_frame(p->b, &row);
+		} else {
+			/* The interpreter's own functions (python look), with the
+			 * code they inline: flagged by the out-of-line name. */
+			const char *outer = chain[depth - 1].function;
+			uint32_t role_flags = ms->kind == CAPTURE_MODULE_KERNEL
+						      ? 0
+						      : python__native_flags(outer);
+
+			for (i = depth; i-- > 0;) {
+				struct capture_frame row = {
+				    .module = ms->row,
+				    .flags = base | role_flags |
+					     (chain[i].inlined ? CAPTURE_FRAME_F_INLINE : 0),
+				    .address = addr,
+				    .function = capture_builder__string(
+					p->b, chain[i].function ? chain[i].function : ""),
+				    .file = capture_builder__string(p->b,
+								    chain[i].file ? chain[i].file : ""),
+				    .line = chain[i].line,
+				};
+				if (!chain[i].function)
+					row.flags |= CAPTURE_FRAME_F_UNSYMBOLIZED;
+				uint32_t id = capture_builder__add_frame(p->b, &row);
+
+				/* Only the out-of-line activation of the evaluation
+				 * loop runs a Python segment (python__splice). */
+				if (id != CAPTURE_NONE && (row.flags & CAPTURE_FRAME_F_INTERPRETER) &&
+				    u64map__put(&p->frame_role, (uint64_t)id + 1,
+						i == depth - 1 &&
+							!strcmp(outer, "_PyEval_EvalFrameDefault")
+						    ? 1
+						    : 2))
+					return -ENOMEM;
+				p->chain_rows[p->nchain_rows++] = id;
+			}
+		}
+		packed = (uint64_t)off << 8 | (p->nchain_rows - off);
+		if (u64map__put(&ms->frames[is_return], addr + 1, packed))
+			return -ENOMEM;
+		cached = &packed;
 	}
-	uint32_t id = capture_builder__add_frame(p->b, &row);
+	for (i = 0; i < (*cached & 0xff); i++) {
+		uint32_t id = p->chain_rows[(*cached >> 8) + i];
 
-	if (id != CAPTURE_NONE && u64map__put(&ms->frames[is_return], addr + 1, id))
-		return CAPTURE_NONE;
-	if (id != CAPTURE_NONE && (row.flags & CAPTURE_FRAME_F_INTERPRETER) &&
-	    u64map__put(&p->frame_role, (uint64_t)id + 1,
-			!strcmp(name, "_PyEval_EvalFrameDefault") ? 1 : 2))
-		return CAPTURE_NONE;
-	return id;
+		if (id == CAPTURE_NONE)
+			return -ENOMEM;
+		if (*n < cap)
+			out[(*n)++] = id;
+	}
+	return 0;
 }
 
 /* Frame row for a user address outside any file-backed mapping. */
@@ -160,34 +262,53 @@ static uint32_t truncation_frame(struct processor *p, int reason)
 	return mark_frame(p, &p->truncation_frames[reason], truncation_names[reason]);
 }
 
-static uint32_t user_frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return)
+#define STACK_CAP (sizeof(p->stack_scratch) / sizeof(p->stack_scratch[0]))
+
+/* Appends the frames of a user address (its inline chain, outermost first). */
+static void user_frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
+		       uint32_t *out, uint32_t *n)
 {
 	const struct proc_mapping *m = ps ? tasks__find_mapping(ps, ip) : NULL;
 	uint64_t vaddr;
 
-	if (!m) {
+	if (!m)
 		processor__problem(p, MS_PROBLEM_FRAME_NO_MAPPING);
-		return anon_frame(p, ip);
+	if (!m || m->module == CAPTURE_NONE) {
+		if (*n < STACK_CAP)
+			out[(*n)++] = anon_frame(p, ip);
+		return;
 	}
-	if (m->module == CAPTURE_NONE)
-		return anon_frame(p, ip);
 	sym_module__to_vaddr(p->modules[m->module].sym, ip - m->start + m->pgoff, &vaddr);
-	return module_frame(p, m->module, vaddr, is_return);
+	if (module_frames(p, m->module, vaddr, is_return, out, n, STACK_CAP) && *n < STACK_CAP)
+		out[(*n)++] = CAPTURE_NONE;
 }
 
-static uint32_t kernel_frame(struct processor *p, uint64_t ip, bool is_return)
+/* The kernel's module row, made on first use; CAPTURE_NONE if unavailable. */
+static uint32_t kernel_module(struct processor *p)
 {
 	if (p->kernel_module == CAPTURE_NONE) {
 		struct sym_module *k = symbolizer__kernel(p->sym);
 
-		if (!k)
-			return CAPTURE_NONE;
-		p->kernel_module = stacks__module_for_sym(p, k, CAPTURE_MODULE_KERNEL,
-							  "[kernel.kallsyms]");
-		if (p->kernel_module == CAPTURE_NONE)
-			return CAPTURE_NONE;
+		if (k)
+			p->kernel_module = stacks__module_for_sym(p, k, CAPTURE_MODULE_KERNEL,
+								  "[kernel.kallsyms]");
 	}
-	return module_frame(p, p->kernel_module, ip, is_return);
+	return p->kernel_module;
+}
+
+static void kernel_frame(struct processor *p, uint64_t ip, bool is_return, uint32_t *out,
+			 uint32_t *n)
+{
+	if (p->kernel_module == CAPTURE_NONE) {
+		if (kernel_module(p) == CAPTURE_NONE) {
+			if (*n < STACK_CAP)
+				out[(*n)++] = CAPTURE_NONE;
+			return;
+		}
+	}
+	if (module_frames(p, p->kernel_module, ip, is_return, out, n, STACK_CAP) &&
+	    *n < STACK_CAP)
+		out[(*n)++] = CAPTURE_NONE;
 }
 
 static uint32_t unwind_reason_frame(struct processor *p, enum unwind_reason r)
@@ -298,7 +419,7 @@ static bool dwarf_user_stack(struct processor *p, struct proc_state *ps, const s
 	for (size_t i = depth; i-- > 0;) {
 		bool is_return = !(p->unwind_flags[i] & UNWIND_FRAME_ACTIVATION) ||
 				 (i == 0 && s->kstack_len);
-		out[(*n)++] = user_frame(p, ps, p->unwind_pcs[i], is_return);
+		user_frame(p, ps, p->unwind_pcs[i], is_return, out, n);
 	}
 	return true;
 }
@@ -358,7 +479,7 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		else if (s->ustack_len == MS_MAX_STACK_DEPTH)
 			out[n++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
 		for (i = s->ustack_len - 1; i >= 0; i--)
-			out[n++] = user_frame(p, ps, uips[i], i != 0 || s->kstack_len);
+			user_frame(p, ps, uips[i], i != 0 || s->kstack_len, out, &n);
 	}
 	nuser = n;
 	p->py_status[s->py_status]++;
@@ -376,7 +497,7 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		out = p->splice_scratch;
 	}
 	for (i = s->kstack_len - 1; i >= 0; i--)
-		out[n++] = kernel_frame(p, kips[i], i != 0);
+		kernel_frame(p, kips[i], i != 0, out, &n);
 	if (py_splice && p->py_tail != CAPTURE_NONE)
 		out[n++] = p->py_tail; /* why the interpreted frames could not be placed */
 
@@ -402,6 +523,24 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	return 0;
 }
 
+void stacks__module_findable(struct processor *p, uint32_t module, bool findable_later)
+{
+	struct module_state *ms = &p->modules[module];
+	struct capture_module *mrow;
+
+	if (!ms->deferred || findable_later)
+		return;
+	/* Frames made before this mapping was seen stay deferred; from now on
+	 * the module is symbolized while recording. */
+	ms->deferred = false;
+	mrow = capture_builder__module(p->b, ms->row);
+	if (mrow) {
+		mrow->flags |= CAPTURE_MODULE_F_RECORD_TIME;
+		if (!sym_module__error(ms->sym))
+			mrow->flags |= CAPTURE_MODULE_F_SYMBOLIZED;
+	}
+}
+
 void stacks__release(struct processor *p)
 {
 	for (uint32_t i = 0; i < p->nmodules; i++) {
@@ -410,6 +549,7 @@ void stacks__release(struct processor *p)
 		u64map__release(&p->modules[i].frames[1]);
 	}
 	free(p->modules);
+	free(p->chain_rows);
 	u64map__release(&p->sym_to_module);
 	u64map__release(&p->anon_frames);
 }
@@ -441,7 +581,7 @@ static bool dwarf_user_parts(struct processor *p, struct proc_state *ps,
 	for (size_t i = depth; i-- > 0;) {
 		bool is_return = !(p->unwind_flags[i] & UNWIND_FRAME_ACTIVATION) ||
 				 (i == 0 && sp->k);
-		out[(*n)++] = user_frame(p, ps, p->unwind_pcs[i], is_return);
+		user_frame(p, ps, p->unwind_pcs[i], is_return, out, n);
 	}
 	return true;
 }
@@ -455,9 +595,7 @@ const char *stacks__kernel_name(struct processor *p, uint64_t ip, bool is_return
 {
 	uint64_t off;
 
-	if (p->kernel_module == CAPTURE_NONE && kernel_frame(p, ip, is_return) == CAPTURE_NONE)
-		return NULL;
-	if (p->kernel_module == CAPTURE_NONE)
+	if (kernel_module(p) == CAPTURE_NONE)
 		return NULL;
 	return sym_module__lookup(p->modules[p->kernel_module].sym, is_return && ip ? ip - 1 : ip,
 				  &off);
@@ -483,10 +621,10 @@ int stacks__build(struct processor *p, struct proc_state *ps, const struct stack
 		else if (sp->u == MS_MAX_STACK_DEPTH)
 			out[n++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
 		for (i = (int)sp->u - 1; i >= 0; i--)
-			out[n++] = user_frame(p, ps, sp->uips[i], i != 0 || sp->k);
+			user_frame(p, ps, sp->uips[i], i != 0 || sp->k, out, &n);
 	}
 	for (i = (int)sp->k - 1; i >= 0; i--)
-		out[n++] = kernel_frame(p, sp->kips[i], i != 0 || sp->k_returns);
+		kernel_frame(p, sp->kips[i], i != 0 || sp->k_returns, out, &n);
 	for (uint32_t k = 0; k < n; k++) {
 		if (out[k] == CAPTURE_NONE)
 			return -ENOMEM;

@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #include "internal.h"
@@ -213,11 +216,74 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 	return len >= n && !memcmp(s + len - n, suffix, n);
 }
 
+/*
+ * True when the file at path (in the process's mount namespace) is the one
+ * mapped (same device and inode as /proc/PID/map_files/...), so a later
+ * `microscope symbolize` can find it by path.  memfd: files never are.
+ */
+static bool file_is_mapped(uint32_t pid, const char *map_file, const char *path)
+{
+	char rooted[4200];
+	struct stat a, b;
+
+	if (!strncmp(path, "/memfd:", 7))
+		return false;
+	if (stat(map_file, &a))
+		return true; /* cannot tell (no map_files): trust the build ID */
+	snprintf(rooted, sizeof(rooted), "/proc/%u/root%s", pid, path);
+	if (stat(rooted, &b) && stat(path, &b))
+		return false;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * /proc/PID/map_files/START-END of a mapping.  The exact range may be gone
+ * by the time the record is processed (the kernel maps an ELF image's whole
+ * span first, then trims it; mprotect splits ranges), so when it is, take
+ * any current range overlapping [start, end) whose link names the same file
+ * ("path" or "path (deleted)").  out keeps the exact name when none does.
+ */
+static void map_file_path(uint32_t pid, uint64_t start, uint64_t end, const char *path, char *out,
+			  size_t size)
+{
+	char dir[64], link[4200], target[4200];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(out, size, "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)start,
+		 (unsigned long long)end);
+	if (!access(out, F_OK))
+		return;
+	snprintf(dir, sizeof(dir), "/proc/%u/map_files", pid);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		unsigned long long s, e;
+		ssize_t n;
+		size_t plen = strlen(path);
+
+		if (sscanf(de->d_name, "%llx-%llx", &s, &e) != 2 || e <= start || s >= end)
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strncmp(target, path, plen) ||
+		    (target[plen] && strcmp(target + plen, " (deleted)")))
+			continue;
+		snprintf(out, size, "%s", link);
+		break;
+	}
+	closedir(d);
+}
+
 static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
 		    uint64_t time)
 {
 	struct perf_mmap2_fixed m;
-	char path[4096], open_path[128];
+	char path[4096], open_path[4300];
 	size_t name_max, plen;
 	const char *name;
 	struct proc_state *ps;
@@ -247,7 +313,9 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 
 	memcpy(path, name, plen);
 	path[plen] = '\0';
-	if (ends_with(path, plen, " (deleted)"))
+	bool deleted = ends_with(path, plen, " (deleted)");
+
+	if (deleted)
 		path[plen - strlen(" (deleted)")] = '\0';
 
 	if (!strcmp(path, "[vdso]")) {
@@ -262,8 +330,7 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 			bid = m.build_id;
 			bid_len = m.build_id_size;
 		}
-		snprintf(open_path, sizeof(open_path), "/proc/%u/map_files/%llx-%llx", m.pid,
-			 (unsigned long long)m.addr, (unsigned long long)(m.addr + m.len));
+		map_file_path(m.pid, m.addr, m.addr + m.len, path, open_path, sizeof(open_path));
 		sym = symbolizer__file(p->sym, m.pid, open_path, path, bid, bid_len);
 	} else {
 		kind = CAPTURE_MODULE_ANON; /* [heap], //anon, [stack], JIT code */
@@ -272,6 +339,9 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 		module = stacks__module_for_sym(p, sym, kind, path);
 		if (module == CAPTURE_NONE)
 			return -ENOMEM;
+		if (p->symbolize_deferred && kind == CAPTURE_MODULE_FILE)
+			stacks__module_findable(p, module,
+						!deleted && file_is_mapped(m.pid, open_path, path));
 		struct capture_mapping row = {
 			.process = ps->row,
 			.module = p->modules[module].row,

@@ -12,6 +12,7 @@
  */
 #include <elfutils/libdwelf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,7 +59,8 @@ static int elf_file__validate(struct elf_file *f, const GElf_Ehdr *ehdr)
 	for (i = 0; i < phnum; i++) {
 		if (!gelf_getphdr(f->elf, (int)i, &ph))
 			return elf_file__bad(f, NULL);
-		if (ph.p_type == PT_LOAD && !range_inside(ph.p_offset, ph.p_filesz, f->size))
+		if (ph.p_type == PT_LOAD && !f->debug_only &&
+		    !range_inside(ph.p_offset, ph.p_filesz, f->size))
 			return elf_file__bad(f, "PT_LOAD segment past end of file");
 	}
 	if (elf_getshdrnum(f->elf, &shnum))
@@ -112,9 +114,68 @@ int elf_file__open_fd(struct elf_file *f, int fd)
 	return elf_file__check(f);
 }
 
-int elf_file__open_memory(struct elf_file *f, const void *image, size_t size)
+int elf_file__open_debug_fd(struct elf_file *f, int fd)
+{
+	struct stat st;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = fd;
+	f->debug_only = true;
+	if (fstat(fd, &st))
+		return elf_file__bad(f, "cannot stat");
+	f->size = (uint64_t)st.st_size;
+	f->elf = elf_begin(fd, ELF_C_READ, NULL);
+	return elf_file__check(f);
+}
+
+bool elf_file__has_section(struct elf_file *f, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (!f->elf || elf_getshdrstrndx(f->elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(f->elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(f->elf, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
+static bool elf_file__has_dwarf(struct elf_file *f)
+{
+	return elf_file__has_section(f, ".debug_info") || elf_file__has_section(f, ".zdebug_info");
+}
+
+/* Keeps a descriptor of f for reading its DWARF later (dwarf_lines.c). */
+static int elf_module__keep_dwarf(struct sym_module *m, struct elf_file *f, const char *path)
+{
+	int fd;
+
+	if (m->dwarf_fd >= 0 || f->fd < 0 || !elf_file__has_dwarf(f))
+		return 0;
+	fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	m->dwarf_path = strdup(path ? path : m->path);
+	if (!m->dwarf_path) {
+		close(fd);
+		return -ENOMEM;
+	}
+	m->dwarf_fd = fd;
+	return 0;
+}
+
+static int elf_file__open_image(struct elf_file *f, const void *image, size_t size, bool debug)
 {
 	memset(f, 0, sizeof(*f));
+	f->debug_only = debug;
 	f->fd = -1;
 	f->image = malloc(size ? size : 1);
 	if (!f->image) {
@@ -126,6 +187,16 @@ int elf_file__open_memory(struct elf_file *f, const void *image, size_t size)
 	f->size = size;
 	f->elf = elf_memory(f->image, size);
 	return elf_file__check(f);
+}
+
+int elf_file__open_memory(struct elf_file *f, const void *image, size_t size)
+{
+	return elf_file__open_image(f, image, size, false);
+}
+
+int elf_file__open_debug_memory(struct elf_file *f, const void *image, size_t size)
+{
+	return elf_file__open_image(f, image, size, true);
 }
 
 void elf_file__release(struct elf_file *f)
@@ -341,7 +412,7 @@ static int elf_file__add_table(struct elf_file *f, Elf_Scn *scn, const GElf_Shdr
 
 /* Adds the function symbols of every section of the given type (SHT_SYMTAB
  * or SHT_DYNSYM).  Returns 0, -EINVAL (f->why set), or -ENOMEM. */
-static int elf_file__add_symbols(struct elf_file *f, GElf_Word type, struct sym_builder *b)
+int elf_file__add_symbols(struct elf_file *f, GElf_Word type, struct sym_builder *b)
 {
 	struct scn_info *info = NULL;
 	Elf_Scn *scn = NULL;
@@ -366,24 +437,33 @@ cleanup:
 
 /* Merges the .symtab of the separate debug file, if one matches.  A broken
  * debug file is skipped (its candidates rolled back), never fatal. */
-static int elf_module__add_debug_file(struct sym_module *m, struct sym_builder *b)
+static int elf_module__add_debug_file(struct sym_module *m, struct elf_file *f,
+				      struct sym_builder *b)
 {
 	struct debug_query q = {
 	    .build_id = m->build_id,
 	    .build_id_len = m->build_id_len,
 	    .path = m->path,
+	    .cfg = m->cfg,
 	};
 	size_t n0 = b->n, names0 = b->names_len;
 	struct elf_file dbg;
 	char *path = NULL;
 	int err;
 
+	GElf_Word crc;
+
+	q.debuglink = f->elf ? dwelf_elf_gnu_debuglink(f->elf, &crc) : NULL;
+	if (q.debuglink)
+		q.debuglink_crc = crc;
 	err = debug_file__find(&q, &dbg, &path);
 	if (err == -ENOENT)
 		return 0;
 	if (err)
 		return err;
 	err = elf_file__add_symbols(&dbg, SHT_SYMTAB, b);
+	if (!err)
+		err = elf_module__keep_dwarf(m, &dbg, path);
 	elf_file__release(&dbg);
 	if (err) {
 		b->n = n0;
@@ -410,10 +490,21 @@ int elf_module__load(struct sym_module *m, struct elf_file *f)
 	err = elf_file__add_symbols(f, SHT_DYNSYM, &b);
 	if (err)
 		goto cleanup;
-	if (m->build_id_len) {
-		err = elf_module__add_debug_file(m, &b);
+	err = elf_module__add_debug_file(m, f, &b);
+	if (err)
+		goto cleanup;
+	/* No separate debug file with DWARF: the module's own, if any. */
+	if (!f->debug_only || m->dwarf_fd < 0) {
+		err = elf_module__keep_dwarf(m, f, m->tried ? m->tried : m->path);
 		if (err)
 			goto cleanup;
+	}
+	if (!m->debug_path) {
+		err = minidebug__add_symbols(f, &b);
+		if (err < 0)
+			goto cleanup;
+		m->minidebuginfo = err > 0;
+		err = 0;
 	}
 	err = sym_builder__finish(&b, m);
 cleanup:

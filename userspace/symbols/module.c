@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "userspace/symbols/symbols_internal.h"
 
@@ -46,6 +47,7 @@ struct sym_module *sym_module__new(const char *path)
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
+	m->dwarf_fd = -1;
 	m->path = strdup(path ? path : "");
 	if (!m->path) {
 		free(m);
@@ -67,6 +69,11 @@ void sym_module__free(struct sym_module *m)
 	free(m->starts);
 	free(m->syms);
 	free(m->names);
+	sym_dwarf__free(m->dwarf);
+	if (m->dwarf_fd >= 0)
+		close(m->dwarf_fd);
+	free(m->dwarf_path);
+	free(m->dwarf_error);
 	free(m);
 }
 
@@ -90,6 +97,11 @@ void sym_module__fail(struct sym_module *m, enum sym_error kind, const char *fmt
 	m->names = NULL;
 	m->names_len = 0;
 	m->debug_path = NULL;
+	sym_dwarf__free(m->dwarf);
+	m->dwarf = NULL;
+	if (m->dwarf_fd >= 0)
+		close(m->dwarf_fd);
+	m->dwarf_fd = -1;
 
 	free(m->error);
 	m->error = NULL;
@@ -195,3 +207,5 @@ const char *sym_module__error(const struct sym_module *m)
 size_t sym_module__symbol_count(const struct sym_module *m) { return m ? m->nr_syms : 0; }
 
 const char *sym_module__debug_path(const struct sym_module *m) { return m ? m->debug_path : NULL; }
+
+bool sym_module__minidebuginfo(const struct sym_module *m) { return m && m->minidebuginfo; }

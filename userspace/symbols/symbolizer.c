@@ -58,6 +58,8 @@ struct symbolizer {
 	struct sym_module *kernel;
 	uint64_t kaslr_offset;
 	char kernel_build_id[2 * SYM_BUILD_ID_MAX + 1];
+	struct sym_config cfg;
+	char why[1024]; /* symbolizer__by_build_id's last reason */
 };
 
 
@@ -191,6 +193,7 @@ static struct sym_module *symbolizer__add_module(struct symbolizer *s, const cha
 
 	if (!m)
 		return NULL;
+	m->cfg = &s->cfg;
 	m->next = s->modules;
 	s->modules = m;
 	return m;
@@ -221,7 +224,42 @@ void symbolizer__free(struct symbolizer *s)
 		sym_module__free(m);
 	}
 	free(s->slots);
+	sym_config__release(&s->cfg);
 	free(s);
+}
+
+int symbolizer__add_debug_dir(struct symbolizer *s, const char *dir)
+{
+	char **v = realloc(s->cfg.debug_dirs, (s->cfg.ndebug_dirs + 1) * sizeof(*v));
+	char *copy;
+	size_t len;
+
+	if (!v)
+		return -ENOMEM;
+	s->cfg.debug_dirs = v;
+	copy = strdup(dir);
+	if (!copy)
+		return -ENOMEM;
+	len = strlen(copy);
+	while (len > 1 && copy[len - 1] == '/')
+		copy[--len] = '\0';
+	v[s->cfg.ndebug_dirs++] = copy;
+	return 0;
+}
+
+int symbolizer__enable_debuginfod(struct symbolizer *s)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+
+	if (!urls || !urls[strspn(urls, " ")])
+		return -ENOTSUP;
+	s->cfg.debuginfod = true;
+	return 0;
+}
+
+uint64_t symbolizer__debuginfod_fetched(const struct symbolizer *s)
+{
+	return s->cfg.debuginfod_fetched;
 }
 
 /* Opens p if it is a regular file.  Returns the fd, or -errno (-EISDIR for
@@ -517,4 +555,119 @@ const char *symbolizer__kernel_build_id(struct symbolizer *s)
 {
 	symbolizer__kernel(s);
 	return s->kernel_build_id;
+}
+
+/* Build ID of the ELF file at path into out; its length, or -errno. */
+static ssize_t file_build_id(const char *path, uint8_t *out)
+{
+	struct elf_file f;
+	ssize_t len;
+	int fd = open_regular(path);
+
+	if (fd < 0)
+		return fd;
+	if (elf_file__open_fd(&f, fd)) {
+		elf_file__release(&f);
+		close(fd);
+		return -EINVAL;
+	}
+	len = elf_file__build_id(&f, out);
+	elf_file__release(&f);
+	close(fd);
+	return len;
+}
+
+struct sym_module *symbolizer__by_build_id(struct symbolizer *s, const char *path,
+					   const uint8_t *build_id, size_t build_id_len,
+					   const char **why)
+{
+	char want[2 * SYM_BUILD_ID_MAX + 1], have[2 * SYM_BUILD_ID_MAX + 1];
+	uint8_t file_id[SYM_BUILD_ID_MAX];
+	struct cache_key k = {.kind = CACHE_BUILD_ID};
+	struct debug_query q = {
+	    .build_id = build_id,
+	    .build_id_len = build_id_len,
+	    .path = path,
+	    .cfg = &s->cfg,
+	};
+	struct elf_file dbg = {.fd = -1};
+	struct sym_module *m;
+	ssize_t file_id_len = -ENOENT;
+	char *found = NULL;
+	int err;
+
+	*why = NULL;
+	if (!build_id_len || build_id_len > SYM_BUILD_ID_MAX) {
+		*why = "no build ID: identity cannot be proved";
+		errno = ENOENT;
+		return NULL;
+	}
+	k.build_id = build_id;
+	k.build_id_len = build_id_len;
+	m = symbolizer__find(s, &k);
+	if (m)
+		return m;
+	sym_hex(build_id, build_id_len, want);
+
+	/* The file at its recorded path, if it is the same build. */
+	if (path && path[0] == '/') {
+		file_id_len = file_build_id(path, file_id);
+		if (file_id_len > 0 &&
+		    build_id__equal(file_id, (size_t)file_id_len, build_id, build_id_len)) {
+			m = symbolizer__file(s, 0, path, path, build_id, build_id_len);
+			if (m && !m->error_kind)
+				return m;
+		}
+	}
+	/* A separate debug file proved by the same build ID. */
+	err = debug_file__find(&q, &dbg, &found);
+	if (err == -ENOMEM) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!err) {
+		m = symbolizer__add_module(s, path ? path : found);
+		if (!m) {
+			elf_file__release(&dbg);
+			free(found);
+			errno = ENOMEM;
+			return NULL;
+		}
+		memcpy(m->build_id, build_id, build_id_len);
+		m->build_id_len = build_id_len;
+		m->size = dbg.size;
+		err = elf_module__load(m, &dbg);
+		elf_file__release(&dbg);
+		if (!m->debug_path)
+			m->debug_path = found;
+		else
+			free(found);
+		if (err) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (!m->error_kind) {
+			symbolizer__insert(s, &k, m);
+			return m;
+		}
+		snprintf(s->why, sizeof(s->why), "%s", sym_module__error(m));
+		*why = s->why;
+		errno = ENOENT;
+		return NULL;
+	}
+	if (file_id_len > 0) {
+		sym_hex(file_id, (size_t)file_id_len, have);
+		snprintf(s->why, sizeof(s->why),
+			 "build ID mismatch: the capture's module has build ID %s, %s has %s; "
+			 "no debug file with %s found",
+			 want, path, have, want);
+	} else {
+		snprintf(s->why, sizeof(s->why),
+			 "no file with build ID %s found (%s%s, %zu --debug-dir, /usr/lib/debug%s)",
+			 want, path ? path : "", file_id_len == -ENOENT ? " missing" : "",
+			 s->cfg.ndebug_dirs, s->cfg.debuginfod ? ", debuginfod" : "");
+	}
+	*why = s->why;
+	errno = ENOENT;
+	return NULL;
 }

@@ -96,6 +96,57 @@ const char *sym_module__symbol(const struct sym_module *m, size_t index, uint64_
  * under /usr/lib/debug), or NULL if none was found.  Owned by the module. */
 const char *sym_module__debug_path(const struct sym_module *m);
 
+/*
+ * One frame of an address's inline chain (sym_module__frames): function
+ * name, source file and line (0 unknown).  Strings are owned by the module
+ * (libdw's or the symbol table's), valid for the symbolizer's life.
+ */
+struct sym_frame {
+	const char *function; /* NULL if unknown */
+	const char *file;     /* NULL if unknown */
+	uint32_t line;
+	bool inlined; /* an inlined call (DW_TAG_inlined_subroutine) */
+};
+
+/*
+ * The frames at vaddr (ELF virtual address), innermost first, at most max:
+ * each inlined call its own frame with the line inside it, its caller with
+ * the call site's line (DW_AT_call_file/DW_AT_call_line), ending with the
+ * out-of-line function.  Without DWARF: one frame with the symbol's name and
+ * no line.  Returns the count (0: nothing known).  Opens the module's DWARF
+ * on first use; never fails otherwise (problems: sym_module__dwarf_error).
+ */
+size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame *out, size_t max);
+/* Why the module's lines or inline frames are missing or partial (".dwp not
+ * supported", "zstd-compressed sections", "damaged DWARF: ..."), or NULL.
+ * Opens the DWARF if that was not tried yet. */
+const char *sym_module__dwarf_error(struct sym_module *m);
+/* True when the module's names came from MiniDebugInfo (.gnu_debugdata). */
+bool sym_module__minidebuginfo(const struct sym_module *m);
+
+/* Adds a directory searched for separate debug files before /usr/lib/debug
+ * (DIR/.build-id/xx/rest.debug, DIR/<debuglink>, DIR/<module dir>/<debuglink>).
+ * Affects modules loaded afterwards.  Returns 0 or -ENOMEM. */
+int symbolizer__add_debug_dir(struct symbolizer *s, const char *dir);
+/* Lets later lookups ask debuginfod servers (libdebuginfod: DEBUGINFOD_URLS,
+ * its cache) for debug files by build ID, after every local place failed.
+ * Never used while recording.  Returns 0, or -ENOTSUP when no URL is set. */
+int symbolizer__enable_debuginfod(struct symbolizer *s);
+/* Files debuginfod delivered so far. */
+uint64_t symbolizer__debuginfod_fetched(const struct symbolizer *s);
+
+/*
+ * Deferred symbolization: the module with this build ID, found on this host
+ * (path itself, then debug files: --debug-dir, /usr/lib/debug, debuginfod).
+ * Its identity is proved by the build ID: a file at path with another ID is
+ * refused and *why says so, naming both IDs.  Returns a module (owned by
+ * s) with symbols, or NULL with *why set (static or owned by s until the
+ * next call) and errno (ENOENT, ENOMEM).
+ */
+struct sym_module *symbolizer__by_build_id(struct symbolizer *s, const char *path,
+					   const uint8_t *build_id, size_t build_id_len,
+					   const char **why);
+
 /* Kernel: KASLR offset (_stext in kallsyms minus _stext in the vmlinux
  * link address 0xffffffff81000000 when known, else 0) and the kernel build
  * ID from /sys/kernel/notes as lowercase hex ("" if unknown). */

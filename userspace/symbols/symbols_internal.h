@@ -44,7 +44,8 @@
 	X(SYM_ERR_KALLSYMS, "cannot read kallsyms")                                                \
 	X(SYM_ERR_KPTR_RESTRICT,                                                                   \
 	  "kallsyms addresses are hidden (kernel.kptr_restrict or not root)")                      \
-	X(SYM_ERR_NOMEM, "out of memory")
+	X(SYM_ERR_NOMEM, "out of memory")                                                          \
+	X(SYM_ERR_NOT_FOUND, "no file with this build ID found")
 
 enum sym_error {
 	SYM_ERR_NONE = 0,
@@ -107,8 +108,35 @@ struct sym_module {
 	char *names; /* arena: every name NUL-terminated */
 	size_t names_len;
 
+	const struct sym_config *cfg; /* the symbolizer's search settings; not owned */
+	/* DWARF (dwarf_lines.c): read lazily from dwarf_fd (a dup of the debug
+	 * file's or the module's own descriptor; -1 when neither has DWARF). */
+	int dwarf_fd;
+	char *dwarf_path; /* file dwarf_fd reads, for messages; owned */
+	bool dwarf_tried;
+	struct sym_dwarf *dwarf; /* NULL until opened or when unusable */
+	char *dwarf_error;	 /* why lines/inlines are missing or partial, or NULL */
+	bool minidebuginfo;	 /* names came from .gnu_debugdata */
+
 	struct sym_module *next; /* the symbolizer's list of all modules */
 };
+
+/* Where separate debug files are looked for (debug_file.c).  Owned by the
+ * symbolizer. */
+struct sym_config {
+	char **debug_dirs; /* --debug-dir roots, searched before /usr/lib/debug */
+	size_t ndebug_dirs;
+	bool debuginfod; /* ask libdebuginfod (DEBUGINFOD_URLS) as a last resort */
+	void *debuginfod_client; /* debuginfod_client *, created on first use */
+	uint64_t debuginfod_fetched; /* files libdebuginfod returned */
+};
+
+/* Frees the settings' strings and the debuginfod client. (debug_file.c) */
+void sym_config__release(struct sym_config *cfg);
+
+/* dwarf_lines.c */
+struct sym_dwarf;
+void sym_dwarf__free(struct sym_dwarf *d);
 
 /* module.c */
 struct sym_module *sym_module__new(const char *path);
@@ -167,6 +195,7 @@ struct elf_file {
 	uint64_t size; /* file or image size, bytes */
 	int fd;	       /* closed by elf_file__release when owns_fd */
 	bool owns_fd;
+	bool debug_only; /* a separate debug file: PT_LOADs may lie past its end */
 	const char *why; /* static text of the last failure */
 	enum sym_error why_kind;
 };
@@ -176,8 +205,13 @@ struct elf_file {
  * PT_LOAD segments and sections lie inside the file (a truncated file is
  * refused).  Returns 0, or -EINVAL with f->why/why_kind set. */
 int elf_file__open_fd(struct elf_file *f, int fd);
+/* Same for a separate debug file (objcopy --only-keep-debug keeps program
+ * headers whose segments are not in the file): PT_LOADs are not checked. */
+int elf_file__open_debug_fd(struct elf_file *f, int fd);
 /* Same for a copy of size bytes at image.  -ENOMEM, -EINVAL. */
 int elf_file__open_memory(struct elf_file *f, const void *image, size_t size);
+/* Same for a debug-only image (MiniDebugInfo): PT_LOADs are not checked. */
+int elf_file__open_debug_memory(struct elf_file *f, const void *image, size_t size);
 void elf_file__release(struct elf_file *f);
 /* Build ID from the NT_GNU_BUILD_ID note into out (SYM_BUILD_ID_MAX bytes).
  * Returns its length, 0 when there is none, or -EINVAL if malformed. */
@@ -191,12 +225,26 @@ int elf_module__load(struct sym_module *m, struct elf_file *f);
 struct debug_query {
 	const uint8_t *build_id;
 	size_t build_id_len;
-	const char *path; /* module's display path (for .gnu_debuglink later) */
+	const char *path;      /* module's display path: .gnu_debuglink's directory */
+	const char *debuglink; /* .gnu_debuglink file name, or NULL */
+	uint32_t debuglink_crc;
+	const struct sym_config *cfg; /* may be NULL: /usr/lib/debug only */
 };
 /* Finds and opens the separate debug file for q whose build ID equals
  * q->build_id.  On success *out is open (release it) and *found_path is a
  * malloc'd path.  Returns 0, -ENOENT if none, -ENOMEM. */
 int debug_file__find(const struct debug_query *q, struct elf_file *out, char **found_path);
+
+/* minidebug.c: the .symtab of the xz-compressed ELF image in
+ * .gnu_debugdata (GDB manual, "MiniDebugInfo"), added to b.  Returns 1 if
+ * symbols were added, 0 if there is no such section or it is unusable,
+ * -ENOMEM. */
+int minidebug__add_symbols(struct elf_file *f, struct sym_builder *b);
+/* Adds the function symbols of every section of type (SHT_SYMTAB,
+ * SHT_DYNSYM) in f.  0, -EINVAL (f->why set), -ENOMEM. (elf_module.c) */
+int elf_file__add_symbols(struct elf_file *f, GElf_Word type, struct sym_builder *b);
+/* True if f has a section named name. */
+bool elf_file__has_section(struct elf_file *f, const char *name);
 
 /* kallsyms.c */
 /* Loads text symbols (t T w W, module symbols included) from a kallsyms

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * userspace/symbols/dwarf_lines.c: source lines and inline chains from
+ * this test binary's own DWARF (built with -g), and damaged DWARF: a copy of
+ * the binary whose debug sections are overwritten with garbage, moved past
+ * the file's end, or cut short must give a per-module problem or no lines,
+ * never a crash (run under ASan/UBSan by `make check`).
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "userspace/symbols/symbols.h"
+
+static char tmpdir[] = "/tmp/test_dwarf_lines.XXXXXX";
+
+static volatile uint64_t sink;
+
+static inline __attribute__((always_inline)) uint64_t dl_inner(uint64_t x)
+{
+	x ^= x << 13; /* DL_INNER_LINE */
+	x ^= x >> 7;
+	return x;
+}
+
+/* The marker: its loop body is dl_inner, inlined. */
+__attribute__((noinline, used)) uint64_t dl_marker(uint64_t n)
+{
+	uint64_t x = n | 1;
+
+	for (uint64_t i = 0; i < n; i++)
+		x = dl_inner(x + i); /* DL_CALL_LINE */
+	sink = x;
+	return x;
+}
+
+static void copy_self(const char *dst)
+{
+	char cmd[PATH_MAX * 3], self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	assert_true(n > 0);
+	self[n] = '\0';
+	/* Not "cp /proc/self/exe": in the shell that is cp itself. */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", self, dst);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Line number of the first line of this file containing tag. */
+static int line_of(const char *tag)
+{
+	FILE *f = fopen(__FILE__, "r");
+	char buf[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(buf, sizeof(buf), f)) {
+		n++;
+		if (strstr(buf, tag) && !strstr(buf, "line_of")) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+static void test_own_lines_and_inlines(void **state)
+{
+	struct symbolizer *s = symbolizer__new();
+	struct sym_module *m = symbolizer__file(s, 0, "/proc/self/exe", "/proc/self/exe", NULL, 0);
+	uint64_t start = 0, end = 0, a;
+	int inner_line = line_of("DL_INNER_LINE"), call_line = line_of("DL_CALL_LINE");
+	bool seen_chain = false;
+	size_t i;
+
+	assert_non_null(m);
+	assert_null(sym_module__error(m));
+	for (i = 0; i < sym_module__symbol_count(m); i++) {
+		const char *n = sym_module__symbol(m, i, &start, &end);
+
+		if (!strcmp(n, "dl_marker"))
+			break;
+	}
+	assert_true(i < sym_module__symbol_count(m));
+	for (a = start; a < end; a++) {
+		struct sym_frame f[8];
+		size_t n = sym_module__frames(m, a, f, 8);
+
+		assert_true(n >= 1);
+		assert_string_equal(f[n - 1].function, "dl_marker");
+		if (n == 2 && f[0].line == (uint32_t)inner_line) {
+			assert_string_equal(f[0].function, "dl_inner");
+			assert_true(f[0].inlined);
+			assert_false(f[1].inlined);
+			assert_int_equal(f[1].line, (uint32_t)call_line);
+			assert_non_null(strstr(f[1].file, "test_dwarf_lines.c"));
+			seen_chain = true;
+		}
+	}
+	assert_true(seen_chain);
+	assert_null(sym_module__dwarf_error(m));
+	symbolizer__free(s);
+}
+
+struct scn_loc {
+	uint64_t offset, size, shdr_offset; /* shdr_offset: file offset of its header */
+};
+
+/* File offset/size of section name in path, and where its header is. */
+static bool find_section(const char *path, const char *name, struct scn_loc *out)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	bool found = false;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_getshdrstrndx(e, &shstrndx) || !gelf_getehdr(e, &eh)) {
+		print_message("elf: %d %s\n", fd, elf_errmsg(-1));
+		goto out;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *n;
+
+		gelf_getshdr(scn, &sh);
+		n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name)) {
+			out->offset = sh.sh_offset;
+			out->size = sh.sh_size;
+			out->shdr_offset = eh.e_shoff + elf_ndxscn(scn) * eh.e_shentsize;
+			found = true;
+			break;
+		}
+	}
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
+/* Looks up every address of dl_marker and a sweep of the text. */
+static void exercise(const char *path, int *problems, int *lines)
+{
+	struct symbolizer *s = symbolizer__new();
+	struct sym_module *m = symbolizer__file(s, 0, path, path, NULL, 0);
+	uint64_t start, end;
+	size_t i;
+
+	assert_non_null(m);
+	for (i = 0; i < sym_module__symbol_count(m); i += 7) {
+		struct sym_frame f[16];
+
+		sym_module__symbol(m, i, &start, &end);
+		for (uint64_t a = start; a < end && a < start + 64; a += 5)
+			if (sym_module__frames(m, a, f, 16) && f[0].line)
+				(*lines)++;
+	}
+	if (sym_module__error(m) || sym_module__dwarf_error(m))
+		(*problems)++;
+	symbolizer__free(s);
+}
+
+static void patch(const char *path, uint64_t off, const void *bytes, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, bytes, len, (off_t)off), (ssize_t)len);
+	close(fd);
+}
+
+static void test_damaged_dwarf(void **state)
+{
+	static const char *const sections[] = {".debug_info", ".debug_abbrev", ".debug_line",
+					       ".debug_str", ".debug_rnglists", ".debug_aranges"};
+	char path[PATH_MAX];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	int problems = 0, lines = 0, cases = 0;
+
+	snprintf(path, sizeof(path), "%s/damaged", tmpdir);
+	for (size_t sidx = 0; sidx < sizeof(sections) / sizeof(sections[0]); sidx++) {
+		for (int variant = 0; variant < 6; variant++) {
+			struct scn_loc loc;
+			uint8_t junk[4096];
+			struct stat st;
+
+			copy_self(path);
+			if (!find_section(path, sections[sidx], &loc) || !loc.size) {
+				print_message("no section %s in %s\n", sections[sidx], path);
+				break;
+			}
+			stat(path, &st);
+			for (size_t k = 0; k < sizeof(junk); k++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				junk[k] = (uint8_t)x;
+			}
+			switch (variant) {
+			case 0: /* garbage over the start */
+				patch(path, loc.offset, junk, loc.size < 64 ? loc.size : 64);
+				break;
+			case 1: /* garbage all through (up to 4 KiB) */
+				patch(path, loc.offset, junk, loc.size < 4096 ? loc.size : 4096);
+				break;
+			case 2: { /* sh_offset past the end of the file */
+				uint64_t off = (uint64_t)st.st_size + 4096;
+
+				patch(path, loc.shdr_offset + offsetof(Elf64_Shdr, sh_offset), &off, 8);
+				break;
+			}
+			case 3: { /* sh_size reaching past the end */
+				uint64_t size = (uint64_t)st.st_size;
+
+				patch(path, loc.shdr_offset + offsetof(Elf64_Shdr, sh_size), &size, 8);
+				break;
+			}
+			case 4: /* the file cut inside the section */
+				assert_int_equal(truncate(path, (off_t)(loc.offset + loc.size / 2)), 0);
+				break;
+			case 5: { /* a few bytes flipped in the middle */
+				for (int k = 0; k < 8; k++) {
+					x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+					patch(path, loc.offset + x % loc.size, &junk[k], 1);
+				}
+				break;
+			}
+			}
+			exercise(path, &problems, &lines);
+			cases++;
+		}
+	}
+	print_message("damaged DWARF: %d cases, %d with a module problem, %d lines found\n", cases,
+		      problems, lines);
+	assert_true(cases >= 24);
+	assert_true(problems > 0);
+}
+
+static int group_setup(void **state) { return mkdtemp(tmpdir) ? 0 : -1; }
+
+static int group_teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_own_lines_and_inlines),
+	    cmocka_unit_test(test_damaged_dwarf),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

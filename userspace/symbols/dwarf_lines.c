@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Source lines and inline chains from a module's DWARF (libdw).
+ *
+ * A module's DWARF is opened lazily, the first time a frame of it needs a
+ * line, from the descriptor kept at load time (m->dwarf_fd: the separate
+ * debug file, or the module itself when it carries .debug_info), so a file
+ * deleted meanwhile still reads.  At open, every compilation unit's address
+ * ranges go into one sorted table (ranges[]: lo, hi, unit), built from the
+ * units themselves rather than .debug_aranges, which clang does not emit.
+ * For split DWARF (DWARF 5 skeleton units, GCC/clang -gsplit-dwarf) libdw
+ * opens the .dwo next to DW_AT_comp_dir/DW_AT_dwo_name; the unit's scopes
+ * are searched in the split unit, its lines in the skeleton's line table.
+ *
+ * A lookup (sym_module__frames) is one binary search, dwarf_getsrc_die for
+ * the line, and dwarf_getscopes for the chain of inlined_subroutine scopes
+ * inside the subprogram (DWARF 5 section 3.3.8): the innermost function
+ * gets the line of the address, each caller the DW_AT_call_file/call_line
+ * of the inlined call below it.  The processor caches the resulting frame
+ * rows per (module, address), so each address is looked up once.
+ *
+ * What libdw 0.188 cannot read is reported per module
+ * (sym_module__dwarf_error): split units whose .dwo is missing or packed in
+ * a .dwp (libdw 0.188 has no .debug_cu_index reader), zstd-compressed
+ * sections (ELFCOMPRESS_ZSTD, libelf >= 0.189), and damaged DWARF.  Names
+ * from the symbol table still come through.
+ */
+#include <elfutils/libdw.h>
+#include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "userspace/symbols/symbols_internal.h"
+
+/* More compilation units than this is treated as malformed. */
+#define DW_MAX_UNITS (1u << 22)
+/* Range entries kept per module at most. */
+#define DW_MAX_RANGES (1u << 24)
+
+struct dw_range {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint32_t unit;
+	uint32_t reserved;
+};
+
+struct dw_unit {
+	Dwarf_Die cu;	 /* skeleton or normal unit: line table, ranges */
+	Dwarf_Die scope; /* where scopes are searched: the split unit when there is one */
+};
+
+struct sym_dwarf {
+	Elf *elf;
+	Dwarf *dw;
+	struct dw_unit *units;
+	size_t nunits;
+	struct dw_range *ranges;
+	size_t nranges;
+};
+
+static int range_cmp(const void *pa, const void *pb)
+{
+	const struct dw_range *a = pa, *b = pb;
+
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->hi < b->hi ? -1 : a->hi > b->hi;
+}
+
+void sym_dwarf__free(struct sym_dwarf *d)
+{
+	if (!d)
+		return;
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->elf)
+		elf_end(d->elf);
+	free(d->units);
+	free(d->ranges);
+	free(d);
+}
+
+/* Sets the module's DWARF problem text (first one wins). */
+static void dwarf_problem(struct sym_module *m, const char *fmt, const char *arg)
+{
+	char buf[4608];
+
+	if (m->dwarf_error)
+		return;
+	snprintf(buf, sizeof(buf), fmt, arg ? arg : "");
+	m->dwarf_error = strdup(buf);
+}
+
+/*
+ * zstd-compressed sections (SHF_COMPRESSED with ch_type ELFCOMPRESS_ZSTD,
+ * gABI 2022) are not decompressed by libelf 0.188; libdw would silently
+ * treat them as absent.  Returns true when the file has any.
+ */
+static bool has_unsupported_compression(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *raw;
+		uint32_t type;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		if (sh.sh_type == SHT_NOBITS)
+			continue;
+		raw = elf_rawdata(scn, NULL);
+		if (!raw || !raw->d_buf || raw->d_size < 4)
+			return true; /* damaged: cannot tell, report it */
+		memcpy(&type, raw->d_buf, 4); /* ch_type: first word of Elf32/64_Chdr */
+		if (type != ELFCOMPRESS_ZLIB)
+			return true;
+	}
+	return false;
+}
+
+static int units_add_ranges(struct sym_dwarf *d, Dwarf_Die *cu, uint32_t unit, size_t *cap)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		if (d->nranges >= DW_MAX_RANGES)
+			return -E2BIG;
+		if (d->nranges == *cap) {
+			size_t n = *cap ? 2 * *cap : 64;
+			struct dw_range *r = realloc(d->ranges, n * sizeof(*r));
+
+			if (!r)
+				return -ENOMEM;
+			d->ranges = r;
+			*cap = n;
+		}
+		d->ranges[d->nranges++] = (struct dw_range){.lo = lo, .hi = hi, .unit = unit};
+	}
+	return 0;
+}
+
+/* A .dwp next to the module or its debug file, if one exists. */
+static bool dwp_exists(const char *path, char *out, size_t size)
+{
+	struct stat st;
+	int n;
+
+	if (!path || !path[0])
+		return false;
+	n = snprintf(out, size, "%s.dwp", path);
+	return n > 0 && (size_t)n < size && !stat(out, &st) && S_ISREG(st.st_mode);
+}
+
+static int sym_dwarf__index(struct sym_module *m, struct sym_dwarf *d)
+{
+	Dwarf_CU *cu = NULL, *next;
+	size_t units_cap = 0, ranges_cap = 0, missing_split = 0;
+	const char *first_dwo = NULL;
+	int err = 0, rc;
+
+	for (;;) {
+		Dwarf_Half version;
+		uint8_t unit_type;
+		Dwarf_Die cudie, subdie;
+
+		memset(&subdie, 0, sizeof(subdie));
+		rc = dwarf_get_units(d->dw, cu, &next, &version, &unit_type, &cudie, &subdie);
+		if (rc != 0) {
+			if (rc < 0)
+				dwarf_problem(m, "damaged DWARF: %s", dwarf_errmsg(-1));
+			break;
+		}
+		cu = next;
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton &&
+		    unit_type != DW_UT_partial)
+			continue; /* type units hold no code */
+		if (d->nunits >= DW_MAX_UNITS) {
+			dwarf_problem(m, "damaged DWARF: %s", "too many units");
+			break;
+		}
+		if (d->nunits == units_cap) {
+			size_t n = units_cap ? 2 * units_cap : 16;
+			struct dw_unit *u = realloc(d->units, n * sizeof(*u));
+
+			if (!u) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			d->units = u;
+			units_cap = n;
+		}
+		d->units[d->nunits].cu = cudie;
+		d->units[d->nunits].scope = cudie;
+		if (unit_type == DW_UT_skeleton) {
+			if (dwarf_tag(&subdie) == DW_TAG_compile_unit)
+				d->units[d->nunits].scope = subdie;
+			else if (!missing_split++)
+				first_dwo = dwarf_formstring(dwarf_attr(&cudie, DW_AT_dwo_name,
+									&(Dwarf_Attribute){0}));
+		}
+		err = units_add_ranges(d, &cudie, (uint32_t)d->nunits, &ranges_cap);
+		if (err == -E2BIG) {
+			dwarf_problem(m, "damaged DWARF: %s", "too many address ranges");
+			err = 0;
+			break;
+		}
+		if (err)
+			goto cleanup;
+		d->nunits++;
+	}
+	if (missing_split) {
+		char dwp[4200];
+
+		if (dwp_exists(m->dwarf_path, dwp, sizeof(dwp)) ||
+		    dwp_exists(m->path, dwp, sizeof(dwp)))
+			dwarf_problem(m,
+				      "split DWARF in a .dwp package (%s) is not supported by "
+				      "libdw 0.188: no inline frames",
+				      dwp);
+		else
+			dwarf_problem(m, "split DWARF unit %s not found: no inline frames",
+				      first_dwo ? first_dwo : "(unnamed .dwo)");
+	}
+	if (d->nranges)
+		qsort(d->ranges, d->nranges, sizeof(*d->ranges), range_cmp);
+cleanup:
+	return err;
+}
+
+/* Opens m's DWARF the first time (no-op after).  Returns 0 or -ENOMEM. */
+static int sym_module__open_dwarf(struct sym_module *m)
+{
+	struct sym_dwarf *d;
+	int err = 0;
+
+	if (m->dwarf_tried)
+		return 0;
+	m->dwarf_tried = true;
+	if (m->dwarf_fd < 0)
+		return 0;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->elf = elf_begin(m->dwarf_fd, ELF_C_READ, NULL);
+	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF) {
+		dwarf_problem(m, "bad debug file: %s", elf_errmsg(-1));
+		goto fail;
+	}
+	if (has_unsupported_compression(d->elf)) {
+		dwarf_problem(m,
+			      "compressed debug sections other than zlib (zstd) are not "
+			      "supported by libelf 0.188%s",
+			      "");
+		goto fail;
+	}
+	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+	if (!d->dw) {
+		dwarf_problem(m, "no usable DWARF: %s", dwarf_errmsg(-1));
+		goto fail;
+	}
+	err = sym_dwarf__index(m, d);
+	if (err)
+		goto fail;
+	m->dwarf = d;
+	return 0;
+fail:
+	sym_dwarf__free(d);
+	return err;
+}
+
+/* Innermost unit range containing addr, or NULL. */
+static struct dw_unit *sym_dwarf__unit(struct sym_dwarf *d, uint64_t addr)
+{
+	size_t lo = 0, hi = d->nranges, i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges may overlap (broken DWARF, partial units): scan back a bit. */
+	for (i = lo; i-- > 0 && lo - i <= 16;)
+		if (addr >= d->ranges[i].lo && addr < d->ranges[i].hi)
+			return &d->units[d->ranges[i].unit];
+	return NULL;
+}
+
+/* DWARF name of a subprogram or inlined call: linkage name first (as
+ * eu-addr2line), following abstract_origin and specification. */
+static const char *die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return name;
+}
+
+static const char *call_file(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Files *files;
+	size_t nfiles;
+	Dwarf_Die cu;
+
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &idx))
+		return NULL;
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles))
+		return NULL;
+	if (idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame *out, size_t max)
+{
+	const char *file = NULL, *sym_name;
+	struct dw_unit *u = NULL;
+	Dwarf_Die *scopes = NULL;
+	uint32_t line = 0;
+	size_t n = 0;
+	int nscopes, i;
+
+	if (!m || !max)
+		return 0;
+	sym_name = sym_module__lookup(m, vaddr, NULL);
+	if (!m->is_kernel && sym_module__open_dwarf(m) == 0 && m->dwarf)
+		u = sym_dwarf__unit(m->dwarf, vaddr);
+	if (u) {
+		Dwarf_Line *l = dwarf_getsrc_die(&u->cu, vaddr);
+		int ln;
+
+		if (l && !dwarf_lineno(l, &ln) && ln > 0) {
+			line = (uint32_t)ln;
+			file = dwarf_linesrc(l, NULL, NULL);
+		}
+		/* The innermost scope at vaddr, then its physical nesting: past an
+		 * inlined call dwarf_getscopes follows the abstract definition,
+		 * dwarf_getscopes_die the concrete tree (as eu-addr2line -i). */
+		nscopes = dwarf_getscopes(&u->scope, vaddr, &scopes);
+		if (nscopes > 0) {
+			Dwarf_Die inner = scopes[0];
+
+			free(scopes);
+			scopes = NULL;
+			nscopes = dwarf_getscopes_die(&inner, &scopes);
+		}
+		for (i = 0; i < nscopes && n < max; i++) {
+			int tag = dwarf_tag(&scopes[i]);
+			Dwarf_Attribute a;
+			Dwarf_Word cl;
+
+			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
+			    tag != DW_TAG_entry_point)
+				continue;
+			out[n].function = die_function_name(&scopes[i]);
+			out[n].file = file;
+			out[n].line = line;
+			out[n].inlined = tag == DW_TAG_inlined_subroutine;
+			n++;
+			if (tag != DW_TAG_inlined_subroutine)
+				break;
+			/* The caller is at the inlined call's site. */
+			file = call_file(&scopes[i]);
+			line = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) ||
+					   cl > UINT32_MAX
+				   ? 0
+				   : (uint32_t)cl;
+		}
+		free(scopes);
+		/* Only inlined scopes (no subprogram found): the symbol names the
+		 * outermost function, at the last call site. */
+		if (n && out[n - 1].inlined && n < max) {
+			out[n] = (struct sym_frame){
+			    .function = sym_name, .file = file, .line = line};
+			n++;
+		}
+		if (!n && (sym_name || file)) {
+			out[0] = (struct sym_frame){.function = sym_name, .file = file, .line = line};
+			n = 1;
+		}
+	} else if (sym_name) {
+		out[0] = (struct sym_frame){.function = sym_name};
+		n = 1;
+	}
+	/* The out-of-line function is named by its symbol when one covers the
+	 * address (the name the linker and every other tool use: qsort_r, not
+	 * DWARF's __GI___qsort_r; foo.part.0), by DWARF otherwise. */
+	if (n && sym_name)
+		out[n - 1].function = sym_name;
+	return n;
+}
+
+const char *sym_module__dwarf_error(struct sym_module *m)
+{
+	if (!m)
+		return NULL;
+	sym_module__open_dwarf(m);
+	return m->dwarf_error;
+}
