@@ -46,12 +46,15 @@ def _tool():
 
 
 def samples(capture, look):
-    """[(time_ns, tid, [frame, ...] root first)] under look."""
+    """[(time_ns, tid, [frame, ...] root first)] under look.  A sample of
+    weight w (taken while the budget had lowered the sampling duty) stands
+    for w samples at the requested rate and appears w times, so counts stay
+    shares of CPU time (docs/capture-format.md, sampling duty)."""
     text = H.run([_tool(), capture, look], check=True, quiet=True).stdout
     out = []
     for line in text.splitlines():
-        t, tid, stack = (line.split(" ", 2) + [""])[:3]
-        out.append((int(t), int(tid), stack.split(";") if stack else []))
+        t, tid, weight, stack = (line.split(" ", 3) + [""])[:4]
+        out.extend([(int(t), int(tid), stack.split(";") if stack else [])] * int(weight))
     return out
 
 

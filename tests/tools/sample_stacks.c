@@ -41,8 +41,9 @@ int main(int argc, char **argv)
 			path[n++] = v->stacks[st].frame;
 			st = v->stacks[st].parent;
 		}
-		printf("%llu %u ", (unsigned long long)s->time_ns,
-		       s->thread == CAPTURE_NONE ? 0 : v->threads[s->thread].tid);
+		printf("%llu %u %llu ", (unsigned long long)s->time_ns,
+		       s->thread == CAPTURE_NONE ? 0 : v->threads[s->thread].tid,
+		       (unsigned long long)s->weight);
 		while (n-- > 0) {
 			analysis__frame_name(v, &v->frames[path[n]], name, sizeof(name));
 			printf("%s%s", name, n ? ";" : "");

@@ -1481,6 +1481,15 @@ int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sample
 		if (prog == c->skel->progs.handle_sample)
 			*sampler_runs = info.run_cnt;
 	}
+	if (c->offcpu) {
+		/* the off-CPU programs are recorder work too (record --off-cpu) */
+		__u64 off_ns = 0;
+		int err = offcpu__bpf_run_ns(c->offcpu, &off_ns);
+
+		if (err)
+			return err;
+		*run_ns += off_ns;
+	}
 	return 0;
 }
 

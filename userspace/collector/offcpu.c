@@ -370,3 +370,31 @@ void offcpu__free(struct offcpu *oc)
 	offcpu_bpf__destroy(oc->skel);
 	free(oc);
 }
+
+/*
+ * Cumulative run time (ns) of the off-CPU programs (offcpu.h), from
+ * struct bpf_prog_info (include/uapi/linux/bpf.h): counted only while BPF
+ * stats are enabled (budget/monitor.c holds the BPF_ENABLE_STATS fd).
+ */
+int offcpu__bpf_run_ns(struct offcpu *oc, __u64 *run_ns)
+{
+	struct bpf_program *prog;
+
+	*run_ns = 0;
+	if (!oc || !oc->skel)
+		return 0;
+	bpf_object__for_each_program(prog, oc->skel->obj)
+	{
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0)
+			continue; /* not loaded (autoload off) */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		*run_ns += info.run_time_ns;
+	}
+	return 0;
+}

@@ -65,6 +65,10 @@ int offcpu__sweep(struct offcpu *oc, __u64 stop_ns, offcpu_emit_fn emit, void *c
  * and snapshot counts.  Returns 0 or -errno. */
 int offcpu__counters(struct offcpu *oc, offcpu_counter_fn counter, void *ctx);
 
+/* Cumulative run time in ns of the off-CPU programs while BPF stats are
+ * enabled (0 otherwise; 0 for NULL).  Returns 0 or -errno. */
+int offcpu__bpf_run_ns(struct offcpu *oc, __u64 *run_ns);
+
 /* Accepts NULL. */
 void offcpu__free(struct offcpu *oc);
 
