@@ -42,6 +42,7 @@
 #include "bpf/abi/records.h"
 #include "collector.h"
 #include "offcpu.h"
+#include "prog_stats.h"
 #include "skel/sampler.skel.h"
 
 #define BTF_VMLINUX	"/sys/kernel/btf/vmlinux"
@@ -1462,30 +1463,18 @@ int collector__set_duty(struct collector *c, uint32_t factor)
  */
 int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sampler_runs)
 {
-	struct bpf_program *prog;
+	int err;
 
 	*run_ns = 0;
 	*sampler_runs = 0;
-	bpf_object__for_each_program(prog, c->skel->obj)
-	{
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd < 0)
-			continue; /* not loaded (autoload off) */
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(fd, &info, &len))
-			return -errno;
-		*run_ns += info.run_time_ns;
-		if (prog == c->skel->progs.handle_sample)
-			*sampler_runs = info.run_cnt;
-	}
+	err = prog_stats__add(c->skel->obj, c->skel->progs.handle_sample, run_ns, sampler_runs);
+	if (err)
+		return err;
 	if (c->offcpu) {
 		/* the off-CPU programs are recorder work too (record --off-cpu) */
 		__u64 off_ns = 0;
-		int err = offcpu__bpf_run_ns(c->offcpu, &off_ns);
 
+		err = offcpu__bpf_run_ns(c->offcpu, &off_ns);
 		if (err)
 			return err;
 		*run_ns += off_ns;

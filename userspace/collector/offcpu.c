@@ -19,6 +19,7 @@
 
 #include "bpf/abi/records.h"
 #include "offcpu.h"
+#include "prog_stats.h"
 #include "skel/offcpu.skel.h"
 
 /* Slots for at most this many threads at once (map_full counts the rest). */
@@ -378,23 +379,9 @@ void offcpu__free(struct offcpu *oc)
  */
 int offcpu__bpf_run_ns(struct offcpu *oc, __u64 *run_ns)
 {
-	struct bpf_program *prog;
+	uint64_t ns = 0;
+	int err = oc && oc->skel ? prog_stats__add(oc->skel->obj, NULL, &ns, NULL) : 0;
 
-	*run_ns = 0;
-	if (!oc || !oc->skel)
-		return 0;
-	bpf_object__for_each_program(prog, oc->skel->obj)
-	{
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd < 0)
-			continue; /* not loaded (autoload off) */
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(fd, &info, &len))
-			return -errno;
-		*run_ns += info.run_time_ns;
-	}
-	return 0;
+	*run_ns = ns;
+	return err;
 }
