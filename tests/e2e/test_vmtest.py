@@ -85,7 +85,7 @@ def test_vmtest_python_frames_walked():
     if not os.access(py, os.X_OK):
         H.skip("%s absent" % py)
     script = os.path.join(H.REPO, "tests", "fixtures", "python", "calls.py")
-    rec = H.record([py, script, "0.3"], timeout=500)
+    rec = H.record([py, script, "1.0"], timeout=500)
     text = H.run([H.BIN, "convert", rec.capture, "--to", "folded", "--look", "python"],
                  check=True).stdout
     hits = [l for l in text.splitlines() if "outer" in l and "middle" in l and "inner" in l]
