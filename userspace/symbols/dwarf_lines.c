@@ -13,8 +13,10 @@
  * are searched in the split unit, its lines in the skeleton's line table.
  *
  * A lookup (sym_module__frames) is one binary search, dwarf_getsrc_die for
- * the line, and dwarf_getscopes for the chain of inlined_subroutine scopes
- * inside the subprogram (DWARF 5 section 3.3.8): the innermost function
+ * the line, and the chain of inlined_subroutine scopes inside the
+ * subprogram (DWARF 5 section 3.3.8) from the unit's scope table
+ * (dwarf_scopes.c, compiled once per unit: a walk of the unit's DIEs per
+ * address cost about a millisecond on libpython's large units): the innermost function
  * gets the line of the address, each caller the DW_AT_call_file/call_line
  * of the inlined call below it.  The processor caches the resulting frame
  * rows per (module, address), so each address is looked up once.
@@ -35,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "userspace/symbols/dwarf_scopes.h"
 #include "userspace/symbols/symbols_internal.h"
 
 /* More compilation units than this is treated as malformed. */
@@ -51,6 +54,8 @@ struct dw_range {
 struct dw_unit {
 	Dwarf_Die cu;	 /* skeleton or normal unit: line table, ranges */
 	Dwarf_Die scope; /* where scopes are searched: the split unit when there is one */
+	struct dw_scopes *scopes; /* compiled at the unit's first lookup (dwarf_scopes.h) */
+	bool scopes_tried;
 };
 
 struct sym_dwarf {
@@ -79,6 +84,8 @@ void sym_dwarf__free(struct sym_dwarf *d)
 		dwarf_end(d->dw);
 	if (d->elf)
 		elf_end(d->elf);
+	for (size_t i = 0; d->units && i < d->nunits; i++)
+		dw_scopes__free(d->units[i].scopes);
 	free(d->units);
 	free(d->ranges);
 	free(d);
@@ -197,8 +204,7 @@ static int sym_dwarf__index(struct sym_module *m, struct sym_dwarf *d)
 			d->units = u;
 			units_cap = n;
 		}
-		d->units[d->nunits].cu = cudie;
-		d->units[d->nunits].scope = cudie;
+		d->units[d->nunits] = (struct dw_unit){ .cu = cudie, .scope = cudie };
 		if (unit_type == DW_UT_skeleton) {
 			if (dwarf_tag(&subdie) == DW_TAG_compile_unit)
 				d->units[d->nunits].scope = subdie;
@@ -296,46 +302,13 @@ static struct dw_unit *sym_dwarf__unit(struct sym_dwarf *d, uint64_t addr)
 	return NULL;
 }
 
-/* DWARF name of a subprogram or inlined call: linkage name first (as
- * eu-addr2line), following abstract_origin and specification. */
-static const char *die_function_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute a;
-	const char *name;
-
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
-	return name;
-}
-
-static const char *call_file(Dwarf_Die *die)
-{
-	Dwarf_Attribute a;
-	Dwarf_Word idx;
-	Dwarf_Files *files;
-	size_t nfiles;
-	Dwarf_Die cu;
-
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &idx))
-		return NULL;
-	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles))
-		return NULL;
-	if (idx >= nfiles)
-		return NULL;
-	return dwarf_filesrc(files, idx, NULL, NULL);
-}
-
 size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame *out, size_t max)
 {
 	const char *file = NULL, *sym_name;
 	struct dw_unit *u = NULL;
-	Dwarf_Die *scopes = NULL;
 	uint32_t line = 0;
 	size_t n = 0;
-	int nscopes, i;
+	int32_t node;
 
 	if (!m || !max)
 		return 0;
@@ -350,40 +323,34 @@ size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame
 			line = (uint32_t)ln;
 			file = dwarf_linesrc(l, NULL, NULL);
 		}
-		/* The innermost scope at vaddr, then its physical nesting: past an
-		 * inlined call dwarf_getscopes follows the abstract definition,
-		 * dwarf_getscopes_die the concrete tree (as eu-addr2line -i). */
-		nscopes = dwarf_getscopes(&u->scope, vaddr, &scopes);
-		if (nscopes > 0) {
-			Dwarf_Die inner = scopes[0];
-
-			free(scopes);
-			scopes = NULL;
-			nscopes = dwarf_getscopes_die(&inner, &scopes);
+		/* The innermost code scope at vaddr, then its physical nesting
+		 * (as dwarf_getscopes + dwarf_getscopes_die, eu-addr2line -i),
+		 * from the unit's scope table compiled at its first lookup. */
+		if (!u->scopes_tried) {
+			u->scopes_tried = true;
+			if (dw_scopes__build(&u->scope, &u->scopes))
+				u->scopes = NULL; /* out of memory: names from symbols */
 		}
-		for (i = 0; i < nscopes && n < max; i++) {
-			int tag = dwarf_tag(&scopes[i]);
-			Dwarf_Attribute a;
-			Dwarf_Word cl;
+		node = dw_scopes__innermost(u->scopes, vaddr);
+		for (uint32_t hops = 0; node >= 0 && n < max && hops < u->scopes->nnodes; hops++) {
+			const struct dw_scope_node *sn = &u->scopes->nodes[node];
 
-			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
-			    tag != DW_TAG_entry_point)
+			if (sn->hidden) {
+				node = sn->parent;
 				continue;
-			out[n].function = die_function_name(&scopes[i]);
+			}
+			out[n].function = sn->function;
 			out[n].file = file;
 			out[n].line = line;
-			out[n].inlined = tag == DW_TAG_inlined_subroutine;
+			out[n].inlined = sn->inlined;
 			n++;
-			if (tag != DW_TAG_inlined_subroutine)
+			if (!sn->inlined)
 				break;
 			/* The caller is at the inlined call's site. */
-			file = call_file(&scopes[i]);
-			line = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) ||
-					   cl > UINT32_MAX
-				   ? 0
-				   : (uint32_t)cl;
+			file = sn->call_file;
+			line = sn->call_line;
+			node = sn->parent;
 		}
-		free(scopes);
 		/* Only inlined scopes (no subprogram found): the symbol names the
 		 * outermost function, at the last call site. */
 		if (n && out[n - 1].inlined && n < max) {
