@@ -496,6 +496,8 @@ int cmd_record(int argc, char **argv)
 		status = seal(tee.proc, b, o.output, o.quiet) ? 1 : 0;
 		goto cleanup;
 	}
+	/* Live: at most 5 ms of processing per drain round, at most 2 s behind. */
+	processor__set_round_budget(tee.proc, 5000000, 2000000000ull);
 	tee.quiet = o.quiet;
 	if (o.save_raw) {
 		tee.raw = stream_writer__new(o.save_raw);
@@ -588,7 +590,16 @@ int cmd_record(int argc, char **argv)
 	while (!stop_signal) {
 		if (py)
 			py_tracker__poll(py, (uint64_t)(now_s() * 1e9));
-		err = collector__poll(col, py ? 20 : 100);
+		/* CPython code objects are named from the live process as
+		 * records arrive (processor/python.c); a module body's code is
+		 * freed as soon as it has run, so drain often while a CPython
+		 * may be tracked (every 5 ms, not only when a ring fills). */
+		/* CPython code objects are named from the live process as
+		 * records arrive (processor/python.c), so draining must not
+		 * wait behind slow processing: each round processes for at
+		 * most 5 ms (processor__set_round_budget) and the loop comes
+		 * back at once while records wait. */
+		err = collector__poll(col, processor__behind(tee.proc) ? 0 : py ? 20 : 100);
 		if (err < 0) {
 			fprintf(stderr, "microscope record: draining rings: %s\n", strerror(-err));
 			break;

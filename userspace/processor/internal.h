@@ -95,6 +95,8 @@ struct processor {
 	uint64_t prev_round; /* T_{k-1}; records before it may be released */
 	bool have_round;
 	uint64_t last_released; /* time of the last released record */
+	uint64_t round_budget_ns; /* processor__set_round_budget; 0 = none */
+	uint64_t max_lag_ns;	  /* records older than newest round - this are always released */
 	uint64_t first_round, end_time;
 
 	/* tasks */

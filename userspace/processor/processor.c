@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -155,10 +156,36 @@ static int held_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Release every held record stamped before limit (all if limit == UINT64_MAX). */
+void processor__set_round_budget(struct processor *p, uint64_t budget_ns, uint64_t max_lag_ns)
+{
+	p->round_budget_ns = budget_ns;
+	p->max_lag_ns = max_lag_ns;
+}
+
+bool processor__behind(const struct processor *p)
+{
+	/* release() leaves held[] sorted by time */
+	return p->nheld && p->have_round && p->held[0].time < p->prev_round;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Release held records stamped before limit (all if limit == UINT64_MAX),
+ * in time order.  With a round budget (live recording) it stops early once
+ * the budget is spent, except for records older than must (newest round
+ * minus max_lag_ns); the rest wait for the next round.
+ */
 static int release(struct processor *p, uint64_t limit)
 {
 	size_t n = 0, i;
+	uint64_t deadline = 0, must = 0;
 	int err = 0;
 
 	if (!p->nheld)
@@ -166,14 +193,21 @@ static int release(struct processor *p, uint64_t limit)
 	qsort(p->held, p->nheld, sizeof(*p->held), held_cmp);
 	while (n < p->nheld && (limit == UINT64_MAX || p->held[n].time < limit))
 		n++;
+	if (p->round_budget_ns && limit != UINT64_MAX) {
+		deadline = mono_ns() + p->round_budget_ns;
+		must = limit > p->max_lag_ns ? limit - p->max_lag_ns : 0;
+	}
 	for (i = 0; i < n; i++) {
 		const struct held_record *h = &p->held[i];
 
+		if (deadline && h->time >= must && !(i & 15) && mono_ns() > deadline)
+			break; /* the rest waits for the next round */
 		p->last_released = h->time;
 		err = dispatch(p, h->kind, p->held_bytes + h->offset, h->len, h->source, h->time);
 		if (err)
 			return err;
 	}
+	n = i;
 	/* Compact what remains: records and their bytes, keeping 8-byte alignment. */
 	size_t keep = p->nheld - n, out = 0;
 

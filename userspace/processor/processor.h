@@ -48,6 +48,23 @@ void processor__set_python(struct processor *p, const struct py_tracker *tracker
  * the first chunk. */
 void processor__force_symbolize(struct processor *p, bool deferred);
 
+/*
+ * Live recordings: spend at most budget_ns (CLOCK_MONOTONIC) releasing held
+ * records at each ROUND chunk, so the recording loop returns to draining
+ * (and to naming CPython code objects while their process lives) even when
+ * the first samples of a large module are slow to symbolize.  Records older
+ * than max_lag_ns before the newest round are released regardless, so what
+ * is held stays bounded.  The order of released records is unchanged; a
+ * record that arrives late is still counted as late only if a record after
+ * it in time was released before it.  Not for replays (0 = no budget, the
+ * default): their rounds then release exactly as recorded.
+ */
+void processor__set_round_budget(struct processor *p, uint64_t budget_ns, uint64_t max_lag_ns);
+
+/* True when the round budget left records that could already be released
+ * (the caller should come back soon rather than sleep). */
+bool processor__behind(const struct processor *p);
+
 /* Samples appended so far. */
 uint64_t processor__samples(const struct processor *p);
 
