@@ -238,11 +238,29 @@ def test_dwarf_offcpu_stacks_reach_main_without_frame_pointers():
     tids = {s["tid"] for s in sleeps}
     # Intervals from the time main runs (the first logged sleep starts in
     # main): the dynamic loader's own waits before main cannot reach it.
+    # A switch-in the kernel did not report to BPF (seen under load) leaves
+    # an interval with a known start and an unknown end, counted in
+    # offcpu.missed_switch_in: it is kept (and copied), never lost.
     main_ns = min(s["start_ns"] for s in sleeps)
+    out = H.report(rec.capture, "--off-cpu", "--limit", "100000").stdout
+    m = re.search(r"unseen in  (\d+) switch-in", out)
+    missed = int(m.group(1)) if m else 0
     ivs = [iv for iv in intervals(rec.capture)
-           if iv.tid in tids and iv.complete and iv.ns > DWARF_MIN_NS and
+           if iv.tid in tids and iv.f["start"] == "known" and iv.ns > DWARF_MIN_NS and
            iv.start_ns >= main_ns and iv.state != "runnable"]
+    unknown_end = [iv for iv in ivs if iv.f["end"] != "known"]
+    assert len(unknown_end) <= missed, \
+        "%d intervals with an unknown end inside the recording, %d missed switch-ins counted" % (
+            len(unknown_end), missed)
+    # every logged sleep has its interval: it starts inside the sleep
+    uncovered = [s for s in sleeps
+                 if not any(iv.tid == s["tid"] and s["start_ns"] <= iv.start_ns <= s["end_ns"]
+                            for iv in ivs)]
+    assert not uncovered, "logged sleeps without an interval (lost silently): %r\n%s" % (
+        uncovered, out[:3000])
     assert len(ivs) >= 10, "expected >= 10 intervals over 1 ms, got %d" % len(ivs)
+    if missed:
+        H.log("%d switch-in(s) missed by the kernel, kept with an unknown end" % missed)
     bad = [iv.text() for iv in ivs if "main" not in iv.frames()]
     H.log("%d of %d off-CPU stacks over 1 ms reach main" % (len(ivs) - len(bad), len(ivs)))
     assert not bad, "stacks not reaching main:\n" + "\n".join(bad)
