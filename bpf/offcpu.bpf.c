@@ -226,6 +226,23 @@ static __always_inline void slot__emit(struct ms_offcpu_slot *s, __u32 extra,
 	s->phase = MS_OFFCPU_PHASE_CLOSED;
 }
 
+/* The slot is still OPEN while its thread is on CPU (now): no switch-in
+ * closed it, because the kernel did not run handle_switch for that switch
+ * (seen under load on Linux 6.18, with no recursion miss counted).  Its end
+ * is somewhere before now: write it with an unknown end bounded by now,
+ * counted, rather than let the next switch-out overwrite it. */
+static __always_inline void slot__missed_in(struct ms_offcpu_slot *s, __u64 now,
+					    struct ms_offcpu_stats *st)
+{
+	st->missed_switch_in++;
+	s->rec.time_ns = now;
+	s->rec.cpu = bpf_get_smp_processor_id();
+	slot__emit(s, MS_OFFCPU_F_END_UNKNOWN |
+			      ((s->rec.flags & MS_OFFCPU_F_USER_REGS) && stack_copy_bytes ?
+				       MS_OFFCPU_F_NO_COPY_CHANCE : 0),
+		   st);
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, unsigned int prev_state,
 				       __u64 now, struct ms_offcpu_stats *st)
 {
@@ -240,6 +257,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, unsi
 	if (!s)
 		return;
 	st->switch_outs++;
+	if (s->phase == MS_OFFCPU_PHASE_OPEN)
+		slot__missed_in(s, now, st);
 	s->phase = MS_OFFCPU_PHASE_CLOSED;
 	s->reserved = 0; /* 1: switched out inside a system call */
 	s->rec.start_ns = now;
@@ -431,52 +450,43 @@ int BPF_PROG(handle_waking, struct task_struct *p)
 	return 0;
 }
 
-/* The thread's first syscall exit after an interval that waits for a copy. */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
+/* Write s's record with a copy of the current thread's user stack from the
+ * switch-out sp when regs (the syscall's entry registers) are the
+ * switch-out's, i.e. this is the same system call; else without a copy
+ * (MS_OFFCPU_F_NO_COPY_CHANCE).  extra: flags or'ed in.  Every path writes
+ * the record or counts ringbuf_full. */
+static __always_inline void slot__emit_copy(struct ms_offcpu_slot *s, struct pt_regs *regs,
+					    __u32 extra, struct ms_offcpu_stats *st)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), cpu, head, copy = 0, sc = 0, size;
-	struct ms_offcpu_stats *st;
-	struct ms_offcpu_slot *s;
-	struct ms_offcpu *r;
-	struct copy_scratch *buf;
+	__u32 cpu, head, copy = 0, sc = 0, size;
 	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct copy_scratch *buf;
+	struct ms_offcpu *r;
 
-	if (!stack_copy_bytes)
-		return 0;
-	s = bpf_map_lookup_elem(&offcpu_copywait, &tid);
-	if (!s)
-		return 0;
-	st = stats__get();
-	if (!st)
-		return 0;
 	/* The same system call: its entry registers are the switch-out's. */
-	if (regs->ip != s->rec.regs.ip || regs->sp != s->rec.regs.sp) {
-		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
-		bpf_map_delete_elem(&offcpu_copywait, &tid);
-		return 0;
+	if (!s->reserved || regs->ip != s->rec.regs.ip || regs->sp != s->rec.regs.sp) {
+		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE | extra, st);
+		return;
 	}
 	cpu = bpf_get_smp_processor_id();
 	buf = bpf_map_lookup_elem(&copy_scratch, &cpu);
 	if (!buf) {
-		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
-		bpf_map_delete_elem(&offcpu_copywait, &tid);
-		return 0;
+		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE | extra, st);
+		return;
 	}
 	head = sizeof(struct ms_offcpu) + slot__ips(s) * 8;
 	if (head > sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8)
 		head = sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8;
 	if (bpf_probe_read_kernel(buf->bytes, head, &s->rec)) {
-		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
-		bpf_map_delete_elem(&offcpu_copywait, &tid);
-		return 0;
+		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE | extra, st);
+		return;
 	}
 	copy = stack_copy__user(buf->bytes + head, bpf_get_current_task_btf(), s->rec.regs.sp,
 				stack_copy_bytes, &sc);
 	if (copy > MS_STACK_COPY_MAX)
 		copy = MS_STACK_COPY_MAX;
 	r = (struct ms_offcpu *)buf->bytes;
-	r->flags |= MS_OFFCPU_F_STACK_COPY | (sc & SC_END ? MS_OFFCPU_F_STACK_END : 0) |
+	r->flags |= extra | MS_OFFCPU_F_STACK_COPY | (sc & SC_END ? MS_OFFCPU_F_STACK_END : 0) |
 		    (sc & SC_FAULT ? MS_OFFCPU_F_STACK_FAULT : 0) |
 		    (sc & SC_NO_VMA ? MS_OFFCPU_F_STACK_NO_VMA : 0);
 	r->stack_copy_len = copy;
@@ -491,7 +501,44 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		st->ringbuf_full++;
 	else
 		st->intervals++;
-	bpf_map_delete_elem(&offcpu_copywait, &tid);
+	s->phase = MS_OFFCPU_PHASE_CLOSED;
+}
+
+/* The thread's first syscall exit after an interval that waits for a copy;
+ * also where an interval whose switch-in was missed is found (its slot is
+ * still OPEN while the thread runs): written with an unknown end, and with
+ * its copy when this is the call it slept in. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ms_offcpu_stats *st;
+	struct ms_offcpu_slot *s;
+
+	if (!stack_copy_bytes)
+		return 0;
+	s = bpf_map_lookup_elem(&offcpu_copywait, &tid);
+	if (s) {
+		st = stats__get();
+		if (!st)
+			return 0;
+		slot__emit_copy(s, regs, 0, st);
+		bpf_map_delete_elem(&offcpu_copywait, &tid);
+	}
+	s = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (s && s->phase == MS_OFFCPU_PHASE_OPEN) {
+		st = stats__get();
+		if (!st)
+			return 0;
+		st->missed_switch_in++;
+		s->rec.time_ns = bpf_ktime_get_ns();
+		s->rec.cpu = bpf_get_smp_processor_id();
+		if (s->rec.flags & MS_OFFCPU_F_USER_REGS)
+			slot__emit_copy(s, regs, MS_OFFCPU_F_END_UNKNOWN, st);
+		else
+			slot__emit(s, MS_OFFCPU_F_END_UNKNOWN, st);
+		s->phase = MS_OFFCPU_PHASE_CLOSED;
+	}
 	return 0;
 }
 
@@ -509,6 +556,10 @@ int BPF_PROG(handle_thread_exit, struct task_struct *p)
 		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE, st);
 	if (s)
 		bpf_map_delete_elem(&offcpu_copywait, &tid);
+	/* Still open while the thread exits: its switch-in was missed. */
+	s = bpf_map_lookup_elem(&offcpu_pending, &tid);
+	if (s && st && s->phase == MS_OFFCPU_PHASE_OPEN)
+		slot__missed_in(s, bpf_ktime_get_ns(), st);
 	bpf_map_delete_elem(&offcpu_pending, &tid);
 	return 0;
 }

@@ -282,12 +282,18 @@ struct ms_offcpu_stats {
 	__u64 ringbuf_full;    /* bpf_ringbuf_output failed: interval lost */
 	__u64 stack_err;       /* a bpf_get_stack call failed (thread's or waker's) */
 	__u64 unpaired_in;     /* switch-in with nothing open (new thread, or before start) */
+	/* An open interval found with its thread on CPU (a switch-out, syscall
+	 * exit or exit of the thread) although no switch-in closed it: the
+	 * kernel did not run our sched_switch program for that switch-in.  The
+	 * interval is written with MS_OFFCPU_F_END_UNKNOWN, end = when found. */
+	__u64 missed_switch_in;
 };
-_Static_assert(sizeof(struct ms_offcpu_stats) == 64, "ms_offcpu_stats size");
+_Static_assert(sizeof(struct ms_offcpu_stats) == 72, "ms_offcpu_stats size");
 
 #define MS_OFFCPU_STATS_NAMES                                                                      \
 	"offcpu.switch_outs", "offcpu.intervals", "offcpu.filtered", "offcpu.filtered_ns",         \
-		"offcpu.map_full", "offcpu.ringbuf_full", "offcpu.stack_err", "offcpu.unpaired_in"
-#define MS_OFFCPU_STATS_COUNT 8
+		"offcpu.map_full", "offcpu.ringbuf_full", "offcpu.stack_err", "offcpu.unpaired_in", \
+		"offcpu.missed_switch_in"
+#define MS_OFFCPU_STATS_COUNT 9
 
 #endif /* MS_ABI_RECORDS_H */

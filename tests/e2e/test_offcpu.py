@@ -92,6 +92,14 @@ def best_match(ivs, tid, start, end):
     return best
 
 
+def missed_switch_ins(capture):
+    """offcpu.missed_switch_in of the capture, from report --off-cpu: open
+    intervals found with their thread on CPU, kept with an unknown end."""
+    out = H.report(capture, "--off-cpu", "--limit", "1").stdout
+    m = re.search(r"unseen in  (\d+) switch-in", out)
+    return int(m.group(1)) if m else 0
+
+
 def test_sleeper_intervals_match_logged_spans():
     """10 x nanosleep(100 ms): each interval within +-2 ms of the fixture's
     own span, stack through nanosleep to main, state S, cause hardirq with
@@ -100,7 +108,9 @@ def test_sleeper_intervals_match_logged_spans():
     sleeps = fixture_lines(rec, "sleep")
     assert len(sleeps) == 10, "fixture logged %d sleeps: %r" % (len(sleeps), rec.fixture_lines)
     ivs = intervals(rec.capture)
+    missed = missed_switch_ins(rec.capture)
     bad = []
+    unseen = 0
     for s in sleeps:
         iv = best_match(ivs, s["tid"], s["start_ns"], s["end_ns"])
         if iv is None:
@@ -111,9 +121,17 @@ def test_sleeper_intervals_match_logged_spans():
             s["i"], iv.ns / 1e6, (s["end_ns"] - s["start_ns"]) / 1e6, d0 / 1e6, d1 / 1e6))
         frames = iv.frames()
         problems = []
-        if abs(d0) > SPAN_TOLERANCE_NS or abs(d1) > SPAN_TOLERANCE_NS:
+        # A switch-in the kernel did not report (offcpu.missed_switch_in):
+        # known start, end unknown (bounded by when it was found), and its
+        # wakeup may be unseen too; counted, so checked for the rest.
+        found_open = (iv.f["start"] == "known" and iv.f["end"] != "known" and
+                      unseen < missed)
+        if found_open:
+            unseen += 1
+            H.log("sleep %d: switch-in unseen by the kernel, kept with an unknown end" % s["i"])
+        if abs(d0) > SPAN_TOLERANCE_NS or (abs(d1) > SPAN_TOLERANCE_NS and not found_open):
             problems.append("bounds off by %+.3f / %+.3f ms" % (d0 / 1e6, d1 / 1e6))
-        if not iv.complete:
+        if not iv.complete and not found_open:
             problems.append("incomplete")
         if "main" not in frames or not any("nanosleep" in f for f in frames):
             problems.append("stack lacks main or nanosleep")
@@ -121,7 +139,7 @@ def test_sleeper_intervals_match_logged_spans():
             problems.append("stack lacks the fixture's sleep functions")
         if iv.state != "sleep":
             problems.append("state %s, not sleep (S)" % iv.state)
-        if iv.cause != "hardirq" or "hrtimer_wakeup [k]" not in iv.waker:
+        if not found_open and (iv.cause != "hardirq" or "hrtimer_wakeup [k]" not in iv.waker):
             problems.append("cause %s, waker stack %r: not a timer interrupt" % (
                 iv.cause, iv.waker))
         if problems:
@@ -238,11 +256,28 @@ def test_dwarf_offcpu_stacks_reach_main_without_frame_pointers():
     tids = {s["tid"] for s in sleeps}
     # Intervals from the time main runs (the first logged sleep starts in
     # main): the dynamic loader's own waits before main cannot reach it.
+    # A switch-in the kernel did not report to BPF (seen under load) leaves
+    # an interval with a known start and an unknown end, counted in
+    # offcpu.missed_switch_in: it is kept (and copied), never lost.
     main_ns = min(s["start_ns"] for s in sleeps)
+    out = H.report(rec.capture, "--off-cpu", "--limit", "100000").stdout
+    missed = missed_switch_ins(rec.capture)
     ivs = [iv for iv in intervals(rec.capture)
-           if iv.tid in tids and iv.complete and iv.ns > DWARF_MIN_NS and
+           if iv.tid in tids and iv.f["start"] == "known" and iv.ns > DWARF_MIN_NS and
            iv.start_ns >= main_ns and iv.state != "runnable"]
+    unknown_end = [iv for iv in ivs if iv.f["end"] != "known"]
+    assert len(unknown_end) <= missed, \
+        "%d intervals with an unknown end inside the recording, %d missed switch-ins counted" % (
+            len(unknown_end), missed)
+    # every logged sleep has its interval: it starts inside the sleep
+    uncovered = [s for s in sleeps
+                 if not any(iv.tid == s["tid"] and s["start_ns"] <= iv.start_ns <= s["end_ns"]
+                            for iv in ivs)]
+    assert not uncovered, "logged sleeps without an interval (lost silently): %r\n%s" % (
+        uncovered, out[:3000])
     assert len(ivs) >= 10, "expected >= 10 intervals over 1 ms, got %d" % len(ivs)
+    if missed:
+        H.log("%d switch-in(s) missed by the kernel, kept with an unknown end" % missed)
     bad = [iv.text() for iv in ivs if "main" not in iv.frames()]
     H.log("%d of %d off-CPU stacks over 1 ms reach main" % (len(ivs) - len(bad), len(ivs)))
     assert not bad, "stacks not reaching main:\n" + "\n".join(bad)

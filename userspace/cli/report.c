@@ -450,6 +450,11 @@ static int print_offcpu_summary(const struct report *r)
 	printf("  incomplete %" PRIu32 " interval%s cut by the recording's start or stop, %s "
 	       "inside it (listed apart, not in any total)\n",
 	       o.nincomplete, o.nincomplete == 1 ? "" : "s", buf);
+	if (counter_or_zero(c, "offcpu.missed_switch_in"))
+		printf("  unseen in  %" PRIu64 " switch-in%s the kernel did not report "
+		       "(offcpu.missed_switch_in): kept among the incomplete, end unknown\n",
+		       counter_or_zero(c, "offcpu.missed_switch_in"),
+		       counter_or_zero(c, "offcpu.missed_switch_in") == 1 ? "" : "s");
 	if (min) {
 		format_duration(counter_or_zero(c, "offcpu.filtered_ns"), buf, sizeof(buf));
 		printf("  threshold  --off-cpu-min %.0f us: %" PRIu64

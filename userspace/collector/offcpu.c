@@ -323,6 +323,30 @@ int offcpu__sweep(struct offcpu *oc, __u64 stop_ns, offcpu_emit_fn emit, void *c
 	return err;
 }
 
+/* Runs of the off-CPU programs the kernel skipped (struct bpf_prog_info
+ * recursion_misses, Linux 5.12+: a program already running on that CPU). */
+static __u64 offcpu__prog_misses(struct offcpu *oc)
+{
+	struct bpf_program *progs[] = {
+		oc->skel->progs.handle_thread_exit,
+		oc->skel->progs.handle_waking,
+		oc->skel->progs.handle_sys_exit,
+		oc->skel->progs.handle_switch,
+	};
+	__u64 sum = 0;
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(progs[i]);
+
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			sum += info.recursion_misses;
+	}
+	return sum;
+}
+
 int offcpu__counters(struct offcpu *oc, offcpu_counter_fn counter, void *ctx)
 {
 	static const char *const names[] = { MS_OFFCPU_STATS_NAMES };
@@ -358,6 +382,8 @@ int offcpu__counters(struct offcpu *oc, offcpu_counter_fn counter, void *ctx)
 		err = counter(ctx, "offcpu.swept_no_copy", oc->swept_copy);
 	if (!err)
 		err = counter(ctx, "offcpu.snapshot_errors", oc->snapshot_errors);
+	if (!err)
+		err = counter(ctx, "offcpu.prog_misses", offcpu__prog_misses(oc));
 cleanup:
 	free(per_cpu);
 	return err;
