@@ -209,7 +209,8 @@ uint32_t python__native_flags(const char *name);
 /* True when m has a symbol _PyEval_EvalFrameDefault (libpython, a python
  * executable): deferred captures symbolize it while recording, since
  * python__splice places interpreted frames by the names of its activations.
- * Reads every symbol of m once (call it once per module). */
+ * Reads every symbol of m once (call it once per module; only with a
+ * CPython tracker). */
 bool python__module_has_eval(const struct sym_module *m);
 
 /* stacks.c */

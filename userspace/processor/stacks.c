@@ -86,10 +86,10 @@ uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uin
 		processor__problem(p, MS_PROBLEM_MODULE_UNREADABLE);
 	/* Deferred: only a file proved by its build ID waits for `symbolize`
 	 * (stacks__module_findable may still take that back), and never the
-	 * CPython interpreter: its activations place interpreted frames by name
-	 * now (python__splice). */
+	 * CPython interpreter while Python frames are walked: its activations
+	 * place interpreted frames by name now (python__splice). */
 	ms->deferred = p->symbolize_deferred && kind == CAPTURE_MODULE_FILE && bid_hex[0] &&
-		       !python__module_has_eval(sym);
+		       !(p->py && python__module_has_eval(sym));
 	if (p->symbolize_deferred && !ms->deferred) {
 		struct capture_module *mrow = capture_builder__module(p->b, ms->row);
 
