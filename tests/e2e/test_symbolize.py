@@ -9,6 +9,7 @@ build_variants.sh into BUILD/fixtures/symbolize/.  The reference for names
 and lines is `eu-addr2line -i -f` on the variant's unstripped, unsplit
 build (VARIANT_ref, or the variant itself) at the capture's addresses."""
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -324,10 +325,152 @@ def test_memfd_executable_symbolized_at_record_time():
             "os.write(fd, open(sys.argv[1],'rb').read()); "
             "os.execve(fd, ['inlhot', '2'], dict(os.environ))")
     cap = H.tmp_path("memfd.msc")
+    # --python off: the launcher's interpreter stays deferred too (with
+    # Python frames walked it is symbolized while recording, and loading
+    # python3.11-dbg's DWARF can hold the processor back until the fixture
+    # has exited and its /proc/PID/map_files is gone).
     H.record([H.DEBIAN_PYTHON, "-c", code, src], output=cap,
-             extra=["--symbolize", "deferred"])
+             extra=["--symbolize", "deferred", "--python", "off"])
     text = H.convert_folded_text(cap)
     assert "hot_outer;mix_round_[i];mix_step_[i]" in text, text[:2000]
     mods = {r["module"] for r in _frames(cap) if r["function"] == "hot_outer"}
     assert mods and all(m.startswith("/memfd:inlhot") and "(deleted)" not in m
                         for m in mods), mods
+
+
+def _build_id(binary):
+    out = subprocess.run(["readelf", "-n", binary], capture_output=True, text=True).stdout
+    return out.split("Build ID:")[1].split()[0]
+
+
+@H.timeout(120)
+def test_symbolize_other_mount_namespace_reads_the_process_file():
+    """A process in its own mount namespace (unshare --mount, a private bind
+    mount: a container's view) runs build A at a path where our namespace
+    has build B.  Immediate and deferred captures name A's functions, never
+    B's, with A's build ID; deferred symbolizes it while recording, since
+    `symbolize` here would find B at that path."""
+    H.require_root()
+    unshare = H.require_tool("unshare")
+    a, b = _variant("gcc_plain"), _variant("gcc_alt")
+    a_id, b_id = _build_id(a), _build_id(b)
+    assert a_id != b_id
+    app = H.tmp_path("ns/app")
+    os.makedirs(os.path.dirname(app), exist_ok=True)
+    shutil.copy(b, app)  # what our namespace sees
+    a_copy = H.tmp_path("ns-a")
+    shutil.copy(a, a_copy)  # bound over app inside the namespace
+    ready = H.tmp_path("ns-ready")
+    proc = subprocess.Popen(
+        [unshare, "--mount", "--propagation", "private", "--fork", "sh", "-c",
+         'mount --bind "$1" "$2" && exec "$2" 30 "$3"', "sh", a_copy, app, ready],
+        stderr=subprocess.PIPE, text=True)
+    child = None
+    try:
+        _wait_ready(ready, proc)
+        # unshare --fork's child (the fixture, after exec) is what runs A.
+        with open("/proc/%d/task/%d/children" % (proc.pid, proc.pid)) as f:
+            child = int(f.read().split()[0])
+        assert os.readlink("/proc/%d/exe" % child) == app
+        for mode in ("immediate", "deferred"):
+            cap = H.tmp_path("ns-%s.msc" % mode)
+            H.record(pids=[child], duration=1, output=cap, extra=["--symbolize", mode])
+            prof = H.folded(cap)
+            assert H.count_containing(prof, "hot_outer") > 0.5 * H.total(prof), \
+                H.top(H.self_shares(prof))
+            assert H.count_containing(prof, "alt_outer") == 0, H.top(H.self_shares(prof))
+            ids = {r["build_id"] for r in _frames(cap) if r["module"] == app}
+            assert ids == {a_id}, "%s: module build IDs %s, A is %s, B is %s" % (
+                mode, ids, a_id, b_id)
+            if mode == "deferred":
+                # Named in the capture itself (no `symbolize` run): record time.
+                assert "hot_outer;mix_round_[i];mix_step_[i]" in H.convert_folded_text(cap)
+                later = H.tmp_path("ns-later.msc")
+                H.run([H.BIN, "symbolize", cap, "-o", later], check=True)
+                text = H.convert_folded_text(later)
+                assert "hot_outer" in text and "alt_outer" not in text, text[:2000]
+    finally:
+        if child:
+            H.kill_pid(child)
+        proc.kill()
+        proc.wait()
+
+
+@H.timeout(120)
+def test_symbolize_dwarf_cfi_from_running_binary_deleted_or_replaced():
+    """--call-graph dwarf on a frame-pointer-less fixture whose binary was
+    replaced on disk by another build, or deleted, after it started: CFI
+    comes from the running file (/proc/PID/map_files, build-ID checked, as
+    the symbols), so stacks reach main and no module lacks CFI."""
+    H.require_root()
+    for how in ("replaced", "deleted"):
+        app = H.tmp_path("nofp-" + how)
+        shutil.copy(H.fixture("nofp_chain"), app)
+        env = dict(os.environ, MS_FIXTURE_SCALE="4")
+        proc = subprocess.Popen([app], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=env)
+        try:
+            if how == "replaced":
+                shutil.copy(_variant("gcc_alt"), app + ".new")
+                os.rename(app + ".new", app)
+            else:
+                os.unlink(app)
+            cap = H.tmp_path("nofp-%s.msc" % how)
+            H.record(pids=[proc.pid], duration=1, output=cap, extra=["--call-graph", "dwarf"])
+            prof = H.folded(cap)
+            n = H.total(prof)
+            leaf = H.count_containing(prof, "chain_leaf")
+            full = H.count_where(prof, lambda st: "main" in st and "chain_leaf" in st)
+            H.log("%s: %d samples, %d in chain_leaf, %d of them reach main" % (
+                how, n, leaf, full))
+            assert leaf > 0.5 * n, H.top(H.self_shares(prof))
+            assert full >= 0.98 * leaf, H.show_stacks(prof, lambda st: "main" not in st)
+            assert H.count_containing(prof, "alt_outer") == 0
+            problems = [l for l in H.report(cap).stdout.splitlines()
+                        if l.strip().startswith("problems")]
+            assert problems and "module_no_cfi" not in problems[0], problems
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+def _python_samples(capture, look):
+    import test_python
+    return test_python.samples(capture, look), test_python.py_frames
+
+
+@H.timeout(180)
+def test_symbolize_deferred_python_frames_placed():
+    """record --symbolize deferred of CPython (pyenv's 3.11 with libpython,
+    Debian's 3.11 with the interpreter in the executable): the module holding
+    _PyEval_EvalFrameDefault is symbolized while recording, so interpreted
+    frames are placed at its activations; after `symbolize` the python look
+    shows <module>;outer;middle;inner, other modules were deferred."""
+    H.require_root()
+    fixture = os.path.join(H.REPO, "tests", "fixtures", "python", "calls.py")
+    tried = 0
+    for python in ("/root/.pyenv/versions/3.11.7/bin/python3.11", H.DEBIAN_PYTHON):
+        if not os.access(python, os.X_OK):
+            H.log("%s is not installed" % python)
+            continue
+        tried += 1
+        tag = "pyenv" if "pyenv" in python else "debian"
+        cap = H.tmp_path("py-deferred-%s.msc" % tag)
+        H.record([python, fixture, "0.5"], output=cap, extra=["--symbolize", "deferred"])
+        before = H.convert_folded_text(cap)
+        assert "_PyEval_EvalFrameDefault" in before, before[:2000]
+        assert "libc.so.6+0x" in before, "libc was not deferred:\n%s" % before[:2000]
+        later = H.tmp_path("py-later-%s.msc" % tag)
+        H.run([H.BIN, "symbolize", cap, "-o", later], check=True)
+        stacks, py_frames = _python_samples(later, "python")
+        inner = [st for _, _, st in stacks if any(f[0] == "inner" for f in py_frames(st))]
+        full = [st for st in inner
+                if [f[0] for f in py_frames(st)] == ["<module>", "outer", "middle", "inner"]]
+        H.log("%s: %d samples, %d in inner, %d with the full path" % (
+            tag, len(stacks), len(inner), len(full)))
+        assert len(inner) >= 50 and H.percent(len(full), len(inner)) >= 95.0, \
+            [";".join(st) for st in inner if st not in full][:3]
+        rep = H.report(later, "--look", "python").stdout
+        assert re.search(r"inner \(.*calls\.py:\d+\)", rep), rep
+    if not tried:
+        H.skip("no python3.11 installed")

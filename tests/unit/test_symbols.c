@@ -522,6 +522,69 @@ static void test_cache_and_pinning(void **state)
 	symbolizer__free(s);
 }
 
+/* Inode of fd (then closed), or 0 when fd is an error. */
+static ino_t fd_inode(int fd)
+{
+	struct stat st;
+	ino_t ino;
+
+	if (fd < 0)
+		return 0;
+	assert_int_equal(fstat(fd, &st), 0);
+	ino = st.st_ino;
+	close(fd);
+	return ino;
+}
+
+/* sym_module__open_file: the verified file, never what the path holds now. */
+static void test_open_file_is_the_verified_file(void **state)
+{
+	struct symbolizer *s = symbolizer__new();
+	char a[PATH_MAX], b[PATH_MAX], fdpath[64];
+	struct sym_module *m;
+	struct stat st_a;
+	size_t len;
+	void *buf;
+	int fd;
+
+	(void)state;
+	buf = read_whole("/proc/self/exe", &len);
+	tmp_path(a, sizeof(a), "open-file-a");
+	tmp_path(b, sizeof(b), "open-file-b");
+	write_file(a, buf, len);
+
+	/* Reachable by its path: reopened there while it is the same file. */
+	m = symbolizer__file(s, 0, NULL, a, NULL, 0);
+	assert_null(sym_module__error(m));
+	assert_int_equal(stat(a, &st_a), 0);
+	assert_int_equal(fd_inode(sym_module__open_file(m)), st_a.st_ino);
+	/* Replaced by another file: refused, not read. */
+	write_file(b, "not the module", 14);
+	assert_int_equal(rename(b, a), 0);
+	assert_int_equal(sym_module__open_file(m), -ESTALE);
+	symbolizer__free(s);
+
+	/* Deleted (or reached only through /proc/PID/...): the descriptor the
+	 * symbols were read from is kept and handed out. */
+	s = symbolizer__new();
+	write_file(b, buf, len);
+	fd = open(b, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st_a), 0);
+	assert_int_equal(unlink(b), 0);
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	m = symbolizer__file(s, (uint32_t)getpid(), fdpath, b, NULL, 0);
+	close(fd);
+	assert_null(sym_module__error(m));
+	assert_int_equal(fd_inode(sym_module__open_file(m)), st_a.st_ino);
+	assert_int_equal(fd_inode(sym_module__open_file(m)), st_a.st_ino);
+	/* No file behind the kernel or the vdso. */
+	assert_true(sym_module__open_file(symbolizer__vdso(s)) < 0);
+	assert_true(sym_module__open_file(NULL) < 0);
+	symbolizer__free(s);
+	free(buf);
+}
+
 static void expect_refused(const char *name, const void *bytes, size_t len)
 {
 	struct symbolizer *s = symbolizer__new();
@@ -711,6 +774,7 @@ int main(void)
 	    cmocka_unit_test(test_garbage_files),
 	    cmocka_unit_test(test_corrupted_elf),
 	    cmocka_unit_test(test_content_hash_without_build_id),
+	    cmocka_unit_test(test_open_file_is_the_verified_file),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

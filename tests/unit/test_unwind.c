@@ -1297,6 +1297,26 @@ static void test_open_errors(void **state)
 	errno = 0;
 	assert_null(unwind_module__open_image(not_elf, sizeof(not_elf)));
 	assert_int_equal(errno, ENOEXEC);
+	errno = 0;
+	assert_null(unwind_module__open_fd(-1));
+	assert_int_equal(errno, EBADF);
+	/* By descriptor: the same tables as by path, and the fd stays open. */
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct unwind_module *by_fd = unwind_module__open_fd(fd);
+	struct unwind_module *by_path = unwind_module__open("/proc/self/exe");
+	assert_non_null(by_fd);
+	assert_non_null(by_path);
+	struct unwind_module_stats a, b;
+	unwind_module__stats(by_fd, &a);
+	unwind_module__stats(by_path, &b);
+	assert_true(a.rows > 0);
+	assert_int_equal(a.rows, b.rows);
+	assert_int_equal(a.fdes, b.fdes);
+	assert_int_equal(fcntl(fd, F_GETFD) >= 0, 1);
+	close(fd);
+	unwind_module__free(by_fd);
+	unwind_module__free(by_path);
 	unwind_module__free(NULL);
 
 	/* The vdso compiles from memory and has CFI for its functions. */

@@ -208,6 +208,12 @@ uint32_t python__splice(struct processor *p, const struct ms_sample *s,
 void python__release(struct processor *p);
 void python__drained(struct processor *p, const void *rec, uint32_t len);
 uint32_t python__native_flags(const char *name);
+/* True when m has a symbol _PyEval_EvalFrameDefault (libpython, a python
+ * executable): deferred captures symbolize it while recording, since
+ * python__splice places interpreted frames by the names of its activations.
+ * Reads every symbol of m once (call it once per module; only with a
+ * CPython tracker). */
+bool python__module_has_eval(const struct sym_module *m);
 
 /* stacks.c */
 int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len);

@@ -33,6 +33,16 @@ uint32_t python__native_flags(const char *name)
 	return py_role__of(name) != PY_ROLE_NONE ? CAPTURE_FRAME_F_INTERPRETER : 0;
 }
 
+bool python__module_has_eval(const struct sym_module *m)
+{
+	size_t n = sym_module__symbol_count(m);
+
+	for (size_t i = 0; i < n; i++)
+		if (py_role__of(sym_module__symbol(m, i, NULL, NULL)) == PY_ROLE_EVAL)
+			return true;
+	return false;
+}
+
 static uint32_t py_mark(struct processor *p, int which)
 {
 	if (p->py_marks[which] == CAPTURE_NONE) {

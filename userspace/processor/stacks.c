@@ -85,8 +85,11 @@ uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uin
 	if (sym_module__error(sym))
 		processor__problem(p, MS_PROBLEM_MODULE_UNREADABLE);
 	/* Deferred: only a file proved by its build ID waits for `symbolize`
-	 * (stacks__module_findable may still take that back). */
-	ms->deferred = p->symbolize_deferred && kind == CAPTURE_MODULE_FILE && bid_hex[0];
+	 * (stacks__module_findable may still take that back), and never the
+	 * CPython interpreter while Python frames are walked: its activations
+	 * place interpreted frames by name now (python__splice). */
+	ms->deferred = p->symbolize_deferred && kind == CAPTURE_MODULE_FILE && bid_hex[0] &&
+		       !(p->py && python__module_has_eval(sym));
 	if (p->symbolize_deferred && !ms->deferred) {
 		struct capture_module *mrow = capture_builder__module(p->b, ms->row);
 
@@ -341,11 +344,16 @@ static struct unwind_module *open_vdso_cfi(void)
 	return m;
 }
 
-/* The module's compiled CFI, opened on first need (NULL if it has none). */
-static struct unwind_module *module_cfi(struct processor *p, struct module_state *ms, uint32_t pid)
+/*
+ * The module's compiled CFI, opened on first need (NULL if it has none).
+ * Read from the file the symbols were read from and verified by build ID
+ * (sym_module__open_file: the /proc/PID/map_files descriptor for deleted,
+ * replaced, memfd and other-namespace files), never from whatever its path
+ * holds now.
+ */
+static struct unwind_module *module_cfi(struct processor *p, struct module_state *ms)
 {
-	char path[4200];
-	const char *display;
+	int fd;
 
 	if (ms->cfi_tried)
 		return ms->cfi;
@@ -353,11 +361,11 @@ static struct unwind_module *module_cfi(struct processor *p, struct module_state
 	if (ms->kind == CAPTURE_MODULE_VDSO) {
 		ms->cfi = open_vdso_cfi();
 	} else if (ms->kind == CAPTURE_MODULE_FILE) {
-		display = sym_module__path(ms->sym);
-		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, display);
-		ms->cfi = unwind_module__open(path);
-		if (!ms->cfi)
-			ms->cfi = unwind_module__open(display);
+		fd = sym_module__open_file(ms->sym);
+		if (fd >= 0) {
+			ms->cfi = unwind_module__open_fd(fd);
+			close(fd);
+		}
 	}
 	if (!ms->cfi)
 		processor__problem(p, MS_PROBLEM_MODULE_NO_CFI);
@@ -379,7 +387,7 @@ static bool unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
 	if (!m || m->module == CAPTURE_NONE)
 		return false;
 	ms = &ctx->p->modules[m->module];
-	map->module = module_cfi(ctx->p, ms, ctx->ps->pid);
+	map->module = module_cfi(ctx->p, ms);
 	if (!map->module)
 		return false;
 	sym_module__to_vaddr(ms->sym, pc - m->start + m->pgoff, &vaddr);

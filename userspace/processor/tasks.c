@@ -217,21 +217,21 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 }
 
 /*
- * True when the file at path (in the process's mount namespace) is the one
- * mapped (same device and inode as /proc/PID/map_files/...), so a later
- * `microscope symbolize` can find it by path.  memfd: files never are.
+ * True when the file at path in OUR mount namespace is the one mapped (same
+ * device and inode as /proc/PID/map_files/...), so a later `microscope
+ * symbolize`, which runs where we run, can find it by path.  memfd: files
+ * never are, nor a file of another mount namespace (a container) whose path
+ * here holds another file or nothing: those are symbolized while recording.
  */
-static bool file_is_mapped(uint32_t pid, const char *map_file, const char *path)
+static bool file_is_mapped(const char *map_file, const char *path)
 {
-	char rooted[4200];
 	struct stat a, b;
 
 	if (!strncmp(path, "/memfd:", 7))
 		return false;
 	if (stat(map_file, &a))
 		return true; /* cannot tell (no map_files): trust the build ID */
-	snprintf(rooted, sizeof(rooted), "/proc/%u/root%s", pid, path);
-	if (stat(rooted, &b) && stat(path, &b))
+	if (stat(path, &b))
 		return false;
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
@@ -341,7 +341,7 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 			return -ENOMEM;
 		if (p->symbolize_deferred && kind == CAPTURE_MODULE_FILE)
 			stacks__module_findable(p, module,
-						!deleted && file_is_mapped(m.pid, open_path, path));
+						!deleted && file_is_mapped(open_path, path));
 		struct capture_mapping row = {
 			.process = ps->row,
 			.module = p->modules[module].row,

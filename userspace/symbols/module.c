@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "userspace/symbols/symbols_internal.h"
@@ -48,6 +50,7 @@ struct sym_module *sym_module__new(const char *path)
 	if (!m)
 		return NULL;
 	m->dwarf_fd = -1;
+	m->pin_fd = -1;
 	m->path = strdup(path ? path : "");
 	if (!m->path) {
 		free(m);
@@ -72,6 +75,8 @@ void sym_module__free(struct sym_module *m)
 	sym_dwarf__free(m->dwarf);
 	if (m->dwarf_fd >= 0)
 		close(m->dwarf_fd);
+	if (m->pin_fd >= 0)
+		close(m->pin_fd);
 	free(m->dwarf_path);
 	free(m->dwarf_error);
 	free(m);
@@ -102,6 +107,9 @@ void sym_module__fail(struct sym_module *m, enum sym_error kind, const char *fmt
 	if (m->dwarf_fd >= 0)
 		close(m->dwarf_fd);
 	m->dwarf_fd = -1;
+	if (m->pin_fd >= 0)
+		close(m->pin_fd);
+	m->pin_fd = -1;
 
 	free(m->error);
 	m->error = NULL;
@@ -209,3 +217,30 @@ size_t sym_module__symbol_count(const struct sym_module *m) { return m ? m->nr_s
 const char *sym_module__debug_path(const struct sym_module *m) { return m ? m->debug_path : NULL; }
 
 bool sym_module__minidebuginfo(const struct sym_module *m) { return m && m->minidebuginfo; }
+
+int sym_module__open_file(const struct sym_module *m)
+{
+	struct stat st;
+	int fd;
+
+	if (!m || !m->has_file_key || m->is_kernel ||
+	    m->error_kind == SYM_ERR_BUILD_ID_MISMATCH)
+		return -ENOENT;
+	if (m->pin_fd >= 0) {
+		fd = fcntl(m->pin_fd, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
+	}
+	if (m->path[0] != '/')
+		return -ENOENT;
+	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != m->file_key.dev ||
+	    (uint64_t)st.st_ino != m->file_key.ino || (uint64_t)st.st_size != m->file_key.size ||
+	    st.st_mtim.tv_sec != m->file_key.mtime_sec ||
+	    st.st_mtim.tv_nsec != m->file_key.mtime_nsec) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}

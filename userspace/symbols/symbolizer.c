@@ -60,6 +60,7 @@ struct symbolizer {
 	char kernel_build_id[2 * SYM_BUILD_ID_MAX + 1];
 	struct sym_config cfg;
 	char why[1024]; /* symbolizer__by_build_id's last reason */
+	size_t nr_pinned; /* modules holding a pin_fd */
 };
 
 
@@ -382,6 +383,27 @@ static struct sym_module *symbolizer__mismatch(struct symbolizer *s, const char 
 	return m;
 }
 
+/*
+ * Keeps a dup of fd in m->pin_fd when m's display path, opened in our own
+ * mount namespace, is not the file fd reads (deleted, replaced, memfd,
+ * another mount namespace): later readers of the module's file
+ * (sym_module__open_file, the unwinder's CFI) then read what was verified.
+ * At most SYM_MAX_PINNED modules are pinned; failures just leave none.
+ */
+static void symbolizer__pin(struct symbolizer *s, struct sym_module *m, int fd)
+{
+	struct stat st;
+
+	if (m->path[0] == '/' && !stat(m->path, &st) && (uint64_t)st.st_dev == m->file_key.dev &&
+	    (uint64_t)st.st_ino == m->file_key.ino)
+		return;
+	if (s->nr_pinned >= SYM_MAX_PINNED)
+		return;
+	m->pin_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (m->pin_fd >= 0)
+		s->nr_pinned++;
+}
+
 struct sym_module *symbolizer__file(struct symbolizer *s, uint32_t pid, const char *open_path,
 				    const char *path, const uint8_t *build_id, size_t build_id_len)
 {
@@ -483,6 +505,8 @@ struct sym_module *symbolizer__file(struct symbolizer *s, uint32_t pid, const ch
 	}
 	if (err)
 		sym_module__fail(m, f.why_kind, "%s", f.why);
+	else
+		symbolizer__pin(s, m, fd);
 
 	k.kind = CACHE_FILE;
 	k.file = &key;

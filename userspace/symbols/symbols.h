@@ -121,6 +121,18 @@ size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame
  * supported", "zstd-compressed sections", "damaged DWARF: ..."), or NULL.
  * Opens the DWARF if that was not tried yet. */
 const char *sym_module__dwarf_error(struct sym_module *m);
+/*
+ * A new read-only descriptor (O_CLOEXEC, the caller closes it) of the very
+ * file the module's symbols were read from and verified (build ID against
+ * the mapping's, or device/inode when it has none): the descriptor pinned at
+ * first sight when the module's path in our mount namespace leads elsewhere
+ * (read through /proc/PID/map_files: deleted, replaced, memfd, another
+ * mount namespace), else its path, reopened and checked to be the same file
+ * (device, inode, size, mtime).  Returns the fd, or -ENOENT (no such file:
+ * kernel, vdso, refused or unreadable module, pin limit reached), -ESTALE
+ * (the path now holds another file), or another -errno of open().
+ */
+int sym_module__open_file(const struct sym_module *m);
 /* True when the module's names came from MiniDebugInfo (.gnu_debugdata). */
 bool sym_module__minidebuginfo(const struct sym_module *m);
 

@@ -25,6 +25,8 @@
 
 /* Longest build ID kept, bytes (libdwfl's limit; GNU ld's SHA-1 is 20). */
 #define SYM_BUILD_ID_MAX 64
+/* At most this many modules keep a pinned descriptor (pin_fd). */
+#define SYM_MAX_PINNED 512
 /* A symbol table larger than this is treated as malformed. */
 #define SYM_MAX_SYMBOLS (1u << 26)
 /* A size-0 symbol with no following symbol of its owner covers this many
@@ -117,6 +119,11 @@ struct sym_module {
 	struct sym_dwarf *dwarf; /* NULL until opened or when unusable */
 	char *dwarf_error;	 /* why lines/inlines are missing or partial, or NULL */
 	bool minidebuginfo;	 /* names came from .gnu_debugdata */
+	/* A dup of the descriptor the module was read from, kept when its path
+	 * in our mount namespace does not lead to that file (deleted, replaced,
+	 * memfd, another mount namespace), so the unwinder reads the same
+	 * verified file (sym_module__open_file); -1 otherwise. */
+	int pin_fd;
 
 	struct sym_module *next; /* the symbolizer's list of all modules */
 };

@@ -66,6 +66,15 @@ struct unwind_module;
 struct unwind_module *unwind_module__open(const char *path);
 
 /*
+ * Same, for an ELF file already open (e.g. the descriptor a symbolizer
+ * verified by build ID, read through /proc/PID/map_files).  fd is read
+ * during the call only and stays the caller's (not closed, offset unused:
+ * libelf reads with pread/mmap).  Errors as unwind_module__open, EBADF for
+ * a bad descriptor.
+ */
+struct unwind_module *unwind_module__open_fd(int fd);
+
+/*
  * Same, for an ELF image in memory (the vdso: read it from the target's
  * [vdso] mapping, or this process's own via getauxval(AT_SYSINFO_EHDR)).
  * Only .eh_frame of the image is used.  image is read during the call only.

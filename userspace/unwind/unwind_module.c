@@ -892,12 +892,13 @@ out:
 	return m;
 }
 
-struct unwind_module *unwind_module__open(const char *path)
+struct unwind_module *unwind_module__open_fd(int fd)
 {
-	elf_version(EV_CURRENT);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		errno = EBADF;
 		return NULL;
+	}
+	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	struct unwind_module *m;
 	if (!elf) {
@@ -908,6 +909,17 @@ struct unwind_module *unwind_module__open(const char *path)
 	}
 	int saved = errno;
 	elf_end(elf);
+	errno = saved;
+	return m;
+}
+
+struct unwind_module *unwind_module__open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct unwind_module *m = unwind_module__open_fd(fd);
+	int saved = errno;
 	close(fd);
 	errno = saved;
 	return m;
