@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,10 +87,14 @@ enum { OPT_SYMBOLIZE = 0x5359, OPT_DEBUG_DIR = 0x4444 };
 #define RECORD_MAX_DEBUG_DIRS 32
 
 static volatile sig_atomic_t stop_signal;
+/* The collector whose sampling a stop signal or the duration timer halts
+ * (collector__halt_sampling is async-signal-safe), or NULL. */
+static struct collector *volatile halt_col;
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+	collector__halt_sampling(halt_col);
 }
 
 struct tee {
@@ -567,11 +572,27 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
 
 	err = collector__start(col, err_msg, sizeof(err_msg));
 	if (err) {
 		fprintf(stderr, "microscope record: %s\n", err_msg);
 		goto cleanup;
+	}
+	halt_col = col;
+	/* --duration counts from here, when sampling is attached (not from
+	 * before the BPF load and snapshots), and the timer halts sampling on
+	 * time even while a drain round is busy processing. */
+	if (o.duration_s > 0) {
+		struct itimerval it = { 0 };
+		double whole = (double)(long)o.duration_s;
+
+		t_end = now_s() + o.duration_s;
+		it.it_value.tv_sec = (time_t)whole;
+		it.it_value.tv_usec = (suseconds_t)((o.duration_s - whole) * 1e6);
+		if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+			it.it_value.tv_usec = 1;
+		setitimer(ITIMER_REAL, &it, NULL);
 	}
 	if (o.argv) {
 		err = launcher__release(&launch);
@@ -584,9 +605,6 @@ int cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	if (o.duration_s > 0)
-		t_end = now_s() + o.duration_s;
-
 	while (!stop_signal) {
 		if (py)
 			py_tracker__poll(py, (uint64_t)(now_s() * 1e9));
@@ -624,6 +642,10 @@ int cmd_record(int argc, char **argv)
 			}
 		}
 	}
+	/* Sampling ends here at the latest (the duration timer or a signal may
+	 * have halted it already): what follows is processing the backlog. */
+	collector__halt_sampling(col);
+	halt_col = NULL;
 	if (o.argv && !child_done) {
 		/* Stopped by a signal or the duration: end the command like perf does. */
 		kill(launch.pid, SIGTERM);

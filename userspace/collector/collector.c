@@ -129,6 +129,9 @@ struct collector {
 	bool build_ids;
 	bool started, stopped;
 	__u64 start_ns;
+	__u64 sampling_ns;		/* CLOCK_MONOTONIC ns just before sampling was attached */
+	volatile __u64 halt_ns;		/* set by collector__halt_sampling before halted */
+	volatile sig_atomic_t halted;	/* sampling events disabled (signal-safe stop) */
 
 	/* Counters reported at stop. */
 	__u64 bpf_records, perf_records;
@@ -1255,7 +1258,43 @@ int collector__start(struct collector *c, char *err, size_t errlen)
 		errf(err, errlen, "/proc snapshot: %s", strerror(-ret));
 		return ret;
 	}
-	return collector__attach_sampling(c, err, errlen);
+	/* The recording window (meta duration_ns, from the first ROUND to END)
+	 * starts here, when sampling does: not before the BPF load and the
+	 * snapshots above.  A ROUND now, then a drain, keeps the watermark rule
+	 * (stream.h): whatever the rings hold from before it is delivered next. */
+	c->sampling_ns = now_ns();
+	ret = collector__attach_sampling(c, err, errlen);
+	if (ret)
+		return ret;
+	ret = collector__emit(c, MS_CHUNK_ROUND, 0, c->sampling_ns, NULL, 0);
+	if (!ret) {
+		ret = collector__drain(c);
+		ret = ret < 0 ? ret : 0;
+	}
+	if (ret)
+		errf(err, errlen, "draining the first round: %s", strerror(-ret));
+	return ret;
+}
+
+/*
+ * Stop sampling now (collector.h): async-signal-safe (clock_gettime and
+ * ioctl only), so a SIGALRM/SIGINT handler can end the sampling window on
+ * time even while the drain loop is busy processing.  Disables every
+ * per-CPU sampling event (PERF_EVENT_IOC_DISABLE, include/uapi/linux/
+ * perf_event.h); collector__stop still tears everything down, and stamps
+ * END with the time taken here.
+ */
+void collector__halt_sampling(struct collector *c)
+{
+	int i;
+
+	if (!c || !c->started || c->stopped || c->halted || !c->period_fds)
+		return;
+	c->halt_ns = now_ns();
+	for (i = 0; i < c->nr_online; i++)
+		if (c->period_fds[i] >= 0)
+			ioctl(c->period_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	c->halted = 1;
 }
 
 /*
@@ -1354,7 +1393,7 @@ int collector__stop(struct collector *c)
 		return -EINVAL;
 	c->stopped = true;
 	offcpu__detach(c->offcpu);
-	stop_ns = now_ns();
+	stop_ns = c->halted ? c->halt_ns : now_ns();
 	for (i = 0; i < c->nr_online; i++) {
 		bpf_link__destroy(c->links[i]);
 		c->links[i] = NULL;
@@ -1380,7 +1419,9 @@ int collector__stop(struct collector *c)
 	err = collector__emit_counters(c);
 	if (err)
 		return err;
-	return collector__emit(c, MS_CHUNK_END, 0, now_ns(), NULL, 0);
+	/* END carries when sampling stopped, not when the drain above ended:
+	 * the recording window is first ROUND .. END (meta duration_ns). */
+	return collector__emit(c, MS_CHUNK_END, 0, stop_ns, NULL, 0);
 }
 
 /* Release every program, link, map, perf fd and ring.  Accepts NULL. */

@@ -59,6 +59,14 @@ int collector__poll(struct collector *c, int timeout_ms);
 int collector__stop(struct collector *c);
 
 /*
+ * Stop sampling at once without tearing down: disables the sampling events
+ * and remembers the time, which collector__stop then stamps on END (the
+ * recording window's end).  Async-signal-safe; idempotent; no-op before
+ * start or after stop.
+ */
+void collector__halt_sampling(struct collector *c);
+
+/*
  * Change the sampling duty while recording: every per-CPU sampling event's
  * period becomes factor times the requested one (factor 1 = -F as given)
  * through PERF_EVENT_IOC_PERIOD, and an MS_CHUNK_DUTY chunk stamped with the
