@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../capture/capture.h"
+#include "../../capture/output_check.h"
 #include "../collector/collector.h"
 #include "../processor/processor.h"
 #include "../budget/monitor.h"
@@ -181,14 +182,56 @@ static void join_args(char *buf, size_t len, int argc, char **argv)
 		off += snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
 }
 
+/*
+ * Where a capture goes when path cannot take it: ./microscope-PID.msc, else
+ * $TMPDIR (or /tmp)/microscope-PID.msc.  Returns 0 with the path used in
+ * buf, or -errno of the last attempt.
+ */
+static int seal_fallback(struct capture_builder *b, char *buf, size_t len)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	int err;
+
+	char cwd[2048];
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), ".");
+	snprintf(buf, len, "%s/microscope-%d.msc", cwd, (int)getpid());
+	err = capture_builder__write(b, buf);
+	if (!err)
+		return 0;
+	snprintf(buf, len, "%s/microscope-%d.msc", tmpdir && *tmpdir ? tmpdir : "/tmp",
+		 (int)getpid());
+	return capture_builder__write(b, buf);
+}
+
 static int seal(struct processor *proc, struct capture_builder *b, const char *path, bool quiet)
 {
 	int err = processor__finish(proc);
+	char fallback[4096];
 
-	if (!err)
-		err = capture_builder__write(b, path);
 	if (err) {
-		fprintf(stderr, "microscope: cannot write capture %s: %s\n", path, strerror(-err));
+		fprintf(stderr, "microscope record: cannot finish the capture: %s\n",
+			strerror(-err));
+		return err;
+	}
+	err = capture_builder__write(b, path);
+	if (err) {
+		const char *why = capture_builder__error(b);
+
+		if (why && why[0]) /* why starts with the path */
+			fprintf(stderr, "microscope record: cannot write capture %s\n", why);
+		else
+			fprintf(stderr, "microscope record: cannot write capture %s: %s\n", path,
+				strerror(-err));
+		/* The recording cannot be redone: keep it somewhere. */
+		if (!seal_fallback(b, fallback, sizeof(fallback)))
+			fprintf(stderr, "microscope record: capture saved to %s instead\n",
+				fallback);
+		else
+			fprintf(stderr, "microscope record: could not save the capture anywhere "
+					"(tried ./ and $TMPDIR): %s\n",
+				capture_builder__error(b));
 		return err;
 	}
 	if (!quiet) {
@@ -208,30 +251,6 @@ static bool any_alive(const struct record_options *o)
 		if (!kill(o->pids[i], 0) || errno == EPERM)
 			return true;
 	return false;
-}
-
-/*
- * Fail before recording, not after: the capture's directory must exist and be
- * writable, and path must not be a directory.  Returns 0 or prints why.
- */
-static int check_output(const char *path)
-{
-	char *copy = strdup(path);
-	struct stat st;
-	int err = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "microscope record: output %s is a directory\n", path);
-		err = -EISDIR;
-	} else if (access(dirname(copy), W_OK)) {
-		err = -errno;
-		fprintf(stderr, "microscope record: cannot write output %s: %s\n", path,
-			strerror(errno));
-	}
-	free(copy);
-	return err;
 }
 
 /* kernel.perf_event_max_sample_rate (Hz), or 0 if unreadable. */
@@ -464,8 +483,10 @@ int cmd_record(int argc, char **argv)
 			o.freq_hz, max_sample_rate());
 		return 2;
 	}
-	if (check_output(o.output))
-		return 1;
+	if (capture__check_output(o.output, err_msg, sizeof(err_msg))) {
+		fprintf(stderr, "microscope record: %s\n", err_msg);
+		return 2;
+	}
 	for (size_t i = 0; i < o.npids; i++) {
 		if (kill(o.pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "microscope record: no process with pid %d\n", o.pids[i]);
@@ -483,7 +504,7 @@ int cmd_record(int argc, char **argv)
 	if (b && sym)
 		tee.proc = processor__new(b, sym);
 	if (!tee.proc) {
-		fprintf(stderr, "microscope: out of memory\n");
+		fprintf(stderr, "microscope record: out of memory\n");
 		goto cleanup;
 	}
 	if (replay) {
@@ -555,7 +576,7 @@ int cmd_record(int argc, char **argv)
 				     collector__map_fd(col, "targets"),
 				     collector__map_fd(col, "py_exits"));
 		if (!py) {
-			fprintf(stderr, "microscope: out of memory\n");
+			fprintf(stderr, "microscope record: out of memory\n");
 			goto cleanup;
 		}
 		processor__set_python(tee.proc, py);

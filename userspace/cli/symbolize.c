@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "capture/capture.h"
+#include "capture/output_check.h"
 #include "commands.h"
 #include "userspace/deferred/symbolize.h"
 #include "userspace/symbols/symbols.h"
@@ -124,6 +125,12 @@ int cmd_symbolize(int argc, char **argv)
 		goto cleanup;
 	}
 	in = argv[optind];
+	/* Before the work, not after it. */
+	if (capture__check_output(out, msg, sizeof(msg))) {
+		fprintf(stderr, "microscope symbolize: %s\n", msg);
+		status = 2;
+		goto cleanup;
+	}
 	/* DEBUGINFOD_URLS alone enables it too (libdebuginfod's convention). */
 	if (symbolizer__enable_debuginfod(sym) && debuginfod) {
 		fprintf(stderr, "microscope symbolize: --debuginfod: no usable URL\n");
@@ -145,7 +152,8 @@ int cmd_symbolize(int argc, char **argv)
 	if (err) {
 		const char *why = capture_builder__error(b);
 
-		fprintf(stderr, "microscope symbolize: cannot write %s: %s\n", out,
+		/* why starts with the path already */
+		fprintf(stderr, "microscope symbolize: cannot write %s\n",
 			why && why[0] ? why : strerror(-err));
 		goto cleanup;
 	}
