@@ -11,7 +11,8 @@ static const char usage[] =
 	"commands:\n"
 	"  record    record a command, processes (-p) or the whole system (-a)\n"
 	"  report    summary, call tree and self/total table of a capture\n"
-	"  convert   write a capture in another format (folded stacks)\n"
+	"  convert   write a capture in another format (pprof, speedscope, Chrome\n"
+	"            trace, SVG flame graph, folded stacks), or import pprof/folded\n"
 	"  symbolize add names, lines and inline frames to a deferred capture\n"
 	"\n"
 	"Run 'microscope <command> --help' for a command's options.\n";

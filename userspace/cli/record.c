@@ -42,7 +42,9 @@ static const char record_usage[] =
 	"  -o, --output FILE    capture file (default microscope.msc)\n"
 	"  -p, --pid PID,...    attach to running processes (all threads, and children)\n"
 	"  -a, --all-cpus       record the whole system\n"
-	"  -d, --duration SEC   stop after SEC seconds\n"
+	"  -d, --duration SEC   sample for SEC seconds, counted from when sampling\n"
+	"                       starts (after setup); a command still running then\n"
+	"                       is sent SIGTERM, as on SIGINT (below)\n"
 	"      --call-graph fp|dwarf|auto\n"
 	"                       user stacks from frame pointers only (fp), from the\n"
 	"                       copied stack with CFI (dwarf), or both (auto, default)\n"
@@ -70,13 +72,21 @@ static const char record_usage[] =
 	"                       that cannot be found later are still symbolized now)\n"
 	"      --debug-dir DIR  also look for separate debug files in DIR (its\n"
 	"                       .build-id tree, or .gnu_debuglink names); repeatable\n"
-	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay)\n"
+	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay);\n"
+	"                       refused if DIR already holds one\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
 	"  -q, --quiet          no summary line\n"
 	"  -h, --help           this text\n"
 	"\n"
+	"SIGINT (Ctrl-C) or SIGTERM to record stops sampling at once, sends the\n"
+	"command SIGTERM, writes the capture and exits with the command's status\n"
+	"(143 if SIGTERM ended it).  The output is checked before anything runs; a\n"
+	"capture that still cannot be written at the end is saved as\n"
+	"./microscope-PID.msc (or in $TMPDIR) and record exits 1.\n"
+	"\n"
 	"Exit status: the command's status (128+N if killed by signal N), 127 if it\n"
-	"could not be run, 1 if recording failed, 2 for a usage error.\n"
+	"could not be run, 1 if recording failed, 2 for a usage error or an\n"
+	"unwritable output.\n"
 	"Needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF.\n";
 
 /* getopt codes of long-only options. */
@@ -142,6 +152,11 @@ static int parse_pids(struct record_options *o, const char *arg)
 
 	if (!copy)
 		return -ENOMEM;
+	/* strtok_r would skip empty items: "1,,2", ",1" and "1," are mistakes. */
+	if (!*arg || *arg == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,")) {
+		free(copy);
+		return -EINVAL;
+	}
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *end;
 		long v = strtol(tok, &end, 10);
@@ -468,6 +483,19 @@ int cmd_record(int argc, char **argv)
 			preset);
 		return 2;
 	}
+	if (o.call_graph == MS_CALL_GRAPH_DWARF && !o.stack_size) {
+		fprintf(stderr, "microscope record: --call-graph dwarf needs a stack copy "
+				"(--stack-size greater than 0)\n");
+		return 2;
+	}
+	if (o.call_graph == MS_CALL_GRAPH_FP && (explicit & MS_OPT_SET_STACK_SIZE) &&
+	    o.stack_size) {
+		fprintf(stderr, "microscope record: --stack-size has no effect with --call-graph "
+				"fp (%s): frame pointers copy no stack; drop it or use auto or "
+				"dwarf\n",
+			(explicit & MS_OPT_SET_CALL_GRAPH) ? "given" : "from the preset");
+		return 2;
+	}
 	if (optind < argc)
 		o.argv = argv + optind;
 	if (!!o.argv + !!o.npids + o.system_wide + !!replay != 1) {
@@ -486,6 +514,18 @@ int cmd_record(int argc, char **argv)
 	if (capture__check_output(o.output, err_msg, sizeof(err_msg))) {
 		fprintf(stderr, "microscope record: %s\n", err_msg);
 		return 2;
+	}
+	if (o.save_raw && !replay) {
+		char raw[4096];
+		struct stat st;
+
+		snprintf(raw, sizeof(raw), "%s/%s", o.save_raw, MS_RAW_FILE);
+		if (!stat(raw, &st)) {
+			fprintf(stderr, "microscope record: --save-raw %s already holds a raw stream "
+					"(%s): remove it or give another directory\n",
+				o.save_raw, raw);
+			return 2;
+		}
 	}
 	for (size_t i = 0; i < o.npids; i++) {
 		if (kill(o.pids[i], 0) && errno == ESRCH) {
