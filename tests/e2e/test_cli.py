@@ -1,0 +1,189 @@
+"""record's CLI contract: --duration is the sampling window and the capture
+says so; an unwritable output fails before anything runs (and a capture that
+cannot be sealed at the end is kept elsewhere); usage errors exit 2.
+
+Timing assertions compare the capture with itself (sample span against the
+recorded duration meta) and with the requested duration, with tolerances;
+the wall-time bound on `record` is generous (setup = BPF load + /proc
+snapshot, measured 0.4-0.8 s idle; the bound allows for a loaded machine).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import helpers as H
+
+# Setup (BPF load, snapshot) plus draining the backlog after sampling stopped,
+# on a loaded 2-CPU machine.
+WALL_SLACK_S = 15.0
+
+
+def _sample_span_s(capture):
+    """Seconds from the first to the last sample, from the Chrome trace
+    conversion (its timestamps are the samples' own, in microseconds)."""
+    out = capture + ".json"
+    H.run([H.BIN, "convert", capture, "--to", "chrome", "-o", out], check=True)
+    with open(out) as f:
+        d = json.load(f)
+    events = d["traceEvents"] if isinstance(d, dict) else d
+    ts = [e["ts"] for e in events if "ts" in e]
+    assert ts, "no timed events in the Chrome trace of %s" % capture
+    return (max(ts) - min(ts)) / 1e6
+
+
+def _report_duration_s(capture):
+    text = H.report(capture, "--limit", "1").stdout
+    m = re.search(r"^\s*duration\s+([\d.]+) (s|ms) \(recording\)", text, re.M)
+    assert m, "report shows no recording duration:\n%s" % text
+    return float(m.group(1)) / (1000.0 if m.group(2) == "ms" else 1.0)
+
+
+def _start_spinner():
+    proc, out = H.start_fixture([H.fixture("spinner"), "60"])
+    m = H.wait_for_line(out, r"spinner ready pid=(\d+)", timeout=30, proc=proc)
+    return proc, int(m.group(1))
+
+
+def _check_window(capture, want_s):
+    span = _sample_span_s(capture)
+    dur = _report_duration_s(capture)
+    H.log("requested %.1f s: samples span %.3f s, report duration %.3f s" % (want_s, span, dur))
+    assert abs(span - want_s) <= 0.5, \
+        "--duration %.1f: samples span %.3f s (want %.1f +- 0.5)" % (want_s, span, want_s)
+    assert abs(dur - span) <= 0.1 * span, \
+        "report duration %.3f s disagrees with the sample span %.3f s (> 10%%)" % (dur, span)
+
+
+def test_duration_pid_is_the_sampling_window():
+    spinner, pid = _start_spinner()
+    try:
+        rec = H.record(pids=[pid], duration=2, output=H.tmp_path("cli-dur.msc"))
+    finally:
+        H.kill_pid(pid)
+        spinner.wait()
+    H.log("record -p --duration 2 took %.2f s wall" % rec.seconds)
+    _check_window(rec.capture, 2.0)
+    assert rec.seconds < 2.0 + WALL_SLACK_S, "record took %.1f s for --duration 2" % rec.seconds
+
+
+def test_duration_command_ends_it_with_sigterm():
+    # The spinner would run 60 s: --duration 1 must stop sampling after ~1 s
+    # and end it like SIGINT does (SIGTERM, record exits with 143).
+    rec = H.record(cmd=[H.fixture("spinner"), "60"], duration=1,
+                   output=H.tmp_path("cli-dur-cmd.msc"), expect_status=128 + signal.SIGTERM)
+    _check_window(rec.capture, 1.0)
+
+
+def _assert_early_failure(output, why_re, tmpdir=None):
+    marker = H.tmp_path("cli-ran")
+    if os.path.exists(marker):
+        os.unlink(marker)
+    proc = H.run([H.BIN, "record", "-o", output, "--", "sh", "-c", "touch %s" % marker])
+    assert proc.returncode == 2, "record -o %s: status %d (want 2)\n%s" % (
+        output, proc.returncode, proc.stderr)
+    assert not os.path.exists(marker), "the command ran although -o %s is unwritable" % output
+    err = proc.stderr.strip()
+    assert err.startswith("microscope record: ") and output in err, err
+    assert re.search(why_re, err), "%r does not say why (%s)" % (err, why_re)
+
+
+def test_unwritable_output_fails_before_running():
+    _assert_early_failure("/proc/version", r"cannot be created|cannot create")
+    _assert_early_failure("/nonexistent-dir/x.msc", r"/nonexistent-dir does not exist")
+    d = H.tmp_path("cli-isdir")
+    os.makedirs(d, exist_ok=True)
+    _assert_early_failure(d, r"is a directory")
+
+
+def test_immutable_output_fails_before_running():
+    if not shutil.which("chattr"):
+        H.skip("no chattr")
+    path = H.tmp_path("cli-immutable.msc")
+    with open(path, "w") as f:
+        f.write("old")
+    if H.run(["chattr", "+i", path]).returncode:
+        H.skip("the file system of %s has no immutable flag" % path)
+    try:
+        _assert_early_failure(path, r"immutable")
+    finally:
+        H.run(["chattr", "-i", path])
+
+
+def test_capture_kept_when_sealing_fails():
+    """A 4 KiB tmpfs passes the early check (a file can be created) but the
+    capture does not fit: record exits 1 and names a fallback file that
+    holds the recording."""
+    H.require_root()
+    mnt = H.tmp_path("cli-tiny")
+    cwd = H.tmp_path("cli-cwd")
+    os.makedirs(mnt, exist_ok=True)
+    shutil.rmtree(cwd, ignore_errors=True)
+    os.makedirs(cwd)
+    if H.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", mnt]).returncode:
+        H.skip("cannot mount a tmpfs")
+    try:
+        proc = H.run([H.BIN, "record", "-o", mnt + "/out.msc", "--",
+                      H.fixture("spinner"), "1"], cwd=cwd)
+    finally:
+        H.run(["umount", mnt])
+    assert proc.returncode == 1, "status %d (want 1)\n%s" % (proc.returncode, proc.stderr)
+    m = re.search(r"microscope record: capture saved to (\S+) instead", proc.stderr)
+    assert m, proc.stderr
+    assert "No space left" in proc.stderr, proc.stderr
+    saved = m.group(1)
+    assert os.path.dirname(saved) == os.path.realpath(cwd), saved
+    prof = H.folded(saved)
+    assert H.count_containing(prof, "spin_forever_work") > 0, H.show_stacks(prof)
+
+
+def test_symbolize_checks_output_first():
+    proc = H.run([H.BIN, "symbolize", "-o", "/nonexistent-dir/x.msc", "/nonexistent-in.msc"])
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == ("microscope symbolize: cannot write /nonexistent-dir/x.msc: "
+                                   "directory /nonexistent-dir does not exist"), proc.stderr
+
+
+def test_usage_errors_exit_2():
+    H.require_root()
+    cases = [
+        (["--call-graph", "fp", "--stack-size", "8192"], r"no effect with --call-graph fp"),
+        (["--preset", "light", "--stack-size", "8192"], r"no effect with --call-graph fp"),
+        (["--call-graph", "dwarf", "--stack-size", "0"], r"dwarf needs a stack copy"),
+        (["-p", "1,,2"], r"bad pid list"),
+        (["-p", "1,"], r"bad pid list"),
+        (["-p", ",1"], r"bad pid list"),
+    ]
+    for args, why in cases:
+        argv = [H.BIN, "record", "-o", H.tmp_path("cli-usage.msc")] + args
+        if args[0] != "-p":
+            argv += ["--", "true"]
+        proc = H.run(argv)
+        assert proc.returncode == 2, "%s: status %d\n%s" % (args, proc.returncode, proc.stderr)
+        assert re.search(why, proc.stderr) and "microscope record: " in proc.stderr, proc.stderr
+    # fp without a copy is fine
+    H.record(cmd=["true"], output=H.tmp_path("cli-fp.msc"),
+             extra=["--call-graph", "fp", "--stack-size", "0", "-q"])
+
+
+def test_help_texts():
+    top = H.run([H.BIN, "--help"], check=True).stdout
+    assert "pprof" in top and "speedscope" in top and "symbolize" in top, top
+    rec = H.run([H.BIN, "record", "--help"], check=True).stdout
+    assert "SIGTERM" in rec and "143" in rec, rec
+
+
+def test_save_raw_refuses_existing_stream():
+    d = H.tmp_path("cli-raw")
+    shutil.rmtree(d, ignore_errors=True)
+    H.record(cmd=["true"], output=H.tmp_path("cli-raw.msc"), save_raw=d, extra=["-q"])
+    raw = os.path.join(d, "stream.msraw")
+    before = os.stat(raw)
+    proc = H.run([H.BIN, "record", "-o", H.tmp_path("cli-raw2.msc"), "--save-raw", d, "--",
+                  "true"])
+    assert proc.returncode == 2 and "already holds a raw stream" in proc.stderr, proc.stderr
+    after = os.stat(raw)
+    assert (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size)
