@@ -26,7 +26,9 @@ int analysis_budget__init(struct analysis_budget *b, const struct capture *c)
 	b->peak_factor = b->final_factor = 1;
 	for (i = 0; i < c->nsamples; i++) {
 		b->samples++;
-		b->weight += c->samples[i].weight;
+		/* saturate: weights are untrusted u64s */
+		if (__builtin_add_overflow(b->weight, c->samples[i].weight, &b->weight))
+			b->weight = UINT64_MAX;
 	}
 	if (!pct)
 		return 0;

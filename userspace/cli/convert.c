@@ -329,7 +329,7 @@ typedef int (*convert_import_fn)(const void *buf, size_t len, struct capture_bui
 static int convert_import_folded(const void *buf, size_t len, struct capture_builder *b,
 				 struct formats_note *note, char *err, size_t errlen)
 {
-	return folded__import(buf, len, b, note);
+	return folded__import(buf, len, b, note, err, errlen);
 }
 
 struct convert_input_format {
@@ -705,6 +705,14 @@ int cmd_convert(int argc, char **argv)
 		goto cleanup;
 	}
 	ifmt = input_format(from, path, bytes, nbytes);
+	/* Text formats hold no NUL byte: binary input (an ELF, perf.data) is not ours. */
+	if (ifmt->import == convert_import_folded && memchr(bytes, '\0', nbytes)) {
+		fprintf(stderr,
+			"microscope convert: %s: not a capture, pprof or folded file (binary data: "
+			"a NUL byte at offset %zu)\n",
+			path, (size_t)((const char *)memchr(bytes, '\0', nbytes) - (const char *)bytes));
+		goto cleanup;
+	}
 	if (ifmt->import) {
 		b = capture_builder__new();
 		if (!b) {
