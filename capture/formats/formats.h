@@ -134,7 +134,8 @@ int pprof__export(const struct capture *c, void **buf, size_t *len, struct forma
  *
  * Errors (-EBADMSG, err names the reason): truncated or corrupt gzip,
  * protobuf that does not parse, string_table[0] != "", a zero or duplicate
- * id, a reference to a missing id or string, more values than sample types.
+ * id, a reference to a missing id or string, more values than sample types,
+ * a sample type whose values sum beyond 2^64-1 (its shares would be garbage).
  * Negative values (diff profiles) and labels are dropped, counted and noted.
  * Returns 0, -EBADMSG or -ENOMEM.
  */

@@ -439,6 +439,21 @@ static void test_pprof_malformed(void **state)
 	x.p.n_sample_type = 1;
 	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "2 values for 1 sample types"));
+	/* two values of INT64_MAX in one type still fit (2^64-2); a third does not */
+	pb_fixture_init(&x);
+	x.vals0[1] = INT64_MAX;
+	x.vals1[1] = INT64_MAX;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), 0);
+	{
+		Perftools__Profiles__Sample *three[3] = { &x.s[0], &x.s[1], &x.s[1] };
+
+		x.p.sample = three;
+		x.p.n_sample = 3;
+		assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+		if (!strstr(err, "sample 2: value 9223372036854775807 of sample type 1 makes the "
+				 "type's total overflow"))
+			fail_msg("%s", err);
+	}
 
 	assert_int_equal(try_import(junk, sizeof(junk), err, sizeof(err), NULL), -EBADMSG);
 	assert_non_null(strstr(err, "does not parse"));
