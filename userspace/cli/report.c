@@ -155,11 +155,30 @@ static void print_budget(const struct capture *c)
 		       b.samples, b.weight);
 	else
 		printf("duty never lowered\n");
+	/* The whole-run average includes start-up at the full rate (BPF load, first
+	 * symbolization): the steady figure is what the controller held. */
+	if (b.steady_observed_ns) {
+		char d[32];
+
+		format_duration(b.steady_observed_ns, d, sizeof(d));
+		printf("  own cost   %.2f%% of one CPU held in steady state (the last %s, after "
+		       "start-up%s; recorder %.2f%%, BPF %.2f%%, perf estimate %.2f%%)\n",
+		       100.0 * (double)(b.steady_recorder_cpu_ns + b.steady_bpf_run_ns +
+					b.steady_perf_estimate_ns) /
+			       (double)b.steady_observed_ns,
+		       d, b.changes ? " and the last duty change" : "",
+		       100.0 * (double)b.steady_recorder_cpu_ns / (double)b.steady_observed_ns,
+		       100.0 * (double)b.steady_bpf_run_ns / (double)b.steady_observed_ns,
+		       100.0 * (double)b.steady_perf_estimate_ns / (double)b.steady_observed_ns);
+	}
 	if (b.observed_ns)
-		printf("  own cost   %.2f%% of one CPU (recorder %.2f%%, BPF %.2f%%, perf "
-		       "estimate %.2f%%)\n",
+		printf("  %s %.2f%% of one CPU averaged over the whole recording, start-up at the "
+		       "full rate included%s (recorder %.2f%%, BPF %.2f%%, perf estimate %.2f%%)\n",
+		       b.steady_observed_ns ? "          " : "own cost  ",
 		       100.0 * (double)(b.recorder_cpu_ns + b.bpf_run_ns + b.perf_estimate_ns) /
 			       (double)b.observed_ns,
+		       b.steady_observed_ns ? "" : "; no steady-state figure: the recording "
+						   "ended within start-up or a duty change",
 		       100.0 * (double)b.recorder_cpu_ns / (double)b.observed_ns,
 		       100.0 * (double)b.bpf_run_ns / (double)b.observed_ns,
 		       100.0 * (double)b.perf_estimate_ns / (double)b.observed_ns);
