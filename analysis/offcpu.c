@@ -179,8 +179,8 @@ int analysis_wall__init(struct analysis_wall *w, const struct capture *c)
 		} else {
 			r->intervals++;
 			analysis__sat_add(&r->off_cpu_ns, v->weight);
+			analysis__sat_add(&r->state_ns[v->state], v->weight);
 		}
-		analysis__sat_add(&r->state_ns[v->state], v->weight);
 		seen(r, v->start_ns);
 		seen(r, v->end_ns);
 	}

@@ -571,16 +571,23 @@ static int report_wall(const struct report_options *opt, const struct capture *c
 		printf("  command    %s\n", capture__meta(c, "command"));
 	if (w.period_known)
 		snprintf(pbuf, sizeof(pbuf), "%.3f ms", w.period_ns / 1e6);
-	printf("  on-CPU     estimated: CPU samples x %s per sample (the %s event's period)\n",
-	       w.period_known ? pbuf : "?", w.cpu_event != CAPTURE_NONE ?
-	       capture__string(c, c->events[w.cpu_event].name) : "CPU");
+	if (w.cpu_event == CAPTURE_NONE)
+		printf("  on-CPU     no CPU samples: on-CPU ms is 0\n");
+	else if (w.period_known)
+		printf("  on-CPU     estimated: CPU samples x %s per sample (the %s event's period)\n",
+		       pbuf, capture__string(c, c->events[w.cpu_event].name));
+	else
+		printf("  on-CPU     not estimated: the %s event's samples have no known period "
+		       "in ns (on-CPU ms is 0)\n",
+		       capture__string(c, c->events[w.cpu_event].name));
 	if (w.offcpu_event == CAPTURE_NONE)
 		printf("  off-CPU    not recorded (record with --off-cpu)\n");
 	else
-		printf("  off-CPU    measured: complete intervals; intervals cut by the recording's "
-		       "edges in their own column\n");
-	printf("\n  %-24s %10s %12s %12s %10s %10s %10s %10s %16s\n", "thread", "samples",
-	       "on-CPU ms", "off-CPU ms", "runnable", "sleep", "disk", "other",
+		printf("  off-CPU    measured: complete intervals, by state in runnable..other\n"
+		       "             (they add up to off-CPU ms); intervals cut by the recording's "
+		       "edges only in the last column\n");
+	printf("\n  %-24s %10s %12s %12s %10s %10s %10s %10s %10s %16s\n", "thread", "samples",
+	       "on-CPU ms", "off-CPU ms", "runnable", "sleep", "disk", "stopped", "other",
 	       "incomplete ms (n)");
 	for (i = 0; i < w.nrows; i++) {
 		const struct analysis_wall_row *row = &w.rows[i];
@@ -590,16 +597,17 @@ static int report_wall(const struct report_options *opt, const struct capture *c
 			 c->threads[row->thread].tid);
 		snprintf(inc, sizeof(inc), "%.1f (%" PRIu32 ")", row->incomplete_ns / 1e6,
 			 row->incomplete);
-		printf("  %-24s %10" PRIu64 " %12.1f %12.1f %10.1f %10.1f %10.1f %10.1f %16s\n", name,
-		       row->samples, row->on_cpu_ns / 1e6, row->off_cpu_ns / 1e6,
+		printf("  %-24s %10" PRIu64 " %12.1f %12.1f %10.1f %10.1f %10.1f %10.1f %10.1f "
+		       "%16s\n",
+		       name, row->samples, row->on_cpu_ns / 1e6, row->off_cpu_ns / 1e6,
 		       row->state_ns[CAPTURE_OFFCPU_STATE_RUNNABLE] / 1e6,
 		       row->state_ns[CAPTURE_OFFCPU_STATE_SLEEP] / 1e6,
 		       row->state_ns[CAPTURE_OFFCPU_STATE_DISK] / 1e6,
-		       (row->state_ns[CAPTURE_OFFCPU_STATE_STOPPED] +
-			row->state_ns[CAPTURE_OFFCPU_STATE_OTHER]) / 1e6,
-		       inc);
+		       row->state_ns[CAPTURE_OFFCPU_STATE_STOPPED] / 1e6,
+		       row->state_ns[CAPTURE_OFFCPU_STATE_OTHER] / 1e6, inc);
 	}
-	printf("\n  (state columns: off-CPU ms by state, incomplete intervals included)\n");
+	printf("\n  (runnable + sleep + disk + stopped + other = off-CPU ms: complete intervals "
+	       "only, as report --off-cpu;\n   incomplete intervals are only in the last column)\n");
 	analysis_wall__release(&w);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
@@ -812,6 +820,12 @@ int cmd_report(int argc, char **argv)
 			printf("microscope report: %s\n  no events, no samples\n", opt.path);
 			status = 0;
 			goto cleanup;
+		}
+		/* No CPU samples, only off-CPU intervals: show the event that has data. */
+		if (!c->nsamples && c->nintervals && !analysis__find_event(c, "off-cpu", &event)) {
+			fprintf(stderr, "microscope report: note: %s: no CPU samples; showing the "
+				"off-CPU intervals (as --off-cpu)\n", opt.path);
+			opt.off_cpu = true;
 		}
 	}
 
