@@ -242,10 +242,25 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 		format_weight(r, s->weight, wbuf, sizeof(wbuf));
 		printf(" (weight %s %s)", wbuf, r->ns ? "ms" : r->unit);
 	}
-	printf(" from %" PRIu32 " thread%s\n", s->threads, s->threads == 1 ? "" : "s");
+	/* An import (folded, pprof) has no threads and no recording. */
+	const char *src = capture__meta(c, "source.format");
+	bool threadless = true;
+
+	for (i = 0; i < c->nsamples && threadless; i++)
+		threadless = c->samples[i].thread == CAPTURE_NONE;
+	if (src && threadless)
+		printf(" from a %s import (no threads)\n", src);
+	else
+		printf(" from %" PRIu32 " thread%s\n", s->threads, s->threads == 1 ? "" : "s");
 	format_duration(s->duration_ns, buf, sizeof(buf));
-	printf("  duration   %s (%s)\n", buf,
-	       s->duration_from_meta ? "recording" : "first to last sample");
+	if (src && s->duration_from_meta)
+		printf("  duration   %s (the %s profile's duration%s)\n", buf, src,
+		       !strcmp(src, "pprof") ? "_nanos" : "");
+	else if (src && threadless && !s->duration_ns)
+		printf("  duration   none (an imported %s profile has no sample times)\n", src);
+	else
+		printf("  duration   %s (%s)\n", buf,
+		       s->duration_from_meta ? "recording" : "first to last sample");
 	if (s->rate_hz > 0) {
 		printf("  rate       %.1f samples per thread-second", s->rate_hz);
 		if (freq)
