@@ -363,7 +363,8 @@ struct analysis_wall_row {
 	uint64_t on_cpu_ns;	  /* samples x period_ns: an estimate */
 	uint64_t off_cpu_ns;	  /* complete intervals */
 	uint64_t incomplete_ns;	  /* incomplete intervals, the part inside the window */
-	uint64_t state_ns[CAPTURE_OFFCPU_STATE_COUNT]; /* complete + incomplete, by state */
+	uint64_t state_ns[CAPTURE_OFFCPU_STATE_COUNT]; /* complete only, by state: they sum to
+							* off_cpu_ns (the rule of report --off-cpu) */
 	uint64_t first_ns, last_ns; /* first and last time the thread was seen */
 };
 

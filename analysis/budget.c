@@ -26,7 +26,9 @@ int analysis_budget__init(struct analysis_budget *b, const struct capture *c)
 	b->peak_factor = b->final_factor = 1;
 	for (i = 0; i < c->nsamples; i++) {
 		b->samples++;
-		b->weight += c->samples[i].weight;
+		/* saturate: weights are untrusted u64s */
+		if (__builtin_add_overflow(b->weight, c->samples[i].weight, &b->weight))
+			b->weight = UINT64_MAX;
 	}
 	if (!pct)
 		return 0;
@@ -36,6 +38,10 @@ int analysis_budget__init(struct analysis_budget *b, const struct capture *c)
 	b->bpf_run_ns = capture__counter(c, "budget.bpf_run_time_ns");
 	b->perf_estimate_ns = capture__counter(c, "budget.perf_estimate_ns");
 	b->observed_ns = capture__counter(c, "budget.observed_ns");
+	b->steady_recorder_cpu_ns = capture__counter(c, "budget.steady_recorder_cpu_ns");
+	b->steady_bpf_run_ns = capture__counter(c, "budget.steady_bpf_run_time_ns");
+	b->steady_perf_estimate_ns = capture__counter(c, "budget.steady_perf_estimate_ns");
+	b->steady_observed_ns = capture__counter(c, "budget.steady_observed_ns");
 	if (!list)
 		return 0;
 

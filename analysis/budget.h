@@ -25,6 +25,14 @@ struct analysis_budget {
 	uint64_t weight;	/* the samples at the requested rate they stand for (sum of weights) */
 	/* Cost the recorder measured while sampling (ns), and over how long. */
 	uint64_t recorder_cpu_ns, bpf_run_ns, perf_estimate_ns, observed_ns;
+	/*
+	 * The same over the steady state (counters budget.steady_*): from the
+	 * first observation after warm-up and after the last duty change
+	 * settled, to the end; steady_observed_ns 0 if the recording never got
+	 * there (shorter than warm-up, or a change in its last second).
+	 */
+	uint64_t steady_recorder_cpu_ns, steady_bpf_run_ns, steady_perf_estimate_ns;
+	uint64_t steady_observed_ns;
 };
 
 /*

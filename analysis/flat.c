@@ -53,9 +53,9 @@ struct analysis_flat *analysis_flat__new(const struct analysis_tree *t, enum ana
 	while (n != CAPTURE_NONE) {
 		k = nodes[n].key;
 		if (!on_path[k])
-			acc[k].total += nodes[n].total;
+			analysis__sat_add(&acc[k].total, nodes[n].total);
 		on_path[k]++;
-		acc[k].self += nodes[n].self;
+		analysis__sat_add(&acc[k].self, nodes[n].self);
 		seen[k] = 1;
 		if (nodes[n].first_child != CAPTURE_NONE) {
 			n = nodes[n].first_child;

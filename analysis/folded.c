@@ -179,7 +179,7 @@ int analysis_tree__folded(const struct analysis_tree *t, char **text, size_t *le
 		qsort_r(lines, nlines, sizeof(*lines), path_cmp, paths.p);
 	for (i = 0, j = 0; i < nlines; i++) {
 		if (j && !path_cmp(&lines[j - 1], &lines[i], paths.p))
-			lines[j - 1].weight += lines[i].weight;
+			analysis__sat_add(&lines[j - 1].weight, lines[i].weight);
 		else
 			lines[j++] = lines[i];
 	}

@@ -82,4 +82,14 @@ static inline int analysis__key_cmp(const struct analysis_names *names, uint32_t
 	return ra < rb ? -1 : ra > rb;
 }
 
+/*
+ * *acc += v, saturating at UINT64_MAX: weights are untrusted u64s, and a
+ * saturated sum keeps every part <= its whole, so no share exceeds 100%.
+ */
+static inline void analysis__sat_add(uint64_t *acc, uint64_t v)
+{
+	if (__builtin_add_overflow(*acc, v, acc))
+		*acc = UINT64_MAX;
+}
+
 #endif

@@ -94,14 +94,14 @@ int analysis_offcpu__init(struct analysis_offcpu *o, const struct capture *c, ui
 			continue;
 		if (v->flags & EDGE_FLAGS) {
 			o->incomplete[o->nincomplete++] = i;
-			o->incomplete_ns += v->weight;
+			analysis__sat_add(&o->incomplete_ns, v->weight);
 			continue;
 		}
 		o->complete[o->ncomplete++] = i;
-		o->complete_ns += v->weight;
-		o->state_ns[v->state] += v->weight;
+		analysis__sat_add(&o->complete_ns, v->weight);
+		analysis__sat_add(&o->state_ns[v->state], v->weight);
 		o->state_count[v->state]++;
-		o->cause_ns[v->cause] += v->weight;
+		analysis__sat_add(&o->cause_ns[v->cause], v->weight);
 		o->cause_count[v->cause]++;
 	}
 	qsort_r(o->complete, o->ncomplete, sizeof(uint32_t), by_weight, (void *)c);
@@ -175,12 +175,12 @@ int analysis_wall__init(struct analysis_wall *w, const struct capture *c)
 
 		if (v->flags & EDGE_FLAGS) {
 			r->incomplete++;
-			r->incomplete_ns += v->weight;
+			analysis__sat_add(&r->incomplete_ns, v->weight);
 		} else {
 			r->intervals++;
-			r->off_cpu_ns += v->weight;
+			analysis__sat_add(&r->off_cpu_ns, v->weight);
+			analysis__sat_add(&r->state_ns[v->state], v->weight);
 		}
-		r->state_ns[v->state] += v->weight;
 		seen(r, v->start_ns);
 		seen(r, v->end_ns);
 	}

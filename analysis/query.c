@@ -124,7 +124,7 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 				goto cleanup;
 			rows[nrows++] = (struct analysis_agg){ .root = root, .stack = s->stack };
 		}
-		rows[*slot].weight += s->weight;
+		analysis__sat_add(&rows[*slot].weight, s->weight);
 		rows[*slot].samples++;
 	}
 	for (i = 0; i < c->nintervals; i++) {
@@ -155,7 +155,7 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 				goto cleanup;
 			rows[nrows++] = (struct analysis_agg){ .root = root, .stack = v->stack };
 		}
-		rows[*slot].weight += v->weight;
+		analysis__sat_add(&rows[*slot].weight, v->weight);
 		rows[*slot].samples++;
 	}
 	if (nrows)

@@ -148,7 +148,7 @@ int analysis_summary__init(struct analysis_summary *s, const struct analysis_nam
 		if (!s->samples || smp->time_ns > s->last_ns)
 			s->last_ns = smp->time_ns;
 		s->samples++;
-		s->weight += smp->weight;
+		analysis__sat_add(&s->weight, smp->weight);
 		sp = &spans[smp->thread == CAPTURE_NONE ? c->nthreads : smp->thread];
 		if (!sp->samples || smp->time_ns < sp->first_ns)
 			sp->first_ns = smp->time_ns;

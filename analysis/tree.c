@@ -165,7 +165,7 @@ static int tree_finish(struct analysis_tree *t, struct tree_storage *st)
 	for (i = st->nnodes - 1; i > 0; i--) {
 		struct analysis_node *n = &st->nodes[i];
 
-		st->nodes[n->parent].total += n->total;
+		analysis__sat_add(&st->nodes[n->parent].total, n->total);
 		st->nodes[n->parent].samples += n->samples;
 		st->nodes[n->parent].nchildren++;
 	}
@@ -256,7 +256,7 @@ struct analysis_tree *analysis_tree__new(const struct analysis_names *names,
 		st = g; /* G is the tree */
 		g = NULL;
 		for (i = 0; i < nrows; i++) {
-			st->nodes[leaf[i]].self += rows[i].weight;
+			analysis__sat_add(&st->nodes[leaf[i]].self, rows[i].weight);
 			st->nodes[leaf[i]].samples += rows[i].samples;
 		}
 	} else {
@@ -279,7 +279,7 @@ struct analysis_tree *analysis_tree__new(const struct analysis_names *names,
 			n = tree_copy_path(st, g, &b, &tb, base, leaf[i]);
 			if (n == U64MAP_EMPTY)
 				goto cleanup;
-			st->nodes[n].self += rows[i].weight;
+			analysis__sat_add(&st->nodes[n].self, rows[i].weight);
 			st->nodes[n].samples += rows[i].samples;
 		}
 	}

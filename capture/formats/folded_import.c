@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,21 @@ static bool parse_count(const char *s, size_t len, uint64_t *v)
 	return true;
 }
 
+/* Whether path p[len] has an empty frame name ("a;;b", ";a", "a;", ""). */
+static bool folded_has_empty_frame(const char *p, size_t len)
+{
+	size_t start = 0, i;
+
+	for (i = 0; i <= len; i++) {
+		if (i == len || p[i] == ';') {
+			if (i == start)
+				return true;
+			start = i + 1;
+		}
+	}
+	return false;
+}
+
 /* Import one line's path p[len] with weight; returns a skip reason or -1 when added. */
 static int folded_line(struct capture_builder *b, uint32_t event, const char *p, size_t len,
 		       uint64_t weight, char **name, size_t *name_cap)
@@ -60,14 +76,8 @@ static int folded_line(struct capture_builder *b, uint32_t event, const char *p,
 	size_t start = 0, i;
 
 	/* check first: a line with an empty frame adds nothing */
-	for (i = 0; i <= len; i++) {
-		if (i == len || p[i] == ';') {
-			if (i == start)
-				return FOLDED_SKIP_EMPTY_FRAME;
-			start = i + 1;
-		}
-	}
-	start = 0;
+	if (folded_has_empty_frame(p, len))
+		return FOLDED_SKIP_EMPTY_FRAME;
 	for (i = 0; i <= len; i++) {
 		struct capture_frame f = { .module = CAPTURE_NONE };
 		size_t n;
@@ -103,17 +113,41 @@ static int folded_line(struct capture_builder *b, uint32_t event, const char *p,
 	return -1;
 }
 
+/* Quote line[len] into out[outlen] for a message: at most 60 bytes, non-printables as '?'. */
+static void quote_line(const char *line, size_t len, char *out, size_t outlen)
+{
+	size_t i, n = len > 60 ? 60 : len;
+
+	if (outlen < 8)
+		return;
+	if (n > outlen - 8)
+		n = outlen - 8;
+	out[0] = '"';
+	for (i = 0; i < n; i++)
+		out[i + 1] = line[i] >= 0x20 && line[i] < 0x7f ? line[i] : '?';
+	snprintf(out + n + 1, outlen - n - 1, "%s\"", n < len ? "..." : "");
+}
+
 int folded__import(const void *buf, size_t len, struct capture_builder *b,
-		   struct formats_note *note)
+		   struct formats_note *note, char *errbuf, size_t errlen)
 {
 	const char *text = buf, *end = text + len, *line = text;
-	uint64_t skipped[FOLDED_SKIP_COUNT] = { 0 }, lines = 0, total = 0;
+	uint64_t skipped[FOLDED_SKIP_COUNT] = { 0 }, lines = 0, total = 0, stacks = 0;
+	uint64_t bad_lineno = 0;
+	const char *bad = NULL;
+	size_t bad_len = 0;
 	struct capture_event ev = { 0 };
 	char *name = NULL;
 	size_t name_cap = 0;
 	uint32_t event;
 	int i, err = 0;
 
+	if (memchr(text, '\0', len)) {
+		snprintf(errbuf, errlen, "binary data (a NUL byte at offset %zu): not a capture, "
+			 "pprof or folded file",
+			 (size_t)((const char *)memchr(text, '\0', len) - text));
+		return -EBADMSG;
+	}
 	ev.name = capture_builder__string(b, "folded");
 	ev.unit = capture_builder__string(b, "samples");
 	event = capture_builder__add_event(b, &ev);
@@ -141,24 +175,55 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
 		} else {
 			for (sp = le; sp > line && sp[-1] != ' ' && sp[-1] != '\t'; sp--)
 				;
-			if (sp == line || !parse_count(sp, (size_t)(le - sp), &weight)) {
-				skipped[FOLDED_SKIP_NO_COUNT]++;
-			} else {
+			r = FOLDED_SKIP_NO_COUNT;
+			if (sp != line && parse_count(sp, (size_t)(le - sp), &weight)) {
 				const char *pe = sp - 1;
 
+				/* the event's total must fit u64, or shares are garbage
+				 * (an empty-frame line is skipped below, never added) */
+				if (!folded_has_empty_frame(line, (size_t)(pe - line)) &&
+				    __builtin_add_overflow(total, weight, &total)) {
+					char q[80];
+
+					quote_line(line, (size_t)(le - line), q, sizeof(q));
+					snprintf(errbuf, errlen,
+						 "line %" PRIu64 " %s: count %" PRIu64 " makes the "
+						 "total weight overflow 2^64-1",
+						 lines, q, weight);
+					err = -EBADMSG;
+					goto cleanup;
+				}
 				r = folded_line(b, event, line, (size_t)(pe - line), weight, &name,
 						&name_cap);
 				if (r == -2) {
 					err = -ENOMEM;
 					goto cleanup;
 				}
-				if (r >= 0)
-					skipped[r]++;
-				else if (__builtin_add_overflow(total, weight, &total))
-					total = UINT64_MAX;
+				if (r < 0)
+					stacks++;
+			}
+			if (r >= 0) {
+				skipped[r]++;
+				if (!bad) {
+					bad = line;
+					bad_len = (size_t)(le - line);
+					bad_lineno = lines;
+				}
 			}
 		}
 		line = nl ? nl + 1 : end;
+	}
+	if (!stacks && bad) {
+		char q[80];
+
+		quote_line(bad, bad_len, q, sizeof(q));
+		snprintf(errbuf, errlen,
+			 "not a folded file: no line is \"frame;...;frame COUNT\"; line %" PRIu64
+			 " %s %s",
+			 bad_lineno, q,
+			 skipped[FOLDED_SKIP_NO_COUNT] ? "has no count" : "has an empty frame");
+		err = -EBADMSG;
+		goto cleanup;
 	}
 	for (i = 0; i < FOLDED_SKIP_COUNT; i++) {
 		if (!skipped[i])

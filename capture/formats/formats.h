@@ -84,10 +84,16 @@ int formats__samples_by_thread(const struct capture *c, uint32_t **order);
  * line ends are accepted.  Lines that are blank, comments ('#'), count-less
  * or have an empty frame name are skipped and counted in capture counters
  * folded.skipped_blank, _comment, _no_count, _empty_frame; the note says how
- * many.  Returns 0, or -ENOMEM.
+ * many.  An empty file, or one of only blank and comment lines, is an
+ * empty profile.  Errors (-EBADMSG, errbuf[errlen] names the reason and the
+ * line): a NUL byte anywhere (binary input: not a capture, pprof or folded
+ * file); no stack at all while some line is count-less or has an empty
+ * frame (not a folded file; the first such line is named); a count that
+ * makes the sum of counts overflow 2^64-1 (the line is named).  Returns 0,
+ * -EBADMSG or -ENOMEM.
  */
 int folded__import(const void *buf, size_t len, struct capture_builder *b,
-		   struct formats_note *note);
+		   struct formats_note *note, char *errbuf, size_t errlen);
 
 /* ---- pprof (github.com/google/pprof proto/profile.proto) ---------------- */
 
@@ -128,7 +134,8 @@ int pprof__export(const struct capture *c, void **buf, size_t *len, struct forma
  *
  * Errors (-EBADMSG, err names the reason): truncated or corrupt gzip,
  * protobuf that does not parse, string_table[0] != "", a zero or duplicate
- * id, a reference to a missing id or string, more values than sample types.
+ * id, a reference to a missing id or string, more values than sample types,
+ * a sample type whose values sum beyond 2^64-1 (its shares would be garbage).
  * Negative values (diff profiles) and labels are dropped, counted and noted.
  * Returns 0, -EBADMSG or -ENOMEM.
  */

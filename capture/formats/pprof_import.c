@@ -198,6 +198,7 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 	uint32_t *frames = NULL, *fn_name = NULL, *fn_file = NULL, process = CAPTURE_NONE;
 	size_t nframes = 0;
 	uint64_t negative = 0, labels = 0, zero_only = 0, no_values = 0, empty_maps = 0;
+	uint64_t *totals = NULL; /* per sample type: the sum must fit u64 */
 	int ret = -ENOMEM;
 
 	if (errlen)
@@ -226,11 +227,12 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 	funcs_ix = calloc(p->n_function + 1, sizeof(*funcs_ix));
 	map_module = calloc(p->n_mapping + 1, sizeof(*map_module));
 	events = calloc(p->n_sample_type + 1, sizeof(*events));
+	totals = calloc(p->n_sample_type + 1, sizeof(*totals));
 	loc_first = calloc(p->n_location + 1, sizeof(*loc_first));
 	loc_n = calloc(p->n_location + 1, sizeof(*loc_n));
 	fn_name = calloc(p->n_function + 1, sizeof(*fn_name));
 	fn_file = calloc(p->n_function + 1, sizeof(*fn_file));
-	if (!in.strs || !maps_ix || !locs_ix || !funcs_ix || !map_module || !events ||
+	if (!in.strs || !maps_ix || !locs_ix || !funcs_ix || !map_module || !events || !totals ||
 	    !loc_first || !loc_n || !fn_name || !fn_file)
 		goto cleanup;
 	memset(in.strs, 0xff, p->n_string_table * sizeof(*in.strs));
@@ -424,6 +426,13 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 			}
 			if (!s->value[j])
 				continue;
+			if (__builtin_add_overflow(totals[j], (uint64_t)s->value[j], &totals[j])) {
+				ret = fail(err, errlen,
+					   "sample %zu: value %" PRId64 " of sample type %zu makes the "
+					   "type's total overflow 2^64-1",
+					   i, s->value[j], j);
+				goto cleanup;
+			}
 			capture_builder__add_sample(b, &(struct capture_sample){
 							       .thread = CAPTURE_NONE,
 							       .cpu = CAPTURE_NONE,
@@ -491,6 +500,7 @@ cleanup:
 	free(funcs_ix);
 	free(map_module);
 	free(events);
+	free(totals);
 	free(loc_first);
 	free(loc_n);
 	free(frames);

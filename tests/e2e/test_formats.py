@@ -277,3 +277,64 @@ def test_svg_and_report_svg():
     assert root.find(ns + "script") is not None and "search" in svg
     assert "http" not in svg.replace("http://www.w3.org/2000/svg", ""), \
         "the SVG refers to an outside resource"
+
+
+def test_convert_rejects_non_profiles_and_overflowing_totals():
+    """Binary input, text that is not folded, and folded counts whose sum
+    overflows u64 are errors naming the file and the line (exit 1, no
+    output); an empty file stays an empty profile.  An import's report says
+    it has no threads and no recording duration."""
+    edge = H.tmp_path("edge.folded")
+    with open(edge, "w") as f:
+        f.write("a;b;c 5\na;b 3\nx y;z w 18446744073709551615\n")
+    out = H.tmp_path("edge.msc")
+    proc = _convert(edge, out, check=False)
+    assert proc.returncode == 1 and not os.path.exists(out), proc.stderr
+    assert edge in proc.stderr and 'line 3 "x y;z w 18446744073709551615"' in proc.stderr \
+        and "overflow" in proc.stderr, proc.stderr
+
+    perf = H.tmp_path("perf.data")
+    with open(perf, "wb") as f:
+        f.write(b"PERFILE2" + b"\0" * 200)
+    for src, dst in (("/bin/ls", "x.folded"), (perf, "x.svg")):
+        proc = _convert(src, H.tmp_path(dst), check=False)
+        assert proc.returncode == 1 and "not a capture, pprof or folded file" in proc.stderr \
+            and src in proc.stderr, proc.stderr
+        assert not os.path.exists(H.tmp_path(dst))
+    proc = _convert("/etc/passwd", H.tmp_path("passwd.svg"), check=False)
+    assert proc.returncode == 1 and "not a folded file" in proc.stderr \
+        and "line 1" in proc.stderr and "/etc/passwd" in proc.stderr, proc.stderr
+
+    ok = H.tmp_path("ok.folded")
+    with open(ok, "w") as f:
+        f.write("a;b;c 5\na;b 3\nx 18446744073709551607\n")
+    cap = H.tmp_path("ok.msc")
+    _convert(ok, cap)
+    text = H.report(cap).stdout
+    H.log(text)
+    assert "from a folded import (no threads)" in text and "(recording)" not in text, text
+    assert "no sample times" in text, text
+    pcts = [float(x) for x in re.findall(r"([\d.]+)%", text)]
+    assert pcts and max(pcts) <= 100.0, text
+
+
+def test_convert_usage_and_notes():
+    """The usage line names every option; --incomplete is never silently
+    ignored; the other-events note does not say 'use --event' when the event
+    was chosen."""
+    proc = H.run([H.BIN, "convert"])
+    assert proc.returncode == 2
+    for opt in ("--look", "--weight", "--incomplete"):
+        assert opt in proc.stderr, proc.stderr
+    cap = H.tmp_path("notes.msc")
+    H.run([H.BIN, "record", "--off-cpu", "-o", cap, "--", "sh", "-c",
+           "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.2"],
+          check=True, timeout=60)
+    proc = _convert(cap, H.tmp_path("n.pb.gz"), "--weight", "off-cpu-ns", "--incomplete")
+    assert "--incomplete ignored: pprof" in proc.stderr, proc.stderr
+    proc = _convert(cap, H.tmp_path("n.folded"), "--to", "folded", "--weight", "off-cpu-ns")
+    assert "use --event" not in proc.stderr and "only event off-cpu exported" in proc.stderr \
+        and "cpu-clock" in proc.stderr, proc.stderr
+    proc = _convert(cap, H.tmp_path("n2.folded"), "--incomplete")
+    assert "--incomplete ignored: event cpu-clock has no off-CPU intervals" in proc.stderr, \
+        proc.stderr

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!b)
 		return 0;
-	rc = folded__import(data, size, b, &note);
+	rc = folded__import(data, size, b, &note, err, sizeof(err));
 	if (!rc) {
 		rc = capture_builder__serialize(b, &buf, &len);
 		FUZZ_INVARIANT(!rc, "an accepted import does not seal: %s",

@@ -39,10 +39,27 @@ static struct capture *seal(struct capture_builder *b)
 static struct capture *import_folded(const char *text, struct formats_note *note)
 {
 	struct capture_builder *b = capture_builder__new();
+	char err[256] = "";
 
 	assert_non_null(b);
-	assert_int_equal(folded__import(text, strlen(text), b, note), 0);
+	assert_int_equal(folded__import(text, strlen(text), b, note, err, sizeof(err)), 0);
 	return seal(b);
+}
+
+/* folded__import of text[len] (len 0: strlen) must fail with -EBADMSG and a message holding want. */
+static void import_folded_fails(const char *text, size_t len, const char *want)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct formats_note note = { "" };
+	char err[256] = "";
+
+	assert_non_null(b);
+	if (!len)
+		len = strlen(text);
+	assert_int_equal(folded__import(text, len, b, &note, err, sizeof(err)), -EBADMSG);
+	if (!strstr(err, want))
+		fail_msg("error '%s' lacks '%s'", err, want);
+	capture_builder__free(b);
 }
 
 static char *export_folded(const struct capture *c)
@@ -97,16 +114,43 @@ static void test_folded_edge_cases(void **state)
 	capture__free(c);
 }
 
+/* Input that is not folded text, or whose total overflows, is an error naming the line. */
+static void test_folded_rejects(void **state)
+{
+	static const char elf[] = "\x7f" "ELF\x02\x01\x01\0\0\0 1\n";
+
+	(void)state;
+	import_folded_fails("a;b;c 5\na;b 3\nx y;z w 18446744073709551615\n",
+			    0,
+			    "line 3 \"x y;z w 18446744073709551615\": count 18446744073709551615 "
+			    "makes the total weight overflow");
+	import_folded_fails(elf, sizeof(elf) - 1, "not a capture, pprof or folded file");
+	import_folded_fails("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/:/bin/sh\n", 0,
+			    "line 1 \"root:x:0:0:root:/root:/bin/bash\" has no count");
+	import_folded_fails("# c\n\na;;b 3\n", 0, "line 3 \"a;;b 3\" has an empty frame");
+	/* an empty-frame line's count is not part of the total */
+	struct formats_note note = { "" };
+	struct capture *c = import_folded("a;;b 18446744073709551615\na 2\n", &note);
+
+	assert_int_equal(c->nsamples, 1);
+	capture__free(c);
+}
+
 static void test_folded_round_trip(void **state)
 {
-	const char *in = "a;b;c 1\na;b;d 20\na;e 300\nf_[k] 7\n[empty stack] 2\nx 18446744073709551615\n";
+	const char *in = "a;b;c 1\na;b;d 20\na;e 300\nf_[k] 7\n[empty stack] 2\n";
 	struct formats_note note = { "" };
 	struct capture *c = import_folded(in, &note);
 	char *out = export_folded(c);
 
-	assert_string_equal(out, "[empty stack] 2\na;b;c 1\na;b;d 20\na;e 300\nf_[k] 7\n"
-				 "x 18446744073709551615\n");
+	assert_string_equal(out, "[empty stack] 2\na;b;c 1\na;b;d 20\na;e 300\nf_[k] 7\n");
 	assert_string_equal(note.text, "");
+	free(out);
+	capture__free(c);
+	/* the largest count is fine alone: the total fits */
+	c = import_folded("x 18446744073709551615\n", &note);
+	out = export_folded(c);
+	assert_string_equal(out, "x 18446744073709551615\n");
 	free(out);
 	capture__free(c);
 	/* nothing at all, and only skipped lines */
@@ -395,6 +439,21 @@ static void test_pprof_malformed(void **state)
 	x.p.n_sample_type = 1;
 	assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "2 values for 1 sample types"));
+	/* two values of INT64_MAX in one type still fit (2^64-2); a third does not */
+	pb_fixture_init(&x);
+	x.vals0[1] = INT64_MAX;
+	x.vals1[1] = INT64_MAX;
+	assert_int_equal(import_fixture(&x, err, sizeof(err)), 0);
+	{
+		Perftools__Profiles__Sample *three[3] = { &x.s[0], &x.s[1], &x.s[1] };
+
+		x.p.sample = three;
+		x.p.n_sample = 3;
+		assert_int_equal(import_fixture(&x, err, sizeof(err)), -EBADMSG);
+		if (!strstr(err, "sample 2: value 9223372036854775807 of sample type 1 makes the "
+				 "type's total overflow"))
+			fail_msg("%s", err);
+	}
 
 	assert_int_equal(try_import(junk, sizeof(junk), err, sizeof(err), NULL), -EBADMSG);
 	assert_non_null(strstr(err, "does not parse"));
@@ -759,6 +818,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_folded_edge_cases),
 		cmocka_unit_test(test_folded_round_trip),
+		cmocka_unit_test(test_folded_rejects),
 		cmocka_unit_test(test_pprof_import_model),
 		cmocka_unit_test(test_pprof_malformed),
 		cmocka_unit_test(test_labels_match_analysis),

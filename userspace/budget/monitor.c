@@ -24,6 +24,9 @@ struct budget_monitor {
 	uint32_t steps;
 	struct budget_obs first, last;
 	bool have_first;
+	/* Steady state: the observation after warm-up and after the last duty change settled. */
+	struct budget_obs steady;
+	bool have_steady;
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -143,6 +146,13 @@ int budget_monitor__tick(struct budget_monitor *m, struct collector *c)
 	d = budget__step(&m->ctl, &o);
 	if (d.action != BUDGET_SKIP)
 		m->steps++;
+	if (d.action == BUDGET_LOWER || d.action == BUDGET_RAISE) {
+		m->have_steady = false;
+	} else if (!m->have_steady && !m->ctl.settling &&
+		   o.time_ns - m->first.time_ns >= m->ctl.cfg.warmup_ns) {
+		m->steady = o;
+		m->have_steady = true;
+	}
 	if (d.action == BUDGET_LOWER || d.action == BUDGET_RAISE)
 		return collector__set_duty(c, d.factor);
 	return 0;
@@ -178,6 +188,15 @@ int budget_monitor__finish(struct budget_monitor *m, struct collector *c, stream
 	COUNTER("budget.peak_factor", b->peak_factor);
 	COUNTER("budget.final_factor", b->factor);
 	COUNTER("budget.steps", m->steps);
+	/* The same since the steady baseline: what the controller held (docs/budget.md). */
+	if (m->have_steady && o.time_ns > m->steady.time_ns) {
+		COUNTER("budget.steady_recorder_cpu_ns",
+			o.recorder_cpu_ns - m->steady.recorder_cpu_ns);
+		COUNTER("budget.steady_bpf_run_time_ns", o.bpf_run_ns - m->steady.bpf_run_ns);
+		COUNTER("budget.steady_perf_estimate_ns",
+			(o.sampler_runs - m->steady.sampler_runs) * b->cfg.perf_ns_per_sample);
+		COUNTER("budget.steady_observed_ns", o.time_ns - m->steady.time_ns);
+	}
 #undef COUNTER
 	return err;
 }

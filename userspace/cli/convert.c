@@ -35,6 +35,7 @@ struct convert_input {
 	const void *bytes;	     /* the capture file's bytes */
 	size_t len;
 	struct formats_note *note; /* what the conversion lost, for the caller to print */
+	bool event_chosen;	   /* --event or --weight named the event */
 };
 
 /*
@@ -67,12 +68,57 @@ static uint32_t convert_other_events(const struct capture *c, uint32_t event)
 	return n;
 }
 
+/*
+ * Note the events a one-event format dropped: their names, and how to get
+ * them (another --event) unless the user already chose one.
+ */
+static void convert_note_other_events(const struct convert_input *in, const char *verb)
+{
+	const struct capture *c = in->capture;
+	uint32_t i, others = convert_other_events(c, in->query.event);
+	char names[160] = "";
+	size_t used = 0;
+	bool *has;
+
+	if (!others)
+		return;
+	has = calloc((size_t)c->nevents + 1, 1);
+	if (!has)
+		return;
+	for (i = 0; i < c->nsamples; i++)
+		has[c->samples[i].event] = true;
+	for (i = 0; i < c->nevents && used < sizeof(names); i++)
+		if (i != in->query.event && has[i])
+			used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+						 used ? ", " : "",
+						 capture__string(c, c->events[i].name));
+	free(has);
+	if (in->event_chosen)
+		formats_note__add(in->note, "only event %s %s (one event per file; %s also has %s)",
+				  capture__string(c, c->events[in->query.event].name), verb,
+				  in->path, names);
+	else
+		formats_note__add(in->note, "%u other event%s not %s (%s; use --event)", others,
+				  others == 1 ? "" : "s", verb, names);
+}
+
+/* Whether event has any interval rows (off-CPU). */
+static bool convert_event_has_intervals(const struct capture *c, uint32_t event)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nintervals; i++)
+		if (c->intervals[i].event == event)
+			return true;
+	return false;
+}
+
 /* Folded stacks carry one event, names and weights only. */
 static void convert_note_folded_losses(const struct convert_input *in)
 {
 	const struct capture *c = in->capture;
 	bool times = false, lines = false, threads = false;
-	uint32_t i, others = convert_other_events(c, in->query.event);
+	uint32_t i;
 
 	for (i = 0; i < c->nsamples && !times; i++)
 		times = c->samples[i].time_ns != 0;
@@ -85,9 +131,7 @@ static void convert_note_folded_losses(const struct convert_input *in)
 				  times ? "sample times, " : "", lines ? "source lines, " : "",
 				  threads && !in->query.per_thread ? "threads (--threads keeps them), "
 								  : "");
-	if (others)
-		formats_note__add(in->note, "%u other event%s not exported (use --event)", others,
-				  others == 1 ? "" : "s");
+	convert_note_other_events(in, "exported");
 	/* drop the last ", " of the first part */
 	{
 		char *p = strstr(in->note->text, ", ;");
@@ -213,13 +257,8 @@ static int convert_svg(const struct convert_input *in, FILE *out)
 	snprintf(title, sizeof(title), "Flame graph: %s (%s)", cmd ? cmd : in->path,
 		 capture__string(in->capture, in->capture->events[in->query.event].name));
 	err = convert__write_svg(in->capture, &in->query, title, out);
-	if (!err) {
-		uint32_t others = convert_other_events(in->capture, in->query.event);
-
-		if (others)
-			formats_note__add(in->note, "%u other event%s not drawn (use --event)",
-					  others, others == 1 ? "" : "s");
-	}
+	if (!err)
+		convert_note_other_events(in, "drawn");
 	return err;
 }
 
@@ -329,7 +368,7 @@ typedef int (*convert_import_fn)(const void *buf, size_t len, struct capture_bui
 static int convert_import_folded(const void *buf, size_t len, struct capture_builder *b,
 				 struct formats_note *note, char *err, size_t errlen)
 {
-	return folded__import(buf, len, b, note);
+	return folded__import(buf, len, b, note, err, errlen);
 }
 
 struct convert_input_format {
@@ -433,7 +472,7 @@ static void convert_print_usage(FILE *f)
 	size_t i, j;
 
 	fputs("usage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads]\n"
-	      "                          [--event NAME]\n"
+	      "                          [--event NAME] [--look LOOK] [--weight W] [--incomplete]\n"
 	      "\n"
 	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin) and write it in\n"
 	      "another format, to OUT or stdout (OUT absent or '-').  Without --to the\n"
@@ -477,6 +516,7 @@ static int convert_usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fputs("\nusage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads] "
 	      "[--event NAME]\n"
+	      "                          [--look LOOK] [--weight W] [--incomplete]\n"
 	      "Run 'microscope convert --help' for details.\n",
 	      stderr);
 	return 2;
@@ -705,6 +745,14 @@ int cmd_convert(int argc, char **argv)
 		goto cleanup;
 	}
 	ifmt = input_format(from, path, bytes, nbytes);
+	/* Text formats hold no NUL byte: binary input (an ELF, perf.data) is not ours. */
+	if (ifmt->import == convert_import_folded && memchr(bytes, '\0', nbytes)) {
+		fprintf(stderr,
+			"microscope convert: %s: not a capture, pprof or folded file (binary data: "
+			"a NUL byte at offset %zu)\n",
+			path, (size_t)((const char *)memchr(bytes, '\0', nbytes) - (const char *)bytes));
+		goto cleanup;
+	}
 	if (ifmt->import) {
 		b = capture_builder__new();
 		if (!b) {
@@ -753,6 +801,7 @@ int cmd_convert(int argc, char **argv)
 	in.bytes = bytes;
 	in.len = nbytes;
 	in.note = &export_note;
+	in.event_chosen = event_name != NULL;
 	/* The look applies before any format: every writer sees the view. */
 	if (look_kind != ANALYSIS_LOOK_LOGICAL) {
 		if (analysis_look__new(c, look_kind, &look)) {
@@ -765,6 +814,20 @@ int cmd_convert(int argc, char **argv)
 	in.query.per_thread = threads;
 	in.query.include_incomplete = incomplete;
 
+	/* --incomplete changes folded and svg only (see --help): say so, never ignore it */
+	if (incomplete && strcmp(fmt->name, "folded") && strcmp(fmt->name, "svg"))
+		formats_note__add(&export_note,
+				  "--incomplete ignored: %s %s", fmt->name,
+				  !strcmp(fmt->name, "chrome") ? "draws every interval anyway"
+				  : !strcmp(fmt->name, "capture") || !strcmp(fmt->name, "frames")
+					  ? "copies the capture's tables as they are"
+					  : "carries complete off-CPU intervals only");
+	else if (incomplete && (!c->nintervals || in.query.event == CAPTURE_NONE ||
+				!convert_event_has_intervals(c, in.query.event)))
+		formats_note__add(&export_note, "--incomplete ignored: event %s has no off-CPU "
+				  "intervals (use --weight off-cpu-ns)",
+				  in.query.event == CAPTURE_NONE ? "(none)"
+				  : capture__string(c, c->events[in.query.event].name));
 	rc = out ? convert_to_file(fmt, &in, out) : convert_to_stdout(fmt, &in);
 	if (!rc) {
 		status = 0;

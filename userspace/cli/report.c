@@ -155,11 +155,30 @@ static void print_budget(const struct capture *c)
 		       b.samples, b.weight);
 	else
 		printf("duty never lowered\n");
+	/* The whole-run average includes start-up at the full rate (BPF load, first
+	 * symbolization): the steady figure is what the controller held. */
+	if (b.steady_observed_ns) {
+		char d[32];
+
+		format_duration(b.steady_observed_ns, d, sizeof(d));
+		printf("  own cost   %.2f%% of one CPU held in steady state (the last %s, after "
+		       "start-up%s; recorder %.2f%%, BPF %.2f%%, perf estimate %.2f%%)\n",
+		       100.0 * (double)(b.steady_recorder_cpu_ns + b.steady_bpf_run_ns +
+					b.steady_perf_estimate_ns) /
+			       (double)b.steady_observed_ns,
+		       d, b.changes ? " and the last duty change" : "",
+		       100.0 * (double)b.steady_recorder_cpu_ns / (double)b.steady_observed_ns,
+		       100.0 * (double)b.steady_bpf_run_ns / (double)b.steady_observed_ns,
+		       100.0 * (double)b.steady_perf_estimate_ns / (double)b.steady_observed_ns);
+	}
 	if (b.observed_ns)
-		printf("  own cost   %.2f%% of one CPU (recorder %.2f%%, BPF %.2f%%, perf "
-		       "estimate %.2f%%)\n",
+		printf("  %s %.2f%% of one CPU averaged over the whole recording, start-up at the "
+		       "full rate included%s (recorder %.2f%%, BPF %.2f%%, perf estimate %.2f%%)\n",
+		       b.steady_observed_ns ? "          " : "own cost  ",
 		       100.0 * (double)(b.recorder_cpu_ns + b.bpf_run_ns + b.perf_estimate_ns) /
 			       (double)b.observed_ns,
+		       b.steady_observed_ns ? "" : "; no steady-state figure: the recording "
+						   "ended within start-up or a duty change",
 		       100.0 * (double)b.recorder_cpu_ns / (double)b.observed_ns,
 		       100.0 * (double)b.bpf_run_ns / (double)b.observed_ns,
 		       100.0 * (double)b.perf_estimate_ns / (double)b.observed_ns);
@@ -223,10 +242,25 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 		format_weight(r, s->weight, wbuf, sizeof(wbuf));
 		printf(" (weight %s %s)", wbuf, r->ns ? "ms" : r->unit);
 	}
-	printf(" from %" PRIu32 " thread%s\n", s->threads, s->threads == 1 ? "" : "s");
+	/* An import (folded, pprof) has no threads and no recording. */
+	const char *src = capture__meta(c, "source.format");
+	bool threadless = true;
+
+	for (i = 0; i < c->nsamples && threadless; i++)
+		threadless = c->samples[i].thread == CAPTURE_NONE;
+	if (src && threadless)
+		printf(" from a %s import (no threads)\n", src);
+	else
+		printf(" from %" PRIu32 " thread%s\n", s->threads, s->threads == 1 ? "" : "s");
 	format_duration(s->duration_ns, buf, sizeof(buf));
-	printf("  duration   %s (%s)\n", buf,
-	       s->duration_from_meta ? "recording" : "first to last sample");
+	if (src && s->duration_from_meta)
+		printf("  duration   %s (the %s profile's duration%s)\n", buf, src,
+		       !strcmp(src, "pprof") ? "_nanos" : "");
+	else if (src && threadless && !s->duration_ns)
+		printf("  duration   none (an imported %s profile has no sample times)\n", src);
+	else
+		printf("  duration   %s (%s)\n", buf,
+		       s->duration_from_meta ? "recording" : "first to last sample");
 	if (s->rate_hz > 0) {
 		printf("  rate       %.1f samples per thread-second", s->rate_hz);
 		if (freq)
@@ -552,16 +586,23 @@ static int report_wall(const struct report_options *opt, const struct capture *c
 		printf("  command    %s\n", capture__meta(c, "command"));
 	if (w.period_known)
 		snprintf(pbuf, sizeof(pbuf), "%.3f ms", w.period_ns / 1e6);
-	printf("  on-CPU     estimated: CPU samples x %s per sample (the %s event's period)\n",
-	       w.period_known ? pbuf : "?", w.cpu_event != CAPTURE_NONE ?
-	       capture__string(c, c->events[w.cpu_event].name) : "CPU");
+	if (w.cpu_event == CAPTURE_NONE)
+		printf("  on-CPU     no CPU samples: on-CPU ms is 0\n");
+	else if (w.period_known)
+		printf("  on-CPU     estimated: CPU samples x %s per sample (the %s event's period)\n",
+		       pbuf, capture__string(c, c->events[w.cpu_event].name));
+	else
+		printf("  on-CPU     not estimated: the %s event's samples have no known period "
+		       "in ns (on-CPU ms is 0)\n",
+		       capture__string(c, c->events[w.cpu_event].name));
 	if (w.offcpu_event == CAPTURE_NONE)
 		printf("  off-CPU    not recorded (record with --off-cpu)\n");
 	else
-		printf("  off-CPU    measured: complete intervals; intervals cut by the recording's "
-		       "edges in their own column\n");
-	printf("\n  %-24s %10s %12s %12s %10s %10s %10s %10s %16s\n", "thread", "samples",
-	       "on-CPU ms", "off-CPU ms", "runnable", "sleep", "disk", "other",
+		printf("  off-CPU    measured: complete intervals, by state in runnable..other\n"
+		       "             (they add up to off-CPU ms); intervals cut by the recording's "
+		       "edges only in the last column\n");
+	printf("\n  %-24s %10s %12s %12s %10s %10s %10s %10s %10s %16s\n", "thread", "samples",
+	       "on-CPU ms", "off-CPU ms", "runnable", "sleep", "disk", "stopped", "other",
 	       "incomplete ms (n)");
 	for (i = 0; i < w.nrows; i++) {
 		const struct analysis_wall_row *row = &w.rows[i];
@@ -571,16 +612,17 @@ static int report_wall(const struct report_options *opt, const struct capture *c
 			 c->threads[row->thread].tid);
 		snprintf(inc, sizeof(inc), "%.1f (%" PRIu32 ")", row->incomplete_ns / 1e6,
 			 row->incomplete);
-		printf("  %-24s %10" PRIu64 " %12.1f %12.1f %10.1f %10.1f %10.1f %10.1f %16s\n", name,
-		       row->samples, row->on_cpu_ns / 1e6, row->off_cpu_ns / 1e6,
+		printf("  %-24s %10" PRIu64 " %12.1f %12.1f %10.1f %10.1f %10.1f %10.1f %10.1f "
+		       "%16s\n",
+		       name, row->samples, row->on_cpu_ns / 1e6, row->off_cpu_ns / 1e6,
 		       row->state_ns[CAPTURE_OFFCPU_STATE_RUNNABLE] / 1e6,
 		       row->state_ns[CAPTURE_OFFCPU_STATE_SLEEP] / 1e6,
 		       row->state_ns[CAPTURE_OFFCPU_STATE_DISK] / 1e6,
-		       (row->state_ns[CAPTURE_OFFCPU_STATE_STOPPED] +
-			row->state_ns[CAPTURE_OFFCPU_STATE_OTHER]) / 1e6,
-		       inc);
+		       row->state_ns[CAPTURE_OFFCPU_STATE_STOPPED] / 1e6,
+		       row->state_ns[CAPTURE_OFFCPU_STATE_OTHER] / 1e6, inc);
 	}
-	printf("\n  (state columns: off-CPU ms by state, incomplete intervals included)\n");
+	printf("\n  (runnable + sleep + disk + stopped + other = off-CPU ms: complete intervals "
+	       "only, as report --off-cpu;\n   incomplete intervals are only in the last column)\n");
 	analysis_wall__release(&w);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
@@ -793,6 +835,12 @@ int cmd_report(int argc, char **argv)
 			printf("microscope report: %s\n  no events, no samples\n", opt.path);
 			status = 0;
 			goto cleanup;
+		}
+		/* No CPU samples, only off-CPU intervals: show the event that has data. */
+		if (!c->nsamples && c->nintervals && !analysis__find_event(c, "off-cpu", &event)) {
+			fprintf(stderr, "microscope report: note: %s: no CPU samples; showing the "
+				"off-CPU intervals (as --off-cpu)\n", opt.path);
+			opt.off_cpu = true;
 		}
 	}
 
