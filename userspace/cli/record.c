@@ -670,10 +670,6 @@ int cmd_record(int argc, char **argv)
 		if (py)
 			py_tracker__poll(py, (uint64_t)(now_s() * 1e9));
 		/* CPython code objects are named from the live process as
-		 * records arrive (processor/python.c); a module body's code is
-		 * freed as soon as it has run, so drain often while a CPython
-		 * may be tracked (every 5 ms, not only when a ring fills). */
-		/* CPython code objects are named from the live process as
 		 * records arrive (processor/python.c), so draining must not
 		 * wait behind slow processing: each round processes for at
 		 * most 5 ms (processor__set_round_budget) and the loop comes
