@@ -24,6 +24,8 @@ CFLAGS ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override CFLAGS += -std=gnu11 $(WARN) -I. -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
 LDLIBS := -lbpf -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lm -lpthread -lprotobuf-c
+# C++ demangling for display (capture/demangle.c: __cxa_demangle).
+LDLIBS += -lstdc++
 override CFLAGS += -I$(OUTPUT)/gen
 
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev \

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/demangle.h"
+
 #include "internal.h"
 
 struct names_storage {
@@ -52,7 +54,7 @@ size_t analysis__frame_name(const struct capture *c, const struct capture_frame 
 		n = snprintf(buf, size, "%s (%s:%u)", fn[0] ? fn : "[unknown]",
 			     capture__string(c, f->file), f->line);
 	else if (fn[0])
-		n = snprintf(buf, size, "%s", fn);
+		n = (int)capture__demangle(fn, buf, size); /* raw name kept in the capture */
 	else {
 		if (f->module != CAPTURE_NONE) {
 			const struct capture_module *m = &c->modules[f->module];

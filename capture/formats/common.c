@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "capture/demangle.h"
+
 #include "capture/formats/formats.h"
 
 void formats_note__add(struct formats_note *n, const char *fmt, ...)
@@ -54,7 +56,7 @@ size_t formats__frame_label(const struct capture *c, const struct capture_frame 
 	if (f->flags & CAPTURE_FRAME_F_TRUNCATION) {
 		n = snprintf(buf, size, "%s", fn[0] ? fn : "[truncated]");
 	} else if (fn[0]) {
-		n = snprintf(buf, size, "%s", fn);
+		n = (int)capture__demangle(fn, buf, size); /* as analysis__frame_name */
 	} else {
 		if (f->module != CAPTURE_NONE) {
 			const struct capture_module *m = &c->modules[f->module];

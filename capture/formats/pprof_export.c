@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/demangle.h"
+
 #include <zlib.h>
 
 #include "capture/formats/formats.h"
@@ -113,7 +115,7 @@ static uint64_t func_id(struct pprof_out *o, const struct capture_frame *f)
 {
 	const struct capture *c = o->c;
 	uint64_t a, kernel = !!(f->flags & CAPTURE_FRAME_F_KERNEL);
-	int64_t name;
+	int64_t name, system_name;
 	uint32_t v;
 	char label[512];
 
@@ -121,11 +123,16 @@ static uint64_t func_id(struct pprof_out *o, const struct capture_frame *f)
 		a = f->function | (uint64_t)f->file << 32;
 		if (keymap__get(&o->func_index, a, kernel, &v))
 			return v + 1;
-		name = str_add(o, capture__string(c, f->function));
+		/* Function.name is for display (demangled, as perf); system_name
+		 * keeps the raw symbol (profile.proto). */
+		system_name = str_add(o, capture__string(c, f->function));
+		capture__demangle(capture__string(c, f->function), label, sizeof(label));
+		name = str_add_copy(o, label);
 	} else {
 		/* an unnamed frame inside an inline run, or a truncation: its label */
 		formats__frame_label(c, f, label, sizeof(label));
 		name = str_add_copy(o, label);
+		system_name = name;
 		a = (uint64_t)name | (uint64_t)f->file << 32;
 		kernel |= 2; /* keyed by pprof string, apart from capture string ids */
 		if (keymap__get(&o->func_index, a, kernel, &v))
@@ -139,7 +146,7 @@ static uint64_t func_id(struct pprof_out *o, const struct capture_frame *f)
 	o->funcs[o->nfuncs] = (pb_function)PERFTOOLS__PROFILES__FUNCTION__INIT;
 	o->funcs[o->nfuncs].id = o->nfuncs + 1;
 	o->funcs[o->nfuncs].name = name;
-	o->funcs[o->nfuncs].system_name = name;
+	o->funcs[o->nfuncs].system_name = system_name;
 	o->funcs[o->nfuncs].filename = str_add(o, capture__string(c, f->file));
 	o->funcs[o->nfuncs].start_line = 0; /* not in the capture */
 	return ++o->nfuncs;

@@ -39,7 +39,7 @@ def _tool():
     assert os.path.exists(lib), "%s is missing: run `make all`" % lib
     H.run([os.environ.get("CC") or "gcc", "-O2", "-std=gnu11", "-D_GNU_SOURCE", "-I", H.REPO,
            "-I", H.BUILD, os.path.join(H.REPO, "tests", "tools", "sample_stacks.c"), lib,
-           "-lbpf", "-ldw", "-lelf", "-lzstd", "-lz", "-lm", "-lpthread", "-o", out + ".tmp"],
+           "-lbpf", "-ldw", "-lelf", "-lzstd", "-lz", "-lm", "-lpthread", "-lstdc++", "-o", out + ".tmp"],
           check=True)
     os.rename(out + ".tmp", out)
     return out

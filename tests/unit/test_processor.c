@@ -525,6 +525,138 @@ static void test_python_frames_unplaced_and_unreadable(void **state)
 	capture__free(c);
 }
 
+/* A sample with nk kernel ips (innermost first) and n user ips. */
+static void feed_ksample(uint32_t pid, uint64_t time, const uint64_t *kips, int nk,
+			 const uint64_t *uips, int n)
+{
+	union {
+		struct ms_sample s;
+		uint8_t b[sizeof(struct ms_sample) + 8 * 32];
+	} u;
+
+	assert_true(nk + n <= 32);
+	memset(&u, 0, sizeof(u));
+	u.s.hdr.type = MS_REC_SAMPLE;
+	u.s.hdr.size = sizeof(struct ms_sample) + 8 * (nk + n);
+	u.s.time_ns = time;
+	u.s.pid = pid;
+	u.s.tid = pid;
+	u.s.period = 1001001;
+	u.s.arch = MS_ARCH_X86_64;
+	u.s.kstack_len = nk;
+	u.s.ustack_len = n;
+	memcpy(u.s.ips, kips, 8 * nk);
+	memcpy(u.s.ips + nk, uips, 8 * n);
+	feed(MS_CHUNK_BPF, 0, &u, u.s.hdr.size, 0);
+}
+
+/* Function names of a sample's stack, root first, into names[]; the count. */
+static int stack_names(const struct capture *c, uint32_t sample, const char **names, int cap)
+{
+	const char *rev[64];
+	int n = 0;
+
+	for (uint32_t st = c->samples[sample].stack; st != CAPTURE_NONE && n < 64;
+	     st = c->stacks[st].parent) {
+		const struct capture_frame *f = &c->frames[c->stacks[st].frame];
+
+		rev[n++] = (f->flags & CAPTURE_FRAME_F_KERNEL) ? "[k]" : capture__string(c, f->function);
+	}
+	for (int i = 0; i < n && i < cap; i++)
+		names[i] = rev[n - 1 - i] ? rev[n - 1 - i] : "";
+	return n;
+}
+
+/*
+ * A frame-pointer chain that leaves mapped code (code built without frame
+ * pointers sends the kernel's walk through stack data) ends at its last real
+ * frame under "[frame pointer chain left mapped code]", counted once per
+ * stack, whether it left for unmapped addresses or a repeated address.
+ */
+static void test_fp_chain_left_code(void **state)
+{
+	struct exe_map m;
+	uint32_t pid = 4343;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
+	uint64_t two = (uint64_t)(uintptr_t)marker_function_two + 4;
+	uint64_t unmapped[8] = { one, two, 0x555ed2a5e3d0ull, 0x555ed2a5e3d0ull,
+				 0x555ed2a5e3d0ull, 0x555ed2a5e3d0ull, 0x555ed2a5e3d0ull,
+				 0x555ed2a5e3d0ull };
+	uint64_t repeated[6] = { one, two, two, two, two, two };
+	uint64_t clean[2] = { one, two };
+	const char *names[16];
+
+	find_map(marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 100);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &m, 100);
+	feed_sample(pid, 1100, unmapped, 8);
+	feed_sample(pid, 1200, repeated, 6);
+	feed_sample(pid, 1300, clean, 2);
+	feed(MS_CHUNK_END, 0, NULL, 0, 3000);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nsamples, 3);
+	assert_int_equal(stack_names(c, 0, names, 16), 3);
+	assert_string_equal(names[0], "[frame pointer chain left mapped code]");
+	assert_string_equal(names[1], "marker_function_two");
+	assert_string_equal(names[2], "marker_function_one");
+	/* The run's first entry is kept. */
+	assert_int_equal(stack_names(c, 1, names, 16), 3);
+	assert_string_equal(names[0], "[frame pointer chain left mapped code]");
+	assert_string_equal(names[1], "marker_function_two");
+	assert_string_equal(names[2], "marker_function_one");
+	assert_int_equal(stack_names(c, 2, names, 16), 2);
+	assert_string_equal(names[0], "marker_function_two");
+	assert_int_equal(capture__counter(c, "processor.fp_left_code"), 2);
+	assert_int_equal(capture__counter(c, "processor.frame_no_mapping"), 0);
+	capture__free(c);
+}
+
+/*
+ * The innermost user frame is the interrupted pc, never a return address,
+ * even when the sample also has a kernel stack (a page fault in user mode
+ * leaves regs->ip at the faulting instruction): a pc at a function's first
+ * instruction is named by that function, not by whatever precedes pc-1.
+ */
+static void test_innermost_user_pc_not_return(void **state)
+{
+	struct exe_map m;
+	uint32_t pid = 4444;
+	uint64_t entry = (uint64_t)(uintptr_t)marker_function_two;
+	uint64_t uips[1] = { entry };
+	uint64_t kips[2] = { 0, 0 };
+	const char *names[8];
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[256];
+
+	/* Any kernel text address; unsymbolized is fine, it is only context. */
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) && !kips[0]) {
+		unsigned long long a;
+		char t;
+
+		if (sscanf(line, "%llx %c", &a, &t) == 2 && (t == 'T' || t == 't') && a)
+			kips[0] = kips[1] = a + 8;
+	}
+	fclose(f);
+	if (!kips[0])
+		kips[0] = kips[1] = 0xffffffff81000008ull;
+	find_map(marker_function_two, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 100);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &m, 100);
+	feed_ksample(pid, 1100, kips, 2, uips, 1);
+	feed(MS_CHUNK_END, 0, NULL, 0, 3000);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nsamples, 1);
+	assert_int_equal(stack_names(c, 0, names, 8), 3);
+	assert_string_equal(names[0], "marker_function_two");
+	assert_string_equal(names[1], "[k]");
+	capture__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -537,6 +669,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_python_frames_unplaced_and_unreadable, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_fp_chain_left_code, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_innermost_user_pc_not_return, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("processor", tests, NULL, NULL);
 }

@@ -758,6 +758,58 @@ static void test_content_hash_without_build_id(void **state)
 	symbolizer__free(s);
 }
 
+/*
+ * PLT stubs are named "func@plt" (as perf and gdb): every stub objdump names
+ * in libc's .plt/.plt.sec (e.g. __tunable_get_val@plt) is found at its start
+ * and in its middle.
+ */
+static void test_plt_entries_named(void **state)
+{
+	struct symbolizer *s = symbolizer__new();
+	struct sym_module *m;
+	Dl_info info;
+	char cmd[PATH_MAX + 96], line[512];
+	int checked = 0;
+	FILE *p;
+
+	assert_non_null(s);
+	assert_true(dladdr((void *)strlen, &info) && info.dli_fname);
+	m = symbolizer__file(s, (uint32_t)getpid(), NULL, info.dli_fname, NULL, 0);
+	assert_non_null(m);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec '%s' 2>/dev/null",
+		 info.dli_fname);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long addr;
+		char name[256];
+		uint64_t off;
+		const char *got;
+
+		/* "00000000000262c0 <__tunable_get_val@plt>:" */
+		size_t len;
+
+		/* not "*ABS*+0x..@plt" (IRELATIVE) nor "f@plt-0x10" (the header) */
+		if (sscanf(line, "%llx <%255[^>]>:", &addr, name) != 2 || name[0] == '*' ||
+		    (len = strlen(name)) < 5 || strcmp(name + len - 4, "@plt"))
+			continue;
+		got = sym_module__lookup(m, addr, &off);
+		if (!got)
+			print_message("no name at 0x%llx, objdump says %s\n", addr, name);
+		assert_non_null(got);
+		assert_string_equal(got, name);
+		assert_int_equal(off, 0);
+		got = sym_module__lookup(m, addr + 11, &off);
+		assert_non_null(got);
+		assert_string_equal(got, name);
+		checked++;
+	}
+	pclose(p);
+	print_message("%d PLT stubs of %s named\n", checked, info.dli_fname);
+	assert_true(checked > 0);
+	symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -775,6 +827,7 @@ int main(void)
 	    cmocka_unit_test(test_corrupted_elf),
 	    cmocka_unit_test(test_content_hash_without_build_id),
 	    cmocka_unit_test(test_open_file_is_the_verified_file),
+	    cmocka_unit_test(test_plt_entries_named),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

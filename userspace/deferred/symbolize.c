@@ -242,18 +242,28 @@ int capture__symbolize(const struct capture *in, struct symbolizer *s, struct ca
 
 		if (!r.missing[i])
 			continue;
+		/* Name what was looked at: a found debug file without a
+		 * covering symbol is not a missing debug file. */
+		const char *dbg = r.mods[i] ? sym_module__debug_path(r.mods[i]) : NULL;
+		char why[1200];
+
+		if (dbg)
+			snprintf(why, sizeof(why),
+				 "debug file %s found, but no symbol in it or the module covers the "
+				 "address",
+				 dbg);
+		else
+			snprintf(why, sizeof(why),
+				 "no symbol in the module covers the address, and no debug file with "
+				 "this build ID was found");
 		snprintf(key, sizeof(key), "symbolize.failure.%u", nfail++);
-		snprintf(val, sizeof(val),
-			 "module=%s build_id=%s address=0x%" PRIx64
-			 " reason=no symbol covers the address (no debug file with this build ID)",
-			 path, bid, r.missing[i] - 1);
+		snprintf(val, sizeof(val), "module=%s build_id=%s address=0x%" PRIx64 " reason=%s",
+			 path, bid, r.missing[i] - 1, why);
 		capture_builder__set_meta(out, key, val);
 		stats->modules_failed++;
 		if (log)
-			fprintf(log,
-				"microscope symbolize: %s (%s): address 0x%" PRIx64
-				" and others: no symbol (no debug file with this build ID found)\n",
-				path, bid, r.missing[i] - 1);
+			fprintf(log, "microscope symbolize: %s (%s): address 0x%" PRIx64 " and others: %s\n",
+				path, bid, r.missing[i] - 1, why);
 	}
 	for (i = 0; i < in->nstacks; i++) {
 		const struct capture_stack *st = &in->stacks[i];

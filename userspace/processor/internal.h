@@ -165,6 +165,7 @@ struct processor {
 #define MS_TRUNC_USER_DEPTH 0
 #define MS_TRUNC_USER_UNAVAILABLE 1
 #define MS_TRUNC_NO_STACK_COPY 2
+#define MS_TRUNC_FP_LEFT_CODE 3 /* frame-pointer chain left mapped code */
 
 /*
  * Grow *arr (elements of size bytes, capacity *cap) to hold at least need

@@ -28,7 +28,9 @@
 	  "interpreted segments and evaluation-loop activations differ in number")                 \
 	X(PY_UNKNOWN, "py_unknown", "sample in the evaluation loop whose Python frames are unknown") \
 	X(MODULE_DEBUG_PARTIAL, "module_debug_partial",                                            \
-	  "module whose lines or inline frames could not be read (meta symbols.problem.N)")
+	  "module whose lines or inline frames could not be read (meta symbols.problem.N)")   \
+	X(FP_LEFT_CODE, "fp_left_code",                                                            \
+	  "frame-pointer chain cut where it left mapped code (one per stack)")
 
 enum ms_problem {
 #define MS_PROBLEM_ENUM(id, name, text) MS_PROBLEM_##id,

@@ -34,6 +34,7 @@ static const char *const truncation_names[] = {
 	[MS_TRUNC_USER_DEPTH] = "[user stack depth limit]",
 	[MS_TRUNC_USER_UNAVAILABLE] = "[user stack unavailable]",
 	[MS_TRUNC_NO_STACK_COPY] = "[no stack copy]",
+	[MS_TRUNC_FP_LEFT_CODE] = "[frame pointer chain left mapped code]",
 };
 
 static char *hex(const uint8_t *b, size_t n, char *out)
@@ -425,11 +426,71 @@ static bool dwarf_user_stack(struct processor *p, struct proc_state *ps, const s
 	if (reason != UNWIND_END_OUTERMOST)
 		out[(*n)++] = unwind_reason_frame(p, reason);
 	for (size_t i = depth; i-- > 0;) {
-		bool is_return = !(p->unwind_flags[i] & UNWIND_FRAME_ACTIVATION) ||
-				 (i == 0 && s->kstack_len);
+		/* The innermost frame is the interrupted pc, never a return
+		 * address, even under a kernel stack (as perf). */
+		bool is_return = i != 0 && !(p->unwind_flags[i] & UNWIND_FRAME_ACTIVATION);
 		user_frame(p, ps, p->unwind_pcs[i], is_return, out, n);
 	}
 	return true;
+}
+
+/*
+ * Number of leading entries of a frame-pointer chain uips[0..u) (innermost
+ * first, as bpf_get_stack returns it) that are real frames.  The kernel's
+ * walk (perf_callchain_user) follows saved frame pointers until its depth
+ * limit, so code built without frame pointers sends it through stack data:
+ * the chain has left real frames at the first caller outside every
+ * executable mapping, or where it ends in a run of one repeated caller
+ * address (a frame pointer pointing at itself; the run's first entry is
+ * kept: real recursion never reaches the outermost frame).
+ * Entry 0 (the user regs' ip) is always kept; a process whose mappings are
+ * unknown keeps its whole chain.
+ */
+static uint32_t fp_chain_real(const struct proc_state *ps, const uint64_t *uips, uint32_t u)
+{
+	uint32_t i, keep = u;
+
+	if (!ps || !ps->nmaps || u < 2)
+		return u;
+	for (i = 1; i < u; i++) {
+		if (!tasks__find_mapping(ps, uips[i])) {
+			keep = i;
+			break;
+		}
+	}
+	/* A run of one address up to the cut or the chain's end.  At the
+	 * kernel's depth limit such a run may be deep recursion: left alone. */
+	if (keep >= 3 && keep < MS_MAX_STACK_DEPTH && uips[keep - 1] == uips[keep - 2]) {
+		i = keep - 1;
+		while (i > 1 && uips[i - 1] == uips[i])
+			i--;
+		keep = i + 1;
+	}
+	return keep;
+}
+
+/*
+ * Appends the frames of a frame-pointer chain (root first): a truncation
+ * mark (no stack copy, depth limit, or the chain left mapped code, counted
+ * once as MS_PROBLEM_FP_LEFT_CODE), then the real frames.  The innermost
+ * entry is the interrupted pc, never a return address, even under a kernel
+ * stack (perf does the same); every caller entry is a return address.
+ */
+static void fp_user_stack(struct processor *p, struct proc_state *ps, const uint64_t *uips,
+			  uint32_t u, bool no_copy, uint32_t *out, uint32_t *n)
+{
+	uint32_t keep = fp_chain_real(ps, uips, u);
+
+	if (no_copy && u)
+		out[(*n)++] = truncation_frame(p, MS_TRUNC_NO_STACK_COPY);
+	if (keep < u) {
+		processor__problem(p, MS_PROBLEM_FP_LEFT_CODE);
+		out[(*n)++] = truncation_frame(p, MS_TRUNC_FP_LEFT_CODE);
+	} else if (!no_copy && u == MS_MAX_STACK_DEPTH) {
+		out[(*n)++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
+	}
+	for (uint32_t i = keep; i-- > 0;)
+		user_frame(p, ps, uips[i], i != 0, out, n);
 }
 
 static uint32_t event_row(struct processor *p, const struct ms_sample *s)
@@ -481,13 +542,9 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	} else {
 		/* The frame-pointer chain; marked when it stands in for a missing
 		 * stack copy or was cut at the kernel's depth limit. */
-		if (p->call_graph != MS_CG_FP && p->stack_copy_on && !s->stack_copy_len &&
-		    s->ustack_len)
-			out[n++] = truncation_frame(p, MS_TRUNC_NO_STACK_COPY);
-		else if (s->ustack_len == MS_MAX_STACK_DEPTH)
-			out[n++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
-		for (i = s->ustack_len - 1; i >= 0; i--)
-			user_frame(p, ps, uips[i], i != 0 || s->kstack_len, out, &n);
+		fp_user_stack(p, ps, (const uint64_t *)uips, s->ustack_len,
+			      p->call_graph != MS_CG_FP && p->stack_copy_on && !s->stack_copy_len,
+			      out, &n);
 	}
 	nuser = n;
 	p->py_status[s->py_status]++;
@@ -587,8 +644,7 @@ static bool dwarf_user_parts(struct processor *p, struct proc_state *ps,
 	if (reason != UNWIND_END_OUTERMOST)
 		out[(*n)++] = unwind_reason_frame(p, reason);
 	for (size_t i = depth; i-- > 0;) {
-		bool is_return = !(p->unwind_flags[i] & UNWIND_FRAME_ACTIVATION) ||
-				 (i == 0 && sp->k);
+		bool is_return = i != 0 && !(p->unwind_flags[i] & UNWIND_FRAME_ACTIVATION);
 		user_frame(p, ps, p->unwind_pcs[i], is_return, out, n);
 	}
 	return true;
@@ -624,12 +680,7 @@ int stacks__build(struct processor *p, struct proc_state *ps, const struct stack
 	} else if (sp->ustack_err) {
 		out[n++] = truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE);
 	} else {
-		if (sp->copy_wanted && !sp->copy_len && sp->u)
-			out[n++] = truncation_frame(p, MS_TRUNC_NO_STACK_COPY);
-		else if (sp->u == MS_MAX_STACK_DEPTH)
-			out[n++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
-		for (i = (int)sp->u - 1; i >= 0; i--)
-			user_frame(p, ps, sp->uips[i], i != 0 || sp->k, out, &n);
+		fp_user_stack(p, ps, sp->uips, sp->u, sp->copy_wanted && !sp->copy_len, out, &n);
 	}
 	for (i = (int)sp->k - 1; i >= 0; i--)
 		kernel_frame(p, sp->kips[i], i != 0 || sp->k_returns, out, &n);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -96,9 +97,33 @@ static bool find_by_debuglink(const struct debug_query *q, size_t idx, char *buf
 	return true;
 }
 
+/*
+ * The vdso image in memory has only .dynsym: its static helpers (on x86-64
+ * vread_pvclock, vread_hvclock, do_hres...) have no name there.  The kernel
+ * build's unstripped image is installed (perf looks there too) as
+ * /lib/modules/RELEASE/vdso/vdso64.so, or under a debug root; candidates are
+ * ROOT/lib/modules/RELEASE/vdso/vdso64.so for each root, then the system
+ * path.  Only for the module "[vdso]"; the build ID must match as always.
+ */
+static bool find_kernel_vdso(const struct debug_query *q, size_t idx, char *buf, size_t size)
+{
+	size_t nroots = (q->cfg ? q->cfg->ndebug_dirs : 0) + 1;
+	struct utsname uts;
+	int n;
+
+	if (!q->path || strcmp(q->path, "[vdso]") || idx > nroots || uname(&uts))
+		return false;
+	n = snprintf(buf, size, "%s/lib/modules/%s/vdso/vdso64.so",
+		     idx < nroots ? debug_root(q, idx) : "", uts.release);
+	if (n < 0 || (size_t)n >= size)
+		buf[0] = '\0';
+	return true;
+}
+
 static const debug_finder_fn debug_finders[] = {
     find_by_build_id,
     find_by_debuglink,
+    find_kernel_vdso,
 };
 
 /* zlib crc32 of the whole file (the .gnu_debuglink CRC, GDB manual). */

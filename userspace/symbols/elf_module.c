@@ -490,6 +490,9 @@ int elf_module__load(struct sym_module *m, struct elf_file *f)
 	err = elf_file__add_symbols(f, SHT_DYNSYM, &b);
 	if (err)
 		goto cleanup;
+	err = elf_file__add_plt(f, &b);
+	if (err)
+		goto cleanup;
 	err = elf_module__add_debug_file(m, f, &b);
 	if (err)
 		goto cleanup;

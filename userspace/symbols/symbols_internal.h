@@ -227,6 +227,9 @@ ssize_t elf_file__build_id(struct elf_file *f, uint8_t *out);
  * debug file matching m's build ID, into m.  On failure m gets an error and
  * no symbols; returns 0 (also when m got an error) or -ENOMEM. */
 int elf_module__load(struct sym_module *m, struct elf_file *f);
+/* plt.c: a "func@plt" entry for each PLT stub of f that .rela.plt names
+ * (x86-64).  Unusable or missing sections add nothing.  Returns 0 or -ENOMEM. */
+int elf_file__add_plt(struct elf_file *f, struct sym_builder *b);
 
 /* debug_file.c: separate debug files. */
 struct debug_query {
