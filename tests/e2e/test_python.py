@@ -205,3 +205,33 @@ def test_python_off_records_native_only():
         "--python off recorded interpreted frames"
     bad = H.run([H.BIN, "record", "--python", "maybe", "--", "true"])
     assert bad.returncode == 2 and "bpf, off" in bad.stderr, bad.stderr
+    marked = [st for _, _, st in samples(rec.capture, "logical")
+              if "[python frames unknown]" in st]
+    assert not marked, "--python off marked %d samples [python frames unknown]" % len(marked)
+
+
+UNSUPPORTED_PYTHON = "/root/.pyenv/versions/3.9.18/bin/python3.9"
+UNSUPPORTED_TRUNCATED_MAX = 10.0  # % of samples truncated for any reason
+
+
+@H.timeout(120)
+def test_python_unsupported_version_native_stacks_unmarked():
+    """CPython 3.9 has no layout: record says so, and its samples keep their
+    native stacks without "[python frames unknown]" (nothing was walked)."""
+    python = _interpreter(UNSUPPORTED_PYTHON)
+    rec = H.record([python, os.path.join(PY_FIXTURES, "calls.py"), "1.0"])
+    assert "has no known layout" in rec.stderr, rec.stderr
+    logical = samples(rec.capture, "logical")
+    marked = [st for _, _, st in logical if "[python frames unknown]" in st]
+    assert logical and not marked, "%d of %d samples marked [python frames unknown]" % (
+        len(marked), len(logical))
+    out = H.report(rec.capture).stdout
+    m = re.search(r"truncated\s+(\d+) samples \(([\d.]+)%\)", out)
+    share = float(m.group(2)) if m else 0.0
+    H.log("CPython 3.9: %d samples, %.1f%% truncated (%s)" % (
+        len(logical), share, m.group(0) if m else "none"))
+    assert share < UNSUPPORTED_TRUNCATED_MAX, \
+        "%.1f%% of samples truncated, want < %.0f%%:\n%s" % (
+            share, UNSUPPORTED_TRUNCATED_MAX, out[:3000])
+    assert any("_PyEval_EvalFrameDefault" in st for _, _, st in logical), \
+        "no sample runs the evaluation loop"
