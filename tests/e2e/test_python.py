@@ -27,6 +27,8 @@ INTERPRETERS = [
 PY_FIXTURES = os.path.join(H.REPO, "tests", "fixtures", "python")
 PATH_SHARE_MIN = 95.0   # % of inner's samples with exactly <module>;outer;middle;inner
 KEY_SHARE_MIN = 95.0    # % of by_key's samples under <module>;sort_path;...;by_key
+NAMED_SHARE_MIN = 90.0  # % of inner's samples (thread_time share) with every code object named
+UNREADABLE = "[python code unreadable]"
 THREAD_SHARE_TOL = 5.0  # points between a function's share and its thread's CPU share
 PY_FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
 
@@ -105,6 +107,17 @@ def _calls(python):
             [";".join(st) for st in inner if st not in full][:3])
     assert H.percent(len(full), len(inner)) >= PATH_SHARE_MIN, \
         "only %d of %d inner samples have the full path" % (len(full), len(inner))
+    # Code objects are named while the process lives (record drains and
+    # names in rounds of at most 5 ms), so a short run is named too: inner's
+    # samples carry no unreadable mark anywhere in their stack.
+    named = [st for st in inner if UNREADABLE not in st]
+    unreadable = sum(1 for st in mine if UNREADABLE in st)
+    H.log("inner: %d fully named of %.0f expected; %d of the thread's %d samples hold %s" % (
+        len(named), expected, unreadable, len(mine), UNREADABLE))
+    assert len(named) >= NAMED_SHARE_MIN / 100 * expected, \
+        "%d inner samples fully named, want >= %.0f%% of %.0f (inner's CPU share); " \
+        "%d samples of the thread hold %s" % (len(named), NAMED_SHARE_MIN, expected,
+                                            unreadable, UNREADABLE)
     # A function's body, from its def line (RESUME and argument set-up carry it) to its return.
     lo, hi = truth["inner_lines"]
     lo -= 1
