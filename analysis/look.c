@@ -14,7 +14,9 @@
  * A look is a derived view of the capture: the same frames, threads and
  * strings (borrowed), new stack rows (interned in creation order, parents
  * first, so a view is as deterministic as its capture) and samples pointing
- * at them.  Every analysis runs on the view unchanged.
+ * at them: samples, and off-CPU intervals (stack and waker_stack), the
+ * tables that reference stacks, are copied with their stack ids mapped the
+ * same way.  Every analysis runs on the view unchanged.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@ struct analysis_look {
 	struct capture view;
 	struct capture_stack *stacks;
 	struct capture_sample *samples;
+	struct capture_interval *intervals;
 };
 
 int analysis_look__parse(const char *name, enum analysis_look_kind *look)
@@ -73,6 +76,16 @@ static int look__intern(struct look_builder *b, uint32_t parent, uint32_t frame,
 	return 0;
 }
 
+/* An old stack id (or CAPTURE_NONE) as the look sees it; may be CAPTURE_NONE
+ * when the look drops every frame of the stack. */
+static uint32_t look__map(uint32_t stack, const uint8_t *seen, const uint32_t *py,
+			  const uint32_t *keep)
+{
+	if (stack == CAPTURE_NONE)
+		return CAPTURE_NONE;
+	return seen[stack] ? py[stack] : keep[stack];
+}
+
 int analysis_look__new(const struct capture *c, enum analysis_look_kind look,
 		       struct analysis_look **out)
 {
@@ -90,7 +103,8 @@ int analysis_look__new(const struct capture *c, enum analysis_look_kind look,
 	py = malloc(((size_t)c->nstacks + 1) * sizeof(*py));
 	seen = calloc((size_t)c->nstacks + 1, 1);
 	l->samples = l ? malloc(((size_t)c->nsamples + 1) * sizeof(*l->samples)) : NULL;
-	if (!l || !keep || !py || !seen || !l->samples)
+	l->intervals = l ? malloc(((size_t)c->nintervals + 1) * sizeof(*l->intervals)) : NULL;
+	if (!l || !keep || !py || !seen || !l->samples || !l->intervals)
 		goto cleanup;
 	u64map__init(&b.index);
 	for (uint32_t i = 0; i < c->nstacks; i++) {
@@ -131,9 +145,15 @@ int analysis_look__new(const struct capture *c, enum analysis_look_kind look,
 	for (uint32_t i = 0; i < c->nsamples; i++) {
 		struct capture_sample s = c->samples[i];
 
-		if (s.stack != CAPTURE_NONE)
-			s.stack = seen[s.stack] ? py[s.stack] : keep[s.stack];
+		s.stack = look__map(s.stack, seen, py, keep);
 		l->samples[i] = s;
+	}
+	for (uint32_t i = 0; i < c->nintervals; i++) {
+		struct capture_interval v = c->intervals[i];
+
+		v.stack = look__map(v.stack, seen, py, keep);
+		v.waker_stack = look__map(v.waker_stack, seen, py, keep);
+		l->intervals[i] = v;
 	}
 	l->view = *c;
 	l->view.storage = NULL;
@@ -142,6 +162,7 @@ int analysis_look__new(const struct capture *c, enum analysis_look_kind look,
 	l->view.stacks = l->stacks;
 	l->view.nstacks = b.n;
 	l->view.samples = l->samples;
+	l->view.intervals = l->intervals;
 	*out = l;
 	l = NULL;
 	err = 0;
@@ -166,5 +187,6 @@ void analysis_look__free(struct analysis_look *l)
 		return;
 	free(l->stacks);
 	free(l->samples);
+	free(l->intervals);
 	free(l);
 }

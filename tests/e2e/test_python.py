@@ -27,6 +27,8 @@ INTERPRETERS = [
 PY_FIXTURES = os.path.join(H.REPO, "tests", "fixtures", "python")
 PATH_SHARE_MIN = 95.0   # % of inner's samples with exactly <module>;outer;middle;inner
 KEY_SHARE_MIN = 95.0    # % of by_key's samples under <module>;sort_path;...;by_key
+NAMED_SHARE_MIN = 90.0  # % of inner's samples (thread_time share) with every code object named
+UNREADABLE = "[python code unreadable]"
 THREAD_SHARE_TOL = 5.0  # points between a function's share and its thread's CPU share
 PY_FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
 
@@ -105,6 +107,17 @@ def _calls(python):
             [";".join(st) for st in inner if st not in full][:3])
     assert H.percent(len(full), len(inner)) >= PATH_SHARE_MIN, \
         "only %d of %d inner samples have the full path" % (len(full), len(inner))
+    # Code objects are named while the process lives (record drains and
+    # names in rounds of at most 5 ms), so a short run is named too: inner's
+    # samples carry no unreadable mark anywhere in their stack.
+    named = [st for st in inner if UNREADABLE not in st]
+    unreadable = sum(1 for st in mine if UNREADABLE in st)
+    H.log("inner: %d fully named of %.0f expected; %d of the thread's %d samples hold %s" % (
+        len(named), expected, unreadable, len(mine), UNREADABLE))
+    assert len(named) >= NAMED_SHARE_MIN / 100 * expected, \
+        "%d inner samples fully named, want >= %.0f%% of %.0f (inner's CPU share); " \
+        "%d samples of the thread hold %s" % (len(named), NAMED_SHARE_MIN, expected,
+                                            unreadable, UNREADABLE)
     # A function's body, from its def line (RESUME and argument set-up carry it) to its return.
     lo, hi = truth["inner_lines"]
     lo -= 1
@@ -205,3 +218,33 @@ def test_python_off_records_native_only():
         "--python off recorded interpreted frames"
     bad = H.run([H.BIN, "record", "--python", "maybe", "--", "true"])
     assert bad.returncode == 2 and "bpf, off" in bad.stderr, bad.stderr
+    marked = [st for _, _, st in samples(rec.capture, "logical")
+              if "[python frames unknown]" in st]
+    assert not marked, "--python off marked %d samples [python frames unknown]" % len(marked)
+
+
+UNSUPPORTED_PYTHON = "/root/.pyenv/versions/3.9.18/bin/python3.9"
+UNSUPPORTED_TRUNCATED_MAX = 10.0  # % of samples truncated for any reason
+
+
+@H.timeout(120)
+def test_python_unsupported_version_native_stacks_unmarked():
+    """CPython 3.9 has no layout: record says so, and its samples keep their
+    native stacks without "[python frames unknown]" (nothing was walked)."""
+    python = _interpreter(UNSUPPORTED_PYTHON)
+    rec = H.record([python, os.path.join(PY_FIXTURES, "calls.py"), "1.0"])
+    assert "has no known layout" in rec.stderr, rec.stderr
+    logical = samples(rec.capture, "logical")
+    marked = [st for _, _, st in logical if "[python frames unknown]" in st]
+    assert logical and not marked, "%d of %d samples marked [python frames unknown]" % (
+        len(marked), len(logical))
+    out = H.report(rec.capture).stdout
+    m = re.search(r"truncated\s+(\d+) samples \(([\d.]+)%\)", out)
+    share = float(m.group(2)) if m else 0.0
+    H.log("CPython 3.9: %d samples, %.1f%% truncated (%s)" % (
+        len(logical), share, m.group(0) if m else "none"))
+    assert share < UNSUPPORTED_TRUNCATED_MAX, \
+        "%.1f%% of samples truncated, want < %.0f%%:\n%s" % (
+            share, UNSUPPORTED_TRUNCATED_MAX, out[:3000])
+    assert any("_PyEval_EvalFrameDefault" in st for _, _, st in logical), \
+        "no sample runs the evaluation loop"

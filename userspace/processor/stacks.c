@@ -548,10 +548,14 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	}
 	nuser = n;
 	p->py_status[s->py_status]++;
-	/* With a Python runtime tracker, a sample walked before its process's
-	 * layout was known (status NONE) still gets "[python frames unknown]"
-	 * where its native stack runs the evaluation loop. */
-	bool py_splice = s->py_status != MS_PY_NONE || p->py;
+	/* A sample of a process whose layout the tracker knows, walked before
+	 * the layout was known (status NONE), still gets "[python frames
+	 * unknown]" where its native stack runs the evaluation loop.  With no
+	 * layout for the process (an unsupported version, refused layout,
+	 * --python off) nothing was to be walked: its native stack is the
+	 * whole story and gets no mark. */
+	bool py_splice = s->py_status != MS_PY_NONE ||
+			 (p->py && py_tracker__layout(p->py, (pid_t)s->pid));
 
 	if (py_splice) {
 		for (uint32_t k = 0; k < n; k++)
