@@ -116,7 +116,7 @@ static long py__step(__u32 i, void *vctx)
 	struct py_buf *b = w->buf;
 	struct ms_py_frame *f;
 	__u32 rd = l->fr_read, o, owner = 0, flags = 0, instr = 0xffffffff, fl = 0;
-	__u64 code, ptr, base, name = 0;
+	__u64 code, ptr, base, name = 0, name_hash = 0;
 
 	if (!w->frame) {
 		w->status = MS_PY_OK;
@@ -164,7 +164,9 @@ static long py__step(__u32 i, void *vctx)
 	else if (l->fr_is_entry != MS_PY_NO_FIELD && py__buf8(b, l->fr_is_entry))
 		flags |= MS_PY_F_ENTRY;
 	if (bpf_probe_read_user(&fl, sizeof(fl), (const void *)(code + l->code_firstlineno)) ||
-	    bpf_probe_read_user(&name, sizeof(name), (const void *)(code + l->code_name))) {
+	    bpf_probe_read_user(&name, sizeof(name), (const void *)(code + l->code_name)) ||
+	    bpf_probe_read_user(&name_hash, sizeof(name_hash),
+				(const void *)(name + MS_PY_UNICODE_HASH_OFF))) {
 		w->status = MS_PY_READ_FAULT;
 		return 1;
 	}
@@ -174,7 +176,7 @@ static long py__step(__u32 i, void *vctx)
 	f = (struct ms_py_frame *)(w->out + o);
 	f->code = code;
 	f->instr = instr;
-	f->fingerprint = fl ^ (__u32)name;
+	f->fingerprint = ms_py__fingerprint(fl, name, name_hash);
 	f->flags = flags;
 	f->reserved = 0;
 	w->n++;

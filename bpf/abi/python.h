@@ -95,9 +95,21 @@ _Static_assert(sizeof(struct ms_py_thread) == 24, "ms_py_thread size");
 /*
  * One interpreted frame: its code object, the instruction offset in bytes
  * from the start of its bytecode (-1 as 0xffffffff: before the first), and a
- * fingerprint (co_firstlineno ^ low 32 bits of co_name) that userspace checks
- * before naming the code object, so a freed and reused object is not misnamed.
+ * fingerprint that userspace checks before naming the code object, so a
+ * freed and reused object is not misnamed: ms_py__fingerprint() of
+ * co_firstlineno, the co_name pointer and that name's cached str hash (an
+ * object of the same size often reuses both addresses; the hash tells
+ * "gen_0" from "gen_1").
  */
+/* PyASCIIObject.hash (Include/cpython/unicodeobject.h, 3.10-3.13): after
+ * ob_refcnt, ob_type and length.  co_name is interned, so it is computed. */
+#define MS_PY_UNICODE_HASH_OFF 24
+
+static inline __u32 ms_py__fingerprint(__s32 firstlineno, __u64 name, __u64 name_hash)
+{
+	return (__u32)firstlineno ^ (__u32)name ^ (__u32)name_hash ^ (__u32)(name_hash >> 32);
+}
+
 struct ms_py_frame {
 	__u64 code;
 	__u32 instr;

@@ -188,14 +188,15 @@ static bool code__read(pid_t pid, const struct py_layout *l, uint64_t code, uint
 		       struct py_code *c)
 {
 	uint8_t buf[512];
-	uint64_t name, qualname, filename, linetable;
+	uint64_t name, name_hash, qualname, filename, linetable;
 	int32_t firstlineno;
 
 	if (l->code_size > sizeof(buf) || py_mem__read(pid, code, buf, l->code_size))
 		return false;
 	memcpy(&firstlineno, buf + l->bpf.code_firstlineno, 4);
 	memcpy(&name, buf + l->bpf.code_name, 8);
-	if (((uint32_t)firstlineno ^ (uint32_t)name) != fp)
+	if (py_mem__read(pid, name + MS_PY_UNICODE_HASH_OFF, &name_hash, sizeof(name_hash)) ||
+	    ms_py__fingerprint(firstlineno, name, name_hash) != fp)
 		return false; /* freed and reused since the sample */
 	qualname = name;
 	if (l->code_qualname != MS_PY_NO_FIELD)
