@@ -290,8 +290,8 @@ struct analysis_summary {
 	 * computable.
 	 */
 	double rate_hz;
-	uint64_t empty_stacks; /* matched samples with no stack */
-	uint64_t truncated;    /* matched samples whose stack holds a truncation frame */
+	uint64_t empty_stacks; /* weight of matched samples with no stack */
+	uint64_t truncated;    /* weight of matched samples whose stack holds a truncation frame */
 	/* Per reason (id = truncation key, value = samples), by value desc then name.
 	 * A stack's reason is its innermost truncation frame. */
 	struct analysis_count *truncations;

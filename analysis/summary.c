@@ -155,11 +155,13 @@ int analysis_summary__init(struct analysis_summary *s, const struct analysis_nam
 		if (!sp->samples || smp->time_ns > sp->last_ns)
 			sp->last_ns = smp->time_ns;
 		sp->samples++;
+		/* in weight, like every total: a sample taken at a lowered
+		 * duty stands for weight samples at the requested rate */
 		if (smp->stack == CAPTURE_NONE)
-			s->empty_stacks++;
+			analysis__sat_add(&s->empty_stacks, smp->weight);
 		else if (trunc[smp->stack] != CAPTURE_NONE) {
-			s->truncated++;
-			per_key[trunc[smp->stack]]++;
+			analysis__sat_add(&s->truncated, smp->weight);
+			analysis__sat_add(&per_key[trunc[smp->stack]], smp->weight);
 		}
 	}
 

@@ -296,7 +296,7 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 	printf("\n");
 	if (s->truncated) {
 		printf("  truncated  %" PRIu64 " sample%s (%.1f%%):", s->truncated,
-		       s->truncated == 1 ? "" : "s", percent(s->truncated, s->samples));
+		       s->truncated == 1 ? "" : "s", percent(s->truncated, s->weight));
 		for (i = 0; i < s->ntruncations; i++)
 			printf("%s %s %" PRIu64, i ? "," : "", key_name(r, s->truncations[i].id),
 			       s->truncations[i].value);
@@ -304,7 +304,7 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 	}
 	if (s->empty_stacks)
 		printf("  no stack   %" PRIu64 " sample%s (%.1f%%)\n", s->empty_stacks,
-		       s->empty_stacks == 1 ? "" : "s", percent(s->empty_stacks, s->samples));
+		       s->empty_stacks == 1 ? "" : "s", percent(s->empty_stacks, s->weight));
 	print_symbol_notes(r->c);
 }
 
