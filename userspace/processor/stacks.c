@@ -403,21 +403,29 @@ static bool unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
  * Returns false when the FP chain should be used instead (no copy, or, in
  * auto, CFI could not take the first step).
  */
-static bool dwarf_user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
-			     uint32_t *out, uint32_t *n)
+/*
+ * Unwinds the user part with CFI over a copied stack (copy_len bytes from
+ * the user stack pointer in regs) and appends its frames to out[*n],
+ * outermost first, after a reason frame if the unwind stopped early.
+ * Returns false, appending nothing, when the policy or the record rules
+ * CFI out, or when auto mode finds CFI no better than the frame-pointer
+ * chain of fp_len entries (the caller then uses that chain).
+ */
+static bool dwarf_user_frames(struct processor *p, struct proc_state *ps, const void *regs_in,
+			      const uint8_t *copy, uint32_t copy_len, uint32_t fp_len, uint32_t *out,
+			      uint32_t *n)
 {
-	const uint8_t *copy = (const uint8_t *)(s->ips + s->kstack_len + s->ustack_len);
 	struct unwind_ctx ctx = { .p = p, .ps = ps };
 	struct unwind_regs regs;
 	enum unwind_reason reason;
 	size_t depth;
 
-	if (p->call_graph == MS_CG_FP || !s->stack_copy_len || !(s->flags & MS_SAMPLE_F_USER_REGS))
+	if (p->call_graph == MS_CG_FP || !copy_len || !regs_in)
 		return false;
-	memcpy(&regs, &s->regs, sizeof(regs));
-	depth = unwind__stack_ex(&regs, copy, s->stack_copy_len, unwind_find, &ctx, p->unwind_pcs,
+	memcpy(&regs, regs_in, sizeof(regs));
+	depth = unwind__stack_ex(&regs, copy, copy_len, unwind_find, &ctx, p->unwind_pcs,
 				 p->unwind_flags, MS_UNWIND_MAX_DEPTH, &reason);
-	if (p->call_graph == MS_CG_AUTO && depth <= 1 && s->ustack_len > 1 &&
+	if (p->call_graph == MS_CG_AUTO && depth <= 1 && fp_len > 1 &&
 	    reason != UNWIND_END_OUTERMOST) {
 		p->unwind_fp_fallback++;
 		return false;
@@ -432,6 +440,15 @@ static bool dwarf_user_stack(struct processor *p, struct proc_state *ps, const s
 		user_frame(p, ps, p->unwind_pcs[i], is_return, out, n);
 	}
 	return true;
+}
+
+static bool dwarf_user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
+			     uint32_t *out, uint32_t *n)
+{
+	const uint8_t *copy = (const uint8_t *)(s->ips + s->kstack_len + s->ustack_len);
+
+	return dwarf_user_frames(p, ps, (s->flags & MS_SAMPLE_F_USER_REGS) ? &s->regs : NULL, copy,
+				 s->stack_copy_len, s->ustack_len, out, n);
 }
 
 /*
@@ -629,29 +646,7 @@ void stacks__release(struct processor *p)
 static bool dwarf_user_parts(struct processor *p, struct proc_state *ps,
 			     const struct stack_parts *sp, uint32_t *out, uint32_t *n)
 {
-	struct unwind_ctx ctx = { .p = p, .ps = ps };
-	struct unwind_regs regs;
-	enum unwind_reason reason;
-	size_t depth;
-
-	if (p->call_graph == MS_CG_FP || !sp->copy_len || !sp->regs)
-		return false;
-	memcpy(&regs, sp->regs, sizeof(regs));
-	depth = unwind__stack_ex(&regs, sp->copy, sp->copy_len, unwind_find, &ctx, p->unwind_pcs,
-				 p->unwind_flags, MS_UNWIND_MAX_DEPTH, &reason);
-	if (p->call_graph == MS_CG_AUTO && depth <= 1 && sp->u > 1 &&
-	    reason != UNWIND_END_OUTERMOST) {
-		p->unwind_fp_fallback++;
-		return false;
-	}
-	p->unwind_reasons[reason]++;
-	if (reason != UNWIND_END_OUTERMOST)
-		out[(*n)++] = unwind_reason_frame(p, reason);
-	for (size_t i = depth; i-- > 0;) {
-		bool is_return = i != 0 && !(p->unwind_flags[i] & UNWIND_FRAME_ACTIVATION);
-		user_frame(p, ps, p->unwind_pcs[i], is_return, out, n);
-	}
-	return true;
+	return dwarf_user_frames(p, ps, sp->regs, sp->copy, sp->copy_len, sp->u, out, n);
 }
 
 uint32_t stacks__marker(struct processor *p, uint32_t *slot, const char *name)
