@@ -19,6 +19,8 @@
 #include "bpf/abi/python.h"
 #include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "bpf/abi/records.h"
 #include "capture/capture.h"
@@ -85,6 +87,7 @@ static void feed_mmap2(uint32_t source, uint32_t pid, const struct exe_map *m, u
 	struct perf_event_header *h = (void *)buf;
 	uint32_t prot = PROT_READ | PROT_EXEC;
 	uint64_t len = m->end - m->start;
+	struct stat st;
 
 	h->type = PERF_RECORD_MMAP2;
 	h->size = body + 24;
@@ -93,6 +96,15 @@ static void feed_mmap2(uint32_t source, uint32_t pid, const struct exe_map *m, u
 	memcpy(buf + 16, &m->start, 8);
 	memcpy(buf + 24, &len, 8);
 	memcpy(buf + 32, &m->pgoff, 8);
+	if (!stat(m->path, &st)) {
+		/* maj, min, ino: the processor uses a path only if they match */
+		uint32_t maj = major(st.st_dev), min = minor(st.st_dev);
+		uint64_t ino = st.st_ino;
+
+		memcpy(buf + 40, &maj, 4);
+		memcpy(buf + 44, &min, 4);
+		memcpy(buf + 48, &ino, 8);
+	}
 	memcpy(buf + 64, &prot, 4);
 	memcpy(buf + 72, m->path, nlen);
 	memcpy(buf + body, &pid, 4);

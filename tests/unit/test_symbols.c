@@ -19,6 +19,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -810,6 +811,53 @@ static void test_plt_entries_named(void **state)
 	symbolizer__free(s);
 }
 
+/*
+ * symbolizer__mapped_file: the path is used only when its device and inode
+ * are the MMAP2 record's; the map_files link is the mapped file whatever the
+ * path says; the build ID is the file's own note either way.
+ */
+static void test_mapped_file_identity(void **state)
+{
+	struct symbolizer *s = symbolizer__new();
+	struct sym_module *by_path, *m;
+	char map_files[128];
+	const uint8_t *id, *id2;
+	size_t len, len2;
+	struct mapping mp;
+	struct stat st;
+
+	assert_true(find_mapping(libc_symbol("qsort"), &mp));
+	assert_int_equal(stat(mp.path, &st), 0);
+	by_path = symbolizer__file(s, 0, NULL, mp.path, NULL, 0);
+	assert_null(sym_module__error(by_path));
+	id = sym_module__build_id(by_path, &len);
+	assert_non_null(id);
+
+	m = symbolizer__mapped_file(s, 0, NULL, mp.path, major(st.st_dev), minor(st.st_dev),
+				    st.st_ino);
+	assert_ptr_equal(m, by_path);
+
+	/* Another inode in the record: the file at the path is not used. */
+	m = symbolizer__mapped_file(s, 0, NULL, mp.path, major(st.st_dev), minor(st.st_dev),
+				    st.st_ino + 1);
+	assert_non_null(m);
+	assert_ptr_not_equal(m, by_path);
+	assert_non_null(sym_module__error(m));
+	assert_non_null(strstr(sym_module__error(m), "not the mapped file"));
+	assert_null(sym_module__build_id(m, &len2));
+	assert_int_equal(sym_module__symbol_count(m), 0);
+
+	/* Through map_files no check is needed: the same module, same ID. */
+	snprintf(map_files, sizeof(map_files), "/proc/self/map_files/%" PRIx64 "-%" PRIx64,
+		 mp.start, mp.end);
+	m = symbolizer__mapped_file(s, (uint32_t)getpid(), map_files, mp.path, 0, 0, 0);
+	assert_ptr_equal(m, by_path);
+	id2 = sym_module__build_id(m, &len2);
+	assert_int_equal(len2, len);
+	assert_memory_equal(id2, id, len);
+	symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -828,6 +876,7 @@ int main(void)
 	    cmocka_unit_test(test_content_hash_without_build_id),
 	    cmocka_unit_test(test_open_file_is_the_verified_file),
 	    cmocka_unit_test(test_plt_entries_named),
+	    cmocka_unit_test(test_mapped_file_identity),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

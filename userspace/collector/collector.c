@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -564,6 +565,19 @@ static int snapshot__mapping(struct collector *c, pid_t pid, const char *line, _
 	r->maj = maj;
 	r->min = min;
 	r->ino = ino;
+	if (path[0] == '/') {
+		/* As stat(2) sees the mapped file, like the processor's check of
+		 * a path against the record when map_files is gone. */
+		char mf[96];
+		struct stat st;
+
+		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", pid, start, end);
+		if (!stat(mf, &st)) {
+			r->maj = major(st.st_dev);
+			r->min = minor(st.st_dev);
+			r->ino = st.st_ino;
+		}
+	}
 	r->prot =
 	    (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
 	r->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
@@ -963,7 +977,13 @@ static void attr__init_sampling(struct perf_event_attr *a, const struct record_o
 	a->disabled = 1;     /* enabled by bpf_program__attach_perf_event */
 }
 
-static void attr__init_dummy(struct perf_event_attr *a, __u64 ring_bytes, bool build_id)
+/*
+ * No attr.build_id: with it the kernel flags the mmap event's header, shared
+ * by every listener, PERF_RECORD_MISC_MMAP_BUILD_ID (perf_event_mmap_output),
+ * and other tools asking for maj/min/ino (perf record) misparse their
+ * records and crash.  The processor reads build IDs from the mapped files.
+ */
+static void attr__init_dummy(struct perf_event_attr *a, __u64 ring_bytes)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -973,7 +993,6 @@ static void attr__init_dummy(struct perf_event_attr *a, __u64 ring_bytes, bool b
 	a->sample_id_all = 1;
 	a->mmap = 1;
 	a->mmap2 = 1;
-	a->build_id = build_id;
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;
@@ -1016,19 +1035,13 @@ static int collector__open_rings(struct collector *c, char *err, size_t errlen)
 	struct perf_event_attr a;
 	int i, ret;
 
-	c->build_ids = true;
+	c->build_ids = false;
 	for (i = 0; i < c->nr_online; i++) {
 		struct perf_ring *r = &c->rings[i];
 		long fd;
 
-		attr__init_dummy(&a, ring_bytes, c->build_ids);
+		attr__init_dummy(&a, ring_bytes);
 		fd = sys_perf_event_open(&a, -1, c->online[i]);
-		if (fd < 0 && errno == EINVAL && i == 0) {
-			/* attr.build_id exists since Linux 5.12 */
-			c->build_ids = false;
-			attr__init_dummy(&a, ring_bytes, false);
-			fd = sys_perf_event_open(&a, -1, c->online[i]);
-		}
 		if (fd < 0) {
 			ret = -errno;
 			diagnose(ret, false, "perf_event_open(dummy side-band event)", err, errlen);

@@ -10,7 +10,8 @@
  *     the kernel (system-wide, or tgid in the target map; children join the
  *     map at sched_process_fork in the kernel) and writes struct ms_sample
  *     records into one BPF ring buffer;
- *   - per CPU, a dummy event with mmap2, build_id, comm, comm_exec, task,
+ *   - per CPU, a dummy event with mmap2 (maj/min/ino, never attr.build_id,
+ *     which breaks other perf users), comm, comm_exec, task,
  *     sample_id_all (TID|TIME|CPU) whose perf mmap ring carries MMAP2, COMM,
  *     FORK, EXIT and LOST records.
  * At start it synthesizes COMM, FORK and MMAP2 records for each target from

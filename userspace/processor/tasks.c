@@ -20,31 +20,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 
 #include "internal.h"
 
 #define SAMPLE_ID_LEN 24
 
-#ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
-#define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
-#endif
-
+/*
+ * The dummy events do not set attr.build_id, so MMAP2 carries maj, min, ino,
+ * ino_generation.  PERF_RECORD_MISC_MMAP_BUILD_ID is ignored: the kernel sets
+ * it in the header shared by every listener of the mmap (perf_event_mmap_output),
+ * so another tool's attr.build_id can flag OUR records although their bytes
+ * are still maj/min/ino.
+ */
 struct perf_mmap2_fixed {
 	struct perf_event_header h;
 	uint32_t pid, tid;
 	uint64_t addr, len, pgoff;
-	union {
-		struct {
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
-		};
-		struct {
-			uint8_t build_id_size;
-			uint8_t reserved1;
-			uint16_t reserved2;
-			uint8_t build_id[20];
-		};
-	};
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
 	uint32_t prot, flags;
 	/* char filename[]; then sample_id */
 };
@@ -218,22 +212,24 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
 
 /*
  * True when the file at path in OUR mount namespace is the one mapped (same
- * device and inode as /proc/PID/map_files/...), so a later `microscope
- * symbolize`, which runs where we run, can find it by path.  memfd: files
- * never are, nor a file of another mount namespace (a container) whose path
- * here holds another file or nothing: those are symbolized while recording.
+ * device and inode as /proc/PID/map_files/..., or, when that is gone, as the
+ * MMAP2 record's maj:min and ino), so a later `microscope symbolize`, which
+ * runs where we run, can find it by path.  memfd: files never are, nor a
+ * file of another mount namespace (a container) whose path here holds
+ * another file or nothing: those are symbolized while recording.
  */
-static bool file_is_mapped(const char *map_file, const char *path)
+static bool file_is_mapped(const char *map_file, const char *path,
+			   const struct perf_mmap2_fixed *m)
 {
 	struct stat a, b;
 
 	if (!strncmp(path, "/memfd:", 7))
 		return false;
-	if (stat(map_file, &a))
-		return true; /* cannot tell (no map_files): trust the build ID */
 	if (stat(path, &b))
 		return false;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	if (!stat(map_file, &a))
+		return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	return major(b.st_dev) == m->maj && minor(b.st_dev) == m->min && (uint64_t)b.st_ino == m->ino;
 }
 
 /*
@@ -322,16 +318,8 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 		kind = CAPTURE_MODULE_VDSO;
 		sym = symbolizer__vdso(p->sym);
 	} else if (path[0] == '/') {
-		const uint8_t *bid = NULL;
-		size_t bid_len = 0;
-
-		if ((m.h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && m.build_id_size &&
-		    m.build_id_size <= sizeof(m.build_id)) {
-			bid = m.build_id;
-			bid_len = m.build_id_size;
-		}
 		map_file_path(m.pid, m.addr, m.addr + m.len, path, open_path, sizeof(open_path));
-		sym = symbolizer__file(p->sym, m.pid, open_path, path, bid, bid_len);
+		sym = symbolizer__mapped_file(p->sym, m.pid, open_path, path, m.maj, m.min, m.ino);
 	} else {
 		kind = CAPTURE_MODULE_ANON; /* [heap], //anon, [stack], JIT code */
 	}
@@ -341,7 +329,7 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 			return -ENOMEM;
 		if (p->symbolize_deferred && kind == CAPTURE_MODULE_FILE)
 			stacks__module_findable(p, module,
-						!deleted && file_is_mapped(open_path, path));
+						!deleted && file_is_mapped(open_path, path, &m));
 		struct capture_mapping row = {
 			.process = ps->row,
 			.module = p->modules[module].row,

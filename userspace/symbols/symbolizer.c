@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "userspace/symbols/symbols_internal.h"
@@ -342,6 +343,9 @@ static struct sym_module *symbolizer__failed(struct symbolizer *s, const char *p
 	m->build_id_len = build_id_len;
 	if (err == -EISDIR)
 		sym_module__fail(m, SYM_ERR_NOT_FILE, "%s", tried);
+	else if (err == -ESTALE)
+		sym_module__fail(m, SYM_ERR_OPEN, "%s: not the mapped file (device or inode differs)",
+				 tried);
 	else if (path[0] != '/' && !strcmp(tried, path))
 		sym_module__fail(m, SYM_ERR_OPEN, "%s: not an absolute path", tried);
 	else
@@ -522,6 +526,43 @@ cleanup:
 	close(fd);
 	if (!m)
 		errno = ENOMEM;
+	return m;
+}
+
+struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
+					   const char *open_path, const char *path, uint32_t maj,
+					   uint32_t min, uint64_t ino)
+{
+	char tried[PATH_MAX + 32], fdpath[64];
+	struct sym_module *m;
+	struct stat st;
+	int fd = -ENOENT;
+
+	if (!path || path[0] != '/')
+		return symbolizer__file(s, pid, open_path, path, NULL, 0);
+	if (open_path) {
+		snprintf(tried, sizeof(tried), "%s", open_path);
+		fd = open_regular(tried); /* the mapping's own file, no check needed */
+	}
+	if (fd < 0) {
+		int n = pid ? snprintf(tried, sizeof(tried), "/proc/%u/root%s", pid, path) : -1;
+
+		fd = n > 0 && (size_t)n < sizeof(tried) ? open_regular(tried) : -ENOENT;
+		if (fd < 0) {
+			snprintf(tried, sizeof(tried), "%s", path);
+			fd = open_regular(tried);
+		}
+		if (fd < 0)
+			return symbolizer__failed(s, path, tried, fd, NULL, 0);
+		if (fstat(fd, &st) || major(st.st_dev) != maj || minor(st.st_dev) != min ||
+		    (uint64_t)st.st_ino != ino) {
+			close(fd);
+			return symbolizer__failed(s, path, tried, -ESTALE, NULL, 0);
+		}
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	m = symbolizer__file(s, 0, fdpath, path, NULL, 0);
+	close(fd);
 	return m;
 }
 

@@ -40,7 +40,8 @@ void symbolizer__free(struct symbolizer *s);
  *              NULL to use path directly (prefixed by "/proc/PID/root" when
  *              pid != 0 and that exists).
  *   path:      the path as the process saw it (MMAP2 filename).
- *   build_id, build_id_len: from MMAP2 (attr.build_id) if known, else NULL/0.
+ *   build_id, build_id_len: the mapping's build ID if known (a capture's
+ *              module row), else NULL/0.
  * The build ID, when both the record and the file have one, must match; a
  * mismatching file is not used (the module then has no symbols and its error
  * says why).  Returns a module owned by the symbolizer, or NULL with errno
@@ -48,6 +49,23 @@ void symbolizer__free(struct symbolizer *s);
  */
 struct sym_module *symbolizer__file(struct symbolizer *s, uint32_t pid, const char *open_path,
 				    const char *path, const uint8_t *build_id, size_t build_id_len);
+
+/*
+ * symbolizer__file for a mapping known by the mapped file's device and inode
+ * (MMAP2 without attr.build_id: maj, min, ino; include/uapi/linux/
+ * perf_event.h), the build ID then being the file's own ELF note.
+ *   open_path: /proc/PID/map_files/START-END (the mapped file itself), used
+ *              when it opens; or NULL.
+ *   path:      the path as the process saw it.  Used (through /proc/PID/root
+ *              when pid != 0 and that exists) only when open_path does not
+ *              open AND its device is maj:min and inode ino; a different file
+ *              there gives a module without symbols whose error says
+ *              "not the mapped file".
+ * Returns as symbolizer__file (NULL with errno ENOMEM only).
+ */
+struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
+					   const char *open_path, const char *path, uint32_t maj,
+					   uint32_t min, uint64_t ino);
 
 /* The vdso of this kernel (read from this process's own vdso image). */
 struct sym_module *symbolizer__vdso(struct symbolizer *s);
