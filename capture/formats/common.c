@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "capture/demangle.h"
+#include "capture/frame_label.h"
 
 #include "capture/formats/formats.h"
 
@@ -32,47 +32,10 @@ void formats_note__add(struct formats_note *n, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *module_fallback(uint32_t kind)
-{
-	switch (kind) {
-	case CAPTURE_MODULE_KERNEL:
-		return "[kernel]";
-	case CAPTURE_MODULE_VDSO:
-		return "[vdso]";
-	case CAPTURE_MODULE_ANON:
-		return "[anon]";
-	default:
-		return "[unknown]";
-	}
-}
-
 size_t formats__frame_label(const struct capture *c, const struct capture_frame *f, char *buf,
 			    size_t size)
 {
-	const char *fn = capture__string(c, f->function);
-	const char *mod = "[unknown]";
-	int n;
-
-	if (f->flags & CAPTURE_FRAME_F_TRUNCATION) {
-		n = snprintf(buf, size, "%s", fn[0] ? fn : "[truncated]");
-	} else if (fn[0]) {
-		n = (int)capture__demangle(fn, buf, size); /* as analysis__frame_name */
-	} else {
-		if (f->module != CAPTURE_NONE) {
-			const struct capture_module *m = &c->modules[f->module];
-			const char *path = capture__string(c, m->path);
-			const char *slash = strrchr(path, '/');
-
-			if (slash && slash[1])
-				mod = slash + 1;
-			else if (path[0])
-				mod = path;
-			else
-				mod = module_fallback(m->kind);
-		}
-		n = snprintf(buf, size, "%s+0x%" PRIx64, mod, f->address);
-	}
-	return n < 0 ? 0 : (size_t)n;
+	return capture__frame_label(c, f, buf, size);
 }
 
 size_t formats__thread_label(const struct capture *c, uint32_t thread, char *buf, size_t size)

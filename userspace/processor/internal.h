@@ -91,6 +91,7 @@ struct processor {
 	size_t nheld, held_cap;
 	uint8_t *held_bytes;
 	size_t held_len, held_bytes_cap;
+	size_t held_live; /* bytes of held_bytes still held (the rest: released records) */
 	uint64_t seq;
 	uint64_t prev_round; /* T_{k-1}; records before it may be released */
 	bool have_round;

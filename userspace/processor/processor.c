@@ -176,6 +176,27 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Rebuild held_bytes densely in held order (8-byte aligned), dropping the
+ * bytes of released records.  Returns 0 or -ENOMEM (nothing changed). */
+static int held_compact(struct processor *p)
+{
+	uint8_t *nb = malloc(p->held_bytes_cap);
+	size_t out = 0;
+
+	if (!nb)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nheld; i++) {
+		memcpy(nb + out, p->held_bytes + p->held[i].offset, p->held[i].len);
+		p->held[i].offset = out;
+		out += (p->held[i].len + 7) & ~7u;
+	}
+	free(p->held_bytes);
+	p->held_bytes = nb;
+	p->held_len = out;
+	p->held_live = out;
+	return 0;
+}
+
 /*
  * Release held records stamped before limit (all if limit == UINT64_MAX),
  * in time order.  With a round budget (live recording) it stops early once
@@ -208,29 +229,19 @@ static int release(struct processor *p, uint64_t limit)
 			return err;
 	}
 	n = i;
-	/* Compact what remains: records and their bytes, keeping 8-byte alignment. */
-	size_t keep = p->nheld - n, out = 0;
-
-	memmove(p->held, p->held + n, keep * sizeof(*p->held));
-	p->nheld = keep;
-	if (!keep) {
+	for (i = 0; i < n; i++)
+		p->held_live -= (p->held[i].len + 7) & ~7u;
+	memmove(p->held, p->held + n, (p->nheld - n) * sizeof(*p->held));
+	p->nheld -= n;
+	if (!p->nheld) {
 		p->held_len = 0;
+		p->held_live = 0;
 		return 0;
 	}
-	/* Bytes are in arrival order; rebuild densely in held order. */
-	uint8_t *nb = malloc(p->held_bytes_cap);
-
-	if (!nb)
-		return -ENOMEM;
-	for (i = 0; i < keep; i++) {
-		memcpy(nb + out, p->held_bytes + p->held[i].offset, p->held[i].len);
-		p->held[i].offset = out;
-		out += (p->held[i].len + 7) & ~7u;
-	}
-	free(p->held_bytes);
-	p->held_bytes = nb;
-	p->held_len = out;
-	return 0;
+	/* Released records leave dead bytes behind; rebuild only once they
+	 * outweigh the live ones, so a round that releases a little of a
+	 * large backlog (round budget) does not copy the whole backlog. */
+	return p->held_len - p->held_live > p->held_live ? held_compact(p) : 0;
 }
 
 static int hold(struct processor *p, const struct ms_chunk *c, const void *payload)
@@ -261,6 +272,12 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 		p->held = nh;
 		p->held_cap = ncap;
 	}
+	if (p->held_len + need > p->held_bytes_cap && p->held_len > p->held_live) {
+		int err = held_compact(p); /* reuse dead bytes before growing */
+
+		if (err)
+			return err;
+	}
 	if (p->held_len + need > p->held_bytes_cap) {
 		size_t ncap = p->held_bytes_cap ? p->held_bytes_cap : 1 << 20;
 
@@ -283,6 +300,7 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 		.source = c->source,
 	};
 	p->held_len += need;
+	p->held_live += need;
 	return 0;
 }
 
