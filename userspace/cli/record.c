@@ -111,6 +111,7 @@ static void on_signal(int sig)
 struct tee {
 	struct stream_writer *raw;
 	struct processor *proc;
+	struct py_tracker *py; /* NULL unless CPython frames are walked */
 	bool quiet;
 };
 
@@ -130,6 +131,11 @@ static int tee_sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		if (err)
 			return err;
 	}
+	/* Before a round releases records (whose first use of a large module
+	 * may take a while to symbolize), give the CPython tracker its turn:
+	 * samples taken before it detects a process have no Python frames. */
+	if (c->kind == MS_CHUNK_ROUND && t->py)
+		py_tracker__poll(t->py, c->time);
 	return processor__sink(t->proc, c, payload);
 }
 
@@ -620,6 +626,7 @@ int cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 		processor__set_python(tee.proc, py);
+		tee.py = py;
 	}
 	emit_meta(&tee, "python", o.python == MS_PYTHON_OFF ? "off" : o.system_wide ? "off (-a)"
 											: "bpf");

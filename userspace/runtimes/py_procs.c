@@ -27,9 +27,9 @@
 #define PY_INTERPS 4
 #define PY_THREADS_MAX 1024
 #define PY_TASKS_MAX 4096
-#define PY_RETRY_FAST_NS (20ull * 1000 * 1000)
+#define PY_RETRY_FAST_NS (5ull * 1000 * 1000)
 #define PY_RETRY_SLOW_NS (1000ull * 1000 * 1000)
-#define PY_FAST_TRIES 100
+#define PY_FAST_TRIES 400 /* 2 s of fast tries */
 
 struct py_task {
 	uint32_t tid;	 /* kernel tid */
@@ -54,6 +54,7 @@ struct py_tracker {
 	struct py_proc *procs;
 	uint32_t nprocs, procs_cap;
 	uint64_t last_refresh;
+	uint32_t undetected; /* recorded processes still being tried (last poll) */
 	uint64_t errors;
 	char describe[512];
 	struct py_task *tasks;
@@ -370,9 +371,15 @@ int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 
 	if (!t)
 		return 0;
-	if (t->last_refresh && now_ns - t->last_refresh < PY_REFRESH_NS)
+	/* Detection of a new process is not held to the refresh period: the
+	 * samples taken before it are all "[python frames unknown]". */
+	if (t->last_refresh && now_ns - t->last_refresh < PY_REFRESH_NS && !t->undetected)
 		goto count;
-	t->last_refresh = now_ns;
+	bool refresh = !t->last_refresh || now_ns - t->last_refresh >= PY_REFRESH_NS;
+
+	if (refresh)
+		t->last_refresh = now_ns;
+	t->undetected = 0;
 	while (!bpf_map_get_next_key(t->targets_fd, prev, &next)) {
 		struct py_proc *pp;
 
@@ -382,6 +389,8 @@ int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 		if (!pp || pp->failed)
 			continue;
 		if (!pp->active) {
+			if (pp->tries < PY_FAST_TRIES)
+				t->undetected++;
 			if (now_ns < pp->next_try)
 				continue;
 			pp->tries++;
@@ -389,8 +398,11 @@ int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 									  : PY_RETRY_SLOW_NS);
 			if (proc__detect(t, pp))
 				continue;
+			proc__refresh(t, pp); /* just detected: fill its thread map now */
+			continue;
 		}
-		proc__refresh(t, pp);
+		if (refresh)
+			proc__refresh(t, pp);
 	}
 count:
 	for (uint32_t i = 0; i < t->nprocs; i++)
