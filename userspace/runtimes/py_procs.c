@@ -29,7 +29,7 @@
 #define PY_TASKS_MAX 4096
 #define PY_RETRY_FAST_NS (5ull * 1000 * 1000)
 #define PY_RETRY_SLOW_NS (1000ull * 1000 * 1000)
-#define PY_FAST_TRIES 400 /* 2 s of fast tries */
+#define PY_FAST_TRIES 2000 /* 10 s of fast tries (start-up under emulation is slow) */
 
 struct py_task {
 	uint32_t tid;	 /* kernel tid */

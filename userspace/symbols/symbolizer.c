@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <linux/magic.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -529,6 +532,20 @@ cleanup:
 	return m;
 }
 
+/*
+ * overlayfs (containers, the vmtest guest's root) reports its own st_dev
+ * for a file while the kernel's MMAP2 record carries the device of the
+ * real file underneath (overlay maps the real file: fs/overlayfs/file.c);
+ * the inode number is the real one in both.  There the inode must match
+ * and the device is not compared.
+ */
+static bool on_overlayfs(int fd)
+{
+	struct statfs sfs;
+
+	return !fstatfs(fd, &sfs) && (unsigned long)sfs.f_type == OVERLAYFS_SUPER_MAGIC;
+}
+
 struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
 					   const char *open_path, const char *path, uint32_t maj,
 					   uint32_t min, uint64_t ino)
@@ -554,8 +571,8 @@ struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
 		}
 		if (fd < 0)
 			return symbolizer__failed(s, path, tried, fd, NULL, 0);
-		if (fstat(fd, &st) || major(st.st_dev) != maj || minor(st.st_dev) != min ||
-		    (uint64_t)st.st_ino != ino) {
+		if (fstat(fd, &st) || (uint64_t)st.st_ino != ino ||
+		    ((major(st.st_dev) != maj || minor(st.st_dev) != min) && !on_overlayfs(fd))) {
 			close(fd);
 			return symbolizer__failed(s, path, tried, -ESTALE, NULL, 0);
 		}
