@@ -37,6 +37,8 @@ DEPS_PKGS += libprotobuf-c-dev protobuf-c-compiler golang-go chromium libclang-r
 DEPS_PKGS += python3.11-dbg
 # symbolization (issue 4): MiniDebugInfo, debuginfod client and server, lld for fixture variants
 DEPS_PKGS += liblzma-dev libdebuginfod-dev debuginfod lld-14
+# chattr for the immutable-output check (tests/e2e/test_cli.py)
+DEPS_PKGS += e2fsprogs
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))

@@ -46,24 +46,7 @@
 
 #include "bpf/abi/records.h"
 
-#ifndef BPF_F_USER_STACK
-#define BPF_F_USER_STACK (1ULL << 8)
-#endif
-#ifndef BPF_RB_NO_WAKEUP
-#define BPF_RB_NO_WAKEUP (1ULL << 0)
-#define BPF_RB_FORCE_WAKEUP (1ULL << 1)
-#endif
-#ifndef BPF_RB_AVAIL_DATA
-#define BPF_RB_AVAIL_DATA 0
-#endif
-#ifndef BPF_NOEXIST
-#define BPF_NOEXIST 1
-#endif
-#ifndef BPF_F_NO_PREALLOC
-#define BPF_F_NO_PREALLOC (1U << 0)
-#endif
-#define EEXIST 17
-
+#include "bpf/uapi_defs.bpf.h"
 
 #define STACK_BYTES (MS_MAX_STACK_DEPTH * sizeof(__u64))
 #define TARGETS_MAX 16384 /* as bpf/sampler.bpf.c: the fd is shared */
@@ -81,7 +64,6 @@ const volatile __u32 stack_copy_bytes = 0; /* 0: no copies (fp) */
 const volatile __u32 have_find_vma = 1;
 const volatile __u64 wakeup_bytes = 0;
 
-#define PAGE_BYTES 4096
 #include "bpf/stack_copy.bpf.h"
 
 
@@ -299,14 +281,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, unsi
 			u = MS_MAX_STACK_DEPTH;
 		uregs = (struct pt_regs *)bpf_task_pt_regs(prev);
 		if (uregs) {
-			s->rec.regs.ip = uregs->ip;
-			s->rec.regs.sp = uregs->sp;
-			s->rec.regs.bp = uregs->bp;
-			s->rec.regs.bx = uregs->bx;
-			s->rec.regs.r12 = uregs->r12;
-			s->rec.regs.r13 = uregs->r13;
-			s->rec.regs.r14 = uregs->r14;
-			s->rec.regs.r15 = uregs->r15;
+			user_regs__copy(&s->rec.regs, uregs);
 			s->rec.flags |= MS_OFFCPU_F_USER_REGS;
 			/* In a system call: the user ip follows a `syscall`
 			 * instruction (0f 05).  Only then is the thread's next

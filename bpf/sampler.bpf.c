@@ -33,34 +33,10 @@
 
 #include "bpf/abi/records.h"
 
-/* BPF_F_USER_STACK and friends are #defines in uapi bpf.h, not in BTF. */
-#ifndef BPF_F_USER_STACK
-#define BPF_F_USER_STACK (1ULL << 8)
-#endif
-#ifndef BPF_RB_NO_WAKEUP
-#define BPF_RB_NO_WAKEUP    (1ULL << 0)
-#define BPF_RB_FORCE_WAKEUP (1ULL << 1)
-#endif
-#ifndef BPF_RB_AVAIL_DATA
-#define BPF_RB_AVAIL_DATA 0
-#endif
-#ifndef BPF_NOEXIST
-#define BPF_NOEXIST 1
-#endif
-#ifndef EEXIST
-#define EEXIST 17
-#endif
-
-#ifndef ENOENT
-#define ENOENT 2
-#endif
+#include "bpf/uapi_defs.bpf.h"
 
 #define STACK_BYTES (MS_MAX_STACK_DEPTH * sizeof(__u64))
 #define TARGETS_MAX 16384
-/* x86-64 base page size (arch/x86/include/asm/page_types.h). */
-#define PAGE_BYTES 4096
-/* Page-by-page copy: a partial first page, then whole pages. */
-#define COPY_MAX_PAGES (MS_STACK_COPY_MAX / PAGE_BYTES + 1)
 
 /* Settings, written by userspace through skel->rodata before load. */
 const volatile __u32 system_wide = 0;
@@ -73,6 +49,8 @@ const volatile __u32 stack_copy_bytes = 0;
  * Without it the verifier never sees the call (a constant-false branch is
  * dead code) and stacks are bounded by reading page by page. */
 const volatile __u32 have_find_vma = 1;
+
+#include "bpf/stack_copy.bpf.h"
 
 /* Samples dropped because the CPU had no scratch slot (userspace sizes the
  * scratch map to the possible CPUs, so this stays 0).  Not in ms_stats,
@@ -164,48 +142,6 @@ static __always_inline bool ctx__kernel_mode(struct bpf_perf_event_data *ctx)
 	return (regs->cs & 3) == 0;
 }
 
-struct vma_end_ctx {
-	__u64 end;
-};
-
-/* bpf_find_vma callback: remember where the VMA holding the address ends. */
-static long vma__end(struct task_struct *task, struct vm_area_struct *vma,
-		     struct vma_end_ctx *ctx)
-{
-	ctx->end = vma->vm_end;
-	return 0;
-}
-
-/*
- * Copy up to len bytes of user memory from sp into dst, one page at a time,
- * stopping at the first page that cannot be read.  Returns the bytes copied.
- * len <= MS_STACK_COPY_MAX; dst has len + PAGE_BYTES bytes of room.
- */
-static __always_inline __u32 stack__copy_pages(__u8 *dst, __u64 sp, __u32 len)
-{
-	__u64 done = 0, chunk, rem;
-	int i;
-
-	for (i = 0; i < COPY_MAX_PAGES; i++) {
-		if (done >= len)
-			break;
-		rem = len - done;
-		chunk = PAGE_BYTES - ((sp + done) & (PAGE_BYTES - 1));
-		if (chunk > rem)
-			chunk = rem;
-		/* clang knows these bounds, the verifier does not: keep the
-		 * clamps from being optimized away. */
-		barrier_var(chunk);
-		barrier_var(done);
-		if (chunk > PAGE_BYTES || done > MS_STACK_COPY_MAX) /* cannot happen */
-			break;
-		if (bpf_probe_read_user(dst + done, chunk, (const void *)(sp + done)))
-			break;
-		done += chunk;
-	}
-	return (__u32)done;
-}
-
 /*
  * Copy the user stack of task from sp upward into dst: stack_copy_bytes
  * bytes, or fewer where the VMA holding sp ends or a page cannot be read
@@ -217,41 +153,19 @@ static __always_inline __u32 stack__copy_pages(__u8 *dst, __u64 sp, __u32 len)
  * counts in stats.  Returns the bytes copied, a multiple of 8, at most
  * stack_copy_bytes.  dst has room for MS_STACK_COPY_MAX + PAGE_BYTES bytes.
  */
-static __noinline __u32 stack__copy(__u8 *dst, struct task_struct *task, __u64 sp, __u32 *flags,
-				    struct ms_stats *stats)
+static __always_inline __u32 stack__copy(__u8 *dst, struct task_struct *task, __u64 sp,
+					 __u32 *flags, struct ms_stats *stats)
 {
-	struct vma_end_ctx vma = {};
-	__u32 want = stack_copy_bytes, len, copy;
-	long err;
+	__u32 want = stack_copy_bytes < MS_STACK_COPY_MAX ? stack_copy_bytes : MS_STACK_COPY_MAX;
+	__u32 out = 0, copy = stack_copy__user(dst, task, sp, want, &out);
 
-	if (want > MS_STACK_COPY_MAX)
-		want = MS_STACK_COPY_MAX;
-	err = have_find_vma ? bpf_find_vma(task, sp, vma__end, &vma, 0) : -38 /* ENOSYS */;
-	if (err == -ENOENT) { /* sp is not in any mapping: nothing to copy */
-		*flags |= MS_SAMPLE_F_STACK_FAULT;
-		stats->stack_copy_err++;
-		return 0;
-	}
-	if (err || vma.end <= sp) {
-		/* No VMA bound: read pages until one faults. */
+	if (out & SC_NO_VMA) { /* no VMA bound: read pages until one faulted */
 		*flags |= MS_SAMPLE_F_STACK_NO_VMA;
 		stats->stack_vma_busy++;
-		len = want;
-		copy = stack__copy_pages(dst, sp, len) & ~7u;
-	} else {
-		len = want;
-		if (vma.end - sp < want) {
-			len = (__u32)(vma.end - sp) & ~7u;
-			*flags |= MS_SAMPLE_F_STACK_END;
-		}
-		if (len > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
-			len = MS_STACK_COPY_MAX;
-		copy = len;
-		/* Some page in [sp, sp + len) faulted: keep what precedes it. */
-		if (bpf_probe_read_user(dst, len, (const void *)sp))
-			copy = stack__copy_pages(dst, sp, len) & ~7u;
 	}
-	if (copy < len)
+	if (out & SC_END)
+		*flags |= MS_SAMPLE_F_STACK_END;
+	if (out & SC_FAULT) /* a page in [sp, sp + len) faulted: kept what precedes it */
 		*flags |= MS_SAMPLE_F_STACK_FAULT;
 	if (!copy)
 		stats->stack_copy_err++;
@@ -333,18 +247,9 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 		if (u > MS_MAX_STACK_DEPTH)
 			u = MS_MAX_STACK_DEPTH;
 
-		/* A BTF pointer: direct (CO-RE relocated, fault-safe) loads,
-		 * no helper call per register. */
 		uregs = (struct pt_regs *)bpf_task_pt_regs(task);
 		if (uregs) {
-			s->regs.ip = uregs->ip;
-			s->regs.sp = uregs->sp;
-			s->regs.bp = uregs->bp;
-			s->regs.bx = uregs->bx;
-			s->regs.r12 = uregs->r12;
-			s->regs.r13 = uregs->r13;
-			s->regs.r14 = uregs->r14;
-			s->regs.r15 = uregs->r15;
+			user_regs__copy(&s->regs, uregs);
 			s->flags |= MS_SAMPLE_F_USER_REGS;
 		}
 	}

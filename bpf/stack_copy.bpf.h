@@ -2,11 +2,11 @@
 /*
  * Copying a user stack from sp upward, bounded by the VMA that holds sp
  * (bpf_find_vma, Linux 5.17) or, without it, page by page until a page
- * faults.  The same rules as the sampler's copy (bpf/sampler.bpf.c, which
- * documents why each bound exists); parameterized so that bpf/offcpu.bpf.c
- * can copy in the thread's own context at its next syscall exit.
+ * faults.  Used by the sampler for every sample (bpf/sampler.bpf.c,
+ * stack__copy, documents why each bound exists) and by bpf/offcpu.bpf.c in
+ * the thread's own context at its next syscall exit.
  *
- * The includer defines PAGE_BYTES and the rodata flag
+ * The includer includes bpf/uapi_defs.bpf.h (PAGE_BYTES), defines the rodata flag
  * `const volatile __u32 have_find_vma` (bpf_find_vma exists; probed by the
  * collector) and includes vmlinux.h and the libbpf BPF headers first.
  */
@@ -99,6 +99,24 @@ static __noinline __u32 stack_copy__user(__u8 *dst, struct task_struct *task, __
 	if (copy < len)
 		*out |= SC_FAULT;
 	return copy;
+}
+
+/*
+ * The registers CFI unwinding starts from (struct ms_regs_x86_64), from the
+ * task's user pt_regs (a BTF pointer from bpf_task_pt_regs: direct,
+ * CO-RE relocated, fault-safe loads, no helper call per register).
+ */
+static __always_inline void user_regs__copy(struct ms_regs_x86_64 *dst,
+					    const struct pt_regs *uregs)
+{
+	dst->ip = uregs->ip;
+	dst->sp = uregs->sp;
+	dst->bp = uregs->bp;
+	dst->bx = uregs->bx;
+	dst->r12 = uregs->r12;
+	dst->r13 = uregs->r13;
+	dst->r14 = uregs->r14;
+	dst->r15 = uregs->r15;
 }
 
 #endif

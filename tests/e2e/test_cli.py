@@ -101,12 +101,15 @@ def test_unwritable_output_fails_before_running():
 
 def test_immutable_output_fails_before_running():
     if not shutil.which("chattr"):
-        H.skip("no chattr")
+        H.skip("chattr (Debian e2fsprogs) is not installed; it sets the immutable flag "
+               "this check needs")
     path = H.tmp_path("cli-immutable.msc")
     with open(path, "w") as f:
         f.write("old")
-    if H.run(["chattr", "+i", path]).returncode:
-        H.skip("the file system of %s has no immutable flag" % path)
+    proc = H.run(["chattr", "+i", path])
+    if proc.returncode:
+        H.skip("chattr +i %s failed (%s): its file system has no immutable flag (tmpfs "
+               "before Linux 6.0, overlayfs, ...)" % (path, proc.stderr.strip()))
     try:
         _assert_early_failure(path, r"immutable")
     finally:
@@ -123,8 +126,10 @@ def test_capture_kept_when_sealing_fails():
     os.makedirs(mnt, exist_ok=True)
     shutil.rmtree(cwd, ignore_errors=True)
     os.makedirs(cwd)
-    if H.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", mnt]).returncode:
-        H.skip("cannot mount a tmpfs")
+    proc = H.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", mnt])
+    if proc.returncode:
+        H.skip("mounting a 4 KiB tmpfs to fill up failed (%s): this needs root with "
+               "CAP_SYS_ADMIN in its mount namespace" % proc.stderr.strip())
     try:
         proc = H.run([H.BIN, "record", "-o", mnt + "/out.msc", "--",
                       H.fixture("spinner"), "1"], cwd=cwd)

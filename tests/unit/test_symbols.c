@@ -760,7 +760,7 @@ static void test_content_hash_without_build_id(void **state)
 }
 
 /*
- * PLT stubs are named "func@plt" (as perf and gdb): every stub objdump names
+ * PLT entries are named "func@plt" (as perf and gdb): every entry objdump names
  * in libc's .plt/.plt.sec (e.g. __tunable_get_val@plt) is found at its start
  * and in its middle.
  */
@@ -806,7 +806,7 @@ static void test_plt_entries_named(void **state)
 		checked++;
 	}
 	pclose(p);
-	print_message("%d PLT stubs of %s named\n", checked, info.dli_fname);
+	print_message("%d PLT entries of %s checked against objdump\n", checked, info.dli_fname);
 	assert_true(checked > 0);
 	symbolizer__free(s);
 }

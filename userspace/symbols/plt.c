@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Names for PLT stubs ("func@plt", as perf and gdb show them): the stubs
- * have no symbols, but each R_X86_64_JUMP_SLOT relocation in .rela.plt
- * names the function its stub jumps to through one .got.plt entry.  Per the
- * x86-64 psABI (section "Procedure Linkage Table"), stub j uses .got.plt
- * entry 3 + j; the stubs are 16 bytes each in .plt.sec when present (IBT
- * layout), else in .plt after its 16-byte header.  x86-64 only.
+ * Names for PLT entries ("func@plt", as perf and gdb show them): the
+ * entries have no symbols, but each R_X86_64_JUMP_SLOT relocation in
+ * .rela.plt names the function its entry jumps to through one .got.plt
+ * slot.  Per the x86-64 psABI (section "Procedure Linkage Table"), entry j
+ * uses .got.plt slot 3 + j; entries are 16 bytes each in .plt.sec when
+ * present (IBT layout), else in .plt after its 16-byte header.  x86-64 only.
  */
 #include <elf.h>
 #include <errno.h>
