@@ -107,6 +107,7 @@ enum analysis_look_kind {
 };
 
 struct analysis_look;
+struct analysis_filter;
 
 /* "logical", "native" or "python" into *look: 0, or -EINVAL. */
 int analysis_look__parse(const char *name, enum analysis_look_kind *look);
@@ -141,7 +142,56 @@ struct analysis_query {
 	 * samples, by thread and start_ns; those cut by the recording's edges
 	 * (START/END_UNKNOWN) only when this is set. */
 	bool include_incomplete;
+	/* Which threads and stacks count (analysis_filter__new); NULL: all.
+	 * Borrowed; it must be built over the names of the capture queried. */
+	const struct analysis_filter *filter;
 };
+
+/*
+ * A filter narrows a query to some threads and some stacks, computed once
+ * per query over the capture's tables so matching a sample costs two array
+ * loads.  Every field left at its "all" value keeps everything.
+ *   process: keep only threads of this process row (CAPTURE_NONE: all);
+ *            thread-less samples are then dropped.
+ *   module:  keep stacks with a frame in a module whose path basename is
+ *            module ("[kernel]", "[vdso]", "[anon]" by kind); NULL: all.
+ *   focus:   keep stacks with a frame whose key name is focus (any kind,
+ *            as pprof's -focus keeps the whole stack); NULL: all.
+ *   ignore:  drop stacks with a frame whose key name is ignore; NULL: none.
+ * The empty stack has no frame: it fails module and focus, passes ignore.
+ */
+struct analysis_filter_spec {
+	uint32_t process;
+	uint32_t reserved;
+	const char *module;
+	const char *focus;
+	const char *ignore;
+};
+
+struct analysis_filter {
+	const uint8_t *threads; /* [nthreads] nonzero: kept; NULL: every thread */
+	const uint8_t *stacks;	/* [nstacks + 1] nonzero: kept; the last is the empty stack */
+	uint32_t nstacks;	/* the capture's, for the empty stack's slot */
+	bool keep_no_thread;	/* samples with thread CAPTURE_NONE */
+	/* private */
+	void *storage;
+};
+
+/* A spec that keeps everything. */
+void analysis_filter_spec__init(struct analysis_filter_spec *spec);
+
+/*
+ * Build the filter of spec over n's capture (n must outlive it).  Cost:
+ * O(threads + modules + keys + stacks).  Returns 0, -EINVAL (process out of
+ * range) or -ENOMEM; *out is NULL on failure.
+ */
+int analysis_filter__new(const struct analysis_names *n, const struct analysis_filter_spec *spec,
+			 struct analysis_filter **out);
+/* Accepts NULL. */
+void analysis_filter__free(struct analysis_filter *f);
+
+/* Whether f keeps a row of thread and stack (either may be CAPTURE_NONE); NULL f keeps all. */
+bool analysis_filter__keeps(const struct analysis_filter *f, uint32_t thread, uint32_t stack);
 
 /* All samples of event, all threads, no thread roots, no time bounds. */
 void analysis_query__init(struct analysis_query *q, uint32_t event);
@@ -151,6 +201,10 @@ int analysis_query__check(const struct capture *c, const struct analysis_query *
 
 /* Whether sample s is one that q covers.  q must have passed check. */
 bool analysis_query__match(const struct analysis_query *q, const struct capture_sample *s);
+
+/* Whether off-CPU interval v is one that q covers (by its start).  q must have passed check. */
+bool analysis_query__match_interval(const struct analysis_query *q,
+				    const struct capture_interval *v);
 
 /* Find the event named name: 0 and *event set, or -ENOENT. */
 int analysis__find_event(const struct capture *c, const char *name, uint32_t *event);
@@ -403,6 +457,89 @@ struct analysis_lanes {
 int analysis_lanes__init(struct analysis_lanes *l, const struct capture *c, uint64_t start_ns,
 			 uint64_t end_ns, uint32_t nbuckets);
 void analysis_lanes__release(struct analysis_lanes *l);
+
+/* ---- diff (analysis/diff.c) ---------------------------------------------- */
+
+/*
+ * One function of a comparison of two flat tables (a base and a current
+ * one, possibly of different captures), matched by key kind and display
+ * name.  Shares are percentages of each side's total weight; deltas are
+ * current minus base, in percentage points.
+ */
+struct analysis_diff_row {
+	const char *name; /* borrowed from the names of either table */
+	uint32_t kind;	  /* ANALYSIS_KEY_* */
+	uint32_t reserved;
+	uint64_t base_self, base_total; /* in the base's unit; 0 if absent there */
+	uint64_t self, total;		/* in the current's unit; 0 if absent there */
+	double self_delta, total_delta; /* percentage points */
+};
+
+struct analysis_diff {
+	struct analysis_diff_row *rows; /* by |self_delta| desc, |total_delta| desc, name, kind */
+	uint32_t nrows;
+	uint64_t base_weight, weight; /* the two tables' total_weight */
+};
+
+/*
+ * Compare base with cur (both must outlive d).  Returns 0 or -ENOMEM (d
+ * released).
+ */
+int analysis_diff__init(struct analysis_diff *d, const struct analysis_flat *base,
+			const struct analysis_flat *cur);
+/* Accepts a zeroed or released value. */
+void analysis_diff__release(struct analysis_diff *d);
+
+/* ---- off-CPU groups (analysis/offcpu_groups.c) ---------------------------- */
+
+enum analysis_offcpu_by {
+	ANALYSIS_OFFCPU_BY_STATE = 0,	 /* id: CAPTURE_OFFCPU_STATE_* */
+	ANALYSIS_OFFCPU_BY_FUNCTION = 1, /* id: key of the blocking function */
+	ANALYSIS_OFFCPU_BY_WAKER = 2,	 /* id: waker thread key, or a cause */
+};
+
+/* analysis_offcpu_group.kind: what id names */
+enum analysis_group_kind {
+	ANALYSIS_GROUP_STATE = 0, /* CAPTURE_OFFCPU_STATE_* */
+	ANALYSIS_GROUP_CAUSE = 1, /* CAPTURE_OFFCPU_CAUSE_* (no waker thread) */
+	ANALYSIS_GROUP_KEY = 2,	  /* -> names->keys */
+};
+
+struct analysis_offcpu_group {
+	uint32_t kind; /* ANALYSIS_GROUP_* */
+	uint32_t id;
+	uint64_t count; /* intervals */
+	uint64_t ns;	/* their summed weight (the event's unit, nanoseconds) */
+};
+
+struct analysis_offcpu_groups {
+	struct analysis_offcpu_group *rows; /* by ns desc, then kind, then id */
+	uint32_t nrows;
+	uint64_t count, ns; /* all matched intervals */
+};
+
+/*
+ * Group the off-CPU intervals q matches (analysis_query__match_interval;
+ * q->event is the intervals' event) by:
+ *   STATE:    the state the thread left the CPU in;
+ *   FUNCTION: the blocking function, the innermost frame of the interval's
+ *             stack that is user code (key kind FUNCTION or INLINE), else
+ *             its innermost frame; "[empty stack]" without a stack;
+ *   WAKER:    the waker thread's root key ("comm-tid") for a task wakeup,
+ *             else the cause (hardirq, softirq, none).
+ * Returns 0, -EINVAL (bad query) or -ENOMEM (g released).
+ */
+int analysis_offcpu_groups__init(struct analysis_offcpu_groups *g,
+				 const struct analysis_names *n, const struct analysis_query *q,
+				 enum analysis_offcpu_by by);
+/* Accepts a zeroed or released value. */
+void analysis_offcpu_groups__release(struct analysis_offcpu_groups *g);
+
+/*
+ * The blocking function of a stack (rule above): a key id, or
+ * n->empty_stack_key for CAPTURE_NONE.
+ */
+uint32_t analysis__blocking_key(const struct analysis_names *n, uint32_t stack);
 
 /*
  * Write stack's display names root first, separated by ';', kernel names
