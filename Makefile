@@ -24,6 +24,8 @@ CFLAGS ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override CFLAGS += -std=gnu11 $(WARN) -I. -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
 LDLIBS := -lbpf -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lm -lpthread -lprotobuf-c
+# microscope serve (issue 20): HTTP through libmicrohttpd, JSON through jansson
+LDLIBS += -lmicrohttpd -ljansson
 # C++ demangling for display (capture/demangle.c: __cxa_demangle).
 LDLIBS += -lstdc++
 override CFLAGS += -I$(OUTPUT)/gen
@@ -39,6 +41,8 @@ DEPS_PKGS += python3.11-dbg
 DEPS_PKGS += liblzma-dev libdebuginfod-dev debuginfod lld-14
 # chattr for the immutable-output check (tests/e2e/test_cli.py)
 DEPS_PKGS += e2fsprogs
+# microscope serve (issue 20): its HTTP server and JSON; the front end is built with npm
+DEPS_PKGS += libmicrohttpd-dev libjansson-dev
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -65,8 +69,41 @@ FIXTURES := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRCS))
 
 -include tests/fixtures/flags.mk
 
-.PHONY: all deps demo test unit e2e check install clean bench vmtest fuzz fuzz-replay
+.PHONY: all deps demo test unit e2e check install clean bench vmtest fuzz fuzz-replay web
 all: $(BIN) $(FIXTURES) $(FIXTURE_EXTRA)
+
+# ---- The browser front end (web/, issue 20): TypeScript built by vite into
+# $(OUTPUT)/web/dist, compiled into the binary by web/embed.py.  `npm ci`
+# installs exactly web/package-lock.json.
+WEB_SRCS := web/index.html web/package.json web/tsconfig.json web/vite.config.ts \
+	$(wildcard web/src/*.ts web/src/*.css)
+WEB_DIST := $(OUTPUT)/web/dist
+WEB_ASSETS_C := $(OUTPUT)/gen/web_assets.c
+WEB_ASSETS_OBJ := $(OUTPUT)/obj/gen/web_assets.o
+
+web/node_modules/.package-lock.json: web/package-lock.json
+	$(call msg,NPM-CI,web)
+	$(Q)cd web && npm ci --no-audit --no-fund --loglevel=error
+
+$(OUTPUT)/web/stamp: web/node_modules/.package-lock.json $(WEB_SRCS)
+	$(call msg,VITE,$(WEB_DIST))
+	$(Q)mkdir -p $(@D)
+	$(Q)cd web && ./node_modules/.bin/tsc --noEmit -p . && \
+		./node_modules/.bin/vite build --logLevel warn --emptyOutDir \
+		--outDir $(abspath $(WEB_DIST))
+	$(Q)touch $@
+
+$(WEB_ASSETS_C): $(OUTPUT)/web/stamp web/embed.py
+	$(call msg,EMBED,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PYTHON) web/embed.py $(WEB_DIST) $@
+
+$(WEB_ASSETS_OBJ): $(WEB_ASSETS_C)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+web: $(WEB_ASSETS_C)
 
 # Installs every Debian package the project needs; idempotent.
 deps:
@@ -76,6 +113,7 @@ deps:
 	$(Q)command -v npm >/dev/null 2>&1 || \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
 	$(Q)cd tests/web && npm ci --no-audit --no-fund --loglevel=error
+	$(Q)cd web && npm ci --no-audit --no-fund --loglevel=error
 
 $(VMLINUX):
 	$(call msg,GEN,$@)
@@ -114,7 +152,7 @@ $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(OUTPUT)/obj/userspace/cli/main.o $(LIB)
+$(BIN): $(OUTPUT)/obj/userspace/cli/main.o $(WEB_ASSETS_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 

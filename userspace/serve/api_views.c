@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+/*
+ * /api/ views over analysis/ results: flame graph (a call tree pruned by
+ * share and capped in nodes), call-tree pages, flat table, lanes, off-CPU
+ * intervals and groups, diff.  Each selects and pages what analysis/
+ * computed; none aggregates capture rows.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+
+static json_t *key_json(const struct analysis_names *n, uint32_t key)
+{
+	if (key == CAPTURE_NONE)
+		return json_pack("{s:s,s:s}", "name", "all", "kind", "root");
+	return json_pack("{s:s,s:s}", "name", n->keys[key].name, "kind",
+			 api__key_kind(n->keys[key].kind));
+}
+
+static int head(struct api_ctx *ctx, json_t *out, uint64_t total)
+{
+	const struct capture_event *e = &ctx->c->events[ctx->q.event];
+
+	if (api__set(out, "event", json_string(capture__string(ctx->c, e->name))) ||
+	    api__set(out, "unit", json_string(capture__string(ctx->c, e->unit))) ||
+	    api__set(out, "total", api__u64(total)))
+		return -ENOMEM;
+	return 0;
+}
+
+static struct analysis_tree *tree_new(struct api_ctx *ctx, int *rc)
+{
+	struct analysis_tree *t = analysis_tree__new(ctx->names, &ctx->q);
+
+	*rc = t ? 0 : errno == EINVAL ? api__fail(ctx, "bad query") : -ENOMEM;
+	return t;
+}
+
+/* Node order for the cap: total descending, then id (a parent before its children). */
+struct node_order {
+	const struct analysis_node *nodes;
+	uint32_t id;
+};
+
+static int order_cmp(const void *pa, const void *pb)
+{
+	const struct node_order *a = pa, *b = pb;
+	const struct analysis_node *na = &a->nodes[a->id], *nb = &b->nodes[b->id];
+
+	if (na->total != nb->total)
+		return na->total > nb->total ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+int api__flamegraph(struct api_ctx *ctx, json_t *out)
+{
+	const struct serve_query *sq = ctx->sq;
+	struct analysis_tree *t;
+	struct node_order *keep = NULL;
+	uint8_t *kept = NULL;
+	uint32_t i, nkeep = 0, nout;
+	uint64_t root, threshold;
+	json_t *arr;
+	int rc;
+
+	t = tree_new(ctx, &rc);
+	if (!t)
+		return rc;
+	rc = -ENOMEM;
+	root = t->nodes[0].total;
+	/* A node is kept when its total is at least min_share of the root's
+	 * (and always the root); a child's total never exceeds its parent's, so
+	 * the kept nodes form a subtree. */
+	threshold = (uint64_t)((double)root * sq->min_share / 100.0);
+	keep = malloc((size_t)t->nnodes * sizeof(*keep));
+	kept = calloc(t->nnodes, 1);
+	if (!keep || !kept)
+		goto cleanup;
+	for (i = 0; i < t->nnodes; i++)
+		if (!i || (t->nodes[i].total >= threshold && t->nodes[i].total))
+			keep[nkeep++] = (struct node_order){ t->nodes, i };
+	/* Over the cap: the largest nodes win; by (total desc, id) a parent
+	 * sorts before its children, so the cut stays a subtree. */
+	nout = nkeep;
+	if (nout > sq->max_nodes) {
+		qsort(keep, nkeep, sizeof(*keep), order_cmp);
+		nout = sq->max_nodes;
+	}
+	for (i = 0; i < nout; i++)
+		kept[keep[i].id] = 1;
+	arr = json_array();
+	if (head(ctx, out, root) || api__set(out, "samples", api__u64(t->nodes[0].samples)) ||
+	    api__set(out, "min_share", json_real(sq->min_share)) ||
+	    api__set(out, "pruned", json_integer(t->nnodes - nout)) ||
+	    api__set(out, "nodes", arr))
+		goto cleanup;
+	/* In id order: a parent before its children, children in display order by id. */
+	for (i = 0; i < t->nnodes; i++) {
+		const struct analysis_node *nd = &t->nodes[i];
+		json_t *o;
+
+		if (!kept[i])
+			continue;
+		o = key_json(ctx->names, nd->key);
+		if (!o || json_array_append_new(arr, o) ||
+		    api__set(o, "id", json_integer(i)) ||
+		    api__set(o, "parent", nd->parent == CAPTURE_NONE ? json_integer(-1)
+								      : json_integer(nd->parent)) ||
+		    api__set(o, "self", api__u64(nd->self)) ||
+		    api__set(o, "total", api__u64(nd->total)))
+			goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	free(keep);
+	free(kept);
+	analysis_tree__free(t);
+	return rc;
+}
+
+int api__calltree(struct api_ctx *ctx, json_t *out)
+{
+	const struct serve_query *sq = ctx->sq;
+	const struct analysis_node *nd;
+	struct analysis_tree *t;
+	json_t *arr, *node;
+	uint32_t ch, i;
+	int rc;
+
+	t = tree_new(ctx, &rc);
+	if (!t)
+		return rc;
+	if (sq->node >= t->nnodes) {
+		rc = api__fail(ctx, "node: %u is not a node of this tree (0 to %u)", sq->node,
+			       t->nnodes - 1);
+		goto cleanup;
+	}
+	rc = -ENOMEM;
+	nd = &t->nodes[sq->node];
+	node = key_json(ctx->names, nd->key);
+	arr = json_array();
+	if (head(ctx, out, t->nodes[0].total) || api__set(out, "node", node) ||
+	    api__set(node, "id", json_integer(sq->node)) ||
+	    api__set(node, "self", api__u64(nd->self)) ||
+	    api__set(node, "total", api__u64(nd->total)) ||
+	    api__set(out, "nchildren", json_integer(nd->nchildren)) ||
+	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "children", arr))
+		goto cleanup;
+	for (i = 0, ch = nd->first_child; ch != CAPTURE_NONE && i < sq->offset + sq->limit;
+	     ch = t->nodes[ch].next_sibling, i++) {
+		const struct analysis_node *c = &t->nodes[ch];
+		json_t *o;
+
+		if (i < sq->offset)
+			continue;
+		o = key_json(ctx->names, c->key);
+		if (!o || json_array_append_new(arr, o) || api__set(o, "id", json_integer(ch)) ||
+		    api__set(o, "self", api__u64(c->self)) ||
+		    api__set(o, "total", api__u64(c->total)) ||
+		    api__set(o, "nchildren", json_integer(c->nchildren)))
+			goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	analysis_tree__free(t);
+	return rc;
+}
+
+int api__flat(struct api_ctx *ctx, json_t *out)
+{
+	const struct serve_query *sq = ctx->sq;
+	struct analysis_flat *f = NULL;
+	struct analysis_tree *t;
+	json_t *arr;
+	uint32_t i;
+	int rc;
+
+	t = tree_new(ctx, &rc);
+	if (!t)
+		return rc;
+	rc = -ENOMEM;
+	f = analysis_flat__new(t, sq->sort == SERVE_SORT_TOTAL ? ANALYSIS_SORT_TOTAL
+							       : ANALYSIS_SORT_SELF);
+	if (!f)
+		goto cleanup;
+	arr = json_array();
+	if (head(ctx, out, f->total_weight) || api__set(out, "nrows", json_integer(f->nrows)) ||
+	    api__set(out, "offset", json_integer(sq->offset)) ||
+	    api__set(out, "sort", json_string(sq->sort == SERVE_SORT_TOTAL ? "total" : "self")) ||
+	    api__set(out, "rows", arr))
+		goto cleanup;
+	for (i = sq->offset; i < f->nrows && i - sq->offset < sq->limit; i++) {
+		json_t *o = key_json(ctx->names, f->rows[i].key);
+
+		if (!o || json_array_append_new(arr, o) ||
+		    api__set(o, "self", api__u64(f->rows[i].self)) ||
+		    api__set(o, "total", api__u64(f->rows[i].total)))
+			goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	analysis_flat__free(f);
+	analysis_tree__free(t);
+	return rc;
+}
+
+static bool thread_selected(struct api_ctx *ctx, uint32_t thread)
+{
+	const struct serve_query *sq = ctx->sq;
+
+	if (sq->thread != UINT32_MAX && thread != sq->thread)
+		return false;
+	if (sq->process != UINT32_MAX && ctx->c->threads[thread].process != sq->process)
+		return false;
+	return true;
+}
+
+static json_t *u64_array(const uint64_t *v, uint32_t n)
+{
+	json_t *arr = json_array();
+	uint32_t i;
+
+	for (i = 0; arr && i < n; i++) {
+		if (json_array_append_new(arr, api__u64(v[i]))) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+int api__lanes(struct api_ctx *ctx, json_t *out)
+{
+	const struct serve_query *sq = ctx->sq;
+	const struct serve_profile *p = ctx->p;
+	struct analysis_lanes l = { 0 };
+	uint64_t end = ctx->q.end_ns ? ctx->q.end_ns : p->last_ns + 1;
+	uint32_t i, n = 0;
+	json_t *arr;
+	int rc;
+
+	if (end <= ctx->q.start_ns)
+		return api__fail(ctx, "start: after the end of the capture");
+	rc = analysis_lanes__init(&l, ctx->c, ctx->q.start_ns, end, sq->buckets);
+	if (rc)
+		return rc == -EINVAL ? api__fail(ctx, "empty time range") : rc;
+	rc = -ENOMEM;
+	arr = json_array();
+	if (api__set(out, "start_ns", api__u64(l.start_ns - p->origin_ns)) ||
+	    api__set(out, "bucket_ns", api__u64(l.bucket_ns)) ||
+	    api__set(out, "nbuckets", json_integer(l.nbuckets)) ||
+	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "lanes", arr))
+		goto cleanup;
+	for (i = 0; i < l.nlanes; i++) {
+		const struct analysis_lane *ln = &l.lanes[i];
+		json_t *o;
+
+		if (!thread_selected(ctx, ln->thread))
+			continue;
+		if (n++ < sq->offset || n - sq->offset > sq->limit)
+			continue;
+		o = json_pack("{s:o,s:o,s:o}", "thread", api__thread(ctx->c, ln->thread), "samples",
+			      u64_array(ln->samples, l.nbuckets), "off_cpu_ns",
+			      u64_array(ln->off_cpu_ns, l.nbuckets));
+		if (!o || json_array_append_new(arr, o))
+			goto cleanup;
+	}
+	if (api__set(out, "nlanes", json_integer(n)))
+		goto cleanup;
+	rc = 0;
+cleanup:
+	analysis_lanes__release(&l);
+	return rc;
+}
+
+/* The names of stack's frames, innermost first, at most max of them. */
+static json_t *frames_json(const struct analysis_names *n, uint32_t stack, uint32_t max)
+{
+	const struct capture *c = n->capture;
+	json_t *arr = json_array();
+	uint32_t i = 0;
+
+	for (; arr && stack != CAPTURE_NONE && i < max; stack = c->stacks[stack].parent, i++) {
+		const struct analysis_key *k = &n->keys[n->frame_keys[c->stacks[stack].frame]];
+
+		if (json_array_append_new(arr, json_pack("{s:s,s:s}", "name", k->name, "kind",
+							 api__key_kind(k->kind)))) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* Intervals are listed by start time, then id. */
+struct iv_key {
+	uint64_t start;
+	uint32_t id;
+	uint32_t reserved;
+};
+
+static int iv_key_cmp(const void *pa, const void *pb)
+{
+	const struct iv_key *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Policy: frames of an interval's stack and of its waker's stack listed. */
+#define SERVE_INTERVAL_FRAMES 12
+
+int api__intervals(struct api_ctx *ctx, json_t *out)
+{
+	const struct serve_query *sq = ctx->sq;
+	const struct capture *c = ctx->c;
+	struct iv_key *keys = NULL;
+	uint32_t *ids = NULL, n = 0, i;
+	json_t *arr;
+	int rc = -ENOMEM;
+
+	ids = malloc(((size_t)c->nintervals + 1) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < c->nintervals; i++) {
+		const struct capture_interval *v = &c->intervals[i];
+
+		if (!thread_selected(ctx, v->thread) || v->weight < sq->min_ns)
+			continue;
+		if (v->end_ns <= ctx->q.start_ns || (ctx->q.end_ns && v->start_ns >= ctx->q.end_ns))
+			continue;
+		if (!sq->incomplete && (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN |
+						    CAPTURE_INTERVAL_F_END_UNKNOWN)))
+			continue;
+		ids[n++] = i;
+	}
+	keys = malloc(((size_t)n + 1) * sizeof(*keys));
+	if (!keys)
+		goto cleanup;
+	for (i = 0; i < n; i++)
+		keys[i] = (struct iv_key){ .start = c->intervals[ids[i]].start_ns, .id = ids[i] };
+	qsort(keys, n, sizeof(*keys), iv_key_cmp);
+	arr = json_array();
+	if (api__set(out, "total", json_integer(n)) ||
+	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "intervals", arr))
+		goto cleanup;
+	for (i = sq->offset; i < n && i - sq->offset < sq->limit; i++) {
+		const struct capture_interval *v = &c->intervals[keys[i].id];
+		const struct analysis_key *blk =
+			&ctx->names->keys[analysis__blocking_key(ctx->names, v->stack)];
+		json_t *o = json_pack(
+			"{s:I,s:o,s:o,s:o,s:o,s:s,s:s,s:b,s:b,s:o,s:s,s:o,s:o}", "id",
+			(json_int_t)keys[i].id, "thread", api__thread(c, v->thread), "start_ns",
+			api__u64(v->start_ns - ctx->p->origin_ns), "end_ns",
+			api__u64(v->end_ns - ctx->p->origin_ns), "ns", api__u64(v->weight), "state",
+			analysis__offcpu_state_name(v->state), "cause",
+			analysis__offcpu_cause_name(v->cause), "start_known",
+			!(v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN), "end_known",
+			!(v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN), "waker",
+			api__thread(c, v->waker_thread), "blocking", blk->name, "stack",
+			frames_json(ctx->names, v->stack, SERVE_INTERVAL_FRAMES), "waker_stack",
+			frames_json(ctx->names, v->waker_stack, SERVE_INTERVAL_FRAMES));
+
+		if (!o || json_array_append_new(arr, o))
+			goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	free(keys);
+	free(ids);
+	return rc;
+}
+
+int api__offcpu(struct api_ctx *ctx, json_t *out)
+{
+	static const enum analysis_offcpu_by bys[] = {
+		[SERVE_BY_STATE] = ANALYSIS_OFFCPU_BY_STATE,
+		[SERVE_BY_FUNCTION] = ANALYSIS_OFFCPU_BY_FUNCTION,
+		[SERVE_BY_WAKER] = ANALYSIS_OFFCPU_BY_WAKER,
+	};
+	static const char *const by_names[] = { "state", "function", "waker" };
+	const struct serve_query *sq = ctx->sq;
+	struct analysis_offcpu_groups g;
+	json_t *arr;
+	uint32_t i;
+	int rc;
+
+	rc = analysis_offcpu_groups__init(&g, ctx->names, &ctx->q, bys[sq->by]);
+	if (rc)
+		return rc == -EINVAL ? api__fail(ctx, "bad query") : rc;
+	rc = -ENOMEM;
+	arr = json_array();
+	if (head(ctx, out, g.ns) || api__set(out, "by", json_string(by_names[sq->by])) ||
+	    api__set(out, "count", api__u64(g.count)) ||
+	    api__set(out, "nrows", json_integer(g.nrows)) ||
+	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
+		goto cleanup;
+	for (i = sq->offset; i < g.nrows && i - sq->offset < sq->limit; i++) {
+		const struct analysis_offcpu_group *r = &g.rows[i];
+		const char *kind, *name;
+		json_t *o;
+
+		if (r->kind == ANALYSIS_GROUP_STATE) {
+			kind = "state";
+			name = analysis__offcpu_state_name(r->id);
+		} else if (r->kind == ANALYSIS_GROUP_CAUSE) {
+			kind = "cause";
+			name = analysis__offcpu_cause_name(r->id);
+		} else {
+			kind = api__key_kind(ctx->names->keys[r->id].kind);
+			name = ctx->names->keys[r->id].name;
+		}
+		o = json_pack("{s:s,s:s,s:o,s:o}", "kind", kind, "name", name, "count",
+			      api__u64(r->count), "ns", api__u64(r->ns));
+		if (!o || json_array_append_new(arr, o))
+			goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	analysis_offcpu_groups__release(&g);
+	return rc;
+}
+
+int api__diff(struct api_ctx *ctx, const struct serve_profile *base, json_t *out)
+{
+	const struct serve_query *sq = ctx->sq;
+	struct analysis_tree *t = NULL, *bt = NULL;
+	struct analysis_flat *f = NULL, *bf = NULL;
+	struct analysis_diff d = { 0 };
+	struct api_ctx bctx;
+	struct serve_query bq = *sq;
+	const char *ev = capture__string(ctx->c, ctx->c->events[ctx->q.event].name);
+	json_t *arr;
+	uint32_t i;
+	int rc;
+
+	/* The base answers the same query, its event found by name; a thread
+	 * or process row id means nothing in another capture. */
+	if (sq->thread != UINT32_MAX || sq->process != UINT32_MAX)
+		return api__fail(ctx, "diff: thread and process ids do not carry across captures");
+	snprintf(bq.event, sizeof(bq.event), "%s", ev);
+	rc = api_ctx__init(&bctx, base, &bq, false, ctx->err, ctx->errlen);
+	if (rc)
+		goto cleanup;
+	t = tree_new(ctx, &rc);
+	if (!t)
+		goto cleanup;
+	bt = tree_new(&bctx, &rc);
+	if (!bt)
+		goto cleanup;
+	rc = -ENOMEM;
+	f = analysis_flat__new(t, ANALYSIS_SORT_SELF);
+	bf = analysis_flat__new(bt, ANALYSIS_SORT_SELF);
+	if (!f || !bf)
+		goto cleanup;
+	rc = analysis_diff__init(&d, bf, f);
+	if (rc)
+		goto cleanup;
+	rc = -ENOMEM;
+	arr = json_array();
+	if (head(ctx, out, d.weight) || api__set(out, "base", json_string(base->name)) ||
+	    api__set(out, "base_total", api__u64(d.base_weight)) ||
+	    api__set(out, "nrows", json_integer(d.nrows)) ||
+	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
+		goto cleanup;
+	for (i = sq->offset; i < d.nrows && i - sq->offset < sq->limit; i++) {
+		const struct analysis_diff_row *r = &d.rows[i];
+		json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:f,s:f}", "name", r->name, "kind",
+				      api__key_kind(r->kind), "base_self", api__u64(r->base_self),
+				      "base_total", api__u64(r->base_total), "self",
+				      api__u64(r->self), "total", api__u64(r->total), "self_delta",
+				      r->self_delta, "total_delta", r->total_delta);
+
+		if (!o || json_array_append_new(arr, o))
+			goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	analysis_diff__release(&d);
+	analysis_flat__free(f);
+	analysis_flat__free(bf);
+	analysis_tree__free(t);
+	analysis_tree__free(bt);
+	api_ctx__release(&bctx);
+	return rc;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to userspace/serve: the loaded profiles and the API answerer.
+ *
+ * A struct serve_profile owns one validated capture, its looks and their
+ * names; everything in it is read-only after serve_profile__open(), so the
+ * HTTP worker threads share it without locks (analysis/ is pure).
+ */
+#ifndef MS_SERVE_INTERNAL_H
+#define MS_SERVE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/analysis.h"
+#include "capture/capture.h"
+#include "query.h"
+
+#define SERVE_NLOOKS 3
+
+struct serve_profile {
+	char name[256];		/* the file's basename, for titles */
+	struct capture *capture;
+	struct analysis_look *looks[SERVE_NLOOKS]; /* [SERVE_LOOK_LOGICAL] is NULL */
+	const struct capture *views[SERVE_NLOOKS];
+	struct analysis_names *names[SERVE_NLOOKS];
+	uint64_t origin_ns; /* earliest sample or interval time: API times count from it */
+	uint64_t last_ns;   /* latest sample time or interval end */
+	uint64_t hash;	    /* of the capture's tables: part of every ETag */
+};
+
+/* Returns 0, or -errno with a message in err naming the file. */
+int serve_profile__open(const char *path, struct serve_profile **out, char *err, size_t errlen);
+/* Accepts NULL. */
+void serve_profile__free(struct serve_profile *p);
+
+struct serve_app {
+	const struct serve_profile *profile; /* the capture served */
+	const struct serve_profile *base;    /* --diff: the base of /api/diff, or NULL */
+};
+
+/*
+ * Answer q: 0 with *body (malloc'd JSON, caller frees) of *len bytes;
+ * -EINVAL (a bad query: err says why, HTTP 400), -ENOENT (a row the query
+ * names does not exist: 404 with err) or -ENOMEM.
+ */
+int serve_api__answer(const struct serve_app *app, const struct serve_query *q, char **body,
+		      size_t *len, char *err, size_t errlen);
+
+/* The ETag of q's answer: a quoted hex hash of the profiles and the canonical query. */
+void serve_api__etag(const struct serve_app *app, const struct serve_query *q, char *buf,
+		     size_t size);
+
+#endif
