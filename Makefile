@@ -76,7 +76,7 @@ all: $(BIN) $(FIXTURES) $(FIXTURE_EXTRA)
 # $(OUTPUT)/web/dist, compiled into the binary by web/embed.py.  `npm ci`
 # installs exactly web/package-lock.json.
 WEB_SRCS := web/index.html web/package.json web/tsconfig.json web/vite.config.ts \
-	$(wildcard web/src/*.ts web/src/*.css)
+	$(wildcard web/src/*.ts web/src/*.css web/public/*)
 WEB_DIST := $(OUTPUT)/web/dist
 WEB_ASSETS_C := $(OUTPUT)/gen/web_assets.c
 WEB_ASSETS_OBJ := $(OUTPUT)/obj/gen/web_assets.o
@@ -192,7 +192,7 @@ check:
 # -fsanitize=fuzzer-no-link,address,undefined in $(OUTPUT)/fuzz and runs each harness
 # for FUZZ_SECONDS (new inputs in $(OUTPUT)/fuzz/corpus/<target>, crashes as
 # $(OUTPUT)/fuzz/crash-<target>-*).  FUZZ_TARGETS picks harnesses.
-FUZZ_TARGETS ?= capture_reader folded_import pprof_import ring_decoder
+FUZZ_TARGETS ?= capture_reader folded_import pprof_import ring_decoder serve_query
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

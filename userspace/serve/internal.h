@@ -29,7 +29,13 @@ struct serve_profile {
 	uint64_t hash;	    /* of the capture's tables: part of every ETag */
 };
 
-/* Returns 0, or -errno with a message in err naming the file. */
+/*
+ * A profile over c, which it takes over (freed with it, or at once on
+ * failure); name is shown in titles (its basename).  Returns 0 or -ENOMEM.
+ */
+int serve_profile__new(struct capture *c, const char *name, struct serve_profile **out);
+/* Open path and build its profile.  Returns 0, or -errno with a message in
+ * err naming the file. */
 int serve_profile__open(const char *path, struct serve_profile **out, char *err, size_t errlen);
 /* Accepts NULL. */
 void serve_profile__free(struct serve_profile *p);

@@ -53,7 +53,7 @@ static void time_span(struct serve_profile *p)
 	p->last_ns = lo == UINT64_MAX ? 0 : hi;
 }
 
-int serve_profile__open(const char *path, struct serve_profile **out, char *err, size_t errlen)
+int serve_profile__new(struct capture *c, const char *name, struct serve_profile **out)
 {
 	static const enum analysis_look_kind kinds[SERVE_NLOOKS] = {
 		[SERVE_LOOK_LOGICAL] = ANALYSIS_LOOK_LOGICAL,
@@ -62,20 +62,17 @@ int serve_profile__open(const char *path, struct serve_profile **out, char *err,
 	};
 	struct serve_profile *p;
 	const char *slash;
-	int err_ = -ENOMEM, i;
+	int i;
 
 	*out = NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
-		snprintf(err, errlen, "%s: out of memory", path);
+		capture__free(c);
 		return -ENOMEM;
 	}
-	slash = strrchr(path, '/');
-	snprintf(p->name, sizeof(p->name), "%s", slash ? slash + 1 : path);
-	err_ = capture__open(path, &p->capture, err, errlen);
-	if (err_)
-		goto cleanup;
-	err_ = -ENOMEM;
+	p->capture = c;
+	slash = strrchr(name, '/');
+	snprintf(p->name, sizeof(p->name), "%s", slash ? slash + 1 : name);
 	for (i = 0; i < SERVE_NLOOKS; i++) {
 		if (kinds[i] == ANALYSIS_LOOK_LOGICAL) {
 			p->views[i] = p->capture;
@@ -93,10 +90,23 @@ int serve_profile__open(const char *path, struct serve_profile **out, char *err,
 	*out = p;
 	return 0;
 nomem:
-	snprintf(err, errlen, "%s: out of memory building the views", path);
-cleanup:
 	serve_profile__free(p);
-	return err_;
+	return -ENOMEM;
+}
+
+int serve_profile__open(const char *path, struct serve_profile **out, char *err, size_t errlen)
+{
+	struct capture *c;
+	int rc;
+
+	*out = NULL;
+	rc = capture__open(path, &c, err, errlen);
+	if (rc)
+		return rc;
+	rc = serve_profile__new(c, path, out);
+	if (rc)
+		snprintf(err, errlen, "%s: out of memory building the views", path);
+	return rc;
 }
 
 void serve_profile__free(struct serve_profile *p)

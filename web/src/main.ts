@@ -6,6 +6,7 @@ import { renderFlame } from './flame';
 import { State, readState, writeState } from './state';
 import { renderDiff, renderOffcpu, renderSummary, renderTable, renderTree } from './tables';
 import { renderTimeline } from './timeline';
+import { hideTip } from './tooltip';
 
 let info: Info;
 
@@ -61,6 +62,8 @@ async function render(): Promise<void> {
   });
   const root = document.getElementById('view')!;
   root.dataset.state = 'loading';
+  hideTip();
+  if (s.view !== 'flame') document.getElementById('search-result')!.textContent = '';
   try {
     switch (s.view) {
       case 'tree': await renderTree(root, s); break;

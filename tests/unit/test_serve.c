@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The serve layer's pure parts and the analysis it relies on, over a
+ * capture built here:
+ *
+ *   process app (pid 100): thread app-100, thread worker-101
+ *   process other (pid 200): thread other-200
+ *   cpu-clock samples (weight 1):  app-100     main;a;leaf x6
+ *                                  worker-101  main;b;leaf x3
+ *                                  other-200   main;b x1  (libz.so frame b)
+ *   off-cpu intervals of app-100: 3 complete (sleep, woken by worker-101;
+ *                                 2 x disk, woken by a hardirq) of 10, 20,
+ *                                 30 us, blocked in a (kernel leaf
+ *                                 schedule), and one incomplete.
+ *
+ * Expected values are derived in comments next to each assertion.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/analysis.h"
+#include "capture/capture.h"
+#include "userspace/serve/internal.h"
+#include "userspace/serve/query.h"
+
+struct fx {
+	struct serve_profile *p;
+	uint32_t cpu, off;
+};
+
+static uint32_t frame(struct capture_builder *b, const char *fn, uint32_t module, uint32_t flags)
+{
+	struct capture_frame f = { .module = module, .flags = flags,
+				   .function = capture_builder__string(b, fn) };
+
+	return capture_builder__add_frame(b, &f);
+}
+
+static uint32_t path(struct capture_builder *b, const uint32_t *fr, size_t n)
+{
+	uint32_t s = CAPTURE_NONE;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		s = capture_builder__add_stack(b, s, fr[i]);
+	return s;
+}
+
+static void sample(struct capture_builder *b, uint64_t t, uint32_t th, uint32_t st, uint32_t ev)
+{
+	struct capture_sample s = { .time_ns = t, .thread = th, .stack = st, .event = ev,
+				    .weight = 1 };
+
+	capture_builder__add_sample(b, &s);
+}
+
+static int setup(void **state)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct fx *fx = calloc(1, sizeof(*fx));
+	struct capture_process pr = { .pid = 100 };
+	struct capture_thread th = { .tid = 100 };
+	struct capture_module m = { .kind = CAPTURE_MODULE_FILE };
+	struct capture_event ev = { .period = 1000000 };
+	uint32_t p1, p2, t_app, t_worker, t_other, libz, f_main, f_a, f_b, f_leaf, f_bz, f_sched;
+	uint32_t s_a, s_b, s_z, s_k, i;
+	struct capture *c = NULL;
+	char err[256];
+	void *buf;
+	size_t len;
+
+	assert_non_null(b);
+	pr.comm = capture_builder__string(b, "app");
+	p1 = capture_builder__add_process(b, &pr);
+	pr.pid = 200;
+	pr.comm = capture_builder__string(b, "other");
+	p2 = capture_builder__add_process(b, &pr);
+	th.process = p1;
+	th.comm = capture_builder__string(b, "app");
+	t_app = capture_builder__add_thread(b, &th);
+	th.tid = 101;
+	th.comm = capture_builder__string(b, "worker");
+	t_worker = capture_builder__add_thread(b, &th);
+	th.tid = 200;
+	th.process = p2;
+	th.comm = capture_builder__string(b, "other");
+	t_other = capture_builder__add_thread(b, &th);
+	m.path = capture_builder__string(b, "/usr/lib/libz.so");
+	libz = capture_builder__add_module(b, &m);
+	ev.name = capture_builder__string(b, "cpu-clock");
+	ev.unit = capture_builder__string(b, "samples");
+	fx->cpu = capture_builder__add_event(b, &ev);
+	ev.name = capture_builder__string(b, "off-cpu");
+	ev.unit = capture_builder__string(b, "nanoseconds");
+	ev.period = 1;
+	fx->off = capture_builder__add_event(b, &ev);
+	f_main = frame(b, "main", CAPTURE_NONE, 0);
+	f_a = frame(b, "a", CAPTURE_NONE, 0);
+	f_b = frame(b, "b", CAPTURE_NONE, 0);
+	f_leaf = frame(b, "leaf", CAPTURE_NONE, 0);
+	f_bz = frame(b, "b", libz, 0);
+	f_sched = frame(b, "schedule", CAPTURE_NONE, CAPTURE_FRAME_F_KERNEL);
+	s_a = path(b, (uint32_t[]){ f_main, f_a, f_leaf }, 3);
+	s_b = path(b, (uint32_t[]){ f_main, f_b, f_leaf }, 3);
+	s_z = path(b, (uint32_t[]){ f_main, f_bz }, 2);
+	s_k = path(b, (uint32_t[]){ f_main, f_a, f_sched }, 3);
+	for (i = 0; i < 6; i++)
+		sample(b, 1000000 + i * 1000, t_app, s_a, fx->cpu);
+	for (i = 0; i < 3; i++)
+		sample(b, 1000500 + i * 1000, t_worker, s_b, fx->cpu);
+	sample(b, 1002000, t_other, s_z, fx->cpu);
+	for (i = 0; i < 4; i++) {
+		struct capture_interval v = {
+			.start_ns = 1000000 + i * 100000, .end_ns = 1000000 + i * 100000 + (i + 1) * 10000,
+			.weight = (i + 1) * 10000, .thread = t_app, .event = fx->off, .stack = s_k,
+			.flags = i == 3 ? CAPTURE_INTERVAL_F_END_UNKNOWN : 0,
+			.state = i == 0 ? CAPTURE_OFFCPU_STATE_SLEEP : CAPTURE_OFFCPU_STATE_DISK,
+			.cause = i == 0 ? CAPTURE_OFFCPU_CAUSE_TASK : CAPTURE_OFFCPU_CAUSE_HARDIRQ,
+			.waker_thread = i == 0 ? t_worker : CAPTURE_NONE, .waker_stack = s_b,
+			.cpu = 0,
+		};
+
+		capture_builder__add_interval(b, &v);
+	}
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
+	if (capture__open_mem(buf, len, "serve.msc", &c, err, sizeof(err)))
+		fail_msg("open_mem: %s", err);
+	free(buf);
+	capture_builder__free(b);
+	assert_int_equal(serve_profile__new(c, "/x/serve.msc", &fx->p), 0);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	serve_profile__free(fx->p);
+	free(fx);
+	return 0;
+}
+
+static int parse(struct serve_query *q, enum serve_endpoint ep, const char *const *kv, char *err)
+{
+	int rc = 0;
+
+	serve_query__init(q, ep);
+	for (; *kv && !rc; kv += 2)
+		rc = serve_query__set(q, kv[0], kv[1], err, 256);
+	return rc ? rc : serve_query__finish(q, err, 256);
+}
+
+static void test_query_parse(void **state)
+{
+	struct serve_query q, q2;
+	enum serve_endpoint ep;
+	char err[256], a[4096], b[4096];
+	char big[SERVE_MAX_VALUE + 2];
+
+	(void)state;
+	assert_int_equal(serve_query__endpoint("/api/flat", &ep), 0);
+	assert_int_equal(ep, SERVE_EP_FLAT);
+	assert_int_equal(serve_query__endpoint("/api/flat/", &ep), -ENOENT);
+	assert_int_equal(serve_query__endpoint("/api/../flat", &ep), -ENOENT);
+
+	assert_int_equal(parse(&q, SERVE_EP_FLAT,
+			       (const char *[]){ "limit", "1000", "sort", "total", "focus", "a;b",
+						 NULL },
+			       err),
+			 0);
+	assert_int_equal(q.limit, 1000);
+	assert_int_equal(q.sort, SERVE_SORT_TOTAL);
+	assert_string_equal(q.focus, "a;b");
+	/* Each of these names what is wrong with it. */
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "limit", "1001", NULL }, err),
+			 -EINVAL);
+	assert_non_null(strstr(err, "limit"));
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "limit", "0", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "limit", "-1", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "limit", "1e3", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "buckets", "3", NULL }, err),
+			 -EINVAL);
+	assert_non_null(strstr(err, "does not apply to /api/flat"));
+	assert_int_equal(parse(&q, SERVE_EP_FLAT,
+			       (const char *[]){ "sort", "self", "sort", "self", NULL }, err),
+			 -EINVAL);
+	assert_non_null(strstr(err, "twice"));
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "nope", "1", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "sort", NULL, NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAT,
+			       (const char *[]){ "start", "10", "end", "10", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAMEGRAPH,
+			       (const char *[]){ "min_share", "100.5", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAMEGRAPH,
+			       (const char *[]){ "min_share", "nan", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAMEGRAPH,
+			       (const char *[]){ "granularity", "line", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_INTERVALS,
+			       (const char *[]){ "limit", "5000", NULL }, err),
+			 0);
+	assert_int_equal(parse(&q, SERVE_EP_FLAT,
+			       (const char *[]){ "thread", "4294967295", NULL }, err),
+			 -EINVAL);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "focus", big, NULL }, err),
+			 -EINVAL);
+
+	/* Canonical forms: equal for equal queries in any order, else different. */
+	assert_int_equal(parse(&q, SERVE_EP_FLAT,
+			       (const char *[]){ "limit", "5", "focus", "a", NULL }, err), 0);
+	assert_int_equal(parse(&q2, SERVE_EP_FLAT,
+			       (const char *[]){ "focus", "a", "limit", "5", NULL }, err), 0);
+	serve_query__canonical(&q, a, sizeof(a));
+	serve_query__canonical(&q2, b, sizeof(b));
+	assert_string_equal(a, b);
+	assert_int_equal(parse(&q2, SERVE_EP_FLAT,
+			       (const char *[]){ "ignore", "a", "limit", "5", NULL }, err), 0);
+	serve_query__canonical(&q2, b, sizeof(b));
+	assert_string_not_equal(a, b);
+}
+
+static struct analysis_flat *flat_of(const struct serve_profile *p,
+				     const struct analysis_filter_spec *spec, uint32_t event,
+				     struct analysis_tree **t, struct analysis_filter **f)
+{
+	struct analysis_query q;
+
+	analysis_query__init(&q, event);
+	assert_int_equal(analysis_filter__new(p->names[0], spec, f), 0);
+	q.filter = *f;
+	*t = analysis_tree__new(p->names[0], &q);
+	assert_non_null(*t);
+	return analysis_flat__new(*t, ANALYSIS_SORT_TOTAL);
+}
+
+static uint64_t total_of(const struct analysis_flat *fl, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < fl->nrows; i++)
+		if (!strcmp(fl->names->keys[fl->rows[i].key].name, name))
+			return fl->rows[i].total;
+	return 0;
+}
+
+static void test_filters(void **state)
+{
+	struct fx *fx = *state;
+	struct analysis_filter_spec spec;
+	struct analysis_filter *f;
+	struct analysis_tree *t;
+	struct analysis_flat *fl;
+
+	/* focus a: only app's 6 samples (main;a;leaf) */
+	analysis_filter_spec__init(&spec);
+	spec.focus = "a";
+	fl = flat_of(fx->p, &spec, fx->cpu, &t, &f);
+	assert_int_equal(fl->total_weight, 6);
+	assert_int_equal(total_of(fl, "b"), 0);
+	analysis_flat__free(fl);
+	analysis_tree__free(t);
+	analysis_filter__free(f);
+
+	/* ignore leaf: only other's main;b (1 sample) */
+	analysis_filter_spec__init(&spec);
+	spec.ignore = "leaf";
+	fl = flat_of(fx->p, &spec, fx->cpu, &t, &f);
+	assert_int_equal(fl->total_weight, 1);
+	analysis_flat__free(fl);
+	analysis_tree__free(t);
+	analysis_filter__free(f);
+
+	/* process 0 (app): app 6 + worker 3; other's sample dropped */
+	analysis_filter_spec__init(&spec);
+	spec.process = 0;
+	fl = flat_of(fx->p, &spec, fx->cpu, &t, &f);
+	assert_int_equal(fl->total_weight, 9);
+	assert_int_equal(total_of(fl, "b"), 3);
+	analysis_flat__free(fl);
+	analysis_tree__free(t);
+	analysis_filter__free(f);
+
+	/* module libz.so: the one sample with a libz frame */
+	analysis_filter_spec__init(&spec);
+	spec.module = "libz.so";
+	fl = flat_of(fx->p, &spec, fx->cpu, &t, &f);
+	assert_int_equal(fl->total_weight, 1);
+	analysis_flat__free(fl);
+	analysis_tree__free(t);
+	analysis_filter__free(f);
+
+	analysis_filter_spec__init(&spec);
+	spec.process = 7;
+	assert_int_equal(analysis_filter__new(fx->p->names[0], &spec, &f), -EINVAL);
+	assert_null(f);
+}
+
+static void test_offcpu_groups(void **state)
+{
+	struct fx *fx = *state;
+	struct analysis_offcpu_groups g;
+	struct analysis_query q;
+	const struct analysis_names *n = fx->p->names[0];
+
+	analysis_query__init(&q, fx->off);
+	/* by waker, complete only: hardirq 20 + 30 us (2), worker-101 10 us (1) */
+	assert_int_equal(analysis_offcpu_groups__init(&g, n, &q, ANALYSIS_OFFCPU_BY_WAKER), 0);
+	assert_int_equal(g.count, 3);
+	assert_int_equal(g.ns, 60000);
+	assert_int_equal(g.nrows, 2);
+	assert_int_equal(g.rows[0].kind, ANALYSIS_GROUP_CAUSE);
+	assert_int_equal(g.rows[0].id, CAPTURE_OFFCPU_CAUSE_HARDIRQ);
+	assert_int_equal(g.rows[0].ns, 50000);
+	assert_int_equal(g.rows[1].kind, ANALYSIS_GROUP_KEY);
+	assert_string_equal(n->keys[g.rows[1].id].name, "worker-101");
+	analysis_offcpu_groups__release(&g);
+	/* by function: the blocking function is a (schedule is kernel); with the
+	 * incomplete one 100 us in all */
+	q.include_incomplete = true;
+	assert_int_equal(analysis_offcpu_groups__init(&g, n, &q, ANALYSIS_OFFCPU_BY_FUNCTION), 0);
+	assert_int_equal(g.nrows, 1);
+	assert_string_equal(n->keys[g.rows[0].id].name, "a");
+	assert_int_equal(g.rows[0].ns, 100000);
+	analysis_offcpu_groups__release(&g);
+	/* by state, complete: disk 50 us before sleep 10 us */
+	q.include_incomplete = false;
+	assert_int_equal(analysis_offcpu_groups__init(&g, n, &q, ANALYSIS_OFFCPU_BY_STATE), 0);
+	assert_int_equal(g.nrows, 2);
+	assert_int_equal(g.rows[0].id, CAPTURE_OFFCPU_STATE_DISK);
+	assert_int_equal(g.rows[1].id, CAPTURE_OFFCPU_STATE_SLEEP);
+	analysis_offcpu_groups__release(&g);
+}
+
+static void test_diff(void **state)
+{
+	struct fx *fx = *state;
+	struct analysis_filter_spec spec;
+	struct analysis_filter *fa, *fb;
+	struct analysis_tree *ta, *tb;
+	struct analysis_flat *base, *cur;
+	struct analysis_diff d;
+
+	/* base: everything (10 samples: a 6, b 4 incl. libz's);
+	 * current: focus b (4 samples: b 4, a 0).  Self shares of leaf: base
+	 * 9/10 = 90%, current 3/4 = 75% (-15 pp); b's self: 10% -> 25% (+15 pp),
+	 * ties broken by total delta: a's total 60% -> 0% (-60 pp) is not a
+	 * self change (a has no self), so the first row is b (total +60 pp)
+	 * or leaf (total -15 pp): b. */
+	analysis_filter_spec__init(&spec);
+	base = flat_of(fx->p, &spec, fx->cpu, &tb, &fb);
+	spec.focus = "b";
+	cur = flat_of(fx->p, &spec, fx->cpu, &ta, &fa);
+	assert_int_equal(analysis_diff__init(&d, base, cur), 0);
+	assert_int_equal(d.base_weight, 10);
+	assert_int_equal(d.weight, 4);
+	assert_string_equal(d.rows[0].name, "b");
+	assert_true(d.rows[0].self_delta > 14.99 && d.rows[0].self_delta < 15.01);
+	assert_true(d.rows[0].total_delta > 59.99 && d.rows[0].total_delta < 60.01);
+	assert_string_equal(d.rows[1].name, "leaf");
+	analysis_diff__release(&d);
+	analysis_flat__free(base);
+	analysis_flat__free(cur);
+	analysis_tree__free(ta);
+	analysis_tree__free(tb);
+	analysis_filter__free(fa);
+	analysis_filter__free(fb);
+}
+
+static void test_api_answers(void **state)
+{
+	struct fx *fx = *state;
+	struct serve_app app = { .profile = fx->p };
+	struct serve_query q;
+	char err[256], *body;
+	size_t len;
+
+	/* flamegraph pruned at 50%: all (10), main (10), a (6), leaf under a (6) kept;
+	 * b (4: the libz frame has the same key) and leaf under b (3) pruned */
+	assert_int_equal(parse(&q, SERVE_EP_FLAMEGRAPH, (const char *[]){ "min_share", "50", NULL },
+			       err), 0);
+	assert_int_equal(serve_api__answer(&app, &q, &body, &len, err, sizeof(err)), 0);
+	assert_non_null(strstr(body, "\"pruned\":2"));
+	assert_non_null(strstr(body, "\"name\":\"a\""));
+	assert_null(strstr(body, "\"name\":\"b\""));
+	free(body);
+	/* a thread row that does not exist is a 400 with a message */
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "thread", "3", NULL }, err), 0);
+	assert_int_equal(serve_api__answer(&app, &q, &body, &len, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "thread"));
+	/* diff without a base */
+	assert_int_equal(parse(&q, SERVE_EP_DIFF, (const char *[]){ NULL }, err), 0);
+	assert_int_equal(serve_api__answer(&app, &q, &body, &len, err, sizeof(err)), -EINVAL);
+	/* intervals of app: 3 complete by start; the first woken by worker-101 */
+	assert_int_equal(parse(&q, SERVE_EP_INTERVALS, (const char *[]){ "thread", "0", NULL }, err),
+			 0);
+	assert_int_equal(serve_api__answer(&app, &q, &body, &len, err, sizeof(err)), 0);
+	assert_non_null(strstr(body, "\"total\":3"));
+	assert_non_null(strstr(body, "\"comm\":\"worker\""));
+	free(body);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_query_parse),
+		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_groups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_diff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_api_answers, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
