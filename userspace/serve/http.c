@@ -212,24 +212,39 @@ static const struct serve_asset *find_asset(const char *url)
 	return NULL;
 }
 
+/*
+ * Before decoding: a path with an encoded NUL ("/index.html%00.js") would
+ * decode to a shorter, different path; it is refused instead.  The value
+ * returned becomes the request's context.
+ */
+static int path_ok, path_bad;
+
+static void *uri_check(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	size_t n = strcspn(uri, "?");
+	const char *p;
+
+	for (p = uri; p + 2 < uri + n; p++)
+		if (p[0] == '%' && p[1] == '0' && p[2] == '0')
+			return &path_bad;
+	return &path_ok;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
 			       const char *method, const char *version, const char *upload_data,
 			       size_t *upload_data_size, void **con_cls)
 {
-	static int first_call_marker;
 	struct server *s = cls;
 	const struct serve_asset *a;
 	enum serve_endpoint ep;
 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD");
-	if (!*con_cls) {
-		/* Headers only so far; the next call may carry a body. */
-		*con_cls = &first_call_marker;
-		return MHD_YES;
-	}
+	/* Answered on the first call, with the headers: a body is never read. */
 	if (*upload_data_size)
 		return queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "requests carry no body");
+	if (*con_cls != &path_ok)
+		return queue_error(conn, MHD_HTTP_BAD_REQUEST, "a NUL byte in the path");
 	if (!host_allowed(s, conn))
 		return queue_error(conn, MHD_HTTP_FORBIDDEN, "Host is not a loopback name");
 	if (!serve_query__endpoint(url, &ep))
@@ -312,7 +327,7 @@ int serve__run(const struct serve_options *opts)
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTION_LIMIT,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_CONNECTION_MEMORY,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_CONNECTION_TIMEOUT,
-			     MHD_OPTION_END);
+			     MHD_OPTION_URI_LOG_CALLBACK, uri_check, NULL, MHD_OPTION_END);
 	if (!d) {
 		rc = -EADDRNOTAVAIL;
 		fprintf(stderr, "microscope serve: cannot listen on %s port %u\n", bind,
