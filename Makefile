@@ -271,6 +271,13 @@ $(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(LIB)
 
 bench: all $(BENCH_BINS) $(OUTPUT)/tests/unit/test_unwind
 	$(Q)$(PYTHON) bench/run.py --full $(BENCH_ARGS) $(OUTPUT)
+	$(Q)$(PYTHON) bench/serve.py $(OUTPUT)
+
+# microscope serve's query times on a generated 1M-sample / 50k-stack capture and the
+# page's first paint in chromium (bench/serve.py; $(OUTPUT)/bench/serve.json).  Not root.
+.PHONY: bench-serve
+bench-serve: all $(OUTPUT)/bench/gen_capture
+	$(Q)$(PYTHON) bench/serve.py $(OUTPUT)
 
 $(OUTPUT)/bench/sym_bench: bench/sym_bench.c $(LIB)
 	$(call msg,CC,$@)

@@ -6,7 +6,8 @@
 //          "flame": {"name": FUNC, "search": REGEX},   // optional sections
 //          "timeline": {"tid": N},
 //          "table": {},
-//          "diff": {}}
+//          "diff": {},
+//          "paint": {}}                                    // bench/serve.py
 // Prints one JSON line with one result object per section and "errors"
 // (page errors, console errors, timeouts).  Screenshots go to SHOTS/<section>*.png.
 'use strict';
@@ -106,6 +107,20 @@ async function diff(page) {
   return { rows: rows.slice(0, 20) };
 }
 
+// First meaningful paint: navigation start to the flame graph drawn, in ms.
+async function paint(page) {
+  const runs = [];
+  for (let i = 0; i < 3; i++) {
+    await page.goto('about:blank');
+    await page.goto(spec.base + '#view=flame');
+    await ready(page, 'flame');
+    runs.push(await page.evaluate(() => performance.now()));
+  }
+  const frames = await page.$$eval('.frame', (els) => els.length);
+  await page.screenshot({ path: path.join(spec.shots, 'paint.png') });
+  return { ms: runs, frames };
+}
+
 async function main() {
   fs.mkdirSync(spec.shots, { recursive: true });
   const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ms-chromium-'));
@@ -123,7 +138,7 @@ async function main() {
     page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
     page.on('request', (r) => requests.push(r.url()));
-    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff]]) {
+    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['paint', paint]]) {
       if (!spec[name]) continue;
       try {
         out[name] = await fn(page, spec[name]);

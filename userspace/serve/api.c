@@ -77,7 +77,7 @@ static int offcpu_event(const struct capture *c, uint32_t *event)
 	return 0;
 }
 
-int api_ctx__init(struct api_ctx *ctx, const struct serve_profile *p, const struct serve_query *sq,
+int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct serve_query *sq,
 		  bool offcpu, char *err, size_t errlen)
 {
 	struct analysis_filter_spec spec;
@@ -164,7 +164,7 @@ static json_t *counts_json(const struct capture *c, const struct analysis_count 
 static int api_info(struct api_ctx *ctx, const struct serve_app *app, json_t *out)
 {
 	const struct capture *c = ctx->c;
-	const struct serve_profile *p = ctx->p;
+	struct serve_profile *p = ctx->p;
 	struct analysis_summary s;
 	json_t *events, *meta, *sum;
 	uint32_t i, off = CAPTURE_NONE;

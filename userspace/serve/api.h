@@ -13,7 +13,7 @@
 
 /* One request's resolved analysis inputs: view, names, query, filter. */
 struct api_ctx {
-	const struct serve_profile *p;
+	struct serve_profile *p;
 	const struct serve_query *sq;
 	const struct capture *c;	    /* the look's view */
 	const struct analysis_names *names; /* of c */
@@ -31,7 +31,7 @@ int api__fail(struct api_ctx *ctx, const char *fmt, ...) __attribute__((format(p
  * or offcpu ? the intervals' event : the default one), thread, time range
  * and filter.  Returns 0, -EINVAL (message in ctx->err) or -ENOMEM.
  */
-int api_ctx__init(struct api_ctx *ctx, const struct serve_profile *p, const struct serve_query *sq,
+int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct serve_query *sq,
 		  bool offcpu, char *err, size_t errlen);
 void api_ctx__release(struct api_ctx *ctx);
 
@@ -50,6 +50,6 @@ int api__flat(struct api_ctx *ctx, json_t *out);
 int api__lanes(struct api_ctx *ctx, json_t *out);
 int api__intervals(struct api_ctx *ctx, json_t *out);
 int api__offcpu(struct api_ctx *ctx, json_t *out);
-int api__diff(struct api_ctx *ctx, const struct serve_profile *base, json_t *out);
+int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out);
 
 #endif

@@ -30,12 +30,19 @@ static int head(struct api_ctx *ctx, json_t *out, uint64_t total)
 	return 0;
 }
 
-static struct analysis_tree *tree_new(struct api_ctx *ctx, int *rc)
+/* The query's call tree (shared from the profile's cache when unfiltered). */
+static struct analysis_tree *tree_new(struct api_ctx *ctx, int *rc, bool *owned)
 {
-	struct analysis_tree *t = analysis_tree__new(ctx->names, &ctx->q);
+	struct analysis_tree *t = serve_profile__tree(ctx->p, ctx->sq->look, &ctx->q, owned);
 
 	*rc = t ? 0 : errno == EINVAL ? api__fail(ctx, "bad query") : -ENOMEM;
 	return t;
+}
+
+static void tree_put(struct analysis_tree *t, bool owned)
+{
+	if (owned)
+		analysis_tree__free(t);
 }
 
 /* Node order for the cap: total descending, then id (a parent before its children). */
@@ -58,6 +65,7 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 {
 	const struct serve_query *sq = ctx->sq;
 	struct analysis_tree *t;
+	bool owned;
 	struct node_order *keep = NULL;
 	uint8_t *kept = NULL;
 	uint32_t i, nkeep = 0, nout;
@@ -65,7 +73,7 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 	json_t *arr;
 	int rc;
 
-	t = tree_new(ctx, &rc);
+	t = tree_new(ctx, &rc, &owned);
 	if (!t)
 		return rc;
 	rc = -ENOMEM;
@@ -116,7 +124,7 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 cleanup:
 	free(keep);
 	free(kept);
-	analysis_tree__free(t);
+	tree_put(t, owned);
 	return rc;
 }
 
@@ -125,11 +133,12 @@ int api__calltree(struct api_ctx *ctx, json_t *out)
 	const struct serve_query *sq = ctx->sq;
 	const struct analysis_node *nd;
 	struct analysis_tree *t;
+	bool owned;
 	json_t *arr, *node;
 	uint32_t ch, i;
 	int rc;
 
-	t = tree_new(ctx, &rc);
+	t = tree_new(ctx, &rc, &owned);
 	if (!t)
 		return rc;
 	if (sq->node >= t->nnodes) {
@@ -164,7 +173,7 @@ int api__calltree(struct api_ctx *ctx, json_t *out)
 	}
 	rc = 0;
 cleanup:
-	analysis_tree__free(t);
+	tree_put(t, owned);
 	return rc;
 }
 
@@ -173,11 +182,12 @@ int api__flat(struct api_ctx *ctx, json_t *out)
 	const struct serve_query *sq = ctx->sq;
 	struct analysis_flat *f = NULL;
 	struct analysis_tree *t;
+	bool owned;
 	json_t *arr;
 	uint32_t i;
 	int rc;
 
-	t = tree_new(ctx, &rc);
+	t = tree_new(ctx, &rc, &owned);
 	if (!t)
 		return rc;
 	rc = -ENOMEM;
@@ -202,7 +212,7 @@ int api__flat(struct api_ctx *ctx, json_t *out)
 	rc = 0;
 cleanup:
 	analysis_flat__free(f);
-	analysis_tree__free(t);
+	tree_put(t, owned);
 	return rc;
 }
 
@@ -234,7 +244,7 @@ static json_t *u64_array(const uint64_t *v, uint32_t n)
 int api__lanes(struct api_ctx *ctx, json_t *out)
 {
 	const struct serve_query *sq = ctx->sq;
-	const struct serve_profile *p = ctx->p;
+	struct serve_profile *p = ctx->p;
 	struct analysis_lanes l = { 0 };
 	uint64_t end = ctx->q.end_ns ? ctx->q.end_ns : p->last_ns + 1;
 	uint32_t i, n = 0;
@@ -424,10 +434,11 @@ cleanup:
 	return rc;
 }
 
-int api__diff(struct api_ctx *ctx, const struct serve_profile *base, json_t *out)
+int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out)
 {
 	const struct serve_query *sq = ctx->sq;
 	struct analysis_tree *t = NULL, *bt = NULL;
+	bool owned = false, bowned = false;
 	struct analysis_flat *f = NULL, *bf = NULL;
 	struct analysis_diff d = { 0 };
 	struct api_ctx bctx;
@@ -445,10 +456,10 @@ int api__diff(struct api_ctx *ctx, const struct serve_profile *base, json_t *out
 	rc = api_ctx__init(&bctx, base, &bq, false, ctx->err, ctx->errlen);
 	if (rc)
 		goto cleanup;
-	t = tree_new(ctx, &rc);
+	t = tree_new(ctx, &rc, &owned);
 	if (!t)
 		goto cleanup;
-	bt = tree_new(&bctx, &rc);
+	bt = tree_new(&bctx, &rc, &bowned);
 	if (!bt)
 		goto cleanup;
 	rc = -ENOMEM;
@@ -482,8 +493,8 @@ cleanup:
 	analysis_diff__release(&d);
 	analysis_flat__free(f);
 	analysis_flat__free(bf);
-	analysis_tree__free(t);
-	analysis_tree__free(bt);
+	tree_put(t, owned);
+	tree_put(bt, bowned);
 	api_ctx__release(&bctx);
 	return rc;
 }

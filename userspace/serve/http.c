@@ -273,6 +273,22 @@ static void open_browser(const char *url)
 	waitpid(pid, NULL, 0);
 }
 
+/* Build the tree the first page asks for (the default event's, logical look). */
+static void warm(struct serve_profile *p)
+{
+	struct analysis_query q;
+	struct analysis_tree *t;
+	uint32_t event = analysis__default_event(p->capture);
+	bool owned;
+
+	if (event == CAPTURE_NONE)
+		return;
+	analysis_query__init(&q, event);
+	t = serve_profile__tree(p, SERVE_LOOK_LOGICAL, &q, &owned);
+	if (owned)
+		analysis_tree__free(t);
+}
+
 int serve__run(const struct serve_options *opts)
 {
 	struct serve_profile *profile = NULL, *base = NULL;
@@ -313,6 +329,7 @@ int serve__run(const struct serve_options *opts)
 	}
 	srv.app.profile = profile;
 	srv.app.base = base;
+	warm(profile);
 
 	/* SIGINT/SIGTERM are taken by sigwait below; the daemon's threads inherit the mask. */
 	sigemptyset(&set);

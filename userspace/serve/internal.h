@@ -9,6 +9,8 @@
 #ifndef MS_SERVE_INTERNAL_H
 #define MS_SERVE_INTERNAL_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +19,15 @@
 #include "query.h"
 
 #define SERVE_NLOOKS 3
+/* Policy: unfiltered call trees kept per profile (look x event x thread
+ * roots); they are what the default views ask for, so they are built once. */
+#define SERVE_TREE_CACHE 4
+
+struct serve_cached_tree {
+	uint32_t look, event;
+	bool per_thread, incomplete;
+	struct analysis_tree *tree; /* owned by the profile; read-only once here */
+};
 
 struct serve_profile {
 	char name[256];		/* the file's basename, for titles */
@@ -27,7 +38,19 @@ struct serve_profile {
 	uint64_t origin_ns; /* earliest sample or interval time: API times count from it */
 	uint64_t last_ns;   /* latest sample time or interval end */
 	uint64_t hash;	    /* of the capture's tables: part of every ETag */
+	pthread_mutex_t lock; /* guards trees and ntrees */
+	struct serve_cached_tree trees[SERVE_TREE_CACHE];
+	uint32_t ntrees;
 };
+
+/*
+ * The call tree of q over look's view.  An unfiltered q (all threads, no
+ * time bounds, no filter) is answered from the profile's cache, building
+ * it once (*owned false: do not free it); any other is built for the
+ * caller (*owned true).  Returns NULL and sets errno (EINVAL, ENOMEM).
+ */
+struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look,
+					  const struct analysis_query *q, bool *owned);
 
 /*
  * A profile over c, which it takes over (freed with it, or at once on
@@ -41,8 +64,8 @@ int serve_profile__open(const char *path, struct serve_profile **out, char *err,
 void serve_profile__free(struct serve_profile *p);
 
 struct serve_app {
-	const struct serve_profile *profile; /* the capture served */
-	const struct serve_profile *base;    /* --diff: the base of /api/diff, or NULL */
+	struct serve_profile *profile; /* the capture served */
+	struct serve_profile *base;    /* --diff: the base of /api/diff, or NULL */
 };
 
 /*

@@ -71,6 +71,7 @@ int serve_profile__new(struct capture *c, const char *name, struct serve_profile
 		return -ENOMEM;
 	}
 	p->capture = c;
+	pthread_mutex_init(&p->lock, NULL);
 	slash = strrchr(name, '/');
 	snprintf(p->name, sizeof(p->name), "%s", slash ? slash + 1 : name);
 	for (i = 0; i < SERVE_NLOOKS; i++) {
@@ -115,10 +116,49 @@ void serve_profile__free(struct serve_profile *p)
 
 	if (!p)
 		return;
+	for (i = 0; i < (int)p->ntrees; i++)
+		analysis_tree__free(p->trees[i].tree);
+	pthread_mutex_destroy(&p->lock);
 	for (i = SERVE_NLOOKS - 1; i >= 0; i--) {
 		analysis_names__free(p->names[i]);
 		analysis_look__free(p->looks[i]);
 	}
 	capture__free(p->capture);
 	free(p);
+}
+
+struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look,
+					  const struct analysis_query *q, bool *owned)
+{
+	struct analysis_tree *t = NULL;
+	uint32_t i;
+
+	*owned = true;
+	if (q->thread != CAPTURE_NONE || q->start_ns > p->origin_ns || q->end_ns || q->filter)
+		return analysis_tree__new(p->names[look], q);
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < p->ntrees; i++) {
+		const struct serve_cached_tree *e = &p->trees[i];
+
+		if (e->look == look && e->event == q->event && e->per_thread == q->per_thread &&
+		    e->incomplete == q->include_incomplete) {
+			t = e->tree;
+			*owned = false;
+			goto out;
+		}
+	}
+	t = analysis_tree__new(p->names[look], q);
+	if (t && p->ntrees < SERVE_TREE_CACHE) {
+		p->trees[p->ntrees++] = (struct serve_cached_tree){
+			.look = look,
+			.event = q->event,
+			.per_thread = q->per_thread,
+			.incomplete = q->include_incomplete,
+			.tree = t,
+		};
+		*owned = false;
+	}
+out:
+	pthread_mutex_unlock(&p->lock);
+	return t;
 }
