@@ -85,8 +85,8 @@ async function render(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  info = await get<Info>('info');
-  const threads = await get<{ threads: Thread[] }>('threads', { limit: 1000 });
+  const [i, threads] = await Promise.all([get<Info>('info'), get<{ threads: Thread[] }>('threads', { limit: 1000 })]);
+  info = i;
   document.title = `microscope — ${info.name}`;
   document.getElementById('capture-name')!.textContent = info.name;
   if (!info.diff) document.querySelector<HTMLElement>('#tabs a[data-view=diff]')!.style.display = 'none';
