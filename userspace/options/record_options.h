@@ -3,6 +3,11 @@
  * RecordOptions: the one value `microscope record` builds from its preset
  * and command-line overrides before recording begins.  Every layer of the
  * recorder reads its settings from here; the capture stores them as meta.
+ *
+ * userspace/options/ is the recorder's settings layer: this value, its
+ * limits and validator, and the presets (presets.c).  It sits below the
+ * collector and the CLI (both include it) and includes nothing of
+ * userspace/ itself (only bpf/abi/ for the sampler's limits).
  */
 #ifndef MS_RECORD_OPTIONS_H
 #define MS_RECORD_OPTIONS_H
