@@ -181,17 +181,25 @@ def test_timeline_shows_ten_sleeps_with_their_waker():
     assert tid in res["timeline"]["lanes"], res["timeline"]["lanes"]
     assert len(long_) == 10, "the timeline shows %d intervals of >= 90 ms, expected 10" % len(long_)
     assert all(iv["state"] == "sleep (S)" and "state-sleep" in iv["cls"] for iv in long_), long_
-    # Woken by the timer: a hard interrupt whose stack holds hrtimer_wakeup.  A
-    # switch-in the kernel did not report leaves no waker (counted by the recorder).
+    # Each drawn interval says what the capture says: its cause and its waker's
+    # innermost frames, from /api/intervals (computed in the server).
+    by_id = {str(iv["id"]): iv for iv in api["intervals"]}
+    for iv in long_:
+        want = by_id.get(iv["id"])
+        assert want, "interval %s on the page is not in /api/intervals" % iv["id"]
+        assert iv["cause"] == want["cause"], (iv, want["cause"])
+        frames = [f["name"] + (" [k]" if f["kind"] == "kernel" else "")
+                  for f in want["waker_stack"][:6]]
+        assert all(f in iv["waker"] for f in frames), (iv["waker"], frames)
+    # Woken by the timer: a hard interrupt whose stack holds hrtimer_wakeup.  The
+    # recorder can miss a wakeup on a loaded machine (the interval then has no
+    # cause, as report --off-cpu's "no wakeup" shows); most must have it.
     timer = [iv for iv in long_ if iv["cause"] == "hardirq" and "hrtimer_wakeup" in iv["waker"]]
-    missed = re.search(r"unseen in  (\d+) switch-in", H.report(rec.capture, "--off-cpu").stdout)
-    missed = int(missed.group(1)) if missed else 0
-    assert len(timer) >= 10 - missed, \
-        "%d of 10 sleeps show a hrtimer waker (%d switch-ins unseen): %r" % (
-            len(timer), missed, [iv["waker"] for iv in long_])
+    H.log("%d of 10 sleeps show a hrtimer waker" % len(timer))
+    assert len(timer) >= 8, "%d of 10 sleeps show a hrtimer waker: %r" % (
+        len(timer), [iv["waker"] for iv in long_])
     assert "hrtimer_wakeup" in res["timeline"]["detail"], res["timeline"]["detail"]
-    # The page drew what the API answered.
-    assert api["total"] == 10 or api["total"] == len(long_), api["total"]
+    assert api["total"] == 10, "/api/intervals?min_ns=90000000: %d" % api["total"]
 
 
 @H.timeout(300)
