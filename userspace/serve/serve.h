@@ -26,6 +26,7 @@
 #define SERVE_CONNECTION_LIMIT 256    /* open connections; more are refused */
 #define SERVE_CONNECTION_MEMORY 65536 /* bytes per connection (request line + headers) */
 #define SERVE_CONNECTION_TIMEOUT 15   /* seconds of inactivity */
+#define SERVE_MMAP_THRESHOLD (256 << 20) /* bytes: smaller query arrays stay in the heap */
 
 struct serve_options {
 	const char *capture;   /* path of the capture to serve */
