@@ -40,6 +40,18 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
   let maxDepth = 0;
   const re = compileSearch(s.search);
   let matched = 0;
+  const frag = document.createDocumentFragment();
+  // One set of listeners for all frames (thousands of them).
+  const frameOf = (e: Event) => (e.target as HTMLElement).closest<HTMLElement>('.frame');
+  box.addEventListener('mousemove', (e) => {
+    const d = frameOf(e);
+    if (d) showTip(e, d.title); else hideTip();
+  });
+  box.addEventListener('mouseleave', hideTip);
+  box.addEventListener('click', (e) => {
+    const d = frameOf(e);
+    if (d) writeState({ ...s, zoom: Number(d.dataset.id) === top.n.id ? undefined : d.dataset.id });
+  });
 
   const place = (l: Laid, x: number, w: number, ancestor: boolean, inMatch: boolean) => {
     if (w < 0.5) return;
@@ -60,10 +72,7 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
     d.dataset.name = l.n.name;
     d.dataset.share = share;
     d.title = `${l.n.name}\n${share} of all, total ${fmtWeight(l.n.total, f.unit)}, self ${fmtWeight(l.n.self, f.unit)}`;
-    d.addEventListener('mousemove', (e) => showTip(e, d.title));
-    d.addEventListener('mouseleave', hideTip);
-    d.addEventListener('click', () => writeState({ ...s, zoom: l === top ? undefined : String(l.n.id) }));
-    box.appendChild(d);
+    frag.appendChild(d);
     if (ancestor) return;
     let cx = x;
     for (const c of l.children) {
@@ -81,6 +90,7 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
     if (re && re.test(a.n.name)) underMatch = true;
   }
   place(zoom, 0, width, false, underMatch);
+  box.appendChild(frag);
   box.style.height = (maxDepth + 1) * ROW + 'px';
   const res = document.getElementById('search-result')!;
   res.textContent = re ? `matched ${pct(matched, f.total)}` : '';
