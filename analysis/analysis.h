@@ -276,6 +276,55 @@ int analysis_tree__folded(const struct analysis_tree *t, char **text, size_t *le
 int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *title,
 				  const char *unit, char **text, size_t *len);
 
+/* ---- tree shape (analysis/shape.c) ---------------------------------------- */
+
+/*
+ * The function tree of every stack row of a capture (keys merged as in
+ * analysis_tree, no thread roots), built once per names; a query's weights
+ * are then laid on it in one pass over the samples (analysis_shape__weigh)
+ * instead of building a tree per query.  Node 0 is the root; a parent's id
+ * is smaller than its children's.  Ids depend only on the capture, so they
+ * are the same for every query.  Children are not linked: presenters order
+ * them (total descending, then key rank) as analysis_tree does.
+ */
+struct analysis_shape_node {
+	uint32_t key;	 /* -> names->keys; CAPTURE_NONE for the root */
+	uint32_t parent; /* node id; CAPTURE_NONE for the root */
+};
+
+struct analysis_shape {
+	const struct analysis_names *names; /* borrowed */
+	const struct analysis_shape_node *nodes;
+	uint32_t nnodes;
+	const uint32_t *stack_node; /* [nstacks + 1] stack row -> node; the last: empty stack */
+	/* private */
+	void *storage;
+};
+
+/* Cost: O(stack rows) hash probes.  Returns 0 or -ENOMEM (*out NULL). */
+int analysis_shape__new(const struct analysis_names *n, struct analysis_shape **out);
+/* Accepts NULL. */
+void analysis_shape__free(struct analysis_shape *sh);
+
+/* A query's weights on a shape: arrays of shape->nnodes, malloc'd. */
+struct analysis_weights {
+	uint64_t *self;	 /* weight of matched rows whose stack ends at the node */
+	uint64_t *total; /* self plus the children's totals */
+	uint64_t samples; /* matched samples and intervals */
+};
+
+/*
+ * Weigh q's samples (and intervals, like analysis_tree) on sh: equal to the
+ * self/total of analysis_tree__new(sh->names, q) node for node.  q must not
+ * ask for per_thread.  Cost: one pass over the samples and intervals plus
+ * O(nodes).  Returns 0, -EINVAL (a bad query, or per_thread) or -ENOMEM
+ * (w released).
+ */
+int analysis_shape__weigh(const struct analysis_shape *sh, const struct analysis_query *q,
+			  struct analysis_weights *w);
+/* Accepts a zeroed or released value. */
+void analysis_weights__release(struct analysis_weights *w);
+
 /* ---- flat table ------------------------------------------------------------ */
 
 enum analysis_sort {

@@ -16,6 +16,7 @@
  * Expected values are derived in comments next to each assertion.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -384,6 +385,94 @@ static void test_diff(void **state)
 	analysis_filter__free(fb);
 }
 
+/* "key/key/..." of a node, from the root: comparable across tree and shape. */
+static void node_path(const uint32_t *keys, const uint32_t *parents, uint32_t id, char *buf,
+		      size_t size)
+{
+	char tmp[256];
+
+	buf[0] = '\0';
+	for (; id && id != CAPTURE_NONE; id = parents[id]) {
+		snprintf(tmp, sizeof(tmp), "%u/%s", keys[id], buf);
+		snprintf(buf, size, "%s", tmp);
+	}
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The shape's weights equal the tree's, node for node, for filtered queries too. */
+static void test_shape_matches_tree(void **state)
+{
+	struct fx *fx = *state;
+	const struct analysis_names *n = fx->p->names[0];
+	struct analysis_shape *sh;
+	struct analysis_filter_spec spec;
+	const char *focus[] = { NULL, "b", "leaf", "schedule" };
+	uint32_t event[] = { fx->cpu, fx->cpu, fx->cpu, fx->off };
+	int k;
+
+	assert_int_equal(analysis_shape__new(n, &sh), 0);
+	for (k = 0; k < 4; k++) {
+		struct analysis_filter *f = NULL;
+		struct analysis_weights w;
+		struct analysis_query q;
+		struct analysis_tree *t;
+		char *a[64], *b[64], path[256];
+		uint32_t keys[64], parents[64], i, na = 0, nb = 0;
+
+		analysis_query__init(&q, event[k]);
+		analysis_filter_spec__init(&spec);
+		spec.focus = focus[k];
+		assert_int_equal(analysis_filter__new(n, &spec, &f), 0);
+		q.filter = f;
+		q.include_incomplete = k == 3;
+		t = analysis_tree__new(n, &q);
+		assert_non_null(t);
+		assert_int_equal(analysis_shape__weigh(sh, &q, &w), 0);
+		assert_int_equal(w.total[0], t->nodes[0].total);
+		assert_true(t->nnodes < 64 && sh->nnodes < 64);
+		for (i = 0; i < t->nnodes; i++) {
+			keys[i] = t->nodes[i].key;
+			parents[i] = t->nodes[i].parent;
+		}
+		for (i = 1; i < t->nnodes; i++) {
+			node_path(keys, parents, i, path, sizeof(path));
+			assert_true(asprintf(&a[na++], "%s %lu %lu", path,
+					     (unsigned long)t->nodes[i].self,
+					     (unsigned long)t->nodes[i].total) > 0);
+		}
+		for (i = 0; i < sh->nnodes; i++) {
+			keys[i] = sh->nodes[i].key;
+			parents[i] = sh->nodes[i].parent;
+		}
+		for (i = 1; i < sh->nnodes; i++) {
+			if (!w.total[i])
+				continue;
+			node_path(keys, parents, i, path, sizeof(path));
+			assert_true(asprintf(&b[nb++], "%s %lu %lu", path, (unsigned long)w.self[i],
+					     (unsigned long)w.total[i]) > 0);
+		}
+		assert_int_equal(na, nb);
+		qsort(a, na, sizeof(*a), str_cmp);
+		qsort(b, nb, sizeof(*b), str_cmp);
+		for (i = 0; i < na; i++) {
+			assert_string_equal(a[i], b[i]);
+			free(a[i]);
+			free(b[i]);
+		}
+		/* thread roots are the tree's business */
+		q.per_thread = true;
+		analysis_weights__release(&w);
+		assert_int_equal(analysis_shape__weigh(sh, &q, &w), -EINVAL);
+		analysis_tree__free(t);
+		analysis_filter__free(f);
+	}
+	analysis_shape__free(sh);
+}
+
 static void test_api_answers(void **state)
 {
 	struct fx *fx = *state;
@@ -424,6 +513,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_diff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shape_matches_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_api_answers, setup, teardown),
 	};
 

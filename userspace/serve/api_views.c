@@ -47,83 +47,128 @@ static void tree_put(struct analysis_tree *t, bool owned)
 
 /* Node order for the cap: total descending, then id (a parent before its children). */
 struct node_order {
-	const struct analysis_node *nodes;
+	uint64_t total;
 	uint32_t id;
+	uint32_t reserved;
 };
 
 static int order_cmp(const void *pa, const void *pb)
 {
 	const struct node_order *a = pa, *b = pb;
-	const struct analysis_node *na = &a->nodes[a->id], *nb = &b->nodes[b->id];
 
-	if (na->total != nb->total)
-		return na->total > nb->total ? -1 : 1;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
 	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/*
+ * Flame graph nodes: those whose total is at least min_share of the root's
+ * (and always the root); a child's total never exceeds its parent's, so the
+ * kept nodes form a subtree.  Over the cap the largest win: by (total desc,
+ * id) a parent sorts before its children, so the cut stays a subtree.
+ * Sets kept[id] for the nodes to send and *nonzero to the count of nodes
+ * with weight (and the root); returns how many are kept, or -ENOMEM.
+ */
+static int64_t flame_select(const struct analysis_node *tnodes, const uint64_t *totals,
+			    uint32_t nnodes, double min_share, uint32_t max_nodes, uint8_t *kept,
+			    uint32_t *nonzero)
+{
+	struct node_order *keep = malloc((size_t)nnodes * sizeof(*keep));
+	uint64_t root = tnodes ? tnodes[0].total : totals[0];
+	uint64_t threshold = (uint64_t)((double)root * min_share / 100.0);
+	uint32_t i, nkeep = 0, nout;
+
+	if (!keep)
+		return -ENOMEM;
+	*nonzero = 0;
+	for (i = 0; i < nnodes; i++) {
+		uint64_t total = tnodes ? tnodes[i].total : totals[i];
+
+		*nonzero += !i || total;
+		if (!i || (total >= threshold && total))
+			keep[nkeep++] = (struct node_order){ .total = total, .id = i };
+	}
+	nout = nkeep;
+	if (nout > max_nodes) {
+		qsort(keep, nkeep, sizeof(*keep), order_cmp);
+		nout = max_nodes;
+	}
+	for (i = 0; i < nout; i++)
+		kept[keep[i].id] = 1;
+	free(keep);
+	return nout;
+}
+
+static int flame_node(struct api_ctx *ctx, json_t *arr, uint32_t id, uint32_t key,
+		      uint32_t parent, uint64_t self, uint64_t total)
+{
+	json_t *o = key_json(ctx->names, key);
+
+	if (!o || json_array_append_new(arr, o) || api__set(o, "id", json_integer(id)) ||
+	    api__set(o, "parent", parent == CAPTURE_NONE ? json_integer(-1) : json_integer(parent)) ||
+	    api__set(o, "self", api__u64(self)) || api__set(o, "total", api__u64(total)))
+		return -ENOMEM;
+	return 0;
 }
 
 int api__flamegraph(struct api_ctx *ctx, json_t *out)
 {
 	const struct serve_query *sq = ctx->sq;
-	struct analysis_tree *t;
-	bool owned;
-	struct node_order *keep = NULL;
+	const struct analysis_shape *sh = NULL;
+	struct analysis_weights w = { 0 };
+	struct analysis_tree *t = NULL;
+	bool owned = false;
 	uint8_t *kept = NULL;
-	uint32_t i, nkeep = 0, nout;
-	uint64_t root, threshold;
+	uint32_t i, nnodes, nonzero = 0;
+	int64_t nout;
 	json_t *arr;
 	int rc;
 
-	t = tree_new(ctx, &rc, &owned);
-	if (!t)
-		return rc;
-	rc = -ENOMEM;
-	root = t->nodes[0].total;
-	/* A node is kept when its total is at least min_share of the root's
-	 * (and always the root); a child's total never exceeds its parent's, so
-	 * the kept nodes form a subtree. */
-	threshold = (uint64_t)((double)root * sq->min_share / 100.0);
-	keep = malloc((size_t)t->nnodes * sizeof(*keep));
-	kept = calloc(t->nnodes, 1);
-	if (!keep || !kept)
-		goto cleanup;
-	for (i = 0; i < t->nnodes; i++)
-		if (!i || (t->nodes[i].total >= threshold && t->nodes[i].total))
-			keep[nkeep++] = (struct node_order){ t->nodes, i };
-	/* Over the cap: the largest nodes win; by (total desc, id) a parent
-	 * sorts before its children, so the cut stays a subtree. */
-	nout = nkeep;
-	if (nout > sq->max_nodes) {
-		qsort(keep, nkeep, sizeof(*keep), order_cmp);
-		nout = sq->max_nodes;
+	/* Without thread roots the weights go on the capture's tree shape (node
+	 * ids then stay the same whatever the filters); with them, a tree. */
+	if (!ctx->q.per_thread) {
+		sh = serve_profile__shape(ctx->p, sq->look);
+		if (!sh)
+			return -ENOMEM;
+		rc = analysis_shape__weigh(sh, &ctx->q, &w);
+		if (rc)
+			return rc == -EINVAL ? api__fail(ctx, "bad query") : rc;
+		nnodes = sh->nnodes;
+	} else {
+		t = tree_new(ctx, &rc, &owned);
+		if (!t)
+			return rc;
+		nnodes = t->nnodes;
 	}
-	for (i = 0; i < nout; i++)
-		kept[keep[i].id] = 1;
+	rc = -ENOMEM;
+	kept = calloc(nnodes, 1);
+	if (!kept)
+		goto cleanup;
+	nout = flame_select(t ? t->nodes : NULL, w.total, nnodes, sq->min_share, sq->max_nodes,
+			    kept, &nonzero);
+	if (nout < 0)
+		goto cleanup;
 	arr = json_array();
-	if (head(ctx, out, root) || api__set(out, "samples", api__u64(t->nodes[0].samples)) ||
+	if (head(ctx, out, t ? t->nodes[0].total : w.total[0]) ||
+	    api__set(out, "samples", api__u64(t ? t->nodes[0].samples : w.samples)) ||
 	    api__set(out, "min_share", json_real(sq->min_share)) ||
-	    api__set(out, "pruned", json_integer(t->nnodes - nout)) ||
+	    api__set(out, "pruned", json_integer(nonzero - (uint32_t)nout)) ||
 	    api__set(out, "nodes", arr))
 		goto cleanup;
-	/* In id order: a parent before its children, children in display order by id. */
-	for (i = 0; i < t->nnodes; i++) {
-		const struct analysis_node *nd = &t->nodes[i];
-		json_t *o;
-
+	/* In id order: a parent before its children. */
+	for (i = 0; i < nnodes; i++) {
 		if (!kept[i])
 			continue;
-		o = key_json(ctx->names, nd->key);
-		if (!o || json_array_append_new(arr, o) ||
-		    api__set(o, "id", json_integer(i)) ||
-		    api__set(o, "parent", nd->parent == CAPTURE_NONE ? json_integer(-1)
-								      : json_integer(nd->parent)) ||
-		    api__set(o, "self", api__u64(nd->self)) ||
-		    api__set(o, "total", api__u64(nd->total)))
+		if (t ? flame_node(ctx, arr, i, t->nodes[i].key, t->nodes[i].parent,
+				   t->nodes[i].self, t->nodes[i].total)
+		      : flame_node(ctx, arr, i, sh->nodes[i].key, sh->nodes[i].parent, w.self[i],
+				   w.total[i]))
 			goto cleanup;
 	}
 	rc = 0;
 cleanup:
-	free(keep);
 	free(kept);
+	analysis_weights__release(&w);
 	tree_put(t, owned);
 	return rc;
 }

@@ -274,7 +274,7 @@ static void open_browser(const char *url)
 	waitpid(pid, NULL, 0);
 }
 
-/* Build the tree the first page asks for (the default event's, logical look). */
+/* Build the tree and the shape the first pages ask for (the default event's, logical look). */
 static void warm(struct serve_profile *p)
 {
 	struct analysis_query q;
@@ -288,6 +288,7 @@ static void warm(struct serve_profile *p)
 	t = serve_profile__tree(p, SERVE_LOOK_LOGICAL, &q, &owned);
 	if (owned)
 		analysis_tree__free(t);
+	serve_profile__shape(p, SERVE_LOOK_LOGICAL);
 }
 
 int serve__run(const struct serve_options *opts)

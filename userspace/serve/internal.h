@@ -38,7 +38,8 @@ struct serve_profile {
 	uint64_t origin_ns; /* earliest sample or interval time: API times count from it */
 	uint64_t last_ns;   /* latest sample time or interval end */
 	uint64_t hash;	    /* of the capture's tables: part of every ETag */
-	pthread_mutex_t lock; /* guards trees and ntrees */
+	pthread_mutex_t lock; /* guards trees, ntrees and shapes */
+	struct analysis_shape *shapes[SERVE_NLOOKS]; /* built on first use */
 	struct serve_cached_tree trees[SERVE_TREE_CACHE];
 	uint32_t ntrees;
 };
@@ -49,6 +50,12 @@ struct serve_profile {
  * it once (*owned false: do not free it); any other is built for the
  * caller (*owned true).  Returns NULL and sets errno (EINVAL, ENOMEM).
  */
+/*
+ * The tree shape of look's view (analysis_shape), built on first use and
+ * kept.  Returns NULL and sets errno (ENOMEM).
+ */
+const struct analysis_shape *serve_profile__shape(struct serve_profile *p, uint32_t look);
+
 struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look,
 					  const struct analysis_query *q, bool *owned);
 

@@ -118,6 +118,8 @@ void serve_profile__free(struct serve_profile *p)
 		return;
 	for (i = 0; i < (int)p->ntrees; i++)
 		analysis_tree__free(p->trees[i].tree);
+	for (i = 0; i < SERVE_NLOOKS; i++)
+		analysis_shape__free(p->shapes[i]);
 	pthread_mutex_destroy(&p->lock);
 	for (i = SERVE_NLOOKS - 1; i >= 0; i--) {
 		analysis_names__free(p->names[i]);
@@ -161,4 +163,19 @@ struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look
 out:
 	pthread_mutex_unlock(&p->lock);
 	return t;
+}
+
+const struct analysis_shape *serve_profile__shape(struct serve_profile *p, uint32_t look)
+{
+	const struct analysis_shape *sh;
+	int err = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (!p->shapes[look])
+		err = analysis_shape__new(p->names[look], &p->shapes[look]);
+	sh = p->shapes[look];
+	pthread_mutex_unlock(&p->lock);
+	if (err)
+		errno = -err;
+	return sh;
 }
