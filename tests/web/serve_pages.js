@@ -116,9 +116,13 @@ async function paint(page) {
     await ready(page, 'flame');
     runs.push(await page.evaluate(() => performance.now()));
   }
+  const resources = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => ({
+    name: r.name.replace(/^https?:\/\/[^/]+/, ''), start: Math.round(r.startTime), ms: Math.round(r.duration) })));
+  const nav = await page.evaluate(() => { const n = performance.getEntriesByType('navigation')[0]; return { dcl: Math.round(n.domContentLoadedEventEnd), load: Math.round(n.loadEventEnd) }; });
   const frames = await page.$$eval('.frame', (els) => els.length);
   await page.screenshot({ path: path.join(spec.shots, 'paint.png') });
-  return { ms: runs, frames };
+  const marks = await page.evaluate(() => performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)]));
+  return { ms: runs, frames, resources, nav, marks };
 }
 
 async function main() {

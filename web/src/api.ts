@@ -54,9 +54,13 @@ export function pct(part: number, whole: number): string {
   return whole ? (100 * part / whole).toFixed(2) + '%' : '0%';
 }
 
+// One formatter: toLocaleString builds a new one per call, which costs
+// milliseconds per thousand flame graph frames.
+const intFormat = new Intl.NumberFormat('en-US');
+
 export function fmtWeight(v: number, unit: string): string {
   if (unit === 'nanoseconds') return fmtNs(v);
-  return v.toLocaleString('en-US') + (unit === 'samples' ? ' samples' : ' ' + unit);
+  return intFormat.format(v) + (unit === 'samples' ? ' samples' : ' ' + unit);
 }
 
 export function fmtNs(ns: number): string {

@@ -23,7 +23,12 @@ function build(f: Flame): Map<number, Laid> {
 }
 
 export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
-  const f = await get<Flame>('flamegraph', { ...filters(s) });
+  // Unzoomed, a node under one pixel of the page's width is not drawn: ask
+  // only for wider ones (fewer frames to lay out); zoomed, the default share.
+  const px = Math.max(root.clientWidth, 600);
+  const minShare = s.zoom ? undefined : Math.max(0.05, Math.ceil(100000 / px) / 1000);
+  const f = await get<Flame>('flamegraph', { ...filters(s), min_share: minShare });
+  performance.mark('flame-fetched');
   const byId = build(f);
   const top = f.nodes.length ? byId.get(f.nodes[0].id)! : undefined;
   root.innerHTML = '';
@@ -90,6 +95,7 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
     if (re && re.test(a.n.name)) underMatch = true;
   }
   place(zoom, 0, width, false, underMatch);
+  performance.mark('flame-placed');
   box.appendChild(frag);
   box.style.height = (maxDepth + 1) * ROW + 'px';
   const res = document.getElementById('search-result')!;
