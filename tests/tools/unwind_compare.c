@@ -51,7 +51,7 @@
 #include <unistd.h>
 
 #include "bpf/abi/records.h"
-#include "userspace/collector/stream.h"
+#include "userspace/stream/stream.h"
 #include "userspace/unwind/unwind.h"
 
 #define MAX_FRAMES    256

@@ -24,7 +24,7 @@
 
 #include "bpf/abi/records.h"
 #include "capture/capture.h"
-#include "userspace/collector/stream.h"
+#include "userspace/stream/stream.h"
 #include "userspace/processor/processor.h"
 
 __attribute__((noinline)) int marker_function_one(int x)

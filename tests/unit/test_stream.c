@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The raw ring stream (userspace/collector/stream.h): what stream_writer
+ * The raw ring stream (userspace/stream/stream.h): what stream_writer
  * writes, stream__replay gives back chunk for chunk; damaged files are
  * -EBADMSG (or a clean stop at a chunk boundary), never a crash.
  */
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "userspace/collector/stream.h"
+#include "userspace/stream/stream.h"
 
 #define MAX_SEEN	  64
 #define FILE_HEADER_BYTES 16

@@ -115,6 +115,19 @@ struct tee {
 	bool quiet;
 };
 
+/* The collector as the budget monitor's recorder (budget/monitor.h). */
+static int budget_bpf_stats(void *col, uint64_t *run_ns, uint64_t *runs)
+{
+	return collector__bpf_stats(col, run_ns, runs);
+}
+
+static int budget_set_duty(void *col, uint32_t factor)
+{
+	return collector__set_duty(col, factor);
+}
+
+#define BUDGET_RECORDER(col) (&(struct budget_recorder){ budget_bpf_stats, budget_set_duty, (col) })
+
 static int tee_sink(void *ctx, const struct ms_chunk *c, const void *payload)
 {
 	struct tee *t = ctx;
@@ -696,7 +709,7 @@ int cmd_record(int argc, char **argv)
 		if (t_end && now_s() >= t_end)
 			break;
 		if (budget) {
-			err = budget_monitor__tick(budget, col);
+			err = budget_monitor__tick(budget, BUDGET_RECORDER(col));
 			if (err) {
 				/* Keep recording at the duty in force, without control. */
 				fprintf(stderr, "microscope record: budget disabled: %s\n",
@@ -719,7 +732,7 @@ int cmd_record(int argc, char **argv)
 	} else if (!o.argv) {
 		status = 0;
 	}
-	if (budget && budget_monitor__finish(budget, col, tee_sink, &tee))
+	if (budget && budget_monitor__finish(budget, BUDGET_RECORDER(col), tee_sink, &tee))
 		fprintf(stderr, "microscope record: budget: cannot read the final counters\n");
 	if (py && py_tracker__describe(py))
 		emit_meta(&tee, "python_runtime", py_tracker__describe(py));

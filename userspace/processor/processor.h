@@ -22,7 +22,7 @@
 #include <stdbool.h>
 
 #include "../../capture/capture.h"
-#include "../collector/stream.h"
+#include "../stream/stream.h"
 #include "../symbols/symbols.h"
 
 struct py_tracker;

@@ -40,8 +40,8 @@
  * for each chunk struct ms_chunk followed by len payload bytes padded to 8.
  * Everything read back from a file is untrusted.
  */
-#ifndef MS_COLLECTOR_STREAM_H
-#define MS_COLLECTOR_STREAM_H
+#ifndef MS_STREAM_STREAM_H
+#define MS_STREAM_STREAM_H
 
 #include <stddef.h>
 #include <stdint.h>
