@@ -14,8 +14,10 @@
 
 #include "../../bpf/abi/records.h"
 #include "../../bpf/abi/python.h"
+#include "../../bpf/abi/sample_parts.h"
 #include "../runtimes/py_code.h"
 #include "../runtimes/py_procs.h"
+#include "../stream/perf_records.h"
 #include "../unwind/unwind.h"
 #include "hashmap.h"
 #include "problems.h"
@@ -108,6 +110,8 @@ struct processor {
 	uint32_t nthreads, threads_cap;
 	struct u64map tid_to_thread; /* tid + 1 -> threads index */
 	bool system_wide;
+	/* sample_id trailer of the side-band records (meta perf.sample_type) */
+	struct perf_sample_id_layout sideband_id;
 
 	/* modules and frames */
 	struct module_state *modules;
@@ -205,8 +209,12 @@ void tasks__release(struct processor *p);
 int tasks__process_info(struct processor *p, const struct ms_process_info *info);
 
 /* python.c */
+/* Splice the sample's interpreted frames (parts->py, parts->npy) into its
+ * native user frames user[0..nuser) (root first); writes out, returns its
+ * length. */
 uint32_t python__splice(struct processor *p, const struct ms_sample *s,
-			const struct ms_py_frame *py, uint32_t *user, uint32_t nuser, uint32_t *out);
+			const struct ms_sample_parts *parts, uint32_t *user, uint32_t nuser,
+			uint32_t *out);
 void python__release(struct processor *p);
 void python__drained(struct processor *p, const void *rec, uint32_t len);
 uint32_t python__native_flags(const char *name);

@@ -27,6 +27,8 @@ struct processor *processor__new(struct capture_builder *b, struct symbolizer *s
 	p->b = b;
 	p->sym = s;
 	p->kernel_module = CAPTURE_NONE;
+	/* streams from before META perf.sample_type used this one */
+	perf_sample_id__layout(MS_SIDEBAND_SAMPLE_TYPE, &p->sideband_id);
 	p->event_row = CAPTURE_NONE;
 	p->duty_factor = 1;
 	p->offcpu_event_row = CAPTURE_NONE;
@@ -66,8 +68,10 @@ uint64_t processor__samples(const struct processor *p)
 }
 
 /* The record's own time, or 0 if it has none we can read. */
-static uint64_t record_time(uint32_t kind, const uint8_t *rec, uint32_t len)
+static uint64_t record_time(const struct processor *p, uint32_t kind, const uint8_t *rec,
+			    uint32_t len)
 {
+	struct perf_sample_id id;
 	uint64_t t = 0;
 
 	if (kind == MS_CHUNK_BPF) {
@@ -75,10 +79,9 @@ static uint64_t record_time(uint32_t kind, const uint8_t *rec, uint32_t len)
 			memcpy(&t, rec + offsetof(struct ms_sample, time_ns), sizeof(t));
 		return t;
 	}
-	/* perf: sample_id_all trailer {pid, tid, time, cpu, res}; time at len - 16 */
-	if (len >= 8 + 24)
-		memcpy(&t, rec + len - 16, sizeof(t));
-	return t;
+	/* perf: the sample_id trailer of the side-band sample_type */
+	perf_sample_id__read(&p->sideband_id, rec, len, &id);
+	return id.time;
 }
 
 /* A sampling period change (record --budget): later samples weigh factor. */
@@ -257,7 +260,7 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
 		return 0;
 	}
-	t = c->kind == MS_CHUNK_DUTY ? c->time : record_time(c->kind, payload, c->len);
+	t = c->kind == MS_CHUNK_DUTY ? c->time : record_time(p, c->kind, payload, c->len);
 
 	/* Arrived after the watermark passed it: released with the next round,
 	 * out of order, and counted. */
@@ -344,6 +347,17 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		}
 		if (!strcmp(key, "mode") && !strcmp(value, "system-wide"))
 			p->system_wide = true;
+		if (!strcmp(key, "perf.sample_type")) {
+			char *end;
+			unsigned long long st;
+
+			errno = 0;
+			st = strtoull(value, &end, 0);
+			if (errno || *end || end == value)
+				processor__problem(p, MS_PROBLEM_BAD_META);
+			else
+				perf_sample_id__layout(st, &p->sideband_id);
+		}
 		if (!strcmp(key, "stack_size"))
 			p->stack_copy_on = strcmp(value, "0") != 0;
 		if (!strcmp(key, "symbolize")) {

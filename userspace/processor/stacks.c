@@ -443,12 +443,10 @@ static bool dwarf_user_frames(struct processor *p, struct proc_state *ps, const 
 }
 
 static bool dwarf_user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
-			     uint32_t *out, uint32_t *n)
+			     const struct ms_sample_parts *parts, uint32_t *out, uint32_t *n)
 {
-	const uint8_t *copy = (const uint8_t *)(s->ips + s->kstack_len + s->ustack_len);
-
-	return dwarf_user_frames(p, ps, (s->flags & MS_SAMPLE_F_USER_REGS) ? &s->regs : NULL, copy,
-				 s->stack_copy_len, s->ustack_len, out, n);
+	return dwarf_user_frames(p, ps, (s->flags & MS_SAMPLE_F_USER_REGS) ? &s->regs : NULL,
+				 parts->stack_copy, parts->copy_len, parts->nu, out, n);
 }
 
 /*
@@ -526,19 +524,14 @@ static uint32_t event_row(struct processor *p, const struct ms_sample *s)
 int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 {
 	uint32_t *out = p->stack_scratch, n = 0, parent = CAPTURE_NONE;
-	size_t ips_bytes = ((size_t)s->kstack_len + s->ustack_len) * 8;
+	struct ms_sample_parts parts;
 	struct thread_state *ts;
 	struct proc_state *ps;
+	uint32_t nuser;
 	int i;
 
-	size_t py_off = sizeof(*s) + ips_bytes + (((size_t)s->stack_copy_len + 7) & ~(size_t)7);
-	uint32_t nuser;
-
-	if (s->arch != MS_ARCH_X86_64 || s->kstack_len > MS_MAX_STACK_DEPTH ||
-	    s->ustack_len > MS_MAX_STACK_DEPTH || s->py_len > MS_PY_MAX_FRAMES ||
-	    s->py_status >= MS_PY_STATUS_COUNT || (s->py_len && s->py_status == MS_PY_NONE) ||
-	    s->stack_copy_len > MS_STACK_COPY_MAX ||
-	    py_off + (size_t)s->py_len * sizeof(struct ms_py_frame) > len) {
+	if (ms_sample__parts(s, len, &parts) || s->py_status >= MS_PY_STATUS_COUNT ||
+	    (parts.npy && s->py_status == MS_PY_NONE)) {
 		processor__problem(p, MS_PROBLEM_BAD_SAMPLE);
 		return 0;
 	}
@@ -550,17 +543,15 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	ps = &p->procs[ts->proc];
 
 	/* Root first: truncation mark, user frames outermost first, then kernel. */
-	const __u64 *kips = s->ips, *uips = s->ips + s->kstack_len;
-
-	if (dwarf_user_stack(p, ps, s, out, &n)) {
+	if (dwarf_user_stack(p, ps, s, &parts, out, &n)) {
 		/* user frames done */
 	} else if (s->flags & MS_SAMPLE_F_USTACK_ERR) {
 		out[n++] = truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE);
 	} else {
 		/* The frame-pointer chain; marked when it stands in for a missing
 		 * stack copy or was cut at the kernel's depth limit. */
-		fp_user_stack(p, ps, (const uint64_t *)uips, s->ustack_len,
-			      p->call_graph != MS_CG_FP && p->stack_copy_on && !s->stack_copy_len,
+		fp_user_stack(p, ps, (const uint64_t *)parts.uips, parts.nu,
+			      p->call_graph != MS_CG_FP && p->stack_copy_on && !parts.copy_len,
 			      out, &n);
 	}
 	nuser = n;
@@ -578,12 +569,11 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		for (uint32_t k = 0; k < n; k++)
 			if (out[k] == CAPTURE_NONE)
 				return -ENOMEM;
-		n = python__splice(p, s, (const struct ms_py_frame *)((const uint8_t *)s + py_off),
-				   out, nuser, p->splice_scratch);
+		n = python__splice(p, s, &parts, out, nuser, p->splice_scratch);
 		out = p->splice_scratch;
 	}
-	for (i = s->kstack_len - 1; i >= 0; i--)
-		kernel_frame(p, kips[i], i != 0, out, &n);
+	for (i = (int)parts.nk - 1; i >= 0; i--)
+		kernel_frame(p, parts.kips[i], i != 0, out, &n);
 	if (py_splice && p->py_tail != CAPTURE_NONE)
 		out[n++] = p->py_tail; /* why the interpreted frames could not be placed */
 
