@@ -95,18 +95,17 @@ int budget_monitor__emit_meta(struct budget_monitor *m, stream_sink_fn sink, voi
 	const struct budget_config *cfg = &m->ctl.cfg;
 	int err;
 
-	err = emit_text(sink, ctx, MS_CHUNK_META, "budget.pct=%g", m->pct);
+	err = ms_meta__emit_number(sink, ctx, MS_META_BUDGET_PCT, m->pct);
 	if (!err)
-		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.bpf_stats=%s",
-				m->stats_fd >= 0 ? "yes" : m->stats_note);
+		err = ms_meta__emit(sink, ctx, MS_META_BUDGET_BPF_STATS,
+				    m->stats_fd >= 0 ? "yes" : m->stats_note);
 	if (!err)
-		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.perf_ns_per_sample=%llu",
-				(unsigned long long)cfg->perf_ns_per_sample);
+		err = ms_meta__emit_u64(sink, ctx, MS_META_BUDGET_PERF_NS_PER_SAMPLE,
+					cfg->perf_ns_per_sample);
 	if (!err)
-		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.max_factor=%u", cfg->max_factor);
+		err = ms_meta__emit_u64(sink, ctx, MS_META_BUDGET_MAX_FACTOR, cfg->max_factor);
 	if (!err)
-		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.interval_ns=%llu",
-				(unsigned long long)MS_BUDGET_INTERVAL_NS);
+		err = ms_meta__emit_u64(sink, ctx, MS_META_BUDGET_INTERVAL_NS, MS_BUDGET_INTERVAL_NS);
 	return err;
 }
 

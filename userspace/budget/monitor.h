@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../stream/meta.h"
 #include "../stream/stream.h"
 #include "budget.h"
 

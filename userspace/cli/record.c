@@ -24,6 +24,7 @@
 #include "../collector/collector.h"
 #include "../processor/processor.h"
 #include "../budget/monitor.h"
+#include "../stream/meta.h"
 #include "../runtimes/py_procs.h"
 #include "../symbols/symbols.h"
 #include "commands.h"
@@ -135,10 +136,15 @@ static int tee_sink(void *ctx, const struct ms_chunk *c, const void *payload)
 
 	/* Tell the user about a fallback the collector chose (e.g. -e cycles on
 	 * a machine without hardware counters). */
-	if (c->kind == MS_CHUNK_META && !t->quiet && c->len > 11 &&
-	    !memcmp(payload, "event.note=", 11))
-		fprintf(stderr, "microscope record: note: %.*s\n", (int)c->len - 11,
-			(const char *)payload + 11);
+	if (c->kind == MS_CHUNK_META && !t->quiet) {
+		struct ms_meta m;
+
+		if (!ms_meta__parse(payload, c->len, &m)) {
+			if (m.id == MS_META_EVENT_NOTE)
+				fprintf(stderr, "microscope record: note: %s\n", m.value);
+			ms_meta__release(&m);
+		}
+	}
 	if (t->raw) {
 		err = stream_writer__sink(t->raw, c, payload);
 		if (err)
@@ -152,16 +158,10 @@ static int tee_sink(void *ctx, const struct ms_chunk *c, const void *payload)
 	return processor__sink(t->proc, c, payload);
 }
 
-static int emit_meta(struct tee *t, const char *key, const char *value)
+/* One typed META pair (stream/meta.h) through the tee. */
+static int emit_meta(struct tee *t, enum ms_meta_id id, const char *value)
 {
-	char buf[8192];
-	int n = snprintf(buf, sizeof(buf), "%s=%s", key, value);
-	struct ms_chunk c = { .kind = MS_CHUNK_META };
-
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	c.len = n;
-	return tee_sink(t, &c, buf);
+	return ms_meta__emit(tee_sink, t, id, value);
 }
 
 static int parse_pids(struct record_options *o, const char *arg)
@@ -594,15 +594,12 @@ int cmd_record(int argc, char **argv)
 	}
 
 	join_args(cmdline, sizeof(cmdline), argc, argv);
-	emit_meta(&tee, "record_command", cmdline);
-	if (o.argv) {
-		join_args(cmdline, sizeof(cmdline), argc - optind, argv + optind);
-		emit_meta(&tee, "command", cmdline);
-	}
+	emit_meta(&tee, MS_META_RECORD_COMMAND, cmdline);
+	/* META command (the recorded command) comes from the collector */
 	snprintf(cmdline, sizeof(cmdline), "%u", o.freq_hz);
-	emit_meta(&tee, "requested_freq_hz", cmdline);
-	emit_meta(&tee, "preset", o.preset);
-	emit_meta(&tee, "symbolize", symbolize);
+	emit_meta(&tee, MS_META_REQUESTED_FREQ_HZ, cmdline);
+	emit_meta(&tee, MS_META_PRESET, o.preset);
+	emit_meta(&tee, MS_META_SYMBOLIZE, symbolize);
 
 	if (o.argv) {
 		err = launcher__spawn(&launch, o.argv);
@@ -641,7 +638,7 @@ int cmd_record(int argc, char **argv)
 		processor__set_python(tee.proc, py);
 		tee.py = py;
 	}
-	emit_meta(&tee, "python", o.python == MS_PYTHON_OFF ? "off" : o.system_wide ? "off (-a)"
+	emit_meta(&tee, MS_META_PYTHON, o.python == MS_PYTHON_OFF ? "off" : o.system_wide ? "off (-a)"
 											: "bpf");
 	if (o.argv)
 		err = collector__add_target(col, launch.pid);
@@ -735,7 +732,7 @@ int cmd_record(int argc, char **argv)
 	if (budget && budget_monitor__finish(budget, BUDGET_RECORDER(col), tee_sink, &tee))
 		fprintf(stderr, "microscope record: budget: cannot read the final counters\n");
 	if (py && py_tracker__describe(py))
-		emit_meta(&tee, "python_runtime", py_tracker__describe(py));
+		emit_meta(&tee, MS_META_PYTHON_RUNTIME, py_tracker__describe(py));
 	err = collector__stop(col);
 	if (err) {
 		fprintf(stderr, "microscope record: stopping: %s\n", strerror(-err));

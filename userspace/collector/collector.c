@@ -44,6 +44,7 @@
 #include "collector.h"
 #include "offcpu.h"
 #include "prog_stats.h"
+#include "../stream/meta.h"
 #include "../stream/perf_records.h"
 #include "skel/sampler.skel.h"
 
@@ -1033,14 +1034,13 @@ static const char *collector__mode(const struct collector *c)
 	return c->opts.argv ? "launch" : "pid";
 }
 
-/* "a b 'c d'": argv joined with POSIX shell quoting where needed. */
+/* META command: argv joined with POSIX shell quoting where needed ("a b 'c d'"). */
 static int collector__meta_command(struct collector *c)
 {
 	size_t cap = SNAP_BUF_BYTES - 1, n = 0;
 	char *out = c->snap_buf;
 	char **arg;
 
-	n += (size_t)snprintf(out, cap, "command=");
 	for (arg = c->opts.argv; *arg && n < cap; arg++) {
 		const char *p = *arg;
 		bool plain = *p != '\0';
@@ -1068,13 +1068,20 @@ static int collector__meta_command(struct collector *c)
 		if (n < cap)
 			out[n++] = '\'';
 	}
-	return collector__emit(c, MS_CHUNK_META, 0, 0, out, n);
+	out[n] = '\0';
+	return ms_meta__emit(c->sink, c->sink_ctx, MS_META_COMMAND, out);
 }
 
+/*
+ * The recording's META chunks (stream/meta.h names every key, its type and
+ * unit).  Returns 0 or the first error (-EINVAL for a value that is not of
+ * its key's type, or the sink's).
+ */
 static int collector__emit_meta(struct collector *c)
 {
 	struct utsname u;
 	char pids[MS_MAX_PIDS * 12 + 1] = "";
+	__u32 copy_bytes = record_options__stack_copy_bytes(&c->opts);
 	size_t i, n = 0;
 	int err = 0;
 
@@ -1084,41 +1091,47 @@ static int collector__emit_meta(struct collector *c)
 		n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%d", i ? "," : "",
 				      c->targets[i]);
 
-#define META(...)                                                                                  \
+#define META_TEXT(id, v)                                                                           \
 	do {                                                                                       \
 		if (!err)                                                                          \
-			err = collector__emit_text(c, MS_CHUNK_META, __VA_ARGS__);                 \
+			err = ms_meta__emit(c->sink, c->sink_ctx, MS_META_##id, (v));              \
 	} while (0)
-	META("abi_version=%d", MS_ABI_VERSION);
-	META("kernel.release=%s", u.release);
-	META("mode=%s", collector__mode(c));
-	META("event=%s", c->event_name);
-	META("event.requested=%s", c->opts.event == MS_EVENT_CYCLES ? "cycles" : "cpu-clock");
+#define META_U64(id, v)                                                                            \
+	do {                                                                                       \
+		if (!err)                                                                          \
+			err = ms_meta__emit_u64(c->sink, c->sink_ctx, MS_META_##id, (__u64)(v));   \
+	} while (0)
+	META_U64(ABI_VERSION, MS_ABI_VERSION);
+	META_TEXT(KERNEL_RELEASE, u.release);
+	META_TEXT(MODE, collector__mode(c));
+	META_TEXT(EVENT, c->event_name);
+	META_TEXT(EVENT_REQUESTED, c->opts.event == MS_EVENT_CYCLES ? "cycles" : "cpu-clock");
 	if (c->event_note[0])
-		META("event.note=%s", c->event_note);
-	META("freq_hz=%u", c->opts.freq_hz);
-	META("clock=CLOCK_MONOTONIC");
-	META("call_graph=%s", record_options__call_graph_name(c->opts.call_graph));
-	META("bpf.find_vma=%s", c->have_find_vma ? "yes" : "no (stack copies bounded page by page)");
+		META_TEXT(EVENT_NOTE, c->event_note);
+	META_U64(FREQ_HZ, c->opts.freq_hz);
+	META_TEXT(CLOCK, "CLOCK_MONOTONIC");
+	META_TEXT(CALL_GRAPH, record_options__call_graph_name(c->opts.call_graph));
+	META_TEXT(BPF_FIND_VMA, c->have_find_vma ? "yes" : "no (stack copies bounded page by page)");
 	/* Bytes copied per sample at most: 0 with --call-graph fp. */
-	META("stack_size=%u", record_options__stack_copy_bytes(&c->opts));
-	if (record_options__stack_copy_bytes(&c->opts) != c->opts.stack_size)
-		META("stack_size.requested=%u", c->opts.stack_size);
-	META("ringbuf_bytes=%u", c->opts.ringbuf_bytes);
-	META("perf_pages=%u", c->opts.perf_pages);
-	META("perf_ring_bytes=%llu", (unsigned long long)c->opts.perf_pages * c->page_size);
-	META("page_size=%ld", c->page_size);
-	META("nr_cpus=%d", c->nr_online);
-	META("nr_cpus_possible=%d", c->nr_possible);
-	META("mmap2_build_id=%d", c->build_ids);
-	META("perf.sample_type=0x%llx", (unsigned long long)MS_SIDEBAND_SAMPLE_TYPE);
+	META_U64(STACK_SIZE, copy_bytes);
+	if (copy_bytes != c->opts.stack_size)
+		META_U64(STACK_SIZE_REQUESTED, c->opts.stack_size);
+	META_U64(RINGBUF_BYTES, c->opts.ringbuf_bytes);
+	META_U64(PERF_PAGES, c->opts.perf_pages);
+	META_U64(PERF_RING_BYTES, (__u64)c->opts.perf_pages * (__u64)c->page_size);
+	META_U64(PAGE_SIZE, c->page_size);
+	META_U64(NR_CPUS, c->nr_online);
+	META_U64(NR_CPUS_POSSIBLE, c->nr_possible);
+	META_U64(MMAP2_BUILD_ID, c->build_ids);
+	META_U64(PERF_SAMPLE_TYPE, MS_SIDEBAND_SAMPLE_TYPE);
 	if (c->ntargets && !c->opts.system_wide)
-		META("pids=%s", pids);
-	META("start_time_ns=%llu", (unsigned long long)c->start_ns);
-	META("off_cpu=%d", c->offcpu != NULL);
+		META_TEXT(PIDS, pids);
+	META_U64(START_TIME_NS, c->start_ns);
+	META_U64(OFF_CPU, c->offcpu != NULL);
 	if (c->offcpu)
-		META("off_cpu_min_ns=%llu", (unsigned long long)c->opts.off_cpu_min_ns);
-#undef META
+		META_U64(OFF_CPU_MIN_NS, c->opts.off_cpu_min_ns);
+#undef META_TEXT
+#undef META_U64
 	if (!err && c->opts.argv && c->opts.argv[0])
 		err = collector__meta_command(c);
 	return err;

@@ -17,6 +17,7 @@
 #include "../../bpf/abi/sample_parts.h"
 #include "../runtimes/py_code.h"
 #include "../runtimes/py_procs.h"
+#include "../stream/meta.h"
 #include "../stream/perf_records.h"
 #include "../unwind/unwind.h"
 #include "hashmap.h"
@@ -112,6 +113,8 @@ struct processor {
 	bool system_wide;
 	/* sample_id trailer of the side-band records (meta perf.sample_type) */
 	struct perf_sample_id_layout sideband_id;
+	/* the sampling event's name (meta "event"; "cpu-clock" in streams without it) */
+	char event_name[32];
 
 	/* modules and frames */
 	struct module_state *modules;

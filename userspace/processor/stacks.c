@@ -512,7 +512,7 @@ static uint32_t event_row(struct processor *p, const struct ms_sample *s)
 {
 	if (p->event_row == CAPTURE_NONE) {
 		struct capture_event ev = {
-			.name = capture_builder__string(p->b, "cpu-clock"),
+			.name = capture_builder__string(p->b, p->event_name),
 			.unit = capture_builder__string(p->b, "samples"),
 			.period = s->period,
 		};
