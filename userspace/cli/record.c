@@ -573,7 +573,7 @@ int cmd_record(int argc, char **argv)
 			processor__force_symbolize(tee.proc, !strcmp(symbolize, "deferred"));
 		err = stream__replay(replay, processor__sink, tee.proc);
 		if (err) {
-			if (err != -EBADMSG)
+			if (err != -EBADMSG && err != -EPROTONOSUPPORT) /* already said */
 				fprintf(stderr, "microscope record: cannot replay %s: %s\n", replay,
 					strerror(-err));
 			goto cleanup;
