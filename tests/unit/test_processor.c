@@ -402,6 +402,50 @@ static void test_sideband_sample_types(void **state)
 	}
 }
 
+/*
+ * A module whose symbols cannot be loaded (its file is gone) is a counted
+ * problem, not an aborted recording: its frames keep their addresses,
+ * unnamed, under one frame per run that says why.
+ */
+static void test_unreadable_module_frames_say_why(void **state)
+{
+	struct exe_map gone = { .start = 0x7f0000000000ull, .end = 0x7f0000010000ull,
+				.path = "/nonexistent/microscope-test/libgone.so" };
+	/* innermost first: three frames in the module */
+	uint64_t uips[3] = { 0x7f0000001000ull, 0x7f0000002010ull, 0x7f0000003020ull };
+	uint32_t pid = 4343;
+
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 100);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &gone, 100);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 1000);
+	feed_sample(pid, 1200, uips, 3);
+	feed(MS_CHUNK_END, 0, NULL, 0, 2000);
+
+	struct capture *c = finish();
+	const char *want = "[libgone.so: no symbols: ";
+	uint32_t st, marks = 0, unnamed = 0;
+
+	assert_int_equal(c->nsamples, 1);
+	assert_int_equal(capture__counter(c, "processor.module_unreadable"), 1);
+	/* leaf to root: 0x1000, 0x2010, 0x3020 (all in the module), the mark */
+	for (st = c->samples[0].stack; st != CAPTURE_NONE; st = c->stacks[st].parent) {
+		const struct capture_frame *f = &c->frames[c->stacks[st].frame];
+		const char *fn = capture__string(c, f->function);
+
+		if (!strncmp(fn, want, strlen(want))) {
+			marks++;
+			assert_int_equal(c->stacks[st].parent, CAPTURE_NONE); /* heads the run */
+		} else {
+			assert_true(f->flags & CAPTURE_FRAME_F_UNSYMBOLIZED);
+			assert_string_equal(fn, "");
+			unnamed++;
+		}
+	}
+	assert_int_equal(marks, 1);
+	assert_int_equal(unnamed, 3);
+	capture__free(c);
+}
+
 static void test_forked_child_inherits_mappings(void **state)
 {
 	struct exe_map m;
@@ -790,6 +834,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sample_id_layouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_record_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sideband_sample_types, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreadable_module_frames_say_why, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forked_child_inherits_mappings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_info_and_inheritance, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_counted, setup, teardown),

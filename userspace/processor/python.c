@@ -111,9 +111,18 @@ static bool is_eval(struct processor *p, uint32_t row)
 	return role && *role == PY_ROLE_EVAL;
 }
 
-uint32_t python__splice(struct processor *p, const struct ms_sample *s,
-			const struct ms_sample_parts *parts, uint32_t *user, uint32_t nuser,
-			uint32_t *out)
+/* out[n++] = the row of interpreted frame f, or -ENOMEM from the caller. */
+#define PUSH_PY(f)                                                                                 \
+	do {                                                                                       \
+		uint32_t id_ = py_frame_row(p, s->pid, (f));                                       \
+		if (id_ == CAPTURE_NONE)                                                           \
+			return -ENOMEM;                                                            \
+		out[n++] = id_;                                                                    \
+	} while (0)
+
+int python__splice(struct processor *p, const struct ms_sample *s,
+		   const struct ms_sample_parts *parts, uint32_t *user, uint32_t nuser,
+		   uint32_t *out)
 {
 	const struct ms_py_frame *py = parts->py;
 	uint32_t m = parts->npy, nact = 0, nseg = 0, n = 0, seg_end[MS_PY_MAX_FRAMES + 1];
@@ -140,8 +149,10 @@ uint32_t python__splice(struct processor *p, const struct ms_sample *s,
 			processor__problem(p, MS_PROBLEM_PY_UNKNOWN);
 			p->py_tail = py_mark(p, s->py_status == MS_PY_OK ? PY_MARK_UNPLACED
 									 : PY_MARK_UNKNOWN);
+			if (p->py_tail == CAPTURE_NONE)
+				return -ENOMEM;
 		}
-		return nuser;
+		return (int)nuser;
 	}
 	if (s->py_status == MS_PY_OK && nseg == nact) {
 		uint32_t j = 0;
@@ -152,21 +163,22 @@ uint32_t python__splice(struct processor *p, const struct ms_sample *s,
 				int stop = seg_end[j] == UINT32_MAX ? -1 : (int)seg_end[j];
 
 				for (; next > stop; next--)
-					out[n++] = py_frame_row(p, s->pid, &py[next]);
+					PUSH_PY(&py[next]);
 				j++;
 			}
 			out[n++] = user[k];
 		}
-		return n;
+		return (int)n;
 	}
 	processor__problem(p, MS_PROBLEM_PY_UNPLACED);
 	memcpy(out, user, nuser * sizeof(*out));
 	n = nuser;
 	for (i = (int)m - 1; i >= 0; i--)
-		out[n++] = py_frame_row(p, s->pid, &py[i]);
+		PUSH_PY(&py[i]);
 	p->py_tail = py_mark(p, PY_MARK_UNPLACED);
-	return n;
+	return p->py_tail == CAPTURE_NONE ? -ENOMEM : (int)n;
 }
+#undef PUSH_PY
 
 /*
  * A BPF record just drained (untrusted; its parts located by
