@@ -301,10 +301,10 @@ static int unreadable_mark(struct processor *p, uint32_t module, uint32_t *out, 
 		const char *base = slash && slash[1] ? slash + 1 : path;
 		size_t blen = strlen(base);
 		char name[512];
+		/* named, so not UNSYMBOLIZED: `microscope symbolize` leaves it be */
 		struct capture_frame row = {
 			.module = ms->row,
-			.flags = CAPTURE_FRAME_F_UNSYMBOLIZED |
-				 (ms->kind == CAPTURE_MODULE_KERNEL ? CAPTURE_FRAME_F_KERNEL : 0),
+			.flags = ms->kind == CAPTURE_MODULE_KERNEL ? CAPTURE_FRAME_F_KERNEL : 0,
 		};
 
 		if (blen >= 2 && base[0] == '[' && base[blen - 1] == ']') {
