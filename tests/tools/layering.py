@@ -26,9 +26,7 @@ LAYERS = {
     # by both and including neither (ARCHITECTURE.md, "Data flow")
     "userspace/stream": ["bpf/abi", "capture"],
     "userspace/options": ["bpf/abi"],
-    "userspace": ["bpf/abi"],  # record options until they move to userspace/options
-    "userspace/collector": ["userspace/stream", "userspace/options", "userspace", "bpf/abi",
-                            "capture"],
+    "userspace/collector": ["userspace/stream", "userspace/options", "bpf/abi", "capture"],
     "userspace/runtimes": ["bpf/abi"],
     "userspace/symbols": ["capture"],
     "userspace/unwind": ["capture"],
@@ -39,7 +37,7 @@ LAYERS = {
     "userspace/cli": ["userspace/collector", "userspace/processor", "userspace/stream",
                       "userspace/budget", "userspace/deferred", "userspace/runtimes",
                       "userspace/symbols", "userspace/unwind", "userspace/options",
-                      "userspace", "bpf/abi", "capture", "capture/formats", "analysis"],
+                      "bpf/abi", "capture", "capture/formats", "analysis"],
 }
 CHECKED_ROOTS = ("bpf", "capture", "analysis", "userspace")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
