@@ -7,7 +7,7 @@
  * readers (the processor, record's notes) parse a chunk into its id and a
  * typed value.  The processor copies every META pair into the capture's
  * meta table, so docs/capture-format.md ("Recording meta keys") lists this
- * table row for row; tests/e2e/test_record.py checks that every key a
+ * table row for row; tests/e2e/test_record_meta.py checks that every key a
  * recording writes is listed there with this type and unit.
  *
  * A key not in the table (a newer recorder's) is kept as text by readers.
