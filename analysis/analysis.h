@@ -57,6 +57,43 @@ enum analysis_key_kind {
 	ANALYSIS_KEY_INLINE = 4,     /* a frame with CAPTURE_FRAME_F_INLINE (user code) */
 };
 
+/*
+ * Granularity: what a key stands for (report --granularity).
+ *   FRAME     as recorded, the exporters' labels (capture/frame_label.h):
+ *             named native frames by function, interpreted frames by line,
+ *             unnamed frames by address ("libfoo.so+0x1a2b");
+ *   FUNCTION  one key per function: interpreted frames "function (file)"
+ *             whatever their line, unnamed frames one key per module
+ *             ("libfoo.so+?", "[unknown]+?" without a module);
+ *   LINE      named native frames with a source line "name (file.c:12)"
+ *             (file basename), interpreted frames "function (file:line)",
+ *             others as FUNCTION but unnamed frames by address;
+ *   ADDRESS   named native frames "name (module+0xaddress)", unnamed
+ *             "module+0xaddress", interpreted frames as LINE.
+ * Truncation frames keep their reason at every granularity.
+ */
+enum analysis_granularity {
+	ANALYSIS_GRANULARITY_FRAME = 0,
+	ANALYSIS_GRANULARITY_FUNCTION = 1,
+	ANALYSIS_GRANULARITY_LINE = 2,
+	ANALYSIS_GRANULARITY_ADDRESS = 3,
+};
+
+/*
+ * How frames become keys.  fold_inline: inlined calls
+ * (CAPTURE_FRAME_F_INLINE) get no key of their own; frame_keys holds
+ * ANALYSIS_KEY_FOLDED for them and every query charges their cost to the
+ * frame that holds them (the out-of-line function they were inlined into),
+ * as perf report's symbol column does.
+ */
+struct analysis_key_options {
+	enum analysis_granularity granularity;
+	bool fold_inline;
+};
+
+/* frame_keys value of a frame folded into its caller (fold_inline). */
+#define ANALYSIS_KEY_FOLDED CAPTURE_NONE
+
 struct analysis_key {
 	const char *name; /* display name, NUL-terminated, owned by the names */
 	uint32_t kind;	  /* ANALYSIS_KEY_* */
@@ -77,6 +114,7 @@ struct analysis_names {
 	const uint32_t *thread_keys; /* [capture->nthreads] thread id -> key */
 	uint32_t no_thread_key;	     /* root for samples with thread CAPTURE_NONE */
 	uint32_t empty_stack_key;    /* leaf for samples with stack CAPTURE_NONE */
+	struct analysis_key_options options; /* how the keys were made */
 	/* private */
 	void *storage;
 };
@@ -87,8 +125,22 @@ struct analysis_names {
  * keys.  Returns NULL and sets errno (ENOMEM) on failure.
  */
 struct analysis_names *analysis_names__new(const struct capture *c);
+/*
+ * As analysis_names__new, at o's granularity and inline folding (the
+ * plain constructor is FRAME granularity, inline calls shown).  frame_keys
+ * may hold ANALYSIS_KEY_FOLDED when o->fold_inline.
+ */
+struct analysis_names *analysis_names__new_opts(const struct capture *c,
+						const struct analysis_key_options *o);
 /* Accepts NULL. */
 void analysis_names__free(struct analysis_names *n);
+
+/* "function", "line" or "address" into *g: 0, or -EINVAL. */
+int analysis_granularity__parse(const char *name, enum analysis_granularity *g);
+
+/* Frame f's key name at granularity g (rules above) into buf, like snprintf. */
+size_t analysis__frame_key_name(const struct capture *c, const struct capture_frame *f,
+				enum analysis_granularity g, char *buf, size_t size);
 
 /*
  * Write frame's display name (rules above, without the kernel mark) into

@@ -297,8 +297,14 @@ size_t analysis__stack_path(const struct analysis_names *n, uint32_t stack, char
 	for (s = stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
 		chain[depth++] = s;
 	while (depth-- > 0 && len + 1 < size) {
-		const struct analysis_key *k = &n->keys[n->frame_keys[c->stacks[chain[depth]].frame]];
-		int w = snprintf(buf + len, size - len, "%s%s%s", len ? ";" : "", k->name,
+		uint32_t key = n->frame_keys[c->stacks[chain[depth]].frame];
+		const struct analysis_key *k;
+		int w;
+
+		if (key == ANALYSIS_KEY_FOLDED)
+			continue;
+		k = &n->keys[key];
+		w = snprintf(buf + len, size - len, "%s%s%s", len ? ";" : "", k->name,
 				 k->kind == ANALYSIS_KEY_KERNEL ? " [k]" : "");
 
 		if (w < 0)

@@ -78,8 +78,13 @@ static uint32_t tree_resolve(struct tree_storage *g, struct tree_build *b, uint3
 	if (s != CAPTURE_NONE)
 		node = b->memo[s];
 	while (nwalk--) {
+		uint32_t key;
+
 		s = b->walk[nwalk];
-		node = tree_child(g, node, b->frame_keys[b->c->stacks[s].frame]);
+		key = b->frame_keys[b->c->stacks[s].frame];
+		/* A folded frame (an inlined call) charges the node that holds it. */
+		if (key != ANALYSIS_KEY_FOLDED)
+			node = tree_child(g, node, key);
 		if (node == U64MAP_EMPTY)
 			return U64MAP_EMPTY;
 		b->memo[s] = node;

@@ -47,6 +47,12 @@ static const char report_usage[] =
 	"                      sample period) beside measured off-CPU time\n"
 	"  --svg OUT           also write the flame graph SVG of the same samples to OUT\n"
 	"                      (as 'microscope convert FILE -o OUT.svg')\n"
+	"  --granularity G     what a row is: function (default; a Python function\n"
+	"                      whatever its line, an unsymbolized module as\n"
+	"                      \"libfoo.so+?\"), line (\"name (file.c:12)\") or address\n"
+	"  --inline show|fold  inlined calls as frames of their own, or folded into\n"
+	"                      the function they were inlined into (default: folded in\n"
+	"                      the function table, shown in the call tree)\n"
 	"  --look LOOK         how stacks with Python frames are seen: logical (default;\n"
 	"                      Python frames spliced into native stacks), native\n"
 	"                      (Python frames dropped) or python (from the outermost\n"
@@ -68,7 +74,13 @@ struct report_options {
 	bool wall;    /* --wall */
 	const char *svg; /* --svg OUT, or NULL */
 	enum analysis_look_kind look;
+	enum analysis_granularity granularity; /* --granularity, default function */
+	int inline_mode; /* REPORT_INLINE_* */
 };
+
+/* --inline: folded into their function in the table and shown in the tree
+ * by default; "show" or "fold" applies to both. */
+enum { REPORT_INLINE_DEFAULT = 0, REPORT_INLINE_SHOW = 1, REPORT_INLINE_FOLD = 2 };
 
 struct report {
 	const struct report_options *opt;
@@ -418,11 +430,13 @@ cleanup:
 	return err;
 }
 
-static void print_flat(const struct report *r, const struct analysis_flat *f)
+static void print_flat(const struct report *tr, const struct analysis_flat *f)
 {
+	struct report flat_report = *tr, *r = &flat_report;
 	uint32_t i, n = f->nrows < r->opt->limit ? f->nrows : r->opt->limit;
 	char sbuf[32], tbuf[32];
 
+	r->names = f->names; /* the table's keys may fold inlined calls */
 	printf("\nfunctions by %s (%s; top %" PRIu32 " of %" PRIu32 ")\n",
 	       r->opt->sort == ANALYSIS_SORT_SELF ? "self" : "total", r->ns ? "ms" : r->unit, n,
 	       f->nrows);
@@ -644,6 +658,8 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "wall", no_argument, NULL, 'W' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "look", required_argument, NULL, 'L' },
+		{ "granularity", required_argument, NULL, 'G' },
+		{ "inline", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -653,6 +669,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	o->sort = ANALYSIS_SORT_SELF;
 	o->limit = REPORT_DEFAULT_LIMIT;
 	o->min_percent = REPORT_DEFAULT_MIN_PERCENT;
+	o->granularity = ANALYSIS_GRANULARITY_FUNCTION;
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -705,6 +722,21 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			if (analysis_look__parse(optarg, &o->look))
 				return report_usage_error(
 					"--look takes logical, native or python, not '%s'", optarg);
+			break;
+		case 'G':
+			if (analysis_granularity__parse(optarg, &o->granularity))
+				return report_usage_error(
+					"--granularity takes function, line or address, not '%s'",
+					optarg);
+			break;
+		case 'i':
+			if (!strcmp(optarg, "show"))
+				o->inline_mode = REPORT_INLINE_SHOW;
+			else if (!strcmp(optarg, "fold"))
+				o->inline_mode = REPORT_INLINE_FOLD;
+			else
+				return report_usage_error("--inline takes show or fold, not '%s'",
+							  optarg);
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
@@ -779,8 +811,9 @@ int cmd_report(int argc, char **argv)
 {
 	struct report_options opt = { 0 };
 	struct analysis_summary sum = { 0 };
-	struct analysis_names *names = NULL;
-	struct analysis_tree *tree = NULL;
+	struct analysis_names *names = NULL, *flat_names = NULL;
+	struct analysis_key_options keys;
+	struct analysis_tree *tree = NULL, *flat_tree = NULL;
 	struct analysis_flat *flat = NULL;
 	struct capture *c = NULL;
 	struct analysis_look *look = NULL;
@@ -854,7 +887,9 @@ int cmd_report(int argc, char **argv)
 			goto cleanup;
 		view = analysis_look__capture(look);
 	}
-	names = analysis_names__new(view);
+	keys.granularity = opt.granularity;
+	keys.fold_inline = opt.inline_mode == REPORT_INLINE_FOLD;
+	names = analysis_names__new_opts(view, &keys);
 	if (!names)
 		goto cleanup;
 	if (analysis_summary__init(&sum, names, &q))
@@ -862,7 +897,15 @@ int cmd_report(int argc, char **argv)
 	tree = analysis_tree__new(names, &q);
 	if (!tree)
 		goto cleanup;
-	flat = analysis_flat__new(tree, opt.sort);
+	if (opt.inline_mode == REPORT_INLINE_DEFAULT) {
+		/* The table folds inlined calls into their function, as perf's does. */
+		keys.fold_inline = true;
+		flat_names = analysis_names__new_opts(view, &keys);
+		flat_tree = flat_names ? analysis_tree__new(flat_names, &q) : NULL;
+		if (!flat_tree)
+			goto cleanup;
+	}
+	flat = analysis_flat__new(flat_tree ? flat_tree : tree, opt.sort);
 	if (!flat)
 		goto cleanup;
 
@@ -900,8 +943,10 @@ cleanup:
 	if (oom)
 		fprintf(stderr, "microscope report: %s: out of memory\n", opt.path);
 	analysis_flat__free(flat);
+	analysis_tree__free(flat_tree);
 	analysis_tree__free(tree);
 	analysis_summary__release(&sum);
+	analysis_names__free(flat_names);
 	analysis_names__free(names);
 	analysis_look__free(look);
 	capture__free(c);

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Keys at a granularity (analysis_names__new_opts): a capture whose
+ * stacks hold an inline chain, Python frames at several lines of one
+ * function, and unsymbolized addresses of one stripped module:
+ *
+ *   main;hot;mix[i];step[i]            x6   (inlined into hot)
+ *   main;hot                           x2
+ *   main;libfoo.so+0x10                x1   (no symbol)
+ *   main;libfoo.so+0x20                x1   (no symbol)
+ *   run (app.py:3);leaf (app.py:6)     x3   (interpreted)
+ *   run (app.py:3);leaf (app.py:7)     x1
+ *   run (app.py:4);leaf (app.py:6)     x2
+ *
+ * 16 samples.  Expected, at function granularity with inline folded:
+ * hot self 8 (6 of its inlined calls + 2 of its own), libfoo.so+? self 2,
+ * leaf (app.py) self 6, total 6; run (app.py) total 6; main total 10.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/analysis.h"
+#include "capture/capture.h"
+
+static struct capture *cap;
+
+static uint32_t frame(struct capture_builder *b, const char *fn, uint32_t module, uint64_t addr,
+		      uint32_t flags, const char *file, uint32_t line)
+{
+	struct capture_frame f = {
+		.module = module,
+		.flags = flags,
+		.address = addr,
+		.function = capture_builder__string(b, fn),
+		.file = capture_builder__string(b, file),
+		.line = line,
+		.first_line = (flags & CAPTURE_FRAME_F_INTERPRETED) ? 2 : 0,
+	};
+
+	return capture_builder__add_frame(b, &f);
+}
+
+static void samples(struct capture_builder *b, const uint32_t *frames, size_t n, uint32_t event,
+		    uint32_t thread, int count)
+{
+	static uint64_t t = 1000;
+	uint32_t s = CAPTURE_NONE;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		s = capture_builder__add_stack(b, s, frames[i]);
+	while (count--) {
+		struct capture_sample row = {
+			.time_ns = t += 1000,
+			.thread = thread,
+			.stack = s,
+			.event = event,
+			.weight = 1,
+		};
+		capture_builder__add_sample(b, &row);
+	}
+}
+
+static int setup(void **state)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct capture_module m = { .kind = CAPTURE_MODULE_FILE };
+	struct capture_process p = { .pid = 1 };
+	struct capture_thread th = { .tid = 1 };
+	struct capture_event ev = { .period = 1 };
+	uint32_t app, lib, ev_cpu, thr;
+	uint32_t main_, hot, mix, step, u1, u2, run3, run4, leaf6, leaf7;
+	char err[256] = "";
+	void *buf = NULL;
+	size_t len = 0;
+
+	(void)state;
+	m.path = capture_builder__string(b, "/bin/app");
+	app = capture_builder__add_module(b, &m);
+	m.path = capture_builder__string(b, "/usr/lib/libfoo.so");
+	lib = capture_builder__add_module(b, &m);
+	th.process = capture_builder__add_process(b, &p);
+	th.comm = capture_builder__string(b, "app");
+	thr = capture_builder__add_thread(b, &th);
+	ev.name = capture_builder__string(b, "cpu-clock");
+	ev.unit = capture_builder__string(b, "samples");
+	ev_cpu = capture_builder__add_event(b, &ev);
+
+	main_ = frame(b, "main", app, 0x100, 0, "app.c", 10);
+	hot = frame(b, "hot", app, 0x200, 0, "app.c", 20);
+	mix = frame(b, "mix", app, 0x200, CAPTURE_FRAME_F_INLINE, "app.c", 30);
+	step = frame(b, "step", app, 0x200, CAPTURE_FRAME_F_INLINE, "app.c", 40);
+	u1 = frame(b, "", lib, 0x10, CAPTURE_FRAME_F_UNSYMBOLIZED, "", 0);
+	u2 = frame(b, "", lib, 0x20, CAPTURE_FRAME_F_UNSYMBOLIZED, "", 0);
+	run3 = frame(b, "run", CAPTURE_NONE, 0, CAPTURE_FRAME_F_INTERPRETED, "app.py", 3);
+	run4 = frame(b, "run", CAPTURE_NONE, 0, CAPTURE_FRAME_F_INTERPRETED, "app.py", 4);
+	leaf6 = frame(b, "leaf", CAPTURE_NONE, 0, CAPTURE_FRAME_F_INTERPRETED, "app.py", 6);
+	leaf7 = frame(b, "leaf", CAPTURE_NONE, 0, CAPTURE_FRAME_F_INTERPRETED, "app.py", 7);
+
+	samples(b, (uint32_t[]){ main_, hot, mix, step }, 4, ev_cpu, thr, 6);
+	samples(b, (uint32_t[]){ main_, hot }, 2, ev_cpu, thr, 2);
+	samples(b, (uint32_t[]){ main_, u1 }, 2, ev_cpu, thr, 1);
+	samples(b, (uint32_t[]){ main_, u2 }, 2, ev_cpu, thr, 1);
+	samples(b, (uint32_t[]){ run3, leaf6 }, 2, ev_cpu, thr, 3);
+	samples(b, (uint32_t[]){ run3, leaf7 }, 2, ev_cpu, thr, 1);
+	samples(b, (uint32_t[]){ run4, leaf6 }, 2, ev_cpu, thr, 2);
+
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
+	if (capture__open_mem(buf, len, "keys.msc", &cap, err, sizeof(err)))
+		fail_msg("open_mem: %s", err);
+	free(buf);
+	capture_builder__free(b);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	capture__free(cap);
+	return 0;
+}
+
+struct table {
+	struct analysis_names *names;
+	struct analysis_tree *tree;
+	struct analysis_flat *flat;
+};
+
+static void table__init(struct table *t, enum analysis_granularity g, bool fold)
+{
+	struct analysis_key_options o = { .granularity = g, .fold_inline = fold };
+	struct analysis_query q;
+
+	analysis_query__init(&q, 0);
+	t->names = analysis_names__new_opts(cap, &o);
+	assert_non_null(t->names);
+	t->tree = analysis_tree__new(t->names, &q);
+	assert_non_null(t->tree);
+	t->flat = analysis_flat__new(t->tree, ANALYSIS_SORT_SELF);
+	assert_non_null(t->flat);
+}
+
+static void table__release(struct table *t)
+{
+	analysis_flat__free(t->flat);
+	analysis_tree__free(t->tree);
+	analysis_names__free(t->names);
+}
+
+/* The row named name: its self and total; fails if absent. */
+static const struct analysis_flat_row *row(const struct table *t, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->flat->nrows; i++)
+		if (!strcmp(t->names->keys[t->flat->rows[i].key].name, name))
+			return &t->flat->rows[i];
+	fail_msg("no row '%s'", name);
+	return NULL;
+}
+
+static bool has_row(const struct table *t, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->flat->nrows; i++)
+		if (!strcmp(t->names->keys[t->flat->rows[i].key].name, name))
+			return true;
+	return false;
+}
+
+static void test_function_folded(void **state)
+{
+	struct table t;
+
+	(void)state;
+	table__init(&t, ANALYSIS_GRANULARITY_FUNCTION, true);
+	assert_int_equal(t.flat->total_weight, 16);
+	/* sorted by self: hot 8, then leaf 6, then libfoo 2 */
+	assert_string_equal(t.names->keys[t.flat->rows[0].key].name, "hot");
+	assert_int_equal(row(&t, "hot")->self, 8);
+	assert_int_equal(row(&t, "hot")->total, 8);
+	assert_string_equal(t.names->keys[t.flat->rows[1].key].name, "leaf (app.py)");
+	assert_int_equal(row(&t, "leaf (app.py)")->self, 6);
+	assert_int_equal(row(&t, "run (app.py)")->total, 6);
+	assert_int_equal(row(&t, "run (app.py)")->self, 0);
+	assert_int_equal(row(&t, "libfoo.so+?")->self, 2);
+	assert_int_equal(row(&t, "main")->total, 10);
+	assert_false(has_row(&t, "mix"));
+	assert_false(has_row(&t, "step"));
+	assert_false(has_row(&t, "libfoo.so+0x10"));
+	assert_int_equal(t.flat->nrows, 5);
+	/* the folded frames leave no node: main -> hot is a leaf */
+	table__release(&t);
+}
+
+static void test_function_shown(void **state)
+{
+	struct table t;
+
+	(void)state;
+	table__init(&t, ANALYSIS_GRANULARITY_FUNCTION, false);
+	assert_int_equal(row(&t, "step")->self, 6);
+	assert_int_equal(row(&t, "mix")->total, 6);
+	assert_int_equal(row(&t, "mix")->self, 0);
+	assert_int_equal(row(&t, "hot")->self, 2);
+	assert_int_equal(row(&t, "hot")->total, 8);
+	assert_int_equal(t.names->keys[row(&t, "step")->key].kind, ANALYSIS_KEY_INLINE);
+	table__release(&t);
+}
+
+/* Line granularity splits Python functions per line; each function's
+ * total at function granularity is the sum of its lines' (no recursion). */
+static void test_line(void **state)
+{
+	struct table t, f;
+
+	(void)state;
+	table__init(&t, ANALYSIS_GRANULARITY_LINE, true);
+	table__init(&f, ANALYSIS_GRANULARITY_FUNCTION, true);
+	assert_int_equal(row(&t, "leaf (app.py:6)")->self, 5);
+	assert_int_equal(row(&t, "leaf (app.py:7)")->self, 1);
+	assert_int_equal(row(&t, "run (app.py:3)")->total, 4);
+	assert_int_equal(row(&t, "run (app.py:4)")->total, 2);
+	assert_int_equal(row(&t, "leaf (app.py:6)")->total + row(&t, "leaf (app.py:7)")->total,
+			 row(&f, "leaf (app.py)")->total);
+	assert_int_equal(row(&t, "run (app.py:3)")->total + row(&t, "run (app.py:4)")->total,
+			 row(&f, "run (app.py)")->total);
+	/* native frames with a source line, unnamed ones by address */
+	assert_int_equal(row(&t, "hot (app.c:20)")->self, 8);
+	assert_int_equal(row(&t, "libfoo.so+0x10")->self, 1);
+	assert_int_equal(row(&t, "libfoo.so+0x20")->self, 1);
+	table__release(&f);
+	table__release(&t);
+}
+
+static void test_address(void **state)
+{
+	struct table t;
+
+	(void)state;
+	table__init(&t, ANALYSIS_GRANULARITY_ADDRESS, false);
+	assert_int_equal(row(&t, "step (app+0x200)")->self, 6);
+	assert_int_equal(row(&t, "hot (app+0x200)")->self, 2);
+	assert_int_equal(row(&t, "main (app+0x100)")->total, 10);
+	assert_int_equal(row(&t, "libfoo.so+0x20")->self, 1);
+	table__release(&t);
+}
+
+static void test_parse(void **state)
+{
+	enum analysis_granularity g;
+
+	(void)state;
+	assert_int_equal(analysis_granularity__parse("line", &g), 0);
+	assert_int_equal(g, ANALYSIS_GRANULARITY_LINE);
+	assert_int_equal(analysis_granularity__parse("function", &g), 0);
+	assert_int_equal(g, ANALYSIS_GRANULARITY_FUNCTION);
+	assert_int_equal(analysis_granularity__parse("Function", &g), -EINVAL);
+	/* the plain constructor keeps the exporters' labels */
+	struct analysis_names *n = analysis_names__new(cap);
+
+	assert_non_null(n);
+	assert_int_equal(n->options.granularity, ANALYSIS_GRANULARITY_FRAME);
+	assert_string_equal(n->keys[n->frame_keys[4]].name, "libfoo.so+0x10");
+	assert_string_equal(n->keys[n->frame_keys[8]].name, "leaf (app.py:6)");
+	analysis_names__free(n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_function_folded), cmocka_unit_test(test_function_shown),
+		cmocka_unit_test(test_line),		cmocka_unit_test(test_address),
+		cmocka_unit_test(test_parse),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
