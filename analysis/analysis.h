@@ -175,6 +175,47 @@ const struct capture *analysis_look__capture(const struct analysis_look *l);
 /* Accepts NULL. */
 void analysis_look__free(struct analysis_look *l);
 
+/* ---- filters (filter.c) ----------------------------------------------------- */
+
+/*
+ * pprof's filters, as POSIX extended regular expressions (NULL: unset):
+ * focus keeps samples whose stack has a frame that matches; ignore drops
+ * samples whose stack has one; hide removes matching frames from stacks
+ * (their cost goes to the caller).  A frame matches when its
+ * function-granularity key name ("leaf (app.py)", "libfoo.so+?") or its
+ * as-recorded label ("leaf (app.py:6)", "libfoo.so+0x1a2b") does.
+ * Samples with an empty stack pass unless focus is set.
+ */
+struct analysis_filter_spec {
+	const char *focus, *ignore, *hide;
+};
+
+struct analysis_filter {
+	const struct capture *capture; /* borrowed: the capture (or look view) it is for */
+	uint8_t *stack_pass;   /* [nstacks] a sample with this stack passes focus/ignore */
+	uint8_t *stack_bits;   /* [nstacks] private */
+	uint8_t *frame_hidden; /* [nframes] hide matched, or NULL without hide */
+	bool empty_pass;
+};
+
+/*
+ * Compile spec and bind it to c (which must outlive it).  Returns 0,
+ * -EINVAL with err saying which pattern is bad and why, or -ENOMEM.
+ */
+int analysis_filter__new(const struct capture *c, const struct analysis_filter_spec *spec,
+			 struct analysis_filter **out, char *err, size_t size);
+/* Accepts NULL. */
+void analysis_filter__free(struct analysis_filter *f);
+/* Whether a sample with stack (CAPTURE_NONE: empty) passes f (NULL: all do). */
+bool analysis_filter__stack(const struct analysis_filter *f, uint32_t stack);
+
+/*
+ * The recording's start as analysis sees it: the earliest sample time or
+ * interval start (an interval cut by the start begins at it); 0 if none.
+ * --since/--until and interval times are relative to it.
+ */
+uint64_t analysis__start_ns(const struct capture *c);
+
 /* ---- queries ------------------------------------------------------------- */
 
 /*
@@ -193,6 +234,8 @@ struct analysis_query {
 	 * samples, by thread and start_ns; those cut by the recording's edges
 	 * (START/END_UNKNOWN) only when this is set. */
 	bool include_incomplete;
+	/* Stack filters (focus, ignore, hide) bound to the queried capture, or NULL. */
+	const struct analysis_filter *filter;
 };
 
 /* All samples of event, all threads, no thread roots, no time bounds. */
@@ -274,6 +317,17 @@ int analysis_tree__folded(const struct analysis_tree *t, char **text, size_t *le
 int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *title,
 				  const char *unit, char **text, size_t *len);
 
+/*
+ * Differential flame graph: t's boxes (widths from t, the new profile)
+ * colored by the change of each node's total share against base, the node
+ * on the same path of key names in base (share 0 if base has none): red
+ * grew, blue shrank, white unchanged, saturated at the largest change.
+ * Hover adds "+N.NN points vs base"; each box carries data-delta (a
+ * fraction).  Paths only in base are not drawn.  Returns 0 or -ENOMEM.
+ */
+int analysis_tree__diff_svg(const struct analysis_tree *t, const struct analysis_tree *base,
+			    const char *title, const char *unit, char **text, size_t *len);
+
 /* ---- flat table ------------------------------------------------------------ */
 
 enum analysis_sort {
@@ -303,6 +357,56 @@ struct analysis_flat {
 struct analysis_flat *analysis_flat__new(const struct analysis_tree *t, enum analysis_sort sort);
 /* Accepts NULL. */
 void analysis_flat__free(struct analysis_flat *f);
+
+/* ---- diff (analysis/diff.c) ------------------------------------------------ */
+
+/*
+ * Whether two captures' events can be compared: same event name and unit
+ * (the period may differ: shares are normalized by each side's total); an
+ * event named "folded" (a folded-stacks import, which names no event)
+ * compares with any event of its unit.
+ * Returns 0, or -EINVAL with why (NUL-terminated, truncated to size) saying
+ * what differs, e.g. "events differ: cpu-clock (samples) vs off-cpu
+ * (nanoseconds)".
+ */
+int analysis__diff_check(const struct capture *base, uint32_t base_event,
+			 const struct capture *new_, uint32_t new_event, char *why, size_t size);
+
+/* |z| at or above this marks a change significant: p < 0.001, two-sided. */
+#define ANALYSIS_DIFF_Z_SIGNIFICANT 3.29
+
+struct analysis_diff_row {
+	const char *name;  /* the key's display name (borrowed from either side's names) */
+	uint32_t kind;	   /* ANALYSIS_KEY_* */
+	uint32_t reserved;
+	uint64_t base_self, base_total; /* weights in the base profile, 0 if absent */
+	uint64_t new_self, new_total;
+	double base_self_share, base_total_share; /* fractions of each side's total */
+	double new_self_share, new_total_share;
+	double delta_self, delta_total; /* new share - base share (fractions) */
+	/* Two-proportion z of the sorted column's shares, pooled variance;
+	 * 0 when either total is 0 or the unit is not a count of samples. */
+	double z;
+	bool significant; /* |z| >= ANALYSIS_DIFF_Z_SIGNIFICANT */
+};
+
+struct analysis_diff {
+	struct analysis_diff_row *rows; /* [nrows] by |delta| of sort's column desc, then name */
+	uint32_t nrows;
+	uint64_t base_weight, new_weight; /* the two totals shares are of */
+	bool counted; /* weights count samples, so z is computed */
+};
+
+/*
+ * Compare two flat tables (same granularity) key by key, matching keys by
+ * (display name, kind).  sort picks the column deltas are sorted and tested
+ * by.  counted: the weights are sample counts (unit "samples"), so the
+ * two-proportion test fits them.  Returns 0 or -ENOMEM (d released).
+ */
+int analysis_diff__init(struct analysis_diff *d, const struct analysis_flat *base,
+			const struct analysis_flat *new_, enum analysis_sort sort, bool counted);
+/* Accepts a zeroed or released value. */
+void analysis_diff__release(struct analysis_diff *d);
 
 /* ---- summary --------------------------------------------------------------- */
 

@@ -121,12 +121,100 @@ static const char fg_script[] =
 	"}\n"
 	"]]></script>\n";
 
+/*
+ * Differential colors: the change of a node's total share, red where it
+ * grew and blue where it shrank, saturated at the largest change drawn.
+ */
+static void diff_color(double delta, double max, char *buf, size_t size)
+{
+	double f = max > 0 ? delta / max : 0;
+	unsigned v;
+
+	if (f > 1)
+		f = 1;
+	if (f < -1)
+		f = -1;
+	v = (unsigned)(210.0 * (1.0 - (f < 0 ? -f : f)));
+	if (f >= 0)
+		snprintf(buf, size, "rgb(255,%u,%u)", 45 + v, 45 + v);
+	else
+		snprintf(buf, size, "rgb(%u,%u,255)", 45 + v, 45 + v);
+}
+
+/* The child of base node b whose key has name and kind; CAPTURE_NONE if none. */
+static uint32_t base_child(const struct analysis_tree *base, uint32_t b, const struct analysis_key *k)
+{
+	uint32_t n;
+
+	if (b == CAPTURE_NONE)
+		return CAPTURE_NONE;
+	for (n = base->nodes[b].first_child; n != CAPTURE_NONE; n = base->nodes[n].next_sibling) {
+		const struct analysis_key *bk = &base->names->keys[base->nodes[n].key];
+
+		if (bk->kind == k->kind && !strcmp(bk->name, k->name))
+			return n;
+	}
+	return CAPTURE_NONE;
+}
+
+/*
+ * delta[i]: new node i's total share minus the share of the base node on
+ * the same path of names (0 share when the base has no such path).
+ */
+static int diff_deltas(const struct analysis_tree *t, const struct analysis_tree *base,
+		       double **out, double *max)
+{
+	uint32_t *match = malloc(((size_t)t->nnodes + 1) * sizeof(*match));
+	double *delta = calloc((size_t)t->nnodes + 1, sizeof(*delta));
+	uint64_t nt = t->nodes[0].total, bt = base->nodes[0].total;
+	uint32_t i;
+
+	if (!match || !delta) {
+		free(match);
+		free(delta);
+		return -ENOMEM;
+	}
+	*max = 0;
+	match[0] = 0;
+	for (i = 1; i < t->nnodes; i++) {
+		const struct analysis_node *nd = &t->nodes[i];
+		uint32_t b = base_child(base, match[nd->parent], &t->names->keys[nd->key]);
+		double ns = nt ? (double)nd->total / (double)nt : 0;
+		double bs = b != CAPTURE_NONE && bt ? (double)base->nodes[b].total / (double)bt : 0;
+
+		match[i] = b;
+		delta[i] = ns - bs;
+		if (delta[i] > *max)
+			*max = delta[i];
+		if (-delta[i] > *max)
+			*max = -delta[i];
+	}
+	free(match);
+	*out = delta;
+	return 0;
+}
+
+static int flamegraph(const struct analysis_tree *t, const struct analysis_tree *base,
+		      const char *title, const char *unit, char **text, size_t *len);
+
 int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *title,
 				  const char *unit, char **text, size_t *len)
 {
+	return flamegraph(t, NULL, title, unit, text, len);
+}
+
+int analysis_tree__diff_svg(const struct analysis_tree *t, const struct analysis_tree *base,
+			    const char *title, const char *unit, char **text, size_t *len)
+{
+	return flamegraph(t, base, title, unit, text, len);
+}
+
+static int flamegraph(const struct analysis_tree *t, const struct analysis_tree *base,
+		      const char *title, const char *unit, char **text, size_t *len)
+{
 	const struct analysis_node *nodes = t->nodes;
 	const struct analysis_key *keys = t->names->keys;
-	double *xs = NULL, scale;
+	double *xs = NULL, *delta = NULL, dmax = 0, scale;
 	uint32_t maxdepth = 0, i, n, skipped = 0;
 	uint64_t total = nodes[0].total;
 	unsigned height;
@@ -139,6 +227,8 @@ int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *tit
 	xs = calloc(t->nnodes, sizeof(*xs));
 	if (!xs)
 		return -ENOMEM;
+	if (base && diff_deltas(t, base, &delta, &dmax))
+		goto cleanup;
 	out = open_memstream(text, len);
 	if (!out)
 		goto cleanup;
@@ -191,17 +281,25 @@ int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *tit
 		}
 		if (i == 0)
 			snprintf(fill, sizeof(fill), "rgb(200,200,200)");
+		else if (delta)
+			diff_color(delta[i], dmax, fill, sizeof(fill));
 		else
 			color(&keys[nd->key], fill, sizeof(fill));
-		fprintf(out, "<g class=\"f\"%s data-total=\"%" PRIu64 "\" data-name=\"",
+		fprintf(out, "<g class=\"f\"%s data-total=\"%" PRIu64 "\"",
 			i == 0 ? " id=\"root\"" : "", nd->total);
+		if (delta)
+			fprintf(out, " data-delta=\"%.5f\"", delta[i]);
+		fputs(" data-name=\"", out);
 		xml_text(out, name, SIZE_MAX);
 		fputs("\"><title>", out);
 		xml_text(out, name, SIZE_MAX);
 		if (i > 0 && keys[nd->key].kind == ANALYSIS_KEY_KERNEL)
 			fputs(" [k]", out);
-		fprintf(out, " (%" PRIu64 " %s, %.2f%%; self %" PRIu64 ")</title>", nd->total,
-			unit, total ? 100.0 * (double)nd->total / (double)total : 0.0, nd->self);
+		fprintf(out, " (%" PRIu64 " %s, %.2f%%; self %" PRIu64, nd->total, unit,
+			total ? 100.0 * (double)nd->total / (double)total : 0.0, nd->self);
+		if (delta)
+			fprintf(out, "; %+.2f points vs base", 100.0 * delta[i]);
+		fputs(")</title>", out);
 		fprintf(out,
 			"<rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
 			"rx=\"2\" ry=\"2\"/>",
@@ -234,5 +332,6 @@ int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *tit
 	err = 0;
 cleanup:
 	free(xs);
+	free(delta);
 	return err;
 }

@@ -19,6 +19,8 @@ int analysis_query__check(const struct capture *c, const struct analysis_query *
 		return -EINVAL;
 	if (q->thread != CAPTURE_NONE && q->thread >= c->nthreads)
 		return -EINVAL;
+	if (q->filter && q->filter->capture != c)
+		return -EINVAL;
 	return 0;
 }
 
@@ -32,7 +34,7 @@ bool analysis_query__match(const struct analysis_query *q, const struct capture_
 		return false;
 	if (q->end_ns && s->time_ns >= q->end_ns)
 		return false;
-	return true;
+	return analysis_filter__stack(q->filter, s->stack);
 }
 
 int analysis__find_event(const struct capture *c, const char *name, uint32_t *event)
@@ -137,6 +139,8 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 			continue;
 		if (!q->include_incomplete &&
 		    (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)))
+			continue;
+		if (!analysis_filter__stack(q->filter, v->stack))
 			continue;
 		if (q->per_thread) {
 			root = names->thread_keys[v->thread];

@@ -133,18 +133,25 @@ struct table {
 	struct analysis_flat *flat;
 };
 
-static void table__init(struct table *t, enum analysis_granularity g, bool fold)
+static void table__init_filtered(struct table *t, enum analysis_granularity g, bool fold,
+				 const struct analysis_filter *filter)
 {
 	struct analysis_key_options o = { .granularity = g, .fold_inline = fold };
 	struct analysis_query q;
 
 	analysis_query__init(&q, 0);
+	q.filter = filter;
 	t->names = analysis_names__new_opts(cap, &o);
 	assert_non_null(t->names);
 	t->tree = analysis_tree__new(t->names, &q);
 	assert_non_null(t->tree);
 	t->flat = analysis_flat__new(t->tree, ANALYSIS_SORT_SELF);
 	assert_non_null(t->flat);
+}
+
+static void table__init(struct table *t, enum analysis_granularity g, bool fold)
+{
+	table__init_filtered(t, g, fold, NULL);
 }
 
 static void table__release(struct table *t)
@@ -274,9 +281,104 @@ static void test_parse(void **state)
 	analysis_names__free(n);
 }
 
+static struct analysis_filter *filter(const char *focus, const char *ignore, const char *hide)
+{
+	struct analysis_filter_spec spec = { .focus = focus, .ignore = ignore, .hide = hide };
+	struct analysis_filter *f = NULL;
+	char err[128];
+
+	assert_int_equal(analysis_filter__new(cap, &spec, &f, err, sizeof(err)), 0);
+	return f;
+}
+
+static void test_filters(void **state)
+{
+	struct analysis_filter_spec bad = { .ignore = "(" };
+	struct analysis_filter *f = NULL;
+	struct table t;
+	char err[128];
+
+	(void)state;
+	/* focus matches an inlined frame by name, even when the table folds it */
+	f = filter("^step$", NULL, NULL);
+	table__init_filtered(&t, ANALYSIS_GRANULARITY_FUNCTION, true, f);
+	assert_int_equal(t.flat->total_weight, 6);
+	assert_int_equal(row(&t, "hot")->self, 6);
+	table__release(&t);
+	analysis_filter__free(f);
+	/* ignore by the as-recorded label (a line) drops only those samples */
+	f = filter(NULL, "app\\.py:7", NULL);
+	table__init_filtered(&t, ANALYSIS_GRANULARITY_FUNCTION, true, f);
+	assert_int_equal(t.flat->total_weight, 15);
+	assert_int_equal(row(&t, "leaf (app.py)")->self, 5);
+	table__release(&t);
+	analysis_filter__free(f);
+	/* hide: hot's cost (and its inlined calls', folded into it) goes to main */
+	f = filter(NULL, NULL, "^hot$");
+	table__init_filtered(&t, ANALYSIS_GRANULARITY_FUNCTION, true, f);
+	assert_int_equal(t.flat->total_weight, 16);
+	assert_int_equal(row(&t, "main")->self, 8);
+	assert_false(has_row(&t, "hot"));
+	table__release(&t);
+	analysis_filter__free(f);
+	/* focus on a module's unsymbolized code, by its function-granularity key */
+	f = filter("libfoo\\.so\\+\\?", NULL, NULL);
+	table__init_filtered(&t, ANALYSIS_GRANULARITY_FUNCTION, true, f);
+	assert_int_equal(t.flat->total_weight, 2);
+	table__release(&t);
+	analysis_filter__free(f);
+	/* a bad pattern is an error naming it */
+	assert_int_equal(analysis_filter__new(cap, &bad, &f, err, sizeof(err)), -EINVAL);
+	assert_null(f);
+	assert_non_null(strstr(err, "--ignore '('"));
+	/* the start is the earliest sample: 2000 ns (the first sample time) */
+	assert_int_equal(analysis__start_ns(cap), 2000);
+}
+
+static void test_diff(void **state)
+{
+	struct table a, b;
+	struct analysis_diff d;
+	char why[128];
+	uint32_t i;
+
+	(void)state;
+	table__init(&a, ANALYSIS_GRANULARITY_FUNCTION, true);
+	table__init(&b, ANALYSIS_GRANULARITY_LINE, true);
+	assert_int_equal(analysis__diff_check(cap, 0, cap, 0, why, sizeof(why)), 0);
+	/* the same profile: every delta 0, nothing significant */
+	assert_int_equal(analysis_diff__init(&d, a.flat, a.flat, ANALYSIS_SORT_SELF, true), 0);
+	assert_int_equal(d.nrows, a.flat->nrows);
+	for (i = 0; i < d.nrows; i++) {
+		assert_true(d.rows[i].delta_self == 0.0 && !d.rows[i].significant);
+		assert_true(d.rows[i].z == 0.0);
+	}
+	analysis_diff__release(&d);
+	/* function vs line keys: "hot" (8 of 16) is only in the base, so its
+	 * delta is -0.5; "hot (app.c:20)" only in the new, +0.5; they lead */
+	assert_int_equal(analysis_diff__init(&d, a.flat, b.flat, ANALYSIS_SORT_SELF, true), 0);
+	assert_string_equal(d.rows[0].name, "hot");
+	assert_true(d.rows[0].delta_self == -0.5);
+	assert_int_equal(d.rows[0].base_self, 8);
+	assert_int_equal(d.rows[0].new_self, 0);
+	assert_string_equal(d.rows[1].name, "hot (app.c:20)");
+	assert_true(d.rows[1].delta_self == 0.5);
+	/* z of 8/16 vs 0/16: p = 0.25, se = sqrt(0.25*0.75*(2/16)) = 0.1531 -> 3.27 */
+	assert_true(d.rows[0].z < -3.26 && d.rows[0].z > -3.28);
+	assert_false(d.rows[0].significant);
+	analysis_diff__release(&d);
+	/* not counted (e.g. nanoseconds): no test */
+	assert_int_equal(analysis_diff__init(&d, a.flat, b.flat, ANALYSIS_SORT_SELF, false), 0);
+	assert_true(d.rows[0].z == 0.0 && !d.rows[0].significant);
+	analysis_diff__release(&d);
+	table__release(&b);
+	table__release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_filters), cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_function_folded), cmocka_unit_test(test_function_shown),
 		cmocka_unit_test(test_line),		cmocka_unit_test(test_address),
 		cmocka_unit_test(test_parse),

@@ -25,7 +25,9 @@
 #include "capture/file_io.h"
 #include "capture/format.h"
 #include "capture/formats/formats.h"
+#include "cli_util.h"
 #include "commands.h"
+#include "diff.h"
 
 /* What a writer gets: the open capture and the query the options built. */
 struct convert_input {
@@ -36,6 +38,7 @@ struct convert_input {
 	size_t len;
 	struct formats_note *note; /* what the conversion lost, for the caller to print */
 	bool event_chosen;	   /* --event or --weight named the event */
+	const struct cli_diff_options *diff; /* --diff BASE NEW, else NULL */
 };
 
 /*
@@ -262,6 +265,19 @@ static int convert_svg(const struct convert_input *in, FILE *out)
 	return err;
 }
 
+/* --diff BASE NEW: the differential flame graph (diff.h). */
+static int convert_diff_svg(const struct convert_input *in, FILE *out)
+{
+	return cli_diff__svg(in->diff, out) ? -EINVAL : 0;
+}
+
+static const struct convert_format convert_diff_format = {
+	.name = "svg",
+	.extensions = { ".svg", NULL },
+	.description = "differential flame graph SVG",
+	.write = convert_diff_svg,
+};
+
 /* The capture itself (an import sealed, or the input copied). */
 static int convert_capture(const struct convert_input *in, FILE *out)
 {
@@ -473,8 +489,10 @@ static void convert_print_usage(FILE *f)
 
 	fputs("usage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads]\n"
 	      "                          [--event NAME] [--look LOOK] [--weight W] [--incomplete]\n"
+	      "       microscope convert --diff BASE NEW [-o OUT.svg] [--event NAME] [--look LOOK]\n"
 	      "\n"
-	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin) and write it in\n"
+	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin; default\n"
+	      "microscope.msc) and write it in\n"
 	      "another format, to OUT or stdout (OUT absent or '-').  Without --to the\n"
 	      "format follows OUT's extension; on stdout it is folded.  Without --from the\n"
 	      "input format follows FILE's extension, else its content.  Imported profiles\n"
@@ -494,6 +512,9 @@ static void convert_print_usage(FILE *f)
 	      "  --event NAME      the event to convert (default: the first with samples)\n"
 	      "  --weight W        samples (CPU samples, the default) or off-cpu-ns (off-CPU\n"
 	      "                    intervals weighted by nanoseconds; needs record --off-cpu)\n"
+	      "  --diff BASE NEW   a differential flame graph (SVG): NEW's boxes colored by\n"
+	      "                    the change of their share against BASE, red grew, blue\n"
+	      "                    shrank\n"
 	      "  --incomplete      with off-cpu-ns, also intervals cut by the recording's\n"
 	      "                    start or stop (only their part inside the window);\n"
 	      "                    folded and svg only: pprof and speedscope carry\n"
@@ -638,6 +659,29 @@ static int convert_to_stdout(const struct convert_format *fmt, const struct conv
 	return err;
 }
 
+/* convert --diff BASE NEW [-o OUT.svg]: only the differential flame graph. */
+static int convert_diff(int nfiles, char **files, const char *to, const char *out,
+			const char *event, enum analysis_look_kind look)
+{
+	struct cli_diff_options d = {
+		.event = event,
+		.look = look,
+		.keys = { .granularity = ANALYSIS_GRANULARITY_FRAME },
+	};
+	struct convert_input in = { .diff = &d };
+
+	if (nfiles != 2)
+		return convert_usage_error("--diff takes two captures, BASE and NEW%s", "");
+	if ((to && strcmp(to, "svg")) || (!to && out && !has_suffix(out, ".svg")))
+		return convert_usage_error("--diff writes a differential flame graph: svg only, "
+					   "not '%s'", to ? to : out);
+	d.base = files[0];
+	d.new_ = files[1];
+	if (out)
+		return convert_to_file(&convert_diff_format, &in, out) ? 1 : 0;
+	return convert_to_stdout(&convert_diff_format, &in) ? 1 : 0;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -649,10 +693,12 @@ int cmd_convert(int argc, char **argv)
 		{ "weight", required_argument, NULL, 'W' },
 		{ "incomplete", no_argument, NULL, 'I' },
 		{ "look", required_argument, NULL, 'L' },
+		{ "diff", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct convert_format *fmt = NULL;
+	bool diff = false;
 	const char *to = NULL, *from = NULL, *out = NULL, *event_name = NULL, *path;
 	const struct convert_input_format *ifmt;
 	struct convert_input in = { 0 };
@@ -705,6 +751,9 @@ int cmd_convert(int argc, char **argv)
 				return convert_usage_error(
 					"--look takes logical, native or python, not '%s'", optarg);
 			break;
+		case 'D':
+			diff = true;
+			break;
 		case 'h':
 			convert_print_usage(stdout);
 			return 0;
@@ -712,20 +761,22 @@ int cmd_convert(int argc, char **argv)
 			return convert_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default: {
 			/* optopt names a bad short option; for a long one it is 0. */
-			char shortopt[3] = { '-', (char)optopt, '\0' };
+			char shortopt[3] = { '-', (char)optopt, '\0' }, hint[80], msg[160];
 
-			return convert_usage_error("unknown option '%s'",
-						  optopt ? shortopt : argv[optind - 1]);
+			cli__option_hint(argv[optind - 1], longopts, hint, sizeof(hint));
+			snprintf(msg, sizeof(msg), "unknown option '%%s'%s", hint);
+			return convert_usage_error(msg, optopt ? shortopt : argv[optind - 1]);
 		}
 		}
 	}
-	if (optind != argc - 1)
-		return convert_usage_error(optind < argc ? "one capture FILE, got '%s' too"
-							 : "missing capture FILE%s",
-					   optind < argc ? argv[argc - 1] : "");
-	path = argv[optind];
 	if (out && !strcmp(out, "-"))
 		out = NULL;
+	if (diff)
+		return convert_diff(argc - optind, argv + optind, to, out, event_name, look_kind);
+	if (optind < argc - 1)
+		return convert_usage_error("one capture FILE, got '%s' too", argv[argc - 1]);
+	/* No FILE: what `record` writes by default. */
+	path = optind < argc ? argv[optind] : CLI_DEFAULT_CAPTURE;
 	if (to) {
 		fmt = format_by_name(to);
 		if (!fmt)

@@ -17,19 +17,24 @@
 #include "analysis/analysis.h"
 #include "analysis/budget.h"
 #include "capture/capture.h"
+#include "cli_util.h"
 #include "commands.h"
+#include "diff.h"
 
 #define REPORT_DEFAULT_LIMIT	   20
 #define REPORT_DEFAULT_MIN_PERCENT 0.5
 #define REPORT_INDENT_MAX	   32 /* deeper tree levels stop indenting and print "[+N]" */
 
 static const char report_usage[] =
-	"usage: microscope report FILE [--sort self|total] [--limit N] [--threads]\n"
+	"usage: microscope report [FILE] [--sort self|total] [--limit N] [--threads]\n"
 	"                         [--min-percent P] [--event NAME] [--off-cpu | --wall]\n"
 	"                         [--svg OUT] [--look logical|native|python]\n"
+	"                         [--granularity G] [--inline show|fold] [--focus RE]\n"
+	"                         [--ignore RE] [--hide RE] [--since T] [--until T]\n"
+	"       microscope report --diff BASE NEW [options]\n"
 	"\n"
 	"Print a capture's summary, its top-down call tree and its functions by\n"
-	"self or total cost.\n"
+	"self or total cost.  FILE defaults to microscope.msc.\n"
 	"\n"
 	"options:\n"
 	"  --sort self|total   order of the function table (default self)\n"
@@ -53,6 +58,14 @@ static const char report_usage[] =
 	"  --inline show|fold  inlined calls as frames of their own, or folded into\n"
 	"                      the function they were inlined into (default: folded in\n"
 	"                      the function table, shown in the call tree)\n"
+	"  --focus REGEX       only samples with a frame matching REGEX (pprof's -focus)\n"
+	"  --ignore REGEX      drop samples with a frame matching REGEX\n"
+	"  --hide REGEX        remove frames matching REGEX from stacks (their cost goes\n"
+	"                      to the caller)\n"
+	"  --since T, --until T  only samples in [T1, T2) from the recording's start\n"
+	"                      (1.5, 1.5s, 200ms, 30us)\n"
+	"  --diff BASE NEW     compare two captures: per-function share changes, largest\n"
+	"                      first, '*' where a two-proportion test says significant\n"
 	"  --look LOOK         how stacks with Python frames are seen: logical (default;\n"
 	"                      Python frames spliced into native stacks), native\n"
 	"                      (Python frames dropped) or python (from the outermost\n"
@@ -76,6 +89,10 @@ struct report_options {
 	enum analysis_look_kind look;
 	enum analysis_granularity granularity; /* --granularity, default function */
 	int inline_mode; /* REPORT_INLINE_* */
+	const char *diff_base; /* --diff BASE NEW: path is NEW */
+	struct analysis_filter_spec filter; /* --focus, --ignore, --hide */
+	uint64_t since_ns, until_ns; /* --since/--until, from the recording's start; 0 unset */
+	bool since_set, until_set;
 };
 
 /* --inline: folded into their function in the table and shown in the tree
@@ -96,8 +113,8 @@ static int report_usage_error(const char *fmt, const char *arg)
 {
 	fputs("microscope report: ", stderr);
 	fprintf(stderr, fmt, arg);
-	fputs("\nusage: microscope report FILE [--sort self|total] [--limit N] [--threads]\n"
-	      "                         [--min-percent P] [--event NAME]\n"
+	fputs("\nusage: microscope report [FILE] [--sort self|total] [--limit N] [--threads] ...\n"
+	      "       microscope report --diff BASE NEW\n"
 	      "Run 'microscope report --help' for details.\n",
 	      stderr);
 	return 2;
@@ -660,6 +677,12 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "look", required_argument, NULL, 'L' },
 		{ "granularity", required_argument, NULL, 'G' },
 		{ "inline", required_argument, NULL, 'i' },
+		{ "diff", no_argument, NULL, 'D' },
+		{ "focus", required_argument, NULL, 'f' },
+		{ "ignore", required_argument, NULL, 'I' },
+		{ "hide", required_argument, NULL, 'H' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -738,6 +761,26 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 				return report_usage_error("--inline takes show or fold, not '%s'",
 							  optarg);
 			break;
+		case 'D':
+			o->diff_base = "";
+			break;
+		case 'f':
+			o->filter.focus = optarg;
+			break;
+		case 'I':
+			o->filter.ignore = optarg;
+			break;
+		case 'H':
+			o->filter.hide = optarg;
+			break;
+		case 'S':
+		case 'U':
+			if (cli__parse_time_ns(optarg, ch == 'S' ? &o->since_ns : &o->until_ns))
+				return report_usage_error("--since and --until take a time from the "
+							  "recording's start (1.5, 1.5s, 200ms, 30us), "
+							  "not '%s'", optarg);
+			*(ch == 'S' ? &o->since_set : &o->until_set) = true;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -745,18 +788,27 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default: {
 			/* optopt names a bad short option; for a long one it is 0. */
-			char shortopt[3] = { '-', (char)optopt, '\0' };
+			char shortopt[3] = { '-', (char)optopt, '\0' }, hint[80], msg[160];
 
-			return report_usage_error("unknown option '%s'",
-						  optopt ? shortopt : argv[optind - 1]);
+			cli__option_hint(argv[optind - 1], longopts, hint, sizeof(hint));
+			snprintf(msg, sizeof(msg), "unknown option '%%s'%s", hint);
+			return report_usage_error(msg, optopt ? shortopt : argv[optind - 1]);
 		}
 		}
 	}
-	if (optind != argc - 1)
-		return report_usage_error(optind < argc ? "one capture FILE, got '%s' too"
-							: "missing capture FILE%s",
-					  optind < argc ? argv[argc - 1] : "");
-	o->path = argv[optind];
+	if (o->diff_base) {
+		if (argc - optind != 2)
+			return report_usage_error("--diff takes two captures, BASE and NEW%s", "");
+		o->diff_base = argv[optind];
+		o->path = argv[optind + 1];
+		return -1;
+	}
+	if (optind < argc - 1)
+		return report_usage_error("one capture FILE, got '%s' too", argv[argc - 1]);
+	/* No FILE: what `record` writes by default. */
+	o->path = optind < argc ? argv[optind] : CLI_DEFAULT_CAPTURE;
+	if (o->since_set && o->until_set && o->until_ns <= o->since_ns)
+		return report_usage_error("--until must be after --since%s", "");
 	if (o->off_cpu + o->wall + !!o->event > 1)
 		return report_usage_error("choose one of --off-cpu, --wall and --event%s", "");
 	return -1; /* go on */
@@ -807,6 +859,29 @@ cleanup:
 	return err;
 }
 
+/* --focus/--ignore/--hide and --since/--until into q; message on failure. */
+static int report_filters(const struct report_options *o, const struct capture *view,
+			  struct analysis_query *q, struct analysis_filter **filter)
+{
+	uint64_t start = analysis__start_ns(view);
+	char err[256];
+	int rc;
+
+	if (o->since_set)
+		q->start_ns = start + o->since_ns;
+	if (o->until_set)
+		q->end_ns = start + o->until_ns;
+	if (!o->filter.focus && !o->filter.ignore && !o->filter.hide)
+		return 0;
+	rc = analysis_filter__new(view, &o->filter, filter, err, sizeof(err));
+	if (rc == -EINVAL)
+		fprintf(stderr, "microscope report: %s\n", err);
+	else if (rc)
+		fprintf(stderr, "microscope report: %s: out of memory\n", o->path);
+	q->filter = *filter;
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_options opt = { 0 };
@@ -817,6 +892,7 @@ int cmd_report(int argc, char **argv)
 	struct analysis_flat *flat = NULL;
 	struct capture *c = NULL;
 	struct analysis_look *look = NULL;
+	struct analysis_filter *filter = NULL;
 	const struct capture *view;
 	struct analysis_query q;
 	struct report r = { .opt = &opt };
@@ -829,6 +905,21 @@ int cmd_report(int argc, char **argv)
 	if (status >= 0)
 		return status;
 	status = 1;
+	if (opt.diff_base) {
+		struct cli_diff_options d = {
+			.base = opt.diff_base,
+			.new_ = opt.path,
+			.event = opt.event,
+			.sort = opt.sort,
+			.limit = opt.limit,
+			.look = opt.look,
+			.keys = { .granularity = opt.granularity,
+				  .fold_inline = opt.inline_mode != REPORT_INLINE_SHOW },
+			.filter_spec = &opt.filter,
+		};
+
+		return cli_diff__report(&d);
+	}
 
 	rc = capture__open(opt.path, &c, err, sizeof(err));
 	if (rc) {
@@ -879,14 +970,18 @@ int cmd_report(int argc, char **argv)
 
 	analysis_query__init(&q, event);
 	q.per_thread = opt.threads;
-	/* The query is valid (event from the capture), so failures are ENOMEM. */
-	oom = true;
 	view = c;
 	if (opt.look != ANALYSIS_LOOK_LOGICAL) {
+		oom = true;
 		if (analysis_look__new(c, opt.look, &look))
 			goto cleanup;
+		oom = false;
 		view = analysis_look__capture(look);
 	}
+	if (report_filters(&opt, view, &q, &filter))
+		goto cleanup;
+	/* The query is valid (event from the capture), so failures are ENOMEM. */
+	oom = true;
 	keys.granularity = opt.granularity;
 	keys.fold_inline = opt.inline_mode == REPORT_INLINE_FOLD;
 	names = analysis_names__new_opts(view, &keys);
@@ -948,6 +1043,7 @@ cleanup:
 	analysis_summary__release(&sum);
 	analysis_names__free(flat_names);
 	analysis_names__free(names);
+	analysis_filter__free(filter);
 	analysis_look__free(look);
 	capture__free(c);
 	return status;
