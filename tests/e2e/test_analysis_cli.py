@@ -124,3 +124,91 @@ def test_diff_hot_function_60_to_30():
     proc = H.run([H.BIN, "report", "--diff", imp, new.capture])
     assert proc.returncode == 1 and "cannot compare" in proc.stderr and \
         "events differ: off-cpu (nanoseconds) vs cpu-clock (samples)" in proc.stderr, proc.stderr
+
+
+def _shares60():
+    return H.cached_record("shares60", [H.fixture("shares"), "60"])
+
+
+def test_cli_errors_are_short_and_suggest():
+    """A mistyped command or option: exit 2, a few lines, a suggestion;
+    not the whole help."""
+    proc = H.run([H.BIN, "reprot", "x.msc"])
+    assert proc.returncode == 2, proc
+    assert "did you mean 'report'?" in proc.stderr, proc.stderr
+    assert len(proc.stderr.splitlines()) <= 4, proc.stderr
+    proc = H.run([H.BIN, "report", "--lok", "python", "x.msc"])
+    assert proc.returncode == 2 and "did you mean '--look'?" in proc.stderr, proc.stderr
+    assert len(proc.stderr.splitlines()) <= 5, proc.stderr
+    proc = H.run([H.BIN, "convert", "--threds", "x.msc"])
+    assert proc.returncode == 2 and "did you mean '--threads'?" in proc.stderr, proc.stderr
+    proc = H.run([H.BIN, "report", "--granularity", "lines"])
+    assert proc.returncode == 2 and "function, line or address" in proc.stderr, proc.stderr
+    # nothing close: no suggestion
+    proc = H.run([H.BIN, "xyzzy"])
+    assert proc.returncode == 2 and "did you mean" not in proc.stderr, proc.stderr
+
+
+def test_report_and_convert_default_to_microscope_msc():
+    """No FILE: report and convert read ./microscope.msc (record's default)."""
+    rec = _shares60()
+    d = H.tmp_path("default-dir")
+    os.makedirs(d, exist_ok=True)
+    proc = H.run([H.BIN, "report"], cwd=d)
+    assert proc.returncode == 1 and "microscope.msc" in proc.stderr, proc.stderr
+    with open(rec.capture, "rb") as src, open(os.path.join(d, "microscope.msc"), "wb") as dst:
+        dst.write(src.read())
+    out = H.run([H.BIN, "report"], cwd=d, check=True).stdout
+    assert out.startswith("microscope report: microscope.msc"), out[:200]
+    assert table(out)["hot_fn"][0] > 40, out
+    folded = H.run([H.BIN, "convert"], cwd=d, check=True).stdout
+    assert "hot_fn" in folded
+
+
+def test_rate_line_separates_off_cpu_from_loss():
+    """The rate line says how much of the gap to the requested rate is the
+    target off-CPU and names lost samples apart."""
+    rec = _shares60()
+    out = H.report(rec.capture).stdout
+    m = re.search(r"rate\s+([\d.]+) samples per thread-second \(requested (\d+) Hz\)\n"
+                  r"\s+target on-CPU (\d+)% of its threads' time, off-CPU (\d+)%; "
+                  r"samples lost: (none|\d+)", out)
+    assert m, out[:1500]
+    assert int(m.group(3)) + int(m.group(4)) == 100
+    assert abs(int(m.group(3)) - round(100 * float(m.group(1)) / int(m.group(2)))) <= 1, m.group(0)
+    lost = re.search(r"^\s+lost\s+(\d+)", out, re.M)
+    assert (m.group(5) == "none") == (lost.group(1) == "0"), (m.group(0), lost.group(0))
+
+
+def test_man_page_and_completion_installed():
+    """make install puts a man page (generated from the help texts) that
+    man -l renders, and bash/zsh completions; bash completes subcommands,
+    --look values and report's options."""
+    dest = H.tmp_path("install-root")
+    H.run(["make", "-s", "-C", H.REPO, "install", "DESTDIR=" + dest, "PREFIX=/usr"],
+          check=True, timeout=300)
+    page = os.path.join(dest, "usr/share/man/man1/microscope.1")
+    bash = os.path.join(dest, "usr/share/bash-completion/completions/microscope")
+    zsh = os.path.join(dest, "usr/share/zsh/site-functions/_microscope")
+    assert all(os.path.isfile(p) for p in (page, bash, zsh))
+    text = H.run(["man", "-l", page], env=dict(os.environ, MANWIDTH="100", MANPAGER="cat",
+                                               PAGER="cat"), check=True).stdout
+    assert "MICROSCOPE(1)" in text and "MICROSCOPE REPORT" in text, text[:500]
+    # every option of every command's help is in the page
+    for cmd in ("record", "report", "convert", "symbolize"):
+        opts = set(re.findall(r"--[a-z][a-z0-9-]*", H.run([H.BIN, cmd, "--help"],
+                                                           check=True).stdout))
+        missing = [o for o in opts if o not in text]
+        assert not missing, "%s: %s not in the man page" % (cmd, missing)
+
+    def complete(words):
+        script = ('source %s; COMP_WORDS=(%s); COMP_CWORD=%d; _microscope; '
+                  'printf "%%s\\n" "${COMPREPLY[@]}"' % (
+                      bash, " ".join("'%s'" % w for w in words), len(words) - 1))
+        return sorted(H.run(["bash", "-c", script], check=True).stdout.split())
+    assert complete(["microscope", "re"]) == ["record", "report"]
+    assert complete(["microscope", "con"]) == ["convert"]
+    assert complete(["microscope", "report", "--look", ""]) == ["logical", "native", "python"]
+    assert complete(["microscope", "convert", "--look", "n"]) == ["native"]
+    assert complete([H.BIN, "report", "--gran"]) == ["--granularity"]
+    assert "--diff" in complete([H.BIN, "report", "--d"])

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 
@@ -102,4 +104,24 @@ void cli__option_hint(const char *arg, const struct option *longopts, char *buf,
 	hit = cli__closest(word, names, n);
 	if (hit)
 		snprintf(buf, size, " (did you mean '--%s'?)", hit);
+}
+
+int cli__keep_previous(const char *path)
+{
+	char old[4096];
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISREG(st.st_mode))
+		return 0; /* a device, FIFO or symlink is not a previous capture */
+	if ((size_t)snprintf(old, sizeof(old), "%s.old", path) >= sizeof(old))
+		return -ENAMETOOLONG;
+	if (unlink(old) && errno != ENOENT)
+		return -errno;
+	/* A hard link keeps the old bytes under FILE.old while the new capture
+	 * is renamed over FILE; where links are refused, move it instead. */
+	if (!link(path, old))
+		return 0;
+	return rename(path, old) ? -errno : 0;
 }

@@ -33,4 +33,12 @@ const char *cli__closest(const char *word, const char *const *candidates, size_t
  */
 void cli__option_hint(const char *arg, const struct option *longopts, char *buf, size_t size);
 
+/*
+ * Keep the capture at path (if a regular file is there) as "path.old", the
+ * previous .old replaced, before a new capture is published at path (what
+ * perf does with perf.data.old).  `record -f` skips it.  Returns 0 (also
+ * when there is nothing to keep) or -errno.
+ */
+int cli__keep_previous(const char *path);
+
 #endif

@@ -234,6 +234,35 @@ static void print_symbol_notes(const struct capture *c)
 	}
 }
 
+/*
+ * The rate line, and what a rate under the requested one means: with no
+ * sample lost, the target was simply off-CPU the rest of its threads'
+ * time; lost samples are named apart, never blended in.
+ */
+static void print_rate(const struct capture *c, const struct analysis_summary *s,
+		       const char *freq)
+{
+	struct analysis_budget b;
+	double req = freq ? strtod(freq, NULL) : 0, on;
+	bool lowered = !analysis_budget__init(&b, c) && b.present && b.peak_factor > 1;
+
+	printf("  rate       %.1f samples per thread-second", s->rate_hz);
+	if (freq)
+		printf(" (requested %s Hz)", freq);
+	printf("\n");
+	if (req <= 0 || lowered)
+		return;
+	on = 100.0 * s->rate_hz / req;
+	if (on > 100.0)
+		on = 100.0;
+	printf("             target on-CPU %.0f%% of its threads' time, off-CPU %.0f%%; ", on,
+	       100.0 - on);
+	if (s->lost)
+		printf("samples lost: %" PRIu64 " (see 'lost'), part of the gap\n", s->lost);
+	else
+		printf("samples lost: none\n");
+}
+
 static void print_summary(const struct report *r, const struct analysis_summary *s,
 			  uint32_t event)
 {
@@ -290,12 +319,8 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 	else
 		printf("  duration   %s (%s)\n", buf,
 		       s->duration_from_meta ? "recording" : "first to last sample");
-	if (s->rate_hz > 0) {
-		printf("  rate       %.1f samples per thread-second", s->rate_hz);
-		if (freq)
-			printf(" (requested %s Hz)", freq);
-		printf("\n");
-	}
+	if (s->rate_hz > 0)
+		print_rate(c, s, freq);
 	if (capture__meta(r->c, "call_graph")) {
 		const char *size = capture__meta(r->c, "stack_size");
 
