@@ -236,6 +236,14 @@ struct analysis_query {
 	bool include_incomplete;
 	/* Stack filters (focus, ignore, hide) bound to the queried capture, or NULL. */
 	const struct analysis_filter *filter;
+	/*
+	 * The wall view as one tree: with wall set, samples of wall_event (a
+	 * CPU event counted in samples) join event's off-CPU intervals, each
+	 * weighing wall_event's period in ns (events[wall_event].period: an
+	 * estimate of on-CPU time, stated by whoever shows it).
+	 */
+	bool wall;
+	uint32_t wall_event;
 };
 
 /* All samples of event, all threads, no thread roots, no time bounds. */
@@ -501,6 +509,41 @@ void analysis_offcpu__release(struct analysis_offcpu *o);
 const char *analysis__offcpu_state_name(uint32_t state);
 /* "-", "task", "hardirq", "softirq", "nmi"; "?" out of range. */
 const char *analysis__offcpu_cause_name(uint32_t cause);
+
+/*
+ * The frame that blocked in an off-CPU stack: the innermost frame that is
+ * neither kernel nor a truncation mark (the user function that waited);
+ * for a stack with none, the innermost kernel frame that is not the
+ * scheduler's own or its wakeup plumbing (schedule*, __schedule,
+ * try_to_wake_up, __wake_up*, hrtimer_wakeup, ...).  A key
+ * id of n, or CAPTURE_NONE.
+ */
+uint32_t analysis__blocking_key(const struct analysis_names *n, uint32_t stack);
+
+enum analysis_offcpu_by {
+	ANALYSIS_OFFCPU_BY_BLOCKER = 0,	      /* id: key of analysis__blocking_key */
+	ANALYSIS_OFFCPU_BY_WAKER_THREAD = 1,   /* id: the waker's thread */
+	ANALYSIS_OFFCPU_BY_WAKER_FUNCTION = 2, /* id: blocking key of the waker's stack */
+	ANALYSIS_OFFCPU_BY_STATE = 3,	      /* id: CAPTURE_OFFCPU_STATE_* */
+};
+
+struct analysis_offcpu_group {
+	uint32_t id;	/* as the grouping says; CAPTURE_NONE: none (no waker, no user frame) */
+	uint32_t count; /* intervals */
+	uint64_t ns;	/* their summed weight */
+};
+
+/* Off-CPU nanoseconds of q's intervals (q->event is the off-CPU event) per group. */
+struct analysis_offcpu_table {
+	struct analysis_offcpu_group *rows; /* by ns descending, then id */
+	uint32_t nrows;
+	uint64_t total_ns;
+};
+
+/* Returns 0, -EINVAL (bad query or by) or -ENOMEM (t released). */
+int analysis_offcpu_table__init(struct analysis_offcpu_table *t, const struct analysis_names *n,
+				const struct analysis_query *q, enum analysis_offcpu_by by);
+void analysis_offcpu_table__release(struct analysis_offcpu_table *t);
 
 /*
  * The wall view: per thread, on-CPU time estimated from CPU samples and

@@ -21,6 +21,8 @@ int analysis_query__check(const struct capture *c, const struct analysis_query *
 		return -EINVAL;
 	if (q->filter && q->filter->capture != c)
 		return -EINVAL;
+	if (q->wall && q->wall_event >= c->nevents)
+		return -EINVAL;
 	return 0;
 }
 
@@ -106,8 +108,19 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 		uint32_t root = CAPTURE_NONE, row = nrows, *slot = &row;
 		bool inserted = true;
 
-		if (!analysis_query__match(q, s))
+		uint64_t weight = s->weight;
+
+		if (q->wall && s->event == q->wall_event && s->event != q->event) {
+			struct analysis_query wq = *q;
+
+			wq.event = q->wall_event;
+			if (!analysis_query__match(&wq, s))
+				continue;
+			if (__builtin_mul_overflow(weight, c->events[q->wall_event].period, &weight))
+				weight = UINT64_MAX;
+		} else if (!analysis_query__match(q, s)) {
 			continue;
+		}
 		if (q->per_thread) {
 			root = s->thread == CAPTURE_NONE ? names->no_thread_key
 							 : names->thread_keys[s->thread];
@@ -126,7 +139,7 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 				goto cleanup;
 			rows[nrows++] = (struct analysis_agg){ .root = root, .stack = s->stack };
 		}
-		analysis__sat_add(&rows[*slot].weight, s->weight);
+		analysis__sat_add(&rows[*slot].weight, weight);
 		rows[*slot].samples++;
 	}
 	for (i = 0; i < c->nintervals; i++) {

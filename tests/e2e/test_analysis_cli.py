@@ -212,3 +212,60 @@ def test_man_page_and_completion_installed():
     assert complete(["microscope", "convert", "--look", "n"]) == ["native"]
     assert complete([H.BIN, "report", "--gran"]) == ["--granularity"]
     assert "--diff" in complete([H.BIN, "report", "--d"])
+
+
+def _section(out, title):
+    """{name: (ms, intervals)} of report --off-cpu's "off-CPU by TITLE" table."""
+    lines = out.split("off-CPU by %s (" % title, 1)[1].splitlines()[2:]
+    rows = {}
+    for line in lines:
+        m = re.match(r"\s+([\d.]+)\s+[\d.]+%\s+(\d+)\s+(\S.*)$", line)
+        if not m:
+            break
+        rows[m.group(3)] = (float(m.group(1)), int(m.group(2)))
+    return rows
+
+
+@H.timeout(300)
+def test_off_cpu_tables_intervals_and_wall():
+    """offcpu pipe (a reader blocked 150 ms in read() until a writer thread
+    writes): off-CPU by blocking function has a user function on top (not
+    the scheduler), by waker thread names the writer with the reader's wait,
+    by state adds up to the complete total; intervals are listed from the
+    recording's start in ms; --weight wall folds off-CPU ns plus CPU samples
+    x period."""
+    rec = H.record([H.fixture("offcpu"), "pipe"], extra=["--off-cpu"])
+    p = [H.parse_kv(l) for l in rec.fixture_lines if l.startswith("pipe ")][0]
+    out = H.report(rec.capture, "--off-cpu", "--limit", "50").stdout
+    H.log(out[:3000])
+    blockers = _section(out, "blocking function")
+    top = max(blockers, key=lambda k: blockers[k][0])
+    assert not top.endswith("[k]") and "schedule" not in top, blockers
+    wakers = _section(out, "waker thread")
+    writer = [k for k in wakers if k.endswith("-%d" % p["writer_tid"])]
+    wait_ms = (p["read_end_ns"] - p["read_start_ns"]) / 1e6
+    assert writer and wakers[writer[0]][0] >= wait_ms - 3, (writer, wakers, wait_ms)
+    wfun = _section(out, "waker function")
+    assert any(not k.endswith("[k]") and v[0] >= wait_ms - 3 for k, v in wfun.items()), wfun
+    states = _section(out, "state")
+    complete_ms = float(re.search(r"complete\s+\d+ intervals?, ([\d.]+) (ms|s)", out).group(1))
+    unit = re.search(r"complete\s+\d+ intervals?, [\d.]+ (ms|s)", out).group(1)
+    complete_ms *= 1000 if unit == "s" else 1
+    assert abs(sum(v[0] for v in states.values()) - complete_ms) <= 0.5, (states, complete_ms)
+    # the reader's interval: from the start, in ms, woken by the writer
+    start = re.search(r"^\s+\+([\d.]+) s\s+([\d.]+) ms\s+\S+-%d\s+sleep \(S\), woken by \S+-%d$"
+                      % (p["reader_tid"], p["writer_tid"]), out, re.M)
+    assert start and abs(float(start.group(2)) - wait_ms) <= 2.0, out[-3000:]
+    assert float(start.group(1)) < 5.0
+    # wall: off-CPU ns (complete) + CPU samples x period
+    period = int(re.search(r"period (\d+)", H.report(rec.capture).stdout).group(1))
+    samples = sum(int(l.rsplit(" ", 1)[1]) for l in H.convert_folded_text(rec.capture).splitlines())
+    off = sum(int(l.rsplit(" ", 1)[1]) for l in H.run(
+        [H.BIN, "convert", rec.capture, "--weight", "off-cpu-ns"], check=True).stdout.splitlines())
+    wall = H.run([H.BIN, "convert", rec.capture, "--weight", "wall"], check=True)
+    total = sum(int(l.rsplit(" ", 1)[1]) for l in wall.stdout.splitlines())
+    assert total == off + samples * period, (total, off, samples, period)
+    assert "wall: off-CPU ns plus" in wall.stderr, wall.stderr
+    svg = H.tmp_path("wall.svg")
+    H.run([H.BIN, "convert", rec.capture, "--weight", "wall", "-o", svg], check=True)
+    assert 'data-total="%d"' % total in open(svg).read()

@@ -34,7 +34,8 @@ SLEEP_SHARE = 0.5   # folded: time_sleep stacks >= 50% of the logged sleep time
 
 def _intervals(capture, look):
     """[(fields, [stack frames], [waker frames])] from report --off-cpu --look."""
-    out = H.report(capture, "--off-cpu", "--look", look, "--limit", "1000000").stdout
+    out = H.report(capture, "--off-cpu", "--raw-times", "--look", look,
+                   "--limit", "1000000").stdout
     res = []
     for line in out.splitlines():
         m = re.match(r"\s+interval (.*)$", line)

@@ -83,6 +83,13 @@ static void convert_note_other_events(const struct convert_input *in, const char
 	size_t used = 0;
 	bool *has;
 
+	if (in->query.wall) {
+		formats_note__add(in->note, "wall: off-CPU ns plus %s samples x %llu ns (their "
+				  "period: an estimate of on-CPU time)",
+				  capture__string(c, c->events[in->query.wall_event].name),
+				  (unsigned long long)c->events[in->query.wall_event].period);
+		return;
+	}
 	if (!others)
 		return;
 	has = calloc((size_t)c->nevents + 1, 1);
@@ -510,8 +517,10 @@ static void convert_print_usage(FILE *f)
 	      "                    (from the outermost Python frame in, interpreter hidden);\n"
 	      "                    applies before any format\n"
 	      "  --event NAME      the event to convert (default: the first with samples)\n"
-	      "  --weight W        samples (CPU samples, the default) or off-cpu-ns (off-CPU\n"
+	      "  --weight W        samples (CPU samples, the default), off-cpu-ns (off-CPU\n"
 	      "                    intervals weighted by nanoseconds; needs record --off-cpu)\n"
+	      "                    or wall (both in one tree, in ns: each CPU sample\n"
+	      "                    weighs its period, an estimate; folded and svg)\n"
 	      "  --diff BASE NEW   a differential flame graph (SVG): NEW's boxes colored by\n"
 	      "                    the change of their share against BASE, red grew, blue\n"
 	      "                    shrank\n"
@@ -659,6 +668,33 @@ static int convert_to_stdout(const struct convert_format *fmt, const struct conv
 	return err;
 }
 
+/*
+ * --weight wall: CPU samples (x their period in ns) and off-CPU intervals
+ * in one tree, for folded and svg.  The CPU event is the lowest-id other
+ * event with samples in "samples" and a known period.
+ */
+static int convert_wall_query(const struct capture *c, struct analysis_query *q,
+			      const char *path)
+{
+	uint32_t i, ev = CAPTURE_NONE;
+
+	for (i = 0; i < c->nsamples; i++) {
+		const struct capture_event *e = &c->events[c->samples[i].event];
+
+		if (c->samples[i].event != q->event && c->samples[i].event < ev && e->period &&
+		    !strcmp(capture__string(c, e->unit), "samples"))
+			ev = c->samples[i].event;
+	}
+	if (ev == CAPTURE_NONE) {
+		fprintf(stderr, "microscope convert: %s: --weight wall needs CPU samples with a "
+			"known period beside the off-CPU intervals\n", path);
+		return -EINVAL;
+	}
+	q->wall = true;
+	q->wall_event = ev;
+	return 0;
+}
+
 /* convert --diff BASE NEW [-o OUT.svg]: only the differential flame graph. */
 static int convert_diff(int nfiles, char **files, const char *to, const char *out,
 			const char *event, enum analysis_look_kind look)
@@ -698,7 +734,7 @@ int cmd_convert(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct convert_format *fmt = NULL;
-	bool diff = false;
+	bool diff = false, wall = false;
 	const char *to = NULL, *from = NULL, *out = NULL, *event_name = NULL, *path;
 	const struct convert_input_format *ifmt;
 	struct convert_input in = { 0 };
@@ -737,11 +773,12 @@ int cmd_convert(int argc, char **argv)
 			event_name = optarg;
 			break;
 		case 'W':
-			if (!strcmp(optarg, "off-cpu-ns"))
+			if (!strcmp(optarg, "off-cpu-ns") || !strcmp(optarg, "wall"))
 				event_name = "off-cpu";
 			else if (strcmp(optarg, "samples"))
 				return convert_usage_error(
-				    "--weight takes samples or off-cpu-ns, not '%s'", optarg);
+				    "--weight takes samples, off-cpu-ns or wall, not '%s'", optarg);
+			wall = !strcmp(optarg, "wall");
 			break;
 		case 'I':
 			incomplete = true;
@@ -864,6 +901,8 @@ int cmd_convert(int argc, char **argv)
 	analysis_query__init(&in.query, event);
 	in.query.per_thread = threads;
 	in.query.include_incomplete = incomplete;
+	if (wall && convert_wall_query(c, &in.query, path))
+		goto cleanup;
 
 	/* --incomplete changes folded and svg only (see --help): say so, never ignore it */
 	if (incomplete && strcmp(fmt->name, "folded") && strcmp(fmt->name, "svg"))

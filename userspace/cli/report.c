@@ -48,6 +48,9 @@ static const char report_usage[] =
 	"                      weighted by off-CPU ms, the longest intervals with their\n"
 	"                      waker, and the intervals cut by the recording's edges,\n"
 	"                      listed apart and never added to the totals\n"
+	"  --raw-times         with --off-cpu, list intervals as key=value with absolute\n"
+	"                      CLOCK_MONOTONIC ns (for scripts) instead of times from\n"
+	"                      the recording's start\n"
 	"  --wall              per thread: on-CPU time estimated from samples (samples x\n"
 	"                      sample period) beside measured off-CPU time\n"
 	"  --svg OUT           also write the flame graph SVG of the same samples to OUT\n"
@@ -93,6 +96,7 @@ struct report_options {
 	struct analysis_filter_spec filter; /* --focus, --ignore, --hide */
 	uint64_t since_ns, until_ns; /* --since/--until, from the recording's start; 0 unset */
 	bool since_set, until_set;
+	bool raw_times; /* --raw-times: intervals as key=value, absolute ns */
 };
 
 /* --inline: folded into their function in the table and shown in the tree
@@ -107,6 +111,8 @@ struct report {
 	bool ns; /* weights are nanoseconds: shown as milliseconds */
 	uint64_t total;
 	int wwidth; /* width of a weight column */
+	uint64_t start_ns; /* the recording's start (analysis__start_ns) */
+	const struct analysis_query *query;
 };
 
 static int report_usage_error(const char *fmt, const char *arg)
@@ -577,11 +583,92 @@ static int print_offcpu_summary(const struct report *r)
 	return 0;
 }
 
+/* "+1.2346 s" from the recording's start (analysis__start_ns). */
+static void format_offset(uint64_t t, uint64_t start, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%.4f s", t >= start ? "+" : "-",
+		 (double)(t >= start ? t - start : start - t) / 1e9);
+}
+
+/* One interval in human units: when (from the recording's start), how
+ * long, whose, why it waited and who woke it. */
+static void print_interval_human(const struct report *r, const struct capture_interval *v,
+				 uint64_t start)
+{
+	const struct capture *c = r->c;
+	char at[32], len[32];
+
+	format_offset(v->start_ns, start, at, sizeof(at));
+	format_duration(v->weight, len, sizeof(len));
+	printf("  %-12s %s%-11s %s-%" PRIu32 "  %s", at,
+	       v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN ? ">=" : "", len,
+	       thread_comm(c, v->thread), c->threads[v->thread].tid,
+	       analysis__offcpu_state_name(v->state));
+	if (v->waker_thread != CAPTURE_NONE)
+		printf(", woken by %s-%" PRIu32, thread_comm(c, v->waker_thread),
+		       c->threads[v->waker_thread].tid);
+	else if (v->cause != CAPTURE_OFFCPU_CAUSE_NONE)
+		printf(", woken from %s", analysis__offcpu_cause_name(v->cause));
+	if (v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN)
+		printf(" (began before the recording)");
+	if (v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN)
+		printf(" (still off-CPU at the end)");
+	printf("\n");
+}
+
+/* One off-CPU grouping as a table: ms, share, intervals, name. */
+static int print_offcpu_table(const struct report *r, enum analysis_offcpu_by by,
+			      const char *title)
+{
+	const struct capture *c = r->c;
+	struct analysis_offcpu_table t;
+	uint32_t i, n;
+
+	if (analysis_offcpu_table__init(&t, r->names, r->query, by))
+		return -ENOMEM;
+	n = t.nrows < r->opt->limit ? t.nrows : r->opt->limit;
+	printf("\noff-CPU by %s (top %" PRIu32 " of %" PRIu32 ")\n", title, n, t.nrows);
+	printf("  %10s  %6s  %9s  %s\n", "ms", "share", "intervals", title);
+	for (i = 0; i < n; i++) {
+		const struct analysis_offcpu_group *g = &t.rows[i];
+		char name[128];
+
+		if (g->id == CAPTURE_NONE)
+			snprintf(name, sizeof(name), "%s",
+				 by == ANALYSIS_OFFCPU_BY_BLOCKER ? "[no frame]" : "[no waker seen]");
+		else if (by == ANALYSIS_OFFCPU_BY_WAKER_THREAD)
+			snprintf(name, sizeof(name), "%s-%" PRIu32, thread_comm(c, g->id),
+				 c->threads[g->id].tid);
+		else if (by == ANALYSIS_OFFCPU_BY_STATE)
+			snprintf(name, sizeof(name), "%s", analysis__offcpu_state_name(g->id));
+		else
+			snprintf(name, sizeof(name), "%s%s", key_name(r, g->id), key_mark(r, g->id));
+		printf("  %10.1f  %5.1f%%  %9" PRIu32 "  %s\n", g->ns / 1e6,
+		       percent(g->ns, t.total_ns), g->count, name);
+	}
+	analysis_offcpu_table__release(&t);
+	return 0;
+}
+
+static int print_offcpu_tables(const struct report *r)
+{
+	if (print_offcpu_table(r, ANALYSIS_OFFCPU_BY_BLOCKER, "blocking function") ||
+	    print_offcpu_table(r, ANALYSIS_OFFCPU_BY_WAKER_THREAD, "waker thread") ||
+	    print_offcpu_table(r, ANALYSIS_OFFCPU_BY_WAKER_FUNCTION, "waker function") ||
+	    print_offcpu_table(r, ANALYSIS_OFFCPU_BY_STATE, "state"))
+		return -ENOMEM;
+	return 0;
+}
+
 static void print_interval(const struct report *r, uint32_t id, char *path, size_t size)
 {
 	const struct capture *c = r->c;
 	const struct capture_interval *v = &c->intervals[id];
 
+	if (!r->opt->raw_times) {
+		print_interval_human(r, v, r->start_ns);
+		goto stacks;
+	}
 	printf("  interval tid=%" PRIu32 " comm=%s start_ns=%" PRIu64 " end_ns=%" PRIu64
 	       " ns=%" PRIu64 " start=%s end=%s state=%s cause=%s waker_tid=",
 	       c->threads[v->thread].tid, thread_comm(c, v->thread), v->start_ns, v->end_ns,
@@ -593,6 +680,7 @@ static void print_interval(const struct report *r, uint32_t id, char *path, size
 		       thread_comm(c, v->waker_thread));
 	else
 		printf("-\n");
+stacks:
 	analysis__stack_path(r->names, v->stack, path, size);
 	printf("    stack  %s\n", *path ? path : "[empty stack]");
 	if (v->waker_stack != CAPTURE_NONE) {
@@ -615,6 +703,9 @@ static int print_offcpu_intervals(const struct report *r)
 	n = o.ncomplete < r->opt->limit ? o.ncomplete : r->opt->limit;
 	printf("\ncomplete intervals (longest first; top %" PRIu32 " of %" PRIu32 ")\n", n,
 	       o.ncomplete);
+	if (!r->opt->raw_times)
+		printf("  %-12s %-13s %s\n", "from start", "off-CPU", "thread, state, waker "
+		       "(--raw-times: absolute ns)");
 	for (i = 0; i < n; i++)
 		print_interval(r, o.complete[i], path, size);
 	printf("\nincomplete intervals (start or end outside the recording: bounds are the "
@@ -708,6 +799,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "hide", required_argument, NULL, 'H' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
+		{ "raw-times", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -788,6 +880,9 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			break;
 		case 'D':
 			o->diff_base = "";
+			break;
+		case 'r':
+			o->raw_times = true;
 			break;
 		case 'f':
 			o->filter.focus = optarg;
@@ -1031,6 +1126,8 @@ int cmd_report(int argc, char **argv)
 
 	r.c = view;
 	r.names = names;
+	r.start_ns = analysis__start_ns(view);
+	r.query = &q;
 	r.unit = capture__string(c, c->events[event].unit);
 	r.ns = !strcmp(r.unit, "nanoseconds");
 	r.total = tree->nodes[0].total;
@@ -1038,7 +1135,7 @@ int cmd_report(int argc, char **argv)
 	r.wwidth = (int)strlen(wbuf) > 5 ? (int)strlen(wbuf) : 5;
 
 	if (opt.off_cpu) {
-		if (print_offcpu_summary(&r))
+		if (print_offcpu_summary(&r) || print_offcpu_tables(&r))
 			goto cleanup;
 	} else {
 		print_summary(&r, &sum, event);
