@@ -604,6 +604,17 @@ int analysis_lanes__init(struct analysis_lanes *l, const struct capture *c, uint
 void analysis_lanes__release(struct analysis_lanes *l);
 
 /*
+ * The function of each lane's buckets: tops[lane * nbuckets + bucket] is
+ * the key (of n) that is the innermost frame, inlined calls folded when n
+ * folds them, of the most of q's samples in that bucket (ties: display
+ * order); CAPTURE_NONE where the bucket has none.  l must come from n's
+ * capture.  What report --timeline draws and a browser lane view asks.
+ * Returns 0, -EINVAL for a bad query, or -ENOMEM.
+ */
+int analysis_lanes__top_keys(const struct analysis_lanes *l, const struct analysis_names *n,
+			     const struct analysis_query *q, uint32_t *tops);
+
+/*
  * Write stack's display names root first, separated by ';', kernel names
  * followed by " [k]", into buf (NUL-terminated, truncated to fit); "" for
  * CAPTURE_NONE.  Returns the length written.

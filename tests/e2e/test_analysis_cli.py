@@ -269,3 +269,23 @@ def test_off_cpu_tables_intervals_and_wall():
     svg = H.tmp_path("wall.svg")
     H.run([H.BIN, "convert", rec.capture, "--weight", "wall", "-o", svg], check=True)
     assert 'data-total="%d"' % total in open(svg).read()
+
+
+def test_timeline_lanes():
+    """report --timeline=40: one lane for the fixture's thread, 40 columns
+    of density and 40 of letters; hot_fn (60 %) is the top function of the
+    most buckets; --since/--until narrow the window drawn."""
+    rec = _shares60()
+    out = H.report(rec.capture, "--timeline=40").stdout
+    m = re.search(r"^  (shares-\d+)\s+\|(.*)\|\n\s+\|(.*)\|$", out, re.M)
+    assert m, out[:2500]
+    density, letters = m.group(2), m.group(3)
+    assert len(density) == 40 and len(letters) == 40, (density, letters)
+    legend = dict(re.findall(r"^  ([a-z])  (\S+)$", out, re.M))
+    counts = {legend[ch]: letters.count(ch) for ch in set(letters) if ch in legend}
+    assert max(counts, key=counts.get) == "hot_fn", counts
+    assert "█" in density
+    part = H.report(rec.capture, "--timeline=10", "--since", "0.2s", "--until", "0.6s").stdout
+    m = re.search(r"10 buckets of ([\d.]+) ms from the recording's start to ([\d.]+) s", part)
+    assert m and abs(float(m.group(1)) - 40.0) < 0.2 and abs(float(m.group(2)) - 0.6) < 0.01, \
+        part[:1500]

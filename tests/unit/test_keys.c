@@ -375,9 +375,39 @@ static void test_diff(void **state)
 	table__release(&a);
 }
 
+/* Lanes: samples 1-8 (2000..9000 ns) run hot (inlined calls folded into
+ * it), 9-16 (10000..17000 ns) two unsymbolized then leaf x6. */
+static void test_lanes_top_keys(void **state)
+{
+	struct analysis_key_options o = { .granularity = ANALYSIS_GRANULARITY_FUNCTION,
+					  .fold_inline = true };
+	struct analysis_names *n = analysis_names__new_opts(cap, &o);
+	struct analysis_lanes l;
+	struct analysis_query q;
+	uint32_t tops[2];
+
+	(void)state;
+	assert_non_null(n);
+	analysis_query__init(&q, 0);
+	assert_int_equal(analysis_lanes__init(&l, cap, 2000, 18000, 2), 0);
+	assert_int_equal(l.nlanes, 1);
+	assert_int_equal(l.bucket_ns, 8000);
+	assert_int_equal(l.lanes[0].samples[0], 8);
+	assert_int_equal(l.lanes[0].samples[1], 8);
+	assert_int_equal(analysis_lanes__top_keys(&l, n, &q, tops), 0);
+	assert_string_equal(n->keys[tops[0]].name, "hot");
+	assert_string_equal(n->keys[tops[1]].name, "leaf (app.py)");
+	analysis_lanes__release(&l);
+	/* a window with no samples: no top */
+	assert_int_equal(analysis_lanes__init(&l, cap, 100000, 200000, 2), 0);
+	analysis_lanes__release(&l);
+	analysis_names__free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lanes_top_keys),
 		cmocka_unit_test(test_filters), cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_function_folded), cmocka_unit_test(test_function_shown),
 		cmocka_unit_test(test_line),		cmocka_unit_test(test_address),

@@ -20,6 +20,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "diff.h"
+#include "report_timeline.h"
 
 #define REPORT_DEFAULT_LIMIT	   20
 #define REPORT_DEFAULT_MIN_PERCENT 0.5
@@ -48,6 +49,9 @@ static const char report_usage[] =
 	"                      weighted by off-CPU ms, the longest intervals with their\n"
 	"                      waker, and the intervals cut by the recording's edges,\n"
 	"                      listed apart and never added to the totals\n"
+	"  --timeline[=N]      per-thread lanes over time (N buckets, default 72): CPU\n"
+	"                      sample density, off-CPU shaded, each bucket's top\n"
+	"                      function as a letter; --since/--until narrow it\n"
 	"  --raw-times         with --off-cpu, list intervals as key=value with absolute\n"
 	"                      CLOCK_MONOTONIC ns (for scripts) instead of times from\n"
 	"                      the recording's start\n"
@@ -97,6 +101,7 @@ struct report_options {
 	uint64_t since_ns, until_ns; /* --since/--until, from the recording's start; 0 unset */
 	bool since_set, until_set;
 	bool raw_times; /* --raw-times: intervals as key=value, absolute ns */
+	uint32_t timeline; /* --timeline[=BUCKETS]: columns, 0 for no timeline */
 };
 
 /* --inline: folded into their function in the table and shown in the tree
@@ -800,6 +805,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
 		{ "raw-times", no_argument, NULL, 'r' },
+		{ "timeline", optional_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -884,6 +890,19 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		case 'r':
 			o->raw_times = true;
 			break;
+		case 'T': {
+			unsigned long v = 72;
+
+			if (optarg) {
+				errno = 0;
+				v = strtoul(optarg, &end, 10);
+				if (errno || end == optarg || *end || v < 4 || v > 1000)
+					return report_usage_error("--timeline takes 4 to 1000 "
+								  "buckets, not '%s'", optarg);
+			}
+			o->timeline = (uint32_t)v;
+			break;
+		}
 		case 'f':
 			o->filter.focus = optarg;
 			break;
@@ -977,6 +996,36 @@ cleanup:
 	if (err)
 		fprintf(stderr, "microscope report: %s: %s\n", o->svg, strerror(-err));
 	return err;
+}
+
+/* --timeline: lanes over the query's window (the whole recording by default). */
+static int report_print_timeline(const struct report *r, const struct analysis_names *names,
+				 const struct analysis_query *q)
+{
+	const struct capture *c = r->c;
+	struct report_timeline t = {
+		.names = names,
+		.query = q,
+		.origin_ns = r->start_ns,
+		.start_ns = q->start_ns ? q->start_ns : r->start_ns,
+		.buckets = r->opt->timeline,
+		.max_lanes = r->opt->limit,
+	};
+	uint64_t last = t.start_ns;
+	uint32_t i;
+
+	for (i = 0; i < c->nsamples; i++)
+		if (c->samples[i].time_ns > last)
+			last = c->samples[i].time_ns;
+	for (i = 0; i < c->nintervals; i++)
+		if (c->intervals[i].end_ns > last)
+			last = c->intervals[i].end_ns;
+	t.end_ns = q->end_ns ? q->end_ns : last + 1;
+	if (t.end_ns <= t.start_ns) {
+		printf("\ntimeline: no samples in the window\n");
+		return 0;
+	}
+	return report_timeline__print(&t);
 }
 
 /* --focus/--ignore/--hide and --since/--until into q; message on failure. */
@@ -1141,6 +1190,8 @@ int cmd_report(int argc, char **argv)
 		print_summary(&r, &sum, event);
 		print_offcpu_note(&r);
 	}
+	if (opt.timeline && report_print_timeline(&r, flat_names ? flat_names : names, &q))
+		goto cleanup;
 	if (print_tree(&r, tree))
 		goto cleanup;
 	oom = false;
