@@ -289,3 +289,41 @@ def test_timeline_lanes():
     m = re.search(r"10 buckets of ([\d.]+) ms from the recording's start to ([\d.]+) s", part)
     assert m and abs(float(m.group(1)) - 40.0) < 0.2 and abs(float(m.group(2)) - 0.6) < 0.01, \
         part[:1500]
+
+
+@H.timeout(300)
+def test_perf_script_import_matches_perf_report():
+    """A perf recording of the 3:1 fixture, as `perf script` text (plain and
+    -F comm,pid,tid,time,ip,sym,dso,event,period): recognized by content
+    (a .txt name), or forced with --from perf-script; the imported shares of
+    every symbol perf gives >= 1 % are within 1 point of perf report's."""
+    H.require_root()
+    data = H.tmp_path("perf.data")
+    H.perf_record([H.fixture("ratio")], data)
+    theirs = H.perf_self_by_sym(data)
+    perf = H._perf()
+    plain = H.run(perf + ["script", "-i", data], check=True, quiet=True).stdout
+    fields = H.run(perf + ["script", "-i", data, "-F", "comm,pid,tid,time,ip,sym,dso,event,period"],
+                   check=True, quiet=True).stdout
+    for name, text, argv in (("plain.txt", plain, []),
+                             ("fields.data", fields, ["--from", "perf-script"])):
+        src = H.tmp_path(name)
+        with open(src, "w") as f:
+            f.write(text)
+        cap = src + ".msc"
+        proc = H.run([H.BIN, "convert", src, "-o", cap] + argv, check=True)
+        assert "perf script text has no build IDs" in proc.stderr, proc.stderr
+        out = H.report(cap, "--limit", "500").stdout
+        assert "cpu-clock (unit samples, period" in out, out[:500]
+        ours = table(out)
+        H.log("%s: ours %s" % (name, {k: v[0] for k, v in list(ours.items())[:5]}))
+        problems = ["%s: ours %.1f%% vs perf %.1f%%" % (sym, ours.get(sym, (0, 0))[0], pct)
+                    for sym, pct in theirs.items()
+                    if pct >= 1.0 and abs(ours.get(sym, (0, 0))[0] - pct) > 1.0]
+        assert not problems, "%s: %s" % (name, "; ".join(problems))
+        assert ours["leaf_a"][0] > ours["leaf_b"][0] * 2, ours
+        # the threads and times came along
+        assert re.search(r"samples\s+\d+ from 1 thread", out), out[:600]
+    # without --from, the -F text under a neutral name is still recognized
+    proc = H.run([H.BIN, "convert", H.tmp_path("fields.data"), "-o", H.tmp_path("f2.msc")])
+    assert proc.returncode == 0, proc.stderr

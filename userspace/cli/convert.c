@@ -404,9 +404,13 @@ static const struct convert_input_format convert_inputs[] = {
 	{ .name = "capture", .extensions = { ".msc", NULL }, .import = NULL },
 	{ .name = "pprof", .extensions = { ".pb.gz", ".pprof", ".pb", NULL },
 	  .import = pprof__import },
-	{ .name = "folded", .extensions = { ".folded", ".txt", NULL },
-	  .import = convert_import_folded },
+	{ .name = "folded", .extensions = { ".folded", NULL }, .import = convert_import_folded },
+	{ .name = "perf-script", .extensions = { ".perf-script", ".script", ".perf", NULL },
+	  .import = perf_script__import },
 };
+
+#define CONVERT_INPUT_FOLDED (&convert_inputs[2])
+#define CONVERT_INPUT_PERF_SCRIPT (&convert_inputs[3])
 
 #define CONVERT_NINPUTS (sizeof(convert_inputs) / sizeof(convert_inputs[0]))
 
@@ -440,7 +444,11 @@ static const struct convert_input_format *input_format(const char *from, const c
 	if (len >= 2 && ((const unsigned char *)buf)[0] == 0x1f &&
 	    ((const unsigned char *)buf)[1] == 0x8b)
 		return &convert_inputs[1];
-	return &convert_inputs[2];
+	/* Text: perf script output by its sample headers, else folded stacks
+	 * (a .txt file can be either). */
+	if (perf_script__detect(buf, len))
+		return CONVERT_INPUT_PERF_SCRIPT;
+	return CONVERT_INPUT_FOLDED;
 }
 
 /* Read all of path (or stdin for "-") into *buf (malloc'd). */
@@ -510,7 +518,9 @@ static void convert_print_usage(FILE *f)
 	      "options:\n"
 	      "  --to FORMAT       output format (below)\n"
 	      "  --from FORMAT     input format: capture (.msc), pprof (.pb.gz, .pprof, .pb),\n"
-	      "                    folded (.folded, .txt)\n"
+	      "                    folded (.folded), perf-script (`perf script` output:\n"
+	      "                    .perf-script, .script, .perf; other text is told\n"
+	      "                    from folded stacks by its sample headers)\n"
 	      "  -o, --output OUT  output file, '-' for stdout\n"
 	      "  --threads         put a \"comm-tid\" root frame above each stack\n"
 	      "  --look LOOK       logical (default), native (Python frames dropped) or python\n"
@@ -761,7 +771,7 @@ int cmd_convert(int argc, char **argv)
 			from = optarg;
 			if (!input_format(from, "", NULL, 0))
 				return convert_usage_error("unknown input format '%s' (capture, pprof, "
-							   "folded)", from);
+							   "folded, perf-script)", from);
 			break;
 		case 'o':
 			out = optarg;
@@ -834,7 +844,8 @@ int cmd_convert(int argc, char **argv)
 	}
 	ifmt = input_format(from, path, bytes, nbytes);
 	/* Text formats hold no NUL byte: binary input (an ELF, perf.data) is not ours. */
-	if (ifmt->import == convert_import_folded && memchr(bytes, '\0', nbytes)) {
+	if ((ifmt->import == convert_import_folded || ifmt->import == perf_script__import) &&
+	    memchr(bytes, '\0', nbytes)) {
 		fprintf(stderr,
 			"microscope convert: %s: not a capture, pprof or folded file (binary data: "
 			"a NUL byte at offset %zu)\n",
