@@ -327,3 +327,33 @@ def test_perf_script_import_matches_perf_report():
     # without --from, the -F text under a neutral name is still recognized
     proc = H.run([H.BIN, "convert", H.tmp_path("fields.data"), "-o", H.tmp_path("f2.msc")])
     assert proc.returncode == 0, proc.stderr
+
+
+def test_record_status_line_and_old_capture():
+    """On a TTY (under script(1)) record redraws one status line (elapsed,
+    samples, lost, own CPU) and erases it; without a TTY or with -q there
+    is none.  A second record keeps the first capture as FILE.old; -f
+    does not."""
+    H.require_root()
+    script = H.require_tool("script")
+    d = H.tmp_path("status")
+    os.makedirs(d, exist_ok=True)
+    cmd = "%s record -- %s 20" % (H.BIN, H.fixture("shares"))
+    tty = H.run([script, "-qec", cmd, "/dev/null"], cwd=d, check=True).stdout
+    lines = re.findall(r"\[ microscope: ([\d.]+) s, (\d+) samples, (\d+) lost, own CPU "
+                       r"([\d.]+)% \]", tty)
+    assert len(lines) >= 2, tty[-2000:]
+    assert int(lines[-1][1]) > int(lines[0][1]) >= 0 and float(lines[-1][0]) > 0, lines
+    assert "\x1b[K" in tty  # erased in place (run() reads \r as a line end)
+    first = os.path.join(d, "microscope.msc")
+    before = os.stat(first).st_ino
+    plain = H.run([H.BIN, "record", "--", H.fixture("shares"), "5"], cwd=d, check=True)
+    assert "[ microscope:" in plain.stderr and "\x1b[K" not in plain.stderr, plain.stderr
+    assert "samples," not in plain.stderr, plain.stderr
+    old = first + ".old"
+    assert os.path.isfile(old) and os.stat(old).st_ino == before
+    assert "hot_fn" in H.report(old).stdout
+    quiet = H.run([script, "-qec", cmd.replace("record", "record -q -f"), "/dev/null"], cwd=d,
+                  check=True).stdout
+    assert "[ microscope:" not in quiet, quiet[-500:]
+    assert os.stat(old).st_ino == before, "-f replaced FILE.old"
