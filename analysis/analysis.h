@@ -318,7 +318,13 @@ int analysis_tree__folded(const struct analysis_tree *t, char **text, size_t *le
  * root "all" at the bottom, box width proportional to total weight,
  * children in display order; hover shows name, total in unit, percent and
  * self; "Search" or Ctrl-F highlights names matching a regular expression
- * and shows the matched share).  Boxes narrower than 0.1 px are left out.
+ * and shows how many frames matched and their share, also as the count in
+ * #matched's data-count; a click on a box zooms so that it spans the full
+ * width with its descendants scaled alike and its ancestors faded, "Reset
+ * Zoom" or Escape undoes it).  Deeper than 40 levels it is an icicle (root
+ * at the top) so the first screen shows the root and the hot paths.  Each
+ * box is a g.f with data-name, data-total, data-x, data-w (px) and
+ * data-depth.  Boxes narrower than 0.1 px are left out.
  * title is shown at the top.  *text is malloc'd (caller frees), *len bytes.
  * Returns 0 or -ENOMEM.
  */

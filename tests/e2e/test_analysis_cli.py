@@ -5,8 +5,11 @@ The function table (`report`, function granularity, inlined calls folded)
 is compared with `perf report --no-children` on a fixture whose hot loop
 is two always_inline helpers; everything else runs on recordings of the
 fixtures with known shares, and asserts values."""
+import html
+import json
 import os
 import re
+import shutil
 
 import helpers as H
 
@@ -357,3 +360,58 @@ def test_record_status_line_and_old_capture():
                   check=True).stdout
     assert "[ microscope:" not in quiet, quiet[-500:]
     assert os.stat(old).st_ino == before, "-f replaced FILE.old"
+
+
+def _node_flamegraph(svg, frame, term):
+    node = shutil.which("node")
+    web = os.path.join(H.REPO, "tests", "web")
+    if not node or not os.path.isdir(os.path.join(web, "node_modules", "playwright-core")):
+        H.skip("node or tests/web/node_modules missing: run `make deps` (npm ci in tests/web)")
+    if not os.path.exists("/usr/bin/chromium"):
+        H.skip("/usr/bin/chromium (Debian chromium) is not installed: run `make deps`")
+    proc = H.run([node, os.path.join(web, "flamegraph_zoom.js"), svg, frame, term], timeout=180)
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert proc.returncode == 0 and not res["errors"], res
+    return res
+
+
+def _names(svg_text):
+    return [html.unescape(n) for n in re.findall(r'<g class="f"[^>]* data-name="([^"]*)"',
+                                                  svg_text)]
+
+
+@H.timeout(300)
+def test_svg_click_to_zoom_and_search_in_chromium():
+    """Our flame graph in headless chromium (playwright-core): a click on
+    steady_fn makes it span the full width (and shows Reset Zoom, which
+    undoes it); the Search prompt highlights exactly the boxes whose name
+    matches, and says how many."""
+    rec = _shares60()
+    svg = H.tmp_path("shares.svg")
+    H.run([H.BIN, "convert", rec.capture, "-o", svg], check=True)
+    text = open(svg).read()
+    term = "_fn$|^cold_"
+    want = sum(1 for n in _names(text) if re.search(term, n))
+    res = _node_flamegraph(svg, "steady_fn", term)
+    H.log(json.dumps(res))
+    assert res["before"] < res["full"] / 2, res
+    assert abs(res["after"] - res["full"]) < 0.01, res
+    assert res["reset_shown"] and res["label"] == "steady_fn", res
+    assert abs(res["unzoomed"] - res["before"]) < 0.01, res
+    assert res["count_attr"] == want == res["highlighted"] and want >= 4, (res, want)
+    assert res["matched_text"].startswith("Matched: %d frames" % want), res
+
+
+def test_svg_deep_stack_first_screen():
+    """A 181-frame import: drawn as an icicle (root at the top), so the
+    first 800 px show the root and the wide (hot) boxes."""
+    folded = H.tmp_path("deep.folded")
+    with open(folded, "w") as f:
+        f.write(";".join("f%d" % i for i in range(181)) + " 900\n")
+        f.write("f0;f1;hot 100\n")
+    svg = H.tmp_path("deep.svg")
+    H.run([H.BIN, "convert", folded, "-o", svg], check=True)
+    res = _node_flamegraph(svg, "f1", "^f1[0-9]$")
+    assert res["root_y"] < 100, res
+    assert res["first_screen_wide"] >= 20, res
+    assert res["count_attr"] == 10, res
