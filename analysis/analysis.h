@@ -432,7 +432,8 @@ enum analysis_counter_class {
 
 /*
  * Classify a counter by its name.  LOST: contains "lost" or
- * "ringbuf_full".  PROBLEM: starts with "processor.", "unwind.",
+ * "ringbuf_full".  INFO: "processor.frame_no_symbol" (stripped code is the
+ * target's, not a recording fault).  PROBLEM: starts with "processor.", "unwind.",
  * "symbols.", "collector." or "capture.", or ends with "_err", "_error",
  * "_errors" or "_full" (bpf/abi/records.h's kstack_err, filter_full).
  * Everything else is INFO.

@@ -415,3 +415,68 @@ def test_svg_deep_stack_first_screen():
     assert res["root_y"] < 100, res
     assert res["first_screen_wide"] >= 20, res
     assert res["count_attr"] == 10, res
+
+
+@H.timeout(300)
+def test_python_functions_sum_their_lines():
+    """CPython (Debian's 3.11, calls.py): at the default function
+    granularity a Python function is one row "name (file)"; its self and
+    total equal the sums of its rows at --granularity line ("name
+    (file:N)"), and those rows exist for inner's several lines."""
+    H.require_root()
+    if not os.access(H.DEBIAN_PYTHON, os.X_OK):
+        H.skip("%s is not installed" % H.DEBIAN_PYTHON)
+    rec = H.record([H.DEBIAN_PYTHON, os.path.join(H.REPO, "tests", "fixtures", "python",
+                                                  "calls.py"), "1.0"])
+    args = ["--look", "python", "--limit", "100000"]
+
+    def rows(gran):
+        out = H.report(rec.capture, "--granularity", gran, *args).stdout
+        ab = {}
+        for line in out.split("functions by self", 1)[1].splitlines()[2:]:
+            m = re.match(r"\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(\d+)\s+(.+?)\s*$", line)
+            if m:
+                ab[m.group(3)] = (int(m.group(1)), int(m.group(2)))
+        return ab
+    func, lines = rows("function"), rows("line")
+    py = {n: v for n, v in func.items() if re.fullmatch(r".+ \(.*calls\.py\)", n)}
+    assert {"inner", "middle", "outer"} <= {n.split(" (")[0] for n in py}, py
+    for name, (self_, total) in py.items():
+        parts = {n: v for n, v in lines.items()
+                 if n.startswith(name[:-1] + ":") and re.fullmatch(r".*:\d+\)", n)}
+        assert parts, (name, sorted(lines)[:20])
+        assert sum(v[0] for v in parts.values()) == self_, (name, self_, parts)
+        # a function on one stack once (no recursion here): totals add up too
+        assert sum(v[1] for v in parts.values()) == total, (name, total, parts)
+    inner = [n for n in py if n.startswith("inner (")][0]
+    assert len([n for n in lines if n.startswith(inner[:-1] + ":")]) >= 2
+
+
+def _total_samples(out):
+    return int(re.search(r"^\s+samples\s+(\d+)", out, re.M).group(1))
+
+
+def test_focus_ignore_hide_since_until():
+    """pprof's meanings on `shares 60`: --focus keeps exactly the samples
+    through steady_fn, --ignore drops exactly hot_fn's, --hide removes a
+    frame (main) and keeps every sample; --since/--until split the samples
+    into two windows that add up."""
+    rec = _shares60()
+    base = H.report(rec.capture, "--limit", "1000").stdout
+    all_rows, n = table(base), _total_samples(base)
+    rows = {}
+    for line in base.split("functions by self", 1)[1].splitlines()[2:]:
+        m = re.match(r"\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(\d+)\s+(.+?)\s*$", line)
+        if m:
+            rows[m.group(3)] = (int(m.group(1)), int(m.group(2)))
+    focus = H.report(rec.capture, "--focus", "^steady_fn$").stdout
+    assert _total_samples(focus) == rows["steady_fn"][1], (focus[:800], rows["steady_fn"])
+    ignore = H.report(rec.capture, "--ignore", "^hot_fn$").stdout
+    assert _total_samples(ignore) == n - rows["hot_fn"][1]
+    hide = H.report(rec.capture, "--hide", "^main$", "--limit", "1000").stdout
+    assert _total_samples(hide) == n and "main" not in table(hide) and "main" in all_rows
+    early = _total_samples(H.report(rec.capture, "--until", "700ms").stdout)
+    late = _total_samples(H.report(rec.capture, "--since", "0.7").stdout)
+    assert early > 0 and late > 0 and early + late == n, (early, late, n)
+    bad = H.run([H.BIN, "report", rec.capture, "--focus", "("])
+    assert bad.returncode == 1 and "--focus '('" in bad.stderr, bad.stderr

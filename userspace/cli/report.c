@@ -371,6 +371,12 @@ static void print_summary(const struct report *r, const struct analysis_summary 
 		printf("  no stack   %" PRIu64 " sample%s (%.1f%%)\n", s->empty_stacks,
 		       s->empty_stacks == 1 ? "" : "s", percent(s->empty_stacks, s->weight));
 	print_symbol_notes(r->c);
+	if (capture__counter(c, "processor.frame_no_symbol"))
+		printf("  no symbol  %" PRIu64 " frame%s in code no symbol covers (a stripped "
+		       "binary?): one row per module as \"libfoo.so+?\"; --granularity address "
+		       "splits them\n",
+		       capture__counter(c, "processor.frame_no_symbol"),
+		       capture__counter(c, "processor.frame_no_symbol") == 1 ? "" : "s");
 }
 
 static void print_indent(uint32_t depth)
