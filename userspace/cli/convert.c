@@ -38,7 +38,6 @@ struct convert_input {
 	size_t len;
 	struct formats_note *note; /* what the conversion lost, for the caller to print */
 	bool event_chosen;	   /* --event or --weight named the event */
-	const struct cli_diff_options *diff; /* --diff BASE NEW, else NULL */
 };
 
 /*
@@ -271,19 +270,6 @@ static int convert_svg(const struct convert_input *in, FILE *out)
 		convert_note_other_events(in, "drawn");
 	return err;
 }
-
-/* --diff BASE NEW: the differential flame graph (diff.h). */
-static int convert_diff_svg(const struct convert_input *in, FILE *out)
-{
-	return cli_diff__svg(in->diff, out) ? -EINVAL : 0;
-}
-
-static const struct convert_format convert_diff_format = {
-	.name = "svg",
-	.extensions = { ".svg", NULL },
-	.description = "differential flame graph SVG",
-	.write = convert_diff_svg,
-};
 
 /* The capture itself (an import sealed, or the input copied). */
 static int convert_capture(const struct convert_input *in, FILE *out)
@@ -709,12 +695,23 @@ static int convert_wall_query(const struct capture *c, struct analysis_query *q,
 static int convert_diff(int nfiles, char **files, const char *to, const char *out,
 			const char *event, enum analysis_look_kind look)
 {
+	/* The graph is made first (its errors are its own), then written as the
+	 * bytes of a file, atomically like every output. */
+	static const struct convert_format svg_bytes = {
+		.name = "svg",
+		.extensions = { ".svg", NULL },
+		.description = "differential flame graph SVG",
+		.write = convert_capture,
+	};
 	struct cli_diff_options d = {
 		.event = event,
 		.look = look,
 		.keys = { .granularity = ANALYSIS_GRANULARITY_FRAME },
 	};
-	struct convert_input in = { .diff = &d };
+	struct convert_input in = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	int status;
 
 	if (nfiles != 2)
 		return convert_usage_error("--diff takes two captures, BASE and NEW%s", "");
@@ -723,9 +720,16 @@ static int convert_diff(int nfiles, char **files, const char *to, const char *ou
 					   "not '%s'", to ? to : out);
 	d.base = files[0];
 	d.new_ = files[1];
-	if (out)
-		return convert_to_file(&convert_diff_format, &in, out) ? 1 : 0;
-	return convert_to_stdout(&convert_diff_format, &in) ? 1 : 0;
+	status = cli_diff__svg(&d, &text, &len);
+	if (status)
+		return status;
+	in.bytes = text;
+	in.len = len;
+	status = (out ? convert_to_file(&svg_bytes, &in, out) : convert_to_stdout(&svg_bytes, &in))
+			 ? 1
+			 : 0;
+	free(text);
+	return status;
 }
 
 int cmd_convert(int argc, char **argv)

@@ -174,12 +174,11 @@ cleanup:
 	return status;
 }
 
-int cli_diff__svg(const struct cli_diff_options *o, FILE *out)
+int cli_diff__svg(const struct cli_diff_options *o, char **text, size_t *len)
 {
 	struct analysis_key_options keys = o->keys;
 	struct diff_side b, n;
-	char *text = NULL, title[600];
-	size_t len = 0;
+	char title[600];
 	int status = 1;
 
 	memset(&b, 0, sizeof(b));
@@ -191,15 +190,12 @@ int cli_diff__svg(const struct cli_diff_options *o, FILE *out)
 	snprintf(title, sizeof(title), "Differential flame graph: %s vs base %s (red grew, blue "
 		 "shrank)", o->new_, o->base);
 	if (analysis_tree__diff_svg(n.tree, b.tree, title,
-				    capture__string(n.c, n.c->events[n.event].unit), &text, &len)) {
+				    capture__string(n.c, n.c->events[n.event].unit), text, len)) {
 		fprintf(stderr, "microscope: convert --diff: out of memory\n");
 		goto cleanup;
 	}
-	if (len && fwrite(text, 1, len, out) != len)
-		goto cleanup;
 	status = 0;
 cleanup:
-	free(text);
 	diff_side__release(&b);
 	diff_side__release(&n);
 	return status;

@@ -26,8 +26,9 @@ struct cli_diff_options {
  * on stderr naming the file and why, e.g. the events differ). */
 int cli_diff__report(const struct cli_diff_options *o);
 
-/* Write the differential flame graph of NEW against BASE to out (inline
- * frames shown, as in every tree).  Returns the exit status (0 or 1). */
-int cli_diff__svg(const struct cli_diff_options *o, FILE *out);
+/* The differential flame graph of NEW against BASE (inline frames shown,
+ * as in every tree) in *text (malloc'd, caller frees), *len bytes.
+ * Returns the exit status (0, or 1 with a message on stderr). */
+int cli_diff__svg(const struct cli_diff_options *o, char **text, size_t *len);
 
 #endif
