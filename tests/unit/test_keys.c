@@ -30,6 +30,7 @@
 #include "capture/capture.h"
 
 static struct capture *cap;
+static uint32_t ev_off, thr_writer; /* the off-CPU event, the waking thread */
 
 static uint32_t frame(struct capture_builder *b, const char *fn, uint32_t module, uint64_t addr,
 		      uint32_t flags, const char *file, uint32_t line)
@@ -111,6 +112,54 @@ static int setup(void **state)
 	samples(b, (uint32_t[]){ run3, leaf6 }, 2, ev_cpu, thr, 3);
 	samples(b, (uint32_t[]){ run3, leaf7 }, 2, ev_cpu, thr, 1);
 	samples(b, (uint32_t[]){ run4, leaf6 }, 2, ev_cpu, thr, 2);
+
+	/* Off-CPU: read() blocked twice (100 ns woken by the writer's write(),
+	 * 50 ns with no waker seen), a kernel-only wait of 30 ns (runnable),
+	 * and an interval cut by the recording's start (no total counts it). */
+	{
+		uint32_t rd = frame(b, "read", app, 0x300, 0, "", 0);
+		uint32_t wr = frame(b, "write", app, 0x400, 0, "", 0);
+		uint32_t sched = frame(b, "__schedule", CAPTURE_NONE, 0x1, CAPTURE_FRAME_F_KERNEL, "", 0);
+		uint32_t pw = frame(b, "pipe_write", CAPTURE_NONE, 0x2, CAPTURE_FRAME_F_KERNEL, "", 0);
+		uint32_t ttwu = frame(b, "try_to_wake_up", CAPTURE_NONE, 0x3, CAPTURE_FRAME_F_KERNEL,
+				      "", 0);
+		uint32_t blocked = CAPTURE_NONE, waker = CAPTURE_NONE, konly;
+		struct capture_interval v = { .thread = thr, .waker_thread = CAPTURE_NONE,
+					      .waker_stack = CAPTURE_NONE, .cpu = CAPTURE_NONE };
+
+		th.tid = 2;
+		th.comm = capture_builder__string(b, "writer");
+		thr_writer = capture_builder__add_thread(b, &th);
+		ev.name = capture_builder__string(b, "off-cpu");
+		ev.unit = capture_builder__string(b, "nanoseconds");
+		ev_off = capture_builder__add_event(b, &ev);
+		blocked = capture_builder__add_stack(b, blocked, main_);
+		blocked = capture_builder__add_stack(b, blocked, rd);
+		blocked = capture_builder__add_stack(b, blocked, sched);
+		waker = capture_builder__add_stack(b, waker, wr);
+		waker = capture_builder__add_stack(b, waker, pw);
+		waker = capture_builder__add_stack(b, waker, ttwu);
+		konly = capture_builder__add_stack(b, CAPTURE_NONE, sched);
+		v.event = ev_off;
+		v.stack = blocked;
+		v.state = CAPTURE_OFFCPU_STATE_SLEEP;
+		v.cause = CAPTURE_OFFCPU_CAUSE_TASK;
+		v.waker_thread = thr_writer;
+		v.waker_stack = waker;
+		v.start_ns = 3000, v.end_ns = 3100, v.weight = 100;
+		capture_builder__add_interval(b, &v);
+		v.cause = CAPTURE_OFFCPU_CAUSE_NONE;
+		v.waker_thread = v.waker_stack = CAPTURE_NONE;
+		v.start_ns = 4000, v.end_ns = 4050, v.weight = 50;
+		capture_builder__add_interval(b, &v);
+		v.stack = konly;
+		v.state = CAPTURE_OFFCPU_STATE_RUNNABLE;
+		v.start_ns = 5000, v.end_ns = 5030, v.weight = 30;
+		capture_builder__add_interval(b, &v);
+		v.flags = CAPTURE_INTERVAL_F_START_UNKNOWN;
+		v.start_ns = 2000, v.end_ns = 3000, v.weight = 1000;
+		capture_builder__add_interval(b, &v);
+	}
 
 	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
 	if (capture__open_mem(buf, len, "keys.msc", &cap, err, sizeof(err)))
@@ -404,9 +453,67 @@ static void test_lanes_top_keys(void **state)
 	analysis_names__free(n);
 }
 
+/* The off-CPU groupings of the intervals built in setup. */
+static void test_offcpu_tables(void **state)
+{
+	struct analysis_key_options o = { .granularity = ANALYSIS_GRANULARITY_FUNCTION,
+					  .fold_inline = true };
+	struct analysis_names *n = analysis_names__new_opts(cap, &o);
+	struct analysis_offcpu_table t;
+	struct analysis_query q;
+
+	(void)state;
+	assert_non_null(n);
+	analysis_query__init(&q, ev_off);
+	assert_int_equal(analysis_offcpu_table__init(&t, n, &q, ANALYSIS_OFFCPU_BY_BLOCKER), 0);
+	assert_int_equal(t.total_ns, 180);
+	assert_int_equal(t.nrows, 2);
+	assert_string_equal(n->keys[t.rows[0].id].name, "read");
+	assert_int_equal(t.rows[0].ns, 150);
+	assert_int_equal(t.rows[0].count, 2);
+	assert_int_equal(t.rows[1].id, CAPTURE_NONE); /* only the scheduler's frame */
+	assert_int_equal(t.rows[1].ns, 30);
+	analysis_offcpu_table__release(&t);
+	assert_int_equal(analysis_offcpu_table__init(&t, n, &q, ANALYSIS_OFFCPU_BY_WAKER_THREAD), 0);
+	assert_int_equal(t.rows[0].id, thr_writer);
+	assert_int_equal(t.rows[0].ns, 100);
+	assert_int_equal(t.rows[1].id, CAPTURE_NONE);
+	assert_int_equal(t.rows[1].ns, 80);
+	analysis_offcpu_table__release(&t);
+	assert_int_equal(analysis_offcpu_table__init(&t, n, &q, ANALYSIS_OFFCPU_BY_WAKER_FUNCTION),
+			 0);
+	assert_string_equal(n->keys[t.rows[0].id].name, "write"); /* past the wakeup plumbing */
+	assert_int_equal(t.rows[0].ns, 100);
+	analysis_offcpu_table__release(&t);
+	assert_int_equal(analysis_offcpu_table__init(&t, n, &q, ANALYSIS_OFFCPU_BY_STATE), 0);
+	assert_int_equal(t.rows[0].id, CAPTURE_OFFCPU_STATE_SLEEP);
+	assert_int_equal(t.rows[0].ns, 150);
+	assert_int_equal(t.rows[1].id, CAPTURE_OFFCPU_STATE_RUNNABLE);
+	analysis_offcpu_table__release(&t);
+	/* with the incomplete one: its 1000 ns join */
+	q.include_incomplete = true;
+	assert_int_equal(analysis_offcpu_table__init(&t, n, &q, ANALYSIS_OFFCPU_BY_STATE), 0);
+	assert_int_equal(t.total_ns, 1180);
+	analysis_offcpu_table__release(&t);
+	/* the wall tree: 16 CPU samples x period 1 + 180 ns off-CPU */
+	{
+		struct analysis_tree *tr;
+
+		analysis_query__init(&q, ev_off);
+		q.wall = true;
+		q.wall_event = 0;
+		tr = analysis_tree__new(n, &q);
+		assert_non_null(tr);
+		assert_int_equal(tr->nodes[0].total, 16 + 180);
+		analysis_tree__free(tr);
+	}
+	analysis_names__free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_offcpu_tables),
 		cmocka_unit_test(test_lanes_top_keys),
 		cmocka_unit_test(test_filters), cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_function_folded), cmocka_unit_test(test_function_shown),
