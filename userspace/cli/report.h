@@ -59,6 +59,10 @@ void format_duration(uint64_t ns, char *buf, size_t size);
 const char *key_name(const struct report *r, uint32_t key);
 const char *key_mark(const struct report *r, uint32_t key);
 
+/* ---- report_summary.c ---- */
+/* The summary block of q's samples of event (stdout). */
+void print_summary(const struct report *r, const struct analysis_summary *s, uint32_t event);
+
 /* ---- report_offcpu.c: --off-cpu and --wall ---- */
 const char *thread_comm(const struct capture *c, uint32_t thread);
 /* One line under the CPU summary when the capture also has intervals. */
