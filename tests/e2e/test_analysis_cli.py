@@ -175,7 +175,7 @@ def test_rate_line_separates_off_cpu_from_loss():
     rec = _shares60()
     out = H.report(rec.capture).stdout
     m = re.search(r"rate\s+([\d.]+) samples per thread-second \(requested (\d+) Hz\)\n"
-                  r"\s+target on-CPU (\d+)% of its threads' time, off-CPU (\d+)%; "
+                  r"\s+target on-CPU (\d+)% of its threads' time, off-CPU (\d+)% \([^)]*\); "
                   r"samples lost: (none|\d+)", out)
     assert m, out[:1500]
     assert int(m.group(3)) + int(m.group(4)) == 100

@@ -111,8 +111,9 @@ static void print_rate(const struct capture *c, const struct analysis_summary *s
 	on = 100.0 * s->rate_hz / req;
 	if (on > 100.0)
 		on = 100.0;
-	printf("             target on-CPU %.0f%% of its threads' time, off-CPU %.0f%%; ", on,
-	       100.0 - on);
+	printf("             target on-CPU %.0f%% of its threads' time, off-CPU %.0f%% (waiting, "
+	       "or runnable behind other work); ",
+	       on, 100.0 - on);
 	if (s->lost)
 		printf("samples lost: %" PRIu64 " (see 'lost'), part of the gap\n", s->lost);
 	else
