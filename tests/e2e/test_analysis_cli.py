@@ -472,6 +472,10 @@ def test_focus_ignore_hide_since_until():
             rows[m.group(3)] = (int(m.group(1)), int(m.group(2)))
     focus = H.report(rec.capture, "--focus", "^steady_fn$").stdout
     assert _total_samples(focus) == rows["steady_fn"][1], (focus[:800], rows["steady_fn"])
+    # --svg draws the same samples, also under another look
+    svg = H.tmp_path("focus.svg")
+    H.report(rec.capture, "--focus", "^steady_fn$", "--look", "native", "--svg", svg)
+    assert re.search(r'id="root" data-total="%d"' % rows["steady_fn"][1], open(svg).read())
     ignore = H.report(rec.capture, "--ignore", "^hot_fn$").stdout
     assert _total_samples(ignore) == n - rows["hot_fn"][1]
     hide = H.report(rec.capture, "--hide", "^main$", "--limit", "1000").stdout

@@ -687,7 +687,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
 		goto cleanup;
 	}
-	if (opt.svg && report_write_svg(c, &q, &opt))
+	if (opt.svg && report_write_svg(view, &q, &opt))
 		goto cleanup;
 	status = 0;
 cleanup:
