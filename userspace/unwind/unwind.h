@@ -127,8 +127,10 @@ typedef bool (*unwind_find_fn)(void *ctx, uint64_t pc, struct unwind_map *map);
  * Why an unwind stopped: enum and the bracketed root-frame text shown in
  * reports and folded output, from one table.  UNWIND_END_OUTERMOST is the
  * only complete ending: the CFI marks the frame as the outermost (return
- * address rule "undefined", as in _start, clone3 and start_thread), or the
- * return address is 0.
+ * address rule "undefined", as in _start, clone3 and start_thread), the pc
+ * is in the module's entry code that has no CFI (ld.so's _start: the ELF
+ * header's e_entry up to the next FDE, 64 bytes at most), or the return
+ * address is 0.
  */
 #define UNWIND_REASONS(X)                                                                          \
 	X(UNWIND_END_OUTERMOST, "[outermost frame]")                                               \
