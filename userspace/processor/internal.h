@@ -142,6 +142,7 @@ struct processor {
 	uint32_t trunc_rows[UNWIND_REASON__COUNT]; /* frame row per unwind reason */
 	uint64_t unwind_reasons[UNWIND_REASON__COUNT]; /* DWARF unwinds by ending */
 	uint64_t unwind_fp_fallback; /* auto: CFI could not start, FP chain used */
+	uint64_t exec_replaced;	     /* samples in execve with no user part (EXEC_REPLACED) */
 
 	/* CPython (userspace/runtimes/): layouts from the recording's tracker
 	 * (NULL when replaying: interpreted frames are then unreadable) */

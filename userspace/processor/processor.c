@@ -455,6 +455,8 @@ int processor__finish(struct processor *p)
 	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
+	if (p->exec_replaced)
+		capture_builder__add_counter(p->b, "unwind.exec_replaced", p->exec_replaced);
 	snprintf(buf, sizeof(buf), "%" PRIu64, p->samples);
 	capture_builder__set_meta(p->b, "samples", buf);
 	if (p->nduty_changes) {

@@ -552,7 +552,10 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	/* Root first: truncation mark, user frames outermost first, then kernel. */
 	const __u64 *kips = s->ips, *uips = s->ips + s->kstack_len;
 
-	if (dwarf_user_stack(p, ps, s, out, &n)) {
+	if (s->flags & MS_SAMPLE_F_EXEC_REPLACED) {
+		/* no user part: the old program is gone, the new one not started */
+		p->exec_replaced++;
+	} else if (dwarf_user_stack(p, ps, s, out, &n)) {
 		/* user frames done */
 	} else if (s->flags & MS_SAMPLE_F_USTACK_ERR) {
 		out[n++] = truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE);
