@@ -35,7 +35,11 @@ static const char *const truncation_names[] = {
 	[MS_TRUNC_USER_UNAVAILABLE] = "[user stack unavailable]",
 	[MS_TRUNC_NO_STACK_COPY] = "[no stack copy]",
 	[MS_TRUNC_FP_LEFT_CODE] = "[frame pointer chain left mapped code]",
+	[MS_TRUNC_FP_NOT_KEPT] = "[frame without frame pointer]",
 };
+_Static_assert(sizeof(truncation_names) / sizeof(truncation_names[0]) ==
+		   sizeof(((struct processor *)0)->truncation_frames) / sizeof(uint32_t),
+	       "one truncation frame slot per name");
 
 static char *hex(const uint8_t *b, size_t n, char *out)
 {
@@ -487,6 +491,36 @@ static uint32_t fp_chain_real(const struct proc_state *ps, const uint64_t *uips,
 }
 
 /*
+ * Number of leading entries of the frame-pointer chain uips[0..keep) whose
+ * callers are proven: entry i + 1 is read through rbp, so it is frame i's
+ * caller only if frame i keeps its frame pointer at that point.  The
+ * module's CFI tells (unwind_module__fp_state, at the pc for entry 0, at the
+ * return address - 1 for the others): a function compiled without frame
+ * pointers, or one interrupted in its prologue or at its ret, leaves the
+ * caller's rbp in place and the walk then skips its caller.  The chain ends
+ * after such a frame (never a skipped caller); a frame without CFI or
+ * mapping is taken as it comes.
+ */
+static uint32_t fp_chain_proven(struct processor *p, struct proc_state *ps, const uint64_t *uips,
+				uint32_t keep)
+{
+	for (uint32_t i = 0; i + 1 < keep; i++) {
+		uint64_t pc = i ? uips[i] - 1 : uips[i];
+		struct unwind_ctx ctx = {.p = p, .ps = ps};
+		struct unwind_map map;
+
+		if (!ps || !unwind_find(&ctx, pc, &map))
+			continue;
+		if (unwind_module__fp_state(map.module, pc - map.bias) == UNWIND_FP_NOT_KEPT) {
+			p->fp_not_kept++;
+			p->fp_not_kept_leaf += i == 0;
+			return i + 1;
+		}
+	}
+	return keep;
+}
+
+/*
  * Appends the frames of a frame-pointer chain (root first): a truncation
  * mark (no stack copy, depth limit, or the chain left mapped code, counted
  * once as MS_PROBLEM_FP_LEFT_CODE), then the real frames.  The innermost
@@ -496,11 +530,14 @@ static uint32_t fp_chain_real(const struct proc_state *ps, const uint64_t *uips,
 static void fp_user_stack(struct processor *p, struct proc_state *ps, const uint64_t *uips,
 			  uint32_t u, bool no_copy, uint32_t *out, uint32_t *n)
 {
-	uint32_t keep = fp_chain_real(ps, uips, u);
+	uint32_t keep = fp_chain_real(ps, uips, u), proven = fp_chain_proven(p, ps, uips, keep);
 
 	if (no_copy && u)
 		out[(*n)++] = truncation_frame(p, MS_TRUNC_NO_STACK_COPY);
-	if (keep < u) {
+	if (proven < keep) {
+		keep = proven;
+		out[(*n)++] = truncation_frame(p, MS_TRUNC_FP_NOT_KEPT);
+	} else if (keep < u) {
 		processor__problem(p, MS_PROBLEM_FP_LEFT_CODE);
 		out[(*n)++] = truncation_frame(p, MS_TRUNC_FP_LEFT_CODE);
 	} else if (!no_copy && u == MS_MAX_STACK_DEPTH) {

@@ -150,6 +150,25 @@ enum unwind_reason {
 	    UNWIND_REASON__COUNT
 };
 
+/* What a module's CFI says about the frame pointer at an address. */
+enum unwind_fp_state {
+	UNWIND_FP_UNKNOWN = 0, /* no CFI there */
+	UNWIND_FP_KEPT,	       /* CFA = rbp + offset: rbp holds this frame's frame pointer */
+	UNWIND_FP_NOT_KEPT,    /* CFA from rsp or an expression: a function without a
+				* frame pointer, or its prologue / epilogue, where rbp
+				* still holds the caller's */
+};
+
+/*
+ * Whether the function at ELF virtual address vaddr of m has its frame
+ * pointer set up there (x86-64: the row's CFA rule is rbp-based), for
+ * checking a frame-pointer chain: where it is not, the chain's next entry
+ * (read through rbp) belongs to the caller's caller, not to the caller.
+ * Look up at the pc for the interrupted frame, at the return address - 1
+ * for callers.  One table lookup; never fails.
+ */
+enum unwind_fp_state unwind_module__fp_state(const struct unwind_module *m, uint64_t vaddr);
+
 /* Static text of a reason, e.g. "[stack copy exhausted]"; "[?]" if out of range. */
 const char *unwind_reason__name(enum unwind_reason r);
 

@@ -976,6 +976,21 @@ void unwind_module__free(struct unwind_module *m)
 	free(m);
 }
 
+enum unwind_fp_state unwind_module__fp_state(const struct unwind_module *m, uint64_t vaddr)
+{
+	const struct unwind_row *row = m ? unwind_module__row(m, vaddr) : NULL;
+	const struct unwind_full *f;
+
+	if (!row)
+		return UNWIND_FP_UNKNOWN;
+	if (!(row->flags & UNWIND_ROW_FULL))
+		return row->cfa_reg == UNWIND_REG_BP ? UNWIND_FP_KEPT : UNWIND_FP_NOT_KEPT;
+	f = &m->full[row->cfa_off];
+	return f->cfa.kind == UNWIND_CFA_REG_OFFSET && f->cfa.reg == UNWIND_REG_BP
+		   ? UNWIND_FP_KEPT
+		   : UNWIND_FP_NOT_KEPT;
+}
+
 void unwind_module__stats(const struct unwind_module *m, struct unwind_module_stats *st)
 {
 	*st = m->stats;
