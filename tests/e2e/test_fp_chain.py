@@ -5,6 +5,8 @@ prologue or at its ret, nofp_mid compiled without one) the next entry of
 the walk is its caller's caller, so the chain ends there with
 "[frame without frame pointer]" instead of showing a wrong or skipped
 caller."""
+import os
+
 import helpers as H
 
 FULL_MIN = 90.0   # % of asm_leaf samples with the whole chain main -> fp_outer -> fp_mid
@@ -51,3 +53,24 @@ def test_fp_chain_never_shows_a_wrong_or_skipped_caller():
     assert not skipped, "fp_leaf2 stacks that skip or misplace nofp_mid's caller: %s" % skipped
     rep = H.report(cap).stdout
     assert MARK in rep, rep[:2000]
+    assert "without frame pointers" not in rep, "warning on code with frame pointers:\n" + rep
+
+
+@H.timeout(120)
+def test_fp_on_code_without_frame_pointers_is_reported():
+    """--call-graph fp on nofp_chain (no frame pointers anywhere): the
+    stacks end marked at their leaf and report says why in one line; the
+    same program recorded with auto gets no such line."""
+    H.require_root()
+    env = dict(os.environ, MS_FIXTURE_SCALE="0.3")
+    lines = {}
+    for mode in ("fp", "auto"):
+        cap = H.tmp_path("nofp-%s.msc" % mode)
+        H.record([H.fixture("nofp_chain")], output=cap, env=env, extra=["--call-graph", mode])
+        rep = H.report(cap).stdout
+        lines[mode] = [l for l in rep.splitlines() if "without frame pointers" in l]
+        H.log("%s: %s" % (mode, lines[mode]))
+        if mode == "fp":
+            assert MARK in rep, rep[:2000]
+    assert len(lines["fp"]) == 1 and "--call-graph auto or dwarf" in lines["fp"][0], lines
+    assert not lines["auto"], lines

@@ -498,13 +498,16 @@ static uint32_t fp_chain_real(const struct proc_state *ps, const uint64_t *uips,
  * return address - 1 for the others): a function compiled without frame
  * pointers, or one interrupted in its prologue or at its ret, leaves the
  * caller's rbp in place and the walk then skips its caller.  The chain ends
- * after such a frame (never a skipped caller); a frame without CFI or
- * mapping is taken as it comes.
+ * after such a frame (never a skipped caller), *cut set; a frame without
+ * CFI or mapping is taken as it comes.
  */
 static uint32_t fp_chain_proven(struct processor *p, struct proc_state *ps, const uint64_t *uips,
-				uint32_t keep)
+				uint32_t keep, bool *cut)
 {
-	for (uint32_t i = 0; i + 1 < keep; i++) {
+	*cut = false;
+	/* A lone innermost frame is checked too: without a frame pointer
+	 * the walk found nothing above it (code built without them). */
+	for (uint32_t i = 0; i + 1 < keep || (i == 0 && keep == 1); i++) {
 		uint64_t pc = i ? uips[i] - 1 : uips[i];
 		struct unwind_ctx ctx = {.p = p, .ps = ps};
 		struct unwind_map map;
@@ -514,6 +517,7 @@ static uint32_t fp_chain_proven(struct processor *p, struct proc_state *ps, cons
 		if (unwind_module__fp_state(map.module, pc - map.bias) == UNWIND_FP_NOT_KEPT) {
 			p->fp_not_kept++;
 			p->fp_not_kept_leaf += i == 0;
+			*cut = true;
 			return i + 1;
 		}
 	}
@@ -530,11 +534,13 @@ static uint32_t fp_chain_proven(struct processor *p, struct proc_state *ps, cons
 static void fp_user_stack(struct processor *p, struct proc_state *ps, const uint64_t *uips,
 			  uint32_t u, bool no_copy, uint32_t *out, uint32_t *n)
 {
-	uint32_t keep = fp_chain_real(ps, uips, u), proven = fp_chain_proven(p, ps, uips, keep);
+	uint32_t keep = fp_chain_real(ps, uips, u), proven;
+	bool cut;
 
+	proven = fp_chain_proven(p, ps, uips, keep, &cut);
 	if (no_copy && u)
 		out[(*n)++] = truncation_frame(p, MS_TRUNC_NO_STACK_COPY);
-	if (proven < keep) {
+	if (cut) {
 		keep = proven;
 		out[(*n)++] = truncation_frame(p, MS_TRUNC_FP_NOT_KEPT);
 	} else if (keep < u) {
