@@ -212,7 +212,7 @@ def test_compressed_debug_sections_fold_identically():
     app = H.tmp_path("app")
     shutil.copy(_variant("gcc_plain"), app)
     raw = H.tmp_path("deferred.msc")
-    H.record([app, "1"], output=raw, extra=["--symbolize", "deferred"])
+    H.record([app, "2"], output=raw, extra=["--symbolize", "deferred"])
     folded = {}
     for name in ("gcc_plain", "gcc_zlib", "gcc_zdebug", "gcc_zstd"):
         shutil.copy(_variant(name), app + ".new")
@@ -226,7 +226,7 @@ def test_compressed_debug_sections_fold_identically():
                   if st[-3:] == ("hot_outer", "mix_round_[i]", "mix_step_[i]"))
         H.log("%s: %d samples, %d in hot_outer -> mix_round [i] -> mix_step [i]" % (
             name, sum(folded[name].values()), hot))
-        assert hot >= 100, "%s: %d samples show the inline chain" % (name, hot)
+        assert hot >= 20, "%s: %d samples show the inline chain" % (name, hot)
     for name, prof in folded.items():
         diff = {st: (folded["gcc_plain"].get(st), n) for st, n in prof.items()
                 if folded["gcc_plain"].get(st) != n}
