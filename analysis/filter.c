@@ -1,158 +1,150 @@
 // SPDX-License-Identifier: MIT
 /*
- * Query filters: which threads (by process) and which stacks (by module,
- * focus and ignore function) a query keeps, as dense byte arrays computed
- * once.  A stack row's parent has a smaller index, so one forward pass
- * settles "some frame of this stack is X" for every row.
+ * Sample filters with pprof's meanings, bound to one capture (or look
+ * view): --focus keeps samples whose stack has a frame matching, --ignore
+ * drops samples whose stack has one, --hide removes matching frames from
+ * stacks (their cost goes to the caller).  A frame matches when its
+ * function-granularity key name or its as-recorded label does (so
+ * "app.py:6" and "libfoo.so" both work).  Each frame is tested once,
+ * each stack row once (a row inherits its parent's flags): the cost
+ * follows the tables, not the samples.
  */
 #include <errno.h>
+#include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/frame_label.h"
+
 #include "internal.h"
 
-struct filter_storage {
-	uint8_t *threads;
-	uint8_t *stacks;
+enum { F_FOCUS = 1, F_IGNORE = 2, F_HIDE = 4 };
+
+struct filter_re {
+	regex_t re;
+	bool set;
 };
 
-void analysis_filter_spec__init(struct analysis_filter_spec *spec)
+static int filter_re__compile(struct filter_re *r, const char *what, const char *pattern,
+			      char *err, size_t size)
 {
-	memset(spec, 0, sizeof(*spec));
-	spec->process = CAPTURE_NONE;
-}
+	int rc;
 
-/* The name a module filter compares: the path's basename, or its kind's bracket name. */
-static const char *module_label(const struct capture *c, const struct capture_module *m)
-{
-	const char *path = capture__string(c, m->path), *slash;
+	if (!pattern)
+		return 0;
+	rc = regcomp(&r->re, pattern, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		char msg[128];
 
-	if (!*path) {
-		switch (m->kind) {
-		case CAPTURE_MODULE_KERNEL:
-			return "[kernel]";
-		case CAPTURE_MODULE_VDSO:
-			return "[vdso]";
-		case CAPTURE_MODULE_ANON:
-			return "[anon]";
-		default:
-			return "[unknown]";
-		}
+		regerror(rc, &r->re, msg, sizeof(msg));
+		snprintf(err, size, "--%s '%s': %s", what, pattern, msg);
+		return -EINVAL;
 	}
-	slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
+	r->set = true;
+	return 0;
 }
 
-/* bits of a stack row's own frame: 1 module match, 2 focus match, 4 ignore match */
-#define F_MODULE 1u
-#define F_FOCUS 2u
-#define F_IGNORE 4u
-
-int analysis_filter__new(const struct analysis_names *n, const struct analysis_filter_spec *spec,
-			 struct analysis_filter **out)
+static bool filter_re__match(const struct filter_re *r, const char *a, const char *b)
 {
-	const struct capture *c = n->capture;
+	return r->set && (!regexec(&r->re, a, 0, NULL, 0) || !regexec(&r->re, b, 0, NULL, 0));
+}
+
+int analysis_filter__new(const struct capture *c, const struct analysis_filter_spec *spec,
+			 struct analysis_filter **out, char *err, size_t size)
+{
+	struct filter_re focus = { 0 }, ignore = { 0 }, hide = { 0 };
 	struct analysis_filter *f = NULL;
-	struct filter_storage *st = NULL;
-	uint8_t *module_hit = NULL, *key_bits = NULL, *seen = NULL, want = 0;
+	uint8_t *frame_bits = NULL;
+	char a[512], b[512];
 	uint32_t i;
-	int err = -ENOMEM;
+	int rc;
 
 	*out = NULL;
-	if (spec->process != CAPTURE_NONE && spec->process >= c->nprocesses)
-		return -EINVAL;
+	if (size)
+		err[0] = '\0';
+	rc = filter_re__compile(&focus, "focus", spec->focus, err, size);
+	if (!rc)
+		rc = filter_re__compile(&ignore, "ignore", spec->ignore, err, size);
+	if (!rc)
+		rc = filter_re__compile(&hide, "hide", spec->hide, err, size);
+	if (rc)
+		goto cleanup;
+	rc = -ENOMEM;
 	f = calloc(1, sizeof(*f));
-	if (!f)
+	frame_bits = calloc((size_t)c->nframes + 1, 1);
+	if (!f || !frame_bits)
 		goto cleanup;
-	st = calloc(1, sizeof(*st));
-	if (!st)
+	f->capture = c;
+	f->stack_pass = malloc((size_t)c->nstacks + 1);
+	f->stack_bits = malloc((size_t)c->nstacks + 1);
+	if (hide.set)
+		f->frame_hidden = calloc((size_t)c->nframes + 1, 1);
+	if (!f->stack_pass || !f->stack_bits || (hide.set && !f->frame_hidden))
 		goto cleanup;
-	f->storage = st; /* freed with f from here on */
-	f->nstacks = c->nstacks;
-	f->keep_no_thread = spec->process == CAPTURE_NONE;
-	if (spec->process != CAPTURE_NONE) {
-		st->threads = calloc(c->nthreads ? c->nthreads : 1, 1);
-		if (!st->threads)
-			goto cleanup;
-		for (i = 0; i < c->nthreads; i++)
-			st->threads[i] = c->threads[i].process == spec->process;
-		f->threads = st->threads;
-	}
-	if (!spec->module && !spec->focus && !spec->ignore)
-		goto done;
+	for (i = 0; i < c->nframes; i++) {
+		const struct capture_frame *fr = &c->frames[i];
 
-	module_hit = calloc(c->nmodules ? c->nmodules : 1, 1);
-	key_bits = calloc(n->nkeys ? n->nkeys : 1, 1);
-	seen = malloc((size_t)c->nstacks + 1);
-	st->stacks = malloc((size_t)c->nstacks + 1);
-	if (!module_hit || !key_bits || !seen || !st->stacks)
-		goto cleanup;
-	if (spec->module) {
-		want |= F_MODULE;
-		for (i = 0; i < c->nmodules; i++)
-			module_hit[i] = !strcmp(module_label(c, &c->modules[i]), spec->module);
+		analysis__frame_key_name(c, fr, ANALYSIS_GRANULARITY_FUNCTION, a, sizeof(a));
+		capture__frame_label(c, fr, b, sizeof(b));
+		frame_bits[i] = (filter_re__match(&focus, a, b) ? F_FOCUS : 0) |
+				(filter_re__match(&ignore, a, b) ? F_IGNORE : 0) |
+				(filter_re__match(&hide, a, b) ? F_HIDE : 0);
+		if (f->frame_hidden)
+			f->frame_hidden[i] = !!(frame_bits[i] & F_HIDE);
 	}
-	if (spec->focus)
-		want |= F_FOCUS;
-	for (i = 0; i < n->nkeys; i++) {
-		if (spec->focus && !strcmp(n->keys[i].name, spec->focus))
-			key_bits[i] |= F_FOCUS;
-		if (spec->ignore && !strcmp(n->keys[i].name, spec->ignore))
-			key_bits[i] |= F_IGNORE;
-	}
-	/* seen[s]: the bits some frame from row s up to its root has. */
+	/* A row's parent has a smaller id: one pass in id order. */
 	for (i = 0; i < c->nstacks; i++) {
-		const struct capture_stack *row = &c->stacks[i];
-		const struct capture_frame *fr = &c->frames[row->frame];
-		uint8_t bits = key_bits[n->frame_keys[row->frame]];
+		uint32_t p = c->stacks[i].parent;
 
-		if (fr->module != CAPTURE_NONE && module_hit[fr->module])
-			bits |= F_MODULE;
-		if (row->parent != CAPTURE_NONE)
-			bits |= seen[row->parent];
-		seen[i] = bits;
-		st->stacks[i] = (bits & want) == want && !(bits & F_IGNORE);
+		f->stack_bits[i] = frame_bits[c->stacks[i].frame] |
+				   (p == CAPTURE_NONE ? 0 : f->stack_bits[p]);
+		f->stack_pass[i] = (!focus.set || (f->stack_bits[i] & F_FOCUS)) &&
+				   !(f->stack_bits[i] & F_IGNORE);
 	}
-	st->stacks[c->nstacks] = !want; /* the empty stack */
-	f->stacks = st->stacks;
-done:
+	f->empty_pass = !focus.set;
 	*out = f;
 	f = NULL;
-	err = 0;
+	rc = 0;
 cleanup:
-	free(module_hit);
-	free(key_bits);
-	free(seen);
+	if (focus.set)
+		regfree(&focus.re);
+	if (ignore.set)
+		regfree(&ignore.re);
+	if (hide.set)
+		regfree(&hide.re);
+	free(frame_bits);
 	analysis_filter__free(f);
-	return err;
+	return rc;
 }
 
 void analysis_filter__free(struct analysis_filter *f)
 {
-	struct filter_storage *st;
-
 	if (!f)
 		return;
-	st = f->storage;
-	if (st) {
-		free(st->threads);
-		free(st->stacks);
-		free(st);
-	}
+	free(f->stack_pass);
+	free(f->stack_bits);
+	free(f->frame_hidden);
 	free(f);
 }
 
-bool analysis_filter__keeps(const struct analysis_filter *f, uint32_t thread, uint32_t stack)
+bool analysis_filter__stack(const struct analysis_filter *f, uint32_t stack)
 {
 	if (!f)
 		return true;
-	if (thread == CAPTURE_NONE) {
-		if (!f->keep_no_thread)
-			return false;
-	} else if (f->threads && !f->threads[thread]) {
-		return false;
-	}
-	if (f->stacks && !f->stacks[stack == CAPTURE_NONE ? f->nstacks : stack])
-		return false;
-	return true;
+	return stack == CAPTURE_NONE ? f->empty_pass : f->stack_pass[stack];
+}
+
+uint64_t analysis__start_ns(const struct capture *c)
+{
+	uint64_t start = UINT64_MAX;
+	uint32_t i;
+
+	for (i = 0; i < c->nsamples; i++)
+		if (c->samples[i].time_ns && c->samples[i].time_ns < start)
+			start = c->samples[i].time_ns;
+	for (i = 0; i < c->nintervals; i++)
+		if (c->intervals[i].start_ns < start)
+			start = c->intervals[i].start_ns;
+	return start == UINT64_MAX ? 0 : start;
 }

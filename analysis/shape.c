@@ -115,7 +115,7 @@ int analysis_shape__weigh(const struct analysis_shape *sh, const struct analysis
 	err = analysis_query__check(c, q);
 	if (err)
 		return err;
-	if (q->per_thread)
+	if (q->per_thread || q->wall || (q->filter && q->filter->frame_hidden))
 		return -EINVAL;
 	w->self = calloc(sh->nnodes, sizeof(*w->self));
 	w->total = calloc(sh->nnodes, sizeof(*w->total));

@@ -16,6 +16,7 @@
  * Expected values are derived in comments next to each assertion.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -238,18 +239,36 @@ static void test_query_parse(void **state)
 	assert_string_not_equal(a, b);
 }
 
-static struct analysis_flat *flat_of(const struct serve_profile *p,
-				     const struct analysis_filter_spec *spec, uint32_t event,
-				     struct analysis_tree **t, struct analysis_filter **f)
+/* Flat table of event's samples under a focus/ignore pattern and a selection. */
+static struct analysis_flat *flat_of(const struct serve_profile *p, const char *focus,
+				     const char *ignore, const struct analysis_select_spec *sel,
+				     uint32_t event, struct analysis_tree **t, struct analysis_filter **f,
+				     struct analysis_select **s)
 {
+	struct analysis_filter_spec spec = { .focus = focus, .ignore = ignore };
 	struct analysis_query q;
+	char err[256];
 
 	analysis_query__init(&q, event);
-	assert_int_equal(analysis_filter__new(p->names[0], spec, f), 0);
+	assert_int_equal(analysis_filter__new(p->views[0], &spec, f, err, sizeof(err)), 0);
 	q.filter = *f;
+	*s = NULL;
+	if (sel) {
+		assert_int_equal(analysis_select__new(p->views[0], sel, s), 0);
+		q.select = *s;
+	}
 	*t = analysis_tree__new(p->names[0], &q);
 	assert_non_null(*t);
 	return analysis_flat__new(*t, ANALYSIS_SORT_TOTAL);
+}
+
+static void flat_done(struct analysis_flat *fl, struct analysis_tree *t, struct analysis_filter *f,
+		      struct analysis_select *s)
+{
+	analysis_flat__free(fl);
+	analysis_tree__free(t);
+	analysis_filter__free(f);
+	analysis_select__free(s);
 }
 
 static uint64_t total_of(const struct analysis_flat *fl, const char *name)
@@ -265,124 +284,66 @@ static uint64_t total_of(const struct analysis_flat *fl, const char *name)
 static void test_filters(void **state)
 {
 	struct fx *fx = *state;
-	struct analysis_filter_spec spec;
+	struct analysis_select_spec sel;
+	struct analysis_select *s;
 	struct analysis_filter *f;
 	struct analysis_tree *t;
 	struct analysis_flat *fl;
 
-	/* focus a: only app's 6 samples (main;a;leaf) */
-	analysis_filter_spec__init(&spec);
-	spec.focus = "a";
-	fl = flat_of(fx->p, &spec, fx->cpu, &t, &f);
+	/* focus a (exactly, as the API asks): only app's 6 samples (main;a;leaf) */
+	fl = flat_of(fx->p, "^a$", NULL, NULL, fx->cpu, &t, &f, &s);
 	assert_int_equal(fl->total_weight, 6);
 	assert_int_equal(total_of(fl, "b"), 0);
-	analysis_flat__free(fl);
-	analysis_tree__free(t);
-	analysis_filter__free(f);
+	flat_done(fl, t, f, s);
 
 	/* ignore leaf: only other's main;b (1 sample) */
-	analysis_filter_spec__init(&spec);
-	spec.ignore = "leaf";
-	fl = flat_of(fx->p, &spec, fx->cpu, &t, &f);
+	fl = flat_of(fx->p, NULL, "^leaf$", NULL, fx->cpu, &t, &f, &s);
 	assert_int_equal(fl->total_weight, 1);
-	analysis_flat__free(fl);
-	analysis_tree__free(t);
-	analysis_filter__free(f);
+	flat_done(fl, t, f, s);
 
 	/* process 0 (app): app 6 + worker 3; other's sample dropped */
-	analysis_filter_spec__init(&spec);
-	spec.process = 0;
-	fl = flat_of(fx->p, &spec, fx->cpu, &t, &f);
+	analysis_select_spec__init(&sel);
+	sel.process = 0;
+	fl = flat_of(fx->p, NULL, NULL, &sel, fx->cpu, &t, &f, &s);
 	assert_int_equal(fl->total_weight, 9);
 	assert_int_equal(total_of(fl, "b"), 3);
-	analysis_flat__free(fl);
-	analysis_tree__free(t);
-	analysis_filter__free(f);
+	flat_done(fl, t, f, s);
 
 	/* module libz.so: the one sample with a libz frame */
-	analysis_filter_spec__init(&spec);
-	spec.module = "libz.so";
-	fl = flat_of(fx->p, &spec, fx->cpu, &t, &f);
+	analysis_select_spec__init(&sel);
+	sel.module = "libz.so";
+	fl = flat_of(fx->p, NULL, NULL, &sel, fx->cpu, &t, &f, &s);
 	assert_int_equal(fl->total_weight, 1);
-	analysis_flat__free(fl);
-	analysis_tree__free(t);
-	analysis_filter__free(f);
+	flat_done(fl, t, f, s);
 
-	analysis_filter_spec__init(&spec);
-	spec.process = 7;
-	assert_int_equal(analysis_filter__new(fx->p->names[0], &spec, &f), -EINVAL);
-	assert_null(f);
-}
-
-static void test_offcpu_groups(void **state)
-{
-	struct fx *fx = *state;
-	struct analysis_offcpu_groups g;
-	struct analysis_query q;
-	const struct analysis_names *n = fx->p->names[0];
-
-	analysis_query__init(&q, fx->off);
-	/* by waker, complete only: hardirq 20 + 30 us (2), worker-101 10 us (1) */
-	assert_int_equal(analysis_offcpu_groups__init(&g, n, &q, ANALYSIS_OFFCPU_BY_WAKER), 0);
-	assert_int_equal(g.count, 3);
-	assert_int_equal(g.ns, 60000);
-	assert_int_equal(g.nrows, 2);
-	assert_int_equal(g.rows[0].kind, ANALYSIS_GROUP_CAUSE);
-	assert_int_equal(g.rows[0].id, CAPTURE_OFFCPU_CAUSE_HARDIRQ);
-	assert_int_equal(g.rows[0].ns, 50000);
-	assert_int_equal(g.rows[1].kind, ANALYSIS_GROUP_KEY);
-	assert_string_equal(n->keys[g.rows[1].id].name, "worker-101");
-	analysis_offcpu_groups__release(&g);
-	/* by function: the blocking function is a (schedule is kernel); with the
-	 * incomplete one 100 us in all */
-	q.include_incomplete = true;
-	assert_int_equal(analysis_offcpu_groups__init(&g, n, &q, ANALYSIS_OFFCPU_BY_FUNCTION), 0);
-	assert_int_equal(g.nrows, 1);
-	assert_string_equal(n->keys[g.rows[0].id].name, "a");
-	assert_int_equal(g.rows[0].ns, 100000);
-	analysis_offcpu_groups__release(&g);
-	/* by state, complete: disk 50 us before sleep 10 us */
-	q.include_incomplete = false;
-	assert_int_equal(analysis_offcpu_groups__init(&g, n, &q, ANALYSIS_OFFCPU_BY_STATE), 0);
-	assert_int_equal(g.nrows, 2);
-	assert_int_equal(g.rows[0].id, CAPTURE_OFFCPU_STATE_DISK);
-	assert_int_equal(g.rows[1].id, CAPTURE_OFFCPU_STATE_SLEEP);
-	analysis_offcpu_groups__release(&g);
+	analysis_select_spec__init(&sel);
+	sel.process = 7;
+	assert_int_equal(analysis_select__new(fx->p->views[0], &sel, &s), -EINVAL);
+	assert_null(s);
 }
 
 static void test_diff(void **state)
 {
 	struct fx *fx = *state;
-	struct analysis_filter_spec spec;
 	struct analysis_filter *fa, *fb;
+	struct analysis_select *sa, *sb;
 	struct analysis_tree *ta, *tb;
 	struct analysis_flat *base, *cur;
 	struct analysis_diff d;
 
-	/* base: everything (10 samples: a 6, b 4 incl. libz's);
-	 * current: focus b (4 samples: b 4, a 0).  Self shares of leaf: base
-	 * 9/10 = 90%, current 3/4 = 75% (-15 pp); b's self: 10% -> 25% (+15 pp),
-	 * ties broken by total delta: a's total 60% -> 0% (-60 pp) is not a
-	 * self change (a has no self), so the first row is b (total +60 pp)
-	 * or leaf (total -15 pp): b. */
-	analysis_filter_spec__init(&spec);
-	base = flat_of(fx->p, &spec, fx->cpu, &tb, &fb);
-	spec.focus = "b";
-	cur = flat_of(fx->p, &spec, fx->cpu, &ta, &fa);
-	assert_int_equal(analysis_diff__init(&d, base, cur), 0);
+	/* base: everything (10 samples: a 6, b 4 incl. libz's); current: focus b
+	 * (4 samples).  Self shares: b 10% -> 25% (+15 pp), leaf 90% -> 75%
+	 * (-15 pp): the two largest self changes come first. */
+	base = flat_of(fx->p, NULL, NULL, NULL, fx->cpu, &tb, &fb, &sb);
+	cur = flat_of(fx->p, "^b$", NULL, NULL, fx->cpu, &ta, &fa, &sa);
+	assert_int_equal(analysis_diff__init(&d, base, cur, ANALYSIS_SORT_SELF, true), 0);
 	assert_int_equal(d.base_weight, 10);
-	assert_int_equal(d.weight, 4);
-	assert_string_equal(d.rows[0].name, "b");
-	assert_true(d.rows[0].self_delta > 14.99 && d.rows[0].self_delta < 15.01);
-	assert_true(d.rows[0].total_delta > 59.99 && d.rows[0].total_delta < 60.01);
-	assert_string_equal(d.rows[1].name, "leaf");
+	assert_int_equal(d.new_weight, 4);
+	assert_true(!strcmp(d.rows[0].name, "b") || !strcmp(d.rows[0].name, "leaf"));
+	assert_true(fabs(fabs(d.rows[0].delta_self) - 0.15) < 1e-9);
 	analysis_diff__release(&d);
-	analysis_flat__free(base);
-	analysis_flat__free(cur);
-	analysis_tree__free(ta);
-	analysis_tree__free(tb);
-	analysis_filter__free(fa);
-	analysis_filter__free(fb);
+	flat_done(base, tb, fb, sb);
+	flat_done(cur, ta, fa, sa);
 }
 
 /* "key/key/..." of a node, from the root: comparable across tree and shape. */
@@ -409,8 +370,9 @@ static void test_shape_matches_tree(void **state)
 	struct fx *fx = *state;
 	const struct analysis_names *n = fx->p->names[0];
 	struct analysis_shape *sh;
-	struct analysis_filter_spec spec;
-	const char *focus[] = { NULL, "b", "leaf", "schedule" };
+	struct analysis_filter_spec spec = { 0 };
+	const char *focus[] = { NULL, "^b$", "^leaf$", "^schedule$" };
+	char err[256];
 	uint32_t event[] = { fx->cpu, fx->cpu, fx->cpu, fx->off };
 	int k;
 
@@ -424,9 +386,8 @@ static void test_shape_matches_tree(void **state)
 		uint32_t keys[64], parents[64], i, na = 0, nb = 0;
 
 		analysis_query__init(&q, event[k]);
-		analysis_filter_spec__init(&spec);
 		spec.focus = focus[k];
-		assert_int_equal(analysis_filter__new(n, &spec, &f), 0);
+		assert_int_equal(analysis_filter__new(fx->p->views[0], &spec, &f, err, sizeof(err)), 0);
 		q.filter = f;
 		q.include_incomplete = k == 3;
 		t = analysis_tree__new(n, &q);
@@ -511,7 +472,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_query_parse),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_offcpu_groups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_diff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shape_matches_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_api_answers, setup, teardown),

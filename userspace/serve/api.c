@@ -77,6 +77,22 @@ static int offcpu_event(const struct capture *c, uint32_t *event)
 	return 0;
 }
 
+/* "^name$" with every POSIX ERE metacharacter of name escaped, into buf. */
+static const char *exact_pattern(const char *name, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[n++] = '^';
+	for (; *name && n + 4 < size; name++) {
+		if (strchr(".[]{}()\\*+?^$|", *name))
+			buf[n++] = '\\';
+		buf[n++] = *name;
+	}
+	buf[n++] = '$';
+	buf[n] = '\0';
+	return buf;
+}
+
 int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct serve_query *sq,
 		  bool offcpu, char *err, size_t errlen)
 {
@@ -120,15 +136,28 @@ int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct ser
 		return api__fail(ctx, "start: out of range");
 	if (sq->end_ns && __builtin_add_overflow(p->origin_ns, sq->end_ns, &ctx->q.end_ns))
 		return api__fail(ctx, "end: out of range");
-	if (sq->process != UINT32_MAX || sq->module[0] || sq->focus[0] || sq->ignore[0]) {
-		analysis_filter_spec__init(&spec);
-		spec.process = sq->process == UINT32_MAX ? CAPTURE_NONE : sq->process;
-		spec.module = sq->module[0] ? sq->module : NULL;
-		spec.focus = sq->focus[0] ? sq->focus : NULL;
-		spec.ignore = sq->ignore[0] ? sq->ignore : NULL;
-		rc = analysis_filter__new(ctx->names, &spec, &ctx->filter);
+	if (sq->process != UINT32_MAX || sq->module[0]) {
+		struct analysis_select_spec sel;
+
+		analysis_select_spec__init(&sel);
+		sel.process = sq->process == UINT32_MAX ? CAPTURE_NONE : sq->process;
+		sel.module = sq->module[0] ? sq->module : NULL;
+		rc = analysis_select__new(ctx->c, &sel, &ctx->select);
 		if (rc)
 			return rc == -EINVAL ? api__fail(ctx, "process: out of range") : rc;
+		ctx->q.select = ctx->select;
+	}
+	if (sq->focus[0] || sq->ignore[0]) {
+		char focus[2 * SERVE_MAX_VALUE + 3], ignore[2 * SERVE_MAX_VALUE + 3];
+		char why[256];
+
+		/* The API names functions exactly; analysis_filter takes patterns. */
+		memset(&spec, 0, sizeof(spec));
+		spec.focus = sq->focus[0] ? exact_pattern(sq->focus, focus, sizeof(focus)) : NULL;
+		spec.ignore = sq->ignore[0] ? exact_pattern(sq->ignore, ignore, sizeof(ignore)) : NULL;
+		rc = analysis_filter__new(ctx->c, &spec, &ctx->filter, why, sizeof(why));
+		if (rc)
+			return rc == -EINVAL ? api__fail(ctx, "%s", why) : rc;
 		ctx->q.filter = ctx->filter;
 	}
 	return 0;
@@ -137,7 +166,9 @@ int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct ser
 void api_ctx__release(struct api_ctx *ctx)
 {
 	analysis_filter__free(ctx->filter);
+	analysis_select__free(ctx->select);
 	ctx->filter = NULL;
+	ctx->select = NULL;
 }
 
 static json_t *counts_json(const struct capture *c, const struct analysis_count *v, uint32_t n,

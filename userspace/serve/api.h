@@ -18,7 +18,8 @@ struct api_ctx {
 	const struct capture *c;	    /* the look's view */
 	const struct analysis_names *names; /* of c */
 	struct analysis_query q;
-	struct analysis_filter *filter; /* owned, or NULL */
+	struct analysis_filter *filter; /* focus/ignore, owned, or NULL */
+	struct analysis_select *select; /* process/module, owned, or NULL */
 	char *err;
 	size_t errlen;
 };

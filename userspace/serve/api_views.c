@@ -404,8 +404,8 @@ int api__intervals(struct api_ctx *ctx, json_t *out)
 		goto cleanup;
 	for (i = sq->offset; i < n && i - sq->offset < sq->limit; i++) {
 		const struct capture_interval *v = &c->intervals[keys[i].id];
-		const struct analysis_key *blk =
-			&ctx->names->keys[analysis__blocking_key(ctx->names, v->stack)];
+		uint32_t blk_key = analysis__blocking_key(ctx->names, v->stack);
+		const char *blk = blk_key == CAPTURE_NONE ? "" : ctx->names->keys[blk_key].name;
 		json_t *o = json_pack(
 			"{s:I,s:o,s:o,s:o,s:o,s:s,s:s,s:b,s:b,s:o,s:s,s:o,s:o}", "id",
 			(json_int_t)keys[i].id, "thread", api__thread(c, v->thread), "start_ns",
@@ -415,7 +415,7 @@ int api__intervals(struct api_ctx *ctx, json_t *out)
 			analysis__offcpu_cause_name(v->cause), "start_known",
 			!(v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN), "end_known",
 			!(v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN), "waker",
-			api__thread(c, v->waker_thread), "blocking", blk->name, "stack",
+			api__thread(c, v->waker_thread), "blocking", blk, "stack",
 			frames_json(ctx->names, v->stack, SERVE_INTERVAL_FRAMES), "waker_stack",
 			frames_json(ctx->names, v->waker_stack, SERVE_INTERVAL_FRAMES));
 
@@ -433,23 +433,26 @@ int api__offcpu(struct api_ctx *ctx, json_t *out)
 {
 	static const enum analysis_offcpu_by bys[] = {
 		[SERVE_BY_STATE] = ANALYSIS_OFFCPU_BY_STATE,
-		[SERVE_BY_FUNCTION] = ANALYSIS_OFFCPU_BY_FUNCTION,
-		[SERVE_BY_WAKER] = ANALYSIS_OFFCPU_BY_WAKER,
+		[SERVE_BY_FUNCTION] = ANALYSIS_OFFCPU_BY_BLOCKER,
+		[SERVE_BY_WAKER] = ANALYSIS_OFFCPU_BY_WAKER_THREAD,
 	};
 	static const char *const by_names[] = { "state", "function", "waker" };
 	const struct serve_query *sq = ctx->sq;
-	struct analysis_offcpu_groups g;
+	struct analysis_offcpu_table g;
+	uint64_t count = 0;
 	json_t *arr;
 	uint32_t i;
 	int rc;
 
-	rc = analysis_offcpu_groups__init(&g, ctx->names, &ctx->q, bys[sq->by]);
+	rc = analysis_offcpu_table__init(&g, ctx->names, &ctx->q, bys[sq->by]);
 	if (rc)
 		return rc == -EINVAL ? api__fail(ctx, "bad query") : rc;
+	for (i = 0; i < g.nrows; i++)
+		count += g.rows[i].count;
 	rc = -ENOMEM;
 	arr = json_array();
-	if (head(ctx, out, g.ns) || api__set(out, "by", json_string(by_names[sq->by])) ||
-	    api__set(out, "count", api__u64(g.count)) ||
+	if (head(ctx, out, g.total_ns) || api__set(out, "by", json_string(by_names[sq->by])) ||
+	    api__set(out, "count", api__u64(count)) ||
 	    api__set(out, "nrows", json_integer(g.nrows)) ||
 	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
 		goto cleanup;
@@ -458,12 +461,15 @@ int api__offcpu(struct api_ctx *ctx, json_t *out)
 		const char *kind, *name;
 		json_t *o;
 
-		if (r->kind == ANALYSIS_GROUP_STATE) {
+		if (sq->by == SERVE_BY_STATE) {
 			kind = "state";
 			name = analysis__offcpu_state_name(r->id);
-		} else if (r->kind == ANALYSIS_GROUP_CAUSE) {
-			kind = "cause";
-			name = analysis__offcpu_cause_name(r->id);
+		} else if (r->id == CAPTURE_NONE) {
+			kind = "none";
+			name = sq->by == SERVE_BY_WAKER ? "[no waker thread]" : "[no function]";
+		} else if (sq->by == SERVE_BY_WAKER) {
+			kind = "thread";
+			name = ctx->names->keys[ctx->names->thread_keys[r->id]].name;
 		} else {
 			kind = api__key_kind(ctx->names->keys[r->id].kind);
 			name = ctx->names->keys[r->id].name;
@@ -475,7 +481,7 @@ int api__offcpu(struct api_ctx *ctx, json_t *out)
 	}
 	rc = 0;
 cleanup:
-	analysis_offcpu_groups__release(&g);
+	analysis_offcpu_table__release(&g);
 	return rc;
 }
 
@@ -512,23 +518,27 @@ int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out)
 	bf = analysis_flat__new(bt, ANALYSIS_SORT_SELF);
 	if (!f || !bf)
 		goto cleanup;
-	rc = analysis_diff__init(&d, bf, f);
+	rc = analysis_diff__init(&d, bf, f, ANALYSIS_SORT_SELF,
+				 !strcmp(capture__string(ctx->c, ctx->c->events[ctx->q.event].unit),
+					 "samples"));
 	if (rc)
 		goto cleanup;
 	rc = -ENOMEM;
 	arr = json_array();
-	if (head(ctx, out, d.weight) || api__set(out, "base", json_string(base->name)) ||
+	if (head(ctx, out, d.new_weight) || api__set(out, "base", json_string(base->name)) ||
 	    api__set(out, "base_total", api__u64(d.base_weight)) ||
 	    api__set(out, "nrows", json_integer(d.nrows)) ||
 	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
 		goto cleanup;
 	for (i = sq->offset; i < d.nrows && i - sq->offset < sq->limit; i++) {
 		const struct analysis_diff_row *r = &d.rows[i];
-		json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:f,s:f}", "name", r->name, "kind",
-				      api__key_kind(r->kind), "base_self", api__u64(r->base_self),
-				      "base_total", api__u64(r->base_total), "self",
-				      api__u64(r->self), "total", api__u64(r->total), "self_delta",
-				      r->self_delta, "total_delta", r->total_delta);
+		json_t *o = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:f,s:f,s:f,s:b}", "name", r->name,
+				      "kind", api__key_kind(r->kind), "base_self",
+				      api__u64(r->base_self), "base_total", api__u64(r->base_total),
+				      "self", api__u64(r->new_self), "total", api__u64(r->new_total),
+				      "self_delta", 100.0 * r->delta_self, "total_delta",
+				      100.0 * r->delta_total, "z", r->z, "significant",
+				      r->significant);
 
 		if (!o || json_array_append_new(arr, o))
 			goto cleanup;

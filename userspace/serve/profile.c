@@ -136,7 +136,8 @@ struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look
 	uint32_t i;
 
 	*owned = true;
-	if (q->thread != CAPTURE_NONE || q->start_ns > p->origin_ns || q->end_ns || q->filter)
+	if (q->thread != CAPTURE_NONE || q->start_ns > p->origin_ns || q->end_ns || q->filter ||
+	    q->select || q->wall)
 		return analysis_tree__new(p->names[look], q);
 	pthread_mutex_lock(&p->lock);
 	for (i = 0; i < p->ntrees; i++) {
