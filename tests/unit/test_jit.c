@@ -4,7 +4,8 @@
  * lines replace what they overlap, mappings end what was read before them,
  * the code budget), the perf map parser (lines, malformed lines, lines cut
  * across reads, over-long lines) and reader (incremental reads, a map made
- * before its process, symlinks and FIFOs refused), and the jitdump parser.
+ * before its process, symlinks and FIFOs refused), and the jitdump parser
+ * (records, damaged files, the marker mapping).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include "userspace/runtimes/jit_funcs.h"
 #include "userspace/runtimes/jit_policy.h"
 #include "userspace/runtimes/jit_proc.h"
+#include "userspace/runtimes/jitdump.h"
 #include "userspace/runtimes/perf_map.h"
 
 static const char *name_at(const struct jit_funcs *f, uint64_t addr)
@@ -393,6 +396,270 @@ static void test_read_not_owned(void **state)
 	unlink(path);
 }
 
+/* ---- jitdump -------------------------------------------------------------- */
+
+struct jd_buf {
+	uint8_t b[8192];
+	size_t len;
+};
+
+static void jd_put(struct jd_buf *j, const void *p, size_t n)
+{
+	assert_true(j->len + n <= sizeof(j->b));
+	memcpy(j->b + j->len, p, n);
+	j->len += n;
+}
+
+static void jd_u32(struct jd_buf *j, uint32_t v)
+{
+	jd_put(j, &v, 4);
+}
+
+static void jd_u64(struct jd_buf *j, uint64_t v)
+{
+	jd_put(j, &v, 8);
+}
+
+static void jd_header(struct jd_buf *j, uint32_t magic, uint32_t pid, uint64_t flags)
+{
+	jd_u32(j, magic);
+	jd_u32(j, JITDUMP_VERSION);
+	jd_u32(j, JITDUMP_HEADER_SIZE);
+	jd_u32(j, 62); /* EM_X86_64 */
+	jd_u32(j, 0);
+	jd_u32(j, pid);
+	jd_u64(j, 1);
+	jd_u64(j, flags);
+}
+
+static void jd_prefix(struct jd_buf *j, uint32_t id, uint32_t size, uint64_t time)
+{
+	jd_u32(j, id);
+	jd_u32(j, size);
+	jd_u64(j, time);
+}
+
+static void jd_load(struct jd_buf *j, uint64_t time, uint64_t addr, uint64_t size,
+		    const char *name)
+{
+	uint8_t code[256] = { 0x55 }; /* push %rbp */
+
+	assert_true(size <= sizeof(code));
+	jd_prefix(j, JIT_CODE_LOAD, (uint32_t)(16 + 40 + strlen(name) + 1 + size), time);
+	jd_u32(j, 42);
+	jd_u32(j, 42);
+	jd_u64(j, addr);
+	jd_u64(j, addr);
+	jd_u64(j, size);
+	jd_u64(j, 7);
+	jd_put(j, name, strlen(name) + 1);
+	jd_put(j, code, size);
+}
+
+static void jd_move(struct jd_buf *j, uint64_t time, uint64_t from, uint64_t to, uint64_t size)
+{
+	jd_prefix(j, JIT_CODE_MOVE, 16 + 48, time);
+	jd_u32(j, 42);
+	jd_u32(j, 42);
+	jd_u64(j, to);
+	jd_u64(j, from);
+	jd_u64(j, to);
+	jd_u64(j, size);
+	jd_u64(j, 7);
+}
+
+/* Debug info for code at addr: (offset, line) pairs, file "app.js" then
+ * "\xff" (same file) for the rest. */
+static void jd_debug(struct jd_buf *j, uint64_t addr, const uint32_t (*ent)[2], uint32_t n)
+{
+	uint32_t size = 16 + 16 + (uint32_t)strlen("app.js") + 1 + (n - 1) * 2 + n * 16;
+
+	jd_prefix(j, JIT_CODE_DEBUG_INFO, size, 5);
+	jd_u64(j, addr);
+	jd_u64(j, n);
+	for (uint32_t i = 0; i < n; i++) {
+		jd_u64(j, addr + ent[i][0]);
+		jd_u32(j, ent[i][1]);
+		jd_u32(j, 0);
+		jd_put(j, i ? "\xff" : "app.js", i ? 2 : strlen("app.js") + 1);
+	}
+}
+
+static void test_jitdump_records(void **state)
+{
+	static const uint32_t ent[][2] = { { 0, 10 }, { 0x10, 11 }, { 0x30, 13 } };
+	struct jd_buf j = { .len = 0 };
+	struct jitdump d;
+	struct jit_funcs f;
+	uint32_t line;
+	const char *file;
+	size_t close_at;
+
+	jd_header(&j, JITDUMP_MAGIC, 42, 0);
+	jd_debug(&j, 0x1000, ent, 3);
+	jd_load(&j, 100, 0x1000, 0x40, "JS:*fib app.js:1:13");
+	jd_load(&j, 200, 0x2000, 0x20, "JS:^main app.js:5:1");
+	jd_prefix(&j, 99, 24, 0); /* unknown: skipped by its length */
+	jd_u64(&j, 0);
+	jd_prefix(&j, JIT_CODE_UNWINDING_INFO, 16 + 24, 0);
+	jd_u64(&j, 0);
+	jd_u64(&j, 0);
+	jd_u64(&j, 0);
+	jd_move(&j, 300, 0x2000, 0x3000, 0x20);
+	jd_move(&j, 300, 0x9000, 0xa000, 0x20); /* never loaded */
+	close_at = j.len;
+	jd_prefix(&j, JIT_CODE_CLOSE, 16, 400);
+	jd_load(&j, 500, 0x4000, 0x10, "after close");
+
+	/* Fed a byte at a time, as a writer might leave it: same result. */
+	jitdump__init(&d);
+	jit_funcs__init(&f);
+	for (size_t have = 0; have <= j.len; have++) {
+		ssize_t used = jitdump__parse(&d, &f, j.b + d.offset, have - d.offset, 42, 1);
+
+		assert_true(used >= 0);
+	}
+	assert_int_equal(d.offset, close_at + 16);
+	assert_int_equal(d.state, JITDUMP_CLOSED);
+	assert_int_equal(jit_funcs__commit(&f), 3);
+	const struct jit_fn *fib = jit_funcs__find(&f, 0x1020, 150);
+
+	assert_non_null(fib);
+	assert_string_equal(jit_funcs__name(&f, fib), "JS:*fib app.js:1:13");
+	/* Loaded at 100: a sample at 99 in its range is not its. */
+	assert_null(jit_funcs__find(&f, 0x1020, 99));
+	assert_int_equal(fib->nlines, 3);
+	assert_int_equal(jit_funcs__line(&f, fib, 0x1020, &line, &file), 0);
+	assert_int_equal(line, 11);
+	assert_string_equal(file, "app.js");
+	assert_int_equal(jit_funcs__line(&f, fib, 0x103f, &line, &file), 0);
+	assert_int_equal(line, 13);
+	/* main has no debug info; the move copied it to 0x3000 (the old
+	 * range keeps its name until something replaces it). */
+	const struct jit_fn *moved = jit_funcs__find(&f, 0x3010, 350);
+
+	assert_non_null(moved);
+	assert_string_equal(jit_funcs__name(&f, moved), "JS:^main app.js:5:1");
+	assert_int_equal(jit_funcs__line(&f, moved, 0x3010, &line, &file), -ENOENT);
+	assert_null(jit_funcs__find(&f, 0x4000, 600));
+	assert_int_equal(f.problems[JIT_PROBLEM_UNKNOWN_RECORD], 1);
+	assert_int_equal(f.problems[JIT_PROBLEM_MOVE_UNKNOWN], 1);
+	assert_int_equal(f.problems[JIT_PROBLEM_BAD_RECORD], 0);
+	jitdump__release(&d);
+	jit_funcs__release(&f);
+}
+
+static void test_jitdump_damaged(void **state)
+{
+	struct jd_buf j = { .len = 0 };
+	struct jitdump d;
+	struct jit_funcs f;
+
+	/* Another process's file, and a file of the wrong magic. */
+	jd_header(&j, JITDUMP_MAGIC, 43, 0);
+	jd_load(&j, 1, 0x1000, 0x10, "theirs");
+	jitdump__init(&d);
+	jit_funcs__init(&f);
+	assert_int_equal(jitdump__parse(&d, &f, j.b, j.len, 42, 1), 0);
+	assert_int_equal(d.state, JITDUMP_FOREIGN);
+	assert_int_equal(jitdump__parse(&d, &f, j.b, j.len, 42, 1), 0);
+	assert_int_equal(f.nstaged, 0);
+	j.b[0] ^= 1;
+	jitdump__init(&d);
+	assert_int_equal(jitdump__parse(&d, &f, j.b, j.len, 0, 1), 0);
+	assert_int_equal(d.state, JITDUMP_BAD);
+	assert_int_equal(f.problems[JIT_PROBLEM_BAD_HEADER], 2);
+
+	/* A load whose code runs past its record, one with no NUL in its
+	 * name, a huge size: counted, and the records after them read. */
+	j.len = 0;
+	jd_header(&j, JITDUMP_MAGIC, 42, JITDUMP_FLAGS_ARCH_TIMESTAMP);
+	jd_prefix(&j, JIT_CODE_LOAD, 16 + 40 + 2, 1);
+	jd_u32(&j, 42);
+	jd_u32(&j, 42);
+	jd_u64(&j, 0x1000);
+	jd_u64(&j, 0x1000);
+	jd_u64(&j, 0x100); /* 256 bytes of code claimed, none there */
+	jd_u64(&j, 1);
+	jd_put(&j, "x", 2);
+	jd_prefix(&j, JIT_CODE_LOAD, 16 + 41, 1);
+	jd_u32(&j, 42);
+	jd_u32(&j, 42);
+	jd_u64(&j, 0x1000);
+	jd_u64(&j, 0x1000);
+	jd_u64(&j, 0);
+	jd_u64(&j, 1);
+	jd_put(&j, "y", 1); /* no NUL */
+	jd_load(&j, 1, UINT64_MAX - 8, 0x10, "wraps");
+	jd_load(&j, 7, 0x5000, 0x10, "good");
+	/* A length that cannot be believed ends the reading. */
+	jd_prefix(&j, JIT_CODE_LOAD, JIT_RECORD_MAX + 1, 1);
+	jd_load(&j, 1, 0x6000, 0x10, "unreachable");
+	jitdump__release(&d);
+	jitdump__init(&d);
+	jit_funcs__init(&f);
+	assert_true(jitdump__parse(&d, &f, j.b, j.len, 42, 1) > 0);
+	assert_int_equal(d.state, JITDUMP_BAD);
+	assert_int_equal(jit_funcs__commit(&f), 1);
+	/* The header says TSC timestamps: not the samples' clock, not used. */
+	assert_non_null(jit_funcs__find(&f, 0x5000, 3));
+	assert_null(jit_funcs__find(&f, 0x6000, 0));
+	assert_int_equal(f.problems[JIT_PROBLEM_BAD_RECORD], 3);
+	assert_int_equal(f.problems[JIT_PROBLEM_HUGE], 1);
+	jitdump__release(&d);
+	jit_funcs__release(&f);
+}
+
+/* Found through the marker mapping, read on as the writer appends. */
+static void test_jitdump_marker(void **state)
+{
+	struct jd_buf j = { .len = 0 };
+	char path[64];
+	struct jitdump d;
+	struct jit_funcs f;
+	uint32_t added;
+	void *marker;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/jit-%d.dump", (int)getpid());
+	assert_true(jitdump__is_marker(path));
+	assert_false(jitdump__is_marker("/tmp/jit-12a.dump"));
+	assert_false(jitdump__is_marker("/tmp/jit-.dump"));
+	assert_false(jitdump__is_marker("/tmp/notjit-1.dump.so"));
+	unlink(path);
+	jd_header(&j, JITDUMP_MAGIC, (uint32_t)getpid(), 0);
+	jd_load(&j, 1, 0x1000, 0x10, "one");
+	jd_prefix(&j, JIT_CODE_LOAD, 200, 2); /* the writer is inside this one */
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, j.b, j.len), (ssize_t)j.len);
+	marker = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(marker != MAP_FAILED);
+	jitdump__init(&d);
+	jit_funcs__init(&f);
+	assert_int_equal(jitdump__read(&d, &f, getpid(), (uintptr_t)marker, (uintptr_t)marker + 4096,
+				       path, 1, &added),
+			 0);
+	assert_int_equal(d.state, JITDUMP_READING);
+	assert_int_equal(added, 1);
+	assert_int_equal(d.offset, j.len - 16);
+	j.len -= 16;
+	jd_load(&j, 2, 0x2000, 0x10, "two");
+	assert_int_equal(pwrite(fd, j.b + d.offset, j.len - d.offset, (off_t)d.offset),
+			 (ssize_t)(j.len - d.offset));
+	assert_int_equal(jitdump__read(&d, &f, getpid(), (uintptr_t)marker, (uintptr_t)marker + 4096,
+				       path, 2, &added),
+			 0);
+	assert_int_equal(added, 1);
+	assert_string_equal(name_at(&f, 0x2000), "two");
+	assert_string_equal(name_at(&f, 0x1000), "one");
+	munmap(marker, 4096);
+	close(fd);
+	unlink(path);
+	jitdump__release(&d);
+	jit_funcs__release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +673,9 @@ int main(void)
 		cmocka_unit_test(test_names_reclaimed),
 		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_read_not_owned),
+		cmocka_unit_test(test_jitdump_records),
+		cmocka_unit_test(test_jitdump_damaged),
+		cmocka_unit_test(test_jitdump_marker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
