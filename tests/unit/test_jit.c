@@ -280,6 +280,18 @@ static void test_names_reclaimed(void **state)
 
 /* ---- reading the file ----------------------------------------------------- */
 
+/* This process as a target; start_boot_ns replaced when set. */
+static struct jit_target self_target(uint64_t start_boot_ns)
+{
+	struct jit_target t;
+
+	assert_int_equal(jit_target__live(getpid(), &t), 0);
+	assert_int_equal(t.ns_pid, getpid());
+	if (start_boot_ns)
+		t.start_boot_ns = start_boot_ns;
+	return t;
+}
+
 static uint64_t boot_ns(void)
 {
 	struct timespec ts;
@@ -303,36 +315,41 @@ static void test_read_file(void **state)
 	struct perf_map m;
 	struct jit_funcs f;
 	pid_t self = getpid();
+	struct jit_target t = self_target(0);
 	uint32_t added;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)self);
 	unlink(path);
 	perf_map__init(&m);
 	jit_funcs__init(&f);
-	assert_int_equal(perf_map__read(&m, &f, self, self, 0, 1, &added), 0);
+	assert_int_equal(perf_map__read(&m, &f, &t, 1, &added), 0);
 	assert_int_equal(m.state, PERF_MAP_ABSENT);
 	append(path, "1000 10 one\n2000 10 tw");
-	assert_int_equal(perf_map__read(&m, &f, self, self, 0, 2, &added), 0);
+	assert_int_equal(perf_map__read(&m, &f, &t, 2, &added), 0);
 	assert_int_equal(m.state, PERF_MAP_READING);
 	assert_int_equal(added, 1);
 	assert_int_equal(m.offset, strlen("1000 10 one\n"));
 	/* Nothing new: nothing added. */
-	assert_int_equal(perf_map__read(&m, &f, self, self, 0, 3, &added), 0);
+	assert_int_equal(perf_map__read(&m, &f, &t, 3, &added), 0);
 	assert_int_equal(added, 0);
 	append(path, "o\n3000 10 three\n");
-	assert_int_equal(perf_map__read(&m, &f, self, self, 0, 4, &added), 0);
+	assert_int_equal(perf_map__read(&m, &f, &t, 4, &added), 0);
 	assert_int_equal(added, 2);
 	assert_string_equal(name_at(&f, 0x2000), "two");
 	assert_string_equal(name_at(&f, 0x3000), "three");
 	assert_string_equal(name_at(&f, 0x1000), "one");
+	/* "three" was past the end of the file at the read at 3: written
+	 * after it, so its code ran after it too.  "one" may name any time. */
+	assert_null(jit_funcs__find(&f, 0x3000, 2));
+	assert_non_null(jit_funcs__find(&f, 0x3000, 3));
+	assert_non_null(jit_funcs__find(&f, 0x1000, 1));
 	jit_funcs__release(&f);
 
 	/* A process that began after the map was made: not read, says why. */
 	perf_map__init(&m);
 	jit_funcs__init(&f);
-	assert_int_equal(perf_map__read(&m, &f, self, self, boot_ns() + 2 * JIT_STALE_SLACK_NS, 5,
-					&added),
-			 0);
+	t = self_target(boot_ns() + 2 * JIT_STALE_SLACK_NS);
+	assert_int_equal(perf_map__read(&m, &f, &t, 5, &added), 0);
 	assert_int_equal(m.state, PERF_MAP_STALE);
 	assert_string_equal(perf_map_state__name(m.state), "stale");
 	assert_int_equal(f.n, 0);
@@ -341,11 +358,29 @@ static void test_read_file(void **state)
 	/* Made just now, by a process begun a moment ago: read. */
 	perf_map__init(&m);
 	jit_funcs__init(&f);
-	assert_int_equal(perf_map__read(&m, &f, self, self, boot_ns(), 5, &added), 0);
+	t = self_target(boot_ns());
+	assert_int_equal(perf_map__read(&m, &f, &t, 5, &added), 0);
 	assert_int_equal(m.state, PERF_MAP_READING);
 	assert_int_equal(added, 3);
 	jit_funcs__release(&f);
+	/* A process that exited, in our namespaces: its map read through our
+	 * own root, whoever owns it, still checked against its start. */
+	struct jit_target gone = { .pid = 0x7ffffff0, .ns_pid = self, .any_owner = true,
+				   .own_root = true, .start_boot_ns = t.start_boot_ns };
+
+	perf_map__init(&m);
+	jit_funcs__init(&f);
+	assert_int_equal(perf_map__read(&m, &f, &gone, 5, &added), 0);
+	assert_int_equal(added, 3);
+	jit_funcs__release(&f);
+	gone.start_boot_ns = boot_ns() + 2 * JIT_STALE_SLACK_NS;
+	perf_map__init(&m);
+	jit_funcs__init(&f);
+	assert_int_equal(perf_map__read(&m, &f, &gone, 5, &added), 0);
+	assert_int_equal(m.state, PERF_MAP_STALE);
+	jit_funcs__release(&f);
 	unlink(path);
+	t = self_target(0);
 
 	/* A symlink (to a file that looks like a map) and a FIFO: refused. */
 	char target[64];
@@ -355,7 +390,7 @@ static void test_read_file(void **state)
 	assert_int_equal(symlink(target, path), 0);
 	perf_map__init(&m);
 	jit_funcs__init(&f);
-	assert_int_equal(perf_map__read(&m, &f, self, self, 0, 6, &added), 0);
+	assert_int_equal(perf_map__read(&m, &f, &t, 6, &added), 0);
 	assert_int_equal(m.state, PERF_MAP_NOT_OWNED);
 	assert_int_equal(f.n, 0);
 	jit_funcs__release(&f);
@@ -364,7 +399,7 @@ static void test_read_file(void **state)
 	assert_int_equal(mkfifo(path, 0600), 0);
 	perf_map__init(&m);
 	jit_funcs__init(&f);
-	assert_int_equal(perf_map__read(&m, &f, self, self, 0, 7, &added), 0);
+	assert_int_equal(perf_map__read(&m, &f, &t, 7, &added), 0);
 	assert_int_equal(m.state, PERF_MAP_NOT_OWNED);
 	jit_funcs__release(&f);
 	unlink(path);
@@ -388,7 +423,9 @@ static void test_read_not_owned(void **state)
 	assert_int_equal(chown(path, 12345, 12345), 0);
 	perf_map__init(&m);
 	jit_funcs__init(&f);
-	assert_int_equal(perf_map__read(&m, &f, getpid(), getpid(), 0, 1, &added), 0);
+	struct jit_target t = self_target(0);
+
+	assert_int_equal(perf_map__read(&m, &f, &t, 1, &added), 0);
 	assert_int_equal(m.state, PERF_MAP_NOT_OWNED);
 	assert_int_equal(f.problems[JIT_PROBLEM_NOT_OWNED], 1);
 	assert_int_equal(f.n, 0);
@@ -637,8 +674,10 @@ static void test_jitdump_marker(void **state)
 	assert_true(marker != MAP_FAILED);
 	jitdump__init(&d);
 	jit_funcs__init(&f);
-	assert_int_equal(jitdump__read(&d, &f, getpid(), (uintptr_t)marker, (uintptr_t)marker + 4096,
-				       path, 1, &added),
+	struct jit_target t = self_target(0);
+
+	assert_int_equal(jitdump__read(&d, &f, &t, (uintptr_t)marker, (uintptr_t)marker + 4096, path,
+				       1, &added),
 			 0);
 	assert_int_equal(d.state, JITDUMP_READING);
 	assert_int_equal(added, 1);
@@ -647,8 +686,8 @@ static void test_jitdump_marker(void **state)
 	jd_load(&j, 2, 0x2000, 0x10, "two");
 	assert_int_equal(pwrite(fd, j.b + d.offset, j.len - d.offset, (off_t)d.offset),
 			 (ssize_t)(j.len - d.offset));
-	assert_int_equal(jitdump__read(&d, &f, getpid(), (uintptr_t)marker, (uintptr_t)marker + 4096,
-				       path, 2, &added),
+	assert_int_equal(jitdump__read(&d, &f, &t, (uintptr_t)marker, (uintptr_t)marker + 4096, path,
+				       2, &added),
 			 0);
 	assert_int_equal(added, 1);
 	assert_string_equal(name_at(&f, 0x2000), "two");

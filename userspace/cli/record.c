@@ -570,6 +570,7 @@ int cmd_record(int argc, char **argv)
 	}
 	/* Live: at most 5 ms of processing per drain round, at most 2 s behind. */
 	processor__set_round_budget(tee.proc, 5000000, 2000000000ull);
+	processor__read_processes(tee.proc, true);
 	tee.quiet = o.quiet;
 	if (o.save_raw) {
 		tee.raw = stream_writer__new(o.save_raw);

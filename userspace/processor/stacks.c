@@ -278,8 +278,16 @@ static void user_frame(struct processor *p, struct proc_state *ps, uint64_t ip, 
 	if (!m)
 		processor__problem(p, MS_PROBLEM_FRAME_NO_MAPPING);
 	if (!m || m->module == CAPTURE_NONE) {
+		uint32_t row;
+		int err = jit__frame(p, ps, ip, is_return, &row);
+
+		/* CAPTURE_NONE in out: out of memory (stacks__sample). */
+		if (err == -ENOENT)
+			row = anon_frame(p, ip);
+		else if (err)
+			row = CAPTURE_NONE;
 		if (*n < STACK_CAP)
-			out[(*n)++] = anon_frame(p, ip);
+			out[(*n)++] = row;
 		return;
 	}
 	sym_module__to_vaddr(p->modules[m->module].sym, ip - m->start + m->pgoff, &vaddr);
@@ -548,6 +556,7 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	if (!ts)
 		return -ENOMEM;
 	ps = &p->procs[ts->proc];
+	p->sample_time = s->time_ns;
 
 	/* Root first: truncation mark, user frames outermost first, then kernel. */
 	const __u64 *kips = s->ips, *uips = s->ips + s->kstack_len;

@@ -29,14 +29,15 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int jit_file__check(int fd, uid_t uid, uint64_t start_boot_ns, uint64_t *dev, uint64_t *ino)
+int jit_file__check(int fd, const struct jit_target *t, uint64_t *dev, uint64_t *ino)
 {
+	uint64_t start_boot_ns = t->start_boot_ns;
 	struct statx stx;
 	uint64_t made_ns;
 
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &stx))
 		return -errno;
-	if (!S_ISREG(stx.stx_mode) || (stx.stx_uid != uid && stx.stx_uid != 0))
+	if (!S_ISREG(stx.stx_mode) || (!t->any_owner && stx.stx_uid != t->uid && stx.stx_uid != 0))
 		return -EPERM;
 	if (dev)
 		*dev = (uint64_t)stx.stx_dev_major << 32 | stx.stx_dev_minor;
@@ -57,7 +58,7 @@ int jit_file__check(int fd, uid_t uid, uint64_t start_boot_ns, uint64_t *dev, ui
 	return 0;
 }
 
-int jit_file__open(int root_fd, const char *path, uid_t uid, uint64_t start_boot_ns, uint64_t *dev,
+int jit_file__open(int root_fd, const char *path, const struct jit_target *t, uint64_t *dev,
 		   uint64_t *ino)
 {
 	struct open_how how = {
@@ -90,7 +91,7 @@ int jit_file__open(int root_fd, const char *path, uid_t uid, uint64_t start_boot
 	}
 	if (fd < 0)
 		return errno == ELOOP ? -EPERM : -errno;
-	err = jit_file__check(fd, uid, start_boot_ns, dev, ino);
+	err = jit_file__check(fd, t, dev, ino);
 	if (err) {
 		close(fd);
 		return err;
@@ -98,8 +99,21 @@ int jit_file__open(int root_fd, const char *path, uid_t uid, uint64_t start_boot
 	return fd;
 }
 
-int jit_proc__facts(pid_t pid, pid_t *ns_pid, uid_t *uid, uint64_t *start_boot_ns)
+int jit_target__root(const struct jit_target *t)
 {
+	char root[64];
+	int fd;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)t->pid);
+	fd = open(t->own_root ? "/" : root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int jit_target__live(pid_t pid, struct jit_target *t)
+{
+	pid_t *ns_pid = &t->ns_pid;
+	uid_t *uid = &t->uid;
+	uint64_t *start_boot_ns = &t->start_boot_ns;
 	char path[64], line[512], stat[1024];
 	bool have_pid = false, have_uid = false;
 	unsigned long long start = 0;
@@ -134,6 +148,9 @@ int jit_proc__facts(pid_t pid, pid_t *ns_pid, uid_t *uid, uint64_t *start_boot_n
 	fclose(fp);
 	if (!have_pid || !have_uid)
 		return -ESRCH;
+	t->pid = pid;
+	t->any_owner = false;
+	t->own_root = false;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fp = fopen(path, "re");
 	if (!fp)

@@ -301,52 +301,47 @@ ssize_t jitdump__parse(struct jitdump *d, struct jit_funcs *f, const uint8_t *bu
 	return (ssize_t)pos;
 }
 
-static int open_file(pid_t pid, uint64_t start, uint64_t end, const char *path, uid_t uid,
-		     uint64_t start_boot_ns, uint64_t *dev, uint64_t *ino)
+static int open_file(const struct jit_target *t, uint64_t start, uint64_t end, const char *path,
+		     uint64_t *dev, uint64_t *ino)
 {
 	char mapped[96];
-	int fd, err;
+	int fd, err, root_fd;
 
-	/* The very file the marker maps, wherever its root is. */
-	snprintf(mapped, sizeof(mapped), "/proc/%d/map_files/%llx-%llx", (int)pid,
+	/* The very file the marker maps, wherever its root is (live only: an
+	 * exited process's pid may be another's now). */
+	snprintf(mapped, sizeof(mapped), "/proc/%d/map_files/%llx-%llx", (int)t->pid,
 		 (unsigned long long)start, (unsigned long long)end);
-	fd = open(mapped, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = t->own_root ? -1 : open(mapped, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
-		err = jit_file__check(fd, uid, start_boot_ns, dev, ino);
+		err = jit_file__check(fd, t, dev, ino);
 		if (err) {
 			close(fd);
 			return err;
 		}
 		return fd;
 	}
-	snprintf(mapped, sizeof(mapped), "/proc/%d/root", (int)pid);
-	int root_fd = open(mapped, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
+	root_fd = jit_target__root(t);
 	if (root_fd < 0)
-		return -errno;
-	fd = jit_file__open(root_fd, path, uid, start_boot_ns, dev, ino);
+		return root_fd;
+	fd = jit_file__open(root_fd, path, t, dev, ino);
 	close(root_fd);
 	return fd;
 }
 
-int jitdump__read(struct jitdump *d, struct jit_funcs *f, pid_t pid, uint64_t start, uint64_t end,
-		  const char *path, uint64_t read_ns, uint32_t *added)
+int jitdump__read(struct jitdump *d, struct jit_funcs *f, const struct jit_target *t,
+		  uint64_t start, uint64_t end, const char *path, uint64_t read_ns, uint32_t *added)
 {
-	uint64_t dev = 0, ino = 0, start_boot_ns;
+	uint64_t dev = 0, ino = 0;
 	uint8_t *buf = NULL;
 	size_t want, have = 0;
 	struct stat st;
-	pid_t ns_pid;
-	uid_t uid;
 	int fd = -1, err = 0, n;
 
 	*added = 0;
 	if (d->state != JITDUMP_UNREAD && d->state != JITDUMP_READING &&
 	    d->state != JITDUMP_UNREADABLE)
 		return 0; /* its verdict holds for the file's life */
-	if (jit_proc__facts(pid, &ns_pid, &uid, &start_boot_ns))
-		return 0;
-	fd = open_file(pid, start, end, path, uid, start_boot_ns, &dev, &ino);
+	fd = open_file(t, start, end, path, &dev, &ino);
 	if (fd < 0) {
 		d->state = fd == -ESTALE ? JITDUMP_STALE
 			   : fd == -EPERM ? JITDUMP_NOT_OWNED
@@ -384,7 +379,7 @@ int jitdump__read(struct jitdump *d, struct jit_funcs *f, pid_t pid, uint64_t st
 	}
 	if (d->state == JITDUMP_UNREADABLE)
 		d->state = JITDUMP_READING;
-	n = (int)jitdump__parse(d, f, buf, have, (uint32_t)ns_pid, read_ns);
+	n = (int)jitdump__parse(d, f, buf, have, (uint32_t)t->ns_pid, read_ns);
 	if (n < 0) {
 		err = n;
 		goto cleanup;

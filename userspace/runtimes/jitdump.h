@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "jit_funcs.h"
+#include "jit_proc.h"
 
 #define JITDUMP_MAGIC 0x4A695444u /* "JiTD" as a native (little-endian) u32 */
 #define JITDUMP_VERSION 1
@@ -94,12 +95,12 @@ ssize_t jitdump__parse(struct jitdump *d, struct jit_funcs *f, const uint8_t *bu
 		       uint32_t expect_pid, uint64_t read_ns);
 
 /*
- * Read on the jitdump file of process pid that its marker mapping
+ * Read on the jitdump file of target t (jit_proc.h) that its marker mapping
  * [start, end) maps (path: the mapping's file name): at most JIT_READ_MAX
  * bytes, then commit; *added: functions made live.  Returns 0 (d->state
  * says whether the file could be read) or -ENOMEM.
  */
-int jitdump__read(struct jitdump *d, struct jit_funcs *f, pid_t pid, uint64_t start, uint64_t end,
-		  const char *path, uint64_t read_ns, uint32_t *added);
+int jitdump__read(struct jitdump *d, struct jit_funcs *f, const struct jit_target *t,
+		  uint64_t start, uint64_t end, const char *path, uint64_t read_ns, uint32_t *added);
 
 #endif

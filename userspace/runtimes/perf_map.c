@@ -84,7 +84,8 @@ static bool hex_field(const char **p, const char *end, uint64_t *v)
 }
 
 /* One line without its newline.  0, or -ENOMEM. */
-static int parse_line(struct jit_funcs *f, const char *s, const char *end, uint64_t read_ns)
+static int parse_line(struct jit_funcs *f, const char *s, const char *end, uint64_t read_ns,
+		      uint64_t since_ns)
 {
 	uint64_t start, size;
 
@@ -94,7 +95,7 @@ static int parse_line(struct jit_funcs *f, const char *s, const char *end, uint6
 		jit_funcs__problem(f, JIT_PROBLEM_MALFORMED);
 		return 0;
 	}
-	return jit_funcs__add(f, start, size, s, (size_t)(end - s), read_ns, 0, 0);
+	return jit_funcs__add(f, start, size, s, (size_t)(end - s), read_ns, since_ns, 0);
 }
 
 ssize_t perf_map__parse(struct perf_map *m, struct jit_funcs *f, const char *buf, size_t len,
@@ -123,7 +124,7 @@ ssize_t perf_map__parse(struct perf_map *m, struct jit_funcs *f, const char *buf
 		if (!nl)
 			break; /* incomplete: the writer is still at it */
 		m->lines++;
-		int err = parse_line(f, buf + pos, nl, read_ns);
+		int err = parse_line(f, buf + pos, nl, read_ns, m->since_ns);
 
 		if (err)
 			return err;
@@ -140,10 +141,12 @@ static int read_file(struct perf_map *m, struct jit_funcs *f, int fd, uint64_t r
 {
 	char *buf = malloc(READ_CHUNK);
 	size_t have = 0, total = 0;
+	bool eof = false;
 	int err = 0;
 
 	if (!buf)
 		return -ENOMEM;
+	m->since_ns = m->eof_ns;
 	while (total < JIT_READ_MAX) {
 		size_t want = READ_CHUNK - have;
 		ssize_t got, used;
@@ -157,8 +160,10 @@ static int read_file(struct perf_map *m, struct jit_funcs *f, int fd, uint64_t r
 				continue;
 			break;
 		}
-		if (!got)
+		if (!got) {
+			eof = true;
 			break;
+		}
 		total += (size_t)got;
 		have += (size_t)got;
 		used = perf_map__parse(m, f, buf, have, read_ns);
@@ -171,38 +176,28 @@ static int read_file(struct perf_map *m, struct jit_funcs *f, int fd, uint64_t r
 		have -= (size_t)used;
 	}
 	free(buf);
+	if (eof && !err)
+		m->eof_ns = read_ns;
 	return err;
 }
 
-int perf_map__read(struct perf_map *m, struct jit_funcs *f, pid_t pid, pid_t ns_pid,
-		   uint64_t start_boot_ns, uint64_t read_ns, uint32_t *added)
+int perf_map__read(struct perf_map *m, struct jit_funcs *f, const struct jit_target *t,
+		   uint64_t read_ns, uint32_t *added)
 {
-	char root[64], path[64];
+	char path[64];
 	uint64_t dev = 0, ino = 0;
-	int root_fd = -1, fd = -1, err, n;
-	uid_t uid;
-	pid_t ns;
-	uint64_t start;
+	int root_fd, fd, err, n;
 
 	*added = 0;
 	if (m->state == PERF_MAP_STALE || m->state == PERF_MAP_NOT_OWNED)
 		return 0; /* its verdict holds for the process's life */
-	if (jit_proc__facts(pid, &ns, &uid, &start)) {
-		m->state = m->state == PERF_MAP_UNREAD ? PERF_MAP_UNREADABLE : m->state;
-		return 0;
-	}
-	if (!ns_pid)
-		ns_pid = ns;
-	if (!start_boot_ns)
-		start_boot_ns = start;
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)ns_pid);
-	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)t->ns_pid);
+	root_fd = jit_target__root(t);
 	if (root_fd < 0) {
 		m->state = PERF_MAP_UNREADABLE;
 		return 0;
 	}
-	fd = jit_file__open(root_fd, path, uid, start_boot_ns, &dev, &ino);
+	fd = jit_file__open(root_fd, path, t, &dev, &ino);
 	close(root_fd);
 	if (fd == -ENOENT) {
 		m->state = m->state == PERF_MAP_READING ? PERF_MAP_READING : PERF_MAP_ABSENT;
@@ -224,6 +219,7 @@ int perf_map__read(struct perf_map *m, struct jit_funcs *f, pid_t pid, pid_t ns_
 		 * short and rewritten: from its start. */
 		m->offset = 0;
 		m->skipping = false;
+		m->eof_ns = 0;
 		m->dev = dev;
 		m->ino = ino;
 	}

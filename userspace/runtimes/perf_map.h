@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "jit_funcs.h"
+#include "jit_proc.h"
 
 /* X(id, name, meaning): why a map is (not) being read. */
 #define PERF_MAP_STATES(X)                                                                         \
@@ -49,6 +50,8 @@ struct perf_map {
 	uint64_t offset;	  /* bytes of the file consumed */
 	uint64_t dev, ino;	  /* the file read (a new file restarts at 0) */
 	uint64_t lines;		  /* lines read (well-formed or not) */
+	uint64_t eof_ns;	  /* when a read last reached the end of the file */
+	uint64_t since_ns;	  /* lines parsed now were written after this */
 	uint32_t state;		  /* PERF_MAP_* */
 	bool skipping;		  /* inside an over-long line: skip to its newline */
 };
@@ -61,22 +64,23 @@ void perf_map__init(struct perf_map *m);
  * incomplete last line is left for the next call unless it is already
  * longer than JIT_LINE_MAX (then it is malformed and skipped up to its
  * newline).  Advances m->offset by the bytes consumed and returns them.
- * Functions are staged: jit_funcs__commit makes them live.  -ENOMEM is
- * returned as a negative value.
+ * Functions are staged: jit_funcs__commit makes them live; they name
+ * samples from m->since_ns on (a line past the end of the file at a read
+ * was written after it, and a JIT writes a line before its code runs; 0:
+ * any sample).  -ENOMEM is returned as a negative value.
  */
 ssize_t perf_map__parse(struct perf_map *m, struct jit_funcs *f, const char *buf, size_t len,
 			uint64_t read_ns);
 
 /*
- * Read on the map of process pid (ns_pid: its pid in its own namespace,
- * which names the file) from where the last read stopped: at most
- * JIT_READ_MAX bytes, then commit.  start_boot_ns: the process's start
- * time (CLOCK_BOOTTIME ns; 0 unknown: not checked).  read_ns: now
+ * Read on the map of target t (jit_proc.h: its root, its own pid naming
+ * the file, its uid and start time checking it) from where the last read
+ * stopped: at most JIT_READ_MAX bytes, then commit.  read_ns: now
  * (CLOCK_MONOTONIC).  *added: functions made live by this read.  Returns 0
  * (also when the map is absent, stale or not owned: m->state says which)
  * or -ENOMEM.
  */
-int perf_map__read(struct perf_map *m, struct jit_funcs *f, pid_t pid, pid_t ns_pid,
-		   uint64_t start_boot_ns, uint64_t read_ns, uint32_t *added);
+int perf_map__read(struct perf_map *m, struct jit_funcs *f, const struct jit_target *t,
+		   uint64_t read_ns, uint32_t *added);
 
 #endif
