@@ -468,8 +468,12 @@ const char *jit_funcs__name(const struct jit_funcs *f, const struct jit_fn *fn)
 int jit_funcs__line(const struct jit_funcs *f, const struct jit_fn *fn, uint64_t addr,
 		    uint32_t *line, const char **file)
 {
-	const struct jit_line *t = f->line_tab + fn->lines;
+	const struct jit_line *t;
 	uint32_t lo = 0, hi = fn->nlines;
+
+	if (!fn->nlines)
+		return -ENOENT;
+	t = f->line_tab + fn->lines;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;

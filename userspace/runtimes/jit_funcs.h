@@ -36,6 +36,7 @@
 	X(UNKNOWN_RECORD, "unknown_record", "jitdump record of an unknown type (skipped)")          \
 	X(MOVE_UNKNOWN, "move_unknown", "jitdump move of code never loaded")                       \
 	X(DEBUG_UNUSED, "debug_unused", "jitdump debug info that no code load claimed")            \
+	X(BAD_TEXT, "bad_text", "jitdump source file name that is not text (line kept, file left out)") \
 	X(STALE, "stale", "file made before its process began (an earlier process's; not read)")  \
 	X(NOT_OWNED, "not_owned", "file not a regular file owned by the process's user or root")
 

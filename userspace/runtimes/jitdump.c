@@ -106,6 +106,16 @@ static bool parse_header(struct jitdump *d, struct jit_funcs *f, const uint8_t *
 	return true;
 }
 
+/* Could these bytes be a file name?  No control bytes, none that UTF-8
+ * never uses (V8 11 writes a pointer's bytes for a script's name). */
+static bool is_text(const uint8_t *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < 0x20 || s[i] == 0x7f || s[i] == 0xc0 || s[i] == 0xc1 || s[i] >= 0xf5)
+			return false;
+	return true;
+}
+
 /*
  * The pending debug-info record's entries for a load at code_addr, as
  * source-line entries of the next function (entries out of address order
@@ -141,6 +151,10 @@ static int add_lines(struct jitdump *d, struct jit_funcs *f, uint64_t code_addr)
 		if (!(nul - name == 1 && name[0] == 0xff)) {
 			file = (const char *)name;
 			file_len = (size_t)(nul - name);
+			if (!is_text(name, file_len)) {
+				jit_funcs__problem(f, JIT_PROBLEM_BAD_TEXT);
+				file_len = 0;
+			}
 			if (file_len > JIT_NAME_MAX)
 				file_len = JIT_NAME_MAX;
 		}

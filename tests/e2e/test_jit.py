@@ -1,0 +1,250 @@
+"""Code with no file (issue 18): samples in anonymous memory named from the
+process's perf map (/tmp/perf-PID.map) or jitdump file (jit-PID.dump).
+
+- jit_perfmap (tests/fixtures/jit_perfmap.c) JIT-compiles two functions,
+  names them in its perf map, then frees one's memory and writes another
+  function there with a new map line: samples before the rewrite carry the
+  old name, after it the new one, none crossed.
+- Node (the `node` on PATH) with --perf-basic-prof (perf map) and
+  --perf-prof (jitdump): a hot JS function three JS calls deep is named in
+  >= 90 % of its samples, under its JS callers in order; from jitdump with
+  source lines.
+- CPython 3.12 / 3.13 (pyenv) with -X perf and --python off: Python functions
+  named through the perf trampolines.
+
+Per-sample facts come from tests/tools/sample_stacks.c (see test_python.py).
+"""
+import collections
+import os
+import re
+import shutil
+
+import helpers as H
+from test_python import samples
+
+NAMED_MIN = 90.0  # % of a function's samples that must carry its name
+CALLERS_MIN = 90.0  # % of its named samples under its callers in order
+ADDR = re.compile(r"^\[[^\]]*\]\+0x([0-9a-f]+)$|^[^ ]*\+0x([0-9a-f]+)$")
+
+
+def _addr(label):
+    m = ADDR.match(label)
+    return int(m.group(1) or m.group(2), 16) if m else None
+
+
+def _cleanup_map(pid):
+    for path in ("/tmp/perf-%d.map" % pid, "/tmp/jit-%d.dump" % pid):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def _frames_table(capture):
+    """Rows of `convert --to frames`: (module, address, function, file, line)."""
+    text = H.run([H.BIN, "convert", capture, "--to", "frames"], check=True, quiet=True).stdout
+    rows = []
+    for line in text.splitlines():
+        f = line.split("\t")
+        if len(f) >= 8 and f[0].isdigit():
+            rows.append((f[1], f[3], f[5], f[6], int(f[7]) if f[7].isdigit() else 0))
+    return rows
+
+
+def test_perf_map_rewrite_no_crossing():
+    """Before the rewrite the range is jit_f1, after it jit_g1: never the
+    other way.  >= 90 % of the JIT samples named, under jit_driver."""
+    rec = H.record([H.fixture("jit_perfmap"), "4", "2"])
+    kv = rec.fixture_line("jit_perfmap")
+    pid, f1, f2 = int(kv["pid"]), int(kv["f1"], 16), int(kv["f2"], 16)
+    size, rewrite = int(kv["size"]), int(kv["rewrite_ns"])
+    try:
+        stacks = samples(rec.capture, "native")
+    finally:
+        _cleanup_map(pid)
+    counts = collections.Counter()
+    crossed = []
+    in_jit = named = under_driver = 0
+    for t, _, st in stacks:
+        if not st:
+            continue
+        leaf = st[-1]
+        # A sample in the JIT code: named, or unnamed at an address inside.
+        a = _addr(leaf)
+        if leaf in ("jit_f1", "jit_f2", "jit_g1"):
+            in_jit += 1
+            named += 1
+            counts[(leaf, t >= rewrite)] += 1
+            if leaf == "jit_f1" and t >= rewrite or leaf == "jit_g1" and t < rewrite:
+                crossed.append((t - rewrite, leaf))
+            if len(st) >= 2 and st[-2] == "jit_driver":
+                under_driver += 1
+        elif a is not None and (f1 <= a < f1 + size or f2 <= a < f2 + size):
+            in_jit += 1
+            counts[("unnamed", t >= rewrite)] += 1
+    H.log("jit samples %d, named %d, under jit_driver %d; by (name, after rewrite): %s" % (
+        in_jit, named, under_driver, dict(counts)))
+    assert not crossed, "samples named across the rewrite (ns from it, name): %s" % crossed[:10]
+    assert counts[("jit_f1", False)] > 0 and counts[("jit_g1", True)] > 0, dict(counts)
+    assert counts[("jit_f2", False)] > 0 and counts[("jit_f2", True)] > 0, dict(counts)
+    assert H.percent(named, in_jit) >= NAMED_MIN, \
+        "%d of %d samples in JIT code named, want >= %.0f%%" % (named, in_jit, NAMED_MIN)
+    assert H.percent(under_driver, named) >= CALLERS_MIN, \
+        "%d of %d named JIT samples under jit_driver" % (under_driver, named)
+    mods = {m for m, _, fn, _, _ in _frames_table(rec.capture)
+            if fn in ("jit_f1", "jit_f2", "jit_g1")}
+    assert mods == {"/tmp/perf-%d.map" % pid}, mods
+
+
+# A hot JS function three JS calls deep.  V8 would inline leaf into mid into
+# outer; --no-turbo-inlining keeps each its own frame.  The callers run too
+# seldom to be compiled: --interpreted-frames-native-stack gives each
+# interpreted function its own copy of the interpreter's entry code, named
+# in the map (as perf users run node).
+NODE_APP = r"""
+function leaf(n) {
+  let s = 0;
+  for (let i = 0; i < n; i++) s = (s * 31 + i) %% 1000003;
+  return s;
+}
+function mid(n) { return leaf(n) + 1; }
+function outer(n) { return mid(n) + 1; }
+function top(seconds) {
+  const end = Date.now() + seconds * 1000;
+  let t = 0;
+  while (Date.now() < end) t += outer(20000);
+  return t;
+}
+console.log(top(%s));
+"""
+JS_NAME = re.compile(r"^(?:JS|LazyCompile|Function):[*~^+]?(\w+) ")
+
+
+def _node(flag, seconds="3"):
+    node = shutil.which("node")
+    if not node:
+        H.skip("node is not installed")
+    app = H.tmp_path("jit_app.js")
+    with open(app, "w") as f:
+        f.write(NODE_APP % seconds)
+    rec = H.record([node, flag, "--interpreted-frames-native-stack", "--no-turbo-inlining", app],
+                   directory=H.TMP)
+    return rec, app
+
+
+def _js(label):
+    m = JS_NAME.match(label)
+    return m.group(1) if m else None
+
+
+def _check_node(rec, app, want_lines):
+    stacks = samples(rec.capture, "native")
+    leafs = collections.Counter()
+    leaf_named = leaf_anon = in_order = 0
+    for _, _, st in stacks:
+        if not st:
+            continue
+        name = _js(st[-1])
+        if name == "leaf":
+            leaf_named += 1
+            js = [n for n in (_js(f) for f in st) if n]
+            if js[-4:] == ["top", "outer", "mid", "leaf"]:
+                in_order += 1
+        elif re.match(r"^\[(unknown|anon)\]\+0x", st[-1]):
+            leaf_anon += 1  # anonymous memory no function named
+        leafs[st[-1] if name is None else name] += 1
+    H.log("leaf named %d, unnamed anonymous leaves %d, leaf under top;outer;mid %d; "
+          "leaves: %s" % (leaf_named, leaf_anon, in_order, leafs.most_common(6)))
+    assert leaf_named >= 0.4 * len(stacks), \
+        "leaf is named in %d of %d samples" % (leaf_named, len(stacks))
+    assert H.percent(leaf_named, leaf_named + leaf_anon) >= NAMED_MIN, \
+        "%d named leaf samples, %d unnamed in anonymous code" % (leaf_named, leaf_anon)
+    assert H.percent(in_order, leaf_named) >= CALLERS_MIN, \
+        "%d of %d leaf samples under top;outer;mid" % (in_order, leaf_named)
+    rows = [r for r in _frames_table(rec.capture) if _js(r[2]) == "leaf"]
+    assert rows, "no frame row names leaf"
+    if want_lines:
+        # Node 20's V8 writes a pointer's bytes as a script's file name in
+        # jitdump debug info: the file is then left out, the line kept.
+        lined = [r for r in rows if r[3] in ("", app) and 2 <= r[4] <= 5]
+        assert lined and all(r[3] in ("", app) for r in rows), \
+            "leaf frames want lines 2..5 of %s: %s" % (app, rows[:5])
+        H.log("leaf frames with lines: %d of %d (%s)" % (
+            len(lined), len(rows), collections.Counter(r[4] for r in rows)))
+    return rows
+
+
+def test_node_perf_basic_prof():
+    rec, app = _node("--perf-basic-prof")
+    rows = _check_node(rec, app, want_lines=False)
+    for m in {r[0] for r in rows}:
+        assert re.match(r"^/tmp/perf-\d+\.map$", m), m
+        _cleanup_map(int(re.findall(r"\d+", m)[0]))
+
+
+def test_node_perf_prof_jitdump():
+    rec, app = _node("--perf-prof")
+    try:
+        rows = _check_node(rec, app, want_lines=True)
+        for m in {r[0] for r in rows}:
+            assert re.match(r"^jit-\d+\.dump$", m), m
+    finally:
+        for name in os.listdir(H.TMP):
+            if re.match(r"^jit-\d+\.dump$", name):
+                os.unlink(os.path.join(H.TMP, name))
+
+
+PY_APP = r"""
+import time
+def inner(n):
+    s = 0
+    for i in range(n):
+        s = (s * 31 + i) %% 1000003
+    return s
+def middle(n):
+    return inner(n) + 1
+def outer(n):
+    return middle(n) + 1
+end = time.monotonic() + %s
+while time.monotonic() < end:
+    outer(20000)
+"""
+
+
+def _python_perf(version, path):
+    if not os.access(path, os.X_OK):
+        H.skip("%s is not installed" % path)
+    app = H.tmp_path("jit_py_app.py")
+    with open(app, "w") as f:
+        f.write(PY_APP % "2")
+    rec = H.record([path, "-X", "perf", app], extra=["--python", "off"])
+    stacks = samples(rec.capture, "native")
+    py = collections.Counter()
+    inner = in_order = 0
+    for _, _, st in stacks:
+        names = [f[4:].split(":")[0] for f in st if f.startswith("py::")]
+        py.update(set(names))
+        if "inner" in names:
+            inner += 1
+            if names[-3:] == ["outer", "middle", "inner"]:
+                in_order += 1
+    for name in os.listdir("/tmp"):
+        m = re.match(r"^perf-(\d+)\.map$", name)
+        if m and not H.pid_alive(int(m.group(1))):
+            with open(os.path.join("/tmp", name), errors="replace") as f:
+                if "py::" in f.read(4096):
+                    os.unlink(os.path.join("/tmp", name))
+    H.log("python %s: %d samples, inner %d, under outer;middle %d; py:: names %s" % (
+        version, len(stacks), inner, in_order, py.most_common(5)))
+    assert H.percent(inner, len(stacks)) >= 50.0, \
+        "py::inner in %d of %d samples" % (inner, len(stacks))
+    assert H.percent(in_order, inner) >= CALLERS_MIN, \
+        "%d of %d py::inner samples under py::outer;py::middle" % (in_order, inner)
+
+
+def test_python_3_12_perf_trampolines():
+    _python_perf("3.12", "/root/.pyenv/versions/3.12.1/bin/python3.12")
+
+
+def test_python_3_13_perf_trampolines():
+    _python_perf("3.13", "/root/.pyenv/versions/3.13.0/bin/python3.13")
