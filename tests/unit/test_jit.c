@@ -405,6 +405,79 @@ static void test_read_file(void **state)
 	unlink(path);
 }
 
+/* 100 MB of garbage as a map, then as a jitdump file: each read takes at
+ * most JIT_READ_MAX bytes, lines of garbage are counted, nothing grows
+ * without bound, and the jitdump reader stops at its header. */
+static void test_read_garbage(void **state)
+{
+	enum { TOTAL = 100 << 20, CHUNK = 1 << 20 };
+	char path[64];
+	uint8_t *buf = malloc(CHUNK);
+	struct perf_map m;
+	struct jit_funcs f;
+	struct jit_target t = self_target(0);
+	uint32_t added, reads = 0, rng = 99;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0 && buf);
+	for (size_t off = 0; off < TOTAL; off += CHUNK) {
+		for (size_t i = 0; i < CHUNK; i++) {
+			rng = rng * 1103515245 + 12345;
+			buf[i] = (uint8_t)(rng >> 16);
+		}
+		/* Now and then a line that parses, with a huge or overlapping range. */
+		memcpy(buf + 100, "\n1000 ffffffffff huge\n2000 10 ok\n2008 10 over\n", 47);
+		assert_int_equal(write(fd, buf, CHUNK), CHUNK);
+	}
+	close(fd);
+	perf_map__init(&m);
+	jit_funcs__init(&f);
+	for (uint64_t last = 1; m.offset != last && reads < 100; reads++) {
+		last = m.offset;
+		assert_int_equal(perf_map__read(&m, &f, &t, reads + 1, &added), 0);
+		assert_true(m.offset - last <= JIT_READ_MAX);
+	}
+	assert_true(reads >= TOTAL / JIT_READ_MAX);
+	assert_true(m.offset >= TOTAL - JIT_LINE_MAX);
+	assert_true(f.problems[JIT_PROBLEM_MALFORMED] > 1000);
+	assert_true(f.problems[JIT_PROBLEM_HUGE] >= TOTAL / CHUNK);
+	assert_string_equal(name_at(&f, 0x2010), "over");
+	assert_null(name_at(&f, 0x2000));
+	assert_true(f.n < 1000 && f.names_len < JIT_NAMES_MAX);
+	jit_funcs__release(&f);
+
+	/* The same bytes as a jitdump file under a marker: a bad header. */
+	struct jitdump d;
+	char dump[64];
+
+	snprintf(dump, sizeof(dump), "/tmp/jit-%d.dump", (int)getpid());
+	assert_int_equal(rename(path, dump), 0);
+	fd = open(dump, O_RDONLY);
+	void *marker = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+
+	assert_true(marker != MAP_FAILED);
+	jitdump__init(&d);
+	jit_funcs__init(&f);
+	assert_int_equal(jitdump__read(&d, &f, &t, (uintptr_t)marker, (uintptr_t)marker + 4096, dump,
+				       1, &added),
+			 0);
+	assert_int_equal(d.state, JITDUMP_BAD);
+	assert_int_equal(f.problems[JIT_PROBLEM_BAD_HEADER], 1);
+	assert_int_equal(jitdump__read(&d, &f, &t, (uintptr_t)marker, (uintptr_t)marker + 4096, dump,
+				       2, &added),
+			 0);
+	assert_int_equal(f.problems[JIT_PROBLEM_BAD_HEADER], 1); /* not read again */
+	munmap(marker, 4096);
+	close(fd);
+	unlink(dump);
+	jitdump__release(&d);
+	jit_funcs__release(&f);
+	free(buf);
+}
+
 /* A map owned by another user (not root, not the process's): refused. */
 static void test_read_not_owned(void **state)
 {
@@ -712,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_names_reclaimed),
 		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_read_not_owned),
+		cmocka_unit_test(test_read_garbage),
 		cmocka_unit_test(test_jitdump_records),
 		cmocka_unit_test(test_jitdump_damaged),
 		cmocka_unit_test(test_jitdump_marker),
