@@ -277,6 +277,11 @@ int jit__mapped(struct processor *p, struct proc_state *ps, uint64_t start, uint
  * -ENOMEM. */
 int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
 	       uint32_t *row);
+/* unwind_find for a pc in anonymous memory: the proved frames of the JIT
+ * function covering it (a module without CFI when nothing was proved), or
+ * false when no function covers it. */
+bool jit__unwind_find(struct processor *p, struct proc_state *ps, uint64_t pc,
+		      struct unwind_map *map);
 /* Counters "jit.*" and meta "jit.perf_map.PID" / "jit.jitdump.PID". */
 void jit__finish(struct processor *p);
 void jit__release(struct proc_state *ps);

@@ -13,6 +13,12 @@
  * no build ID proves a map later.  A frame in no function stays an
  * anonymous frame of no module.  Nothing is read when replaying a stream
  * (processor__read_processes): the pid then names another process, if any.
+ *
+ * No call-frame information describes JIT code, so each function's frames
+ * are proved from its code (userspace/unwind/frame_proof.h), read from the
+ * process right after the read that found the function, within the code
+ * budget; the DWARF unwinder gets the proof as the function's module, and
+ * an address the proof does not reach ends the unwind with no CFI.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,6 +28,7 @@
 #include <unistd.h>
 
 #include "../runtimes/jit_policy.h"
+#include "../unwind/frame_proof.h"
 #include "internal.h"
 
 struct jit_state {
@@ -34,6 +41,13 @@ struct jit_state {
 	bool mapped;	      /* the process mapped something since the last read */
 	struct u64map frames; /* address + 1 -> function seq << 32 | frame row */
 	struct u64map modules; /* mapping start + 1 -> capture module row */
+	/* frame proofs: rows of each function proved, by its seq */
+	struct unwind_proof_row *proof_rows;
+	uint32_t nproof_rows, proof_rows_cap;
+	struct u64map proofs;	  /* seq -> first row << 16 | rows */
+	struct u64map proof_mods; /* seq -> struct unwind_module * (made on first unwind) */
+	uint64_t proved_seq;	  /* functions up to this seq had their chance */
+	uint64_t proved, unproved; /* functions with a proof, without (no code, none) */
 };
 
 static uint64_t monotonic_ns(void)
@@ -135,6 +149,54 @@ static int target(struct processor *p, struct proc_state *ps, struct jit_target 
 	return 0;
 }
 
+/* Rows a function's proof may hold (entry sequences are short). */
+#define PROOF_ROWS_PER_FN 16
+
+/*
+ * Prove the frames of the functions this read made live, reading their
+ * first bytes from the live process (an exited one: none, so no frames).
+ * Functions past the code budget or JIT_PROOF_ROWS_MAX get none.
+ */
+static int prove_new(struct jit_state *js, const struct jit_target *t)
+{
+	uint8_t code[FRAME_PROOF_CODE_MAX];
+	uint64_t top = js->proved_seq;
+
+	for (uint32_t i = 0; i < js->funcs.n; i++) {
+		const struct jit_fn *fn = &js->funcs.fns[i];
+		size_t len = fn->end - fn->start < sizeof(code) ? fn->end - fn->start : sizeof(code);
+		int n;
+
+		if (fn->seq <= js->proved_seq)
+			continue;
+		top = fn->seq > top ? fn->seq : top;
+		if ((fn->flags & JIT_FN_NO_CODE) || t->own_root ||
+		    js->nproof_rows + PROOF_ROWS_PER_FN > JIT_PROOF_ROWS_MAX) {
+			js->unproved++;
+			continue;
+		}
+		if (array__reserve((void **)&js->proof_rows, &js->proof_rows_cap,
+				   js->nproof_rows + PROOF_ROWS_PER_FN, sizeof(*js->proof_rows)))
+			return -ENOMEM;
+		if (jit_target__read(t, fn->start, code, len)) {
+			js->unproved++;
+			continue;
+		}
+		n = frame_proof__prove(code, len, fn->start, fn->end,
+				       js->proof_rows + js->nproof_rows, PROOF_ROWS_PER_FN);
+		if (n <= 0) {
+			js->unproved++;
+			continue;
+		}
+		js->proved++;
+		if (u64map__put(&js->proofs, fn->seq, (uint64_t)js->nproof_rows << 16 | (uint32_t)n))
+			return -ENOMEM;
+		js->nproof_rows += (uint32_t)n;
+	}
+	js->proved_seq = top;
+	return 0;
+}
+
 /* Read on the process's map and jitdump file, if the rules allow a read
  * now (time: the sample's).  True when the read found new functions. */
 static bool read_on(struct processor *p, struct proc_state *ps, struct jit_state *js,
@@ -158,6 +220,8 @@ static bool read_on(struct processor *p, struct proc_state *ps, struct jit_state
 					   js->dump_end, js->dump_path, now, &from_dump))
 		return false;
 	js->quiet_until = from_map || from_dump ? 0 : time + JIT_QUIET_NS;
+	if ((from_map || from_dump) && prove_new(js, &t))
+		return false;
 	return from_map || from_dump;
 }
 
@@ -200,11 +264,12 @@ static uint32_t jit_module(struct processor *p, struct proc_state *ps, struct ji
 	return module;
 }
 
-int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
-	       uint32_t *row)
+/* The function covering address at for the sample being processed,
+ * reading on if the rules allow.  0, -ENOENT or -ENOMEM. */
+static int lookup(struct processor *p, struct proc_state *ps, uint64_t at, struct jit_state **jsp,
+		  const struct jit_fn **fnp)
 {
-	uint64_t time = p->sample_time, at = is_return && ip ? ip - 1 : ip;
-	const struct jit_fn *fn;
+	uint64_t time = p->sample_time;
 	struct jit_state *js;
 
 	if (!ps || (!p->read_processes && !ps->jit))
@@ -212,11 +277,55 @@ int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_
 	js = state(ps);
 	if (!js)
 		return -ENOMEM;
-	fn = jit_funcs__find(&js->funcs, at, time);
-	if (!fn && read_on(p, ps, js, time))
-		fn = jit_funcs__find(&js->funcs, at, time);
-	if (!fn)
-		return -ENOENT;
+	*fnp = jit_funcs__find(&js->funcs, at, time);
+	if (!*fnp && read_on(p, ps, js, time))
+		*fnp = jit_funcs__find(&js->funcs, at, time);
+	*jsp = js;
+	return *fnp ? 0 : -ENOENT;
+}
+
+bool jit__unwind_find(struct processor *p, struct proc_state *ps, uint64_t pc,
+		      struct unwind_map *map)
+{
+	const struct jit_fn *fn;
+	struct jit_state *js;
+	uint64_t *v;
+
+	if (lookup(p, ps, pc, &js, &fn))
+		return false;
+	v = u64map__get(&js->proof_mods, fn->seq);
+	if (!v) {
+		uint64_t *rows = u64map__get(&js->proofs, fn->seq);
+		struct unwind_module *m;
+
+		/* No rows: a module without CFI, so the unwind ends "no CFI". */
+		m = unwind_module__from_proof(rows ? js->proof_rows + (*rows >> 16) : NULL,
+					      rows ? (size_t)(*rows & 0xffff) : 0);
+		if (!m)
+			return false;
+		if (u64map__put(&js->proof_mods, fn->seq, (uint64_t)(uintptr_t)m)) {
+			unwind_module__free(m);
+			return false;
+		}
+		v = u64map__get(&js->proof_mods, fn->seq);
+	}
+	map->module = (struct unwind_module *)(uintptr_t)*v;
+	map->bias = 0;
+	map->start = fn->start;
+	map->end = fn->end;
+	return true;
+}
+
+int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
+	       uint32_t *row)
+{
+	uint64_t at = is_return && ip ? ip - 1 : ip;
+	const struct jit_fn *fn;
+	struct jit_state *js;
+	int err = lookup(p, ps, at, &js, &fn);
+
+	if (err)
+		return err;
 	uint64_t *cached = u64map__get(&js->frames, ip + 1);
 
 	if (cached && *cached >> 32 == (fn->seq & 0xffffffffu)) {
@@ -245,7 +354,7 @@ int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_
 
 void jit__finish(struct processor *p)
 {
-	uint64_t totals[JIT_PROBLEM_COUNT] = { 0 };
+	uint64_t totals[JIT_PROBLEM_COUNT] = { 0 }, proved = 0, unproved = 0;
 	char key[96], value[256];
 
 	for (uint32_t i = 0; i < p->nprocs; i++) {
@@ -256,6 +365,8 @@ void jit__finish(struct processor *p)
 			continue;
 		for (int k = 0; k < JIT_PROBLEM_COUNT; k++)
 			totals[k] += js->funcs.problems[k];
+		proved += js->proved;
+		unproved += js->unproved;
 		if (js->map.state != PERF_MAP_UNREAD && js->map.state != PERF_MAP_ABSENT) {
 			snprintf(key, sizeof(key), "jit.perf_map.%" PRIu32, pid);
 			snprintf(value, sizeof(value), "%s: %s (%" PRIu64 " lines)",
@@ -278,6 +389,10 @@ void jit__finish(struct processor *p)
 		}
 	if (p->jit_reads)
 		capture_builder__add_counter(p->b, "jit.reads", p->jit_reads);
+	if (proved)
+		capture_builder__add_counter(p->b, "jit.frames_proved", proved);
+	if (unproved)
+		capture_builder__add_counter(p->b, "jit.frames_unproved", unproved);
 }
 
 void jit__release(struct proc_state *ps)
@@ -291,6 +406,12 @@ void jit__release(struct proc_state *ps)
 	free(js->dump_path);
 	u64map__release(&js->frames);
 	u64map__release(&js->modules);
+	for (uint32_t i = 0; i < js->proof_mods.cap; i++)
+		if (js->proof_mods.keys[i])
+			unwind_module__free((struct unwind_module *)(uintptr_t)js->proof_mods.vals[i]);
+	u64map__release(&js->proof_mods);
+	u64map__release(&js->proofs);
+	free(js->proof_rows);
 	free(js);
 	ps->jit = NULL;
 }

@@ -394,7 +394,7 @@ static bool unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
 	uint64_t vaddr;
 
 	if (!m || m->module == CAPTURE_NONE)
-		return false;
+		return jit__unwind_find(ctx->p, ctx->ps, pc, map);
 	ms = &ctx->p->modules[m->module];
 	map->module = module_cfi(ctx->p, ms);
 	if (!map->module)

@@ -43,6 +43,10 @@
  * reading (its length cannot be trusted to find the next one). */
 #define JIT_RECORD_MAX JIT_READ_MAX
 
+/* Proved frame-layout rows kept per process (frames proved from JIT code:
+ * a few per function); a function past it has none, so no frames. */
+#define JIT_PROOF_ROWS_MAX (1u << 20)
+
 /* A read that found nothing new is not made again for this much of the
  * samples' time (ns) unless the process maps something. */
 #define JIT_QUIET_NS (20ull * 1000 * 1000)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,6 +98,20 @@ int jit_file__open(int root_fd, const char *path, const struct jit_target *t, ui
 		return err;
 	}
 	return fd;
+}
+
+int jit_target__read(const struct jit_target *t, uint64_t addr, void *buf, size_t n)
+{
+	struct iovec local = {.iov_base = buf, .iov_len = n};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = n};
+	ssize_t got;
+
+	if (t->own_root)
+		return -ESRCH;
+	got = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+	if (got < 0)
+		return errno == ESRCH ? -ESRCH : -EFAULT;
+	return (size_t)got == n ? 0 : -EFAULT;
 }
 
 int jit_target__root(const struct jit_target *t)

@@ -29,6 +29,13 @@ struct jit_target {
  */
 int jit_target__live(pid_t pid, struct jit_target *t);
 
+/*
+ * Read n bytes at addr of live target t's memory (process_vm_readv).  0,
+ * -EFAULT for a short or failed read, -ESRCH when t is not live (own_root:
+ * it exited, its pid may be another's).
+ */
+int jit_target__read(const struct jit_target *t, uint64_t addr, void *buf, size_t n);
+
 /* An O_PATH descriptor of t's root directory, or -errno. */
 int jit_target__root(const struct jit_target *t);
 
