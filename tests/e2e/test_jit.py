@@ -9,6 +9,9 @@ process's perf map (/tmp/perf-PID.map) or jitdump file (jit-PID.dump).
   --perf-prof (jitdump): a hot JS function three JS calls deep is named in
   >= 90 % of its samples, under its JS callers in order; from jitdump with
   source lines.
+- jit_gdb (tests/fixtures/jit_gdb.c) registers an ELF object with symbols
+  and .eh_frame, its code without frame pointers, through the GDB JIT
+  interface: with --call-graph dwarf, stacks through its frames reach main.
 - CPython 3.12 / 3.13 (pyenv) with -X perf and --python off: Python functions
   named through the perf trampolines, their callers found through frames
   proved from the trampolines' code.
@@ -263,3 +266,31 @@ def test_python_3_12_perf_trampolines():
 
 def test_python_3_13_perf_trampolines():
     _python_named("3.13", PY_313)
+
+
+def test_gdb_jit_interface_dwarf():
+    """jit_gdb_inner under jit_gdb_outer (JIT code without frame pointers,
+    registered through the GDB JIT interface) under jit_gdb_driver and main:
+    the object's own CFI unwinds its frames.  The run outlasts the
+    recorder's processing lag (objects are read from the live process)."""
+    elf = os.path.join(H.FIXTURES, "jit_gdb_code.elf")
+    assert os.path.exists(elf), "%s is missing: run `make all`" % elf
+    rec = H.record([H.fixture("jit_gdb"), elf, "6"], extra=["--call-graph", "dwarf"])
+    stacks = samples(rec.capture, "native")
+    inner = [st for _, _, st in stacks if "jit_gdb_inner" in st]
+    full = [st for st in inner
+            if st[st.index("jit_gdb_inner") - 3:st.index("jit_gdb_inner") + 1] ==
+            ["main", "jit_gdb_driver", "jit_gdb_outer", "jit_gdb_inner"]]
+    unnamed = sum(1 for _, _, st in stacks if st and st[-1].startswith("[unknown]+0x6000"))
+    H.log("%d samples, %d in jit_gdb_inner, %d of them under main;jit_gdb_driver;"
+          "jit_gdb_outer, %d unnamed in the JIT range" % (len(stacks), len(inner), len(full),
+                                                          unnamed))
+    assert H.percent(len(inner), len(stacks)) >= 50.0, \
+        "jit_gdb_inner in %d of %d samples (%d unnamed in its range)" % (
+            len(inner), len(stacks), unnamed)
+    assert H.percent(len(full), len(inner)) >= CALLERS_MIN, \
+        "%d of %d jit_gdb_inner samples under main;jit_gdb_driver;jit_gdb_outer: %s" % (
+            len(full), len(inner), [";".join(st) for st in inner if st not in full][:3])
+    mods = {m for m, _, fn, _, _ in _frames_table(rec.capture) if fn.startswith("jit_gdb_")
+            and fn != "jit_gdb_driver"}
+    assert mods == {"[gdb-jit]"}, mods

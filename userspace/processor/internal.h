@@ -70,6 +70,8 @@ struct module_state {
 	uint32_t first_pid; /* a process that mapped it, for /proc/PID/root */
 	bool deferred;	    /* frames stored unsymbolized for `microscope symbolize` */
 	bool dwarf_checked; /* its DWARF problem (if any) was recorded */
+	bool jit_desc_checked; /* searched for __jit_debug_descriptor (jit.c) */
+	uint64_t jit_desc_vaddr; /* its ELF address; 0 none */
 };
 
 /* Inline frames kept per address at most (deeper chains keep the outermost). */

@@ -14,7 +14,12 @@
  * anonymous frame of no module.  Nothing is read when replaying a stream
  * (processor__read_processes): the pid then names another process, if any.
  *
- * No call-frame information describes JIT code, so each function's frames
+ * Objects registered through the GDB JIT interface (gdb_jit.h) are read the
+ * same way, only for a process one of whose modules holds a
+ * __jit_debug_descriptor, and copied only when the list's bytes changed;
+ * their symbols name their functions and their own CFI unwinds them.
+ *
+ * No call-frame information describes perf-map code, so each function's frames
  * are proved from its code (userspace/unwind/frame_proof.h), read from the
  * process right after the read that found the function, within the code
  * budget; the DWARF unwinder gets the proof as the function's module, and
@@ -27,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../runtimes/gdb_jit.h"
 #include "../runtimes/jit_policy.h"
 #include "../unwind/frame_proof.h"
 #include "internal.h"
@@ -48,6 +54,11 @@ struct jit_state {
 	struct u64map proof_mods; /* seq -> struct unwind_module * (made on first unwind) */
 	uint64_t proved_seq;	  /* functions up to this seq had their chance */
 	uint64_t proved, unproved; /* functions with a proof, without (no code, none) */
+	/* the GDB JIT interface: objects, and their compiled CFI by index + 1 */
+	struct gdb_jit gdb;
+	bool gdb_looked; /* the modules were searched for a descriptor */
+	bool mapped_gdb; /* mapped something since: search again if none was found */
+	struct u64map gdb_mods;
 };
 
 static uint64_t monotonic_ns(void)
@@ -93,6 +104,7 @@ int jit__mapped(struct processor *p, struct proc_state *ps, uint64_t start, uint
 		return 0;
 	jit_funcs__map(&js->funcs, start, end, time);
 	js->mapped = true;
+	js->mapped_gdb = true;
 	return 0;
 }
 
@@ -170,6 +182,8 @@ static int prove_new(struct jit_state *js, const struct jit_target *t)
 		if (fn->seq <= js->proved_seq)
 			continue;
 		top = fn->seq > top ? fn->seq : top;
+		if (fn->flags & JIT_FN_GDB)
+			continue; /* its object's CFI describes it */
 		if ((fn->flags & JIT_FN_NO_CODE) || t->own_root ||
 		    js->nproof_rows + PROOF_ROWS_PER_FN > JIT_PROOF_ROWS_MAX) {
 			js->unproved++;
@@ -197,12 +211,41 @@ static int prove_new(struct jit_state *js, const struct jit_target *t)
 	return 0;
 }
 
+/*
+ * The runtime address of a __jit_debug_descriptor in ps's file modules, or
+ * 0.  Each module is searched once (its file's symbol tables); a process
+ * whose modules hold none is never read.
+ */
+static uint64_t gdb_descriptor(struct processor *p, struct proc_state *ps)
+{
+	for (uint32_t i = 0; i < ps->nmaps; i++) {
+		const struct proc_mapping *m = &ps->maps[i];
+		struct module_state *ms;
+		uint64_t at;
+
+		if (m->module == CAPTURE_NONE)
+			continue;
+		ms = &p->modules[m->module];
+		if (ms->kind != CAPTURE_MODULE_FILE || !ms->sym)
+			continue;
+		if (!ms->jit_desc_checked) {
+			ms->jit_desc_checked = true;
+			if (sym_module__data_symbol(ms->sym, GDB_JIT_DESCRIPTOR, &ms->jit_desc_vaddr))
+				ms->jit_desc_vaddr = 0;
+		}
+		/* One load bias for every segment: that of this mapping. */
+		if (ms->jit_desc_vaddr && sym_module__to_vaddr(ms->sym, m->pgoff, &at))
+			return ms->jit_desc_vaddr + (m->start - at);
+	}
+	return 0;
+}
+
 /* Read on the process's map and jitdump file, if the rules allow a read
  * now (time: the sample's).  True when the read found new functions. */
 static bool read_on(struct processor *p, struct proc_state *ps, struct jit_state *js,
 		    uint64_t time)
 {
-	uint32_t from_map = 0, from_dump = 0;
+	uint32_t from_map = 0, from_dump = 0, from_gdb = 0;
 	uint64_t now = monotonic_ns();
 	struct jit_target t;
 
@@ -219,10 +262,18 @@ static bool read_on(struct processor *p, struct proc_state *ps, struct jit_state
 	if (js->dump_path && jitdump__read(&js->dump, &js->funcs, &t, js->dump_start,
 					   js->dump_end, js->dump_path, now, &from_dump))
 		return false;
-	js->quiet_until = from_map || from_dump ? 0 : time + JIT_QUIET_NS;
-	if ((from_map || from_dump) && prove_new(js, &t))
+	if (!js->gdb.descriptor && (!js->gdb_looked || js->mapped_gdb)) {
+		js->gdb_looked = true;
+		js->gdb.descriptor = gdb_descriptor(p, ps);
+	}
+	js->mapped_gdb = false;
+	if (js->gdb.descriptor && gdb_jit__read(&js->gdb, &js->funcs, &t, now, &from_gdb))
 		return false;
-	return from_map || from_dump;
+	from_map += from_dump + from_gdb;
+	js->quiet_until = from_map ? 0 : time + JIT_QUIET_NS;
+	if (from_map && prove_new(js, &t))
+		return false;
+	return from_map;
 }
 
 /* The JIT module over the mapping holding fn (the function's own range
@@ -237,7 +288,9 @@ static uint32_t jit_module(struct processor *p, struct proc_state *ps, struct ji
 
 	if (cached)
 		return (uint32_t)*cached;
-	if (fn->flags & JIT_FN_JITDUMP)
+	if (fn->flags & JIT_FN_GDB)
+		snprintf(path, sizeof(path), "[gdb-jit]");
+	else if (fn->flags & JIT_FN_JITDUMP)
 		snprintf(path, sizeof(path), "jit-%u.dump", js->dump.pid);
 	else
 		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", ps->pid);
@@ -293,6 +346,27 @@ bool jit__unwind_find(struct processor *p, struct proc_state *ps, uint64_t pc,
 
 	if (lookup(p, ps, pc, &js, &fn))
 		return false;
+	if ((fn->flags & JIT_FN_GDB) && fn->object < js->gdb.nobjs) {
+		/* The object's own CFI: compiled once per object. */
+		const struct gdb_jit_object *o = &js->gdb.objs[fn->object];
+
+		v = u64map__get(&js->gdb_mods, (uint64_t)fn->object + 1);
+		if (!v) {
+			struct unwind_module *m = unwind_module__open_image(o->image, o->size);
+
+			if (!m || u64map__put(&js->gdb_mods, (uint64_t)fn->object + 1,
+					      (uint64_t)(uintptr_t)m)) {
+				unwind_module__free(m);
+				return false;
+			}
+			v = u64map__get(&js->gdb_mods, (uint64_t)fn->object + 1);
+		}
+		map->module = (struct unwind_module *)(uintptr_t)*v;
+		map->bias = 0;
+		map->start = fn->start;
+		map->end = fn->end;
+		return true;
+	}
 	v = u64map__get(&js->proof_mods, fn->seq);
 	if (!v) {
 		uint64_t *rows = u64map__get(&js->proofs, fn->seq);
@@ -410,6 +484,11 @@ void jit__release(struct proc_state *ps)
 		if (js->proof_mods.keys[i])
 			unwind_module__free((struct unwind_module *)(uintptr_t)js->proof_mods.vals[i]);
 	u64map__release(&js->proof_mods);
+	for (uint32_t i = 0; i < js->gdb_mods.cap; i++)
+		if (js->gdb_mods.keys[i])
+			unwind_module__free((struct unwind_module *)(uintptr_t)js->gdb_mods.vals[i]);
+	u64map__release(&js->gdb_mods);
+	gdb_jit__release(&js->gdb);
 	u64map__release(&js->proofs);
 	free(js->proof_rows);
 	free(js);

@@ -245,6 +245,7 @@ int jit_funcs__add(struct jit_funcs *f, uint64_t start, uint64_t size, const cha
 		.read_ns = read_ns,
 		.since_ns = since_ns,
 		.flags = flags & JIT_FN_JITDUMP,
+		.object = UINT32_MAX,
 	};
 	int err;
 
@@ -288,6 +289,20 @@ int jit_funcs__add(struct jit_funcs *f, uint64_t start, uint64_t size, const cha
 	fn.seq = f->next_seq++;
 	f->staged[f->nstaged++] = fn;
 	return 0;
+}
+
+int jit_funcs__add_object(struct jit_funcs *f, uint64_t start, uint64_t size, const char *name,
+			  size_t len, uint64_t read_ns, uint32_t object)
+{
+	uint64_t seq = f->next_seq;
+	int err = jit_funcs__add(f, start, size, name, len, read_ns, 0, 0);
+
+	/* Staged last, unless it was refused (counted). */
+	if (!err && f->next_seq > seq) {
+		f->staged[f->nstaged - 1].flags |= JIT_FN_GDB;
+		f->staged[f->nstaged - 1].object = object;
+	}
+	return err;
 }
 
 static int fn_cmp(const void *a, const void *b)

@@ -37,6 +37,7 @@
 	X(MOVE_UNKNOWN, "move_unknown", "jitdump move of code never loaded")                       \
 	X(DEBUG_UNUSED, "debug_unused", "jitdump debug info that no code load claimed")            \
 	X(BAD_TEXT, "bad_text", "jitdump source file name that is not text (line kept, file left out)") \
+	X(GDB_BAD, "gdb_bad", "GDB JIT descriptor, entry or object unreadable or malformed")      \
 	X(STALE, "stale", "file made before its process began (an earlier process's; not read)")  \
 	X(NOT_OWNED, "not_owned", "file not a regular file owned by the process's user or root")
 
@@ -53,6 +54,7 @@ const char *jit_problem__name(unsigned int problem);
 #define JIT_FN_NO_CODE (1u << 0) /* past the code budget: no frame proof */
 #define JIT_FN_ENDED (1u << 1)	 /* a mapping replaced its code */
 #define JIT_FN_JITDUMP (1u << 2) /* from a jitdump code load (else a perf map line) */
+#define JIT_FN_GDB (1u << 3)	 /* from an object registered through the GDB JIT interface */
 
 struct jit_fn {
 	uint64_t start, end; /* [start, end), process addresses */
@@ -63,6 +65,8 @@ struct jit_fn {
 	uint32_t flags;	     /* JIT_FN_* */
 	uint32_t lines;	     /* first source-line entry (jit_funcs__lines) */
 	uint32_t nlines;     /* entries, sorted by address; 0: none */
+	uint32_t object;     /* JIT_FN_GDB: its object (gdb_jit.h); else UINT32_MAX */
+	uint32_t reserved;
 };
 
 /* One source position (jitdump debug info): from addr on, until the next. */
@@ -104,6 +108,10 @@ void jit_funcs__problem(struct jit_funcs *f, enum jit_problem problem);
  */
 int jit_funcs__add(struct jit_funcs *f, uint64_t start, uint64_t size, const char *name,
 		   size_t len, uint64_t read_ns, uint64_t since_ns, uint32_t flags);
+
+/* jit_funcs__add for a function of GDB JIT object index object. */
+int jit_funcs__add_object(struct jit_funcs *f, uint64_t start, uint64_t size, const char *name,
+			  size_t len, uint64_t read_ns, uint32_t object);
 
 /* The source-line entries added from now on belong to the next function
  * staged (they survive compaction until then). */

@@ -47,6 +47,11 @@
  * a few per function); a function past it has none, so no frames. */
 #define JIT_PROOF_ROWS_MAX (1u << 20)
 
+/* Objects registered through the GDB JIT interface read per process, and
+ * the largest one read (bytes); their images count against JIT_CODE_MAX. */
+#define JIT_GDB_OBJECTS_MAX 4096
+#define JIT_GDB_IMAGE_MAX (16u << 20)
+
 /* A read that found nothing new is not made again for this much of the
  * samples' time (ns) unless the process maps something. */
 #define JIT_QUIET_NS (20ull * 1000 * 1000)
