@@ -158,7 +158,7 @@ check:
 # -fsanitize=fuzzer-no-link,address,undefined in $(OUTPUT)/fuzz and runs each harness
 # for FUZZ_SECONDS (new inputs in $(OUTPUT)/fuzz/corpus/<target>, crashes as
 # $(OUTPUT)/fuzz/crash-<target>-*).  FUZZ_TARGETS picks harnesses.
-FUZZ_TARGETS ?= capture_reader folded_import pprof_import ring_decoder perf_map jitdump
+FUZZ_TARGETS ?= capture_reader folded_import pprof_import ring_decoder perf_map jitdump gdb_image
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

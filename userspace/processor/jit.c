@@ -443,9 +443,12 @@ void jit__finish(struct processor *p)
 		unproved += js->unproved;
 		if (js->map.state != PERF_MAP_UNREAD && js->map.state != PERF_MAP_ABSENT) {
 			snprintf(key, sizeof(key), "jit.perf_map.%" PRIu32, pid);
-			snprintf(value, sizeof(value), "%s: %s (%" PRIu64 " lines)",
+			snprintf(value, sizeof(value),
+				 "%s: %s (%" PRIu64 " lines; %" PRIu64
+				 " functions past the code budget: named, no frames)",
 				 perf_map_state__name(js->map.state),
-				 perf_map_state__text(js->map.state), js->map.lines);
+				 perf_map_state__text(js->map.state), js->map.lines,
+				 js->funcs.problems[JIT_PROBLEM_NO_CODE]);
 			capture_builder__set_meta(p->b, key, value);
 		}
 		if (js->dump_path && js->dump.state != JITDUMP_UNREAD) {

@@ -938,7 +938,8 @@ struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *r
 		br->end = p->end;
 		br->row = row;
 	}
-	if (!err)
+	/* No rows: a module with no CFI (nrows 0). */
+	if (!err && b.rows.n)
 		err = finish(m, &b, b.rows.n);
 	if (!err) {
 		m->stats.rows = m->nrows;
