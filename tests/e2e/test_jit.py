@@ -57,8 +57,14 @@ def _frames_table(capture):
 
 def test_perf_map_rewrite_no_crossing():
     """Before the rewrite the range is jit_f1, after it jit_g1: never the
-    other way.  >= 90 % of the JIT samples named, under jit_driver."""
-    rec = H.record([H.fixture("jit_perfmap"), "4", "2"])
+    other way.  >= 90 % of the JIT samples named, under jit_driver.
+
+    The map is read as samples are processed; a recorder that falls behind
+    the program by more than the first phase (4 s) reads both lines at once
+    and the later one wins.  Frame-pointer stacks at 499 Hz keep the
+    recorder's own work small on a loaded machine."""
+    rec = H.record([H.fixture("jit_perfmap"), "4", "2"], freq=499,
+                   extra=["--call-graph", "fp"])
     kv = rec.fixture_line("jit_perfmap")
     pid, f1, f2 = int(kv["pid"]), int(kv["f1"], 16), int(kv["f2"], 16)
     size, rewrite = int(kv["size"]), int(kv["rewrite_ns"])
