@@ -28,6 +28,8 @@ LDLIBS := -lbpf -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lm -lpthread -lprotob
 LDLIBS += -lmicrohttpd -ljansson
 # C++ demangling for display (capture/demangle.c: __cxa_demangle).
 LDLIBS += -lstdc++
+# Frames proved from JIT code (userspace/unwind/frame_proof.c): capstone decodes.
+LDLIBS += -lcapstone
 override CFLAGS += -I$(OUTPUT)/gen
 
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev \
@@ -43,6 +45,8 @@ DEPS_PKGS += liblzma-dev libdebuginfod-dev debuginfod lld-14
 DEPS_PKGS += e2fsprogs
 # microscope serve (issue 20): its HTTP server and JSON; the front end is built with npm
 DEPS_PKGS += libmicrohttpd-dev libjansson-dev
+# frames proved from JIT code (issue 18): the capstone disassembler
+DEPS_PKGS += libcapstone-dev
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -203,7 +207,7 @@ lint:
 # for FUZZ_SECONDS (new inputs in $(OUTPUT)/fuzz/corpus/<target>, crashes as
 # $(OUTPUT)/fuzz/crash-<target>-*).  FUZZ_TARGETS picks harnesses.
 FUZZ_TARGETS ?= capture_reader folded_import pprof_import perf_script_import ring_decoder \
-	serve_query
+	perf_map jitdump gdb_image serve_query
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
