@@ -191,6 +191,17 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
  * is the buffer writer.c explains its last failure in.
  */
 int capture_builder__view(struct capture_builder *b, struct capture *view);
+/*
+ * merge.c.  capture_builder__intern_row() adds a row of an appended table
+ * (modules, processes, threads, mappings) unless a row with the same bytes
+ * was added through it before, and returns that row's id (CAPTURE_NONE and
+ * the sticky error on failure, or for another table).  Rows added with the
+ * plain adders are not seen by it.  capture_builder__clear_samples() drops
+ * every sample, interval and counter row and keeps every other table.
+ */
+uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_table t,
+				     const void *row);
+void capture_builder__clear_samples(struct capture_builder *b);
 struct ZSTD_CCtx_s *capture_builder__cctx(struct capture_builder *b);
 char *capture_builder__msg(struct capture_builder *b, size_t *len);
 

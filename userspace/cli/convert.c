@@ -26,6 +26,7 @@
 #include "capture/format.h"
 #include "capture/formats/formats.h"
 #include "commands.h"
+#include "input.h"
 
 /* What a writer gets: the open capture and the query the options built. */
 struct convert_input {
@@ -739,7 +740,13 @@ int cmd_convert(int argc, char **argv)
 		fmt = &convert_formats[0];
 	}
 
-	rc = read_all(path, &bytes, &nbytes);
+	rc = cli_input__read_dir("convert", path, &bytes, &nbytes, err, sizeof(err));
+	if (rc == -ENOTDIR)
+		rc = read_all(path, &bytes, &nbytes);
+	else if (rc && err[0]) {
+		fprintf(stderr, "microscope convert: %s\n", err);
+		goto cleanup;
+	}
 	if (rc) {
 		fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
 		goto cleanup;

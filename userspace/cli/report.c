@@ -18,6 +18,7 @@
 #include "analysis/budget.h"
 #include "capture/capture.h"
 #include "commands.h"
+#include "input.h"
 
 #define REPORT_DEFAULT_LIMIT	   20
 #define REPORT_DEFAULT_MIN_PERCENT 0.5
@@ -797,7 +798,7 @@ int cmd_report(int argc, char **argv)
 		return status;
 	status = 1;
 
-	rc = capture__open(opt.path, &c, err, sizeof(err));
+	rc = cli_input__open("report", opt.path, &c, err, sizeof(err));
 	if (rc) {
 		if (err[0])
 			fprintf(stderr, "microscope report: %s\n", err);

@@ -14,6 +14,7 @@
 #include "capture/capture.h"
 #include "capture/output_check.h"
 #include "commands.h"
+#include "input.h"
 #include "userspace/deferred/symbolize.h"
 #include "userspace/symbols/symbols.h"
 
@@ -137,7 +138,7 @@ int cmd_symbolize(int argc, char **argv)
 		status = 2;
 		goto cleanup;
 	}
-	err = capture__open(in, &c, msg, sizeof(msg));
+	err = cli_input__open("symbolize", in, &c, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "microscope symbolize: %s\n", msg[0] ? msg : strerror(-err));
 		goto cleanup;
