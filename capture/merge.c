@@ -289,3 +289,34 @@ int capture_builder__take(struct capture_builder *src, struct capture_builder *d
 		capture_builder__clear_samples(src);
 	return err;
 }
+
+int capture_builder__merge_builder(struct capture_builder *dst, struct capture_builder *src,
+				   uint64_t since_ns, uint64_t until_ns)
+{
+	struct capture view;
+	int err = capture_builder__view(src, &view);
+
+	return err ? err : merge(dst, &view, since_ns, until_ns, false);
+}
+
+bool capture_builder__time_range(struct capture_builder *b, uint64_t *first_ns,
+				 uint64_t *last_ns)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	struct capture v;
+
+	capture_builder__view(b, &v);
+	if (!v.nsamples && !v.nintervals)
+		return false;
+	for (uint32_t i = 0; i < v.nsamples; i++) {
+		lo = v.samples[i].time_ns < lo ? v.samples[i].time_ns : lo;
+		hi = v.samples[i].time_ns > hi ? v.samples[i].time_ns : hi;
+	}
+	for (uint32_t i = 0; i < v.nintervals; i++) {
+		lo = v.intervals[i].end_ns < lo ? v.intervals[i].end_ns : lo;
+		hi = v.intervals[i].end_ns > hi ? v.intervals[i].end_ns : hi;
+	}
+	*first_ns = lo;
+	*last_ns = hi;
+	return true;
+}

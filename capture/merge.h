@@ -16,6 +16,7 @@
 #ifndef MS_CAPTURE_MERGE_H
 #define MS_CAPTURE_MERGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "capture/capture.h"
@@ -41,5 +42,14 @@ int capture_builder__merge(struct capture_builder *dst, const struct capture *sr
  * unchanged on failure.
  */
 int capture_builder__take(struct capture_builder *src, struct capture_builder *dst);
+
+/* capture_builder__merge() from another builder's rows (src unchanged). */
+int capture_builder__merge_builder(struct capture_builder *dst, struct capture_builder *src,
+				   uint64_t since_ns, uint64_t until_ns);
+
+/* The earliest and latest time (ns) of b's samples and interval ends:
+ * false (and nothing set) when b has neither. */
+bool capture_builder__time_range(struct capture_builder *b, uint64_t *first_ns,
+				 uint64_t *last_ns);
 
 #endif

@@ -38,6 +38,7 @@
 #include "../runtimes/py_procs.h"
 #include "../symbols/symbols.h"
 #include "record.h"
+#include "record_rolling.h"
 
 /* Live processing: at most this much per drain round (ns), at most this far
  * behind the newest record (ns) (processor__set_round_budget). */
@@ -57,6 +58,7 @@ struct record_session {
 	struct collector *col;
 	struct budget_monitor *budget; /* --budget, or NULL */
 	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
+	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
 	double t_end;		       /* CLOCK_MONOTONIC s when --duration ends, or 0 */
@@ -64,6 +66,7 @@ struct record_session {
 };
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t snapshot_requested; /* SIGUSR1 (--window) */
 /* The collector whose sampling a stop signal or the duration timer halts
  * (collector__halt_sampling is async-signal-safe), or NULL. */
 static struct collector *volatile halt_col;
@@ -72,6 +75,12 @@ static void on_signal(int sig)
 {
 	stop_signal = sig;
 	collector__halt_sampling(halt_col);
+}
+
+static void on_snapshot(int sig)
+{
+	(void)sig;
+	snapshot_requested = 1;
 }
 
 static void step_failed(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -317,6 +326,9 @@ static int session__wire(struct record_session *s, const char *record_command)
 	err = session__emit_request_meta(s, record_command);
 	if (err)
 		return err;
+	err = record_rolling__open(o, &s->roll);
+	if (err)
+		return err;
 	if (o->argv) {
 		err = launcher__spawn(&s->launch, o->argv);
 		if (err) {
@@ -371,12 +383,14 @@ static int session__start(struct record_session *s)
 {
 	const struct record_options *o = s->o;
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction snap = { .sa_handler = on_snapshot, .sa_flags = SA_RESTART };
 	char why[512] = "";
 	int err, wstatus;
 
 	sigemptyset(&sa.sa_mask);
+	sigemptyset(&snap.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
-	    sigaction(SIGALRM, &sa, NULL)) {
+	    sigaction(SIGALRM, &sa, NULL) || (o->window_ns && sigaction(SIGUSR1, &snap, NULL))) {
 		err = -errno;
 		step_failed(err, "installing signal handlers");
 		return err;
@@ -452,6 +466,13 @@ static int session__drain(struct record_session *s)
 			return 0;
 		if (s->t_end && now_s() >= s->t_end)
 			return 0;
+		err = record_rolling__tick(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+		if (!err && snapshot_requested) {
+			snapshot_requested = 0;
+			err = record_rolling__snapshot(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+		}
+		if (err)
+			return err;
 		if (s->budget) {
 			err = budget_monitor__tick(s->budget, s->col);
 			if (err) {
@@ -516,6 +537,9 @@ static int session__seal(struct record_session *s)
 			strerror(-err));
 		return err;
 	}
+	if (s->roll) /* the last segment, or the last window to -o */
+		return record_rolling__finish(s->roll, s->b, (uint64_t)(now_s() * 1e9),
+					      processor__samples(s->proc));
 	err = capture_builder__write(s->b, path);
 	if (err) {
 		const char *why = capture_builder__error(s->b);
@@ -602,6 +626,7 @@ static void session__release(struct record_session *s)
 			s->status = 1;
 		}
 	}
+	record_rolling__free(s->roll);
 	processor__free(s->proc);
 	py_tracker__free(s->py);
 	symbolizer__free(s->sym);
