@@ -14,6 +14,7 @@ static const char usage[] =
 	"  convert   write a capture in another format (pprof, speedscope, Chrome\n"
 	"            trace, SVG flame graph, folded stacks), or import pprof/folded\n"
 	"  symbolize add names, lines and inline frames to a deferred capture\n"
+	"  snapshot  make a `record --window` write its current window\n"
 	"\n"
 	"Run 'microscope <command> --help' for a command's options.\n";
 
@@ -39,6 +40,8 @@ int main(int argc, char **argv)
 		return cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "symbolize"))
 		return cmd_symbolize(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "snapshot"))
+		return cmd_snapshot(argc - 1, argv + 1);
 	fprintf(stderr, "microscope: unknown command '%s'\n\n%s", argv[1], usage);
 	return 2;
 }

@@ -221,7 +221,12 @@ static int window__write(struct record_rolling *r, struct capture_builder *b, ui
 			capture_builder__error(w));
 		goto cleanup;
 	}
-	if (!r->o->quiet)
+	if (!r->o->quiet && total_samples)
+		fprintf(stderr,
+			"[ microscope: window of %" PRIu32 " samples written to %s (%" PRIu64
+			" recorded in all) ]\n",
+			capture_builder__sample_count(w), path, total_samples);
+	else if (!r->o->quiet)
 		fprintf(stderr, "[ microscope: window of %" PRIu32 " samples written to %s ]\n",
 			capture_builder__sample_count(w), path);
 cleanup:

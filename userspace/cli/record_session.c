@@ -390,7 +390,7 @@ static int session__start(struct record_session *s)
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&snap.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
-	    sigaction(SIGALRM, &sa, NULL) || (o->window_ns && sigaction(SIGUSR1, &snap, NULL))) {
+	    sigaction(SIGALRM, &sa, NULL) || sigaction(SIGUSR1, &snap, NULL)) {
 		err = -errno;
 		step_failed(err, "installing signal handlers");
 		return err;

@@ -1,0 +1,224 @@
+"""Continuous and rolling recordings (issue 17): segment directories with
+retention, the directory reader, SIGKILL safety, the directory lock, and
+--window snapshots.
+
+Totals are compared exactly: `report DIR` and `convert DIR --to folded`
+must equal the sum of the segments read one by one, stack by stack.
+"""
+import glob
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import helpers as H
+
+SEG_RE = re.compile(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc$")
+TMP_RE = re.compile(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc\.tmp\.\d+$")
+
+
+def _segments(d):
+    return sorted(n for n in os.listdir(d) if SEG_RE.match(n))
+
+
+def _temps(d):
+    return sorted(n for n in os.listdir(d) if TMP_RE.match(n))
+
+
+def _samples(capture):
+    out = H.report(capture).stdout
+    m = re.search(r"^  samples\s+(\d+)", out, re.M)
+    assert m, "no samples line in the report of %s:\n%s" % (capture, out[:2000])
+    return int(m.group(1))
+
+
+def _sum_profiles(profs):
+    total = {}
+    for p in profs:
+        for st, c in p.items():
+            total[st] = total.get(st, 0) + c
+    return total
+
+
+def _start_continuous(d, seconds, segment, retain=None, extra=()):
+    argv = [H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment", segment]
+    if retain:
+        argv += ["--retain", retain]
+    argv += list(extra) + ["--", H.fixture("spinner"), str(seconds)]
+    H.log("$ " + " ".join(argv) + " &")
+    env = dict(os.environ, MS_FIXTURE_OUT=d + ".fixture.out")
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, errors="replace", env=env)
+
+
+@H.timeout(150)
+def test_continuous_retention_and_exact_totals():
+    """60 s with 10 s segments and 30 s retention: never more than 4
+    complete segments at once; each validates; report DIR and the folded
+    profile of DIR equal the sums over the segments."""
+    H.require_root()
+    d = H.tmp_path("segs")
+    proc = _start_continuous(d, 60, "10s", "30s")
+    most = 0
+    try:
+        while proc.poll() is None:
+            if os.path.isdir(d):
+                most = max(most, len(_segments(d)))
+            time.sleep(0.25)
+        out, err = proc.communicate()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, "record exited %d:\n%s" % (proc.returncode, err)
+    segs = _segments(d)
+    H.log("segments at the end: %s; most seen at once: %d" % (segs, most))
+    assert most <= 4, "%d complete segments at once with 10 s segments, 30 s retention" % most
+    assert 3 <= len(segs) <= 4, segs
+    # Retention deleted the oldest: the sequence numbers left are the newest, contiguous.
+    seqs = [int(s[21:29]) for s in segs]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) and seqs[0] >= 3, seqs
+    assert not _temps(d), _temps(d)
+    per = [_samples(os.path.join(d, s)) for s in segs]
+    whole = _samples(d)
+    assert whole == sum(per), "report DIR says %d samples, the segments %s (sum %d)" % (
+        whole, per, sum(per))
+    assert all(n > 0 for n in per), per
+    profs = [H.folded(os.path.join(d, s)) for s in segs]
+    merged = H.folded(d)
+    assert merged == _sum_profiles(profs), "folded DIR differs from the sum of its segments"
+    assert H.share(merged, "spin_forever_work") > 80, H.share(merged, "spin_forever_work")
+
+
+@H.timeout(120)
+def test_directory_reader_tolerates_damage_and_temporaries():
+    """A damaged segment, a temporary being written, a missing one and a
+    foreign file: one note each, totals of the valid segments exactly."""
+    H.require_root()
+    d = H.tmp_path("segs")
+    proc = _start_continuous(d, 7, "1s")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    segs = _segments(d)
+    assert len(segs) >= 5, segs
+    damaged, missing = segs[1], segs[3]
+    with open(os.path.join(d, damaged), "r+b") as f:
+        f.truncate(os.path.getsize(os.path.join(d, damaged)) // 2)
+    os.unlink(os.path.join(d, missing))
+    shutil.copy(os.path.join(d, segs[0]), os.path.join(d, segs[-1] + ".tmp.4242"))
+    with open(os.path.join(d, "notes.txt"), "w") as f:
+        f.write("not a segment\n")
+    valid = [s for s in segs if s not in (damaged, missing)]
+    per = [_samples(os.path.join(d, s)) for s in valid]
+    p = H.report(d)
+    notes = [l for l in p.stderr.splitlines() if "note:" in l]
+    H.log("\n".join(notes))
+    assert len(notes) == 3, notes
+    assert any("being written" in l and ".tmp.4242" in l for l in notes), notes
+    assert any("damaged" in l and damaged in l for l in notes), notes
+    assert any("missing" in l and str(int(missing[21:29])) in l for l in notes), notes
+    m = re.search(r"^  samples\s+(\d+)", p.stdout, re.M)
+    assert int(m.group(1)) == sum(per), (m.group(1), per)
+    assert H.folded(d) == _sum_profiles([H.folded(os.path.join(d, s)) for s in valid])
+    # convert and symbolize read the directory too.
+    H.run([H.BIN, "symbolize", d, "-o", H.tmp_path("sym.msc")], check=True)
+    assert _samples(H.tmp_path("sym.msc")) == sum(per)
+
+
+@H.timeout(180)
+def test_sigkill_leaves_no_partial_segment():
+    """SIGKILL at random points: every complete-named file validates, and the
+    next recorder's start removes any temporary."""
+    H.require_root()
+    rnd = random.Random(17)
+    d = H.tmp_path("segs")
+    for run in range(6):
+        if os.path.exists(d + ".fixture.out"):
+            os.unlink(d + ".fixture.out")
+        proc = _start_continuous(d, 30, "1s", extra=["--export", "pprof"])
+        m = H.wait_for_line(d + ".fixture.out", r"spinner ready pid=(\d+)", timeout=30,
+                            proc=proc)
+        time.sleep(0.5 + rnd.random() * 3.0)
+        proc.send_signal(signal.SIGKILL)
+        H.kill_pid(int(m.group(1)))  # it holds the recorder's pipes
+        proc.communicate()
+        for s in _segments(d):
+            p = H.report(os.path.join(d, s), check=False)
+            assert p.returncode == 0, "%s fails validation after SIGKILL:\n%s" % (s, p.stderr)
+        H.log("run %d: %d segments, temporaries %s" % (run, len(_segments(d)), _temps(d)))
+    # A next start cleans the temporaries a killed recorder left.
+    with open(os.path.join(d, _segments(d)[-1] + ".tmp.999999"), "w") as f:
+        f.write("partial")
+    proc = _start_continuous(d, 2, "1s")
+    proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert not _temps(d), _temps(d)
+    assert not [n for n in os.listdir(d) if ".tmp." in n], os.listdir(d)
+    assert glob.glob(os.path.join(d, "seg-*.pb.gz")), "no pprof exports beside segments"
+
+
+@H.timeout(60)
+def test_lock_keeps_a_second_recorder_out():
+    H.require_root()
+    d = H.tmp_path("segs")
+    first = _start_continuous(d, 6, "1s")
+    try:
+        H.wait_for_line(d + ".fixture.out", r"spinner ready", timeout=30, proc=first)
+        p = H.run([H.BIN, "record", "--continuous", d, "--", "/bin/true"])
+        assert p.returncode != 0, p.stderr
+        assert "another recorder (pid %d)" % first.pid in p.stderr, p.stderr
+    finally:
+        first.communicate(timeout=60)
+    assert first.returncode == 0
+
+
+def _chrome_span_s(capture):
+    out = capture + ".json"
+    H.run([H.BIN, "convert", capture, "--to", "chrome", "-o", out], check=True)
+    with open(out) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if "ts" in e]
+    ts = [e["ts"] for e in ev]
+    return (max(ts) - min(ts)) / 1e6
+
+
+@H.timeout(120)
+def test_window_snapshots_cover_the_last_window():
+    """--window 5s over 20 s, SIGUSR1 at 10 s and 15 s: each snapshot spans
+    its last 5 s (within a drain round); the final file is the last window
+    and says how many samples the whole recording took."""
+    H.require_root()
+    out = H.tmp_path("w.msc")
+    argv = [H.BIN, "record", "-F", "199", "--window", "5s", "-o", out, "--",
+            H.fixture("spinner"), "20"]
+    env = dict(os.environ, MS_FIXTURE_OUT=out + ".fixture.out")
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    H.wait_for_line(out + ".fixture.out", r"spinner ready", timeout=30, proc=proc)
+    time.sleep(10)
+    proc.send_signal(signal.SIGUSR1)
+    time.sleep(5)
+    H.run([H.BIN, "snapshot", str(proc.pid)], check=True)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    snaps = sorted(glob.glob(H.tmp_path("window-*.msc")))
+    assert len(snaps) == 2, (snaps, err)
+    for s in snaps:
+        span = _chrome_span_s(s)
+        H.log("%s: %d samples over %.2f s" % (s, _samples(s), span))
+        assert 4.5 <= span <= 5.3, "%s spans %.2f s, not the last 5 s" % (s, span)
+    final_span = _chrome_span_s(out)
+    assert final_span <= 5.3, final_span
+    # The last window is what -o holds; the whole recording (20 s) took
+    # about four windows' worth: snapshots took nothing away from it.
+    m = re.search(r"window of (\d+) samples written to %s \((\d+) recorded in all\)"
+                  % re.escape(out), err)
+    assert m, err
+    last, total = int(m.group(1)), int(m.group(2))
+    assert last == _samples(out), (last, _samples(out))
+    assert total >= 3 * last, (total, last)
+    snap_counts = [_samples(s) for s in snaps]
+    assert all(n <= last * 1.3 for n in snap_counts), (snap_counts, last)
