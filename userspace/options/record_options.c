@@ -240,14 +240,14 @@ int record_options__check(const struct record_options *o, char *err, size_t errl
 	if (o->retain_bytes && o->retain_bytes < MS_MIN_RETAIN_BYTES)
 		return check_failed(err, errlen, "bad --retain %llu bytes (at least 1M)",
 				    (unsigned long long)o->retain_bytes);
-	if (o->retain_ns && o->retain_ns < o->segment_ns)
-		return check_failed(err, errlen,
-				    "--retain %.3f s is shorter than one segment (%.3f s)",
-				    o->retain_ns / 1e9, o->segment_ns / 1e9);
 	if (!o->continuous && (o->retain_ns || o->retain_bytes || o->export_fmt ||
 			       (o->explicit & MS_OPT_SET_SEGMENT)))
 		return check_failed(err, errlen,
 				    "--segment, --retain and --export need --continuous DIR");
+	if (o->retain_ns && o->retain_ns < o->segment_ns)
+		return check_failed(err, errlen,
+				    "--retain %.3f s is shorter than one segment (%.3f s)",
+				    o->retain_ns / 1e9, o->segment_ns / 1e9);
 	if (o->window_ns && (o->window_ns < MS_MIN_WINDOW_NS || o->window_ns > MS_MAX_WINDOW_NS))
 		return check_failed(err, errlen, "bad --window %.3f s (1 s .. 1 h)",
 				    o->window_ns / 1e9);
