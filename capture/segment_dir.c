@@ -20,6 +20,14 @@
 #define SEGMENT_TEMP   ".tmp."
 /* "seg-" 8 digits "T" 6 digits "Z-" 8 digits ".msc" */
 #define SEGMENT_NAME_LEN 33
+#define SEGMENT_BASE_LEN 29 /* without ".msc" */
+
+const char *const segment_export_suffixes[][2] = {
+	{ "pprof", ".pb.gz" },
+	{ "speedscope", ".speedscope.json" },
+	{ "folded", ".folded" },
+	{ NULL, NULL },
+};
 
 int segment_name__format(char *buf, size_t len, uint64_t realtime_ns, uint64_t sequence)
 {
@@ -48,29 +56,47 @@ static bool digits(const char *s, int n, uint64_t *v)
 	return true;
 }
 
-/* The first SEGMENT_NAME_LEN bytes of name have the segment shape. */
+/* The first SEGMENT_BASE_LEN bytes of name have the segment shape. */
 static bool segment_shape(const char *name, uint64_t *sequence)
 {
 	uint64_t v;
 
-	return strlen(name) >= SEGMENT_NAME_LEN && !strncmp(name, SEGMENT_PREFIX, 4) &&
+	return strlen(name) >= SEGMENT_BASE_LEN && !strncmp(name, SEGMENT_PREFIX, 4) &&
 	       digits(name + 4, 8, &v) && name[12] == 'T' && digits(name + 13, 6, &v) &&
-	       !strncmp(name + 19, "Z-", 2) && digits(name + 21, 8, sequence) &&
-	       !strncmp(name + 29, SEGMENT_SUFFIX, 4);
+	       !strncmp(name + 19, "Z-", 2) && digits(name + 21, 8, sequence);
+}
+
+/* Length of the owned suffix (".msc" or an export's) at s, or 0. */
+static size_t owned_suffix(const char *s)
+{
+	if (!strncmp(s, SEGMENT_SUFFIX, strlen(SEGMENT_SUFFIX)))
+		return strlen(SEGMENT_SUFFIX);
+	for (int i = 0; segment_export_suffixes[i][0]; i++)
+		if (!strncmp(s, segment_export_suffixes[i][1], strlen(segment_export_suffixes[i][1])))
+			return strlen(segment_export_suffixes[i][1]);
+	return 0;
 }
 
 bool segment_name__is_segment(const char *name, uint64_t *sequence)
 {
-	return strlen(name) == SEGMENT_NAME_LEN && segment_shape(name, sequence);
+	return strlen(name) == SEGMENT_NAME_LEN && segment_shape(name, sequence) &&
+	       !strcmp(name + SEGMENT_BASE_LEN, SEGMENT_SUFFIX);
 }
 
 bool segment_name__is_temp(const char *name, pid_t *pid)
 {
-	const char *p = name + SEGMENT_NAME_LEN + strlen(SEGMENT_TEMP);
 	uint64_t seq, v = 0;
+	const char *p;
+	size_t suffix;
 
-	if (!segment_shape(name, &seq) || strncmp(name + SEGMENT_NAME_LEN, SEGMENT_TEMP, 5) ||
-	    !*p || strlen(p) > 9)
+	if (!segment_shape(name, &seq))
+		return false;
+	suffix = owned_suffix(name + SEGMENT_BASE_LEN);
+	p = name + SEGMENT_BASE_LEN + suffix;
+	if (!suffix || strncmp(p, SEGMENT_TEMP, strlen(SEGMENT_TEMP)))
+		return false;
+	p += strlen(SEGMENT_TEMP);
+	if (!*p || strlen(p) > 9)
 		return false;
 	for (; *p; p++) {
 		if (!isdigit((unsigned char)*p))
@@ -279,7 +305,8 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 		goto cleanup;
 	}
 	for (size_t i = 0; i < ntemps; i++)
-		notef(note, ctx, "%s/%s: being written: skipped", dir, temps[i]);
+		if (strstr(temps[i], SEGMENT_SUFFIX SEGMENT_TEMP)) /* not an export's */
+			notef(note, ctx, "%s/%s: being written: skipped", dir, temps[i]);
 	b = capture_builder__new();
 	if (!b) {
 		rc = -ENOMEM;

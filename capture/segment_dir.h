@@ -7,12 +7,14 @@
  *   DIR/seg-YYYYMMDDTHHMMSSZ-NNNNNNNN.msc       a complete segment, published
  *                                               atomically (capture_builder__write)
  *   DIR/seg-...msc.tmp.PID                      a segment being written by PID
+ *   DIR/seg-...{.pb.gz,.speedscope.json,.folded}  its export (record --export),
+ *                                               and their .tmp.PID while written
  *   DIR/.microscope.lock                        flock'ed by the one recorder
  * The UTC time is the segment's start (wall clock, seconds) and NNNNNNNN
  * its sequence number, which a recorder continues from the highest one in
  * the directory, so name order is time order and a gap inside the
  * sequence is a missing segment.  Retention deletes only names that match
- * segment_name__is_segment() exactly.
+ * segment_name__is_segment() exactly, with their exports.
  *
  * Each segment is an ordinary self-contained capture with these meta keys:
  *   segment.sequence     its sequence number (decimal)
@@ -38,12 +40,17 @@
 #define SEGMENT_META_END      "segment.end_ns"
 #define SEGMENT_META_REALTIME "segment.realtime_ns"
 
+/* What replaces ".msc" in a segment's name for its exports, by format name
+ * ("pprof", "speedscope", "folded"), NULL-terminated pairs. */
+extern const char *const segment_export_suffixes[][2];
+
 /* "seg-20261202T141700Z-00000042.msc" for realtime_ns and sequence into buf
  * (at least SEGMENT_NAME_MAX bytes).  Returns 0 or -EINVAL. */
 int segment_name__format(char *buf, size_t len, uint64_t realtime_ns, uint64_t sequence);
 /* Is name exactly a complete segment's name?  Sets *sequence if so. */
 bool segment_name__is_segment(const char *name, uint64_t *sequence);
-/* Is name a segment's temporary ("seg-...msc.tmp.PID")?  Sets *pid if so. */
+/* Is name the temporary of a segment or of a segment's export
+ * ("seg-...msc.tmp.PID", "seg-...pb.gz.tmp.PID")?  Sets *pid if so. */
 bool segment_name__is_temp(const char *name, pid_t *pid);
 
 /* The complete segments of dir, in name (= time) order: *names (malloc'd

@@ -165,6 +165,21 @@ struct seg_file {
 	uint64_t mtime_ns, size;
 };
 
+/* Delete the exports written beside segment name, if any. */
+static int writer__unlink_exports(struct segment_writer *w, const char *name)
+{
+	char other[SEGMENT_NAME_MAX + 32];
+	size_t base = strlen(name) - strlen(".msc");
+
+	for (int i = 0; segment_export_suffixes[i][0]; i++) {
+		snprintf(other, sizeof(other), "%.*s%s", (int)base, name,
+			 segment_export_suffixes[i][1]);
+		if (unlinkat(w->dir_fd, other, 0) && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
 /* Delete the oldest segments beyond the policy; the newest always stays. */
 static int writer__retain(struct segment_writer *w)
 {
@@ -210,6 +225,9 @@ static int writer__retain(struct segment_writer *w)
 			goto cleanup;
 		}
 		w->deleted++;
+		rc = writer__unlink_exports(w, f->name);
+		if (rc)
+			goto cleanup;
 	}
 cleanup:
 	free(files);

@@ -208,6 +208,9 @@ static void test_segment_names(void **state)
 	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.5x", &pid));
 	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.0", &pid));
 	assert_false(segment_name__is_temp("other.msc.tmp.5", &pid));
+	assert_true(segment_name__is_temp("seg-20261202T141700Z-00000042.pb.gz.tmp.5", &pid));
+	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.gz.tmp.5", &pid));
+	assert_false(segment_name__is_segment("seg-20261202T141700Z-00000042.pb.gz", &seq));
 }
 
 static void touch(const char *dir, const char *name, size_t bytes)
@@ -260,7 +263,7 @@ static void count_note(void *ctx, const char *line)
 
 static void test_writer_and_reader(void **state)
 {
-	char dir[] = "/tmp/ms-segments-XXXXXX", err[512];
+	char dir[] = "/tmp/ms-segments-XXXXXX", err[512], export[64];
 	struct segment_policy policy = {0};
 	struct segment_writer *w = NULL, *w2 = NULL;
 	struct capture_builder *b = capture_builder__new();
@@ -284,6 +287,12 @@ static void test_writer_and_reader(void **state)
 	assert_non_null(strstr(err, "another recorder (pid"));
 	build(b, &k);
 	assert_int_equal(segment_writer__publish(w, b, 5, 45, err, sizeof(err)), 0);
+	/* its pprof export, as record --export writes it, goes with it */
+	assert_int_equal(segment_dir__list(dir, &names, &n), 0);
+	assert_int_equal(n, 1);
+	snprintf(export, sizeof(export), "%.29s.pb.gz", names[0]);
+	segment_dir__free_names(names, n);
+	touch(dir, export, 10);
 	capture_builder__add_sample(b, &(struct capture_sample){60, k.t[0], 0, k.stack_main,
 								k.event, 1});
 	assert_int_equal(segment_writer__publish(w, b, 45, 70, err, sizeof(err)), 0);
@@ -293,6 +302,7 @@ static void test_writer_and_reader(void **state)
 	assert_int_equal(n, 1);
 	assert_non_null(strstr(names[0], "-00000001.msc")); /* sequence 0 went */
 	segment_dir__free_names(names, n);
+	assert_false(exists(dir, export));
 	assert_true(exists(dir, "notes.txt"));
 	assert_true(exists(dir, "seg-20200101T000000Z-00000001.msc.bak"));
 	assert_int_equal(stat(dir, &st), 0);

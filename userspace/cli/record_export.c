@@ -11,19 +11,16 @@
 #include "capture/capture.h"
 #include "capture/file_io.h"
 #include "capture/formats/formats.h"
+#include "capture/segment_dir.h"
 #include "record_export.h"
 
 enum export_kind { EXPORT_PPROF, EXPORT_SPEEDSCOPE, EXPORT_FOLDED };
 
 struct record_export {
 	enum export_kind kind;
+	const char *suffix; /* segment_export_suffixes (capture/segment_dir.h) */
 };
 
-static const char *const export_suffix[] = {
-	[EXPORT_PPROF] = ".pb.gz",
-	[EXPORT_SPEEDSCOPE] = ".speedscope.json",
-	[EXPORT_FOLDED] = ".folded",
-};
 
 int record_export__new(const char *fmt, struct record_export **out)
 {
@@ -42,6 +39,13 @@ int record_export__new(const char *fmt, struct record_export **out)
 	if (!e)
 		return -ENOMEM;
 	e->kind = kind;
+	for (int i = 0; segment_export_suffixes[i][0]; i++)
+		if (!strcmp(segment_export_suffixes[i][0], fmt))
+			e->suffix = segment_export_suffixes[i][1];
+	if (!e->suffix) {
+		free(e);
+		return -EINVAL;
+	}
 	*out = e;
 	return 0;
 }
@@ -94,8 +98,13 @@ int record_export__segment(void *ctx, const char *path, const struct capture *se
 		goto cleanup;
 	if (plen > 4 && !strcmp(path + plen - 4, ".msc"))
 		plen -= 4;
-	if (asprintf(&out, "%.*s%s", (int)plen, path, export_suffix[e->kind]) < 0 ||
-	    asprintf(&tmp, "%s.tmp.%d", out, (int)getpid()) < 0) {
+	if (asprintf(&out, "%.*s%s", (int)plen, path, e->suffix) < 0) {
+		out = NULL;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (asprintf(&tmp, "%s.tmp.%d", out, (int)getpid()) < 0) {
+		tmp = NULL;
 		err = -ENOMEM;
 		goto cleanup;
 	}
