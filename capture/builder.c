@@ -463,10 +463,22 @@ uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_tab
 	return id;
 }
 
-void capture_builder__clear_samples(struct capture_builder *b)
+void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns)
 {
-	b->tables[CAPTURE_TABLE_SAMPLES].len = 0;
-	b->tables[CAPTURE_TABLE_INTERVALS].len = 0;
+	struct vec *smp = &b->tables[CAPTURE_TABLE_SAMPLES], *iv = &b->tables[CAPTURE_TABLE_INTERVALS];
+	struct capture_sample *s = smp->data;
+	struct capture_interval *v = iv->data;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < smp->len; i++)
+		if (until_ns != UINT64_MAX && s[i].time_ns >= until_ns)
+			s[n++] = s[i];
+	smp->len = n;
+	n = 0;
+	for (uint32_t i = 0; i < iv->len; i++)
+		if (until_ns != UINT64_MAX && v[i].end_ns >= until_ns)
+			v[n++] = v[i];
+	iv->len = n;
 	b->tables[CAPTURE_TABLE_COUNTERS].len = 0;
 	intern__release(&b->counter_index);
 }

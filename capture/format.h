@@ -196,12 +196,14 @@ int capture_builder__view(struct capture_builder *b, struct capture *view);
  * (modules, processes, threads, mappings) unless a row with the same bytes
  * was added through it before, and returns that row's id (CAPTURE_NONE and
  * the sticky error on failure, or for another table).  Rows added with the
- * plain adders are not seen by it.  capture_builder__clear_samples() drops
- * every sample, interval and counter row and keeps every other table.
+ * plain adders are not seen by it.  capture_builder__drop_before() drops
+ * the samples with time_ns < until_ns and the intervals with end_ns <
+ * until_ns (every one for UINT64_MAX), keeping the order of the rest, and
+ * every counter; every other table stays.
  */
 uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_table t,
 				     const void *row);
-void capture_builder__clear_samples(struct capture_builder *b);
+void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns);
 struct ZSTD_CCtx_s *capture_builder__cctx(struct capture_builder *b);
 char *capture_builder__msg(struct capture_builder *b, size_t *len);
 

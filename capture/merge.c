@@ -278,15 +278,16 @@ int capture_builder__merge(struct capture_builder *dst, const struct capture *sr
 	return merge(dst, src, since_ns, until_ns, false);
 }
 
-int capture_builder__take(struct capture_builder *src, struct capture_builder *dst)
+int capture_builder__take(struct capture_builder *src, struct capture_builder *dst,
+			  uint64_t until_ns)
 {
 	struct capture view;
 	int err = capture_builder__view(src, &view);
 
 	if (!err)
-		err = merge(dst, &view, 0, 0, true);
+		err = merge(dst, &view, 0, until_ns, until_ns == UINT64_MAX);
 	if (!err)
-		capture_builder__clear_samples(src);
+		capture_builder__drop_before(src, until_ns);
 	return err;
 }
 

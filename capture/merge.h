@@ -35,13 +35,16 @@ int capture_builder__merge(struct capture_builder *dst, const struct capture *sr
 			   uint64_t since_ns, uint64_t until_ns);
 
 /*
- * Move every sample, interval and counter of src into dst, with the rows
- * they need and src's meta.  src keeps all its other rows, so ids handed
- * out by src stay valid and later samples can be appended to it as before.
+ * Move the samples of src with time_ns < until_ns, its intervals with
+ * end_ns < until_ns (all of both for UINT64_MAX) and all its counters into
+ * dst, with the rows they need and src's meta.  src keeps its later
+ * samples and intervals in order and all its other rows, so ids handed out
+ * by src stay valid and later samples can be appended to it as before.
  * Returns 0, -ENOMEM, or -EINVAL (src holds a bad reference); src is
  * unchanged on failure.
  */
-int capture_builder__take(struct capture_builder *src, struct capture_builder *dst);
+int capture_builder__take(struct capture_builder *src, struct capture_builder *dst,
+			  uint64_t until_ns);
 
 /* capture_builder__merge() from another builder's rows (src unchanged). */
 int capture_builder__merge_builder(struct capture_builder *dst, struct capture_builder *src,

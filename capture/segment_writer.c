@@ -246,7 +246,9 @@ static void segment__stamp(struct capture_builder *seg, uint64_t sequence, uint6
 	capture_builder__view(seg, &v);
 	if (capture_builder__time_range(seg, &first, &last)) {
 		start_ns = first < start_ns ? first : start_ns;
-		end_ns = last >= end_ns ? last + 1 : end_ns;
+		end_ns = end_ns == UINT64_MAX || last >= end_ns ? last + 1 : end_ns;
+	} else if (end_ns == UINT64_MAX) {
+		end_ns = start_ns;
 	}
 	real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC) + start_ns;
 	snprintf(buf, sizeof(buf), "%" PRIu64, sequence);
@@ -312,7 +314,7 @@ int segment_writer__publish(struct segment_writer *w, struct capture_builder *sr
 		rc = -ENOMEM;
 		goto cleanup;
 	}
-	rc = capture_builder__take(src, seg);
+	rc = capture_builder__take(src, seg, end_ns);
 	if (rc) {
 		snprintf(err, errlen, "%s: moving the samples: %s", path, strerror(-rc));
 		goto cleanup;

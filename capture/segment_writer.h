@@ -40,12 +40,14 @@ int segment_writer__open(const char *dir, const struct segment_policy *policy,
 			 struct segment_writer **out, char *err, size_t errlen);
 
 /*
- * Move what src holds (capture_builder__take: samples, intervals,
- * counters, and the rows they need; src keeps its dictionaries) into a new
- * segment covering [start_ns, end_ns) CLOCK_MONOTONIC, publish it
- * (temporary name, fsync, rename, directory fsync), then apply retention.
- * The segment's range is widened to its samples' own times if one falls
- * outside.  Returns 0 or -errno with a message in err (src then still lost
+ * Move what src holds from before end_ns (capture_builder__take: samples,
+ * intervals, all counters, and the rows they need; src keeps its
+ * dictionaries and its later samples) into a new segment covering
+ * [start_ns, end_ns) CLOCK_MONOTONIC, publish it (temporary name, fsync,
+ * rename, directory fsync), then apply retention.  end_ns UINT64_MAX moves
+ * everything (the last segment).  The segment's range (its meta) is
+ * widened to its samples' own times if one falls outside (a record
+ * released late).  Returns 0 or -errno with a message in err (src then still lost
  * its samples only if the move succeeded and the write failed).
  */
 int segment_writer__publish(struct segment_writer *w, struct capture_builder *src,

@@ -160,13 +160,13 @@ static void test_take_keeps_dictionaries(void **state)
 
 	(void)state;
 	build(b, &k);
-	assert_int_equal(capture_builder__take(b, s1), 0);
+	assert_int_equal(capture_builder__take(b, s1, UINT64_MAX), 0);
 	assert_int_equal(capture_builder__sample_count(b), 0);
 	/* ids handed out before the take still name the same rows */
 	later = (struct capture_sample){50, k.t[1], 0, k.stack_work, k.event, 1};
 	capture_builder__add_sample(b, &later);
 	capture_builder__add_counter(b, "collector.lost", 2);
-	assert_int_equal(capture_builder__take(b, s2), 0);
+	assert_int_equal(capture_builder__take(b, s2, UINT64_MAX), 0);
 	c1 = seal(s1);
 	c2 = seal(s2);
 	assert_int_equal(c1->nsamples, 4);
@@ -182,6 +182,30 @@ static void test_take_keeps_dictionaries(void **state)
 	capture_builder__free(b);
 	capture_builder__free(s1);
 	capture_builder__free(s2);
+}
+
+static void test_take_before_a_time(void **state)
+{
+	struct capture_builder *b = capture_builder__new(), *s1 = capture_builder__new();
+	struct capture *c1, *rest;
+	struct known k;
+
+	(void)state;
+	build(b, &k);
+	/* the samples at 10 and 20 move; 30 and 40 stay, in order */
+	assert_int_equal(capture_builder__take(b, s1, 25), 0);
+	c1 = seal(s1);
+	rest = seal(b);
+	assert_int_equal(c1->nsamples, 2);
+	assert_true(c1->samples[0].time_ns == 10 && c1->samples[1].time_ns == 20);
+	assert_int_equal(rest->nsamples, 2);
+	assert_true(rest->samples[0].time_ns == 30 && rest->samples[1].time_ns == 40);
+	assert_int_equal(capture__counter(c1, "collector.lost"), 3);
+	assert_int_equal(capture__counter(rest, "collector.lost"), 0);
+	capture__free(c1);
+	capture__free(rest);
+	capture_builder__free(b);
+	capture_builder__free(s1);
 }
 
 static void test_segment_names(void **state)
@@ -394,6 +418,7 @@ int main(void)
 	    cmocka_unit_test(test_merge_range_copies_only_referenced_rows),
 	    cmocka_unit_test(test_merge_twice_dedupes_and_adds),
 	    cmocka_unit_test(test_take_keeps_dictionaries),
+	    cmocka_unit_test(test_take_before_a_time),
 	    cmocka_unit_test(test_segment_names),
 	    cmocka_unit_test(test_writer_and_reader),
 	    cmocka_unit_test(test_parse_duration_and_size),

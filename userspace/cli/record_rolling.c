@@ -26,6 +26,7 @@ struct record_rolling {
 	const struct record_options *o;
 	uint64_t period_ns;   /* segment or slice length */
 	uint64_t cut_ns;      /* start of what is being collected now; 0 before the first tick */
+	uint64_t lag_ns;      /* records this far behind a tick may still be held */
 	/* continuous */
 	struct segment_writer *segments;
 	struct record_export *exporter;
@@ -44,7 +45,8 @@ static uint64_t realtime_offset_ns(void)
 	       (uint64_t)m.tv_nsec;
 }
 
-int record_rolling__open(const struct record_options *o, struct record_rolling **out)
+int record_rolling__open(const struct record_options *o, uint64_t release_lag_ns,
+			 struct record_rolling **out)
 {
 	struct record_rolling *r;
 	struct segment_policy policy = {
@@ -63,6 +65,7 @@ int record_rolling__open(const struct record_options *o, struct record_rolling *
 		return -ENOMEM;
 	}
 	r->o = o;
+	r->lag_ns = release_lag_ns;
 	if (o->continuous) {
 		r->period_ns = o->segment_ns;
 		if (o->export_fmt) {
@@ -113,7 +116,7 @@ static int window__cut(struct record_rolling *r, struct capture_builder *b, uint
 		s->b = capture_builder__new();
 		if (!s->b)
 			return -ENOMEM;
-		err = capture_builder__take(b, s->b);
+		err = capture_builder__take(b, s->b, UINT64_MAX);
 		if (err) {
 			capture_builder__free(s->b);
 			return err;
@@ -130,17 +133,20 @@ static int window__cut(struct record_rolling *r, struct capture_builder *b, uint
 
 int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
 {
+	uint64_t until = now_ns;
 	char why[512];
 	int err;
 
 	if (!r)
 		return 0;
+	if (r->segments) /* a segment ends where every record of it was released */
+		until = now_ns > r->lag_ns ? now_ns - r->lag_ns : 0;
 	if (!r->cut_ns)
-		r->cut_ns = now_ns;
-	if (now_ns - r->cut_ns < r->period_ns)
+		r->cut_ns = until;
+	if (until - r->cut_ns < r->period_ns)
 		return 0;
 	if (r->segments) {
-		err = segment_writer__publish(r->segments, b, r->cut_ns, now_ns, why, sizeof(why));
+		err = segment_writer__publish(r->segments, b, r->cut_ns, until, why, sizeof(why));
 		if (err) {
 			fprintf(stderr, "microscope record: segment: %s\n", why);
 			return err;
@@ -152,7 +158,7 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 			return err;
 		}
 	}
-	r->cut_ns = now_ns;
+	r->cut_ns = until;
 	return 0;
 }
 
@@ -254,8 +260,8 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 
 	if (!r->segments)
 		return window__write(r, b, now_ns, r->o->output, total_samples);
-	err = segment_writer__publish(r->segments, b, r->cut_ns ? r->cut_ns : now_ns, now_ns, why,
-				      sizeof(why));
+	err = segment_writer__publish(r->segments, b, r->cut_ns ? r->cut_ns : now_ns, UINT64_MAX,
+				      why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "microscope record: segment: %s\n", why);
 		return err;

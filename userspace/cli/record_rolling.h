@@ -26,9 +26,13 @@
 
 struct record_rolling;
 
-/* NULL in *out (and 0) when o asks for neither mode.  -errno with a
- * message printed (a locked or unusable directory). */
-int record_rolling__open(const struct record_options *o, struct record_rolling **out);
+/* NULL in *out (and 0) when o asks for neither mode.  release_lag_ns: how
+ * far behind now the processor may still hold records (its max lag); a
+ * segment ends that far behind the tick that cuts it, so its samples are
+ * all there.  -errno with a message printed (a locked or unusable
+ * directory). */
+int record_rolling__open(const struct record_options *o, uint64_t release_lag_ns,
+			 struct record_rolling **out);
 
 /* At each drain round: cut a segment or a slice when due.  now_ns is
  * CLOCK_MONOTONIC.  Returns 0 or -errno (message printed). */

@@ -326,7 +326,7 @@ static int session__wire(struct record_session *s, const char *record_command)
 	err = session__emit_request_meta(s, record_command);
 	if (err)
 		return err;
-	err = record_rolling__open(o, &s->roll);
+	err = record_rolling__open(o, SESSION_MAX_LAG_NS, &s->roll);
 	if (err)
 		return err;
 	if (o->argv) {
