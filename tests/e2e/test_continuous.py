@@ -124,6 +124,20 @@ def test_directory_reader_tolerates_damage_and_temporaries():
     m = re.search(r"^  samples\s+(\d+)", p.stdout, re.M)
     assert int(m.group(1)) == sum(per), (m.group(1), per)
     assert H.folded(d) == _sum_profiles([H.folded(os.path.join(d, s)) for s in valid])
+    # --since/--until split the directory at a time: the two halves add up
+    # to the whole, sample for sample, and each holds part of it.
+    t = valid[2][4:19]  # YYYYMMDDTHHMMSS of a segment's start
+    when = "%s-%s-%sT%s:%s:%sZ" % (t[0:4], t[4:6], t[6:8], t[9:11], t[11:13], t[13:15])
+    before = H.parse_folded(H.run([H.BIN, "convert", d, "--until", when, "--to", "folded"],
+                                  check=True).stdout)
+    after = H.parse_folded(H.run([H.BIN, "convert", d, "--since", when, "--to", "folded"],
+                                 check=True).stdout)
+    whole = H.folded(d)
+    H.log("split at %s: %d + %d of %d" % (when, H.total(before), H.total(after), H.total(whole)))
+    assert _sum_profiles([before, after]) == whole
+    assert 0 < H.total(before) < H.total(whole), (H.total(before), H.total(whole))
+    p = H.run([H.BIN, "convert", os.path.join(d, valid[0]), "--since", "-1h"])
+    assert p.returncode == 1 and "select segments of a directory" in p.stderr, p.stderr
     # convert and symbolize read the directory too.
     H.run([H.BIN, "symbolize", d, "-o", H.tmp_path("sym.msc")], check=True)
     assert _samples(H.tmp_path("sym.msc")) == sum(per)

@@ -26,6 +26,7 @@
 #include "capture/merge.h"
 #include "capture/segment_dir.h"
 #include "capture/segment_writer.h"
+#include "userspace/cli/input.h"
 #include "userspace/options/record_options.h"
 
 /* Two threads of one process, a used and an unused module, 4 samples at
@@ -379,6 +380,32 @@ static void test_parse_duration_and_size(void **state)
 	assert_int_equal(record_options__parse_size("30", &v), -EINVAL);
 }
 
+static void test_parse_when(void **state)
+{
+	const uint64_t s = 1000000000ull;
+	const uint64_t now = 1796234400ull * s; /* 2026-12-02 18:00:00 UTC */
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(cli_input__parse_when("-10m", now, &v), 0);
+	assert_true(v == now - 600 * s);
+	assert_int_equal(cli_input__parse_when("2026-12-02T14:17:00Z", now, &v), 0);
+	assert_true(v == 1796221020ull * s);
+	assert_int_equal(cli_input__parse_when("2026-12-02 14:17", now, &v), 0);
+	assert_true(v == 1796221020ull * s);
+	assert_int_equal(cli_input__parse_when("14:17", now, &v), 0); /* today, UTC */
+	assert_true(v == 1796221020ull * s);
+	assert_int_equal(cli_input__parse_when("14:17:30", now, &v), 0);
+	assert_true(v == 1796221050ull * s);
+	assert_int_equal(cli_input__parse_when("@5", now, &v), 0);
+	assert_true(v == 5 * s);
+	assert_int_equal(cli_input__parse_when("2026-13-01T00:00", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("14:17x", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("-", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("@", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("10m", now, &v), -EINVAL);
+}
+
 static void test_options_check(void **state)
 {
 	struct record_options o;
@@ -422,6 +449,7 @@ int main(void)
 	    cmocka_unit_test(test_segment_names),
 	    cmocka_unit_test(test_writer_and_reader),
 	    cmocka_unit_test(test_parse_duration_and_size),
+	    cmocka_unit_test(test_parse_when),
 	    cmocka_unit_test(test_options_check),
 	};
 
