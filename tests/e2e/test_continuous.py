@@ -236,3 +236,61 @@ def test_window_snapshots_cover_the_last_window():
     assert total >= 3 * last, (total, last)
     snap_counts = [_samples(s) for s in snaps]
     assert all(n <= last * 1.3 for n in snap_counts), (snap_counts, last)
+
+
+@H.timeout(120)
+def test_reading_while_retention_deletes_and_segments_are_written():
+    """report/convert DIR in a loop while a recorder publishes a segment a
+    second and retention deletes one a second: every read succeeds, its
+    notes are only of the kinds the reader names, and its total equals the
+    sum of the segments it read (those still present after the read)."""
+    H.require_root()
+    d = H.tmp_path("segs")
+    proc = _start_continuous(d, 14, "1s", "2s")
+    reads = skipped = 0
+    try:
+        H.wait_for_line(d + ".fixture.out", r"spinner ready", timeout=30, proc=proc)
+        while proc.poll() is None:
+            if not _segments(d):
+                time.sleep(0.2)
+                continue
+            p = H.run([H.BIN, "convert", d, "--to", "folded"], quiet=True)
+            if p.returncode == 1 and "no readable segment" in p.stderr:
+                continue  # everything was deleted under it: said so
+            assert p.returncode == 0, p.stderr
+            notes = [l for l in p.stderr.splitlines() if "note:" in l and "folded keeps" not in l]
+            for l in notes:
+                assert re.search(r"being written|removed while reading|missing", l), l
+            skipped += len(notes)
+            reads += 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    H.log("%d reads, %d segments noted as skipped" % (reads, skipped))
+    assert reads >= 5, reads
+    # Quiet directory: the totals are exact.
+    segs = _segments(d)
+    assert len(segs) <= 3, segs
+    assert H.folded(d) == _sum_profiles([H.folded(os.path.join(d, s)) for s in segs])
+
+
+@H.timeout(90)
+def test_preset_production():
+    """--preset production: 97 Hz, auto call graphs, a 1 % budget, the whole
+    system without a command, 60 s segments unless --segment says otherwise."""
+    H.require_root()
+    d = H.tmp_path("prod")
+    p = H.run([H.BIN, "record", "--preset", "production", "--continuous", d, "-d", "3"],
+              check=True)
+    segs = _segments(d)
+    assert len(segs) == 1, segs  # 3 s in one 60 s segment
+    out = H.report(d).stdout
+    assert "requested 97 Hz" in out, out[:1500]
+    assert "preset production" in out and re.search(r"^  stacks\s+auto", out, re.M), out[:1500]
+    assert re.search(r"^  budget\s+1% of one CPU", out, re.M), out[:1500]
+    m = re.search(r"^  samples\s+\d+.* from (\d+) threads", out, re.M)
+    assert m and int(m.group(1)) >= 2, out[:1500]  # system-wide: not just one process
+    p = H.run([H.BIN, "record", "--preset", "production", "-o", "x.msc", "--segment", "5s",
+               "--", "true"])
+    assert p.returncode == 2 and "need --continuous" in p.stderr, p.stderr
