@@ -31,6 +31,8 @@ def _temps(d):
 
 def _samples(capture):
     out = H.report(capture).stdout
+    if re.search(r"^  no events, no samples", out, re.M):
+        return 0  # a segment of a quiet span (e.g. before the command ran)
     m = re.search(r"^  samples\s+(\d+)", out, re.M)
     assert m, "no samples line in the report of %s:\n%s" % (capture, out[:2000])
     return int(m.group(1))
@@ -100,7 +102,7 @@ def test_directory_reader_tolerates_damage_and_temporaries():
     foreign file: one note each, totals of the valid segments exactly."""
     H.require_root()
     d = H.tmp_path("segs")
-    proc = _start_continuous(d, 7, "1s")
+    proc = _start_continuous(d, 9, "1s")
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     segs = _segments(d)
@@ -156,7 +158,7 @@ def test_sigkill_leaves_no_partial_segment():
         proc = _start_continuous(d, 30, "1s", extra=["--export", "pprof"])
         m = H.wait_for_line(d + ".fixture.out", r"spinner ready pid=(\d+)", timeout=30,
                             proc=proc)
-        time.sleep(0.5 + rnd.random() * 3.0)
+        time.sleep(2.0 + rnd.random() * 4.0)
         proc.send_signal(signal.SIGKILL)
         H.kill_pid(int(m.group(1)))  # it holds the recorder's pipes
         proc.communicate()
