@@ -36,7 +36,8 @@ def _pprof(*args, check=True):
 
 def _report_self(cap):
     """{function: self samples} from report's function table."""
-    out = H.report(cap, "--limit", "1000", "--min-percent", "100").stdout
+    # pprof keeps inlined calls as functions of their own: so does --inline show
+    out = H.report(cap, "--limit", "1000", "--min-percent", "100", "--inline", "show").stdout
     table = out.split("functions by self", 1)[1].splitlines()[2:]
     rows = {}
     for line in table:
@@ -322,10 +323,13 @@ def test_convert_usage_and_notes():
     """The usage line names every option; --incomplete is never silently
     ignored; the other-events note does not say 'use --event' when the event
     was chosen."""
-    proc = H.run([H.BIN, "convert"])
+    proc = H.run([H.BIN, "convert", "--no-such-option"])
     assert proc.returncode == 2
     for opt in ("--look", "--weight", "--incomplete"):
         assert opt in proc.stderr, proc.stderr
+    # no FILE: record's default, microscope.msc (absent here: a runtime error naming it)
+    proc = H.run([H.BIN, "convert"], cwd=H.tmp_path(""))
+    assert proc.returncode == 1 and "microscope.msc" in proc.stderr, proc.stderr
     cap = H.tmp_path("notes.msc")
     H.run([H.BIN, "record", "--off-cpu", "-o", cap, "--", "sh", "-c",
            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.2"],

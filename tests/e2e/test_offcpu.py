@@ -50,7 +50,7 @@ class Interval:
 
 def intervals(capture):
     """Every interval of the capture (complete and incomplete)."""
-    out = H.report(capture, "--off-cpu", "--limit", "1000000").stdout
+    out = H.report(capture, "--off-cpu", "--raw-times", "--limit", "1000000").stdout
     res, cur = [], None
     for line in out.splitlines():
         m = re.match(r"\s+interval (.*)$", line)
@@ -212,7 +212,7 @@ def test_sleep_started_before_recording_is_one_unknown_interval():
     H.log(iv.text())
     assert iv.f["start"] == "unknown" and iv.f["end"] == "unknown", iv.text()
     assert iv.state == "sleep", iv.text()
-    out = H.report(rec.capture, "--off-cpu").stdout
+    out = H.report(rec.capture, "--off-cpu", "--raw-times").stdout
     m = re.search(r"complete\s+(\d+) interval", out)
     assert m and int(m.group(1)) == 0, "the unknown interval was counted as complete:\n" + out
     section = out.split("incomplete intervals", 1)

@@ -471,6 +471,6 @@ def test_symbolize_deferred_python_frames_placed():
         assert len(inner) >= 50 and H.percent(len(full), len(inner)) >= 95.0, \
             [";".join(st) for st in inner if st not in full][:3]
         rep = H.report(later, "--look", "python").stdout
-        assert re.search(r"inner \(.*calls\.py:\d+\)", rep), rep
+        assert re.search(r"inner \(.*calls\.py\)", rep), rep
     if not tried:
         H.skip("no python3.11 installed")
