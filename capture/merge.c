@@ -203,6 +203,9 @@ static void remap__rows(struct remap *r, uint64_t since_ns, uint64_t until_ns, b
 {
 	const struct capture *src = r->src;
 
+	/* Every event, in src's order: what was recorded, even in a quiet span. */
+	for (uint32_t i = 0; i < src->nevents && !r->bad; i++)
+		remap__event(r, i);
 	for (uint32_t i = 0; i < src->nsamples && !r->bad; i++) {
 		struct capture_sample row = src->samples[i];
 

@@ -24,7 +24,8 @@
 /*
  * Copy into dst the samples of src with since_ns <= time_ns < until_ns and
  * the off-CPU intervals of src whose end_ns is in that range (so adjacent
- * ranges count each interval once), every row they reference, every
+ * ranges count each interval once), every row they reference, every event of src (a quiet span still says what
+ * was recorded), every
  * mapping of a process they reference, src's meta (set, so later sources
  * win) and src's counters (added).  src must be validated (capture__open)
  * or come from a builder; ids are still checked, and one out of range
