@@ -24,13 +24,13 @@
 /*
  * Copy into dst the samples of src with since_ns <= time_ns < until_ns and
  * the off-CPU intervals of src whose end_ns is in that range (so adjacent
- * ranges count each interval once), every row they reference, every event of src (a quiet span still says what
- * was recorded), every
- * mapping of a process they reference, src's meta (set, so later sources
- * win) and src's counters (added).  src must be validated (capture__open)
- * or come from a builder; ids are still checked, and one out of range
- * makes this return -EINVAL without a partial sample.  Returns 0, -ENOMEM
- * or -EINVAL.
+ * ranges count each interval once), every row they reference, every event
+ * of src (a quiet span still says what was recorded), every mapping of a
+ * process they reference, src's meta (set, so later sources win) and src's
+ * counters (added).  src must be validated (capture__open) or come from a
+ * builder; ids are still checked: one out of range returns -EINVAL, and
+ * dst, which may then hold part of src, is to be discarded.  Returns 0,
+ * -ENOMEM or -EINVAL.
  */
 int capture_builder__merge(struct capture_builder *dst, const struct capture *src,
 			   uint64_t since_ns, uint64_t until_ns);
