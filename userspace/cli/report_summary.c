@@ -120,6 +120,28 @@ static void print_rate(const struct capture *c, const struct analysis_summary *s
 		printf("samples lost: none\n");
 }
 
+/* Share of frame-pointer walks cut at their innermost frame above which
+ * report says the code has no frame pointers (percent). */
+#define REPORT_FP_LESS_WARN_PCT 50.0
+
+/*
+ * One line when a --call-graph fp recording ran code without frame pointers:
+ * most walks were cut at their innermost frame (processor counter
+ * unwind.fp_not_kept_leaf), so most stacks hold one user frame.
+ */
+static void print_fp_warning(const struct report *r, const struct analysis_summary *s)
+{
+	const char *cg = capture__meta(r->c, "call_graph");
+	uint64_t cut = capture__counter(r->c, "unwind.fp_not_kept_leaf");
+
+	if (!cg || strncmp(cg, "fp", 2) || !s->samples ||
+	    percent(cut, s->samples) < REPORT_FP_LESS_WARN_PCT)
+		return;
+	printf("  warning    %.0f%% of the stacks start in code without frame pointers, where "
+	       "--call-graph fp cannot find callers: record with --call-graph auto or dwarf\n",
+	       percent(cut < s->samples ? cut : s->samples, s->samples));
+}
+
 void print_summary(const struct report *r, const struct analysis_summary *s, uint32_t event)
 {
 	const struct capture *c = r->c;
@@ -212,6 +234,7 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 			       s->truncations[i].value);
 		printf("\n");
 	}
+	print_fp_warning(r, s);
 	if (s->empty_stacks)
 		printf("  no stack   %" PRIu64 " sample%s (%.1f%%)\n", s->empty_stacks,
 		       s->empty_stacks == 1 ? "" : "s", percent(s->empty_stacks, s->weight));
