@@ -296,3 +296,28 @@ def test_preset_production():
     p = H.run([H.BIN, "record", "--preset", "production", "-o", "x.msc", "--segment", "5s",
                "--", "true"])
     assert p.returncode == 2 and "need --continuous" in p.stderr, p.stderr
+
+
+@H.timeout(90)
+def test_export_beside_each_segment():
+    """--export folded: each published segment has its folded export beside
+    it, equal to converting that segment; retention removes both."""
+    H.require_root()
+    d = H.tmp_path("segs")
+    proc = _start_continuous(d, 8, "1s", "3s", extra=["--export", "folded"])
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    segs = _segments(d)
+    exports = sorted(n for n in os.listdir(d) if n.endswith(".folded"))
+    H.log("segments %s\nexports %s" % (segs, exports))
+    assert exports == [s[:-4] + ".folded" for s in segs], (segs, exports)
+    checked = 0
+    for s in segs:
+        with open(os.path.join(d, s[:-4] + ".folded")) as f:
+            mine = H.parse_folded(f.read(), s)
+        if _samples(os.path.join(d, s)):
+            assert mine == H.folded(os.path.join(d, s)), s
+            checked += 1
+        else:
+            assert mine == {}, s
+    assert checked >= 2, checked
