@@ -143,6 +143,24 @@ int segment_writer__open(const char *dir, const struct segment_policy *policy,
 		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
 		goto cleanup;
 	}
+	{
+		struct stat st;
+
+		/* Others could plant a symlink under a segment's name. */
+		if (fstat(w->dir_fd, &st)) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+			goto cleanup;
+		}
+		if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+			rc = -EPERM;
+			snprintf(err, errlen,
+				 "%s: writable by other users (mode %04o): use a directory only "
+				 "its owner can write",
+				 dir, (unsigned)(st.st_mode & 07777));
+			goto cleanup;
+		}
+	}
 	rc = writer__lock(w, err, errlen);
 	if (!rc)
 		rc = writer__scan(w, err, errlen);

@@ -30,7 +30,8 @@ struct segment_policy {
 };
 
 /*
- * Open dir for writing (created 0700 if missing): take its lock (-EBUSY if
+ * Open dir for writing (created 0700 if missing; -EPERM if group or others
+ * may write it, who could plant symlinks there): take its lock (-EBUSY if
  * another process holds it, err naming the holder's pid), delete the
  * segment temporaries a killed recorder left, and continue the sequence
  * after the highest segment there.  Returns 0 with *out, or -errno with a

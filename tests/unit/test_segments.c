@@ -305,6 +305,10 @@ static void test_writer_and_reader(void **state)
 	touch(dir, "notes.txt", 10);
 	touch(dir, "seg-20200101T000000Z-00000001.msc.bak", 10);
 	policy.retain_bytes = 1; /* only the newest segment stays */
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(segment_writer__open(dir, &policy, &w, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "writable by other users"));
+	assert_int_equal(chmod(dir, 0700), 0);
 	assert_int_equal(segment_writer__open(dir, &policy, &w, err, sizeof(err)), 0);
 	assert_false(exists(dir, "seg-20200101T000000Z-00000007.msc.tmp.99"));
 	/* a second writer is kept out while the first holds the lock */
