@@ -228,16 +228,17 @@ def test_window_snapshots_cover_the_last_window():
         assert 4.5 <= span <= 5.3, "%s spans %.2f s, not the last 5 s" % (s, span)
     final_span = _chrome_span_s(out)
     assert final_span <= 5.3, final_span
-    # The last window is what -o holds; the whole recording (20 s) took
-    # about four windows' worth: snapshots took nothing away from it.
+    # The last window is what -o holds.  The snapshots (at 10 s and 15 s)
+    # and the last window cover disjoint spans of one recording, so the
+    # whole recording's count holds all three: snapshots took nothing away.
     m = re.search(r"window of (\d+) samples written to %s \((\d+) recorded in all\)"
                   % re.escape(out), err)
     assert m, err
     last, total = int(m.group(1)), int(m.group(2))
     assert last == _samples(out), (last, _samples(out))
-    assert total >= 3 * last, (total, last)
     snap_counts = [_samples(s) for s in snaps]
-    assert all(n <= last * 1.3 for n in snap_counts), (snap_counts, last)
+    assert total >= sum(snap_counts) + last, (total, snap_counts, last)
+    assert all(n > 0 for n in snap_counts), snap_counts
 
 
 @H.timeout(120)
