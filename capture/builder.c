@@ -9,6 +9,7 @@
  * CAPTURE_NONE and serialize/write report -ENOMEM.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,8 @@ struct capture_builder {
 	/* every table but CAPTURE_TABLE_STRINGS */
 	struct vec tables[CAPTURE_TABLE_COUNT];
 	struct intern frame_index, stack_index, event_index, counter_index, meta_index;
+	/* capture_builder__intern_row(): rows of appended tables added through it */
+	struct intern row_index[CAPTURE_TABLE_COUNT];
 	ZSTD_CCtx *cctx;
 	char msg[256];
 };
@@ -223,6 +226,8 @@ void capture_builder__free(struct capture_builder *b)
 	intern__release(&b->event_index);
 	intern__release(&b->counter_index);
 	intern__release(&b->meta_index);
+	for (t = 0; t < CAPTURE_TABLE_COUNT; t++)
+		intern__release(&b->row_index[t]);
 	ZSTD_freeCCtx(b->cctx);
 	free(b);
 }
@@ -414,6 +419,68 @@ uint32_t capture_builder__add_interval(struct capture_builder *b,
 
 	r.reserved = 0;
 	return builder__append(b, CAPTURE_TABLE_INTERVALS, &r);
+}
+
+static bool row_eq(const struct capture_builder *b, uint32_t id, const void *key)
+{
+	const int *t = key; /* key: the table, then the row right after it (struct row_key) */
+	uint32_t size = capture_table_info[*t].row_size;
+
+	return !memcmp(vec__row(&b->tables[*t], size, id), (const char *)key + sizeof(uint64_t),
+		       size);
+}
+
+uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_table t,
+				     const void *row)
+{
+	struct {
+		int table;
+		uint64_t row[sizeof(struct capture_interval) / sizeof(uint64_t)];
+	} key;
+	uint32_t size, slot = 0, id;
+	uint64_t hash;
+
+	_Static_assert(offsetof(__typeof__(key), row) == sizeof(uint64_t), "row_key layout");
+	if (t != CAPTURE_TABLE_MODULES && t != CAPTURE_TABLE_PROCESSES &&
+	    t != CAPTURE_TABLE_THREADS && t != CAPTURE_TABLE_MAPPINGS)
+		return builder__fail(b);
+	size = capture_table_info[t].row_size;
+	if (size > sizeof(key.row))
+		return builder__fail(b);
+	key.table = t;
+	memcpy(key.row, row, size);
+	hash = hash_bytes(row, size);
+	if (b->err)
+		return CAPTURE_NONE;
+	if (intern__reserve(&b->row_index[t]))
+		return builder__fail(b);
+	id = intern__find(&b->row_index[t], hash, row_eq, b, &key, &slot);
+	if (id != CAPTURE_NONE)
+		return id;
+	id = builder__append(b, t, row);
+	if (id != CAPTURE_NONE)
+		intern__insert(&b->row_index[t], slot, hash, id);
+	return id;
+}
+
+void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns)
+{
+	struct vec *smp = &b->tables[CAPTURE_TABLE_SAMPLES], *iv = &b->tables[CAPTURE_TABLE_INTERVALS];
+	struct capture_sample *s = smp->data;
+	struct capture_interval *v = iv->data;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < smp->len; i++)
+		if (until_ns != UINT64_MAX && s[i].time_ns >= until_ns)
+			s[n++] = s[i];
+	smp->len = n;
+	n = 0;
+	for (uint32_t i = 0; i < iv->len; i++)
+		if (until_ns != UINT64_MAX && v[i].end_ns >= until_ns)
+			v[n++] = v[i];
+	iv->len = n;
+	b->tables[CAPTURE_TABLE_COUNTERS].len = 0;
+	intern__release(&b->counter_index);
 }
 
 /* Find the row of a name-keyed table (counters, meta) whose key is the string key. */

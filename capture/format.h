@@ -191,6 +191,19 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
  * is the buffer writer.c explains its last failure in.
  */
 int capture_builder__view(struct capture_builder *b, struct capture *view);
+/*
+ * merge.c.  capture_builder__intern_row() adds a row of an appended table
+ * (modules, processes, threads, mappings) unless a row with the same bytes
+ * was added through it before, and returns that row's id (CAPTURE_NONE and
+ * the sticky error on failure, or for another table).  Rows added with the
+ * plain adders are not seen by it.  capture_builder__drop_before() drops
+ * the samples with time_ns < until_ns and the intervals with end_ns <
+ * until_ns (every one for UINT64_MAX), keeping the order of the rest, and
+ * every counter; every other table stays.
+ */
+uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_table t,
+				     const void *row);
+void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns);
 struct ZSTD_CCtx_s *capture_builder__cctx(struct capture_builder *b);
 char *capture_builder__msg(struct capture_builder *b, size_t *len);
 

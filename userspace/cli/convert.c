@@ -27,6 +27,7 @@
 #include "capture/formats/formats.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "input.h"
 #include "diff.h"
 
 /* What a writer gets: the open capture and the query the options built. */
@@ -524,7 +525,15 @@ static void convert_print_usage(FILE *f)
 	      "                    start or stop (only their part inside the window);\n"
 	      "                    folded and svg only: pprof and speedscope carry\n"
 	      "                    complete intervals, chrome draws all of them\n"
+	      "  --since WHEN, --until WHEN\n"
+	      "                    FILE a segment directory (record --continuous): only\n"
+	      "                    the segments and samples in [WHEN, WHEN): -10m (ago),\n"
+	      "                    2026-12-02T14:00[:SS]Z or 14:00 (UTC), @SECONDS\n"
 	      "  -h, --help        show this help\n"
+	      "\n"
+	      "A directory FILE written by record --continuous is read as one capture: its\n"
+	      "valid segments merged; a segment being written, damaged or deleted while\n"
+	      "read is noted on stderr and left out.\n"
 	      "\n"
 	      "formats:\n",
 	      f);
@@ -743,10 +752,13 @@ int cmd_convert(int argc, char **argv)
 		{ "weight", required_argument, NULL, 'W' },
 		{ "incomplete", no_argument, NULL, 'I' },
 		{ "look", required_argument, NULL, 'L' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
 		{ "diff", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_input_range range = CLI_INPUT_ALL;
 	const struct convert_format *fmt = NULL;
 	bool diff = false, wall = false;
 	const char *to = NULL, *from = NULL, *out = NULL, *event_name = NULL, *path;
@@ -802,6 +814,13 @@ int cmd_convert(int argc, char **argv)
 				return convert_usage_error(
 					"--look takes logical, native or python, not '%s'", optarg);
 			break;
+		case 'S':
+		case 'U':
+			if (cli_input__set_range(&range, ch == 'S', optarg))
+				return convert_usage_error("bad time '%s' (-10m, 2026-12-02T14:00Z, "
+							   "14:00, @SECONDS)",
+							   optarg);
+			break;
 		case 'D':
 			diff = true;
 			break;
@@ -841,7 +860,13 @@ int cmd_convert(int argc, char **argv)
 		fmt = &convert_formats[0];
 	}
 
-	rc = read_all(path, &bytes, &nbytes);
+	rc = cli_input__read_dir_range("convert", path, range, &bytes, &nbytes, err, sizeof(err));
+	if (rc == -ENOTDIR)
+		rc = read_all(path, &bytes, &nbytes);
+	else if (rc && err[0]) {
+		fprintf(stderr, "microscope convert: %s\n", err);
+		goto cleanup;
+	}
 	if (rc) {
 		fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
 		goto cleanup;

@@ -6,7 +6,8 @@
 #include "cli_util.h"
 #include "commands.h"
 
-static const char *const commands[] = { "record", "report", "convert", "symbolize", "serve", "help" };
+static const char *const commands[] = { "record",    "report", "convert", "symbolize",
+					 "snapshot",  "serve",  "help" };
 
 static const char usage[] =
 	"usage: microscope <command> [options]\n"
@@ -18,13 +19,14 @@ static const char usage[] =
 	"            trace, SVG flame graph, folded stacks), or import pprof/folded\n"
 	"  symbolize add names, lines and inline frames to a deferred capture\n"
 	"  serve     browse a capture in a web browser (flame graph, timeline, diff)\n"
+	"  snapshot  make a `record --window` write its current window\n"
 	"\n"
 	"Run 'microscope <command> --help' for a command's options.\n";
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fputs("usage: microscope record|report|convert|symbolize|serve [options]\n"
+		fputs("usage: microscope record|report|convert|symbolize|snapshot|serve [options]\n"
 		      "Run 'microscope --help' for the commands.\n",
 		      stderr);
 		return 2;
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
 		return cmd_symbolize(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "serve"))
 		return cmd_serve(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "snapshot"))
+		return cmd_snapshot(argc - 1, argv + 1);
 	{
 		const char *hint = cli__closest(argv[1], commands,
 						sizeof(commands) / sizeof(commands[0]));
@@ -59,7 +63,7 @@ int main(int argc, char **argv)
 				argv[1], hint);
 		else
 			fprintf(stderr, "microscope: unknown command '%s'\n", argv[1]);
-		fputs("usage: microscope record|report|convert|symbolize|serve [options]\n"
+		fputs("usage: microscope record|report|convert|symbolize|snapshot|serve [options]\n"
 		      "Run 'microscope --help' for the commands.\n",
 		      stderr);
 	}

@@ -40,6 +40,7 @@
 #include "../symbols/symbols.h"
 #include "cli_util.h"
 #include "record.h"
+#include "record_rolling.h"
 #include "record_status.h"
 
 /* Live processing: at most this much per drain round (ns), at most this far
@@ -60,6 +61,7 @@ struct record_session {
 	struct collector *col;
 	struct budget_monitor *budget; /* --budget, or NULL */
 	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
+	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
 	double t_end;		       /* CLOCK_MONOTONIC s when --duration ends, or 0 */
@@ -68,6 +70,7 @@ struct record_session {
 };
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t snapshot_requested; /* SIGUSR1 (--window) */
 /* The collector whose sampling a stop signal or the duration timer halts
  * (collector__halt_sampling is async-signal-safe), or NULL. */
 static struct collector *volatile halt_col;
@@ -76,6 +79,12 @@ static void on_signal(int sig)
 {
 	stop_signal = sig;
 	collector__halt_sampling(halt_col);
+}
+
+static void on_snapshot(int sig)
+{
+	(void)sig;
+	snapshot_requested = 1;
 }
 
 static void step_failed(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -321,6 +330,9 @@ static int session__wire(struct record_session *s, const char *record_command)
 	err = session__emit_request_meta(s, record_command);
 	if (err)
 		return err;
+	err = record_rolling__open(o, SESSION_MAX_LAG_NS, &s->roll);
+	if (err)
+		return err;
 	if (o->argv) {
 		err = launcher__spawn(&s->launch, o->argv);
 		if (err) {
@@ -375,12 +387,14 @@ static int session__start(struct record_session *s)
 {
 	const struct record_options *o = s->o;
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction snap = { .sa_handler = on_snapshot, .sa_flags = SA_RESTART };
 	char why[512] = "";
 	int err, wstatus;
 
 	sigemptyset(&sa.sa_mask);
+	sigemptyset(&snap.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
-	    sigaction(SIGALRM, &sa, NULL)) {
+	    sigaction(SIGALRM, &sa, NULL) || sigaction(SIGUSR1, &snap, NULL)) {
 		err = -errno;
 		step_failed(err, "installing signal handlers");
 		return err;
@@ -458,6 +472,13 @@ static int session__drain(struct record_session *s)
 			return 0;
 		if (s->t_end && now_s() >= s->t_end)
 			return 0;
+		err = record_rolling__tick(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+		if (!err && snapshot_requested) {
+			snapshot_requested = 0;
+			err = record_rolling__snapshot(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+		}
+		if (err)
+			return err;
 		if (s->budget) {
 			err = budget_monitor__tick(s->budget, BUDGET_RECORDER(s->col));
 			if (err) {
@@ -522,9 +543,12 @@ static int session__seal(struct record_session *s)
 			strerror(-err));
 		return err;
 	}
-	if (!s->o->force && (err = cli__keep_previous(path)))
+	if (!s->o->continuous && !s->o->force && (err = cli__keep_previous(path)))
 		fprintf(stderr, "microscope record: keeping the previous %s as .old: %s\n", path,
 			strerror(-err));
+	if (s->roll) /* the last segment, or the last window to -o */
+		return record_rolling__finish(s->roll, s->b, (uint64_t)(now_s() * 1e9),
+					      processor__samples(s->proc));
 	err = capture_builder__write(s->b, path);
 	if (err) {
 		const char *why = capture_builder__error(s->b);
@@ -612,6 +636,7 @@ static void session__release(struct record_session *s)
 			s->status = 1;
 		}
 	}
+	record_rolling__free(s->roll);
 	processor__free(s->proc);
 	py_tracker__free(s->py);
 	symbolizer__free(s->sym);

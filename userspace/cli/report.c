@@ -20,6 +20,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "diff.h"
+#include "input.h"
 #include "report.h"
 #include "report_timeline.h"
 
@@ -70,7 +71,10 @@ static const char report_usage[] =
 	"  --ignore REGEX      drop samples with a frame matching REGEX\n"
 	"  --hide REGEX        remove frames matching REGEX from stacks (their cost goes\n"
 	"                      to the caller)\n"
-	"  --since T, --until T  only samples in [T1, T2) from the recording's start\n"
+	"  --since T, --until T  only samples in [T1, T2) from the recording's start;\n"
+	"                      for a segment directory (record --continuous) also a\n"
+	"                      UTC time (2026-12-02T14:00Z, 14:00), -10m (ago) or\n"
+	"                      @SECONDS: the segments and samples of that span\n"
 	"                      (1.5, 1.5s, 200ms, 30us)\n"
 	"  --diff BASE NEW     compare two captures: per-function share changes, largest\n"
 	"                      first, '*' where a two-proportion test says significant\n"
@@ -299,6 +303,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	o->limit = REPORT_DEFAULT_LIMIT;
 	o->min_percent = REPORT_DEFAULT_MIN_PERCENT;
 	o->granularity = ANALYSIS_GRANULARITY_FUNCTION;
+	o->until_real_ns = UINT64_MAX;
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -396,13 +401,23 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			o->filter.hide = optarg;
 			break;
 		case 'S':
-		case 'U':
+		case 'U': {
+			struct cli_input_range r = { o->since_real_ns, o->until_real_ns };
+
+			/* a wall-clock time or "-10m" ago selects a directory's segments */
+			if (!cli_input__set_range(&r, ch == 'S', optarg)) {
+				o->since_real_ns = r.since_ns;
+				o->until_real_ns = r.until_ns;
+				break;
+			}
 			if (cli__parse_time_ns(optarg, ch == 'S' ? &o->since_ns : &o->until_ns))
 				return report_usage_error("--since and --until take a time from the "
 							  "recording's start (1.5, 1.5s, 200ms, 30us), "
-							  "not '%s'", optarg);
+							  "a UTC time (2026-12-02T14:00Z, 14:00) or a "
+							  "time ago (-10m), not '%s'", optarg);
 			*(ch == 'S' ? &o->since_set : &o->until_set) = true;
 			break;
+		}
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -573,7 +588,9 @@ int cmd_report(int argc, char **argv)
 		return cli_diff__report(&d);
 	}
 
-	rc = capture__open(opt.path, &c, err, sizeof(err));
+	rc = cli_input__open_range("report", opt.path,
+				   (struct cli_input_range){ opt.since_real_ns, opt.until_real_ns }, &c,
+				   err, sizeof(err));
 	if (rc) {
 		if (err[0])
 			fprintf(stderr, "microscope report: %s\n", err);
