@@ -18,11 +18,11 @@ _microscope()
 	cmd=""
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case "${COMP_WORDS[i]}" in
-		record|report|convert|symbolize|snapshot) cmd="${COMP_WORDS[i]}"; break ;;
+		record|report|convert|symbolize|snapshot|serve) cmd="${COMP_WORDS[i]}"; break ;;
 		esac
 	done
 	if [[ -z "$cmd" ]]; then
-		COMPREPLY=($(compgen -W "record report convert symbolize snapshot help --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "record report convert symbolize snapshot serve help --help --version" -- "$cur"))
 		return 0
 	fi
 	case "$prev" in
