@@ -11,7 +11,9 @@
  * tasks (system_wide, set through rodata), or tasks whose tgid is in the
  * "targets" hash map.  Userspace adds the recorded processes; processes they
  * fork join in handle_fork; a process leaves when its last thread exits, so
- * the map stays small and a recycled pid is not recorded by mistake.
+ * the map stays small and a recycled pid is not recorded by mistake.  On top
+ * of that, bpf/scope.bpf.h drops the recorder's own process and, with
+ * --cgroup/--container, tasks outside the selected cgroups.
  *
  * The stack copy never reads past the end of the VMA that holds sp: its end
  * comes from bpf_find_vma (Linux 5.17).  That helper only try-locks the mmap
@@ -51,6 +53,7 @@ const volatile __u32 stack_copy_bytes = 0;
 const volatile __u32 have_find_vma = 1;
 
 #include "bpf/stack_copy.bpf.h"
+#include "bpf/scope.bpf.h"
 
 /* Samples dropped because the CPU had no scratch slot (userspace sizes the
  * scratch map to the possible CPUs, so this stays 0).  Not in ms_stats,
@@ -115,8 +118,10 @@ static __always_inline struct ms_stats *stats__get(void)
 	return bpf_map_lookup_elem(&ms_stats, &zero);
 }
 
-static __always_inline bool task__is_recorded(__u32 tgid)
+static __always_inline bool task__is_recorded(struct task_struct *task, __u32 tgid)
 {
+	if (!scope__task_kept(task, tgid))
+		return false;
 	if (system_wide)
 		return true;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
@@ -188,7 +193,8 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 
 	if (tid == 0) /* the idle task of this CPU */
 		return 0;
-	if (!task__is_recorded(tgid))
+	task = bpf_get_current_task_btf();
+	if (!task__is_recorded(task, tgid))
 		return 0;
 	stats = stats__get();
 	if (!stats)
@@ -211,8 +217,10 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	s->stack_copy_len = 0;
 	s->py_len = 0;
 	s->py_status = MS_PY_NONE;
+	s->cgroup_id = bpf_get_current_cgroup_id();
+	scope__ns_ids(task, &s->ns_tid, &s->ns_pid, &s->pidns);
+	s->reserved = 0;
 
-	task = bpf_get_current_task_btf();
 	if (!task->mm)
 		s->flags |= MS_SAMPLE_F_KTHREAD;
 

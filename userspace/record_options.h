@@ -15,6 +15,9 @@
 #define MS_DEFAULT_FREQ_HZ 999
 #define MS_DEFAULT_OUTPUT "microscope.msc"
 #define MS_MAX_PIDS 64
+/* cgroups one recording may select (--cgroup, --container; = SCOPE_CGROUPS_MAX
+ * of bpf/scope.bpf.h) */
+#define MS_MAX_CGROUPS 256
 #define MS_DEFAULT_STACK_SIZE 16384 /* bytes of user stack copied per sample */
 #define MS_MAX_STACK_SIZE 65536	    /* = MS_STACK_COPY_MAX, bpf/abi/records.h */
 /* Automatic BPF ring size: at least this, at most MS_RINGBUF_AUTO_MAX (bytes). */
@@ -58,6 +61,12 @@ struct record_options {
 	bool off_cpu;	       /* --off-cpu: record off-CPU intervals (bpf/offcpu.bpf.c) */
 	uint64_t off_cpu_min_ns; /* --off-cpu-min: shorter intervals are counted, not kept */
 	uint32_t python;       /* MS_PYTHON_*: how CPython frames are recorded */
+	/* Scope (bpf/scope.bpf.h): cgroup v2 ids whose tasks (and their
+	 * sub-cgroups' tasks) are the only ones recorded; none: no cgroup
+	 * filter.  From --cgroup and --container. */
+	uint64_t cgroup_ids[MS_MAX_CGROUPS];
+	size_t ncgroup_ids;
+	bool include_self;     /* --include-self: sample the recorder's own process too */
 };
 
 /* Default --off-cpu-min (microseconds): docs/off-cpu.md explains the choice. */

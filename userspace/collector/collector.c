@@ -766,7 +766,7 @@ static int collector__open_offcpu(struct collector *c, char *err, size_t errlen)
 	int ret;
 
 	c->offcpu = offcpu__new(&c->opts, bpf_map__fd(c->skel->maps.targets),
-				c->opts.ringbuf_bytes, c->nr_possible, c->have_find_vma, err,
+				bpf_map__fd(c->skel->maps.scope_cgroups), c->opts.ringbuf_bytes, c->nr_possible, c->have_find_vma, err,
 				errlen);
 	if (!c->offcpu)
 		return -errno;
@@ -852,6 +852,8 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	if (!c->opts.ringbuf_bytes)
 		c->opts.ringbuf_bytes = record_options__ringbuf_auto(o, c->nr_online);
 	c->skel->rodata->system_wide = o->system_wide;
+	c->skel->rodata->self_tgid = o->include_self ? 0 : (__u32)getpid();
+	c->skel->rodata->cgroup_filter = o->ncgroup_ids > 0;
 	c->skel->rodata->wakeup_bytes = c->opts.ringbuf_bytes / 4;
 	c->skel->rodata->stack_copy_bytes = record_options__stack_copy_bytes(o);
 	/* CO-RE fallback chosen at load time, logged in META (bpf.find_vma). */
@@ -873,6 +875,16 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	if (ret) {
 		diagnose(ret, true, "loading the BPF sampler", err, errlen);
 		goto cleanup;
+	}
+	for (i = 0; i < (int)o->ncgroup_ids; i++) {
+		__u8 one = 1;
+
+		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.scope_cgroups), &o->cgroup_ids[i],
+					&one, BPF_ANY)) {
+			ret = -errno;
+			errf(err, errlen, "BPF cgroup filter: %s", strerror(-ret));
+			goto cleanup;
+		}
 	}
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.samples), on_bpf_record, c, NULL);
 	if (!c->rb) {
