@@ -416,6 +416,29 @@ uint32_t capture_builder__add_interval(struct capture_builder *b,
 	return builder__append(b, CAPTURE_TABLE_INTERVALS, &r);
 }
 
+uint32_t capture_builder__add_cgroup(struct capture_builder *b, const struct capture_cgroup *row)
+{
+	struct capture_cgroup r = *row;
+
+	r.reserved = 0;
+	return builder__append(b, CAPTURE_TABLE_CGROUPS, &r);
+}
+
+int capture_builder__set_sample_cgroup(struct capture_builder *b, uint32_t sample,
+				       uint32_t cgroup)
+{
+	struct vec *v = &b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS];
+	const uint32_t none = CAPTURE_NONE;
+
+	if (b->err)
+		return b->err;
+	while (v->len <= sample)
+		if (builder__append(b, CAPTURE_TABLE_SAMPLE_CGROUPS, &none) == CAPTURE_NONE)
+			return b->err ? b->err : -ENOMEM;
+	((uint32_t *)v->data)[sample] = cgroup;
+	return 0;
+}
+
 /* Find the row of a name-keyed table (counters, meta) whose key is the string key. */
 static uint32_t builder__keyed(struct capture_builder *b, struct intern *ix, intern_eq_fn eq,
 			       uint32_t key, uint64_t *hash, uint32_t *slot)
@@ -510,6 +533,14 @@ const char *capture_builder__error(const struct capture_builder *b) { return b->
 
 /* ---- for writer.c ------------------------------------------------------- */
 
+/* The cgroup set for sample i so far, CAPTURE_NONE when none was. */
+static uint32_t builder__sample_cgroup(const struct capture_builder *b, uint32_t i)
+{
+	const struct vec *v = &b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS];
+
+	return i < v->len ? ((const uint32_t *)v->data)[i] : CAPTURE_NONE;
+}
+
 int capture_builder__view(struct capture_builder *b, struct capture *view)
 {
 	static const uint64_t empty; /* an aligned non-NULL address for empty tables */
@@ -544,6 +575,17 @@ int capture_builder__view(struct capture_builder *b, struct capture *view)
 	view->meta = rows[CAPTURE_TABLE_META];
 	view->nintervals = b->tables[CAPTURE_TABLE_INTERVALS].len;
 	view->intervals = rows[CAPTURE_TABLE_INTERVALS];
+	/* the column covers every sample once any has a cgroup */
+	if (b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].len && view->nsamples)
+		capture_builder__set_sample_cgroup(b, view->nsamples - 1,
+						   builder__sample_cgroup(b, view->nsamples - 1));
+	rows[CAPTURE_TABLE_SAMPLE_CGROUPS] = b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].data
+						     ? b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].data
+						     : (const void *)&empty;
+	view->ncgroups = b->tables[CAPTURE_TABLE_CGROUPS].len;
+	view->cgroups = rows[CAPTURE_TABLE_CGROUPS];
+	view->nsample_cgroups = b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].len;
+	view->sample_cgroups = rows[CAPTURE_TABLE_SAMPLE_CGROUPS];
 	view->string_offsets = b->str_offsets.data;
 	view->string_data = b->str_data;
 	return b->err;
