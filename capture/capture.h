@@ -20,6 +20,7 @@
 #ifndef MS_CAPTURE_H
 #define MS_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -349,6 +350,15 @@ static inline uint32_t capture__sample_cgroup(const struct capture *c, uint32_t 
 {
 	return i < c->nsample_cgroups ? c->sample_cgroups[i] : CAPTURE_NONE;
 }
+/*
+ * The container of cgroups row cg (CAPTURE_NONE allowed) as tools show it:
+ * its name, or its id with ids of more than 12 hex digits shortened to 12
+ * (docker's short ids), into buf (NUL-terminated, truncated), and its
+ * runtime ("" if unknown) into *runtime (may be NULL).  Returns false, buf
+ * "", when cg is NONE or not a container's.  (capture/container_name.c)
+ */
+bool capture__container_name(const struct capture *c, uint32_t cg, char *buf, size_t size,
+			     const char **runtime);
 /* Counter value by name, 0 if absent. */
 uint64_t capture__counter(const struct capture *c, const char *name);
 

@@ -26,6 +26,7 @@
 #include "capture/format.h"
 #include "capture/formats/formats.h"
 #include "commands.h"
+#include "scope_options.h"
 
 /* What a writer gets: the open capture and the query the options built. */
 struct convert_input {
@@ -473,6 +474,8 @@ static void convert_print_usage(FILE *f)
 
 	fputs("usage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads]\n"
 	      "                          [--event NAME] [--look LOOK] [--weight W] [--incomplete]\n"
+	      "                          [--pid PID] [--tid TID] [--comm NAME] [--module NAME]\n"
+	      "                          [--container ID|NAME] [--cgroup PATH]\n"
 	      "\n"
 	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin) and write it in\n"
 	      "another format, to OUT or stdout (OUT absent or '-').  Without --to the\n"
@@ -498,6 +501,9 @@ static void convert_print_usage(FILE *f)
 	      "                    start or stop (only their part inside the window);\n"
 	      "                    folded and svg only: pprof and speedscope carry\n"
 	      "                    complete intervals, chrome draws all of them\n"
+	      "  --pid PID, --tid TID, --comm NAME, --module NAME, --container ID|NAME,\n"
+	      "  --cgroup PATH     keep only matching samples (repeatable; '!VALUE'\n"
+	      "                    excludes; as in report)\n"
 	      "  -h, --help        show this help\n"
 	      "\n"
 	      "formats:\n",
@@ -649,6 +655,7 @@ int cmd_convert(int argc, char **argv)
 		{ "weight", required_argument, NULL, 'W' },
 		{ "incomplete", no_argument, NULL, 'I' },
 		{ "look", required_argument, NULL, 'L' },
+		SCOPE_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -664,6 +671,8 @@ int cmd_convert(int argc, char **argv)
 	bool threads = false, incomplete = false;
 	struct analysis_look *look = NULL;
 	enum analysis_look_kind look_kind = ANALYSIS_LOOK_LOGICAL;
+	struct scope_options scope = { 0 };
+	struct analysis_scope *view = NULL;
 	uint32_t event;
 	char err[512] = "";
 	int ch, rc, status = 1;
@@ -711,9 +720,18 @@ int cmd_convert(int argc, char **argv)
 		case ':':
 			return convert_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default: {
+			int handled = scope_options__handle(&scope, ch, optarg, "convert");
+
+			if (handled < 0) {
+				scope_options__release(&scope);
+				return handled == -EINVAL ? 2 : 1;
+			}
+			if (handled)
+				break;
 			/* optopt names a bad short option; for a long one it is 0. */
 			char shortopt[3] = { '-', (char)optopt, '\0' };
 
+			scope_options__release(&scope);
 			return convert_usage_error("unknown option '%s'",
 						  optopt ? shortopt : argv[optind - 1]);
 		}
@@ -810,6 +828,18 @@ int cmd_convert(int argc, char **argv)
 		}
 		in.capture = analysis_look__capture(look);
 	}
+	/* Filters too (never process roots: pprof carries pid labels, speedscope
+	 * one profile per thread). */
+	if (scope.filter.nterms) {
+		if (analysis_scope__new(in.capture, &scope.filter, false, &view)) {
+			fprintf(stderr, "microscope convert: %s: out of memory\n", path);
+			goto cleanup;
+		}
+		in.capture = analysis_scope__capture(view);
+		if (!strcmp(fmt->name, "capture"))
+			formats_note__add(&export_note, "filters ignored: capture copies the "
+					  "capture's tables as they are");
+	}
 	analysis_query__init(&in.query, event);
 	in.query.per_thread = threads;
 	in.query.include_incomplete = incomplete;
@@ -836,6 +866,8 @@ int cmd_convert(int argc, char **argv)
 				export_note.text);
 	}
 cleanup:
+	analysis_scope__free(view);
+	scope_options__release(&scope);
 	analysis_look__free(look);
 	capture__free(c);
 	capture_builder__free(b);

@@ -18,6 +18,7 @@
 #include "analysis/budget.h"
 #include "capture/capture.h"
 #include "commands.h"
+#include "scope_options.h"
 
 #define REPORT_DEFAULT_LIMIT	   20
 #define REPORT_DEFAULT_MIN_PERCENT 0.5
@@ -27,6 +28,9 @@ static const char report_usage[] =
 	"usage: microscope report FILE [--sort self|total] [--limit N] [--threads]\n"
 	"                         [--min-percent P] [--event NAME] [--off-cpu | --wall]\n"
 	"                         [--svg OUT] [--look logical|native|python]\n"
+	"                         [--by process|thread|container|module] [--merge]\n"
+	"                         [--pid PID] [--tid TID] [--comm NAME] [--module NAME]\n"
+	"                         [--container ID|NAME] [--cgroup PATH]\n"
 	"\n"
 	"Print a capture's summary, its top-down call tree and its functions by\n"
 	"self or total cost.\n"
@@ -51,6 +55,10 @@ static const char report_usage[] =
 	"                      Python frames spliced into native stacks), native\n"
 	"                      (Python frames dropped) or python (from the outermost\n"
 	"                      Python frame in, interpreter frames hidden)\n"
+	"  --by KIND           the samples split by process, thread, container or module\n"
+	"                      (the innermost frame's), largest first, instead of the\n"
+	"                      call tree\n"
+	SCOPE_USAGE
 	"  -h, --help          show this help\n"
 	"\n"
 	"Kernel functions are marked \" [k]\".  Percentages are of the event's total\n"
@@ -68,6 +76,9 @@ struct report_options {
 	bool wall;    /* --wall */
 	const char *svg; /* --svg OUT, or NULL */
 	enum analysis_look_kind look;
+	struct scope_options scope; /* filters, --merge */
+	bool by_set;		    /* --by */
+	enum analysis_by by;
 };
 
 struct report {
@@ -644,6 +655,8 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "wall", no_argument, NULL, 'W' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "look", required_argument, NULL, 'L' },
+		{ "by", required_argument, NULL, 'B' },
+		SCOPE_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -706,12 +719,27 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 				return report_usage_error(
 					"--look takes logical, native or python, not '%s'", optarg);
 			break;
+		case 'B':
+			if (analysis_by__parse(optarg, &o->by))
+				return report_usage_error(
+					"--by takes process, thread, container or module, not '%s'",
+					optarg);
+			o->by_set = true;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
 		case ':':
 			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default: {
+			int handled = scope_options__handle(&o->scope, ch, optarg, "report");
+
+			if (handled == -EINVAL)
+				return 2;
+			if (handled < 0)
+				return 1;
+			if (handled)
+				break;
 			/* optopt names a bad short option; for a long one it is 0. */
 			char shortopt[3] = { '-', (char)optopt, '\0' };
 
@@ -728,6 +756,25 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	if (o->off_cpu + o->wall + !!o->event > 1)
 		return report_usage_error("choose one of --off-cpu, --wall and --event%s", "");
 	return -1; /* go on */
+}
+
+/* --by: the split, largest first, with shares of the event's total. */
+static void print_groups(const struct report *r, const struct analysis_groups *g)
+{
+	static const char *const kinds[] = { "process", "thread", "container", "module" };
+	char w[32];
+
+	printf("\nby %s (%s)\n", kinds[r->opt->by], r->ns ? "ms" : r->unit);
+	printf("  %6s %*s %9s  %s\n", "share", r->wwidth, r->ns ? "ms" : r->unit, "samples",
+	       kinds[r->opt->by]);
+	for (uint32_t i = 0; i < g->nrows; i++) {
+		const struct analysis_group *row = &g->rows[i];
+
+		format_weight(r, row->weight, w, sizeof(w));
+		printf("  %5.1f%% %*s %9" PRIu64 "  %s\n",
+		       g->total ? 100.0 * (double)row->weight / (double)g->total : 0.0, r->wwidth, w,
+		       row->samples, row->name);
+	}
 }
 
 /* --svg: the flame graph, published atomically (OUT.tmp.PID, fsync, rename). */
@@ -784,6 +831,8 @@ int cmd_report(int argc, char **argv)
 	struct analysis_flat *flat = NULL;
 	struct capture *c = NULL;
 	struct analysis_look *look = NULL;
+	struct analysis_scope *scope = NULL;
+	struct analysis_groups groups = { 0 };
 	const struct capture *view;
 	struct analysis_query q;
 	struct report r = { .opt = &opt };
@@ -854,6 +903,10 @@ int cmd_report(int argc, char **argv)
 			goto cleanup;
 		view = analysis_look__capture(look);
 	}
+	if (scope_options__view(&opt.scope, view, opt.threads, &scope))
+		goto cleanup;
+	if (scope)
+		view = analysis_scope__capture(scope);
 	names = analysis_names__new(view);
 	if (!names)
 		goto cleanup;
@@ -881,6 +934,13 @@ int cmd_report(int argc, char **argv)
 		print_summary(&r, &sum, event);
 		print_offcpu_note(&r);
 	}
+	if (opt.by_set) {
+		if (analysis_groups__init(&groups, view, event, opt.by))
+			goto cleanup;
+		print_groups(&r, &groups);
+		oom = false;
+		goto flush;
+	}
 	if (print_tree(&r, tree))
 		goto cleanup;
 	oom = false;
@@ -889,11 +949,12 @@ int cmd_report(int argc, char **argv)
 		oom = true;
 		goto cleanup;
 	}
+flush:
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
 		goto cleanup;
 	}
-	if (opt.svg && report_write_svg(c, &q, &opt))
+	if (opt.svg && report_write_svg(view, &q, &opt))
 		goto cleanup;
 	status = 0;
 cleanup:
@@ -903,7 +964,10 @@ cleanup:
 	analysis_tree__free(tree);
 	analysis_summary__release(&sum);
 	analysis_names__free(names);
+	analysis_groups__release(&groups);
+	analysis_scope__free(scope);
 	analysis_look__free(look);
+	scope_options__release(&opt.scope);
 	capture__free(c);
 	return status;
 }
