@@ -27,6 +27,7 @@
 #include "../runtimes/py_procs.h"
 #include "../symbols/symbols.h"
 #include "commands.h"
+#include "record_scope.h"
 
 static const char record_usage[] =
 	"usage: microscope record [options] -- COMMAND [ARGS...]\n"
@@ -41,7 +42,15 @@ static const char record_usage[] =
 	"  -e, --event NAME     cpu-clock (default) or cycles (falls back to cpu-clock)\n"
 	"  -o, --output FILE    capture file (default microscope.msc)\n"
 	"  -p, --pid PID,...    attach to running processes (all threads, and children)\n"
-	"  -a, --all-cpus       record the whole system\n"
+	"  -a, --all-cpus       record the whole system (but microscope itself: see\n"
+	"                       --include-self)\n"
+	"      --cgroup PATH    only tasks of this cgroup v2 and its sub-cgroups (a path\n"
+	"                       in the v2 hierarchy, absolute or relative to its root;\n"
+	"                       repeatable); alone it implies -a\n"
+	"      --container ID|NAME  only tasks of this container (docker, containerd,\n"
+	"                       cri-o, podman id or short id, systemd-nspawn machine or\n"
+	"                       lxc name; repeatable); alone it implies -a\n"
+	"      --include-self   with -a, also sample microscope's own process\n"
 	"  -d, --duration SEC   sample for SEC seconds, counted from when sampling\n"
 	"                       starts (after setup); a command still running then\n"
 	"                       is sent SIGTERM, as on SIGINT (below)\n"
@@ -94,6 +103,7 @@ enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347, OPT_PRESET = 0x5052, OP
 enum { OPT_OFF_CPU = 0x4f43, OPT_OFF_CPU_MIN = 0x4f4d };
 enum { OPT_PYTHON = 0x5059 };
 enum { OPT_SYMBOLIZE = 0x5359, OPT_DEBUG_DIR = 0x4444 };
+enum { OPT_CGROUP = 0x4347 + 0x100, OPT_CONTAINER, OPT_INCLUDE_SELF };
 /* --debug-dir values kept at most. */
 #define RECORD_MAX_DEBUG_DIRS 32
 
@@ -310,6 +320,9 @@ int cmd_record(int argc, char **argv)
 		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ "symbolize", required_argument, NULL, OPT_SYMBOLIZE },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "container", required_argument, NULL, OPT_CONTAINER },
+		{ "include-self", no_argument, NULL, OPT_INCLUDE_SELF },
 		{ 0 },
 	};
 	struct record_options o;
@@ -330,6 +343,9 @@ int cmd_record(int argc, char **argv)
 	bool symbolize_set = false;
 	const char *debug_dirs[RECORD_MAX_DEBUG_DIRS];
 	size_t ndebug_dirs = 0;
+	const char *cgroups[MS_MAX_CGROUPS], *containers[MS_MAX_CGROUPS];
+	size_t ncgroups = 0, ncontainers = 0;
+	char scope_desc[1024] = "";
 
 	record_options__init(&o);
 	optind = 1;
@@ -476,6 +492,21 @@ int cmd_record(int argc, char **argv)
 			debug_dirs[ndebug_dirs++] = optarg;
 			break;
 		}
+		case OPT_CGROUP:
+		case OPT_CONTAINER:
+			if (ncgroups + ncontainers == MS_MAX_CGROUPS) {
+				fprintf(stderr, "microscope record: more than %d --cgroup and "
+						"--container\n", MS_MAX_CGROUPS);
+				return 2;
+			}
+			if (opt == OPT_CGROUP)
+				cgroups[ncgroups++] = optarg;
+			else
+				containers[ncontainers++] = optarg;
+			break;
+		case OPT_INCLUDE_SELF:
+			o.include_self = true;
+			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			return 0;
@@ -504,6 +535,9 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
+	/* A cgroup or container scope alone records its tasks host-wide. */
+	if ((ncgroups || ncontainers) && !o.argv && !o.npids && !replay)
+		o.system_wide = true;
 	if (!!o.argv + !!o.npids + o.system_wide + !!replay != 1) {
 		fprintf(stderr, "microscope record: give exactly one of a command, -p PID, -a or "
 				"--replay DIR\n\n%s",
@@ -532,6 +566,13 @@ int cmd_record(int argc, char **argv)
 				o.save_raw, raw);
 			return 2;
 		}
+	}
+	/* Before anything is attached: a scope that selects nothing is a usage error. */
+	if (!replay && record_scope__resolve(&o, "/proc/self/mountinfo", "/proc", cgroups, ncgroups,
+					     containers, ncontainers, scope_desc,
+					     sizeof(scope_desc), err_msg, sizeof(err_msg))) {
+		fprintf(stderr, "microscope record: %s\n", err_msg);
+		return 2;
 	}
 	for (size_t i = 0; i < o.npids; i++) {
 		if (kill(o.pids[i], 0) && errno == ESRCH) {
@@ -590,6 +631,10 @@ int cmd_record(int argc, char **argv)
 	emit_meta(&tee, "requested_freq_hz", cmdline);
 	emit_meta(&tee, "preset", o.preset);
 	emit_meta(&tee, "symbolize", symbolize);
+	if (scope_desc[0])
+		emit_meta(&tee, "scope.cgroups", scope_desc);
+	if (o.system_wide)
+		emit_meta(&tee, "scope.self", o.include_self ? "included" : "excluded");
 
 	if (o.argv) {
 		err = launcher__spawn(&launch, o.argv);

@@ -82,8 +82,11 @@ struct held_record {
 	uint32_t reserved;
 };
 
+struct attribution;
+
 struct processor {
 	struct capture_builder *b;
+	struct attribution *attribution; /* attribution.c; NULL until the first sample */
 	struct symbolizer *sym;
 
 	/* ordering */
@@ -227,6 +230,14 @@ uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uin
  * the one mapped (not deleted, replaced, memfd). */
 void stacks__module_findable(struct processor *p, uint32_t module, bool findable_later);
 void stacks__release(struct processor *p);
+
+/* attribution.c: record sample's cgroup (a cgroups row, made on first
+ * sight) and its thread's namespace tid and process's pid namespace.
+ * sample: the capture sample row.  Returns 0 or -ENOMEM. */
+int attribution__sample(struct processor *p, struct thread_state *ts, uint32_t sample,
+			const struct ms_sample *s);
+/* Accepts NULL. */
+void attribution__free(struct attribution *a);
 
 /* A stack given as parts (stacks__build): kernel and user return addresses
  * (innermost first), and for a CFI unwind the user registers and copied

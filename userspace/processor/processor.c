@@ -54,6 +54,7 @@ void processor__free(struct processor *p)
 	tasks__release(p);
 	stacks__release(p);
 	python__release(p);
+	attribution__free(p->attribution);
 	free(p->held);
 	free(p->held_bytes);
 	free(p->duty_changes);
