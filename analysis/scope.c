@@ -514,6 +514,17 @@ static uint64_t group__key(const struct capture *c, uint32_t i, enum analysis_by
 	return KEY_SPECIAL;
 }
 
+/* The pid process has in its own pid namespace (its main thread's
+ * ns_tid), 0 if unknown. */
+static uint32_t process__ns_pid(const struct capture *c, uint32_t process)
+{
+	for (uint32_t t = 0; t < c->nthreads; t++)
+		if (c->threads[t].process == process &&
+		    c->threads[t].tid == c->processes[process].pid)
+			return c->threads[t].ns_tid;
+	return 0;
+}
+
 /* The display name of a group whose first sample is i, into buf. */
 static void group__name(const struct capture *c, uint32_t i, enum analysis_by by, char *buf,
 			size_t size)
@@ -523,19 +534,26 @@ static void group__name(const struct capture *c, uint32_t i, enum analysis_by by
 	const struct capture_process *p = th ? &c->processes[th->process] : NULL;
 	const char *comm = th ? capture__string(c, th->comm) : "";
 
+	uint32_t ns_pid = th ? process__ns_pid(c, th->process) : 0;
+	char ns[48] = "";
+
 	switch (by) {
 	case ANALYSIS_BY_PROCESS:
 		if (p)
 			comm = capture__string(c, p->comm);
+		if (ns_pid && ns_pid != p->pid)
+			snprintf(ns, sizeof(ns), ", ns %u", ns_pid);
 		if (p)
-			snprintf(buf, size, "%s [%u]", comm[0] ? comm : "[unknown]", p->pid);
+			snprintf(buf, size, "%s [%u%s]", comm[0] ? comm : "[unknown]", p->pid, ns);
 		else
 			snprintf(buf, size, "[no thread]");
 		break;
 	case ANALYSIS_BY_THREAD:
+		if (th && th->ns_tid && th->ns_tid != th->tid)
+			snprintf(ns, sizeof(ns), ", ns %u/%u", ns_pid, th->ns_tid);
 		if (th)
-			snprintf(buf, size, "%s [%u/%u]", comm[0] ? comm : "[unknown]", p->pid,
-				 th->tid);
+			snprintf(buf, size, "%s [%u/%u%s]", comm[0] ? comm : "[unknown]", p->pid,
+				 th->tid, ns);
 		else
 			snprintf(buf, size, "[no thread]");
 		break;

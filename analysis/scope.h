@@ -91,8 +91,8 @@ void analysis_scope__free(struct analysis_scope *s);
 /* ---- the top-level split (report --by) ------------------------------------- */
 
 enum analysis_by {
-	ANALYSIS_BY_PROCESS = 0,   /* "comm [pid]" */
-	ANALYSIS_BY_THREAD = 1,	   /* "comm [pid/tid]" */
+	ANALYSIS_BY_PROCESS = 0,   /* "comm [pid]", "comm [pid, ns NSPID]" in another pid ns */
+	ANALYSIS_BY_THREAD = 1,	   /* "comm [pid/tid]", "comm [pid/tid, ns NSPID/NSTID]" */
 	ANALYSIS_BY_CONTAINER = 2, /* "name (runtime)", or "[host]" outside containers,
 				    * "[unknown]" for samples without a cgroup */
 	ANALYSIS_BY_MODULE = 3,	   /* the innermost frame's module base name, "[kernel]",

@@ -286,6 +286,13 @@ uint32_t capture_builder__string(struct capture_builder *b, const char *s)
 	return id;
 }
 
+const char *capture_builder__string_at(const struct capture_builder *b, uint32_t id)
+{
+	if (id >= b->str_offsets.len - 1 || !b->str_data)
+		return id == 0 ? "" : NULL;
+	return b->str_data + ((const uint32_t *)b->str_offsets.data)[id];
+}
+
 static uint32_t builder__append(struct capture_builder *b, enum capture_table t, const void *row)
 {
 	uint32_t size = capture_table_info[t].row_size;

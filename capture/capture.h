@@ -251,6 +251,8 @@ void capture_builder__free(struct capture_builder *b);
  * counter of that name; set_meta replaces an existing key's value.
  */
 uint32_t capture_builder__string(struct capture_builder *b, const char *s);
+/* The text of string id, or NULL if id is out of range; valid until the next add. */
+const char *capture_builder__string_at(const struct capture_builder *b, uint32_t id);
 uint32_t capture_builder__add_module(struct capture_builder *b, const struct capture_module *row);
 uint32_t capture_builder__add_process(struct capture_builder *b, const struct capture_process *row);
 uint32_t capture_builder__add_thread(struct capture_builder *b, const struct capture_thread *row);

@@ -221,16 +221,16 @@ static void test_groups(void **state)
 
 	assert_int_equal(analysis_groups__init(&g, c, 0, ANALYSIS_BY_PROCESS), 0);
 	assert_int_equal(g.nrows, 3);
-	assert_string_equal(g.rows[0].name, "burnB [200]");
+	assert_string_equal(g.rows[0].name, "burnB [200, ns 1]");
 	assert_int_equal(g.rows[0].weight, 7);
 	assert_string_equal(g.rows[2].name, "sh [300]");
 	analysis_groups__release(&g);
 
 	assert_int_equal(analysis_groups__init(&g, c, 0, ANALYSIS_BY_THREAD), 0);
 	assert_int_equal(g.nrows, 4);
-	assert_string_equal(g.rows[1].name, "burnB [200/200]"); /* 4 + 1 */
+	assert_string_equal(g.rows[1].name, "burnB [200/200, ns 1/1]"); /* 4 + 1 */
 	assert_int_equal(g.rows[1].weight, 5);
-	assert_string_equal(g.rows[3].name, "worker [200/201]");
+	assert_string_equal(g.rows[3].name, "worker [200/201, ns 1/2]");
 	analysis_groups__release(&g);
 
 	/* module of the innermost frame: both burn modules are "burn" but stay apart */
