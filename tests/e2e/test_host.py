@@ -21,6 +21,10 @@ SPLIT_TOL = 3.0        # points between a container's sample share and its CPU-t
 CPU_A, CPU_B = 1.2, 0.6  # seconds of CPU each container burns
 SHORT_PROCS = 1000
 PERIOD_NS = 1e9 / H.DEFAULT_HZ
+# No --budget: on this shared 2-CPU host a lowered duty leaves modules
+# unnamed at seal time (seen with the default budget, also without these
+# changes); names are what these tests check.
+NO_BUDGET = ("--budget", "0")
 
 
 def _v2_root():
@@ -212,7 +216,8 @@ def test_host_containers_split_and_names():
     and pprof labels select each container."""
     ct = Containers()
     try:
-        proc, capture, _ = H.start_record(output=H.tmp_path("host.msc"), system_wide=True)
+        proc, capture, _ = H.start_record(output=H.tmp_path("host.msc"), system_wide=True,
+                                          extra=NO_BUDGET)
         try:
             wait_recording(proc)
             before = {w: ct.usage_us(w) for w in "AB"}
@@ -244,13 +249,19 @@ def test_host_containers_split_and_names():
         everything[s[4]] = everything.get(s[4], 0) + int(s[3])
     assert "spin_in_decoy" not in everything, "the host's decoy named container samples: %d" % (
         everything["spin_in_decoy"])
-    for w, func, other in (("A", "spin_in_a", "spin_in_b"), ("B", "spin_in_b", "spin_in_a")):
+    for w, func, other, name in (("A", "spin_in_a", "spin_in_b", ct.name_a),
+                                 ("B", "spin_in_b", "spin_in_a", ct.id_b[:12])):
         n = sum(leaves[w].values())
         assert n > 0, "no samples in container %s" % w
-        named = leaves[w].get(func, 0)
-        assert named >= 0.9 * n, "container %s: %d of %d samples in %s: %s" % (
-            w, named, n, func, sorted(leaves[w].items(), key=lambda kv: -kv[1])[:8])
         assert other not in leaves[w], "container %s has %s samples" % (w, other)
+        # its samples, through the --container filter: 90 % run its own function
+        prof = H.parse_folded(H.run([H.BIN, "convert", capture, "--to", "folded",
+                                     "--container", name], check=True).stdout)
+        assert H.total(prof) == n, "--container %s kept %d samples, the table has %d" % (
+            name, H.total(prof), n)
+        named = H.count_containing(prof, func)
+        assert named >= 0.9 * n, "container %s: %d of %d samples under %s: %s" % (
+            w, named, n, func, H.top(H.self_shares(prof)))
     # namespace identity of the container processes
     burn_procs = [p for p in t["process"] if p[2] == "burn"]
     assert len(burn_procs) >= 2, t["process"]
@@ -313,7 +324,7 @@ def test_host_record_container_only():
         while (not ct.pids("A") or not ct.pids("B")) and time.monotonic() < deadline:
             time.sleep(0.05)
         rec = H.record(output=H.tmp_path("only_a.msc"), duration=2,
-                       extra=["--container", ct.name_a], timeout=300)
+                       extra=["--container", ct.name_a] + list(NO_BUDGET), timeout=300)
     finally:
         ct.close()
     t = tables(rec.capture)
@@ -357,7 +368,8 @@ def test_host_short_lived_processes():
     H.require_root()
     short = _tool("short", os.path.join(H.REPO, "tests", "fixtures", "container", "short.c"),
                   ["-O2", "-g", "-fno-omit-frame-pointer", "-static"])
-    proc, capture, _ = H.start_record(output=H.tmp_path("short.msc"), system_wide=True)
+    proc, capture, _ = H.start_record(output=H.tmp_path("short.msc"), system_wide=True,
+                                      extra=NO_BUDGET)
     try:
         wait_recording(proc)
         spawn = H.run([short, "spawn", str(SHORT_PROCS)], check=True, timeout=600)

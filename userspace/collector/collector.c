@@ -432,10 +432,9 @@ static int collector__drain(struct collector *c)
 {
 	int total = 0, n, i;
 
-	n = ring_buffer__consume(c->rb);
-	if (n < 0)
-		return n;
-	total += n;
+	/* Side-band first: the few MMAP2/COMM/FORK records reach the sink
+	 * before the sample backlog, while their processes most likely live
+	 * (the processor pins container files from them, processor/pins.c). */
 	for (i = 0; i < c->nr_online; i++) {
 		if (!c->rings[i].base)
 			continue;
@@ -444,6 +443,10 @@ static int collector__drain(struct collector *c)
 			return n;
 		total += n;
 	}
+	n = ring_buffer__consume(c->rb);
+	if (n < 0)
+		return n;
+	total += n;
 	return total;
 }
 

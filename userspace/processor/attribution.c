@@ -120,7 +120,7 @@ int attribution__sample(struct processor *p, struct thread_state *ts, uint32_t s
 	if (trow && s->ns_tid)
 		trow->ns_tid = s->ns_tid;
 	prow = capture_builder__process(p->b, p->procs[ts->proc].row);
-	if (prow && s->pidns && !prow->pidns)
+	if (prow && s->pidns) /* the task's own: a forked child may have left its parent's */
 		prow->pidns = s->pidns;
 	if (!s->cgroup_id || sample == CAPTURE_NONE)
 		return 0;

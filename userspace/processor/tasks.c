@@ -237,10 +237,13 @@ static bool file_is_mapped(const char *map_file, const char *path,
  * by the time the record is processed (the kernel maps an ELF image's whole
  * span first, then trims it; mprotect splits ranges), so when it is, take
  * any current range overlapping [start, end) whose link names the same file
- * ("path" or "path (deleted)").  out keeps the exact name when none does.
+ * ("path" or "path (deleted)"), or is the file of inode ino (a file of
+ * another mount namespace, whose link names it as our namespace reaches
+ * it, e.g. by the source of a bind mount).  out keeps the exact name when
+ * none does.
  */
-static void map_file_path(uint32_t pid, uint64_t start, uint64_t end, const char *path, char *out,
-			  size_t size)
+static void map_file_path(uint32_t pid, uint64_t start, uint64_t end, const char *path,
+			  uint64_t ino, char *out, size_t size)
 {
 	char dir[64], link[4200], target[4200];
 	struct dirent *de;
@@ -267,12 +270,40 @@ static void map_file_path(uint32_t pid, uint64_t start, uint64_t end, const char
 			continue;
 		target[n] = '\0';
 		if (strncmp(target, path, plen) ||
-		    (target[plen] && strcmp(target + plen, " (deleted)")))
-			continue;
+		    (target[plen] && strcmp(target + plen, " (deleted)"))) {
+			struct stat st;
+
+			if (stat(link, &st) || (uint64_t)st.st_ino != ino)
+				continue;
+		}
 		snprintf(out, size, "%s", link);
 		break;
 	}
 	closedir(d);
+}
+
+void tasks__drained(struct processor *p, const uint8_t *rec, uint32_t len)
+{
+	struct perf_mmap2_fixed m;
+	char path[4096], map_file[4300];
+	size_t plen;
+
+	if (len < sizeof(m) + SAMPLE_ID_LEN)
+		return;
+	memcpy(&m, rec, sizeof(m));
+	if (m.h.type != PERF_RECORD_MMAP2 || m.h.size != len || !(m.prot & PROT_EXEC) || !m.len ||
+	    m.addr + m.len < m.addr)
+		return;
+	plen = strnlen((const char *)rec + sizeof(m), len - sizeof(m) - SAMPLE_ID_LEN);
+	if (plen >= sizeof(path) || plen == len - sizeof(m) - SAMPLE_ID_LEN ||
+	    rec[sizeof(m)] != '/')
+		return;
+	memcpy(path, rec + sizeof(m), plen);
+	path[plen] = '\0';
+	if (ends_with(path, plen, " (deleted)"))
+		path[plen - strlen(" (deleted)")] = '\0';
+	map_file_path(m.pid, m.addr, m.addr + m.len, path, m.ino, map_file, sizeof(map_file));
+	pins__pin(p, m.pid, map_file, path, m.maj, m.min, m.ino);
 }
 
 static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
@@ -318,7 +349,9 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 		kind = CAPTURE_MODULE_VDSO;
 		sym = symbolizer__vdso(p->sym);
 	} else if (path[0] == '/') {
-		map_file_path(m.pid, m.addr, m.addr + m.len, path, open_path, sizeof(open_path));
+		if (pins__path(p, m.maj, m.min, m.ino, open_path, sizeof(open_path)))
+			map_file_path(m.pid, m.addr, m.addr + m.len, path, m.ino, open_path,
+				      sizeof(open_path));
 		sym = symbolizer__mapped_file(p->sym, m.pid, open_path, path, m.maj, m.min, m.ino);
 	} else {
 		kind = CAPTURE_MODULE_ANON; /* [heap], //anon, [stack], JIT code */
