@@ -20,6 +20,10 @@
 #define MS_MAX_CGROUPS 256
 #define MS_DEFAULT_STACK_SIZE 16384 /* bytes of user stack copied per sample */
 #define MS_MAX_STACK_SIZE 65536	    /* = MS_STACK_COPY_MAX, bpf/abi/records.h */
+/* Side-band perf ring pages per CPU with -a (4 MiB with 4 KiB pages: about
+ * 2,500 dynamically linked execs per CPU, or seconds of a busy build host,
+ * before records are lost while the drain runs behind). */
+#define MS_PERF_PAGES_SYSTEM_WIDE 1024
 /* Automatic BPF ring size: at least this, at most MS_RINGBUF_AUTO_MAX (bytes). */
 #define MS_RINGBUF_AUTO_MIN (16u << 20)
 #define MS_RINGBUF_AUTO_MAX (256u << 20)

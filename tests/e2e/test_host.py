@@ -422,8 +422,15 @@ def test_host_short_lived_processes():
         if int(p[0]) in children:
             seen.setdefault(int(p[0]), set()).add(p[2])
     missing = children - set(seen)
-    assert not missing, "%d of %d short processes missing from the capture, e.g. %s" % (
-        len(missing), SHORT_PROCS, sorted(missing)[:10])
+    # a process whose side-band records were lost (perf ring overrun while
+    # the recorder ran behind) must be counted as lost, never silently gone
+    head = H.report(capture, "--limit", "1").stdout
+    m = re.search(r"^\s*lost\s+(\d+)", head, re.M)
+    lost = int(m.group(1)) if m else 0
+    H.log("short processes missing: %d; lost side-band records: %d" % (len(missing), lost))
+    assert not missing or lost >= len(missing), \
+        "%d of %d short processes missing from the capture (e.g. %s) but only %d records " \
+        "counted lost:\n%s" % (len(missing), SHORT_PROCS, sorted(missing)[:10], lost, head[:1500])
     wrong = {pid: comms for pid, comms in seen.items() if "short" not in comms}
     assert not wrong, "short processes without their comm: %s" % list(wrong.items())[:10]
     stray = [s for s in t["sample"] if s[4] == "short_burn" and int(s[0]) not in children]

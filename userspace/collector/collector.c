@@ -816,6 +816,10 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 		goto cleanup;
 	}
 	c->opts = *o;
+	/* Host-wide, the side-band rings carry every exec's MMAP2/COMM/FORK/
+	 * EXIT and must absorb the seconds the drain can run behind. */
+	if (o->system_wide && c->opts.perf_pages < MS_PERF_PAGES_SYSTEM_WIDE)
+		c->opts.perf_pages = MS_PERF_PAGES_SYSTEM_WIDE;
 	c->sink = sink;
 	c->sink_ctx = ctx;
 	c->page_size = page_size;
