@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "../record_options.h"
+#include "../options/record_options.h"
 
 /*
  * Resolve cgroups[ncg] (paths inside the v2 tree, absolute or relative to
