@@ -55,6 +55,12 @@ const volatile __u32 have_find_vma = 1;
 #include "bpf/stack_copy.bpf.h"
 #include "bpf/scope.bpf.h"
 
+/* -a with Python frames: a process whose comm starts with "python" after an
+ * exec joins "targets", the map the CPython tracker
+ * (userspace/runtimes/py_procs.c) walks to find interpreters; system-wide
+ * sampling does not filter on it.  Set by the collector. */
+const volatile __u32 python_exec_targets = 0;
+
 /* Samples dropped because the CPU had no scratch slot (userspace sizes the
  * scratch map to the possible CPUs, so this stays 0).  Not in ms_stats,
  * which has no free slot; the collector reports it as "bpf.lost_no_scratch". */
@@ -322,15 +328,41 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* -a: a CPython process started while recording joins "targets" at exec
+ * (python_exec_targets); runs in the new image's context, comm already set
+ * (begin_new_exec, fs/exec.c). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	char comm[16] = {};
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ms_stats *stats;
+	__u8 one = 1;
+
+	if (!system_wide || !python_exec_targets)
+		return 0;
+	bpf_get_current_comm(comm, sizeof(comm));
+	if (comm[0] != 'p' || comm[1] != 'y' || comm[2] != 't' || comm[3] != 'h' ||
+	    comm[4] != 'o' || comm[5] != 'n')
+		return 0;
+	if (bpf_map_update_elem(&targets, &tgid, &one, 0 /* BPF_ANY */)) {
+		stats = stats__get();
+		if (stats)
+			__sync_fetch_and_add(&stats->filter_full, 1);
+	}
+	return 0;
+}
+
 /* The last thread of a process exits: forget its tgid (signal->live reached
- * 0 before this tracepoint in do_exit(), kernel/exit.c). */
+ * 0 before this tracepoint in do_exit(), kernel/exit.c); with -a only
+ * CPython processes are in the map. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *p)
 {
 	__u32 tgid;
 
 	py__thread_exit(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid));
-	if (system_wide)
+	if (system_wide && !python_exec_targets)
 		return 0;
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;

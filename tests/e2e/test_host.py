@@ -439,3 +439,38 @@ def test_host_short_lived_processes():
     sampled = {int(s[0]) for s in t["sample"] if s[4] == "short_burn"}
     H.log("short processes: %d in the capture, %d with short_burn samples" % (
         len(seen), len(sampled)))
+
+
+@H.timeout(900)
+def test_host_python_before_and_during():
+    """-a walks CPython frames in every Python process: one started before
+    the recording and one started during it (found at exec): >= 90 % of
+    each one's samples show its Python functions."""
+    H.require_root()
+    if not os.path.exists(H.DEBIAN_PYTHON):
+        H.skip("%s is not installed" % H.DEBIAN_PYTHON)
+    burn = os.path.join(H.REPO, "tests", "fixtures", "pyburn.py")
+    before = subprocess.Popen([H.DEBIAN_PYTHON, burn, "4"], stdout=subprocess.DEVNULL)
+    try:
+        proc, capture, _ = H.start_record(output=H.tmp_path("py.msc"), system_wide=True,
+                                          extra=NO_BUDGET)
+        try:
+            wait_recording(proc)
+            wait_steady(proc)
+            during = subprocess.Popen([H.DEBIAN_PYTHON, burn, "1"], stdout=subprocess.DEVNULL)
+            assert during.wait(timeout=600) == 0
+            time.sleep(0.5)
+        finally:
+            stop_recording(proc)
+    finally:
+        before.kill()
+        before.wait()
+    for name, pid in (("before", before.pid), ("during", during.pid)):
+        prof = H.parse_folded(H.run([H.BIN, "convert", capture, "--to", "folded", "--pid",
+                                     str(pid)], check=True).stdout)
+        n = H.total(prof)
+        py = H.count_where(prof, lambda st: any(re.search(r"\(.*\.py:\d+\)$", f) for f in st))
+        H.log("python %s (pid %d): %d of %d samples with Python frames" % (name, pid, py, n))
+        assert n > 0, "no samples of the python started %s the recording" % name
+        assert py >= 0.9 * n, "python %s: %d of %d samples with Python frames: %s" % (
+            name, py, n, H.top(H.self_shares(prof)))

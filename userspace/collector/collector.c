@@ -831,6 +831,7 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	c->skel->rodata->system_wide = o->system_wide;
 	c->skel->rodata->self_tgid = o->include_self ? 0 : (__u32)getpid();
 	c->skel->rodata->cgroup_filter = o->ncgroup_ids > 0;
+	c->skel->rodata->python_exec_targets = o->system_wide && o->python == MS_PYTHON_BPF;
 	c->skel->rodata->wakeup_bytes = c->opts.ringbuf_bytes / 4;
 	c->skel->rodata->stack_copy_bytes = record_options__stack_copy_bytes(o);
 	/* CO-RE fallback chosen at load time, logged in META (bpf.find_vma). */
