@@ -5,8 +5,10 @@
  *   process PID PPID COMM PIDNS NS_PID      (NS_PID: its main thread's ns_tid)
  *   thread TID NS_TID PID COMM
  *   cgroup ROW CGROUP_ID PATH CONTAINER RUNTIME
- *   sample PID TID CGROUP_ROW WEIGHT LEAF   (CGROUP_ROW -1 if none; LEAF the
- *                                            innermost frame's name)
+ *   sample PID TID CGROUP_ROW WEIGHT LEAF PY  (CGROUP_ROW -1 if none; LEAF the
+ *                                            innermost frame's name; PY 1 if the
+ *                                            stack holds an interpreted frame)
+ * Samples are in the capture's order (by time).
  */
 #include <stdio.h>
 
@@ -54,13 +56,18 @@ int main(int argc, char **argv)
 									    : &c->threads[s->thread];
 		uint32_t cg = capture__sample_cgroup(c, i);
 
+		int py = 0;
+
+		for (uint32_t st = s->stack; st != CAPTURE_NONE; st = c->stacks[st].parent)
+			if (c->frames[c->stacks[st].frame].flags & CAPTURE_FRAME_F_INTERPRETED)
+				py = 1;
 		leaf[0] = '\0';
 		if (s->stack != CAPTURE_NONE)
 			analysis__frame_name(c, &c->frames[c->stacks[s->stack].frame], leaf,
 					     sizeof(leaf));
-		printf("sample\t%u\t%u\t%d\t%llu\t%s\n", th ? c->processes[th->process].pid : 0,
+		printf("sample\t%u\t%u\t%d\t%llu\t%s\t%d\n", th ? c->processes[th->process].pid : 0,
 		       th ? th->tid : 0, cg == CAPTURE_NONE ? -1 : (int)cg,
-		       (unsigned long long)s->weight, leaf);
+		       (unsigned long long)s->weight, leaf, py);
 	}
 	capture__free(c);
 	return 0;
