@@ -77,6 +77,7 @@ struct collector {
 	struct ring_buffer *rb;
 	struct bpf_link *fork_link;
 	struct bpf_link *exit_link;
+	struct bpf_link *exec_link; /* -a with Python frames: CPython processes join at exec */
 	int epoll_fd;
 	long page_size;
 
@@ -1196,6 +1197,16 @@ int collector__start(struct collector *c, char *err, size_t errlen)
 			errf(err, errlen, "attaching sched_process_fork: %s", strerror(-ret));
 			return ret;
 		}
+	}
+	if (c->opts.system_wide && c->opts.python == MS_PYTHON_BPF) {
+		c->exec_link = bpf_program__attach(c->skel->progs.handle_exec);
+		if (!c->exec_link) {
+			ret = -errno;
+			errf(err, errlen, "attaching sched_process_exec: %s", strerror(-ret));
+			return ret;
+		}
+	}
+	if (!c->opts.system_wide || c->exec_link) {
 		c->exit_link = bpf_program__attach(c->skel->progs.handle_exit);
 		if (!c->exit_link) {
 			ret = -errno;
@@ -1372,7 +1383,8 @@ int collector__stop(struct collector *c)
 	}
 	bpf_link__destroy(c->fork_link);
 	bpf_link__destroy(c->exit_link);
-	c->fork_link = c->exit_link = NULL;
+	bpf_link__destroy(c->exec_link);
+	c->fork_link = c->exit_link = c->exec_link = NULL;
 	for (i = 0; i < c->nr_online; i++)
 		if (c->rings[i].fd >= 0)
 			ioctl(c->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -1413,6 +1425,7 @@ void collector__free(struct collector *c)
 			close(c->period_fds[i]);
 	bpf_link__destroy(c->fork_link);
 	bpf_link__destroy(c->exit_link);
+	bpf_link__destroy(c->exec_link);
 	for (i = 0; c->rings && i < c->nr_online; i++) {
 		if (c->rings[i].base)
 			munmap(c->rings[i].base, c->rings[i].map_bytes);
