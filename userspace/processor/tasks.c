@@ -267,7 +267,8 @@ void tasks__drained(struct processor *p, const uint8_t *rec, uint32_t len)
 	memcpy(&h, rec, sizeof(h));
 	if (h.type != PERF_RECORD_MMAP2 || perf_rec__parse_mmap2(&p->sideband_id, rec, len, &r) ||
 	    !(r.f.prot & PROT_EXEC) || !r.f.len || r.f.addr + r.f.len < r.f.addr ||
-	    r.filename_len >= sizeof(path) || r.filename[0] != '/')
+	    r.filename_len >= sizeof(path) || r.filename[0] != '/' ||
+	    !strncmp(r.filename, "/memfd:", 7)) /* symbolized while recording anyway */
 		return;
 	plen = r.filename_len;
 	memcpy(path, r.filename, plen);
