@@ -34,7 +34,7 @@ const char *analysis__field_name(uint32_t field)
 	return field < ANALYSIS_FIELD_COUNT ? field_names[field] : "?";
 }
 
-int analysis_filter__add(struct analysis_filter *f, enum analysis_field field, const char *arg)
+int analysis_scope_filter__add(struct analysis_scope_filter *f, enum analysis_field field, const char *arg)
 {
 	struct analysis_term t = { .field = field };
 
@@ -65,7 +65,7 @@ int analysis_filter__add(struct analysis_filter *f, enum analysis_field field, c
 	return 0;
 }
 
-void analysis_filter__release(struct analysis_filter *f)
+void analysis_scope_filter__release(struct analysis_scope_filter *f)
 {
 	free(f->terms);
 	memset(f, 0, sizeof(*f));
@@ -118,7 +118,7 @@ static bool cgroup_matches(const struct capture *c, uint32_t cg, const char *val
 /* Precomputed per-term facts that make matching a sample O(terms). */
 struct matcher {
 	const struct capture *c;
-	const struct analysis_filter *f;
+	const struct analysis_scope_filter *f;
 	uint8_t **stack_has; /* per MODULE term: per stack, 1 if a frame is in the module */
 	uint32_t *thread_cgroup; /* per thread: cgroup of its latest sample (intervals) */
 	bool has_include[ANALYSIS_FIELD_COUNT];
@@ -133,7 +133,7 @@ static void matcher__release(struct matcher *m)
 	free(m->thread_cgroup);
 }
 
-static int matcher__init(struct matcher *m, const struct capture *c, const struct analysis_filter *f)
+static int matcher__init(struct matcher *m, const struct capture *c, const struct analysis_scope_filter *f)
 {
 	uint8_t *mod = NULL;
 	int err = -ENOMEM;
@@ -346,10 +346,10 @@ static int scope__add_roots(struct analysis_scope *sc, const struct capture *c)
 	return 0;
 }
 
-int analysis_scope__new(const struct capture *c, const struct analysis_filter *f,
+int analysis_scope__new(const struct capture *c, const struct analysis_scope_filter *f,
 			bool process_roots, struct analysis_scope **out)
 {
-	static const struct analysis_filter none;
+	static const struct analysis_scope_filter none;
 	struct analysis_scope *sc = NULL;
 	struct rooter r = { .c = c };
 	struct matcher m = { 0 };

@@ -56,7 +56,7 @@ struct analysis_term {
 };
 
 /* Filter terms; zero-initialize, add, release. */
-struct analysis_filter {
+struct analysis_scope_filter {
 	struct analysis_term *terms;
 	uint32_t nterms, cap;
 };
@@ -66,9 +66,9 @@ struct analysis_filter {
  * filter).  Returns 0, -EINVAL (empty value; a pid or tid that is not a
  * decimal number below 2^32), -ENOMEM.
  */
-int analysis_filter__add(struct analysis_filter *f, enum analysis_field field, const char *arg);
+int analysis_scope_filter__add(struct analysis_scope_filter *f, enum analysis_field field, const char *arg);
 /* Accepts a zeroed filter. */
-void analysis_filter__release(struct analysis_filter *f);
+void analysis_scope_filter__release(struct analysis_scope_filter *f);
 
 /* "pid", "tid", "comm", "module", "container", "cgroup"; "?" out of range. */
 const char *analysis__field_name(uint32_t field);
@@ -82,7 +82,7 @@ struct analysis_scope;
  * "comm [pid]", comm "[unknown]" if empty; samples without a thread stay
  * unrooted).  Returns 0 or -ENOMEM; *out is NULL on failure.
  */
-int analysis_scope__new(const struct capture *c, const struct analysis_filter *f,
+int analysis_scope__new(const struct capture *c, const struct analysis_scope_filter *f,
 			bool process_roots, struct analysis_scope **out);
 const struct capture *analysis_scope__capture(const struct analysis_scope *s);
 /* Accepts NULL. */

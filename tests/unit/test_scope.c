@@ -145,19 +145,19 @@ static uint64_t weight(const struct capture *v)
 static uint64_t filtered(const struct capture *c, const char *const *args, const int *fields,
 			 int n)
 {
-	struct analysis_filter f = { 0 };
+	struct analysis_scope_filter f = { 0 };
 	struct analysis_scope *s = NULL;
 	uint64_t w;
 
 	for (int i = 0; i < n; i++)
-		assert_int_equal(analysis_filter__add(&f, fields[i], args[i]), 0);
+		assert_int_equal(analysis_scope_filter__add(&f, fields[i], args[i]), 0);
 	assert_int_equal(analysis_scope__new(c, &f, false, &s), 0);
 	w = weight(analysis_scope__capture(s));
 	/* the column stays parallel to the kept samples */
 	assert_int_equal(analysis_scope__capture(s)->nsample_cgroups,
 			 analysis_scope__capture(s)->nsamples);
 	analysis_scope__free(s);
-	analysis_filter__release(&f);
+	analysis_scope_filter__release(&f);
 	return w;
 }
 
@@ -166,7 +166,7 @@ static uint64_t filtered(const struct capture *c, const char *const *args, const
 static void test_filters(void **state)
 {
 	struct capture *c = build(false);
-	struct analysis_filter f = { 0 };
+	struct analysis_scope_filter f = { 0 };
 
 	assert_int_equal(F1(c, ANALYSIS_FIELD_PID, "200"), 7);	  /* 4 + 2 + 1 */
 	assert_int_equal(F1(c, ANALYSIS_FIELD_PID, "!200"), 9);	  /* 16 - 7 */
@@ -193,10 +193,10 @@ static void test_filters(void **state)
 				  (const int[]){ ANALYSIS_FIELD_PID, ANALYSIS_FIELD_CONTAINER }, 2),
 			 6);
 	/* bad values */
-	assert_int_equal(analysis_filter__add(&f, ANALYSIS_FIELD_PID, "12x"), -EINVAL);
-	assert_int_equal(analysis_filter__add(&f, ANALYSIS_FIELD_PID, "!"), -EINVAL);
-	assert_int_equal(analysis_filter__add(&f, ANALYSIS_FIELD_TID, "-1"), -EINVAL);
-	assert_int_equal(analysis_filter__add(&f, ANALYSIS_FIELD_COMM, ""), -EINVAL);
+	assert_int_equal(analysis_scope_filter__add(&f, ANALYSIS_FIELD_PID, "12x"), -EINVAL);
+	assert_int_equal(analysis_scope_filter__add(&f, ANALYSIS_FIELD_PID, "!"), -EINVAL);
+	assert_int_equal(analysis_scope_filter__add(&f, ANALYSIS_FIELD_TID, "-1"), -EINVAL);
+	assert_int_equal(analysis_scope_filter__add(&f, ANALYSIS_FIELD_COMM, ""), -EINVAL);
 	assert_int_equal(f.nterms, 0);
 	capture__free(c);
 }
@@ -259,14 +259,14 @@ static const struct analysis_node *child(const struct analysis_tree *t, uint32_t
 static void test_process_roots(void **state)
 {
 	struct capture *c = build(false);
-	struct analysis_filter f = { 0 };
+	struct analysis_scope_filter f = { 0 };
 	struct analysis_scope *s = NULL;
 	struct analysis_names *n;
 	struct analysis_tree *t;
 	struct analysis_query q;
 	const struct analysis_node *root, *libc;
 
-	assert_int_equal(analysis_filter__add(&f, ANALYSIS_FIELD_PID, "!100"), 0);
+	assert_int_equal(analysis_scope_filter__add(&f, ANALYSIS_FIELD_PID, "!100"), 0);
 	assert_int_equal(analysis_scope__new(c, &f, true, &s), 0);
 	n = analysis_names__new(analysis_scope__capture(s));
 	assert_non_null(n);
@@ -286,7 +286,7 @@ static void test_process_roots(void **state)
 	analysis_tree__free(t);
 	analysis_names__free(n);
 	analysis_scope__free(s);
-	analysis_filter__release(&f);
+	analysis_scope_filter__release(&f);
 	capture__free(c);
 }
 

@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_util.h"
 #include "commands.h"
+
+static const char *const commands[] = { "record", "report", "convert", "symbolize", "help" };
 
 static const char usage[] =
 	"usage: microscope <command> [options]\n"
@@ -20,7 +23,9 @@ static const char usage[] =
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fputs(usage, stderr);
+		fputs("usage: microscope record|report|convert|symbolize [options]\n"
+		      "Run 'microscope --help' for the commands.\n",
+		      stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -39,6 +44,21 @@ int main(int argc, char **argv)
 		return cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "symbolize"))
 		return cmd_symbolize(argc - 1, argv + 1);
-	fprintf(stderr, "microscope: unknown command '%s'\n\n%s", argv[1], usage);
+	{
+		const char *hint = cli__closest(argv[1], commands,
+						sizeof(commands) / sizeof(commands[0]));
+
+		if (argv[1][0] == '-')
+			fprintf(stderr, "microscope: unknown option '%s'; options follow a command\n",
+				argv[1]);
+		else if (hint)
+			fprintf(stderr, "microscope: unknown command '%s' (did you mean '%s'?)\n",
+				argv[1], hint);
+		else
+			fprintf(stderr, "microscope: unknown command '%s'\n", argv[1]);
+		fputs("usage: microscope record|report|convert|symbolize [options]\n"
+		      "Run 'microscope --help' for the commands.\n",
+		      stderr);
+	}
 	return 2;
 }

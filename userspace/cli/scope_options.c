@@ -37,7 +37,7 @@ int scope_options__handle(struct scope_options *o, int ch, const char *arg, cons
 	default:
 		return 0;
 	}
-	err = analysis_filter__add(&o->filter, field, arg);
+	err = analysis_scope_filter__add(&o->filter, field, arg);
 	if (err == -EINVAL)
 		fprintf(stderr, "microscope %s: --%s takes %s, not '%s'\n", cmd,
 			analysis__field_name(field),
@@ -64,5 +64,5 @@ int scope_options__view(const struct scope_options *o, const struct capture *c, 
 
 void scope_options__release(struct scope_options *o)
 {
-	analysis_filter__release(&o->filter);
+	analysis_scope_filter__release(&o->filter);
 }

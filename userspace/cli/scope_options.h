@@ -44,7 +44,7 @@ enum {
 	"                      instead of one root per process (\"comm [pid]\")\n"
 
 struct scope_options {
-	struct analysis_filter filter;
+	struct analysis_scope_filter filter;
 	bool merge;
 };
 

@@ -461,6 +461,7 @@ int processor__finish(struct processor *p)
 	for (int i = 0; i < MS_PROBLEM_COUNT; i++)
 		if (p->problems[i])
 			capture_builder__add_counter(p->b, problem_names[i], p->problems[i]);
+	jit__finish(p);
 	for (int i = 0; i < UNWIND_REASON__COUNT; i++) {
 		char name[96], *d;
 
@@ -489,6 +490,12 @@ int processor__finish(struct processor *p)
 	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
+	if (p->fp_not_kept)
+		capture_builder__add_counter(p->b, "unwind.fp_not_kept", p->fp_not_kept);
+	if (p->fp_not_kept_leaf)
+		capture_builder__add_counter(p->b, "unwind.fp_not_kept_leaf", p->fp_not_kept_leaf);
+	if (p->exec_replaced)
+		capture_builder__add_counter(p->b, "unwind.exec_replaced", p->exec_replaced);
 	snprintf(buf, sizeof(buf), "%" PRIu64, p->samples);
 	capture_builder__set_meta(p->b, "samples", buf);
 	if (p->nduty_changes) {
@@ -521,6 +528,11 @@ int processor__finish(struct processor *p)
 					  symbolizer__kernel_build_id(p->sym));
 	}
 	return 0;
+}
+
+void processor__read_processes(struct processor *p, bool live)
+{
+	p->read_processes = live;
 }
 
 void processor__force_symbolize(struct processor *p, bool deferred)

@@ -834,6 +834,27 @@ nomem:
 	return -ENOMEM;
 }
 
+/* m's entry code without CFI, from e_entry (see unwind_module.entry_lo). */
+static void find_entry(struct unwind_module *m, uint64_t entry)
+{
+	uint64_t hi = entry + UNWIND_ENTRY_SPAN;
+
+	if (entry == 0 || hi < entry)
+		return;
+	for (uint32_t i = 0; i + 1 < m->nrows; i++) {
+		uint64_t lo = m->base + m->starts[i], end = m->base + m->starts[i + 1];
+
+		if (m->rows[i].flags & UNWIND_ROW_NONE || end <= entry)
+			continue;
+		if (lo <= entry)
+			return; /* CFI covers the entry point: its rules decide */
+		hi = lo < hi ? lo : hi;
+		break;
+	}
+	m->entry_lo = entry;
+	m->entry_hi = hi;
+}
+
 static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 {
 	struct builder b = {0};
@@ -872,6 +893,8 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 	m->ops = b.ops.p;
 	m->nops = b.ops.n;
 	b.full.p = b.ops.p = NULL;
+	if (separate_debug && (ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN))
+		find_entry(m, ehdr.e_entry);
 	m->stats.fdes = b.fdes;
 	m->stats.rows = m->nrows;
 	m->stats.full_rows = 0;
@@ -884,6 +907,69 @@ out:
 	free(b.rows.p);
 	free(b.full.p);
 	free(b.ops.p);
+	if (err) {
+		unwind_module__free(m);
+		errno = -err;
+		return NULL;
+	}
+	return m;
+}
+
+struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *rows, size_t n)
+{
+	struct builder b = {0};
+	struct unwind_module *m = calloc(1, sizeof(*m));
+	int err = m ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct unwind_proof_row *p = &rows[i];
+		struct unwind_row row = {.cfa_reg = p->cfa_bp ? UNWIND_REG_BP : UNWIND_REG_SP,
+					 .cfa_off = p->cfa_off};
+		struct brow *br;
+
+		if (p->start >= p->end || (i && p->start < rows[i - 1].end) || p->cfa_off % 8 ||
+		    p->bp_off % 8 || p->bp_off / 8 < INT8_MIN || p->bp_off / 8 > INT8_MAX) {
+			err = -EINVAL;
+			break;
+		}
+		for (int s = 0; s < UNWIND_SLOTS; s++) {
+			enum unwind_rule_kind kind = UNWIND_RULE_UNDEF;
+			int off = 0;
+
+			switch (unwind_slot_reg[s]) {
+			case UNWIND_REG_RA:
+				kind = UNWIND_RULE_OFFSET;
+				off = -8;
+				break;
+			case UNWIND_REG_SP:
+				kind = UNWIND_RULE_VAL_OFFSET;
+				break;
+			case UNWIND_REG_BP:
+				kind = p->bp_saved ? UNWIND_RULE_OFFSET : UNWIND_RULE_SAME;
+				off = p->bp_saved ? p->bp_off : 0;
+				break;
+			}
+			row.kinds |= (uint16_t)(kind << (2 * s));
+			row.off8[s] = (int8_t)(off / 8);
+		}
+		br = vec_push(&b.rows, sizeof(*br));
+		if (!br) {
+			err = -ENOMEM;
+			break;
+		}
+		br->start = p->start;
+		br->end = p->end;
+		br->row = row;
+	}
+	/* No rows: a module with no CFI (nrows 0). */
+	if (!err && b.rows.n)
+		err = finish(m, &b, b.rows.n);
+	if (!err) {
+		m->stats.rows = m->nrows;
+		m->stats.bytes = sizeof(*m) + m->nrows * (sizeof(*m->starts) + sizeof(*m->rows)) +
+				 ((size_t)m->npages + 1) * sizeof(*m->page_first);
+	}
+	free(b.rows.p);
 	if (err) {
 		unwind_module__free(m);
 		errno = -err;
@@ -951,6 +1037,21 @@ void unwind_module__free(struct unwind_module *m)
 	free(m->full);
 	free(m->ops);
 	free(m);
+}
+
+enum unwind_fp_state unwind_module__fp_state(const struct unwind_module *m, uint64_t vaddr)
+{
+	const struct unwind_row *row = m ? unwind_module__row(m, vaddr) : NULL;
+	const struct unwind_full *f;
+
+	if (!row)
+		return UNWIND_FP_UNKNOWN;
+	if (!(row->flags & UNWIND_ROW_FULL))
+		return row->cfa_reg == UNWIND_REG_BP ? UNWIND_FP_KEPT : UNWIND_FP_NOT_KEPT;
+	f = &m->full[row->cfa_off];
+	return f->cfa.kind == UNWIND_CFA_REG_OFFSET && f->cfa.reg == UNWIND_REG_BP
+		   ? UNWIND_FP_KEPT
+		   : UNWIND_FP_NOT_KEPT;
 }
 
 void unwind_module__stats(const struct unwind_module *m, struct unwind_module_stats *st)
