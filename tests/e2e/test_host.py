@@ -457,7 +457,8 @@ def test_host_python_before_and_during():
         try:
             wait_recording(proc)
             wait_steady(proc)
-            during = subprocess.Popen([H.DEBIAN_PYTHON, burn, "1"], stdout=subprocess.DEVNULL)
+            # long enough to outlive the drain loop's lag on a loaded host
+            during = subprocess.Popen([H.DEBIAN_PYTHON, burn, "3"], stdout=subprocess.DEVNULL)
             assert during.wait(timeout=600) == 0
             time.sleep(0.5)
         finally:
