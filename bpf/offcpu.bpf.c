@@ -31,7 +31,9 @@
  *
  * Filtering: the recorded processes are the sampler's "targets" map (tgid
  * -> 1), shared through bpf_map__reuse_fd by the collector, so the fork and
- * exit tracking of bpf/sampler.bpf.c keeps both programs in step.  Slots
+ * exit tracking of bpf/sampler.bpf.c keeps both programs in step; the
+ * recorder itself and tasks outside --cgroup/--container are dropped by
+ * bpf/scope.bpf.h (its "scope_cgroups" map shared the same way).  Slots
  * are created on a thread's first switch and deleted at its exit; a full
  * map is counted (map_full), never silent.  Userspace inserts slots for
  * threads already asleep at start (MS_OFFCPU_F_START_UNKNOWN) and sweeps
@@ -65,6 +67,7 @@ const volatile __u32 have_find_vma = 1;
 const volatile __u64 wakeup_bytes = 0;
 
 #include "bpf/stack_copy.bpf.h"
+#include "bpf/scope.bpf.h"
 
 
 /* Recorded processes: tgid -> 1.  Replaced by the sampler's map before load. */
@@ -139,6 +142,8 @@ static __always_inline bool task__is_recorded(struct task_struct *t)
 {
 	__u32 tgid = t->tgid;
 
+	if (!scope__task_kept(t, tgid))
+		return false;
 	if (system_wide)
 		return true;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;

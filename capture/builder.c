@@ -291,6 +291,13 @@ uint32_t capture_builder__string(struct capture_builder *b, const char *s)
 	return id;
 }
 
+const char *capture_builder__string_at(const struct capture_builder *b, uint32_t id)
+{
+	if (id >= b->str_offsets.len - 1 || !b->str_data)
+		return id == 0 ? "" : NULL;
+	return b->str_data + ((const uint32_t *)b->str_offsets.data)[id];
+}
+
 static uint32_t builder__append(struct capture_builder *b, enum capture_table t, const void *row)
 {
 	uint32_t size = capture_table_info[t].row_size;
@@ -442,7 +449,7 @@ uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_tab
 
 	_Static_assert(offsetof(__typeof__(key), row) == sizeof(uint64_t), "row_key layout");
 	if (t != CAPTURE_TABLE_MODULES && t != CAPTURE_TABLE_PROCESSES &&
-	    t != CAPTURE_TABLE_THREADS && t != CAPTURE_TABLE_MAPPINGS)
+	    t != CAPTURE_TABLE_THREADS && t != CAPTURE_TABLE_MAPPINGS && t != CAPTURE_TABLE_CGROUPS)
 		return builder__fail(b);
 	size = capture_table_info[t].row_size;
 	if (size > sizeof(key.row))
@@ -466,14 +473,20 @@ uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_tab
 void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns)
 {
 	struct vec *smp = &b->tables[CAPTURE_TABLE_SAMPLES], *iv = &b->tables[CAPTURE_TABLE_INTERVALS];
+	struct vec *scg = &b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS];
 	struct capture_sample *s = smp->data;
 	struct capture_interval *v = iv->data;
-	uint32_t n = 0;
+	uint32_t *cg = scg->data; /* a column beside the samples: empty or shorter */
+	uint32_t n = 0, ncg = 0;
 
 	for (uint32_t i = 0; i < smp->len; i++)
-		if (until_ns != UINT64_MAX && s[i].time_ns >= until_ns)
+		if (until_ns != UINT64_MAX && s[i].time_ns >= until_ns) {
+			if (i < scg->len)
+				cg[n] = cg[i], ncg = n + 1;
 			s[n++] = s[i];
+		}
 	smp->len = n;
+	scg->len = ncg;
 	n = 0;
 	for (uint32_t i = 0; i < iv->len; i++)
 		if (until_ns != UINT64_MAX && v[i].end_ns >= until_ns)
@@ -481,6 +494,29 @@ void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns)
 	iv->len = n;
 	b->tables[CAPTURE_TABLE_COUNTERS].len = 0;
 	intern__release(&b->counter_index);
+}
+
+uint32_t capture_builder__add_cgroup(struct capture_builder *b, const struct capture_cgroup *row)
+{
+	struct capture_cgroup r = *row;
+
+	r.reserved = 0;
+	return builder__append(b, CAPTURE_TABLE_CGROUPS, &r);
+}
+
+int capture_builder__set_sample_cgroup(struct capture_builder *b, uint32_t sample,
+				       uint32_t cgroup)
+{
+	struct vec *v = &b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS];
+	const uint32_t none = CAPTURE_NONE;
+
+	if (b->err)
+		return b->err;
+	while (v->len <= sample)
+		if (builder__append(b, CAPTURE_TABLE_SAMPLE_CGROUPS, &none) == CAPTURE_NONE)
+			return b->err ? b->err : -ENOMEM;
+	((uint32_t *)v->data)[sample] = cgroup;
+	return 0;
 }
 
 /* Find the row of a name-keyed table (counters, meta) whose key is the string key. */
@@ -577,6 +613,14 @@ const char *capture_builder__error(const struct capture_builder *b) { return b->
 
 /* ---- for writer.c ------------------------------------------------------- */
 
+/* The cgroup set for sample i so far, CAPTURE_NONE when none was. */
+static uint32_t builder__sample_cgroup(const struct capture_builder *b, uint32_t i)
+{
+	const struct vec *v = &b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS];
+
+	return i < v->len ? ((const uint32_t *)v->data)[i] : CAPTURE_NONE;
+}
+
 int capture_builder__view(struct capture_builder *b, struct capture *view)
 {
 	static const uint64_t empty; /* an aligned non-NULL address for empty tables */
@@ -611,6 +655,17 @@ int capture_builder__view(struct capture_builder *b, struct capture *view)
 	view->meta = rows[CAPTURE_TABLE_META];
 	view->nintervals = b->tables[CAPTURE_TABLE_INTERVALS].len;
 	view->intervals = rows[CAPTURE_TABLE_INTERVALS];
+	/* the column covers every sample once any has a cgroup */
+	if (b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].len && view->nsamples)
+		capture_builder__set_sample_cgroup(b, view->nsamples - 1,
+						   builder__sample_cgroup(b, view->nsamples - 1));
+	rows[CAPTURE_TABLE_SAMPLE_CGROUPS] = b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].data
+						     ? b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].data
+						     : (const void *)&empty;
+	view->ncgroups = b->tables[CAPTURE_TABLE_CGROUPS].len;
+	view->cgroups = rows[CAPTURE_TABLE_CGROUPS];
+	view->nsample_cgroups = b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].len;
+	view->sample_cgroups = rows[CAPTURE_TABLE_SAMPLE_CGROUPS];
 	view->string_offsets = b->str_offsets.data;
 	view->string_data = b->str_data;
 	return b->err;

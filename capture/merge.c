@@ -38,7 +38,7 @@ static int remap__init(struct remap *r, struct capture_builder *dst, const struc
 		[CAPTURE_TABLE_STRINGS] = src->nstrings,     [CAPTURE_TABLE_MODULES] = src->nmodules,
 		[CAPTURE_TABLE_PROCESSES] = src->nprocesses, [CAPTURE_TABLE_THREADS] = src->nthreads,
 		[CAPTURE_TABLE_FRAMES] = src->nframes,	     [CAPTURE_TABLE_STACKS] = src->nstacks,
-		[CAPTURE_TABLE_EVENTS] = src->nevents,
+		[CAPTURE_TABLE_EVENTS] = src->nevents,	     [CAPTURE_TABLE_CGROUPS] = src->ncgroups,
 	};
 
 	memset(r, 0, sizeof(*r));
@@ -95,6 +95,27 @@ static uint32_t remap__module(struct remap *r, uint32_t id)
 	row.path = remap__string(r, row.path);
 	row.build_id = remap__string(r, row.build_id);
 	*m = capture_builder__intern_row(r->dst, CAPTURE_TABLE_MODULES, &row);
+	return *m;
+}
+
+/* A sample's cgroups row (format 1.2): the same row, interned, in dst. */
+static uint32_t remap__cgroup(struct remap *r, uint32_t id)
+{
+	struct capture_cgroup row;
+	uint32_t *m;
+
+	if (id == CAPTURE_NONE)
+		return CAPTURE_NONE;
+	if (id >= r->src->ncgroups)
+		return remap__bad(r);
+	m = &r->map[CAPTURE_TABLE_CGROUPS][id];
+	if (*m != CAPTURE_NONE)
+		return *m;
+	row = r->src->cgroups[id];
+	row.path = remap__string(r, row.path);
+	row.container = remap__string(r, row.container);
+	row.runtime = remap__string(r, row.runtime);
+	*m = capture_builder__intern_row(r->dst, CAPTURE_TABLE_CGROUPS, &row);
 	return *m;
 }
 
@@ -202,6 +223,7 @@ static uint32_t remap__event(struct remap *r, uint32_t id)
 static void remap__rows(struct remap *r, uint64_t since_ns, uint64_t until_ns, bool all)
 {
 	const struct capture *src = r->src;
+	uint32_t id, cgroup;
 
 	/* Every event, in src's order: what was recorded, even in a quiet span. */
 	for (uint32_t i = 0; i < src->nevents && !r->bad; i++)
@@ -214,8 +236,12 @@ static void remap__rows(struct remap *r, uint64_t since_ns, uint64_t until_ns, b
 		row.thread = remap__thread(r, row.thread);
 		row.stack = remap__stack(r, row.stack);
 		row.event = remap__event(r, row.event);
-		if (!r->bad)
-			capture_builder__add_sample(r->dst, &row);
+		cgroup = remap__cgroup(r, capture__sample_cgroup(src, i));
+		if (r->bad)
+			break;
+		id = capture_builder__add_sample(r->dst, &row);
+		if (id != CAPTURE_NONE && cgroup != CAPTURE_NONE)
+			capture_builder__set_sample_cgroup(r->dst, id, cgroup); /* sticky error */
 	}
 	for (uint32_t i = 0; i < src->nintervals && !r->bad; i++) {
 		struct capture_interval row = src->intervals[i];

@@ -342,6 +342,22 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
 					"event %u has unit '%s', not nanoseconds", v->event,
 					capture__string(c, c->events[v->event].unit));
 	}
+	for (i = 0; i < c->ncgroups; i++) {
+		const struct capture_cgroup *g = &c->cgroups[i];
+
+		if ((e = check_string(&k, CAPTURE_TABLE_CGROUPS, i, "path", g->path)) ||
+		    (e = check_string(&k, CAPTURE_TABLE_CGROUPS, i, "container", g->container)) ||
+		    (e = check_string(&k, CAPTURE_TABLE_CGROUPS, i, "runtime", g->runtime)))
+			return e;
+	}
+	if (c->nsample_cgroups && c->nsample_cgroups != c->nsamples)
+		return ROW_FAIL(&k, CAPTURE_TABLE_SAMPLE_CGROUPS, 0,
+				"%u rows for %u samples (must be 0 or equal)", c->nsample_cgroups,
+				c->nsamples);
+	for (i = 0; i < c->nsample_cgroups; i++)
+		if ((e = check_ref(&k, CAPTURE_TABLE_SAMPLE_CGROUPS, i, "cgroup",
+				   c->sample_cgroups[i], CAPTURE_TABLE_CGROUPS, c->ncgroups, true)))
+			return e;
 	for (i = 0; i < c->ncounters; i++)
 		if ((e = check_string(&k, CAPTURE_TABLE_COUNTERS, i, "name", c->counters[i].name)))
 			return e;
@@ -671,6 +687,12 @@ static void capture__bind(struct capture *c, int t, const void *rows, uint32_t n
 		break;
 	case CAPTURE_TABLE_INTERVALS:
 		c->intervals = rows, c->nintervals = n;
+		break;
+	case CAPTURE_TABLE_CGROUPS:
+		c->cgroups = rows, c->ncgroups = n;
+		break;
+	case CAPTURE_TABLE_SAMPLE_CGROUPS:
+		c->sample_cgroups = rows, c->nsample_cgroups = n;
 		break;
 	}
 }

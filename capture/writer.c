@@ -123,6 +123,12 @@ static void table__rows(const struct capture *v, enum capture_table t, const voi
 	case CAPTURE_TABLE_INTERVALS:
 		*rows = v->intervals, *count = v->nintervals;
 		break;
+	case CAPTURE_TABLE_CGROUPS:
+		*rows = v->cgroups, *count = v->ncgroups;
+		break;
+	case CAPTURE_TABLE_SAMPLE_CGROUPS:
+		*rows = v->sample_cgroups, *count = v->nsample_cgroups;
+		break;
 	default:
 		*rows = NULL, *count = 0;
 		break;

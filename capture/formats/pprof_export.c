@@ -281,7 +281,17 @@ struct pprof_column {
 struct pprof_agg {
 	uint32_t stack, thread;
 	size_t values; /* offset into the values array */
+	uint32_t cgroup; /* -> cgroups, or CAPTURE_NONE (intervals) */
 };
+
+/* The aggregation key's second half: thread and cgroup. */
+static uint64_t agg_key(uint32_t thread, uint32_t cgroup)
+{
+	return (uint64_t)thread | (uint64_t)cgroup << 32;
+}
+
+/* Labels per sample (proto field 3, Label): pid, tid, thread, comm, container. */
+#define PPROF_LABELS 5
 
 static int gzip_buf(const void *in, size_t in_len, void **out, size_t *out_len)
 {
@@ -453,13 +463,15 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 
 		if (s->time_ns)
 			dropped_time = true;
-		if (!keymap__get(&agg_index, s->stack, s->thread, &a)) {
+		uint32_t cg = capture__sample_cgroup(c, i);
+
+		if (!keymap__get(&agg_index, s->stack, agg_key(s->thread, cg), &a)) {
 			a = (uint32_t)naggs;
 			if (grow(&aggs, &aggs_cap, naggs + 1, sizeof(*aggs)) ||
 			    grow(&values, &values_cap, (naggs + 1) * ncols, sizeof(*values)) ||
-			    keymap__put(&agg_index, s->stack, s->thread, a))
+			    keymap__put(&agg_index, s->stack, agg_key(s->thread, cg), a))
 				goto cleanup;
-			aggs[a] = (struct pprof_agg){ s->stack, s->thread, naggs * ncols };
+			aggs[a] = (struct pprof_agg){ s->stack, s->thread, naggs * ncols, cg };
 			memset(values + naggs * ncols, 0, ncols * sizeof(*values));
 			naggs++;
 		}
@@ -495,13 +507,14 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 			continue;
 		}
 		complete_ivs++;
-		if (!keymap__get(&agg_index, v->stack, v->thread, &a)) {
+		if (!keymap__get(&agg_index, v->stack, agg_key(v->thread, CAPTURE_NONE), &a)) {
 			a = (uint32_t)naggs;
 			if (grow(&aggs, &aggs_cap, naggs + 1, sizeof(*aggs)) ||
 			    grow(&values, &values_cap, (naggs + 1) * ncols, sizeof(*values)) ||
-			    keymap__put(&agg_index, v->stack, v->thread, a))
+			    keymap__put(&agg_index, v->stack, agg_key(v->thread, CAPTURE_NONE), a))
 				goto cleanup;
-			aggs[a] = (struct pprof_agg){ v->stack, v->thread, naggs * ncols };
+			aggs[a] = (struct pprof_agg){ v->stack, v->thread, naggs * ncols,
+						      CAPTURE_NONE };
 			memset(values + naggs * ncols, 0, ncols * sizeof(*values));
 			naggs++;
 		}
@@ -516,8 +529,8 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	/* samples, their labels and location chains */
 	samples = calloc(naggs + 1, sizeof(*samples));
 	sample_ptrs = calloc(naggs + 1, sizeof(*sample_ptrs));
-	labels = calloc(naggs * 3 + 1, sizeof(*labels));
-	label_ptrs = calloc(naggs * 3 + 1, sizeof(*label_ptrs));
+	labels = calloc(naggs * PPROF_LABELS + 1, sizeof(*labels));
+	label_ptrs = calloc(naggs * PPROF_LABELS + 1, sizeof(*label_ptrs));
 	if (!samples || !sample_ptrs || !labels || !label_ptrs)
 		goto cleanup;
 	for (i = 0; i < naggs; i++) {
@@ -544,7 +557,9 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 		samples[i].value = values + aggs[i].values;
 		if (aggs[i].thread != CAPTURE_NONE) {
 			const struct capture_thread *t = &c->threads[aggs[i].thread];
-			pb_label *l = &labels[i * 3];
+			pb_label *l = &labels[i * PPROF_LABELS];
+			char container[160];
+			uint32_t nl = 4;
 
 			l[0] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
 			l[0].key = str_add(&o, "pid");
@@ -555,10 +570,20 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 			l[2] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
 			l[2].key = str_add(&o, "thread");
 			l[2].str = str_add(&o, capture__string(c, t->comm));
-			for (j = 0; j < 3; j++)
-				label_ptrs[i * 3 + j] = &l[j];
-			samples[i].n_label = 3;
-			samples[i].label = &label_ptrs[i * 3];
+			l[3] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
+			l[3].key = str_add(&o, "comm");
+			l[3].str = str_add(&o, capture__string(c, c->processes[t->process].comm));
+			if (capture__container_name(c, aggs[i].cgroup, container, sizeof(container),
+						    NULL)) {
+				l[4] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
+				l[4].key = str_add(&o, "container");
+				l[4].str = str_add_copy(&o, container);
+				nl = 5;
+			}
+			for (j = 0; j < nl; j++)
+				label_ptrs[i * PPROF_LABELS + j] = &l[j];
+			samples[i].n_label = nl;
+			samples[i].label = &label_ptrs[i * PPROF_LABELS];
 		}
 		sample_ptrs[i] = &samples[i];
 	}

@@ -192,7 +192,7 @@ def _unsymbolized_pprof():
 def _raw_without_labels(path):
     out = _pprof("-raw", "-symbolize=none", path).stdout
     return "\n".join(l for l in out.splitlines()
-                     if not re.match(r"\s+(thread|pid|tid):", l)), out
+                     if not re.match(r"\s+(thread|pid|tid|comm|container):", l)), out
 
 
 def test_pprof_raw_loads_unsymbolized_and_empty():

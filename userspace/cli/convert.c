@@ -28,6 +28,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "input.h"
+#include "scope_options.h"
 #include "diff.h"
 
 /* What a writer gets: the open capture and the query the options built. */
@@ -491,6 +492,8 @@ static void convert_print_usage(FILE *f)
 
 	fputs("usage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads]\n"
 	      "                          [--event NAME] [--look LOOK] [--weight W] [--incomplete]\n"
+	      "                          [--pid PID] [--tid TID] [--comm NAME] [--module NAME]\n"
+	      "                          [--container ID|NAME] [--cgroup PATH]\n"
 	      "       microscope convert --diff BASE NEW [-o OUT.svg] [--event NAME] [--look LOOK]\n"
 	      "\n"
 	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin; default\n"
@@ -529,6 +532,9 @@ static void convert_print_usage(FILE *f)
 	      "                    FILE a segment directory (record --continuous): only\n"
 	      "                    the segments and samples in [WHEN, WHEN): -10m (ago),\n"
 	      "                    2026-12-02T14:00[:SS]Z or 14:00 (UTC), @SECONDS\n"
+	      "  --pid PID, --tid TID, --comm NAME, --module NAME, --container ID|NAME,\n"
+	      "  --cgroup PATH     keep only matching samples (repeatable; '!VALUE'\n"
+	      "                    excludes; as in report)\n"
 	      "  -h, --help        show this help\n"
 	      "\n"
 	      "A directory FILE written by record --continuous is read as one capture: its\n"
@@ -754,6 +760,7 @@ int cmd_convert(int argc, char **argv)
 		{ "look", required_argument, NULL, 'L' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
+		SCOPE_LONGOPTS,
 		{ "diff", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -772,6 +779,8 @@ int cmd_convert(int argc, char **argv)
 	bool threads = false, incomplete = false;
 	struct analysis_look *look = NULL;
 	enum analysis_look_kind look_kind = ANALYSIS_LOOK_LOGICAL;
+	struct scope_options scope = { 0 };
+	struct analysis_scope *view = NULL;
 	uint32_t event;
 	char err[512] = "";
 	int ch, rc, status = 1;
@@ -830,9 +839,18 @@ int cmd_convert(int argc, char **argv)
 		case ':':
 			return convert_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default: {
+			int handled = scope_options__handle(&scope, ch, optarg, "convert");
+
+			if (handled < 0) {
+				scope_options__release(&scope);
+				return handled == -EINVAL ? 2 : 1;
+			}
+			if (handled)
+				break;
 			/* optopt names a bad short option; for a long one it is 0. */
 			char shortopt[3] = { '-', (char)optopt, '\0' }, hint[80], msg[160];
 
+			scope_options__release(&scope);
 			cli__option_hint(argv[optind - 1], longopts, hint, sizeof(hint));
 			snprintf(msg, sizeof(msg), "unknown option '%%s'%s", hint);
 			return convert_usage_error(msg, optopt ? shortopt : argv[optind - 1]);
@@ -841,8 +859,10 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (out && !strcmp(out, "-"))
 		out = NULL;
-	if (diff)
+	if (diff) {
+		scope_options__release(&scope);
 		return convert_diff(argc - optind, argv + optind, to, out, event_name, look_kind);
+	}
 	if (optind < argc - 1)
 		return convert_usage_error("one capture FILE, got '%s' too", argv[argc - 1]);
 	/* No FILE: what `record` writes by default. */
@@ -938,6 +958,18 @@ int cmd_convert(int argc, char **argv)
 		}
 		in.capture = analysis_look__capture(look);
 	}
+	/* Filters too (never process roots: pprof carries pid labels, speedscope
+	 * one profile per thread). */
+	if (scope.filter.nterms) {
+		if (analysis_scope__new(in.capture, &scope.filter, false, &view)) {
+			fprintf(stderr, "microscope convert: %s: out of memory\n", path);
+			goto cleanup;
+		}
+		in.capture = analysis_scope__capture(view);
+		if (!strcmp(fmt->name, "capture"))
+			formats_note__add(&export_note, "filters ignored: capture copies the "
+					  "capture's tables as they are");
+	}
 	analysis_query__init(&in.query, event);
 	in.query.per_thread = threads;
 	in.query.include_incomplete = incomplete;
@@ -966,6 +998,8 @@ int cmd_convert(int argc, char **argv)
 				export_note.text);
 	}
 cleanup:
+	analysis_scope__free(view);
+	scope_options__release(&scope);
 	analysis_look__free(look);
 	capture__free(c);
 	capture_builder__free(b);

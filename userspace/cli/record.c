@@ -18,6 +18,7 @@
 #include "../stream/stream.h"
 #include "commands.h"
 #include "record.h"
+#include "record_scope.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -36,7 +37,15 @@ static const char record_usage[] =
 	"  -e, --event NAME     cpu-clock (default) or cycles (falls back to cpu-clock)\n"
 	"  -o, --output FILE    capture file (default microscope.msc)\n"
 	"  -p, --pid PID,...    attach to running processes (all threads, and children)\n"
-	"  -a, --all-cpus       record the whole system\n"
+	"  -a, --all-cpus       record the whole system (but microscope itself: see\n"
+	"                       --include-self)\n"
+	"      --cgroup PATH    only tasks of this cgroup v2 and its sub-cgroups (a path\n"
+	"                       in the v2 hierarchy, absolute or relative to its root;\n"
+	"                       repeatable); alone it implies -a\n"
+	"      --container ID|NAME  only tasks of this container (docker, containerd,\n"
+	"                       cri-o, podman id or short id, systemd-nspawn machine or\n"
+	"                       lxc name; repeatable); alone it implies -a\n"
+	"      --include-self   with -a, also sample microscope's own process\n"
 	"  -d, --duration SEC   sample for SEC seconds, counted from when sampling\n"
 	"                       starts (after setup); a command still running then\n"
 	"                       is sent SIGTERM, as on SIGINT (below)\n"
@@ -108,6 +117,7 @@ enum { OPT_PYTHON = 0x5059 };
 enum { OPT_SYMBOLIZE = 0x5359, OPT_DEBUG_DIR = 0x4444 };
 enum { OPT_CONTINUOUS = 0x434e, OPT_SEGMENT = 0x5347, OPT_RETAIN = 0x5254, OPT_WINDOW = 0x574e };
 enum { OPT_EXPORT = 0x4558 };
+enum { OPT_CGROUP = 0x4347 + 0x100, OPT_CONTAINER, OPT_INCLUDE_SELF };
 
 static const struct option record_longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -135,6 +145,9 @@ static const struct option record_longopts[] = {
 	{ "retain", required_argument, NULL, OPT_RETAIN },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "export", required_argument, NULL, OPT_EXPORT },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "container", required_argument, NULL, OPT_CONTAINER },
+	{ "include-self", no_argument, NULL, OPT_INCLUDE_SELF },
 	{ 0 },
 };
 
@@ -331,6 +344,18 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 			return usage_error("unknown --export '%s' (pprof, speedscope, folded)", arg);
 		o->export_fmt = arg;
 		return 0;
+	case OPT_CGROUP:
+	case OPT_CONTAINER:
+		if (o->ncgroups + o->ncontainers == MS_MAX_CGROUPS)
+			return usage_error("more than %d --cgroup and --container", MS_MAX_CGROUPS);
+		if (opt == OPT_CGROUP)
+			o->cgroups[o->ncgroups++] = arg;
+		else
+			o->containers[o->ncontainers++] = arg;
+		return 0;
+	case OPT_INCLUDE_SELF:
+		o->include_self = true;
+		return 0;
 	}
 	fputs(record_usage, stderr);
 	return -EINVAL;
@@ -364,6 +389,9 @@ static int record__parse(int argc, char **argv, struct record_options *o, bool *
 	if (record_options__apply_preset(o, preset, o->explicit))
 		return usage_error("unknown preset '%s' (light, default, detailed, production)",
 				   preset);
+	/* A cgroup or container scope alone records its tasks host-wide. */
+	if ((o->ncgroups || o->ncontainers) && !o->argv && !o->npids && !o->replay)
+		o->system_wide = true;
 	return 0;
 }
 
@@ -432,7 +460,7 @@ static void join_args(char *buf, size_t len, char **argv)
 int cmd_record(int argc, char **argv)
 {
 	struct record_options o;
-	char cmdline[4096];
+	char cmdline[4096], scope_desc[1024], why[512];
 	bool help;
 
 	if (record__parse(argc, argv, &o, &help))
@@ -443,6 +471,14 @@ int cmd_record(int argc, char **argv)
 	}
 	if (record__validate(&o))
 		return 2;
+	/* Before anything is attached: a scope that selects nothing is a usage error. */
+	if (!o.replay && record_scope__resolve(&o, "/proc/self/mountinfo", "/proc", o.cgroups,
+					       o.ncgroups, o.containers, o.ncontainers, scope_desc,
+					       sizeof(scope_desc), why, sizeof(why))) {
+		fprintf(stderr, "microscope record: %s\n", why);
+		return 2;
+	}
+	o.scope_desc = scope_desc[0] ? scope_desc : NULL;
 	if (o.replay)
 		return record_session__replay(&o);
 	join_args(cmdline, sizeof(cmdline), argv);

@@ -19,6 +19,7 @@
  * is reported as "microscope record: STEP: REASON" and ends the recording
  * with status 1 (127 when the command cannot be run).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -216,7 +217,8 @@ static int session__open_processor(struct record_session *s)
 	return 0;
 }
 
-/* META describing the request: the command lines, -F, preset, symbolize. */
+/* META describing the request: the command lines, -F, preset, symbolize,
+ * scope. */
 static int session__emit_request_meta(struct record_session *s, const char *record_command)
 {
 	const struct record_options *o = s->o;
@@ -235,6 +237,11 @@ static int session__emit_request_meta(struct record_session *s, const char *reco
 		err = session__emit_meta(s, MS_META_SYMBOLIZE, o->symbolize == MS_SYMBOLIZE_DEFERRED
 								 ? "deferred"
 								 : "immediate");
+	if (!err && o->scope_desc)
+		err = session__emit_meta(s, MS_META_SCOPE_CGROUPS, o->scope_desc);
+	if (!err && o->system_wide)
+		err = session__emit_meta(s, MS_META_SCOPE_SELF,
+					 o->include_self ? "included" : "excluded");
 	return err;
 }
 
@@ -282,11 +289,56 @@ static int session__open_python(struct record_session *s)
 	return 0;
 }
 
+/*
+ * -a with Python frames: every running process whose comm starts with
+ * "python" joins the target map the CPython tracker walks (those started
+ * later join at exec, bpf/sampler.bpf.c handle_exec).  A process that
+ * vanished meanwhile is skipped.  Returns 0 or -errno.
+ */
+static int session__add_python_processes(struct record_session *s)
+{
+	char path[64], comm[32];
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		FILE *f;
+
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "python", 6)) {
+			err = collector__add_target(s->col, (pid_t)pid);
+			if (err == -ESRCH)
+				err = 0;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return err;
+}
+
 /* The command and every -p pid into the collector's kernel filter. */
 static int session__add_targets(struct record_session *s)
 {
 	const struct record_options *o = s->o;
 	int err;
+
+	if (o->system_wide && o->python == MS_PYTHON_BPF) {
+		err = session__add_python_processes(s);
+		if (err) {
+			step_failed(err, "finding the CPython processes");
+			return err;
+		}
+	}
 
 	if (o->argv) {
 		err = collector__add_target(s->col, s->launch.pid);
@@ -352,14 +404,12 @@ static int session__wire(struct record_session *s, const char *record_command)
 		if (err)
 			return err;
 	}
-	if (o->python == MS_PYTHON_BPF && !o->system_wide) {
+	if (o->python == MS_PYTHON_BPF) {
 		err = session__open_python(s);
 		if (err)
 			return err;
 	}
-	err = session__emit_meta(s, MS_META_PYTHON, o->python == MS_PYTHON_OFF ? "off"
-					      : o->system_wide		 ? "off (-a)"
-									 : "bpf");
+	err = session__emit_meta(s, MS_META_PYTHON, o->python == MS_PYTHON_OFF ? "off" : "bpf");
 	if (err)
 		return err;
 	return session__add_targets(s);

@@ -32,6 +32,9 @@ static const char report_usage[] =
 	"usage: microscope report [FILE] [--sort self|total] [--limit N] [--threads]\n"
 	"                         [--min-percent P] [--event NAME] [--off-cpu | --wall]\n"
 	"                         [--svg OUT] [--look logical|native|python]\n"
+	"                         [--by process|thread|container|module] [--merge]\n"
+	"                         [--pid PID] [--tid TID] [--comm NAME] [--module NAME]\n"
+	"                         [--container ID|NAME] [--cgroup PATH]\n"
 	"                         [--granularity G] [--inline show|fold] [--focus RE]\n"
 	"                         [--ignore RE] [--hide RE] [--since T] [--until T]\n"
 	"       microscope report --diff BASE NEW [options]\n"
@@ -82,6 +85,10 @@ static const char report_usage[] =
 	"                      Python frames spliced into native stacks), native\n"
 	"                      (Python frames dropped) or python (from the outermost\n"
 	"                      Python frame in, interpreter frames hidden)\n"
+	"  --by KIND           the samples split by process, thread, container or module\n"
+	"                      (the innermost frame's), largest first, instead of the\n"
+	"                      call tree\n"
+	SCOPE_USAGE
 	"  -h, --help          show this help\n"
 	"\n"
 	"Kernel functions are marked \" [k]\".  Percentages are of the event's total\n"
@@ -293,6 +300,8 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "until", required_argument, NULL, 'U' },
 		{ "raw-times", no_argument, NULL, 'r' },
 		{ "timeline", optional_argument, NULL, 'T' },
+		{ "by", required_argument, NULL, 'B' },
+		SCOPE_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -418,12 +427,27 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			*(ch == 'S' ? &o->since_set : &o->until_set) = true;
 			break;
 		}
+		case 'B':
+			if (analysis_by__parse(optarg, &o->by))
+				return report_usage_error(
+					"--by takes process, thread, container or module, not '%s'",
+					optarg);
+			o->by_set = true;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
 		case ':':
 			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default: {
+			int handled = scope_options__handle(&o->scope, ch, optarg, "report");
+
+			if (handled == -EINVAL)
+				return 2;
+			if (handled < 0)
+				return 1;
+			if (handled)
+				break;
 			/* optopt names a bad short option; for a long one it is 0. */
 			char shortopt[3] = { '-', (char)optopt, '\0' }, hint[80], msg[160];
 
@@ -449,6 +473,25 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	if (o->off_cpu + o->wall + !!o->event > 1)
 		return report_usage_error("choose one of --off-cpu, --wall and --event%s", "");
 	return -1; /* go on */
+}
+
+/* --by: the split, largest first, with shares of the event's total. */
+static void print_groups(const struct report *r, const struct analysis_groups *g)
+{
+	static const char *const kinds[] = { "process", "thread", "container", "module" };
+	char w[32];
+
+	printf("\nby %s (%s)\n", kinds[r->opt->by], r->ns ? "ms" : r->unit);
+	printf("  %6s %*s %9s  %s\n", "share", r->wwidth, r->ns ? "ms" : r->unit, "samples",
+	       kinds[r->opt->by]);
+	for (uint32_t i = 0; i < g->nrows; i++) {
+		const struct analysis_group *row = &g->rows[i];
+
+		format_weight(r, row->weight, w, sizeof(w));
+		printf("  %5.1f%% %*s %9" PRIu64 "  %s\n",
+		       g->total ? 100.0 * (double)row->weight / (double)g->total : 0.0, r->wwidth, w,
+		       row->samples, row->name);
+	}
 }
 
 /* --svg: the flame graph, published atomically (OUT.tmp.PID, fsync, rename). */
@@ -559,6 +602,8 @@ int cmd_report(int argc, char **argv)
 	struct analysis_flat *flat = NULL;
 	struct capture *c = NULL;
 	struct analysis_look *look = NULL;
+	struct analysis_scope *scope = NULL;
+	struct analysis_groups groups = { 0 };
 	struct analysis_filter *filter = NULL;
 	const struct capture *view;
 	struct analysis_query q;
@@ -647,6 +692,12 @@ int cmd_report(int argc, char **argv)
 		oom = false;
 		view = analysis_look__capture(look);
 	}
+	oom = true;
+	if (scope_options__view(&opt.scope, view, opt.threads, &scope))
+		goto cleanup;
+	oom = false;
+	if (scope)
+		view = analysis_scope__capture(scope);
 	if (report_filters(&opt, view, &q, &filter))
 		goto cleanup;
 	/* The query is valid (event from the capture), so failures are ENOMEM. */
@@ -690,6 +741,13 @@ int cmd_report(int argc, char **argv)
 		print_summary(&r, &sum, event);
 		print_offcpu_note(&r);
 	}
+	if (opt.by_set) {
+		if (analysis_groups__init(&groups, view, event, opt.by))
+			goto cleanup;
+		print_groups(&r, &groups);
+		oom = false;
+		goto flush;
+	}
 	if (opt.timeline && report_print_timeline(&r, flat_names ? flat_names : names, &q))
 		goto cleanup;
 	if (print_tree(&r, tree))
@@ -700,6 +758,7 @@ int cmd_report(int argc, char **argv)
 		oom = true;
 		goto cleanup;
 	}
+flush:
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
 		goto cleanup;
@@ -717,7 +776,10 @@ cleanup:
 	analysis_names__free(flat_names);
 	analysis_names__free(names);
 	analysis_filter__free(filter);
+	analysis_groups__release(&groups);
+	analysis_scope__free(scope);
 	analysis_look__free(look);
+	scope_options__release(&opt.scope);
 	capture__free(c);
 	return status;
 }

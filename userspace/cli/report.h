@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
+#include "scope_options.h"
 
 struct report_options {
 	const char *path;
@@ -34,6 +35,9 @@ struct report_options {
 	uint64_t since_real_ns, until_real_ns;
 	bool raw_times; /* --raw-times: intervals as key=value, absolute ns */
 	uint32_t timeline; /* --timeline[=BUCKETS]: columns, 0 for no timeline */
+	struct scope_options scope; /* --pid .. --cgroup filters, --merge */
+	bool by_set;		    /* --by */
+	enum analysis_by by;
 };
 
 /* --inline: folded into their function in the table and shown in the tree

@@ -33,8 +33,15 @@
 #define MS_MAX_DEBUG_DIRS 32
 #define MS_DEFAULT_OUTPUT "microscope.msc"
 #define MS_MAX_PIDS 64
+/* cgroups one recording may select (--cgroup, --container; = SCOPE_CGROUPS_MAX
+ * of bpf/scope.bpf.h) */
+#define MS_MAX_CGROUPS 256
 #define MS_DEFAULT_STACK_SIZE 16384 /* bytes of user stack copied per sample */
 #define MS_MAX_STACK_SIZE 65536	    /* = MS_STACK_COPY_MAX, bpf/abi/records.h */
+/* Side-band perf ring pages per CPU with -a (4 MiB with 4 KiB pages: about
+ * 2,500 dynamically linked execs per CPU, or seconds of a busy build host,
+ * before records are lost while the drain runs behind). */
+#define MS_PERF_PAGES_SYSTEM_WIDE 1024
 /* Automatic BPF ring size: at least this, at most MS_RINGBUF_AUTO_MAX (bytes). */
 #define MS_RINGBUF_AUTO_MIN (16u << 20)
 #define MS_RINGBUF_AUTO_MAX (256u << 20)
@@ -98,6 +105,18 @@ struct record_options {
 	uint64_t retain_bytes; /* --retain SIZE: 0 = no size limit */
 	uint64_t window_ns;    /* --window: rolling window length (ns), 0 = off */
 	const char *export_fmt; /* --export: per-segment export format name, or NULL */
+	/* Scope (bpf/scope.bpf.h): --cgroup paths and --container ids or names
+	 * (borrowed), resolved before anything is attached into cgroup v2 ids
+	 * whose tasks (and their sub-cgroups' tasks) are the only ones
+	 * recorded; no ids: no cgroup filter. */
+	const char *cgroups[MS_MAX_CGROUPS];
+	size_t ncgroups;
+	const char *containers[MS_MAX_CGROUPS];
+	size_t ncontainers;
+	uint64_t cgroup_ids[MS_MAX_CGROUPS];
+	size_t ncgroup_ids;
+	bool include_self;     /* --include-self: sample the recorder's own process too */
+	const char *scope_desc; /* the selected cgroup paths for meta "scope.cgroups", or NULL */
 };
 
 /* record_options.symbolize */

@@ -93,8 +93,13 @@ struct held_record {
 	uint32_t reserved;
 };
 
+struct attribution;
+struct pins;
+
 struct processor {
 	struct capture_builder *b;
+	struct attribution *attribution; /* attribution.c; NULL until the first sample */
+	struct pins *pins;		 /* pins.c; NULL until the first pin */
 	struct symbolizer *sym;
 
 	/* ordering */
@@ -258,6 +263,28 @@ uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uin
  * the one mapped (not deleted, replaced, memfd). */
 void stacks__module_findable(struct processor *p, uint32_t module, bool findable_later);
 void stacks__release(struct processor *p);
+
+/* attribution.c: record sample's cgroup (a cgroups row, made on first
+ * sight) and its thread's namespace tid and process's pid namespace.
+ * sample: the capture sample row.  Returns 0 or -ENOMEM. */
+int attribution__sample(struct processor *p, struct thread_state *ts, uint32_t sample,
+			const struct ms_sample *s);
+/* Accepts NULL. */
+void attribution__free(struct attribution *a);
+
+/* pins.c: keep map_file (a /proc/PID/map_files link of a mapping of path,
+ * maj:min:ino as its MMAP2 record says; else path in process pid's mount
+ * namespace) open unless path reaches the same file here.  Best effort: failures leave symbolization as it was. */
+void pins__pin(struct processor *p, uint32_t pid, const char *map_file, const char *path,
+	       uint32_t maj, uint32_t min, uint64_t ino);
+/* "/proc/self/fd/N" of the pinned file for maj:min:ino into out: 0, or -ENOENT. */
+int pins__path(const struct processor *p, uint32_t maj, uint32_t min, uint64_t ino, char *out,
+	       size_t size);
+/* Accepts NULL. */
+void pins__free(struct pins *s);
+/* tasks.c: a perf record as it leaves the ring, before ordering: pins the
+ * file of an executable MMAP2 while its process lives. */
+void tasks__drained(struct processor *p, const uint8_t *rec, uint32_t len);
 
 /* A stack given as parts (stacks__build): kernel and user return addresses
  * (innermost first), and for a CFI unwind the user registers and copied

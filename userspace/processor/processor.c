@@ -57,6 +57,8 @@ void processor__free(struct processor *p)
 	tasks__release(p);
 	stacks__release(p);
 	python__release(p);
+	attribution__free(p->attribution);
+	pins__free(p->pins);
 	free(p->held);
 	free(p->held_bytes);
 	free(p->duty_changes);
@@ -416,6 +418,8 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		}
 		if (c->kind == MS_CHUNK_BPF)
 			python__drained(p, payload, c->len); /* name code objects while they live */
+		if (c->kind == MS_CHUNK_PERF)
+			tasks__drained(p, payload, c->len); /* pin container files while they live */
 		return hold(p, c, payload);
 	case MS_CHUNK_ROUND: {
 		int err = 0;
