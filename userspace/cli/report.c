@@ -17,6 +17,7 @@
 #include "analysis/analysis.h"
 #include "analysis/budget.h"
 #include "capture/capture.h"
+#include "capture/file_io.h"
 #include "commands.h"
 
 #define REPORT_DEFAULT_LIMIT	   20
@@ -730,47 +731,41 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	return -1; /* go on */
 }
 
-/* --svg: the flame graph, published atomically (OUT.tmp.PID, fsync, rename). */
+/* --svg: the flame graph, published by file_out (capture/file_io.h). */
 static int report_write_svg(const struct capture *c, const struct analysis_query *q,
 			    const struct report_options *o)
 {
 	const char *cmd = capture__meta(c, "command");
-	char *tmp = NULL, title[300];
+	char title[300], msg[600] = "";
+	struct file_out out;
 	FILE *f = NULL;
 	int err;
 
 	snprintf(title, sizeof(title), "Flame graph: %s (%s)", cmd ? cmd : o->path,
 		 capture__string(c, c->events[q->event].name));
-	if (asprintf(&tmp, "%s.tmp.%ld", o->svg, (long)getpid()) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
+	err = file_out__open(&out, o->svg, msg, sizeof(msg));
+	if (err)
 		goto cleanup;
-	}
-	f = fopen(tmp, "wx");
+	f = file_out__stream(&out);
 	if (!f) {
 		err = -errno;
-		free(tmp);
-		tmp = NULL;
 		goto cleanup;
 	}
 	err = convert__write_svg(c, q, title, f);
-	if (!err && (fflush(f) || ferror(f) || fsync(fileno(f))))
+	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
 		err = -errno;
 	f = NULL;
-	if (!err && rename(tmp, o->svg))
-		err = -errno;
-	if (!err) {
-		free(tmp);
-		tmp = NULL;
-	}
+	if (!err)
+		err = file_out__commit(&out, msg, sizeof(msg));
 cleanup:
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
-	if (err)
+	if (f)
+		fclose(f);
+	file_out__abort(&out);
+	if (err && msg[0])
+		fprintf(stderr, "microscope report: %s\n", msg);
+	else if (err)
 		fprintf(stderr, "microscope report: %s: %s\n", o->svg, strerror(-err));
 	return err;
 }
