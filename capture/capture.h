@@ -256,6 +256,9 @@ struct capture_module *capture_builder__module(struct capture_builder *b, uint32
 
 /* Row counts so far (table sizes). */
 uint32_t capture_builder__sample_count(const struct capture_builder *b);
+/* Bytes the builder holds now (tables, strings and indexes at capacity):
+ * what importers charge against the memory limit (capture/limits.h). */
+size_t capture_builder__bytes(const struct capture_builder *b);
 
 /*
  * Seal and serialize to memory: *buf (malloc'd, caller frees) of *len bytes.

@@ -39,7 +39,7 @@
  * (a location id in a sample is at least one byte); inline-line
  * amplification needs thousands.
  */
-#define CAPTURE_LIMIT_IMPORT_K	   64u
+#define CAPTURE_LIMIT_IMPORT_K	   16u
 #define CAPTURE_LIMIT_IMPORT_SLACK (1ull << 20)
 
 /* A gzip stream inflates at most 1032x (deflate's best case, RFC 1951);

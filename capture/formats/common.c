@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "capture/frame_label.h"
+#include "capture/limits.h"
 
 #include "capture/formats/formats.h"
 
@@ -182,4 +183,57 @@ int formats__samples_by_thread(const struct capture *c, uint32_t **order)
 	qsort_r(o, c->nsamples, sizeof(*o), by_thread_cmp, (void *)c);
 	*order = o;
 	return 0;
+}
+
+/* ---- import bounds -------------------------------------------------------- */
+
+#define IMPORT_CHECK_EVERY (1u << 16)
+
+void import_budget__init(struct import_budget *ib, const struct capture_builder *b,
+			 size_t in_bytes, uint64_t held, char *err, size_t errlen)
+{
+	*ib = (struct import_budget){
+		.units_max = capture_limits__import_units(in_bytes),
+		.held = held,
+		.in_bytes = in_bytes,
+		.b = b,
+		.err = err,
+		.errlen = errlen,
+	};
+	ib->units_left = ib->units_max;
+	ib->next_check = ib->units_left > IMPORT_CHECK_EVERY ? ib->units_left - IMPORT_CHECK_EVERY
+							     : 0;
+}
+
+int import_budget__memory(struct import_budget *ib)
+{
+	uint64_t max = capture_limits__max_memory(), need;
+
+	need = ib->held + 2 * (uint64_t)capture_builder__bytes(ib->b);
+	if (need <= max)
+		return 0;
+	if (ib->errlen)
+		snprintf(ib->err, ib->errlen,
+			 "importing needs more than the memory limit of %" PRIu64
+			 " bytes (" CAPTURE_LIMIT_MEMORY_NAME "; %" PRIu64 " bytes so far)",
+			 max, need);
+	return -EFBIG;
+}
+
+int import_budget__exceeded(struct import_budget *ib, uint64_t n)
+{
+	if (n > ib->units_left) {
+		if (ib->errlen)
+			snprintf(ib->err, ib->errlen,
+				 "the profile expands beyond the import limit of %u rows per "
+				 "input byte (%" PRIu64 " for %zu bytes, capture/limits.h "
+				 "CAPTURE_LIMIT_IMPORT_K): an amplification such as a location "
+				 "with many inline lines named many times",
+				 CAPTURE_LIMIT_IMPORT_K, ib->units_max, ib->in_bytes);
+		return -EFBIG;
+	}
+	ib->units_left -= n;
+	ib->next_check = ib->units_left > IMPORT_CHECK_EVERY ? ib->units_left - IMPORT_CHECK_EVERY
+							     : 0;
+	return import_budget__memory(ib);
 }

@@ -732,7 +732,7 @@ int cmd_convert(int argc, char **argv)
 		if (!rc)
 			rc = capture_builder__serialize(b, &sealed, &nsealed);
 		if (rc) {
-			const char *why = rc == -EBADMSG && err[0]		? err
+			const char *why = (rc == -EBADMSG || rc == -EFBIG) && err[0] ? err
 					  : capture_builder__error(b)[0] ? capture_builder__error(b)
 									  : strerror(-rc);
 
