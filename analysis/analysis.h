@@ -215,7 +215,9 @@ int analysis_tree__folded(const struct analysis_tree *t, char **text, size_t *le
  * root "all" at the bottom, box width proportional to total weight,
  * children in display order; hover shows name, total in unit, percent and
  * self; "Search" or Ctrl-F highlights names matching a regular expression
- * and shows the matched share).  Boxes narrower than 0.1 px are left out.
+ * and shows the matched share).  Boxes narrower than 0.1 px and levels
+ * deeper than 4096 are left out; names are XML-escaped, control characters
+ * as spaces, invalid UTF-8 as U+FFFD (capture/text.h).
  * title is shown at the top.  *text is malloc'd (caller frees), *len bytes.
  * Returns 0 or -ENOMEM.
  */

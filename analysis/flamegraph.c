@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/text.h"
 #include "internal.h"
 
 #define FG_WIDTH 1200.0
@@ -21,30 +22,13 @@
 #define FG_BOTTOM 28
 #define FG_MIN_PX 0.1
 #define FG_CHAR_PX 7.0
+/* Deeper levels are left out (a 1M-deep stack would be a 16 Mpx tall image). */
+#define FG_MAX_DEPTH 4096
 
+/* XML text: escaped, control characters as spaces, invalid UTF-8 as U+FFFD. */
 static void xml_text(FILE *out, const char *s, size_t max)
 {
-	size_t n = 0;
-
-	for (; *s && n < max; s++, n++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		default:
-			/* XML 1.0 forbids most control characters */
-			fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
-		}
-	}
+	text__xml(out, s, max);
 }
 
 static void color(const struct analysis_key *k, char *buf, size_t size)
@@ -127,7 +111,7 @@ int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *tit
 	const struct analysis_node *nodes = t->nodes;
 	const struct analysis_key *keys = t->names->keys;
 	double *xs = NULL, scale;
-	uint32_t maxdepth = 0, i, n, skipped = 0;
+	uint32_t maxdepth = 0, i, n, skipped = 0, too_deep = 0;
 	uint64_t total = nodes[0].total;
 	unsigned height;
 	FILE *out;
@@ -146,7 +130,8 @@ int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *tit
 	for (i = 0; i < t->nnodes; i++) {
 		double x;
 
-		if (nodes[i].depth > maxdepth && nodes[i].total * scale >= FG_MIN_PX)
+		if (nodes[i].depth > maxdepth && nodes[i].depth <= FG_MAX_DEPTH &&
+		    nodes[i].total * scale >= FG_MIN_PX)
 			maxdepth = nodes[i].depth;
 		x = xs[i];
 		for (n = nodes[i].first_child; n != CAPTURE_NONE; n = nodes[n].next_sibling) {
@@ -189,6 +174,10 @@ int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *tit
 			skipped++;
 			continue;
 		}
+		if (nd->depth > FG_MAX_DEPTH) {
+			too_deep++;
+			continue;
+		}
 		if (i == 0)
 			snprintf(fill, sizeof(fill), "rgb(200,200,200)");
 		else
@@ -224,6 +213,9 @@ int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *tit
 	if (skipped)
 		fprintf(out, "<!-- %" PRIu32 " nodes narrower than %.1f px not drawn -->\n", skipped,
 			FG_MIN_PX);
+	if (too_deep)
+		fprintf(out, "<!-- %" PRIu32 " nodes deeper than %u levels not drawn -->\n",
+			too_deep, FG_MAX_DEPTH);
 	fputs("</svg>\n", out);
 	if (fclose(out)) {
 		free(*text);

@@ -14,6 +14,7 @@
 
 #include "capture/frame_label.h"
 #include "capture/limits.h"
+#include "capture/text.h"
 
 #include "capture/formats/formats.h"
 
@@ -68,29 +69,12 @@ uint64_t formats__sample_ns(const struct capture_event *ev, const struct capture
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid (text.h). */
 static size_t utf8_len(const unsigned char *s)
 {
-	size_t n, i;
+	int n = text__utf8_len(s, strnlen((const char *)s, 4));
 
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong 3/4-byte forms, surrogates, > U+10FFFF */
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return n;
+	return n > 0 ? (size_t)n : 0;
 }
 
 void formats__json_string(FILE *out, const char *str)

@@ -18,6 +18,7 @@
 #include "analysis/budget.h"
 #include "capture/capture.h"
 #include "capture/file_io.h"
+#include "capture/text.h"
 #include "commands.h"
 
 #define REPORT_DEFAULT_LIMIT	   20
@@ -770,7 +771,44 @@ cleanup:
 	return err;
 }
 
+static int report_run(int argc, char **argv);
+
+/*
+ * report prints names any process chose (comm via prctl, symbols, paths):
+ * everything it writes goes through capture/text.h's terminal filter, so
+ * an ESC or an invalid byte in a name is shown as "\x1b", never sent to
+ * the terminal.
+ */
 int cmd_report(int argc, char **argv)
+{
+	FILE *out = stdout, *err = stderr, *safe_out, *safe_err;
+	int status;
+
+	fflush(out);
+	fflush(err);
+	safe_out = text__terminal_stream(out);
+	safe_err = text__terminal_stream(err);
+	if (!safe_out || !safe_err) {
+		if (safe_out)
+			fclose(safe_out);
+		if (safe_err)
+			fclose(safe_err);
+		fprintf(stderr, "microscope report: out of memory\n");
+		return 1;
+	}
+	setvbuf(safe_err, NULL, _IOLBF, BUFSIZ);
+	stdout = safe_out; /* glibc: the standard streams are assignable variables */
+	stderr = safe_err;
+	status = report_run(argc, argv);
+	stdout = out;
+	stderr = err;
+	if (fclose(safe_out) && !status)
+		status = 1;
+	fclose(safe_err);
+	return status;
+}
+
+static int report_run(int argc, char **argv)
 {
 	struct report_options opt = { 0 };
 	struct analysis_summary sum = { 0 };
