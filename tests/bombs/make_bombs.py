@@ -147,7 +147,7 @@ def main():
                                                     zstd_rle_frame(256 << 20, raw_blocks=2)),
         "pprof-inline.pb.gz": pprof_inline_bomb(),
         "pprof-strings.pb.gz": pprof_strings_bomb(),
-        "pprof-zeros.pb.gz": gzip_zero_bomb(),
+        "pprof-zeros.pb.gz": gzip_zero_bomb(256),
         "deep.folded": (";".join(["f"] * 1000000) + " 1\n").encode(),
         "deep-distinct.folded": (";".join("f%d" % i for i in range(1000000)) + " 1\n").encode(),
     }
