@@ -241,6 +241,22 @@ def test_no_temporary_left_after_signal():
     assert caught >= 2, "the temporary was seen in only %d of 4 runs" % caught
 
 
+def _children(pid):
+    """(pid, comm) of pid's children."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                st = f.read()
+        except OSError:
+            continue
+        if int(st[st.rindex(")") + 2:].split()[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
 def _child_named(pid, comm):
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -344,3 +360,35 @@ def test_hostile_names_in_imports():
         H.run([H.BIN, "convert", cap, "--to", fmt, "-o", out], check=True)
         with open(out, "rb") as f:
             json.loads(f.read().decode("utf-8"))
+
+
+# ---------------------------------------------------------------- SIGKILL
+
+def test_sigkill_keeps_raw_stream_replayable():
+    """record killed with SIGKILL loses its capture (documented), but the
+    --save-raw stream replays up to its last complete chunk."""
+    H.require_root()
+    raw = H.tmp_path("raw-killed")
+    out = H.tmp_path("killed.msc")
+    proc, out, _ = H.start_record([H.fixture("spinner"), "20"], output=out, save_raw=raw)
+    partial = os.path.join(raw, "stream.msraw.partial")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if os.path.exists(partial) and os.path.getsize(partial) > 200000:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()
+    children = _children(proc.pid)
+    proc.kill()
+    proc.communicate(timeout=30)
+    for pid in children:  # the fixture outlives its recorder
+        H.kill_pid(pid)
+    assert not os.path.exists(out), "a capture after SIGKILL?"
+    assert os.stat(partial).st_mode & 0o777 == 0o600, oct(os.stat(partial).st_mode)
+    replayed = H.tmp_path("replayed.msc")
+    r = H.run([H.BIN, "record", "--replay", partial, "-o", replayed])
+    assert r.returncode == 0, r.stderr
+    assert "the stream is cut at offset" in r.stderr, r.stderr
+    prof = H.folded(replayed)
+    assert H.total(prof) > 50, "only %d samples replayed" % H.total(prof)
+    assert H.count_containing(prof, "spin_forever_work") > 0, H.show_stacks(prof)
