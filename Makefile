@@ -45,7 +45,7 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/skel/%.skel.h,$(BPF_SRCS))
 VMLINUX := $(OUTPUT)/vmlinux.h
 
-LIB_SRCS := $(sort $(wildcard capture/*.c capture/formats/*.c analysis/*.c userspace/*.c \
+LIB_SRCS := $(sort $(wildcard capture/*.c capture/formats/*.c analysis/*.c \
 	userspace/*/*.c userspace/budget/*.c))
 LIB_SRCS := $(filter-out userspace/cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))

@@ -192,3 +192,62 @@ def test_save_raw_refuses_existing_stream():
     assert proc.returncode == 2 and "already holds a raw stream" in proc.stderr, proc.stderr
     after = os.stat(raw)
     assert (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size)
+
+
+def _perf_max_sample_rate():
+    try:
+        with open("/proc/sys/kernel/perf_event_max_sample_rate") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return 0
+
+
+def test_freq_above_the_shared_limit_is_refused():
+    """-F has one ceiling (MS_MAX_FREQ_HZ = 20000, options/record_options.h),
+    the one the collector enforces too: one above it is refused before
+    anything runs, with the validator's message (tests/unit/test_options.c
+    checks the same text); the ceiling itself is accepted."""
+    marker = H.tmp_path("cli-freq-ran")
+    if os.path.exists(marker):
+        os.unlink(marker)
+    out = H.tmp_path("cli-freq.msc")
+    for freq in ("20001", "100000"):
+        proc = H.run([H.BIN, "record", "-F", freq, "-o", out, "--", "touch", marker])
+        assert proc.returncode == 2, "-F %s: status %d\n%s" % (freq, proc.returncode,
+                                                               proc.stderr)
+        assert proc.stderr.strip() == (
+            "microscope record: bad frequency %s Hz (1..20000 Hz: above that the sampler "
+            "itself would take the CPUs)" % freq), proc.stderr
+        assert not os.path.exists(marker), "-F %s: the command ran" % freq
+    rec = H.run([H.BIN, "record", "--help"], check=True).stdout
+    assert "max 20000" in rec, rec
+    H.require_root()
+    if _perf_max_sample_rate() < 20000:
+        H.skip("kernel.perf_event_max_sample_rate=%d is below 20000 (the kernel lowered "
+               "it): -F 20000 would be refused by the kernel's limit"
+               % _perf_max_sample_rate())
+    H.record(cmd=["true"], output=out, freq=20000, extra=["-q"])
+
+
+def _free_pid():
+    """A pid no process has (counting down from pid_max)."""
+    with open("/proc/sys/kernel/pid_max") as f:
+        pid = int(f.read()) - 1
+    while os.path.exists("/proc/%d" % pid):
+        pid -= 1
+    return pid
+
+
+def test_failing_step_is_named():
+    """A step that fails at run time is named with its target and the
+    system's reason, and record exits 1 without a capture."""
+    H.require_root()
+    pid = _free_pid()
+    out = H.tmp_path("cli-nopid.msc")
+    if os.path.exists(out):
+        os.unlink(out)
+    proc = H.run([H.BIN, "record", "-p", str(pid), "-o", out])
+    assert proc.returncode == 1, "status %d (want 1)\n%s" % (proc.returncode, proc.stderr)
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "microscope record: attaching to pid %d: No such process" % pid), proc.stderr
+    assert not os.path.exists(out), "a capture was written for a pid that does not exist"

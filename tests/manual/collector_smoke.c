@@ -21,7 +21,7 @@
  * Build (from the repository root, after generating the skeleton):
  *   gcc -std=gnu11 -O2 -g -D_GNU_SOURCE -I. -Ibuild-collector -o build-collector/collector_smoke \
  *       tests/manual/collector_smoke.c userspace/collector/{collector,stream,launch}.c \
- *       userspace/record_options.c -lbpf -lelf -lz -ldl -lpthread
+ *       userspace/options/record_options.c -lbpf -lelf -lz -ldl -lpthread
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -40,7 +40,7 @@
 
 #include "bpf/abi/records.h"
 #include "userspace/collector/collector.h"
-#include "userspace/record_options.h"
+#include "userspace/options/record_options.h"
 
 #define MAX_CPUS 1024
 #define MAX_TIDS 256

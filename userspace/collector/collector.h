@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../record_options.h"
+#include "../options/record_options.h"
 #include "stream.h"
 
 struct collector;

@@ -20,7 +20,7 @@
 
 #include <linux/types.h>
 
-#include "../record_options.h"
+#include "../options/record_options.h"
 
 struct offcpu;
 

@@ -3,6 +3,11 @@
  * RecordOptions: the one value `microscope record` builds from its preset
  * and command-line overrides before recording begins.  Every layer of the
  * recorder reads its settings from here; the capture stores them as meta.
+ *
+ * userspace/options/ is the recorder's settings layer: this value, its
+ * limits and validator, and the presets (presets.c).  It sits below the
+ * collector and the CLI (both include it) and includes nothing of
+ * userspace/ itself (only bpf/abi/ for the sampler's limits).
  */
 #ifndef MS_RECORD_OPTIONS_H
 #define MS_RECORD_OPTIONS_H
@@ -12,7 +17,20 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/*
+ * Limits: stated once here and enforced by record_options__check, which both
+ * the CLI (before anything runs) and the collector (collector__new) call, so
+ * a value is refused with the same message wherever it comes from.
+ */
 #define MS_DEFAULT_FREQ_HZ 999
+#define MS_MIN_FREQ_HZ 1
+/* -F ceiling (Hz per CPU): above it the sampler itself would take the CPUs
+ * (a sample costs a few microseconds of BPF and perf work). */
+#define MS_MAX_FREQ_HZ 20000
+/* --off-cpu-min ceiling (microseconds): one hour. */
+#define MS_MAX_OFF_CPU_MIN_US (3600ull * 1000000)
+/* --debug-dir values kept at most. */
+#define MS_MAX_DEBUG_DIRS 32
 #define MS_DEFAULT_OUTPUT "microscope.msc"
 #define MS_MAX_PIDS 64
 #define MS_DEFAULT_STACK_SIZE 16384 /* bytes of user stack copied per sample */
@@ -58,7 +76,16 @@ struct record_options {
 	bool off_cpu;	       /* --off-cpu: record off-CPU intervals (bpf/offcpu.bpf.c) */
 	uint64_t off_cpu_min_ns; /* --off-cpu-min: shorter intervals are counted, not kept */
 	uint32_t python;       /* MS_PYTHON_*: how CPython frames are recorded */
+	const char *replay;    /* --replay: raw stream to process instead of recording, or NULL */
+	uint32_t symbolize;    /* MS_SYMBOLIZE_* */
+	const char *debug_dirs[MS_MAX_DEBUG_DIRS]; /* --debug-dir, borrowed */
+	size_t ndebug_dirs;
+	uint32_t explicit;     /* MS_OPT_SET_*: fields the command line set */
 };
+
+/* record_options.symbolize */
+#define MS_SYMBOLIZE_IMMEDIATE 0 /* names, lines and inline frames while recording */
+#define MS_SYMBOLIZE_DEFERRED 1	 /* module identities and addresses only */
 
 /* Default --off-cpu-min (microseconds): docs/off-cpu.md explains the choice. */
 #define MS_DEFAULT_OFF_CPU_MIN_US 100
@@ -97,12 +124,24 @@ uint32_t record_options__stack_copy_bytes(const struct record_options *o);
  */
 uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpus);
 
-/* Which fields the command line set explicitly (a preset leaves them alone). */
+/* Which fields the command line set explicitly (a preset leaves them alone;
+ * record_options.explicit). */
 #define MS_OPT_SET_FREQ (1u << 0)
 #define MS_OPT_SET_CALL_GRAPH (1u << 1)
 #define MS_OPT_SET_STACK_SIZE (1u << 2)
 #define MS_OPT_SET_BUDGET (1u << 3)
 #define MS_OPT_SET_OFF_CPU (1u << 4)
+#define MS_OPT_SET_SYMBOLIZE (1u << 5)
+
+/*
+ * The one validator: every field within the limits above (frequency, event,
+ * stack copy, call graph and its stack copy, ring sizes, budget, Python mode,
+ * off-CPU minimum, list lengths).  It does not look at the machine (kernel
+ * sample-rate limits, the output file, targets): the CLI checks those.
+ * Returns 0, or -EINVAL with a message for the user in err (errlen bytes,
+ * may be 0) that names the option and its allowed range.
+ */
+int record_options__check(const struct record_options *o, char *err, size_t errlen);
 
 /*
  * Presets: one name chooses sample rate, call-graph policy, stack copy size,

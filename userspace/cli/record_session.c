@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One recording, run from a validated struct record_options (record.h):
+ *
+ *   wiring    capture builder, symbolizer, processor; the raw stream writer
+ *             (--save-raw); META chunks; the command behind its gate; the
+ *             collector (BPF load); the budget monitor; the CPython tracker;
+ *             the targets in the kernel filter
+ *   start     signal handlers, sampling attached, the --duration timer, the
+ *             command released
+ *   drain     collector rounds until the command exits, the targets are
+ *             gone, the duration ends or SIGINT/SIGTERM arrives
+ *   finish    sampling halted, the command ended, final counters, collector
+ *             stopped, the capture sealed (or kept elsewhere)
+ *   release   everything freed, whatever step failed
+ *
+ * Every chunk the collector emits goes through session__sink (the tee): to
+ * the raw stream writer when saving, then to the processor.  A failing step
+ * is reported as "microscope record: STEP: REASON" and ends the recording
+ * with status 1 (127 when the command cannot be run).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../capture/capture.h"
+#include "../collector/collector.h"
+#include "../processor/processor.h"
+#include "../budget/monitor.h"
+#include "../runtimes/py_procs.h"
+#include "../symbols/symbols.h"
+#include "record.h"
+
+/* Live processing: at most this much per drain round (ns), at most this far
+ * behind the newest record (ns) (processor__set_round_budget). */
+#define SESSION_ROUND_BUDGET_NS 5000000ull
+#define SESSION_MAX_LAG_NS 2000000000ull
+/* Drain wait (ms) when nothing is behind: with a CPython tracker (whose
+ * detection runs between rounds), and without. */
+#define SESSION_POLL_PY_MS 20
+#define SESSION_POLL_MS 100
+
+struct record_session {
+	const struct record_options *o;
+	struct capture_builder *b;
+	struct symbolizer *sym;
+	struct processor *proc;
+	struct stream_writer *raw; /* --save-raw, or NULL */
+	struct collector *col;
+	struct budget_monitor *budget; /* --budget, or NULL */
+	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
+	struct launcher launch;	       /* the command (pid -1 when there is none) */
+	bool child_done;	       /* the command was waited for */
+	double t_end;		       /* CLOCK_MONOTONIC s when --duration ends, or 0 */
+	int status;		       /* exit status so far */
+};
+
+static volatile sig_atomic_t stop_signal;
+/* The collector whose sampling a stop signal or the duration timer halts
+ * (collector__halt_sampling is async-signal-safe), or NULL. */
+static struct collector *volatile halt_col;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+	collector__halt_sampling(halt_col);
+}
+
+static void step_failed(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "microscope record: STEP: strerror(-err)" on stderr; STEP from fmt. */
+static void step_failed(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("microscope record: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": %s\n", strerror(err < 0 ? -err : err));
+}
+
+/* errno as -errno for a constructor that returned NULL (ENOMEM if unset). */
+static int neg_errno(void)
+{
+	return errno ? -errno : -ENOMEM;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int exit_status_of(int wstatus)
+{
+	if (WIFEXITED(wstatus))
+		return WEXITSTATUS(wstatus);
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return 1;
+}
+
+/* A stream_sink_fn: the raw stream writer (when saving), then the processor. */
+static int session__sink(void *ctx, const struct ms_chunk *c, const void *payload)
+{
+	struct record_session *s = ctx;
+	int err;
+
+	/* Tell the user about a fallback the collector chose (e.g. -e cycles on
+	 * a machine without hardware counters). */
+	if (c->kind == MS_CHUNK_META && !s->o->quiet && c->len > 11 &&
+	    !memcmp(payload, "event.note=", 11))
+		fprintf(stderr, "microscope record: note: %.*s\n", (int)c->len - 11,
+			(const char *)payload + 11);
+	if (s->raw) {
+		err = stream_writer__sink(s->raw, c, payload);
+		if (err)
+			return err;
+	}
+	/* Before a round releases records (whose first use of a large module
+	 * may take a while to symbolize), give the CPython tracker its turn:
+	 * samples taken before it detects a process have no Python frames.
+	 * Its return (processes known) is not needed here. */
+	if (c->kind == MS_CHUNK_ROUND && s->py)
+		(void)py_tracker__poll(s->py, c->time);
+	return processor__sink(s->proc, c, payload);
+}
+
+/* One META chunk "key=value" through the sink.  Returns 0 or -errno (the
+ * step that failed is reported). */
+static int session__emit_meta(struct record_session *s, const char *key, const char *value)
+{
+	struct ms_chunk c = { .kind = MS_CHUNK_META };
+	char buf[8192];
+	int n = snprintf(buf, sizeof(buf), "%s=%s", key, value);
+	int err;
+
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	c.len = n;
+	err = session__sink(s, &c, buf);
+	if (err)
+		step_failed(err, "writing meta %s", key);
+	return err;
+}
+
+/* argv (NULL-terminated) joined by spaces into buf, truncated to len. */
+static void join_argv(char *buf, size_t len, char **argv)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; argv[i] && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
+}
+
+/* Builder, symbolizer (with the --debug-dir directories) and processor. */
+static int session__open_processor(struct record_session *s)
+{
+	const struct record_options *o = s->o;
+	int err;
+
+	errno = 0;
+	s->b = capture_builder__new();
+	if (!s->b) {
+		err = neg_errno();
+		step_failed(err, "creating the capture builder");
+		return err;
+	}
+	errno = 0;
+	s->sym = symbolizer__new();
+	if (!s->sym) {
+		err = neg_errno();
+		step_failed(err, "creating the symbolizer");
+		return err;
+	}
+	for (size_t i = 0; i < o->ndebug_dirs; i++) {
+		err = symbolizer__add_debug_dir(s->sym, o->debug_dirs[i]);
+		if (err) {
+			step_failed(err, "adding debug directory %s", o->debug_dirs[i]);
+			return err;
+		}
+	}
+	errno = 0;
+	s->proc = processor__new(s->b, s->sym);
+	if (!s->proc) {
+		err = neg_errno();
+		step_failed(err, "creating the processor");
+		return err;
+	}
+	return 0;
+}
+
+/* META describing the request: the command lines, -F, preset, symbolize. */
+static int session__emit_request_meta(struct record_session *s, const char *record_command)
+{
+	const struct record_options *o = s->o;
+	char text[4096];
+	int err;
+
+	err = session__emit_meta(s, "record_command", record_command);
+	if (!err && o->argv) {
+		join_argv(text, sizeof(text), o->argv);
+		err = session__emit_meta(s, "command", text);
+	}
+	if (!err) {
+		snprintf(text, sizeof(text), "%u", o->freq_hz);
+		err = session__emit_meta(s, "requested_freq_hz", text);
+	}
+	if (!err)
+		err = session__emit_meta(s, "preset", o->preset);
+	if (!err)
+		err = session__emit_meta(s, "symbolize", o->symbolize == MS_SYMBOLIZE_DEFERRED
+								 ? "deferred"
+								 : "immediate");
+	return err;
+}
+
+/* The budget monitor (--budget), after the collector: its load names
+ * missing privileges first. */
+static int session__open_budget(struct record_session *s)
+{
+	const struct record_options *o = s->o;
+	char why[512] = "";
+	int err;
+
+	errno = 0;
+	s->budget = budget_monitor__new(o->budget_pct, o->freq_hz, why, sizeof(why));
+	if (!s->budget) {
+		err = neg_errno();
+		fprintf(stderr, "microscope record: starting the budget monitor: %s\n",
+			why[0] ? why : strerror(-err));
+		return err;
+	}
+	if (budget_monitor__note(s->budget) && !o->quiet)
+		fprintf(stderr, "microscope record: note: budget: BPF stats %s\n",
+			budget_monitor__note(s->budget));
+	err = budget_monitor__emit_meta(s->budget, session__sink, s);
+	if (err)
+		step_failed(err, "writing the budget meta");
+	return err;
+}
+
+/* The CPython tracker over the sampler's maps (--python bpf, not -a). */
+static int session__open_python(struct record_session *s)
+{
+	struct collector *col = s->col;
+	int err;
+
+	errno = 0;
+	s->py = py_tracker__new(collector__map_fd(col, "py_procs"),
+				collector__map_fd(col, "py_threads"),
+				collector__map_fd(col, "targets"), collector__map_fd(col, "py_exits"));
+	if (!s->py) {
+		err = neg_errno();
+		step_failed(err, "starting the CPython tracker");
+		return err;
+	}
+	processor__set_python(s->proc, s->py);
+	return 0;
+}
+
+/* The command and every -p pid into the collector's kernel filter. */
+static int session__add_targets(struct record_session *s)
+{
+	const struct record_options *o = s->o;
+	int err;
+
+	if (o->argv) {
+		err = collector__add_target(s->col, s->launch.pid);
+		if (err) {
+			step_failed(err, "attaching to %s (pid %d)", o->argv[0], s->launch.pid);
+			return err;
+		}
+	}
+	for (size_t i = 0; i < o->npids; i++) {
+		err = collector__add_target(s->col, o->pids[i]);
+		if (err) {
+			step_failed(err, "attaching to pid %d", o->pids[i]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Everything a live recording needs, up to (not including) sampling. */
+static int session__wire(struct record_session *s, const char *record_command)
+{
+	const struct record_options *o = s->o;
+	char why[512] = "";
+	int err;
+
+	err = session__open_processor(s);
+	if (err)
+		return err;
+	processor__set_round_budget(s->proc, SESSION_ROUND_BUDGET_NS, SESSION_MAX_LAG_NS);
+	if (o->save_raw) {
+		errno = 0;
+		s->raw = stream_writer__new(o->save_raw);
+		if (!s->raw) {
+			err = neg_errno();
+			step_failed(err, "writing the raw stream to %s", o->save_raw);
+			return err;
+		}
+	}
+	err = session__emit_request_meta(s, record_command);
+	if (err)
+		return err;
+	if (o->argv) {
+		err = launcher__spawn(&s->launch, o->argv);
+		if (err) {
+			step_failed(err, "starting %s", o->argv[0]);
+			return err;
+		}
+	}
+	errno = 0;
+	s->col = collector__new(o, session__sink, s, why, sizeof(why));
+	if (!s->col) {
+		/* why names the step ("loading the BPF sampler: ..."). */
+		fprintf(stderr, "microscope record: %s\n", why[0] ? why : strerror(errno));
+		return neg_errno();
+	}
+	if (o->budget_pct > 0) {
+		err = session__open_budget(s);
+		if (err)
+			return err;
+	}
+	if (o->python == MS_PYTHON_BPF && !o->system_wide) {
+		err = session__open_python(s);
+		if (err)
+			return err;
+	}
+	err = session__emit_meta(s, "python", o->python == MS_PYTHON_OFF ? "off"
+					      : o->system_wide		 ? "off (-a)"
+									 : "bpf");
+	if (err)
+		return err;
+	return session__add_targets(s);
+}
+
+/* Arm the --duration timer: it halts sampling on time even while a drain
+ * round is busy processing. */
+static int session__arm_duration(struct record_session *s)
+{
+	double d = s->o->duration_s, whole = (double)(long)d;
+	struct itimerval it = { 0 };
+
+	s->t_end = now_s() + d;
+	it.it_value.tv_sec = (time_t)whole;
+	it.it_value.tv_usec = (suseconds_t)((d - whole) * 1e6);
+	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+		it.it_value.tv_usec = 1;
+	if (setitimer(ITIMER_REAL, &it, NULL))
+		return -errno;
+	return 0;
+}
+
+/* Signal handlers, sampling attached, the duration timer, the command run. */
+static int session__start(struct record_session *s)
+{
+	const struct record_options *o = s->o;
+	struct sigaction sa = { .sa_handler = on_signal };
+	char why[512] = "";
+	int err, wstatus;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
+	    sigaction(SIGALRM, &sa, NULL)) {
+		err = -errno;
+		step_failed(err, "installing signal handlers");
+		return err;
+	}
+	err = collector__start(s->col, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "microscope record: starting sampling: %s\n",
+			why[0] ? why : strerror(-err));
+		return err;
+	}
+	halt_col = s->col;
+	/* --duration counts from here, when sampling is attached (not from
+	 * before the BPF load and snapshots). */
+	if (o->duration_s > 0) {
+		err = session__arm_duration(s);
+		if (err) {
+			step_failed(err, "arming the --duration timer");
+			return err;
+		}
+	}
+	if (o->argv) {
+		err = launcher__release(&s->launch);
+		if (err) {
+			step_failed(err, "cannot run '%s'", o->argv[0]);
+			waitpid(s->launch.pid, &wstatus, 0);
+			s->launch.pid = -1;
+			s->status = 127;
+			return err;
+		}
+	}
+	return 0;
+}
+
+static bool session__any_alive(const struct record_session *s)
+{
+	const struct record_options *o = s->o;
+
+	for (size_t i = 0; i < o->npids; i++)
+		if (!kill(o->pids[i], 0) || errno == EPERM)
+			return true;
+	return false;
+}
+
+/* Drain rounds until the command exits, the -p targets are gone, the
+ * duration ends or a stop signal arrives.  Returns 0 or -errno of a drain. */
+static int session__drain(struct record_session *s)
+{
+	const struct record_options *o = s->o;
+	int err, wstatus, timeout_ms;
+
+	while (!stop_signal) {
+		if (s->py)
+			(void)py_tracker__poll(s->py, (uint64_t)(now_s() * 1e9));
+		/* CPython code objects are named from the live process as
+		 * records arrive (processor/python.c), so draining must not
+		 * wait behind slow processing: each round processes for at
+		 * most SESSION_ROUND_BUDGET_NS and the loop comes back at once
+		 * while records wait. */
+		timeout_ms = processor__behind(s->proc) ? 0
+			     : s->py			? SESSION_POLL_PY_MS
+							: SESSION_POLL_MS;
+		err = collector__poll(s->col, timeout_ms);
+		if (err < 0) {
+			step_failed(err, "draining rings");
+			return err;
+		}
+		if (o->argv && waitpid(s->launch.pid, &wstatus, WNOHANG) == s->launch.pid) {
+			s->child_done = true;
+			s->status = exit_status_of(wstatus);
+			return 0;
+		}
+		if (o->npids && !session__any_alive(s))
+			return 0;
+		if (s->t_end && now_s() >= s->t_end)
+			return 0;
+		if (s->budget) {
+			err = budget_monitor__tick(s->budget, s->col);
+			if (err) {
+				/* Keep recording at the duty in force, without control. */
+				fprintf(stderr, "microscope record: budget disabled: %s\n",
+					strerror(-err));
+				budget_monitor__free(s->budget);
+				s->budget = NULL;
+			}
+		}
+	}
+	return 0;
+}
+
+/* End the command (SIGTERM, as perf does) if sampling stopped before it
+ * exited; its status becomes record's. */
+static void session__end_command(struct record_session *s)
+{
+	int wstatus;
+
+	if (!s->o->argv || s->child_done)
+		return;
+	kill(s->launch.pid, SIGTERM);
+	if (waitpid(s->launch.pid, &wstatus, 0) == s->launch.pid)
+		s->status = exit_status_of(wstatus);
+	s->child_done = true;
+}
+
+/*
+ * Where a capture goes when path cannot take it: ./microscope-PID.msc, else
+ * $TMPDIR (or /tmp)/microscope-PID.msc.  Returns 0 with the path used in
+ * buf, or -errno of the last attempt.
+ */
+static int seal_fallback(struct capture_builder *b, char *buf, size_t len)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char cwd[2048];
+	int err;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), ".");
+	snprintf(buf, len, "%s/microscope-%d.msc", cwd, (int)getpid());
+	err = capture_builder__write(b, buf);
+	if (!err)
+		return 0;
+	snprintf(buf, len, "%s/microscope-%d.msc", tmpdir && *tmpdir ? tmpdir : "/tmp",
+		 (int)getpid());
+	return capture_builder__write(b, buf);
+}
+
+/* Finish processing and write the capture (or keep it elsewhere).  Returns
+ * 0 or -errno (reported). */
+static int session__seal(struct record_session *s)
+{
+	const char *path = s->o->output;
+	char fallback[4096];
+	int err;
+
+	err = processor__finish(s->proc);
+	if (err) {
+		fprintf(stderr, "microscope record: cannot finish the capture: %s\n",
+			strerror(-err));
+		return err;
+	}
+	err = capture_builder__write(s->b, path);
+	if (err) {
+		const char *why = capture_builder__error(s->b);
+
+		if (why && why[0]) /* why starts with the path */
+			fprintf(stderr, "microscope record: cannot write capture %s\n", why);
+		else
+			fprintf(stderr, "microscope record: cannot write capture %s: %s\n", path,
+				strerror(-err));
+		/* The recording cannot be redone: keep it somewhere. */
+		if (!seal_fallback(s->b, fallback, sizeof(fallback)))
+			fprintf(stderr, "microscope record: capture saved to %s instead\n",
+				fallback);
+		else
+			fprintf(stderr, "microscope record: could not save the capture anywhere "
+					"(tried ./ and $TMPDIR): %s\n",
+				capture_builder__error(s->b));
+		return err;
+	}
+	if (!s->o->quiet) {
+		struct stat st;
+
+		if (stat(path, &st))
+			st.st_size = 0;
+		fprintf(stderr, "[ microscope: %llu samples written to %s (%.1f KiB) ]\n",
+			(unsigned long long)processor__samples(s->proc), path, st.st_size / 1024.0);
+	}
+	return 0;
+}
+
+/*
+ * After the drain: sampling halted, the command ended, the budget's and the
+ * CPython tracker's last words, the collector stopped and freed, the capture
+ * sealed.  Sets s->status (1 if any of it failed).
+ */
+static void session__finish(struct record_session *s)
+{
+	const struct record_options *o = s->o;
+	int err;
+
+	/* Sampling ends here at the latest (the duration timer or a signal may
+	 * have halted it already): what follows is processing the backlog. */
+	collector__halt_sampling(s->col);
+	halt_col = NULL;
+	if (o->argv)
+		session__end_command(s);
+	else
+		s->status = 0;
+	if (s->budget) {
+		err = budget_monitor__finish(s->budget, s->col, session__sink, s);
+		if (err) /* the recording stands; its budget totals are missing */
+			step_failed(err, "budget: reading the final counters");
+	}
+	if (s->py && py_tracker__describe(s->py) &&
+	    session__emit_meta(s, "python_runtime", py_tracker__describe(s->py)))
+		s->status = 1;
+	err = collector__stop(s->col);
+	if (err) {
+		step_failed(err, "stopping the collector");
+		s->status = 1;
+	}
+	collector__free(s->col);
+	s->col = NULL;
+	if (session__seal(s))
+		s->status = 1;
+}
+
+/* Free everything; a command still running is killed.  Sets status 1 if the
+ * raw stream cannot be published. */
+static void session__release(struct record_session *s)
+{
+	if (s->launch.pid > 0 && !s->child_done) {
+		kill(s->launch.pid, SIGKILL);
+		waitpid(s->launch.pid, NULL, 0);
+	}
+	halt_col = NULL;
+	collector__free(s->col);
+	budget_monitor__free(s->budget);
+	if (s->raw) {
+		int err = stream_writer__free(s->raw);
+
+		if (err) {
+			step_failed(err, "finishing the raw stream in %s", s->o->save_raw);
+			s->status = 1;
+		}
+	}
+	processor__free(s->proc);
+	py_tracker__free(s->py);
+	symbolizer__free(s->sym);
+	capture_builder__free(s->b);
+}
+
+static void session__init(struct record_session *s, const struct record_options *o)
+{
+	memset(s, 0, sizeof(*s));
+	s->o = o;
+	s->launch = (struct launcher){ .pid = -1, .gate_fd = -1, .error_fd = -1 };
+	s->status = 1;
+}
+
+int record_session__run(const struct record_options *o, const char *record_command)
+{
+	struct record_session s;
+
+	session__init(&s, o);
+	if (!session__wire(&s, record_command) && !session__start(&s)) {
+		/* A failed drain still seals what was recorded, then exits 1. */
+		int err = session__drain(&s);
+
+		session__finish(&s);
+		if (err)
+			s.status = 1;
+	}
+	session__release(&s);
+	return s.status;
+}
+
+int record_session__replay(const struct record_options *o)
+{
+	struct record_session s;
+	int err;
+
+	session__init(&s, o);
+	if (session__open_processor(&s))
+		goto cleanup;
+	/* The stream's own meta says how it was recorded; an explicit
+	 * --symbolize replays it the other way. */
+	if (o->explicit & MS_OPT_SET_SYMBOLIZE)
+		processor__force_symbolize(s.proc, o->symbolize == MS_SYMBOLIZE_DEFERRED);
+	err = stream__replay(o->replay, processor__sink, s.proc);
+	if (err) {
+		if (err != -EBADMSG) /* -EBADMSG: already reported with file and offset */
+			step_failed(err, "replaying %s", o->replay);
+		goto cleanup;
+	}
+	s.status = session__seal(&s) ? 1 : 0;
+cleanup:
+	session__release(&s);
+	return s.status;
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf/abi/records.h"
+#include "record_options.h"
+
+_Static_assert(MS_MAX_STACK_SIZE == MS_STACK_COPY_MAX, "--stack-size limit is the sampler's");
+
+void record_options__init(struct record_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->freq_hz = MS_DEFAULT_FREQ_HZ;
+	o->event = MS_EVENT_CPU_CLOCK;
+	o->output = MS_DEFAULT_OUTPUT;
+	o->stack_size = MS_DEFAULT_STACK_SIZE;
+	o->call_graph = MS_CALL_GRAPH_AUTO;
+	o->ringbuf_bytes = 0; /* automatic */
+	o->perf_pages = 64;
+	o->off_cpu_min_ns = MS_DEFAULT_OFF_CPU_MIN_US * 1000ull;
+}
+
+int record_options__parse_stack_size(const char *arg, uint32_t *bytes)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!arg || *arg < '0' || *arg > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || v > MS_MAX_STACK_SIZE)
+		return -EINVAL;
+	*bytes = (uint32_t)((v + 7) & ~7ull);
+	return 0;
+}
+
+static const char *const call_graph_names[] = {
+	[MS_CALL_GRAPH_AUTO] = "auto",
+	[MS_CALL_GRAPH_FP] = "fp",
+	[MS_CALL_GRAPH_DWARF] = "dwarf",
+};
+
+int record_options__parse_call_graph(const char *arg, uint32_t *mode)
+{
+	uint32_t i;
+
+	for (i = 0; arg && i < sizeof(call_graph_names) / sizeof(call_graph_names[0]); i++) {
+		if (!strcmp(arg, call_graph_names[i])) {
+			*mode = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *record_options__call_graph_name(uint32_t mode)
+{
+	if (mode < sizeof(call_graph_names) / sizeof(call_graph_names[0]))
+		return call_graph_names[mode];
+	return "unknown";
+}
+
+uint32_t record_options__stack_copy_bytes(const struct record_options *o)
+{
+	return o->call_graph == MS_CALL_GRAPH_FP ? 0 : o->stack_size;
+}
+
+uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpus)
+{
+	/* Largest record as it sits in the ring: BPF_RINGBUF_HDR_SZ (8) + the
+	 * sample with two full callchains + the copy. */
+	uint64_t rec = 8 + sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 +
+		       record_options__stack_copy_bytes(o);
+	uint64_t want = 2 * (uint64_t)(nr_cpus > 0 ? nr_cpus : 1) * o->freq_hz * rec / 2;
+	uint64_t size = MS_RINGBUF_AUTO_MIN;
+
+	while (size < want && size < MS_RINGBUF_AUTO_MAX)
+		size <<= 1;
+	return (uint32_t)size;
+}
+
+int record_options__parse_budget(const char *arg, double *pct)
+{
+	char *end;
+	double v;
+
+	if (!arg || !*arg)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || *end || !(v >= 0 && v <= 100))
+		return -EINVAL;
+	*pct = v;
+	return 0;
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static int check_failed(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+int record_options__check(const struct record_options *o, char *err, size_t errlen)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (o->freq_hz < MS_MIN_FREQ_HZ || o->freq_hz > MS_MAX_FREQ_HZ)
+		return check_failed(err, errlen,
+				    "bad frequency %u Hz (%u..%u Hz: above that the sampler "
+				    "itself would take the CPUs)",
+				    o->freq_hz, MS_MIN_FREQ_HZ, MS_MAX_FREQ_HZ);
+	if (o->event != MS_EVENT_CPU_CLOCK && o->event != MS_EVENT_CYCLES)
+		return check_failed(err, errlen, "unknown sampling event %u", o->event);
+	if (o->stack_size > MS_MAX_STACK_SIZE || o->stack_size % 8)
+		return check_failed(err, errlen,
+				    "bad stack size %u (a multiple of 8 bytes, 0..%d)",
+				    o->stack_size, MS_MAX_STACK_SIZE);
+	if (o->call_graph != MS_CALL_GRAPH_AUTO && o->call_graph != MS_CALL_GRAPH_FP &&
+	    o->call_graph != MS_CALL_GRAPH_DWARF)
+		return check_failed(err, errlen, "unknown call-graph mode %u", o->call_graph);
+	if (o->call_graph == MS_CALL_GRAPH_DWARF && !o->stack_size)
+		return check_failed(err, errlen, "--call-graph dwarf needs a stack copy "
+						 "(--stack-size greater than 0)");
+	if (o->call_graph == MS_CALL_GRAPH_FP && (o->explicit & MS_OPT_SET_STACK_SIZE) &&
+	    o->stack_size)
+		return check_failed(err, errlen,
+				    "--stack-size has no effect with --call-graph fp (%s): frame "
+				    "pointers copy no stack; drop it or use auto or dwarf",
+				    (o->explicit & MS_OPT_SET_CALL_GRAPH) ? "given"
+									 : "from the preset");
+	if (o->ringbuf_bytes &&
+	    (!is_pow2(o->ringbuf_bytes) || (page_size > 0 && o->ringbuf_bytes < (uint64_t)page_size) ||
+	     o->ringbuf_bytes < 2 * MS_SAMPLE_MAX_SIZE))
+		return check_failed(err, errlen,
+				    "BPF ring buffer size must be a power of two of at least one "
+				    "page and two of the largest samples");
+	if (!is_pow2(o->perf_pages))
+		return check_failed(err, errlen, "perf ring pages must be a power of two");
+	if (!(o->budget_pct >= 0 && o->budget_pct <= 100))
+		return check_failed(err, errlen,
+				    "bad budget %g (percent of one CPU, 0..100; 0 = none)",
+				    o->budget_pct);
+	if (o->python != MS_PYTHON_BPF && o->python != MS_PYTHON_OFF)
+		return check_failed(err, errlen, "unknown python mode %u (bpf, off)", o->python);
+	if (o->off_cpu_min_ns > MS_MAX_OFF_CPU_MIN_US * 1000)
+		return check_failed(err, errlen,
+				    "bad --off-cpu-min %llu us (microseconds, 0..%llu)",
+				    (unsigned long long)(o->off_cpu_min_ns / 1000),
+				    MS_MAX_OFF_CPU_MIN_US);
+	if (o->symbolize != MS_SYMBOLIZE_IMMEDIATE && o->symbolize != MS_SYMBOLIZE_DEFERRED)
+		return check_failed(err, errlen, "unknown --symbolize mode %u", o->symbolize);
+	if (o->npids > MS_MAX_PIDS)
+		return check_failed(err, errlen, "more than %d pids", MS_MAX_PIDS);
+	if (o->ndebug_dirs > MS_MAX_DEBUG_DIRS)
+		return check_failed(err, errlen, "more than %d --debug-dir", MS_MAX_DEBUG_DIRS);
+	if (!(o->duration_s >= 0))
+		return check_failed(err, errlen, "bad duration %g s", o->duration_s);
+	return 0;
+}
