@@ -46,6 +46,16 @@
  * the pprof importer refuses more than this factor of its input. */
 #define CAPTURE_LIMIT_GZIP_RATIO 1032u
 
+/*
+ * Exporters whose output could grow with stack depth x samples (the Chrome
+ * trace's B/E slices reopen a stack after every gap) write at most
+ * CAPTURE_LIMIT_EXPORT_K events per capture row (samples, intervals and
+ * stack rows) plus CAPTURE_LIMIT_EXPORT_SLACK; what does not fit is carried
+ * by a compact form (stackFrames + samples) and noted.
+ */
+#define CAPTURE_LIMIT_EXPORT_K	   16u
+#define CAPTURE_LIMIT_EXPORT_SLACK (1ull << 16)
+
 /* The default memory budget is physical RAM / this, and at least the floor. */
 #define CAPTURE_LIMIT_MEMORY_FRACTION 4u
 #define CAPTURE_LIMIT_MEMORY_FLOOR    (256ull << 20)

@@ -83,6 +83,55 @@ def capture_bomb(base, table_tag, row_size, raw_size, frame):
     return write_capture(base[:FILE_HEADER], chunks)
 
 
+TABLES = ["STRS", "MODS", "PROC", "THRD", "MAPS", "FRMS", "STKS", "EVTS", "SMPL", "CNTR", "META"]
+ROW_SIZE = {"STRS": 4, "MODS": 32, "PROC": 48, "THRD": 16, "MAPS": 40, "FRMS": 32, "STKS": 8,
+            "EVTS": 16, "SMPL": 32, "CNTR": 16, "META": 8}
+
+
+def capture_from_rows(strings, rows):
+    """A capture with uncompressed tables: strings (list of bytes, [0] == b"")
+    and rows {tag: [packed row bytes]}."""
+    data = b"".join(x + b"\0" for x in strings)
+    offs, o = [], 0
+    for x in strings:
+        offs.append(o)
+        o += len(x) + 1
+    offs.append(o)
+    payloads = {"STRS": struct.pack("<%dI" % len(offs), *offs) + data}
+    counts = {"STRS": len(strings)}
+    for t in TABLES[1:]:
+        payloads[t] = b"".join(rows.get(t, []))
+        counts[t] = len(rows.get(t, []))
+    header = b"\x89MSC\r\n\x1a\n" + struct.pack("<HHII", 1, 1, 0, 0)
+    header += struct.pack("<I", zlib.crc32(header))
+    segm = struct.pack("<QQ", 0, 0)
+    chunks = [([tag("SEGM"), 0, 0, 0, 16, 0, 1, 16, 16], segm)]
+    for t in TABLES:
+        chunks.append(([tag(t), 0, 0, 0, ROW_SIZE[t], 0, counts[t], len(payloads[t]), 0],
+                       payloads[t]))
+    chunks.append(([tag("SEAL"), 0, 0, 0, 16, 0, 1, 16, 16], b""))
+    return write_capture(header, chunks)
+
+
+def chrome_alternating(depth=10000, samples=2000):
+    """Two `depth`-deep stacks that differ at the root, sampled alternately:
+    every sample reopens a whole stack in B/E slices (issue 14 item 7)."""
+    strings = [b"", b"a", b"b", b"f", b"cpu-clock", b"samples"]
+    frames = [struct.pack("<IIQIIII", 0xFFFFFFFF, 0, 0, s, 0, 0, 0) for s in (1, 2, 3)]
+    stacks, leaves = [], []
+    for root in (0, 1):
+        parent = 0xFFFFFFFF
+        for d in range(depth):
+            stacks.append(struct.pack("<II", parent, root if d == 0 else 2))
+            parent = len(stacks) - 1
+        leaves.append(parent)
+    events = [struct.pack("<IIQ", 4, 5, 1000000)]
+    smpl = [struct.pack("<QIIIIQ", 1000000 * (i + 1), 0xFFFFFFFF, 0, leaves[i % 2], 0, 1)
+            for i in range(samples)]
+    return capture_from_rows(strings, {"FRMS": frames, "STKS": stacks, "EVTS": events,
+                                       "SMPL": smpl})
+
+
 def varint(v):
     out = bytearray()
     while True:
@@ -148,6 +197,7 @@ def main():
         "pprof-inline.pb.gz": pprof_inline_bomb(),
         "pprof-strings.pb.gz": pprof_strings_bomb(),
         "pprof-zeros.pb.gz": gzip_zero_bomb(256),
+        "chrome-alternating.msc": chrome_alternating(),
         "deep.folded": (";".join(["f"] * 1000000) + " 1\n").encode(),
         "deep-distinct.folded": (";".join("f%d" % i for i in range(1000000)) + " 1\n").encode(),
     }
