@@ -11,9 +11,9 @@
  * it is, so the framing checks are fuzzed too.  Inputs starting with 'T'
  * are bare tables the harness frames itself (fuzz__assemble): the seeds
  * *.tables (tests/fuzz/make_raw_seeds.py) make the mutator edit rows.
- * With MS_FUZZ_STATS set, the share of inputs that reached row validation is printed at exit (make fuzz-long asserts it);
- * with MS_FUZZ_WHY, each earlier rejection's message (to see what stops
- * inputs).  60 s on 2026-12-02: 51.5 % of 8071 inputs, 0 crashes.
+ * With MS_FUZZ_STATS set, the share of inputs that reached row validation
+ * is printed at exit (make fuzz-long asserts it); with MS_FUZZ_WHY, each
+ * earlier rejection's message (to see what stops inputs).  60 s on 2026-12-02: 51.5 % of 8071 inputs, 0 crashes.
  */
 #include <stdbool.h>
 #include <string.h>
