@@ -144,11 +144,19 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
 	$(Q)$(PYTHON) tests/run.py --unit --e2e $(OUTPUT)
 
-# Unit tests and the damaged-capture corpus under ASan/UBSan, then every fuzz
-# corpus (tests/fuzz/<target>/) replayed once through its harness.
-check:
+# Source lints (include layering of ARCHITECTURE.md, perf layouts), then unit tests and the
+# damaged-capture corpus under ASan/UBSan, then every fuzz corpus
+# (tests/fuzz/<target>/) replayed once through its harness.
+check: lint
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/san CFLAGS="-O1 -g $(SAN_FLAGS)" \
 		LDLIBS="$(LDLIBS) $(SAN_FLAGS)" unit fuzz-replay
+
+# Includes point down the layers only (tests/tools/layering.py); perf record
+# layouts live in userspace/stream/ alone (tests/tools/perf_layouts.py).
+.PHONY: lint
+lint:
+	$(Q)$(PYTHON) tests/tools/layering.py .
+	$(Q)$(PYTHON) tests/tools/perf_layouts.py .
 
 # ---- Fuzzing (tests/fuzz/fuzz.h).  `make fuzz` builds the library with clang and
 # -fsanitize=fuzzer-no-link,address,undefined in $(OUTPUT)/fuzz and runs each harness

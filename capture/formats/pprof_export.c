@@ -386,9 +386,15 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 			types[ncols].unit = str_add(&o, "count");
 			cols[ncols++] = (struct pprof_column){ .event = i };
 			if (ev->period) {
+				/* A clock event's period is ns of CPU time ("cpu",
+				 * pprof's name for it); any other event (cycles)
+				 * counts its own unit and keeps its name. */
+				bool clock = !strcmp(name, "cpu-clock") || !strcmp(name, "task-clock");
+
 				types[ncols] = (pb_value_type)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-				types[ncols].type = str_add(&o, samples_taken ? name : "cpu");
-				types[ncols].unit = str_add(&o, "nanoseconds");
+				types[ncols].type =
+					str_add(&o, samples_taken || !clock ? name : "cpu");
+				types[ncols].unit = str_add(&o, clock ? "nanoseconds" : "count");
 				cols[ncols++] = (struct pprof_column){ .event = i, .times_period = true };
 				if (!prof.period_type || generic_period) {
 					generic_period = false;

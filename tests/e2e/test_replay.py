@@ -5,6 +5,7 @@ must give byte-identical captures."""
 import os
 
 import helpers as H
+import rawstream as R
 
 
 def _saved():
@@ -56,3 +57,41 @@ def test_replay_gives_the_live_profile():
     assert not only_live and not only_replay, \
         "live %d samples / replay %d samples; stacks that differ:\nlive:\n%s\nreplay:\n%s" % (
             H.total(live), H.total(again), H.show_stacks(only_live), H.show_stacks(only_replay))
+
+
+def _header_with_version(header, version):
+    return header[:12] + version.to_bytes(4, "little")
+
+
+def test_replay_refuses_another_stream_version():
+    """A stream of a newer version is refused, naming its version and the
+    ones this build replays; no capture is written."""
+    _, raw = _saved()
+    header, chunks = R.read(raw)
+    assert int.from_bytes(header[12:16], "little") == 2, "the writer's stream version"
+    path = H.tmp_path("v99.msraw")
+    R.write(path, _header_with_version(header, 99), chunks)
+    out = H.tmp_path("v99.msc")
+    rec = H.record(output=out, extra=["--replay", path], expect_status=None)
+    assert rec.returncode != 0, "a version-99 stream replayed (status 0)"
+    assert "raw stream version 99; this build replays stream versions 1 to 2" in rec.stderr, \
+        rec.stderr
+    assert not os.path.exists(out), "a capture was written from a refused stream"
+
+
+def test_replay_of_a_version_1_stream_gives_the_same_profile():
+    """A stream written before the version field (0 there, no META
+    perf.sample_type: the trailer is assumed TID|TIME|CPU) replays to the
+    same samples and stacks as the version-2 stream it came from."""
+    _, raw = _saved()
+    header, chunks = R.read(raw)
+    old = [c for c in chunks if not (c[0] == R.META and c[3].startswith(b"perf.sample_type="))]
+    assert len(old) == len(chunks) - 1, "the stream has no META perf.sample_type"
+    path = H.tmp_path("v1.msraw")
+    R.write(path, _header_with_version(header, 0), old)
+    out = H.tmp_path("v1.msc")
+    H.record(output=out, extra=["--replay", path], timeout=120)
+    now, _ = _replay(raw, "v2.msc")
+    a, b = H.folded(out), H.folded(now)
+    assert H.total(a) > 0 and a == b, "version 1 %d samples, version 2 %d samples" % (
+        H.total(a), H.total(b))

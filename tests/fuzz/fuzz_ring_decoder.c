@@ -14,7 +14,7 @@
 
 #include "capture/capture.h"
 #include "fuzz.h"
-#include "userspace/collector/stream.h"
+#include "userspace/stream/stream.h"
 #include "userspace/processor/processor.h"
 #include "userspace/symbols/symbols.h"
 

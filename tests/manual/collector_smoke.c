@@ -41,6 +41,7 @@
 #include "bpf/abi/records.h"
 #include "userspace/collector/collector.h"
 #include "userspace/options/record_options.h"
+#include "userspace/stream/perf_records.h"
 
 #define MAX_CPUS 1024
 #define MAX_TIDS 256
@@ -120,34 +121,34 @@ static void on_sample(struct smoke *s, const struct ms_sample *m, __u32 len)
 
 static void on_perf(struct smoke *s, const struct ms_chunk *c, const void *p)
 {
-	const struct perf_event_header *h = p;
+	struct perf_sample_id_layout l;
+	struct perf_event_header h;
+	struct perf_mmap2 m;
 
+	perf_sample_id__layout(MS_SIDEBAND_SAMPLE_TYPE, &l);
 	if (c->source == MS_SOURCE_SNAPSHOT)
 		s->snapshot_records++;
-	if (h->type < 32)
-		s->perf_types[h->type]++;
-	if (h->type == PERF_RECORD_MMAP2) {
-		const __u32 *pid = (const __u32 *)(h + 1);
-		const char *name = (const char *)p + 72;
-		bool bid = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID;
+	if (perf_rec__header(p, c->len, &h))
+		return;
+	if (h.type < 32)
+		s->perf_types[h.type]++;
+	if (h.type == PERF_RECORD_MMAP2 && !perf_rec__parse_mmap2(&l, p, c->len, &m)) {
+		bool bid = h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID;
 
 		s->mmap2_build_id += bid;
-		if (s->target && *pid == (__u32)s->target) {
+		if (s->target && m.f.pid == (__u32)s->target) {
 			s->mmap2_target++;
 			s->mmap2_target_build_id += bid;
-			if (strstr(name, "libzstd")) {
-				__u64 addr = *(const __u64 *)(pid + 2),
-				      len = *(const __u64 *)(pid + 4);
-
+			if (strstr(m.filename, "libzstd")) {
 				s->saw_dlopen = true;
-				if (!s->dl_start || addr < s->dl_start)
-					s->dl_start = addr;
-				if (addr + len > s->dl_end)
-					s->dl_end = addr + len;
+				if (!s->dl_start || m.f.addr < s->dl_start)
+					s->dl_start = m.f.addr;
+				if (m.f.addr + m.f.len > s->dl_end)
+					s->dl_end = m.f.addr + m.f.len;
 			}
 			printf("  mmap2 %-8s pid %u build_id %s %s\n",
-			       c->source == MS_SOURCE_SNAPSHOT ? "snapshot" : "live", *pid,
-			       bid ? "yes" : "no ", name);
+			       c->source == MS_SOURCE_SNAPSHOT ? "snapshot" : "live", m.f.pid,
+			       bid ? "yes" : "no ", m.filename);
 		}
 	}
 }

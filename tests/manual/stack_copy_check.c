@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "bpf/abi/records.h"
-#include "userspace/collector/stream.h"
+#include "userspace/stream/stream.h"
 
 struct mapping {
 	uint64_t start, end;

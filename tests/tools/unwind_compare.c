@@ -51,15 +51,12 @@
 #include <unistd.h>
 
 #include "bpf/abi/records.h"
-#include "userspace/collector/stream.h"
+#include "userspace/stream/perf_records.h"
+#include "userspace/stream/stream.h"
 #include "userspace/unwind/unwind.h"
 
 #define MAX_FRAMES    256
-#define SAMPLE_ID_LEN 24 /* perf sample_id: pid/tid, time, id (tasks.c) */
 
-#ifndef PERF_RECORD_MISC_COMM_EXEC
-#define PERF_RECORD_MISC_COMM_EXEC (1 << 13)
-#endif
 
 /* ------------------------------------------------------------------ events */
 
@@ -97,47 +94,40 @@ static struct event *new_event(void)
 	return &events[nevents++];
 }
 
+/* The trailer of the collector's side-band records (stream/perf_records.h). */
+static struct perf_sample_id_layout sideband;
+
 static int on_perf(const uint8_t *rec, uint32_t len, uint32_t source)
 {
 	struct perf_event_header h;
-	uint64_t time = 0;
+	struct perf_mmap2 m;
+	struct perf_comm cm;
 
-	if (len < sizeof(h))
+	if (!sideband.size)
+		perf_sample_id__layout(MS_SIDEBAND_SAMPLE_TYPE, &sideband);
+	if (perf_rec__header(rec, len, &h))
 		return 0;
-	memcpy(&h, rec, sizeof(h));
-	if (h.size != len)
-		return 0;
-	if (source != MS_SOURCE_SNAPSHOT && len >= sizeof(h) + SAMPLE_ID_LEN)
-		memcpy(&time, rec + len - 16, sizeof(time));
-	if (h.type == PERF_RECORD_MMAP2 && len >= 72 + SAMPLE_ID_LEN) {
-		uint32_t pid, prot;
-		uint64_t addr, mlen, pgoff;
-		const char *name = (const char *)rec + 72;
-		size_t plen = strnlen(name, len - 72 - SAMPLE_ID_LEN);
+	if (h.type == PERF_RECORD_MMAP2 && !perf_rec__parse_mmap2(&sideband, rec, len, &m)) {
+		size_t plen = m.filename_len;
 
-		memcpy(&pid, rec + 8, 4);
-		memcpy(&addr, rec + 16, 8);
-		memcpy(&mlen, rec + 24, 8);
-		memcpy(&pgoff, rec + 32, 8);
-		memcpy(&prot, rec + 64, 4);
-		if (!(prot & PROT_EXEC) || plen == len - 72 - SAMPLE_ID_LEN)
+		if (!(m.f.prot & PROT_EXEC))
 			return 0;
 		struct event *e = new_event();
 		e->kind = EV_MMAP;
-		e->time = time;
-		e->pid = pid;
-		e->addr = addr;
-		e->len = mlen;
-		e->pgoff = pgoff;
-		e->path = strndup(name, plen);
+		e->time = source != MS_SOURCE_SNAPSHOT ? m.id.time : 0;
+		e->pid = m.f.pid;
+		e->addr = m.f.addr;
+		e->len = m.f.len;
+		e->pgoff = m.f.pgoff;
+		e->path = strndup(m.filename, plen);
 		if (plen > 10 && !strcmp(e->path + plen - 10, " (deleted)"))
 			e->path[plen - 10] = '\0';
-	} else if (h.type == PERF_RECORD_COMM && (h.misc & PERF_RECORD_MISC_COMM_EXEC) &&
-		   len >= 16) {
+	} else if (h.type == PERF_RECORD_COMM && !perf_rec__parse_comm(&sideband, rec, len, &cm) &&
+		   (cm.misc & PERF_RECORD_MISC_COMM_EXEC)) {
 		struct event *e = new_event();
 		e->kind = EV_EXEC;
-		e->time = time;
-		memcpy(&e->pid, rec + 8, 4);
+		e->time = source != MS_SOURCE_SNAPSHOT ? cm.id.time : 0;
+		e->pid = cm.f.pid;
 	}
 	return 0;
 }

@@ -5,6 +5,7 @@
  * normalization (exec and a later overlapping mmap), symbolization of this
  * binary's own functions, and that malformed records are counted, not fatal.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,7 +25,8 @@
 
 #include "bpf/abi/records.h"
 #include "capture/capture.h"
-#include "userspace/collector/stream.h"
+#include "userspace/stream/perf_records.h"
+#include "userspace/stream/stream.h"
 #include "userspace/processor/processor.h"
 
 __attribute__((noinline)) int marker_function_one(int x)
@@ -80,71 +82,56 @@ static void feed(uint32_t kind, uint32_t source, const void *payload, uint32_t l
 	assert_int_equal(processor__sink(proc, &c, payload), 0);
 }
 
+/* The side-band trailer the records below carry (META perf.sample_type). */
+static struct perf_sample_id_layout sideband;
+
+static void feed_built(uint32_t source, const void *buf, int size)
+{
+	assert_true(size > 0);
+	feed(MS_CHUNK_PERF, source, buf, (uint32_t)size, 0);
+}
+
 static void feed_mmap2(uint32_t source, uint32_t pid, const struct exe_map *m, uint64_t time)
 {
-	uint8_t buf[1024] = { 0 };
-	size_t nlen = strlen(m->path) + 1, body = 72 + ((nlen + 7) & ~7ul);
-	struct perf_event_header *h = (void *)buf;
-	uint32_t prot = PROT_READ | PROT_EXEC;
-	uint64_t len = m->end - m->start;
+	uint8_t buf[1024];
+	struct perf_sample_id id = { .pid = pid, .tid = pid, .time = time };
+	struct perf_rec_mmap2 r = {
+		.pid = pid,
+		.tid = pid,
+		.addr = m->start,
+		.len = m->end - m->start,
+		.pgoff = m->pgoff,
+		.prot = PROT_READ | PROT_EXEC,
+	};
 	struct stat st;
 
-	h->type = PERF_RECORD_MMAP2;
-	h->size = body + 24;
-	memcpy(buf + 8, &pid, 4);
-	memcpy(buf + 12, &pid, 4);
-	memcpy(buf + 16, &m->start, 8);
-	memcpy(buf + 24, &len, 8);
-	memcpy(buf + 32, &m->pgoff, 8);
 	if (!stat(m->path, &st)) {
 		/* maj, min, ino: the processor uses a path only if they match */
-		uint32_t maj = major(st.st_dev), min = minor(st.st_dev);
-		uint64_t ino = st.st_ino;
-
-		memcpy(buf + 40, &maj, 4);
-		memcpy(buf + 44, &min, 4);
-		memcpy(buf + 48, &ino, 8);
+		r.maj = major(st.st_dev);
+		r.min = minor(st.st_dev);
+		r.ino = st.st_ino;
 	}
-	memcpy(buf + 64, &prot, 4);
-	memcpy(buf + 72, m->path, nlen);
-	memcpy(buf + body, &pid, 4);
-	memcpy(buf + body + 4, &pid, 4);
-	memcpy(buf + body + 8, &time, 8);
-	feed(MS_CHUNK_PERF, source, buf, h->size, 0);
+	feed_built(source, buf, perf_rec__build_mmap2(buf, sizeof(buf), &sideband, &r, m->path, &id));
 }
 
 static void feed_task(uint32_t type, uint32_t source, uint32_t pid, uint32_t ppid, uint32_t tid,
 		      uint64_t time)
 {
-	uint8_t buf[64] = { 0 };
-	struct perf_event_header *h = (void *)buf;
-	uint32_t v[4] = { pid, ppid, tid, tid };
+	uint8_t buf[128];
+	struct perf_sample_id id = { .pid = pid, .tid = tid, .time = time };
+	struct perf_rec_task t = { .pid = pid, .ppid = ppid, .tid = tid, .ptid = tid, .time = time };
 
-	h->type = type;
-	h->size = 8 + 16 + 8 + 24;
-	memcpy(buf + 8, v, 16);
-	memcpy(buf + 24, &time, 8);
-	memcpy(buf + 32, &pid, 4);
-	memcpy(buf + 36, &tid, 4);
-	memcpy(buf + 40, &time, 8);
-	feed(MS_CHUNK_PERF, source, buf, h->size, 0);
+	feed_built(source, buf, perf_rec__build_task(buf, sizeof(buf), &sideband, type, &t, &id));
 }
 
 static void feed_comm(uint32_t source, uint32_t pid, const char *comm, int exec, uint64_t time)
 {
-	uint8_t buf[64] = { 0 };
-	struct perf_event_header *h = (void *)buf;
+	uint8_t buf[128];
+	struct perf_sample_id id = { .pid = pid, .tid = pid, .time = time };
 
-	h->type = PERF_RECORD_COMM;
-	h->misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
-	h->size = 16 + 16 + 24;
-	memcpy(buf + 8, &pid, 4);
-	memcpy(buf + 12, &pid, 4);
-	snprintf((char *)buf + 16, 16, "%s", comm);
-	memcpy(buf + 32, &pid, 4);
-	memcpy(buf + 36, &pid, 4);
-	memcpy(buf + 40, &time, 8);
-	feed(MS_CHUNK_PERF, source, buf, h->size, 0);
+	feed_built(source, buf,
+		   perf_rec__build_comm(buf, sizeof(buf), &sideband,
+					exec ? PERF_RECORD_MISC_COMM_EXEC : 0, pid, pid, comm, &id));
 }
 
 static void feed_sample(uint32_t pid, uint64_t time, const uint64_t *uips, int n)
@@ -197,6 +184,7 @@ static void feed_py_sample(uint32_t pid, uint64_t time, const uint64_t *uips, in
 
 static int setup(void **state)
 {
+	perf_sample_id__layout(MS_SIDEBAND_SAMPLE_TYPE, &sideband);
 	builder = capture_builder__new();
 	symz = symbolizer__new();
 	proc = processor__new(builder, symz);
@@ -286,6 +274,175 @@ static void test_exec_drops_mappings(void **state)
 	assert_string_equal(leaf_name(c, 0), "marker_function_one");
 	assert_string_equal(leaf_name(c, 1), ""); /* no mapping after exec */
 	assert_int_equal(capture__counter(c, "processor.frame_no_mapping"), 1);
+	capture__free(c);
+}
+
+/*
+ * The sample_id trailer (perf_event.h, "struct sample_id") is laid out from
+ * the sample_type in use: TID (8 bytes: pid, tid), TIME (8), ID (8),
+ * STREAM_ID (8), CPU (8: cpu, res), IDENTIFIER (8), each present iff its bit
+ * is set, in that order.  Expected offsets derived by hand below.
+ */
+static void test_sample_id_layouts(void **state)
+{
+	struct perf_sample_id_layout l;
+
+	/* the collector's side-band events: TID|TIME|CPU -> pid@0 time@8 cpu@16, 24 bytes */
+	perf_sample_id__layout(MS_SIDEBAND_SAMPLE_TYPE, &l);
+	assert_int_equal(l.size, 24);
+	assert_int_equal(l.tid_off, 0);
+	assert_int_equal(l.time_off, 8);
+	assert_int_equal(l.cpu_off, 16);
+	assert_int_equal(l.id_off, -1);
+	assert_int_equal(l.identifier_off, -1);
+	/* perf record's usual: TID|TIME|ID|CPU|IDENTIFIER -> 0, 8, 16, 24, 32; 40 bytes */
+	perf_sample_id__layout(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+				       PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
+			       &l);
+	assert_int_equal(l.size, 40);
+	assert_int_equal(l.time_off, 8);
+	assert_int_equal(l.id_off, 16);
+	assert_int_equal(l.cpu_off, 24);
+	assert_int_equal(l.identifier_off, 32);
+	/* TIME|STREAM_ID without TID: time first; bits outside the trailer
+	 * (IP, CALLCHAIN) change nothing -> time@0 stream_id@8, 16 bytes */
+	perf_sample_id__layout(PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_TIME |
+				       PERF_SAMPLE_STREAM_ID,
+			       &l);
+	assert_int_equal(l.size, 16);
+	assert_int_equal(l.tid_off, -1);
+	assert_int_equal(l.time_off, 0);
+	assert_int_equal(l.stream_id_off, 8);
+}
+
+/* A round trip through build and parse keeps every field. */
+static void test_perf_record_round_trip(void **state)
+{
+	uint8_t buf[256];
+	struct perf_sample_id id = { .pid = 7, .tid = 8, .time = 123456789, .cpu = 3 };
+	struct perf_rec_mmap2 m = { .pid = 7, .tid = 7, .addr = 0x400000, .len = 0x1000,
+				    .pgoff = 0x2000, .maj = 8, .min = 1, .ino = 99,
+				    .prot = PROT_READ | PROT_EXEC };
+	struct perf_mmap2 pm;
+	struct perf_comm pc;
+	struct perf_lost pl;
+	int n;
+
+	n = perf_rec__build_mmap2(buf, sizeof(buf), &sideband, &m, "/usr/bin/x", &id);
+	/* 72 fixed + "/usr/bin/x\0" (11) padded to 88, + 24 trailer */
+	assert_int_equal(n, 112);
+	assert_int_equal(perf_rec__parse_mmap2(&sideband, buf, n, &pm), 0);
+	assert_int_equal(pm.f.addr, 0x400000);
+	assert_int_equal(pm.f.pgoff, 0x2000);
+	assert_int_equal(pm.f.ino, 99);
+	assert_string_equal(pm.filename, "/usr/bin/x");
+	assert_int_equal(pm.id.time, 123456789);
+	assert_int_equal(pm.id.cpu, 3);
+	assert_int_equal(pm.id.tid, 8);
+	/* a trailer cut off, a string without its NUL: refused */
+	assert_int_equal(perf_rec__parse_mmap2(&sideband, buf, n - 8, &pm), -EBADMSG);
+	n = perf_rec__build_comm(buf, sizeof(buf), &sideband, PERF_RECORD_MISC_COMM_EXEC, 7, 8,
+				 "0123456789abcdefXYZ", &id);
+	assert_int_equal(n, 16 + 16 + 24); /* comm cut to 15 bytes + NUL */
+	assert_int_equal(perf_rec__parse_comm(&sideband, buf, n, &pc), 0);
+	assert_string_equal(pc.comm, "0123456789abcde");
+	assert_true(pc.misc & PERF_RECORD_MISC_COMM_EXEC);
+	memset(buf + sizeof(struct perf_rec_comm), 'x', 16); /* no NUL before the trailer */
+	assert_int_equal(perf_rec__parse_comm(&sideband, buf, n, &pc), -EBADMSG);
+	n = perf_rec__build_lost(buf, sizeof(buf), &sideband, 5, 42, &id);
+	assert_int_equal(n, 48);
+	assert_int_equal(perf_rec__parse_lost(&sideband, buf, n, &pl), 0);
+	assert_int_equal(pl.f.lost, 42);
+	assert_int_equal(perf_rec__build_mmap2(buf, 64, &sideband, &m, "/x", &id), -ENOSPC);
+}
+
+/*
+ * The processor reads record times from the trailer of the sample_type META
+ * perf.sample_type names.  The exec at 200 must fall between the samples at
+ * 150 and 250 for every layout; a trailer read at the wrong offset misorders
+ * it and the second sample keeps its mapping.
+ */
+static void test_sideband_sample_types(void **state)
+{
+	static const uint64_t types[] = {
+		MS_SIDEBAND_SAMPLE_TYPE, /* what the collector uses */
+		PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU |
+			PERF_SAMPLE_IDENTIFIER,
+		PERF_SAMPLE_TIME | PERF_SAMPLE_STREAM_ID,
+	};
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
+	struct exe_map m;
+
+	find_map(marker_function_one, &m);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		char meta[64];
+		int n = snprintf(meta, sizeof(meta), "perf.sample_type=0x%llx",
+				 (unsigned long long)types[i]);
+
+		teardown(state);
+		assert_int_equal(setup(state), 0);
+		perf_sample_id__layout(types[i], &sideband);
+		feed(MS_CHUNK_META, 0, meta, (uint32_t)n, 0);
+		feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, 777, 1, 777, 10);
+		feed_mmap2(MS_SOURCE_SNAPSHOT, 777, &m, 10);
+		feed(MS_CHUNK_ROUND, 0, NULL, 0, 100);
+		feed_sample(777, 250, &one, 1);
+		feed_comm(0, 777, "newimage", 1, 200); /* arrives late, sorted by its time */
+		feed_sample(777, 150, &one, 1);
+		feed(MS_CHUNK_END, 0, NULL, 0, 1000);
+
+		struct capture *c = finish();
+
+		assert_int_equal(c->nsamples, 2);
+		assert_int_equal(c->samples[0].time_ns, 150);
+		assert_string_equal(leaf_name(c, 0), "marker_function_one");
+		assert_string_equal(leaf_name(c, 1), "");
+		assert_int_equal(capture__counter(c, "processor.bad_perf_record"), 0);
+		capture__free(c);
+	}
+}
+
+/*
+ * A module whose symbols cannot be loaded (its file is gone) is a counted
+ * problem, not an aborted recording: its frames keep their addresses,
+ * unnamed, under one frame per run that says why.
+ */
+static void test_unreadable_module_frames_say_why(void **state)
+{
+	struct exe_map gone = { .start = 0x7f0000000000ull, .end = 0x7f0000010000ull,
+				.path = "/nonexistent/microscope-test/libgone.so" };
+	/* innermost first: three frames in the module */
+	uint64_t uips[3] = { 0x7f0000001000ull, 0x7f0000002010ull, 0x7f0000003020ull };
+	uint32_t pid = 4343;
+
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 100);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &gone, 100);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 1000);
+	feed_sample(pid, 1200, uips, 3);
+	feed(MS_CHUNK_END, 0, NULL, 0, 2000);
+
+	struct capture *c = finish();
+	const char *want = "[libgone.so: no symbols: ";
+	uint32_t st, marks = 0, unnamed = 0;
+
+	assert_int_equal(c->nsamples, 1);
+	assert_int_equal(capture__counter(c, "processor.module_unreadable"), 1);
+	/* leaf to root: 0x1000, 0x2010, 0x3020 (all in the module), the mark */
+	for (st = c->samples[0].stack; st != CAPTURE_NONE; st = c->stacks[st].parent) {
+		const struct capture_frame *f = &c->frames[c->stacks[st].frame];
+		const char *fn = capture__string(c, f->function);
+
+		if (!strncmp(fn, want, strlen(want))) {
+			marks++;
+			assert_int_equal(c->stacks[st].parent, CAPTURE_NONE); /* heads the run */
+		} else {
+			assert_true(f->flags & CAPTURE_FRAME_F_UNSYMBOLIZED);
+			assert_string_equal(fn, "");
+			unnamed++;
+		}
+	}
+	assert_int_equal(marks, 1);
+	assert_int_equal(unnamed, 3);
 	capture__free(c);
 }
 
@@ -674,6 +831,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_order_and_symbols, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_drops_mappings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sample_id_layouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_perf_record_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sideband_sample_types, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreadable_module_frames_say_why, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forked_child_inherits_mappings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_info_and_inheritance, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_counted, setup, teardown),

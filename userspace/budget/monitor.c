@@ -95,25 +95,24 @@ int budget_monitor__emit_meta(struct budget_monitor *m, stream_sink_fn sink, voi
 	const struct budget_config *cfg = &m->ctl.cfg;
 	int err;
 
-	err = emit_text(sink, ctx, MS_CHUNK_META, "budget.pct=%g", m->pct);
+	err = ms_meta__emit_number(sink, ctx, MS_META_BUDGET_PCT, m->pct);
 	if (!err)
-		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.bpf_stats=%s",
-				m->stats_fd >= 0 ? "yes" : m->stats_note);
+		err = ms_meta__emit(sink, ctx, MS_META_BUDGET_BPF_STATS,
+				    m->stats_fd >= 0 ? "yes" : m->stats_note);
 	if (!err)
-		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.perf_ns_per_sample=%llu",
-				(unsigned long long)cfg->perf_ns_per_sample);
+		err = ms_meta__emit_u64(sink, ctx, MS_META_BUDGET_PERF_NS_PER_SAMPLE,
+					cfg->perf_ns_per_sample);
 	if (!err)
-		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.max_factor=%u", cfg->max_factor);
+		err = ms_meta__emit_u64(sink, ctx, MS_META_BUDGET_MAX_FACTOR, cfg->max_factor);
 	if (!err)
-		err = emit_text(sink, ctx, MS_CHUNK_META, "budget.interval_ns=%llu",
-				(unsigned long long)MS_BUDGET_INTERVAL_NS);
+		err = ms_meta__emit_u64(sink, ctx, MS_META_BUDGET_INTERVAL_NS, MS_BUDGET_INTERVAL_NS);
 	return err;
 }
 
-static int observe(struct collector *c, struct budget_obs *o)
+static int observe(const struct budget_recorder *r, struct budget_obs *o)
 {
 	uint64_t run_ns, runs;
-	int err = collector__bpf_stats(c, &run_ns, &runs);
+	int err = r->bpf_stats(r->ctx, &run_ns, &runs);
 
 	if (err)
 		return err;
@@ -125,7 +124,7 @@ static int observe(struct collector *c, struct budget_obs *o)
 	return 0;
 }
 
-int budget_monitor__tick(struct budget_monitor *m, struct collector *c)
+int budget_monitor__tick(struct budget_monitor *m, const struct budget_recorder *r)
 {
 	struct budget_decision d;
 	struct budget_obs o;
@@ -134,7 +133,7 @@ int budget_monitor__tick(struct budget_monitor *m, struct collector *c)
 
 	if (m->have_first && now < m->next_ns)
 		return 0;
-	err = observe(c, &o);
+	err = observe(r, &o);
 	if (err)
 		return err;
 	if (!m->have_first) {
@@ -154,16 +153,16 @@ int budget_monitor__tick(struct budget_monitor *m, struct collector *c)
 		m->have_steady = true;
 	}
 	if (d.action == BUDGET_LOWER || d.action == BUDGET_RAISE)
-		return collector__set_duty(c, d.factor);
+		return r->set_duty(r->ctx, d.factor);
 	return 0;
 }
 
-int budget_monitor__finish(struct budget_monitor *m, struct collector *c, stream_sink_fn sink,
-			   void *ctx)
+int budget_monitor__finish(struct budget_monitor *m, const struct budget_recorder *r,
+			   stream_sink_fn sink, void *ctx)
 {
 	const struct budget *b = &m->ctl;
 	struct budget_obs o;
-	int err = observe(c, &o);
+	int err = observe(r, &o);
 
 	if (err)
 		return err;

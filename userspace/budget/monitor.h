@@ -5,7 +5,9 @@
  * run_time_ns/run_cnt of BPF programs without the global
  * kernel.bpf_stats_enabled sysctl), reads the observations the controller
  * (budget.h) judges once per MS_BUDGET_INTERVAL_NS, and applies its decisions
- * through collector__set_duty().  Owns nothing else.
+ * through the recorder's set_duty (struct budget_recorder; the CLI wires in
+ * collector__set_duty, so the budget layer never includes the collector).
+ * Owns nothing else.
  */
 #ifndef MS_BUDGET_MONITOR_H
 #define MS_BUDGET_MONITOR_H
@@ -13,10 +15,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../collector/collector.h"
+#include "../stream/meta.h"
+#include "../stream/stream.h"
 #include "budget.h"
 
 struct budget_monitor;
+
+/*
+ * What the monitor reads from and steers in the recorder, borrowed for each
+ * call: bpf_stats returns the cumulative BPF run time (ns) and sampler runs
+ * (as collector__bpf_stats), set_duty makes the sampling period factor
+ * times the requested one (as collector__set_duty).  Both return 0 or -errno.
+ */
+struct budget_recorder {
+	int (*bpf_stats)(void *ctx, uint64_t *run_ns, uint64_t *sampler_runs);
+	int (*set_duty)(void *ctx, uint32_t factor);
+	void *ctx;
+};
 
 /*
  * Enable BPF run-time stats (bpf_enable_stats(BPF_STATS_RUN_TIME), Linux
@@ -39,9 +54,9 @@ int budget_monitor__emit_meta(struct budget_monitor *m, stream_sink_fn sink, voi
 /*
  * Call often while recording (each drain round).  At most once per
  * MS_BUDGET_INTERVAL_NS it reads the observation, steps the controller and
- * applies a changed factor with collector__set_duty.  Returns 0 or -errno.
+ * applies a changed factor with r->set_duty.  Returns 0 or -errno.
  */
-int budget_monitor__tick(struct budget_monitor *m, struct collector *c);
+int budget_monitor__tick(struct budget_monitor *m, const struct budget_recorder *r);
 
 /*
  * Take the last observation (before collector__stop) and emit the totals as
@@ -50,8 +65,8 @@ int budget_monitor__tick(struct budget_monitor *m, struct collector *c);
  * budget.raised, budget.peak_factor, budget.final_factor, budget.steps.
  * Returns 0 or -errno.
  */
-int budget_monitor__finish(struct budget_monitor *m, struct collector *c, stream_sink_fn sink,
-			   void *ctx);
+int budget_monitor__finish(struct budget_monitor *m, const struct budget_recorder *r,
+			   stream_sink_fn sink, void *ctx);
 
 /* Close the stats fd and free.  Accepts NULL. */
 void budget_monitor__free(struct budget_monitor *m);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../../capture/output_check.h"
-#include "../collector/stream.h"
+#include "../stream/stream.h"
 #include "commands.h"
 #include "record.h"
 

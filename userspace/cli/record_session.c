@@ -35,6 +35,7 @@
 #include "../collector/collector.h"
 #include "../processor/processor.h"
 #include "../budget/monitor.h"
+#include "../stream/meta.h"
 #include "../runtimes/py_procs.h"
 #include "../symbols/symbols.h"
 #include "record.h"
@@ -111,6 +112,19 @@ static int exit_status_of(int wstatus)
 	return 1;
 }
 
+/* The collector as the budget monitor's recorder (budget/monitor.h). */
+static int budget_bpf_stats(void *col, uint64_t *run_ns, uint64_t *runs)
+{
+	return collector__bpf_stats(col, run_ns, runs);
+}
+
+static int budget_set_duty(void *col, uint32_t factor)
+{
+	return collector__set_duty(col, factor);
+}
+
+#define BUDGET_RECORDER(col) (&(struct budget_recorder){ budget_bpf_stats, budget_set_duty, (col) })
+
 /* A stream_sink_fn: the raw stream writer (when saving), then the processor. */
 static int session__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 {
@@ -119,10 +133,15 @@ static int session__sink(void *ctx, const struct ms_chunk *c, const void *payloa
 
 	/* Tell the user about a fallback the collector chose (e.g. -e cycles on
 	 * a machine without hardware counters). */
-	if (c->kind == MS_CHUNK_META && !s->o->quiet && c->len > 11 &&
-	    !memcmp(payload, "event.note=", 11))
-		fprintf(stderr, "microscope record: note: %.*s\n", (int)c->len - 11,
-			(const char *)payload + 11);
+	if (c->kind == MS_CHUNK_META && !s->o->quiet) {
+		struct ms_meta m;
+
+		if (!ms_meta__parse(payload, c->len, &m)) {
+			if (m.id == MS_META_EVENT_NOTE)
+				fprintf(stderr, "microscope record: note: %s\n", m.value);
+			ms_meta__release(&m);
+		}
+	}
 	if (s->raw) {
 		err = stream_writer__sink(s->raw, c, payload);
 		if (err)
@@ -137,32 +156,15 @@ static int session__sink(void *ctx, const struct ms_chunk *c, const void *payloa
 	return processor__sink(s->proc, c, payload);
 }
 
-/* One META chunk "key=value" through the sink.  Returns 0 or -errno (the
- * step that failed is reported). */
-static int session__emit_meta(struct record_session *s, const char *key, const char *value)
+/* One typed META pair (stream/meta.h) through the sink.  Returns 0 or
+ * -errno (the step that failed is reported). */
+static int session__emit_meta(struct record_session *s, enum ms_meta_id id, const char *value)
 {
-	struct ms_chunk c = { .kind = MS_CHUNK_META };
-	char buf[8192];
-	int n = snprintf(buf, sizeof(buf), "%s=%s", key, value);
-	int err;
+	int err = ms_meta__emit(session__sink, s, id, value);
 
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	c.len = n;
-	err = session__sink(s, &c, buf);
 	if (err)
-		step_failed(err, "writing meta %s", key);
+		step_failed(err, "writing meta %s", ms_meta_keys[id].key);
 	return err;
-}
-
-/* argv (NULL-terminated) joined by spaces into buf, truncated to len. */
-static void join_argv(char *buf, size_t len, char **argv)
-{
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; argv[i] && off < len; i++)
-		off += snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
 }
 
 /* Builder, symbolizer (with the --debug-dir directories) and processor. */
@@ -209,19 +211,16 @@ static int session__emit_request_meta(struct record_session *s, const char *reco
 	char text[4096];
 	int err;
 
-	err = session__emit_meta(s, "record_command", record_command);
-	if (!err && o->argv) {
-		join_argv(text, sizeof(text), o->argv);
-		err = session__emit_meta(s, "command", text);
-	}
+	/* META command (the recorded command) is the collector's */
+	err = session__emit_meta(s, MS_META_RECORD_COMMAND, record_command);
 	if (!err) {
 		snprintf(text, sizeof(text), "%u", o->freq_hz);
-		err = session__emit_meta(s, "requested_freq_hz", text);
+		err = session__emit_meta(s, MS_META_REQUESTED_FREQ_HZ, text);
 	}
 	if (!err)
-		err = session__emit_meta(s, "preset", o->preset);
+		err = session__emit_meta(s, MS_META_PRESET, o->preset);
 	if (!err)
-		err = session__emit_meta(s, "symbolize", o->symbolize == MS_SYMBOLIZE_DEFERRED
+		err = session__emit_meta(s, MS_META_SYMBOLIZE, o->symbolize == MS_SYMBOLIZE_DEFERRED
 								 ? "deferred"
 								 : "immediate");
 	return err;
@@ -341,7 +340,7 @@ static int session__wire(struct record_session *s, const char *record_command)
 		if (err)
 			return err;
 	}
-	err = session__emit_meta(s, "python", o->python == MS_PYTHON_OFF ? "off"
+	err = session__emit_meta(s, MS_META_PYTHON, o->python == MS_PYTHON_OFF ? "off"
 					      : o->system_wide		 ? "off (-a)"
 									 : "bpf");
 	if (err)
@@ -453,7 +452,7 @@ static int session__drain(struct record_session *s)
 		if (s->t_end && now_s() >= s->t_end)
 			return 0;
 		if (s->budget) {
-			err = budget_monitor__tick(s->budget, s->col);
+			err = budget_monitor__tick(s->budget, BUDGET_RECORDER(s->col));
 			if (err) {
 				/* Keep recording at the duty in force, without control. */
 				fprintf(stderr, "microscope record: budget disabled: %s\n",
@@ -565,12 +564,12 @@ static void session__finish(struct record_session *s)
 	else
 		s->status = 0;
 	if (s->budget) {
-		err = budget_monitor__finish(s->budget, s->col, session__sink, s);
+		err = budget_monitor__finish(s->budget, BUDGET_RECORDER(s->col), session__sink, s);
 		if (err) /* the recording stands; its budget totals are missing */
 			step_failed(err, "budget: reading the final counters");
 	}
 	if (s->py && py_tracker__describe(s->py) &&
-	    session__emit_meta(s, "python_runtime", py_tracker__describe(s->py)))
+	    session__emit_meta(s, MS_META_PYTHON_RUNTIME, py_tracker__describe(s->py)))
 		s->status = 1;
 	err = collector__stop(s->col);
 	if (err) {
@@ -647,7 +646,9 @@ int record_session__replay(const struct record_options *o)
 		processor__force_symbolize(s.proc, o->symbolize == MS_SYMBOLIZE_DEFERRED);
 	err = stream__replay(o->replay, processor__sink, s.proc);
 	if (err) {
-		if (err != -EBADMSG) /* -EBADMSG: already reported with file and offset */
+		/* -EBADMSG and -EPROTONOSUPPORT: already reported (file and
+		 * offset, or the stream's version and the ones replayed) */
+		if (err != -EBADMSG && err != -EPROTONOSUPPORT)
 			step_failed(err, "replaying %s", o->replay);
 		goto cleanup;
 	}

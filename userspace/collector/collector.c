@@ -44,50 +44,18 @@
 #include "collector.h"
 #include "offcpu.h"
 #include "prog_stats.h"
+#include "../stream/meta.h"
+#include "../stream/perf_records.h"
 #include "skel/sampler.skel.h"
 
 #define BTF_VMLINUX	"/sys/kernel/btf/vmlinux"
-#define PERF_RECORD_MAX 65536 /* perf_event_header.size is a __u16 */
-#define SNAP_BUF_BYTES	(PERF_RECORD_MAX)
+#define SNAP_BUF_BYTES	(MS_PERF_RECORD_MAX)
 #define EPOLL_BATCH	16
 
 /* Capability numbers (include/uapi/linux/capability.h). */
 #define CAP_SYS_ADMIN_BIT 21
 #define CAP_PERFMON_BIT	  38
 #define CAP_BPF_BIT	  39
-
-/* The sample_id trailer of every non-sample record of the dummy events:
- * sample_type TID|TIME|CPU, in that order (perf_event.h, "sample_id"). */
-#define DUMMY_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
-struct sample_id {
-	__u32 pid, tid;
-	__u64 time;
-	__u32 cpu, res;
-};
-
-/* Synthesized records, laid out as in include/uapi/linux/perf_event.h. */
-struct rec_comm {
-	struct perf_event_header header;
-	__u32 pid, tid;
-	char comm[]; /* NUL-terminated, padded to 8, then struct sample_id */
-};
-struct rec_fork {
-	struct perf_event_header header;
-	__u32 pid, ppid, tid, ptid;
-	__u64 time;
-	struct sample_id id;
-};
-struct rec_mmap2 {
-	struct perf_event_header header;
-	__u32 pid, tid;
-	__u64 addr, len, pgoff;
-	__u32 maj, min;
-	__u64 ino, ino_generation;
-	__u32 prot, flags;
-	char filename[]; /* NUL-terminated, padded to 8, then struct sample_id */
-};
-_Static_assert(sizeof(struct rec_mmap2) == 72, "PERF_RECORD_MMAP2 fixed part");
-_Static_assert(sizeof(struct rec_fork) == 56, "PERF_RECORD_FORK with sample_id");
 
 /* One side-band perf ring: a dummy event on one CPU. */
 struct perf_ring {
@@ -141,7 +109,8 @@ struct collector {
 	__u64 snapshot_errors; /* /proc files of a target that could not be read */
 	bool have_find_vma;    /* the kernel has bpf_find_vma (stack copy bounds) */
 
-	char *copy_buf; /* [PERF_RECORD_MAX]: wrap-around perf records */
+	struct perf_sample_id_layout sideband_id; /* trailer of MS_SIDEBAND_SAMPLE_TYPE */
+	char *copy_buf; /* [MS_PERF_RECORD_MAX]: wrap-around perf records */
 	char *snap_buf; /* [SNAP_BUF_BYTES]: synthesized records, META text */
 	char *line;	/* getline buffer for /proc files */
 	size_t line_cap;
@@ -155,7 +124,6 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
-static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
 static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
@@ -403,12 +371,13 @@ static int collector__drain_perf(struct collector *c, struct perf_ring *r)
 			memcpy(c->copy_buf + first, r->data, hdr.size - first);
 			rec = c->copy_buf;
 		}
-		if (hdr.type == PERF_RECORD_LOST && hdr.size >= 24) {
-			__u64 lost;
+		if (hdr.type == PERF_RECORD_LOST) {
+			struct perf_lost lost;
 
-			memcpy(&lost, rec + 16, sizeof(lost));
-			c->lost_records++;
-			c->lost_events += lost;
+			if (!perf_rec__parse_lost(&c->sideband_id, rec, hdr.size, &lost)) {
+				c->lost_records++;
+				c->lost_events += lost.f.lost;
+			}
 		}
 		c->perf_records++;
 		err = collector__emit(c, MS_CHUNK_PERF, r->cpu, 0, rec, hdr.size);
@@ -447,55 +416,51 @@ static int collector__drain(struct collector *c)
 
 /* ---- /proc snapshot ---- */
 
-static void sample_id__put(void *at, pid_t pid, pid_t tid, __u64 time)
+/* The trailer of a synthesized record: the time of the snapshot, this CPU. */
+static struct perf_sample_id sample_id__snapshot(pid_t pid, pid_t tid, __u64 time)
 {
-	struct sample_id id = {
-	    .pid = (__u32)pid,
-	    .tid = (__u32)tid,
-	    .time = time,
-	};
 	int cpu = sched_getcpu();
 
-	id.cpu = cpu < 0 ? 0 : (__u32)cpu;
-	memcpy(at, &id, sizeof(id));
+	return (struct perf_sample_id){
+		.pid = (__u32)pid,
+		.tid = (__u32)tid,
+		.time = time,
+		.cpu = cpu < 0 ? 0 : (__u32)cpu,
+	};
 }
 
-static int snapshot__emit(struct collector *c, size_t size)
+/* Emit a record built into snap_buf (size from a perf_rec__build_* call). */
+static int snapshot__emit(struct collector *c, int size)
 {
+	if (size < 0)
+		return 0; /* did not fit: a /proc line longer than a perf record, skipped */
 	c->perf_records++;
-	return collector__emit(c, MS_CHUNK_PERF, MS_SOURCE_SNAPSHOT, 0, c->snap_buf, size);
+	return collector__emit(c, MS_CHUNK_PERF, MS_SOURCE_SNAPSHOT, 0, c->snap_buf, (size_t)size);
 }
 
 static int snapshot__comm(struct collector *c, pid_t pid, pid_t tid, const char *comm, __u64 time)
 {
-	struct rec_comm *r = (struct rec_comm *)c->snap_buf;
-	size_t clen = strnlen(comm, 16) + 1, off = align8(sizeof(*r) + clen);
+	struct perf_sample_id id = sample_id__snapshot(pid, tid, time);
 
-	memset(r, 0, off);
-	r->header.type = PERF_RECORD_COMM;
-	r->header.size = (__u16)(off + sizeof(struct sample_id));
-	r->pid = (__u32)pid;
-	r->tid = (__u32)tid;
-	memcpy(r->comm, comm, clen - 1);
-	sample_id__put(c->snap_buf + off, pid, tid, time);
-	return snapshot__emit(c, r->header.size);
+	return snapshot__emit(c, perf_rec__build_comm(c->snap_buf, SNAP_BUF_BYTES, &c->sideband_id,
+						      0, (__u32)pid, (__u32)tid, comm, &id));
 }
 
 static int snapshot__fork(struct collector *c, pid_t pid, pid_t ppid, pid_t tid, __u64 time)
 {
-	struct rec_fork *r = (struct rec_fork *)c->snap_buf;
-
-	memset(r, 0, sizeof(*r));
-	r->header.type = PERF_RECORD_FORK;
-	r->header.size = sizeof(*r);
+	struct perf_sample_id id = sample_id__snapshot(pid, tid, time);
 	/* As perf synthesizes it: the main thread's parent is the parent
 	 * process; other threads were spawned by the main thread. */
-	r->pid = (__u32)pid;
-	r->tid = (__u32)tid;
-	r->ppid = r->ptid = (__u32)(pid == tid ? ppid : pid);
-	r->time = time;
-	sample_id__put(&r->id, pid, tid, time);
-	return snapshot__emit(c, r->header.size);
+	struct perf_rec_task t = {
+		.pid = (__u32)pid,
+		.tid = (__u32)tid,
+		.ppid = (__u32)(pid == tid ? ppid : pid),
+		.ptid = (__u32)(pid == tid ? ppid : pid),
+		.time = time,
+	};
+
+	return snapshot__emit(c, perf_rec__build_task(c->snap_buf, SNAP_BUF_BYTES, &c->sideband_id,
+						      PERF_RECORD_FORK, &t, &id));
 }
 
 /* Read a small /proc file into buf (NUL-terminated, trailing newline cut). */
@@ -531,12 +496,12 @@ static pid_t proc__ppid(pid_t pid)
 /* One line of /proc/PID/maps (fs/proc/task_mmu.c, show_map_vma) as MMAP2. */
 static int snapshot__mapping(struct collector *c, pid_t pid, const char *line, __u64 time)
 {
-	struct rec_mmap2 *r = (struct rec_mmap2 *)c->snap_buf;
+	struct perf_sample_id id = sample_id__snapshot(pid, pid, time);
+	struct perf_rec_mmap2 r = { .header.misc = PERF_RECORD_MISC_USER };
 	unsigned long long start, end, pgoff, ino;
 	unsigned int maj, min;
 	char perms[8];
 	const char *path;
-	size_t plen, off;
 	int pos = 0;
 
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
@@ -548,21 +513,13 @@ static int snapshot__mapping(struct collector *c, pid_t pid, const char *line, _
 	path = line + pos;
 	if (!*path)
 		path = "//anon"; /* perf's name for anonymous executable memory */
-	plen = strlen(path) + 1;
-	off = align8(sizeof(*r) + plen);
-	if (off + sizeof(struct sample_id) > SNAP_BUF_BYTES - 8)
-		return 0;
-	memset(r, 0, off);
-	r->header.type = PERF_RECORD_MMAP2;
-	r->header.misc = PERF_RECORD_MISC_USER;
-	r->header.size = (__u16)(off + sizeof(struct sample_id));
-	r->pid = r->tid = (__u32)pid;
-	r->addr = start;
-	r->len = end - start;
-	r->pgoff = pgoff;
-	r->maj = maj;
-	r->min = min;
-	r->ino = ino;
+	r.pid = r.tid = (__u32)pid;
+	r.addr = start;
+	r.len = end - start;
+	r.pgoff = pgoff;
+	r.maj = maj;
+	r.min = min;
+	r.ino = ino;
 	if (path[0] == '/') {
 		/* As stat(2) sees the mapped file, like the processor's check of
 		 * a path against the record when map_files is gone. */
@@ -571,17 +528,15 @@ static int snapshot__mapping(struct collector *c, pid_t pid, const char *line, _
 
 		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", pid, start, end);
 		if (!stat(mf, &st)) {
-			r->maj = major(st.st_dev);
-			r->min = minor(st.st_dev);
-			r->ino = st.st_ino;
+			r.maj = major(st.st_dev);
+			r.min = minor(st.st_dev);
+			r.ino = st.st_ino;
 		}
 	}
-	r->prot =
-	    (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
-	r->flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-	memcpy(r->filename, path, plen);
-	sample_id__put(c->snap_buf + off, pid, pid, time);
-	return snapshot__emit(c, r->header.size);
+	r.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+	r.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	return snapshot__emit(c, perf_rec__build_mmap2(c->snap_buf, SNAP_BUF_BYTES - 8,
+						       &c->sideband_id, &r, path, &id));
 }
 
 static int snapshot__maps(struct collector *c, pid_t pid, __u64 time)
@@ -787,7 +742,8 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	c->sink_ctx = ctx;
 	c->page_size = page_size;
 	c->epoll_fd = -1;
-	c->copy_buf = malloc(PERF_RECORD_MAX);
+	perf_sample_id__layout(MS_SIDEBAND_SAMPLE_TYPE, &c->sideband_id);
+	c->copy_buf = malloc(MS_PERF_RECORD_MAX);
 	c->snap_buf = malloc(SNAP_BUF_BYTES);
 	if (!c->copy_buf || !c->snap_buf) {
 		ret = -ENOMEM;
@@ -959,7 +915,7 @@ static void attr__init_dummy(struct perf_event_attr *a, __u64 ring_bytes)
 	a->size = sizeof(*a);
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_DUMMY;
-	a->sample_type = DUMMY_SAMPLE_TYPE;
+	a->sample_type = MS_SIDEBAND_SAMPLE_TYPE;
 	a->sample_id_all = 1;
 	a->mmap = 1;
 	a->mmap2 = 1;
@@ -1048,14 +1004,13 @@ static const char *collector__mode(const struct collector *c)
 	return c->opts.argv ? "launch" : "pid";
 }
 
-/* "a b 'c d'": argv joined with POSIX shell quoting where needed. */
+/* META command: argv joined with POSIX shell quoting where needed ("a b 'c d'"). */
 static int collector__meta_command(struct collector *c)
 {
 	size_t cap = SNAP_BUF_BYTES - 1, n = 0;
 	char *out = c->snap_buf;
 	char **arg;
 
-	n += (size_t)snprintf(out, cap, "command=");
 	for (arg = c->opts.argv; *arg && n < cap; arg++) {
 		const char *p = *arg;
 		bool plain = *p != '\0';
@@ -1083,13 +1038,20 @@ static int collector__meta_command(struct collector *c)
 		if (n < cap)
 			out[n++] = '\'';
 	}
-	return collector__emit(c, MS_CHUNK_META, 0, 0, out, n);
+	out[n] = '\0';
+	return ms_meta__emit(c->sink, c->sink_ctx, MS_META_COMMAND, out);
 }
 
+/*
+ * The recording's META chunks (stream/meta.h names every key, its type and
+ * unit).  Returns 0 or the first error (-EINVAL for a value that is not of
+ * its key's type, or the sink's).
+ */
 static int collector__emit_meta(struct collector *c)
 {
 	struct utsname u;
 	char pids[MS_MAX_PIDS * 12 + 1] = "";
+	__u32 copy_bytes = record_options__stack_copy_bytes(&c->opts);
 	size_t i, n = 0;
 	int err = 0;
 
@@ -1099,40 +1061,47 @@ static int collector__emit_meta(struct collector *c)
 		n += (size_t)snprintf(pids + n, sizeof(pids) - n, "%s%d", i ? "," : "",
 				      c->targets[i]);
 
-#define META(...)                                                                                  \
+#define META_TEXT(id, v)                                                                           \
 	do {                                                                                       \
 		if (!err)                                                                          \
-			err = collector__emit_text(c, MS_CHUNK_META, __VA_ARGS__);                 \
+			err = ms_meta__emit(c->sink, c->sink_ctx, MS_META_##id, (v));              \
 	} while (0)
-	META("abi_version=%d", MS_ABI_VERSION);
-	META("kernel.release=%s", u.release);
-	META("mode=%s", collector__mode(c));
-	META("event=%s", c->event_name);
-	META("event.requested=%s", c->opts.event == MS_EVENT_CYCLES ? "cycles" : "cpu-clock");
+#define META_U64(id, v)                                                                            \
+	do {                                                                                       \
+		if (!err)                                                                          \
+			err = ms_meta__emit_u64(c->sink, c->sink_ctx, MS_META_##id, (__u64)(v));   \
+	} while (0)
+	META_U64(ABI_VERSION, MS_ABI_VERSION);
+	META_TEXT(KERNEL_RELEASE, u.release);
+	META_TEXT(MODE, collector__mode(c));
+	META_TEXT(EVENT, c->event_name);
+	META_TEXT(EVENT_REQUESTED, c->opts.event == MS_EVENT_CYCLES ? "cycles" : "cpu-clock");
 	if (c->event_note[0])
-		META("event.note=%s", c->event_note);
-	META("freq_hz=%u", c->opts.freq_hz);
-	META("clock=CLOCK_MONOTONIC");
-	META("call_graph=%s", record_options__call_graph_name(c->opts.call_graph));
-	META("bpf.find_vma=%s", c->have_find_vma ? "yes" : "no (stack copies bounded page by page)");
+		META_TEXT(EVENT_NOTE, c->event_note);
+	META_U64(FREQ_HZ, c->opts.freq_hz);
+	META_TEXT(CLOCK, "CLOCK_MONOTONIC");
+	META_TEXT(CALL_GRAPH, record_options__call_graph_name(c->opts.call_graph));
+	META_TEXT(BPF_FIND_VMA, c->have_find_vma ? "yes" : "no (stack copies bounded page by page)");
 	/* Bytes copied per sample at most: 0 with --call-graph fp. */
-	META("stack_size=%u", record_options__stack_copy_bytes(&c->opts));
-	if (record_options__stack_copy_bytes(&c->opts) != c->opts.stack_size)
-		META("stack_size.requested=%u", c->opts.stack_size);
-	META("ringbuf_bytes=%u", c->opts.ringbuf_bytes);
-	META("perf_pages=%u", c->opts.perf_pages);
-	META("perf_ring_bytes=%llu", (unsigned long long)c->opts.perf_pages * c->page_size);
-	META("page_size=%ld", c->page_size);
-	META("nr_cpus=%d", c->nr_online);
-	META("nr_cpus_possible=%d", c->nr_possible);
-	META("mmap2_build_id=%d", c->build_ids);
+	META_U64(STACK_SIZE, copy_bytes);
+	if (copy_bytes != c->opts.stack_size)
+		META_U64(STACK_SIZE_REQUESTED, c->opts.stack_size);
+	META_U64(RINGBUF_BYTES, c->opts.ringbuf_bytes);
+	META_U64(PERF_PAGES, c->opts.perf_pages);
+	META_U64(PERF_RING_BYTES, (__u64)c->opts.perf_pages * (__u64)c->page_size);
+	META_U64(PAGE_SIZE, c->page_size);
+	META_U64(NR_CPUS, c->nr_online);
+	META_U64(NR_CPUS_POSSIBLE, c->nr_possible);
+	META_U64(MMAP2_BUILD_ID, c->build_ids);
+	META_U64(PERF_SAMPLE_TYPE, MS_SIDEBAND_SAMPLE_TYPE);
 	if (c->ntargets && !c->opts.system_wide)
-		META("pids=%s", pids);
-	META("start_time_ns=%llu", (unsigned long long)c->start_ns);
-	META("off_cpu=%d", c->offcpu != NULL);
+		META_TEXT(PIDS, pids);
+	META_U64(START_TIME_NS, c->start_ns);
+	META_U64(OFF_CPU, c->offcpu != NULL);
 	if (c->offcpu)
-		META("off_cpu_min_ns=%llu", (unsigned long long)c->opts.off_cpu_min_ns);
-#undef META
+		META_U64(OFF_CPU_MIN_NS, c->opts.off_cpu_min_ns);
+#undef META_TEXT
+#undef META_U64
 	if (!err && c->opts.argv && c->opts.argv[0])
 		err = collector__meta_command(c);
 	return err;

@@ -28,7 +28,7 @@
 #include <sys/types.h>
 
 #include "../options/record_options.h"
-#include "stream.h"
+#include "../stream/stream.h"
 
 struct collector;
 

@@ -14,8 +14,11 @@
 
 #include "../../bpf/abi/records.h"
 #include "../../bpf/abi/python.h"
+#include "../../bpf/abi/sample_parts.h"
 #include "../runtimes/py_code.h"
 #include "../runtimes/py_procs.h"
+#include "../stream/meta.h"
+#include "../stream/perf_records.h"
 #include "../unwind/unwind.h"
 #include "hashmap.h"
 #include "problems.h"
@@ -66,6 +69,8 @@ struct module_state {
 	uint32_t first_pid; /* a process that mapped it, for /proc/PID/root */
 	bool deferred;	    /* frames stored unsymbolized for `microscope symbolize` */
 	bool dwarf_checked; /* its DWARF problem (if any) was recorded */
+	/* "[MODULE: no symbols: REASON]" frame row, made on first need, or NONE */
+	uint32_t unreadable_mark;
 };
 
 /* Inline frames kept per address at most (deeper chains keep the outermost). */
@@ -108,12 +113,19 @@ struct processor {
 	uint32_t nthreads, threads_cap;
 	struct u64map tid_to_thread; /* tid + 1 -> threads index */
 	bool system_wide;
+	/* sample_id trailer of the side-band records (meta perf.sample_type) */
+	struct perf_sample_id_layout sideband_id;
+	/* the sampling event's name (meta "event"; "cpu-clock" in streams without it) */
+	char event_name[32];
 
 	/* modules and frames */
 	struct module_state *modules;
 	uint32_t nmodules, modules_cap;
 	struct u64map sym_to_module; /* (uintptr_t)sym_module -> modules index */
 	uint32_t kernel_module;	     /* modules index or CAPTURE_NONE */
+	/* module of the frames last appended to the stack being built (the
+	 * run an unreadable module's mark heads), or CAPTURE_NONE */
+	uint32_t stack_run_module;
 	struct u64map anon_frames;   /* address + 1 -> frame row (no module) */
 	uint32_t truncation_frames[4];
 
@@ -205,8 +217,12 @@ void tasks__release(struct processor *p);
 int tasks__process_info(struct processor *p, const struct ms_process_info *info);
 
 /* python.c */
-uint32_t python__splice(struct processor *p, const struct ms_sample *s,
-			const struct ms_py_frame *py, uint32_t *user, uint32_t nuser, uint32_t *out);
+/* Splice the sample's interpreted frames (parts->py, parts->npy) into its
+ * native user frames user[0..nuser) (root first); writes out, returns its
+ * length, or -ENOMEM. */
+int python__splice(struct processor *p, const struct ms_sample *s,
+			const struct ms_sample_parts *parts, uint32_t *user, uint32_t nuser,
+			uint32_t *out);
 void python__release(struct processor *p);
 void python__drained(struct processor *p, const void *rec, uint32_t len);
 uint32_t python__native_flags(const char *name);

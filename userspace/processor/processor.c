@@ -27,7 +27,10 @@ struct processor *processor__new(struct capture_builder *b, struct symbolizer *s
 	p->b = b;
 	p->sym = s;
 	p->kernel_module = CAPTURE_NONE;
+	/* streams from before META perf.sample_type used this one */
+	perf_sample_id__layout(MS_SIDEBAND_SAMPLE_TYPE, &p->sideband_id);
 	p->event_row = CAPTURE_NONE;
+	snprintf(p->event_name, sizeof(p->event_name), "cpu-clock");
 	p->duty_factor = 1;
 	p->offcpu_event_row = CAPTURE_NONE;
 	for (size_t i = 0; i < sizeof(p->offcpu_marks) / sizeof(p->offcpu_marks[0]); i++)
@@ -66,8 +69,10 @@ uint64_t processor__samples(const struct processor *p)
 }
 
 /* The record's own time, or 0 if it has none we can read. */
-static uint64_t record_time(uint32_t kind, const uint8_t *rec, uint32_t len)
+static uint64_t record_time(const struct processor *p, uint32_t kind, const uint8_t *rec,
+			    uint32_t len)
 {
+	struct perf_sample_id id;
 	uint64_t t = 0;
 
 	if (kind == MS_CHUNK_BPF) {
@@ -75,10 +80,9 @@ static uint64_t record_time(uint32_t kind, const uint8_t *rec, uint32_t len)
 			memcpy(&t, rec + offsetof(struct ms_sample, time_ns), sizeof(t));
 		return t;
 	}
-	/* perf: sample_id_all trailer {pid, tid, time, cpu, res}; time at len - 16 */
-	if (len >= 8 + 24)
-		memcpy(&t, rec + len - 16, sizeof(t));
-	return t;
+	/* perf: the sample_id trailer of the side-band sample_type */
+	perf_sample_id__read(&p->sideband_id, rec, len, &id);
+	return id.time;
 }
 
 /* A sampling period change (record --budget): later samples weigh factor. */
@@ -257,7 +261,7 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
 		return 0;
 	}
-	t = c->kind == MS_CHUNK_DUTY ? c->time : record_time(c->kind, payload, c->len);
+	t = c->kind == MS_CHUNK_DUTY ? c->time : record_time(p, c->kind, payload, c->len);
 
 	/* Arrived after the watermark passed it: released with the next round,
 	 * out of order, and counted. */
@@ -327,6 +331,53 @@ static bool split_kv(const void *payload, uint32_t len, char *key, size_t keylen
 	return true;
 }
 
+/* A META chunk (stream/meta.h): what the processor needs from the typed
+ * keys, then every pair into the capture's meta table. */
+static int meta(struct processor *p, const void *payload, uint32_t len)
+{
+	struct ms_meta m;
+	int err = ms_meta__parse(payload, len, &m);
+
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		processor__problem(p, MS_PROBLEM_BAD_META);
+		return 0;
+	}
+	switch (m.id) {
+	case MS_META_MODE:
+		if (!strcmp(m.value, "system-wide"))
+			p->system_wide = true;
+		break;
+	case MS_META_STACK_SIZE:
+		p->stack_copy_on = m.u64 != 0;
+		break;
+	case MS_META_SYMBOLIZE:
+		if (p->symbolize_forced) {
+			ms_meta__release(&m);
+			return 0; /* record --replay --symbolize chose the other way */
+		}
+		p->symbolize_deferred = !strcmp(m.value, "deferred");
+		break;
+	case MS_META_CALL_GRAPH:
+		p->call_graph = !strcmp(m.value, "fp")	    ? MS_CG_FP
+				: !strcmp(m.value, "dwarf") ? MS_CG_DWARF
+							    : MS_CG_AUTO;
+		break;
+	case MS_META_PERF_SAMPLE_TYPE:
+		perf_sample_id__layout(m.u64, &p->sideband_id);
+		break;
+	case MS_META_EVENT:
+		snprintf(p->event_name, sizeof(p->event_name), "%s", m.value);
+		break;
+	default:
+		break;
+	}
+	capture_builder__set_meta(p->b, m.key, m.value);
+	ms_meta__release(&m);
+	return 0;
+}
+
 int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 {
 	struct processor *p = ctx;
@@ -338,28 +389,7 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 	}
 	switch (c->kind) {
 	case MS_CHUNK_META:
-		if (!split_kv(payload, c->len, key, sizeof(key), &value)) {
-			processor__problem(p, MS_PROBLEM_BAD_META);
-			return 0;
-		}
-		if (!strcmp(key, "mode") && !strcmp(value, "system-wide"))
-			p->system_wide = true;
-		if (!strcmp(key, "stack_size"))
-			p->stack_copy_on = strcmp(value, "0") != 0;
-		if (!strcmp(key, "symbolize")) {
-			if (p->symbolize_forced) {
-				free(value);
-				return 0;
-			}
-			p->symbolize_deferred = !strcmp(value, "deferred");
-		}
-		if (!strcmp(key, "call_graph"))
-			p->call_graph = !strcmp(value, "fp")	  ? MS_CG_FP
-					: !strcmp(value, "dwarf") ? MS_CG_DWARF
-								  : MS_CG_AUTO;
-		capture_builder__set_meta(p->b, key, value);
-		free(value);
-		return 0;
+		return meta(p, payload, c->len);
 	case MS_CHUNK_COUNTER: {
 		char *end;
 		unsigned long long v;

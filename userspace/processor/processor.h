@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The processor turns the raw chunk stream (collector/stream.h) into capture
+ * The processor turns the raw chunk stream (stream/stream.h) into capture
  * rows.  It validates every record as untrusted input (counted problems,
  * problems.h), orders records from all rings by time behind a watermark
  * based on drain rounds, tracks processes, threads and mappings as of each
@@ -22,7 +22,7 @@
 #include <stdbool.h>
 
 #include "../../capture/capture.h"
-#include "../collector/stream.h"
+#include "../stream/stream.h"
 #include "../symbols/symbols.h"
 
 struct py_tracker;

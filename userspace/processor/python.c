@@ -111,10 +111,21 @@ static bool is_eval(struct processor *p, uint32_t row)
 	return role && *role == PY_ROLE_EVAL;
 }
 
-uint32_t python__splice(struct processor *p, const struct ms_sample *s,
-			const struct ms_py_frame *py, uint32_t *user, uint32_t nuser, uint32_t *out)
+/* out[n++] = the row of interpreted frame f, or -ENOMEM from the caller. */
+#define PUSH_PY(f)                                                                                 \
+	do {                                                                                       \
+		uint32_t id_ = py_frame_row(p, s->pid, (f));                                       \
+		if (id_ == CAPTURE_NONE)                                                           \
+			return -ENOMEM;                                                            \
+		out[n++] = id_;                                                                    \
+	} while (0)
+
+int python__splice(struct processor *p, const struct ms_sample *s,
+		   const struct ms_sample_parts *parts, uint32_t *user, uint32_t nuser,
+		   uint32_t *out)
 {
-	uint32_t m = s->py_len, nact = 0, nseg = 0, n = 0, seg_end[MS_PY_MAX_FRAMES + 1];
+	const struct ms_py_frame *py = parts->py;
+	uint32_t m = parts->npy, nact = 0, nseg = 0, n = 0, seg_end[MS_PY_MAX_FRAMES + 1];
 	int i;
 
 	p->py_tail = CAPTURE_NONE;
@@ -138,8 +149,10 @@ uint32_t python__splice(struct processor *p, const struct ms_sample *s,
 			processor__problem(p, MS_PROBLEM_PY_UNKNOWN);
 			p->py_tail = py_mark(p, s->py_status == MS_PY_OK ? PY_MARK_UNPLACED
 									 : PY_MARK_UNKNOWN);
+			if (p->py_tail == CAPTURE_NONE)
+				return -ENOMEM;
 		}
-		return nuser;
+		return (int)nuser;
 	}
 	if (s->py_status == MS_PY_OK && nseg == nact) {
 		uint32_t j = 0;
@@ -150,54 +163,45 @@ uint32_t python__splice(struct processor *p, const struct ms_sample *s,
 				int stop = seg_end[j] == UINT32_MAX ? -1 : (int)seg_end[j];
 
 				for (; next > stop; next--)
-					out[n++] = py_frame_row(p, s->pid, &py[next]);
+					PUSH_PY(&py[next]);
 				j++;
 			}
 			out[n++] = user[k];
 		}
-		return n;
+		return (int)n;
 	}
 	processor__problem(p, MS_PROBLEM_PY_UNPLACED);
 	memcpy(out, user, nuser * sizeof(*out));
 	n = nuser;
 	for (i = (int)m - 1; i >= 0; i--)
-		out[n++] = py_frame_row(p, s->pid, &py[i]);
+		PUSH_PY(&py[i]);
 	p->py_tail = py_mark(p, PY_MARK_UNPLACED);
-	return n;
+	return p->py_tail == CAPTURE_NONE ? -ENOMEM : (int)n;
 }
+#undef PUSH_PY
 
 /*
- * A BPF record just drained (untrusted, maybe unaligned, checked here only as
- * far as this needs): read the code objects of its interpreted frames into
+ * A BPF record just drained (untrusted; its parts located by
+ * ms_sample__parts, which refuses a misaligned or malformed one): read the code objects of its interpreted frames into
  * the namer's cache now, while the program most likely still runs, rather
  * than when the ordered record is processed a watermark later.
  */
 void python__drained(struct processor *p, const void *rec, uint32_t len)
 {
-	struct ms_sample s;
+	const struct ms_sample *s = rec;
+	struct ms_sample_parts parts;
 	const struct py_layout *l;
-	size_t off;
 
-	if (!p->py || len < sizeof(s))
+	if (!p->py || len < sizeof(struct ms_rec_header) ||
+	    ((const struct ms_rec_header *)rec)->type != MS_REC_SAMPLE ||
+	    ms_sample__parts(s, len, &parts) || !parts.npy)
 		return;
-	memcpy(&s, rec, sizeof(s));
-	if (s.hdr.type != MS_REC_SAMPLE || !s.py_len || s.py_len > MS_PY_MAX_FRAMES ||
-	    s.stack_copy_len > MS_STACK_COPY_MAX || s.kstack_len > MS_MAX_STACK_DEPTH ||
-	    s.ustack_len > MS_MAX_STACK_DEPTH)
-		return;
-	off = sizeof(s) + ((size_t)s.kstack_len + s.ustack_len) * 8 +
-	      (((size_t)s.stack_copy_len + 7) & ~(size_t)7);
-	if (off + (size_t)s.py_len * sizeof(struct ms_py_frame) > len)
-		return;
-	l = py_tracker__layout(p->py, (pid_t)s.pid);
+	l = py_tracker__layout(p->py, (pid_t)s->pid);
 	if (!l || (!p->py_namer && !(p->py_namer = py_namer__new())))
 		return;
-	for (uint32_t i = 0; i < s.py_len; i++) {
-		struct ms_py_frame f;
-
-		memcpy(&f, (const uint8_t *)rec + off + i * sizeof(f), sizeof(f));
-		py_namer__code(p->py_namer, (pid_t)s.pid, l, f.code, f.fingerprint);
-	}
+	for (uint32_t i = 0; i < parts.npy; i++)
+		py_namer__code(p->py_namer, (pid_t)s->pid, l, parts.py[i].code,
+			       parts.py[i].fingerprint);
 }
 
 void python__release(struct processor *p)

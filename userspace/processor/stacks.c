@@ -80,6 +80,7 @@ uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uin
 	struct module_state *ms = &p->modules[p->nmodules];
 
 	memset(ms, 0, sizeof(*ms));
+	ms->unreadable_mark = CAPTURE_NONE;
 	ms->sym = sym;
 	ms->kind = kind;
 	ms->row = capture_builder__add_module(p->b, &row);
@@ -221,7 +222,7 @@ static int module_frames(struct processor *p, uint32_t module, uint64_t addr, bo
 		uint32_t id = p->chain_rows[(*cached >> 8) + i];
 
 		if (id == CAPTURE_NONE)
-			return -ENOMEM;
+			return -ENOMEM; /* the builder could not add the row */
 		if (*n < cap)
 			out[(*n)++] = id;
 	}
@@ -268,51 +269,102 @@ static uint32_t truncation_frame(struct processor *p, int reason)
 
 #define STACK_CAP (sizeof(p->stack_scratch) / sizeof(p->stack_scratch[0]))
 
-/* Appends the frames of a user address (its inline chain, outermost first). */
-static void user_frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
-		       uint32_t *out, uint32_t *n)
+/* Append frame row id to out[*n] (dropped beyond STACK_CAP).  A row the
+ * builder could not add (CAPTURE_NONE) is -ENOMEM, never an entry. */
+static int push(struct processor *p, uint32_t id, uint32_t *out, uint32_t *n)
+{
+	if (id == CAPTURE_NONE)
+		return -ENOMEM;
+	if (*n < STACK_CAP)
+		out[(*n)++] = id;
+	return 0;
+}
+
+/*
+ * Before the first frame of a run of frames from a module whose symbols
+ * could not be loaded (sym_module__error), one frame that says so:
+ * "[MODULE: no symbols: REASON]" (made once per module).  Its frames keep
+ * their addresses, unnamed; the module is counted (module_unreadable).
+ */
+static int unreadable_mark(struct processor *p, uint32_t module, uint32_t *out, uint32_t *n)
+{
+	struct module_state *ms = &p->modules[module];
+	const char *why = ms->deferred ? NULL : sym_module__error(ms->sym);
+
+	if (!why || p->stack_run_module == module) {
+		p->stack_run_module = module;
+		return 0;
+	}
+	p->stack_run_module = module;
+	if (ms->unreadable_mark == CAPTURE_NONE) {
+		const char *path = sym_module__path(ms->sym), *slash = strrchr(path, '/');
+		const char *base = slash && slash[1] ? slash + 1 : path;
+		size_t blen = strlen(base);
+		char name[512];
+		/* named, so not UNSYMBOLIZED: `microscope symbolize` leaves it be */
+		struct capture_frame row = {
+			.module = ms->row,
+			.flags = ms->kind == CAPTURE_MODULE_KERNEL ? CAPTURE_FRAME_F_KERNEL : 0,
+		};
+
+		if (blen >= 2 && base[0] == '[' && base[blen - 1] == ']') {
+			base++; /* "[kernel.kallsyms]" -> "[kernel.kallsyms: no symbols: ...]" */
+			blen -= 2;
+		}
+		snprintf(name, sizeof(name), "[%.*s: no symbols: %s]", (int)blen, base, why);
+		row.function = capture_builder__string(p->b, name);
+		ms->unreadable_mark = capture_builder__add_frame(p->b, &row);
+	}
+	return push(p, ms->unreadable_mark, out, n);
+}
+
+/* Appends the frames of a user address (its inline chain, outermost first).
+ * Returns 0 or -ENOMEM. */
+static int user_frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
+		      uint32_t *out, uint32_t *n)
 {
 	const struct proc_mapping *m = ps ? tasks__find_mapping(ps, ip) : NULL;
 	uint64_t vaddr;
+	int err;
 
 	if (!m)
 		processor__problem(p, MS_PROBLEM_FRAME_NO_MAPPING);
 	if (!m || m->module == CAPTURE_NONE) {
-		if (*n < STACK_CAP)
-			out[(*n)++] = anon_frame(p, ip);
-		return;
+		p->stack_run_module = CAPTURE_NONE;
+		return push(p, anon_frame(p, ip), out, n);
 	}
+	err = unreadable_mark(p, m->module, out, n);
+	if (err)
+		return err;
 	sym_module__to_vaddr(p->modules[m->module].sym, ip - m->start + m->pgoff, &vaddr);
-	if (module_frames(p, m->module, vaddr, is_return, out, n, STACK_CAP) && *n < STACK_CAP)
-		out[(*n)++] = CAPTURE_NONE;
+	return module_frames(p, m->module, vaddr, is_return, out, n, STACK_CAP);
 }
 
-/* The kernel's module row, made on first use; CAPTURE_NONE if unavailable. */
-static uint32_t kernel_module(struct processor *p)
+/* The kernel's module index, made on first use.  Returns 0 or -ENOMEM
+ * (kallsyms that cannot be read still make a module, with its error). */
+static int kernel_module(struct processor *p)
 {
-	if (p->kernel_module == CAPTURE_NONE) {
-		struct sym_module *k = symbolizer__kernel(p->sym);
+	struct sym_module *k;
 
-		if (k)
-			p->kernel_module = stacks__module_for_sym(p, k, CAPTURE_MODULE_KERNEL,
-								  "[kernel.kallsyms]");
-	}
-	return p->kernel_module;
+	if (p->kernel_module != CAPTURE_NONE)
+		return 0;
+	k = symbolizer__kernel(p->sym);
+	if (!k)
+		return -ENOMEM;
+	p->kernel_module = stacks__module_for_sym(p, k, CAPTURE_MODULE_KERNEL, "[kernel.kallsyms]");
+	return p->kernel_module == CAPTURE_NONE ? -ENOMEM : 0;
 }
 
-static void kernel_frame(struct processor *p, uint64_t ip, bool is_return, uint32_t *out,
-			 uint32_t *n)
+static int kernel_frame(struct processor *p, uint64_t ip, bool is_return, uint32_t *out,
+			uint32_t *n)
 {
-	if (p->kernel_module == CAPTURE_NONE) {
-		if (kernel_module(p) == CAPTURE_NONE) {
-			if (*n < STACK_CAP)
-				out[(*n)++] = CAPTURE_NONE;
-			return;
-		}
-	}
-	if (module_frames(p, p->kernel_module, ip, is_return, out, n, STACK_CAP) &&
-	    *n < STACK_CAP)
-		out[(*n)++] = CAPTURE_NONE;
+	int err = kernel_module(p);
+
+	if (!err)
+		err = unreadable_mark(p, p->kernel_module, out, n);
+	if (!err)
+		err = module_frames(p, p->kernel_module, ip, is_return, out, n, STACK_CAP);
+	return err;
 }
 
 static uint32_t unwind_reason_frame(struct processor *p, enum unwind_reason r)
@@ -398,19 +450,6 @@ static bool unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
 	return true;
 }
 
-/*
- * DWARF-unwind the user stack of s into out (root first after *n).
- * Returns false when the FP chain should be used instead (no copy, or, in
- * auto, CFI could not take the first step).
- */
-/*
- * Unwinds the user part with CFI over a copied stack (copy_len bytes from
- * the user stack pointer in regs) and appends its frames to out[*n],
- * outermost first, after a reason frame if the unwind stopped early.
- * Returns false, appending nothing, when the policy or the record rules
- * CFI out, or when auto mode finds CFI no better than the frame-pointer
- * chain of fp_len entries (the caller then uses that chain).
- */
 static bool dwarf_user_frames(struct processor *p, struct proc_state *ps, const void *regs_in,
 			      const uint8_t *copy, uint32_t copy_len, uint32_t fp_len, uint32_t *out,
 			      uint32_t *n)
@@ -420,35 +459,41 @@ static bool dwarf_user_frames(struct processor *p, struct proc_state *ps, const 
 	enum unwind_reason reason;
 	size_t depth;
 
+	int err;
+
 	if (p->call_graph == MS_CG_FP || !copy_len || !regs_in)
-		return false;
+		return 0;
 	memcpy(&regs, regs_in, sizeof(regs));
 	depth = unwind__stack_ex(&regs, copy, copy_len, unwind_find, &ctx, p->unwind_pcs,
 				 p->unwind_flags, MS_UNWIND_MAX_DEPTH, &reason);
 	if (p->call_graph == MS_CG_AUTO && depth <= 1 && fp_len > 1 &&
 	    reason != UNWIND_END_OUTERMOST) {
 		p->unwind_fp_fallback++;
-		return false;
+		return 0;
 	}
 	p->unwind_reasons[reason]++;
-	if (reason != UNWIND_END_OUTERMOST)
-		out[(*n)++] = unwind_reason_frame(p, reason);
+	if (reason != UNWIND_END_OUTERMOST) {
+		err = push(p, unwind_reason_frame(p, reason), out, n);
+		if (err)
+			return err;
+	}
 	for (size_t i = depth; i-- > 0;) {
 		/* The innermost frame is the interrupted pc, never a return
 		 * address, even under a kernel stack (as perf). */
 		bool is_return = i != 0 && !(p->unwind_flags[i] & UNWIND_FRAME_ACTIVATION);
-		user_frame(p, ps, p->unwind_pcs[i], is_return, out, n);
+
+		err = user_frame(p, ps, p->unwind_pcs[i], is_return, out, n);
+		if (err)
+			return err;
 	}
-	return true;
+	return 1;
 }
 
-static bool dwarf_user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
-			     uint32_t *out, uint32_t *n)
+static int dwarf_user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
+			     const struct ms_sample_parts *parts, uint32_t *out, uint32_t *n)
 {
-	const uint8_t *copy = (const uint8_t *)(s->ips + s->kstack_len + s->ustack_len);
-
-	return dwarf_user_frames(p, ps, (s->flags & MS_SAMPLE_F_USER_REGS) ? &s->regs : NULL, copy,
-				 s->stack_copy_len, s->ustack_len, out, n);
+	return dwarf_user_frames(p, ps, (s->flags & MS_SAMPLE_F_USER_REGS) ? &s->regs : NULL,
+				 parts->stack_copy, parts->copy_len, parts->nu, out, n);
 }
 
 /*
@@ -492,29 +537,32 @@ static uint32_t fp_chain_real(const struct proc_state *ps, const uint64_t *uips,
  * once as MS_PROBLEM_FP_LEFT_CODE), then the real frames.  The innermost
  * entry is the interrupted pc, never a return address, even under a kernel
  * stack (perf does the same); every caller entry is a return address.
+ * Returns 0 or -ENOMEM.
  */
-static void fp_user_stack(struct processor *p, struct proc_state *ps, const uint64_t *uips,
-			  uint32_t u, bool no_copy, uint32_t *out, uint32_t *n)
+static int fp_user_stack(struct processor *p, struct proc_state *ps, const uint64_t *uips,
+			 uint32_t u, bool no_copy, uint32_t *out, uint32_t *n)
 {
 	uint32_t keep = fp_chain_real(ps, uips, u);
+	int err = 0;
 
 	if (no_copy && u)
-		out[(*n)++] = truncation_frame(p, MS_TRUNC_NO_STACK_COPY);
-	if (keep < u) {
+		err = push(p, truncation_frame(p, MS_TRUNC_NO_STACK_COPY), out, n);
+	if (!err && keep < u) {
 		processor__problem(p, MS_PROBLEM_FP_LEFT_CODE);
-		out[(*n)++] = truncation_frame(p, MS_TRUNC_FP_LEFT_CODE);
-	} else if (!no_copy && u == MS_MAX_STACK_DEPTH) {
-		out[(*n)++] = truncation_frame(p, MS_TRUNC_USER_DEPTH);
+		err = push(p, truncation_frame(p, MS_TRUNC_FP_LEFT_CODE), out, n);
+	} else if (!err && !no_copy && u == MS_MAX_STACK_DEPTH) {
+		err = push(p, truncation_frame(p, MS_TRUNC_USER_DEPTH), out, n);
 	}
-	for (uint32_t i = keep; i-- > 0;)
-		user_frame(p, ps, uips[i], i != 0, out, n);
+	for (uint32_t i = keep; !err && i-- > 0;)
+		err = user_frame(p, ps, uips[i], i != 0, out, n);
+	return err;
 }
 
 static uint32_t event_row(struct processor *p, const struct ms_sample *s)
 {
 	if (p->event_row == CAPTURE_NONE) {
 		struct capture_event ev = {
-			.name = capture_builder__string(p->b, "cpu-clock"),
+			.name = capture_builder__string(p->b, p->event_name),
 			.unit = capture_builder__string(p->b, "samples"),
 			.period = s->period,
 		};
@@ -526,19 +574,14 @@ static uint32_t event_row(struct processor *p, const struct ms_sample *s)
 int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 {
 	uint32_t *out = p->stack_scratch, n = 0, parent = CAPTURE_NONE;
-	size_t ips_bytes = ((size_t)s->kstack_len + s->ustack_len) * 8;
+	struct ms_sample_parts parts;
 	struct thread_state *ts;
 	struct proc_state *ps;
-	int i;
-
-	size_t py_off = sizeof(*s) + ips_bytes + (((size_t)s->stack_copy_len + 7) & ~(size_t)7);
 	uint32_t nuser;
+	int i, err;
 
-	if (s->arch != MS_ARCH_X86_64 || s->kstack_len > MS_MAX_STACK_DEPTH ||
-	    s->ustack_len > MS_MAX_STACK_DEPTH || s->py_len > MS_PY_MAX_FRAMES ||
-	    s->py_status >= MS_PY_STATUS_COUNT || (s->py_len && s->py_status == MS_PY_NONE) ||
-	    s->stack_copy_len > MS_STACK_COPY_MAX ||
-	    py_off + (size_t)s->py_len * sizeof(struct ms_py_frame) > len) {
+	if (ms_sample__parts(s, len, &parts) || s->py_status >= MS_PY_STATUS_COUNT ||
+	    (parts.npy && s->py_status == MS_PY_NONE)) {
 		processor__problem(p, MS_PROBLEM_BAD_SAMPLE);
 		return 0;
 	}
@@ -550,19 +593,21 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	ps = &p->procs[ts->proc];
 
 	/* Root first: truncation mark, user frames outermost first, then kernel. */
-	const __u64 *kips = s->ips, *uips = s->ips + s->kstack_len;
-
-	if (dwarf_user_stack(p, ps, s, out, &n)) {
-		/* user frames done */
-	} else if (s->flags & MS_SAMPLE_F_USTACK_ERR) {
-		out[n++] = truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE);
-	} else {
+	p->stack_run_module = CAPTURE_NONE;
+	err = dwarf_user_stack(p, ps, s, &parts, out, &n);
+	if (err > 0) {
+		err = 0; /* user frames done */
+	} else if (!err && (s->flags & MS_SAMPLE_F_USTACK_ERR)) {
+		err = push(p, truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE), out, &n);
+	} else if (!err) {
 		/* The frame-pointer chain; marked when it stands in for a missing
 		 * stack copy or was cut at the kernel's depth limit. */
-		fp_user_stack(p, ps, (const uint64_t *)uips, s->ustack_len,
-			      p->call_graph != MS_CG_FP && p->stack_copy_on && !s->stack_copy_len,
-			      out, &n);
+		err = fp_user_stack(p, ps, (const uint64_t *)parts.uips, parts.nu,
+				    p->call_graph != MS_CG_FP && p->stack_copy_on && !parts.copy_len,
+				    out, &n);
 	}
+	if (err)
+		return err;
 	nuser = n;
 	p->py_status[s->py_status]++;
 	/* A sample of a process whose layout the tracker knows, walked before
@@ -575,23 +620,22 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 			 (p->py && py_tracker__layout(p->py, (pid_t)s->pid));
 
 	if (py_splice) {
-		for (uint32_t k = 0; k < n; k++)
-			if (out[k] == CAPTURE_NONE)
-				return -ENOMEM;
-		n = python__splice(p, s, (const struct ms_py_frame *)((const uint8_t *)s + py_off),
-				   out, nuser, p->splice_scratch);
+		err = python__splice(p, s, &parts, out, nuser, p->splice_scratch);
+		if (err < 0)
+			return err;
+		n = (uint32_t)err;
 		out = p->splice_scratch;
 	}
-	for (i = s->kstack_len - 1; i >= 0; i--)
-		kernel_frame(p, kips[i], i != 0, out, &n);
+	p->stack_run_module = CAPTURE_NONE;
+	for (i = (int)parts.nk - 1; !err && i >= 0; i--)
+		err = kernel_frame(p, parts.kips[i], i != 0, out, &n);
+	if (err < 0)
+		return err;
 	if (py_splice && p->py_tail != CAPTURE_NONE)
 		out[n++] = p->py_tail; /* why the interpreted frames could not be placed */
 
-	for (uint32_t k = 0; k < n; k++) {
-		if (out[k] == CAPTURE_NONE)
-			return -ENOMEM;
+	for (uint32_t k = 0; k < n; k++)
 		parent = capture_builder__add_stack(p->b, parent, out[k]);
-	}
 	struct capture_sample row = {
 		.time_ns = s->time_ns,
 		.thread = ts->row,
@@ -643,7 +687,7 @@ void stacks__release(struct processor *p)
 /* ---- stacks from parts (off-CPU intervals and their wakers) ---- */
 
 /* As dwarf_user_stack, over explicit parts instead of a sample. */
-static bool dwarf_user_parts(struct processor *p, struct proc_state *ps,
+static int dwarf_user_parts(struct processor *p, struct proc_state *ps,
 			     const struct stack_parts *sp, uint32_t *out, uint32_t *n)
 {
 	return dwarf_user_frames(p, ps, sp->regs, sp->copy, sp->copy_len, sp->u, out, n);
@@ -658,7 +702,7 @@ const char *stacks__kernel_name(struct processor *p, uint64_t ip, bool is_return
 {
 	uint64_t off;
 
-	if (kernel_module(p) == CAPTURE_NONE)
+	if (kernel_module(p))
 		return NULL;
 	return sym_module__lookup(p->modules[p->kernel_module].sym, is_return && ip ? ip - 1 : ip,
 				  &off);
@@ -668,26 +712,28 @@ int stacks__build(struct processor *p, struct proc_state *ps, const struct stack
 		  uint32_t *stack)
 {
 	uint32_t *out = p->stack_scratch, n = 0, parent = CAPTURE_NONE;
-	int i;
+	int i, err = 0;
 
+	p->stack_run_module = CAPTURE_NONE;
 	if (sp->root_mark != CAPTURE_NONE)
-		out[n++] = sp->root_mark;
-	if (!ps || !sp->user) {
+		err = push(p, sp->root_mark, out, &n);
+	if (err || !ps || !sp->user) {
 		/* no user part: kernel frames only */
-	} else if (dwarf_user_parts(p, ps, sp, out, &n)) {
-		/* user frames done */
-	} else if (sp->ustack_err) {
-		out[n++] = truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE);
-	} else {
-		fp_user_stack(p, ps, sp->uips, sp->u, sp->copy_wanted && !sp->copy_len, out, &n);
+	} else if ((err = dwarf_user_parts(p, ps, sp, out, &n)) > 0) {
+		err = 0; /* user frames done */
+	} else if (!err && sp->ustack_err) {
+		err = push(p, truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE), out, &n);
+	} else if (!err) {
+		err = fp_user_stack(p, ps, sp->uips, sp->u, sp->copy_wanted && !sp->copy_len, out,
+				    &n);
 	}
-	for (i = (int)sp->k - 1; i >= 0; i--)
-		kernel_frame(p, sp->kips[i], i != 0 || sp->k_returns, out, &n);
-	for (uint32_t k = 0; k < n; k++) {
-		if (out[k] == CAPTURE_NONE)
-			return -ENOMEM;
+	p->stack_run_module = CAPTURE_NONE;
+	for (i = (int)sp->k - 1; !err && i >= 0; i--)
+		err = kernel_frame(p, sp->kips[i], i != 0 || sp->k_returns, out, &n);
+	if (err)
+		return err;
+	for (uint32_t k = 0; k < n; k++)
 		parent = capture_builder__add_stack(p->b, parent, out[k]);
-	}
 	*stack = parent;
 	return 0;
 }

@@ -3,9 +3,8 @@
  * Processes, threads and mappings from perf side-band records (and the
  * records the collector synthesizes from /proc at attach).
  *
- * Layouts: include/uapi/linux/perf_event.h, enum perf_event_type.  Every
- * record carries the sample_id_all trailer {u32 pid, tid; u64 time; u32 cpu,
- * res} because the dummy events use sample_type TID|TIME|CPU.
+ * Layouts and their parsing: stream/perf_records.h, with the sample_id
+ * trailer of the sample_type META perf.sample_type names.
  *
  * Perf has no munmap record: a range is known to be unmapped only when a
  * later MMAP2 overlaps it (the overlapped part is dropped) or the process
@@ -23,32 +22,6 @@
 #include <sys/sysmacros.h>
 
 #include "internal.h"
-
-#define SAMPLE_ID_LEN 24
-
-/*
- * The dummy events do not set attr.build_id, so MMAP2 carries maj, min, ino,
- * ino_generation.  PERF_RECORD_MISC_MMAP_BUILD_ID is ignored: the kernel sets
- * it in the header shared by every listener of the mmap (perf_event_mmap_output),
- * so another tool's attr.build_id can flag OUR records although their bytes
- * are still maj/min/ino.
- */
-struct perf_mmap2_fixed {
-	struct perf_event_header h;
-	uint32_t pid, tid;
-	uint64_t addr, len, pgoff;
-	uint32_t maj, min;
-	uint64_t ino, ino_generation;
-	uint32_t prot, flags;
-	/* char filename[]; then sample_id */
-};
-_Static_assert(sizeof(struct perf_mmap2_fixed) == 72, "mmap2 fixed part");
-
-struct perf_task_body {
-	struct perf_event_header h;
-	uint32_t pid, ppid, tid, ptid;
-	uint64_t time;
-};
 
 static uint32_t new_process_row(struct processor *p, uint32_t pid, uint32_t ppid, uint64_t time)
 {
@@ -219,7 +192,7 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
  * another file or nothing: those are symbolized while recording.
  */
 static bool file_is_mapped(const char *map_file, const char *path,
-			   const struct perf_mmap2_fixed *m)
+			   const struct perf_rec_mmap2 *m)
 {
 	struct stat a, b;
 
@@ -278,36 +251,30 @@ static void map_file_path(uint32_t pid, uint64_t start, uint64_t end, const char
 static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
 		    uint64_t time)
 {
-	struct perf_mmap2_fixed m;
+	struct perf_mmap2 r;
 	char path[4096], open_path[4300];
-	size_t name_max, plen;
-	const char *name;
+	size_t plen;
 	struct proc_state *ps;
 	struct sym_module *sym = NULL;
 	uint32_t kind = CAPTURE_MODULE_FILE, module = CAPTURE_NONE;
 
-	if (len < sizeof(m) + SAMPLE_ID_LEN) {
+	if (perf_rec__parse_mmap2(&p->sideband_id, rec, len, &r) || r.filename_len >= sizeof(path) ||
+	    r.f.addr + r.f.len < r.f.addr || !r.f.len) {
 		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
 		return 0;
 	}
-	memcpy(&m, rec, sizeof(m));
-	name = (const char *)rec + sizeof(m);
-	name_max = len - sizeof(m) - SAMPLE_ID_LEN;
-	plen = strnlen(name, name_max);
-	if (plen == name_max || plen >= sizeof(path) || m.addr + m.len < m.addr || !m.len) {
-		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
+	plen = r.filename_len;
+
+	if (!(r.f.prot & PROT_EXEC))
 		return 0;
-	}
-	if (!(m.prot & PROT_EXEC))
+	if (source != MS_SOURCE_SNAPSHOT && !is_tracked(p, r.f.pid))
 		return 0;
-	if (source != MS_SOURCE_SNAPSHOT && !is_tracked(p, m.pid))
-		return 0;
-	ps = tasks__process(p, m.pid, time);
+	ps = tasks__process(p, r.f.pid, time);
 	if (!ps)
 		return -ENOMEM;
 	ps->tracked = true;
 
-	memcpy(path, name, plen);
+	memcpy(path, r.filename, plen);
 	path[plen] = '\0';
 	bool deleted = ends_with(path, plen, " (deleted)");
 
@@ -318,8 +285,8 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 		kind = CAPTURE_MODULE_VDSO;
 		sym = symbolizer__vdso(p->sym);
 	} else if (path[0] == '/') {
-		map_file_path(m.pid, m.addr, m.addr + m.len, path, open_path, sizeof(open_path));
-		sym = symbolizer__mapped_file(p->sym, m.pid, open_path, path, m.maj, m.min, m.ino);
+		map_file_path(r.f.pid, r.f.addr, r.f.addr + r.f.len, path, open_path, sizeof(open_path));
+		sym = symbolizer__mapped_file(p->sym, r.f.pid, open_path, path, r.f.maj, r.f.min, r.f.ino);
 	} else {
 		kind = CAPTURE_MODULE_ANON; /* [heap], //anon, [stack], JIT code */
 	}
@@ -329,21 +296,21 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 			return -ENOMEM;
 		if (p->symbolize_deferred && kind == CAPTURE_MODULE_FILE)
 			stacks__module_findable(p, module,
-						!deleted && file_is_mapped(open_path, path, &m));
+						!deleted && file_is_mapped(open_path, path, &r.f));
 		struct capture_mapping row = {
 			.process = ps->row,
 			.module = p->modules[module].row,
-			.start = m.addr,
-			.end = m.addr + m.len,
-			.pgoff = m.pgoff,
+			.start = r.f.addr,
+			.end = r.f.addr + r.f.len,
+			.pgoff = r.f.pgoff,
 			.time_ns = time,
 		};
 		capture_builder__add_mapping(p->b, &row);
 	}
 	struct proc_mapping pm = {
-		.start = m.addr,
-		.end = m.addr + m.len,
-		.pgoff = m.pgoff,
+		.start = r.f.addr,
+		.end = r.f.addr + r.f.len,
+		.pgoff = r.f.pgoff,
 		.module = module,
 	};
 	return maps_insert(ps, &pm);
@@ -352,23 +319,17 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 static int on_comm(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
 		   uint64_t time)
 {
-	const struct perf_event_header *h = (const void *)rec;
+	struct perf_comm r;
 	uint32_t pid, tid;
-	const char *comm = (const char *)rec + 16;
-	size_t max, n;
+	const char *comm;
 
-	if (len < 16 + 1 + SAMPLE_ID_LEN) {
+	if (perf_rec__parse_comm(&p->sideband_id, rec, len, &r)) {
 		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
 		return 0;
 	}
-	memcpy(&pid, rec + 8, 4);
-	memcpy(&tid, rec + 12, 4);
-	max = len - 16 - SAMPLE_ID_LEN;
-	n = strnlen(comm, max);
-	if (n == max) {
-		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
-		return 0;
-	}
+	pid = r.f.pid;
+	tid = r.f.tid;
+	comm = r.comm;
 	if (source != MS_SOURCE_SNAPSHOT && !is_tracked(p, pid))
 		return 0;
 	struct thread_state *ts = tasks__thread(p, pid, tid, time);
@@ -389,7 +350,7 @@ static int on_comm(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 		if (prow)
 			prow->comm = sid;
 	}
-	if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+	if (r.misc & PERF_RECORD_MISC_COMM_EXEC)
 		ps->nmaps = 0; /* exec replaced the address space */
 	return 0;
 }
@@ -397,13 +358,14 @@ static int on_comm(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
 		   uint64_t time)
 {
-	struct perf_task_body t;
+	struct perf_task r;
+	struct perf_rec_task t;
 
-	if (len < sizeof(t) + SAMPLE_ID_LEN) {
+	if (perf_rec__parse_task(&p->sideband_id, rec, len, &r)) {
 		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
 		return 0;
 	}
-	memcpy(&t, rec, sizeof(t));
+	t = r.f;
 	if (source == MS_SOURCE_SNAPSHOT) {
 		/* An existing thread of a target (pid may equal ppid for threads). */
 		struct thread_state *ts = tasks__thread(p, t.pid, t.tid, time);
@@ -468,13 +430,14 @@ static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 
 static int on_exit_record(struct processor *p, const uint8_t *rec, uint32_t len, uint64_t time)
 {
-	struct perf_task_body t;
+	struct perf_task r;
+	struct perf_rec_task t;
 
-	if (len < sizeof(t) + SAMPLE_ID_LEN) {
+	if (perf_rec__parse_task(&p->sideband_id, rec, len, &r)) {
 		processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
 		return 0;
 	}
-	memcpy(&t, rec, sizeof(t));
+	t = r.f;
 	if (t.pid == t.tid) {
 		uint64_t *idx = u64map__get(&p->pid_to_proc, (uint64_t)t.pid + 1);
 
@@ -507,37 +470,29 @@ int tasks__process_info(struct processor *p, const struct ms_process_info *info)
 int tasks__perf_record(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source)
 {
 	struct perf_event_header h;
-	uint64_t time = 0;
+	struct perf_sample_id id;
+	struct perf_lost lost;
 
-	if (len < sizeof(h)) {
+	if (perf_rec__header(rec, len, &h)) {
 		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
 		return 0;
 	}
-	memcpy(&h, rec, sizeof(h));
-	if (h.size != len || len % 8) {
-		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
-		return 0;
-	}
-	if (len >= sizeof(h) + SAMPLE_ID_LEN)
-		memcpy(&time, rec + len - 16, sizeof(time));
+	/* a record too short for its trailer is refused by its parser below */
+	perf_sample_id__read(&p->sideband_id, rec, len, &id);
 	switch (h.type) {
 	case PERF_RECORD_MMAP2:
-		return on_mmap2(p, rec, len, source, time);
+		return on_mmap2(p, rec, len, source, id.time);
 	case PERF_RECORD_COMM:
-		return on_comm(p, rec, len, source, time);
+		return on_comm(p, rec, len, source, id.time);
 	case PERF_RECORD_FORK:
-		return on_fork(p, rec, len, source, time);
+		return on_fork(p, rec, len, source, id.time);
 	case PERF_RECORD_EXIT:
-		return on_exit_record(p, rec, len, time);
+		return on_exit_record(p, rec, len, id.time);
 	case PERF_RECORD_LOST:
-		if (len >= 24 + SAMPLE_ID_LEN) {
-			uint64_t lost;
-
-			memcpy(&lost, rec + 16, 8);
-			capture_builder__add_counter(p->b, "perf.lost_sideband_records", lost);
-		} else {
+		if (!perf_rec__parse_lost(&p->sideband_id, rec, len, &lost))
+			capture_builder__add_counter(p->b, "perf.lost_sideband_records", lost.f.lost);
+		else
 			processor__problem(p, MS_PROBLEM_BAD_PERF_RECORD);
-		}
 		return 0;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:

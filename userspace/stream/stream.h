@@ -36,12 +36,22 @@
  *                    Samples stamped at or after time were taken at the
  *                    new period.
  *
- * The on-disk form is a file header { "MSRAW\0\0\1", u32 abi, u32 0 } then
- * for each chunk struct ms_chunk followed by len payload bytes padded to 8.
- * Everything read back from a file is untrusted.
+ * The on-disk form is a file header { "MSRAW\0\0\1", u32 abi, u32 version }
+ * then for each chunk struct ms_chunk followed by len payload bytes padded to
+ * 8.  abi is MS_ABI_VERSION (bpf/abi/records.h), version the stream version
+ * below.  Everything read back from a file is untrusted.
+ *
+ * Stream versions (MS_STREAM_VERSION; a replay refuses any other, naming
+ * both, rather than misread it):
+ *   1  files written before the field existed (it held 0): the perf
+ *      records' sample_id trailer is TID|TIME|CPU, META keys untyped.
+ *   2  META perf.sample_type names the side-band sample_type (the trailer,
+ *      stream/perf_records.h); META values are typed (stream/meta.h).
+ * A version-1 file still replays (the processor assumes TID|TIME|CPU when
+ * META perf.sample_type is absent) and gives the capture it gave before.
  */
-#ifndef MS_COLLECTOR_STREAM_H
-#define MS_COLLECTOR_STREAM_H
+#ifndef MS_STREAM_STREAM_H
+#define MS_STREAM_STREAM_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -82,6 +92,9 @@ _Static_assert(sizeof(struct ms_process_info) == 40, "ms_process_info size");
 #define MS_SOURCE_SNAPSHOT 0xffffffffu
 
 #define MS_RAW_MAGIC "MSRAW\0\0\1"
+/* The stream version this build writes, and the oldest it replays. */
+#define MS_STREAM_VERSION 2
+#define MS_STREAM_VERSION_MIN 1
 #define MS_RAW_FILE "stream.msraw"
 /* Largest payload one chunk may carry (bytes); larger is malformed. */
 #define MS_CHUNK_MAX_PAYLOAD (1u << 20)
@@ -117,8 +130,10 @@ int stream_writer__free(struct stream_writer *w);
 /*
  * Read PATH (a file, or a directory holding stream.msraw) and feed every
  * chunk to sink in order.  Returns 0, -errno for I/O errors, -EBADMSG for a
- * malformed file (message printed to stderr naming the file and offset), or
- * the sink's negative return.
+ * malformed file (message printed to stderr naming the file and offset),
+ * -EPROTONOSUPPORT for a stream version or record ABI this build does not
+ * replay (message naming the file's version and the ones replayed), or the
+ * sink's negative return.
  */
 int stream__replay(const char *path, stream_sink_fn sink, void *ctx);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The raw ring stream file (stream.h): a buffered appender and a validating
- * replayer.  File layout: a 16-byte header { MS_RAW_MAGIC, u32 abi, u32 0 },
+ * replayer.  File layout: a 16-byte header { MS_RAW_MAGIC, u32 abi, u32
+ * stream version },
  * then for each chunk struct ms_chunk and len payload bytes, zero-padded to a
  * multiple of 8.  Host byte order.
  */
@@ -22,8 +23,8 @@
 
 struct raw_file_header {
 	char magic[8];
-	uint32_t abi;
-	uint32_t reserved;
+	uint32_t abi;	  /* MS_ABI_VERSION */
+	uint32_t version; /* MS_STREAM_VERSION; 0 in files written before it existed (= 1) */
 };
 _Static_assert(sizeof(struct raw_file_header) == 16, "raw_file_header size");
 
@@ -77,7 +78,7 @@ static int writer__append(struct stream_writer *w, const void *data, size_t len)
 
 struct stream_writer *stream_writer__new(const char *dir)
 {
-	struct raw_file_header hdr = {.abi = MS_ABI_VERSION};
+	struct raw_file_header hdr = {.abi = MS_ABI_VERSION, .version = MS_STREAM_VERSION};
 	struct stream_writer *w;
 	int err;
 
@@ -250,6 +251,7 @@ int stream__replay(const char *path, stream_sink_fn sink, void *ctx)
 	char *joined = NULL;
 	struct ms_chunk c;
 	struct stat st;
+	uint32_t version;
 	uint64_t at, chunks = 0;
 	bool seen_end = false;
 	ssize_t got;
@@ -285,8 +287,23 @@ int stream__replay(const char *path, stream_sink_fn sink, void *ctx)
 		err = replay__bad(&r, 0, "bad magic (not a microscope raw stream)");
 		goto cleanup;
 	}
-	if (hdr.abi != MS_ABI_VERSION || hdr.reserved) {
-		err = replay__bad(&r, 8, "unsupported record ABI version");
+	version = hdr.version ? hdr.version : 1;
+	if (version < MS_STREAM_VERSION_MIN || version > MS_STREAM_VERSION) {
+		fprintf(stderr,
+			"microscope: %s: raw stream version %u; this build replays stream versions "
+			"%u to %u (%s)\n",
+			r.path, version, MS_STREAM_VERSION_MIN, MS_STREAM_VERSION,
+			version > MS_STREAM_VERSION ? "written by a newer microscope"
+						    : "too old for this build");
+		err = -EPROTONOSUPPORT;
+		goto cleanup;
+	}
+	if (hdr.abi != MS_ABI_VERSION) {
+		fprintf(stderr,
+			"microscope: %s: raw stream of record ABI %u; this build reads record ABI "
+			"%u\n",
+			r.path, hdr.abi, MS_ABI_VERSION);
+		err = -EPROTONOSUPPORT;
 		goto cleanup;
 	}
 	for (;;) {
