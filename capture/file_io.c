@@ -146,6 +146,28 @@ int file_out__open(struct file_out *o, const char *path, char *msg, size_t msgle
 	if (!path || !*path)
 		return out_fail(msg, msglen, -EINVAL, "empty output path");
 	if (!lstat(path, &st)) {
+		struct stat target;
+
+		/* a link to a device, FIFO or socket (-o /dev/stdout) is written through */
+		if (S_ISLNK(st.st_mode) && !stat(path, &target) &&
+		    (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode) ||
+		     S_ISSOCK(target.st_mode))) {
+			fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+			if (fd < 0)
+				return out_fail(msg, msglen, -errno, "%s: open: %s", path,
+						strerror(errno));
+			if (!fstat(fd, &target) && !S_ISREG(target.st_mode) &&
+			    !S_ISDIR(target.st_mode)) {
+				o->fd = fd;
+				o->path = strdup(path);
+				if (!o->path) {
+					file_out__abort(o);
+					return out_fail(msg, msglen, -ENOMEM, "out of memory");
+				}
+				return 0;
+			}
+			close(fd); /* swapped for a file meanwhile: refused below */
+		}
 		if (S_ISLNK(st.st_mode))
 			return out_fail(msg, msglen, -ELOOP,
 					"%s: is a symbolic link; refusing to write through it "

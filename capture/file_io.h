@@ -10,7 +10,9 @@
  *     then renamed over PATH, then the directory is fsync'd, so a partial
  *     file never carries PATH's name;
  *   - a symbolic link at PATH is refused (-ELOOP): the tool never writes
- *     through a link, so a link planted in /tmp cannot redirect an output;
+ *     through a link to a file, so a link planted in /tmp cannot redirect
+ *     an output (a link to a device, FIFO or socket, like /dev/stdout, is
+ *     written through: no file is replaced);
  *   - an existing device or FIFO at PATH (-o /dev/null) is written through,
  *     opened with O_NOFOLLOW;
  *   - while a temporary exists, SIGINT, SIGTERM, SIGHUP and SIGPIPE remove

@@ -24,6 +24,12 @@ int capture__check_output(const char *path, char *msg, size_t msglen)
 		return -EINVAL;
 	}
 	if (!lstat(path, &st)) {
+		struct stat target;
+
+		if (S_ISLNK(st.st_mode) && !stat(path, &target) &&
+		    (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode) ||
+		     S_ISSOCK(target.st_mode)))
+			return 0; /* -o /dev/stdout: written through (file_io.h) */
 		if (S_ISLNK(st.st_mode)) {
 			snprintf(msg, msglen,
 				 "output %s is a symbolic link; refusing to write through it "

@@ -231,6 +231,10 @@ def test_symlink_at_output_refused():
             assert f.read() == "precious\n", "%s changed the link's target" % name
         assert os.path.islink(link), "%s replaced the link" % name
     assert not _leftovers(H.TMP), _leftovers(H.TMP)
+    # a link to a device or pipe replaces no file: written through
+    proc = subprocess.run([H.BIN, "convert", cap, "--to", "folded", "-o", "/dev/stdout"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "main;work 3" in proc.stdout, proc
 
 
 def _signal_while_tmp_exists(argv, sig, directory):
