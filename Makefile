@@ -56,6 +56,8 @@ PROTO_OBJ := $(OUTPUT)/obj/gen/capture/formats/profile.pb-c.o
 LIB_OBJS += $(PROTO_OBJ)
 LIB := $(OUTPUT)/libmicroscope.a
 BIN := $(OUTPUT)/microscope
+# The man page is generated from the help texts (docs/gen-man.py): one source.
+MANPAGE := $(OUTPUT)/microscope.1
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
@@ -66,7 +68,7 @@ FIXTURES := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRCS))
 -include tests/fixtures/flags.mk
 
 .PHONY: all deps demo test unit e2e check install clean bench vmtest fuzz fuzz-replay
-all: $(BIN) $(FIXTURES) $(FIXTURE_EXTRA)
+all: $(BIN) $(MANPAGE) $(FIXTURES) $(FIXTURE_EXTRA)
 
 # Installs every Debian package the project needs; idempotent.
 deps:
@@ -162,7 +164,7 @@ lint:
 # -fsanitize=fuzzer-no-link,address,undefined in $(OUTPUT)/fuzz and runs each harness
 # for FUZZ_SECONDS (new inputs in $(OUTPUT)/fuzz/corpus/<target>, crashes as
 # $(OUTPUT)/fuzz/crash-<target>-*).  FUZZ_TARGETS picks harnesses.
-FUZZ_TARGETS ?= capture_reader folded_import pprof_import ring_decoder
+FUZZ_TARGETS ?= capture_reader folded_import pprof_import perf_script_import ring_decoder
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -229,8 +231,17 @@ VMTEST_TIMEOUT ?= 900
 vmtest: all
 	$(Q)vmtest/matrix.sh --kernels "$(KERNELS)" --timeout $(VMTEST_TIMEOUT) $(OUTPUT)
 
-install: $(BIN)
+$(MANPAGE): $(BIN) docs/gen-man.py
+	$(call msg,MAN,$@)
+	$(Q)$(PYTHON) docs/gen-man.py $(BIN) $@
+
+install: $(BIN) $(MANPAGE)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/microscope
+	install -D -m 0644 $(MANPAGE) $(DESTDIR)$(PREFIX)/share/man/man1/microscope.1
+	install -D -m 0644 contrib/completion/microscope.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/microscope
+	install -D -m 0644 contrib/completion/_microscope \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_microscope
 
 clean:
 	rm -rf $(OUTPUT)

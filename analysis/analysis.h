@@ -57,6 +57,43 @@ enum analysis_key_kind {
 	ANALYSIS_KEY_INLINE = 4,     /* a frame with CAPTURE_FRAME_F_INLINE (user code) */
 };
 
+/*
+ * Granularity: what a key stands for (report --granularity).
+ *   FRAME     as recorded, the exporters' labels (capture/frame_label.h):
+ *             named native frames by function, interpreted frames by line,
+ *             unnamed frames by address ("libfoo.so+0x1a2b");
+ *   FUNCTION  one key per function: interpreted frames "function (file)"
+ *             whatever their line, unnamed frames one key per module
+ *             ("libfoo.so+?", "[unknown]+?" without a module);
+ *   LINE      named native frames with a source line "name (file.c:12)"
+ *             (file basename), interpreted frames "function (file:line)",
+ *             others as FUNCTION but unnamed frames by address;
+ *   ADDRESS   named native frames "name (module+0xaddress)", unnamed
+ *             "module+0xaddress", interpreted frames as LINE.
+ * Truncation frames keep their reason at every granularity.
+ */
+enum analysis_granularity {
+	ANALYSIS_GRANULARITY_FRAME = 0,
+	ANALYSIS_GRANULARITY_FUNCTION = 1,
+	ANALYSIS_GRANULARITY_LINE = 2,
+	ANALYSIS_GRANULARITY_ADDRESS = 3,
+};
+
+/*
+ * How frames become keys.  fold_inline: inlined calls
+ * (CAPTURE_FRAME_F_INLINE) get no key of their own; frame_keys holds
+ * ANALYSIS_KEY_FOLDED for them and every query charges their cost to the
+ * frame that holds them (the out-of-line function they were inlined into),
+ * as perf report's symbol column does.
+ */
+struct analysis_key_options {
+	enum analysis_granularity granularity;
+	bool fold_inline;
+};
+
+/* frame_keys value of a frame folded into its caller (fold_inline). */
+#define ANALYSIS_KEY_FOLDED CAPTURE_NONE
+
 struct analysis_key {
 	const char *name; /* display name, NUL-terminated, owned by the names */
 	uint32_t kind;	  /* ANALYSIS_KEY_* */
@@ -77,6 +114,7 @@ struct analysis_names {
 	const uint32_t *thread_keys; /* [capture->nthreads] thread id -> key */
 	uint32_t no_thread_key;	     /* root for samples with thread CAPTURE_NONE */
 	uint32_t empty_stack_key;    /* leaf for samples with stack CAPTURE_NONE */
+	struct analysis_key_options options; /* how the keys were made */
 	/* private */
 	void *storage;
 };
@@ -87,8 +125,22 @@ struct analysis_names {
  * keys.  Returns NULL and sets errno (ENOMEM) on failure.
  */
 struct analysis_names *analysis_names__new(const struct capture *c);
+/*
+ * As analysis_names__new, at o's granularity and inline folding (the
+ * plain constructor is FRAME granularity, inline calls shown).  frame_keys
+ * may hold ANALYSIS_KEY_FOLDED when o->fold_inline.
+ */
+struct analysis_names *analysis_names__new_opts(const struct capture *c,
+						const struct analysis_key_options *o);
 /* Accepts NULL. */
 void analysis_names__free(struct analysis_names *n);
+
+/* "function", "line" or "address" into *g: 0, or -EINVAL. */
+int analysis_granularity__parse(const char *name, enum analysis_granularity *g);
+
+/* Frame f's key name at granularity g (rules above) into buf, like snprintf. */
+size_t analysis__frame_key_name(const struct capture *c, const struct capture_frame *f,
+				enum analysis_granularity g, char *buf, size_t size);
 
 /*
  * Write frame's display name (rules above, without the kernel mark) into
@@ -123,6 +175,47 @@ const struct capture *analysis_look__capture(const struct analysis_look *l);
 /* Accepts NULL. */
 void analysis_look__free(struct analysis_look *l);
 
+/* ---- filters (filter.c) ----------------------------------------------------- */
+
+/*
+ * pprof's filters, as POSIX extended regular expressions (NULL: unset):
+ * focus keeps samples whose stack has a frame that matches; ignore drops
+ * samples whose stack has one; hide removes matching frames from stacks
+ * (their cost goes to the caller).  A frame matches when its
+ * function-granularity key name ("leaf (app.py)", "libfoo.so+?") or its
+ * as-recorded label ("leaf (app.py:6)", "libfoo.so+0x1a2b") does.
+ * Samples with an empty stack pass unless focus is set.
+ */
+struct analysis_filter_spec {
+	const char *focus, *ignore, *hide;
+};
+
+struct analysis_filter {
+	const struct capture *capture; /* borrowed: the capture (or look view) it is for */
+	uint8_t *stack_pass;   /* [nstacks] a sample with this stack passes focus/ignore */
+	uint8_t *stack_bits;   /* [nstacks] private */
+	uint8_t *frame_hidden; /* [nframes] hide matched, or NULL without hide */
+	bool empty_pass;
+};
+
+/*
+ * Compile spec and bind it to c (which must outlive it).  Returns 0,
+ * -EINVAL with err saying which pattern is bad and why, or -ENOMEM.
+ */
+int analysis_filter__new(const struct capture *c, const struct analysis_filter_spec *spec,
+			 struct analysis_filter **out, char *err, size_t size);
+/* Accepts NULL. */
+void analysis_filter__free(struct analysis_filter *f);
+/* Whether a sample with stack (CAPTURE_NONE: empty) passes f (NULL: all do). */
+bool analysis_filter__stack(const struct analysis_filter *f, uint32_t stack);
+
+/*
+ * The recording's start as analysis sees it: the earliest sample time or
+ * interval start (an interval cut by the start begins at it); 0 if none.
+ * --since/--until and interval times are relative to it.
+ */
+uint64_t analysis__start_ns(const struct capture *c);
+
 /* ---- queries ------------------------------------------------------------- */
 
 /*
@@ -141,6 +234,16 @@ struct analysis_query {
 	 * samples, by thread and start_ns; those cut by the recording's edges
 	 * (START/END_UNKNOWN) only when this is set. */
 	bool include_incomplete;
+	/* Stack filters (focus, ignore, hide) bound to the queried capture, or NULL. */
+	const struct analysis_filter *filter;
+	/*
+	 * The wall view as one tree: with wall set, samples of wall_event (a
+	 * CPU event counted in samples) join event's off-CPU intervals, each
+	 * weighing wall_event's period in ns (events[wall_event].period: an
+	 * estimate of on-CPU time, stated by whoever shows it).
+	 */
+	bool wall;
+	uint32_t wall_event;
 };
 
 /* All samples of event, all threads, no thread roots, no time bounds. */
@@ -215,14 +318,31 @@ int analysis_tree__folded(const struct analysis_tree *t, char **text, size_t *le
  * root "all" at the bottom, box width proportional to total weight,
  * children in display order; hover shows name, total in unit, percent and
  * self; "Search" or Ctrl-F highlights names matching a regular expression
- * and shows the matched share).  Boxes narrower than 0.1 px and levels
- * deeper than 4096 are left out; names are XML-escaped, control characters
- * as spaces, invalid UTF-8 as U+FFFD (capture/text.h).
+ * and shows how many frames matched and their share, also as the count in
+ * #matched's data-count; a click on a box zooms so that it spans the full
+ * width with its descendants scaled alike and its ancestors faded, "Reset
+ * Zoom" or Escape undoes it).  Deeper than 40 levels it is an icicle (root
+ * at the top) so the first screen shows the root and the hot paths.  Each
+ * box is a g.f with data-name, data-total, data-x, data-w (px) and
+ * data-depth.  Boxes narrower than 0.1 px and levels deeper than 4096
+ * are left out; names are XML-escaped, control characters as spaces,
+ * invalid UTF-8 as U+FFFD (capture/text.h).
  * title is shown at the top.  *text is malloc'd (caller frees), *len bytes.
  * Returns 0 or -ENOMEM.
  */
 int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *title,
 				  const char *unit, char **text, size_t *len);
+
+/*
+ * Differential flame graph: t's boxes (widths from t, the new profile)
+ * colored by the change of each node's total share against base, the node
+ * on the same path of key names in base (share 0 if base has none): red
+ * grew, blue shrank, white unchanged, saturated at the largest change.
+ * Hover adds "+N.NN points vs base"; each box carries data-delta (a
+ * fraction).  Paths only in base are not drawn.  Returns 0 or -ENOMEM.
+ */
+int analysis_tree__diff_svg(const struct analysis_tree *t, const struct analysis_tree *base,
+			    const char *title, const char *unit, char **text, size_t *len);
 
 /* ---- flat table ------------------------------------------------------------ */
 
@@ -254,6 +374,56 @@ struct analysis_flat *analysis_flat__new(const struct analysis_tree *t, enum ana
 /* Accepts NULL. */
 void analysis_flat__free(struct analysis_flat *f);
 
+/* ---- diff (analysis/diff.c) ------------------------------------------------ */
+
+/*
+ * Whether two captures' events can be compared: same event name and unit
+ * (the period may differ: shares are normalized by each side's total); an
+ * event named "folded" (a folded-stacks import, which names no event)
+ * compares with any event of its unit.
+ * Returns 0, or -EINVAL with why (NUL-terminated, truncated to size) saying
+ * what differs, e.g. "events differ: cpu-clock (samples) vs off-cpu
+ * (nanoseconds)".
+ */
+int analysis__diff_check(const struct capture *base, uint32_t base_event,
+			 const struct capture *new_, uint32_t new_event, char *why, size_t size);
+
+/* |z| at or above this marks a change significant: p < 0.001, two-sided. */
+#define ANALYSIS_DIFF_Z_SIGNIFICANT 3.29
+
+struct analysis_diff_row {
+	const char *name;  /* the key's display name (borrowed from either side's names) */
+	uint32_t kind;	   /* ANALYSIS_KEY_* */
+	uint32_t reserved;
+	uint64_t base_self, base_total; /* weights in the base profile, 0 if absent */
+	uint64_t new_self, new_total;
+	double base_self_share, base_total_share; /* fractions of each side's total */
+	double new_self_share, new_total_share;
+	double delta_self, delta_total; /* new share - base share (fractions) */
+	/* Two-proportion z of the sorted column's shares, pooled variance;
+	 * 0 when either total is 0 or the unit is not a count of samples. */
+	double z;
+	bool significant; /* |z| >= ANALYSIS_DIFF_Z_SIGNIFICANT */
+};
+
+struct analysis_diff {
+	struct analysis_diff_row *rows; /* [nrows] by |delta| of sort's column desc, then name */
+	uint32_t nrows;
+	uint64_t base_weight, new_weight; /* the two totals shares are of */
+	bool counted; /* weights count samples, so z is computed */
+};
+
+/*
+ * Compare two flat tables (same granularity) key by key, matching keys by
+ * (display name, kind).  sort picks the column deltas are sorted and tested
+ * by.  counted: the weights are sample counts (unit "samples"), so the
+ * two-proportion test fits them.  Returns 0 or -ENOMEM (d released).
+ */
+int analysis_diff__init(struct analysis_diff *d, const struct analysis_flat *base,
+			const struct analysis_flat *new_, enum analysis_sort sort, bool counted);
+/* Accepts a zeroed or released value. */
+void analysis_diff__release(struct analysis_diff *d);
+
 /* ---- summary --------------------------------------------------------------- */
 
 enum analysis_counter_class {
@@ -264,7 +434,8 @@ enum analysis_counter_class {
 
 /*
  * Classify a counter by its name.  LOST: contains "lost" or
- * "ringbuf_full".  PROBLEM: starts with "processor.", "unwind.",
+ * "ringbuf_full".  INFO: "processor.frame_no_symbol" (stripped code is the
+ * target's, not a recording fault).  PROBLEM: starts with "processor.", "unwind.",
  * "symbols.", "collector." or "capture.", or ends with "_err", "_error",
  * "_errors" or "_full" (bpf/abi/records.h's kstack_err, filter_full).
  * Everything else is INFO.
@@ -349,6 +520,41 @@ const char *analysis__offcpu_state_name(uint32_t state);
 const char *analysis__offcpu_cause_name(uint32_t cause);
 
 /*
+ * The frame that blocked in an off-CPU stack: the innermost frame that is
+ * neither kernel nor a truncation mark (the user function that waited);
+ * for a stack with none, the innermost kernel frame that is not the
+ * scheduler's own or its wakeup plumbing (schedule*, __schedule,
+ * try_to_wake_up, __wake_up*, hrtimer_wakeup, ...).  A key
+ * id of n, or CAPTURE_NONE.
+ */
+uint32_t analysis__blocking_key(const struct analysis_names *n, uint32_t stack);
+
+enum analysis_offcpu_by {
+	ANALYSIS_OFFCPU_BY_BLOCKER = 0,	      /* id: key of analysis__blocking_key */
+	ANALYSIS_OFFCPU_BY_WAKER_THREAD = 1,   /* id: the waker's thread */
+	ANALYSIS_OFFCPU_BY_WAKER_FUNCTION = 2, /* id: blocking key of the waker's stack */
+	ANALYSIS_OFFCPU_BY_STATE = 3,	      /* id: CAPTURE_OFFCPU_STATE_* */
+};
+
+struct analysis_offcpu_group {
+	uint32_t id;	/* as the grouping says; CAPTURE_NONE: none (no waker, no user frame) */
+	uint32_t count; /* intervals */
+	uint64_t ns;	/* their summed weight */
+};
+
+/* Off-CPU nanoseconds of q's intervals (q->event is the off-CPU event) per group. */
+struct analysis_offcpu_table {
+	struct analysis_offcpu_group *rows; /* by ns descending, then id */
+	uint32_t nrows;
+	uint64_t total_ns;
+};
+
+/* Returns 0, -EINVAL (bad query or by) or -ENOMEM (t released). */
+int analysis_offcpu_table__init(struct analysis_offcpu_table *t, const struct analysis_names *n,
+				const struct analysis_query *q, enum analysis_offcpu_by by);
+void analysis_offcpu_table__release(struct analysis_offcpu_table *t);
+
+/*
  * The wall view: per thread, on-CPU time estimated from CPU samples and
  * off-CPU time measured by intervals, in separate columns.  The conversion
  * from samples to time is stated, never implied: on_cpu_ns = samples x
@@ -405,6 +611,17 @@ struct analysis_lanes {
 int analysis_lanes__init(struct analysis_lanes *l, const struct capture *c, uint64_t start_ns,
 			 uint64_t end_ns, uint32_t nbuckets);
 void analysis_lanes__release(struct analysis_lanes *l);
+
+/*
+ * The function of each lane's buckets: tops[lane * nbuckets + bucket] is
+ * the key (of n) that is the innermost frame, inlined calls folded when n
+ * folds them, of the most of q's samples in that bucket (ties: display
+ * order); CAPTURE_NONE where the bucket has none.  l must come from n's
+ * capture.  What report --timeline draws and a browser lane view asks.
+ * Returns 0, -EINVAL for a bad query, or -ENOMEM.
+ */
+int analysis_lanes__top_keys(const struct analysis_lanes *l, const struct analysis_names *n,
+			     const struct analysis_query *q, uint32_t *tops);
 
 /*
  * Write stack's display names root first, separated by ';', kernel names

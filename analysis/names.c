@@ -32,6 +32,93 @@ size_t analysis__frame_name(const struct capture *c, const struct capture_frame 
 	return capture__frame_label(c, f, buf, size);
 }
 
+int analysis_granularity__parse(const char *name, enum analysis_granularity *g)
+{
+	if (!strcmp(name, "function"))
+		*g = ANALYSIS_GRANULARITY_FUNCTION;
+	else if (!strcmp(name, "line"))
+		*g = ANALYSIS_GRANULARITY_LINE;
+	else if (!strcmp(name, "address"))
+		*g = ANALYSIS_GRANULARITY_ADDRESS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* The module part of an unnamed frame's label: its basename, or a bracketed kind. */
+static const char *module_label(const struct capture *c, const struct capture_frame *f)
+{
+	const struct capture_module *m;
+	const char *path;
+
+	if (f->module == CAPTURE_NONE)
+		return "[unknown]";
+	m = &c->modules[f->module];
+	path = capture__string(c, m->path);
+	if (path[0])
+		return basename_of(path);
+	switch (m->kind) {
+	case CAPTURE_MODULE_KERNEL:
+		return "[kernel]";
+	case CAPTURE_MODULE_VDSO:
+		return "[vdso]";
+	case CAPTURE_MODULE_ANON:
+		return "[anon]";
+	default:
+		return "[unknown]";
+	}
+}
+
+/* Frame f's key name at granularity g (rules in analysis.h), like snprintf. */
+size_t analysis__frame_key_name(const struct capture *c, const struct capture_frame *f,
+				enum analysis_granularity g, char *buf, size_t size)
+{
+	const char *fn = capture__string(c, f->function);
+	const char *file = capture__string(c, f->file);
+	char name[512];
+	int n;
+
+	if (g == ANALYSIS_GRANULARITY_FRAME || (f->flags & CAPTURE_FRAME_F_TRUNCATION))
+		return capture__frame_label(c, f, buf, size);
+	if (f->flags & CAPTURE_FRAME_F_INTERPRETED) {
+		if (g == ANALYSIS_GRANULARITY_FUNCTION)
+			n = snprintf(buf, size, "%s (%s)", fn[0] ? fn : "[unknown]", file);
+		else
+			n = snprintf(buf, size, "%s (%s:%u)", fn[0] ? fn : "[unknown]", file, f->line);
+		return n < 0 ? 0 : (size_t)n;
+	}
+	if (!fn[0]) {
+		if (g == ANALYSIS_GRANULARITY_FUNCTION)
+			n = snprintf(buf, size, "%s+?", module_label(c, f));
+		else
+			n = snprintf(buf, size, "%s+0x%" PRIx64, module_label(c, f), f->address);
+		return n < 0 ? 0 : (size_t)n;
+	}
+	capture__frame_label(c, f, name, sizeof(name));
+	switch (g) {
+	case ANALYSIS_GRANULARITY_LINE:
+		if (f->line && file[0])
+			n = snprintf(buf, size, "%s (%s:%u)", name, basename_of(file), f->line);
+		else
+			n = snprintf(buf, size, "%s", name);
+		break;
+	case ANALYSIS_GRANULARITY_ADDRESS:
+		n = snprintf(buf, size, "%s (%s+0x%" PRIx64 ")", name, module_label(c, f),
+			     f->address);
+		break;
+	default:
+		n = snprintf(buf, size, "%s", name);
+	}
+	return n < 0 ? 0 : (size_t)n;
+}
+
 static uint64_t name_hash(const char *s, size_t len, uint32_t kind)
 {
 	uint64_t h = 0xcbf29ce484222325ull ^ kind; /* FNV-1a, then mixed */
@@ -132,6 +219,16 @@ static int names_rank(struct names_storage *st)
 
 struct analysis_names *analysis_names__new(const struct capture *c)
 {
+	static const struct analysis_key_options as_recorded = {
+		.granularity = ANALYSIS_GRANULARITY_FRAME,
+	};
+
+	return analysis_names__new_opts(c, &as_recorded);
+}
+
+struct analysis_names *analysis_names__new_opts(const struct capture *c,
+						const struct analysis_key_options *o)
+{
 	struct analysis_names *n = calloc(1, sizeof(*n));
 	struct names_storage *st = NULL;
 	size_t bufsz = 256, len;
@@ -146,6 +243,7 @@ struct analysis_names *analysis_names__new(const struct capture *c)
 		goto cleanup;
 	n->capture = c;
 	n->storage = st;
+	n->options = *o;
 	st->frame_keys = malloc(((size_t)c->nframes + 1) * sizeof(*st->frame_keys));
 	st->thread_keys = malloc(((size_t)c->nthreads + 1) * sizeof(*st->thread_keys));
 	if (!st->frame_keys || !st->thread_keys)
@@ -155,7 +253,12 @@ struct analysis_names *analysis_names__new(const struct capture *c)
 		const struct capture_frame *f = &c->frames[i];
 		uint32_t kind = ANALYSIS_KEY_FUNCTION;
 
-		len = analysis__frame_name(c, f, buf, bufsz);
+		if (o->fold_inline && (f->flags & CAPTURE_FRAME_F_INLINE) &&
+		    !(f->flags & CAPTURE_FRAME_F_TRUNCATION)) {
+			st->frame_keys[i] = ANALYSIS_KEY_FOLDED;
+			continue;
+		}
+		len = analysis__frame_key_name(c, f, o->granularity, buf, bufsz);
 		if (len >= bufsz) {
 			char *nb = realloc(buf, len + 1);
 
@@ -163,7 +266,7 @@ struct analysis_names *analysis_names__new(const struct capture *c)
 				goto cleanup;
 			buf = nb;
 			bufsz = len + 1;
-			analysis__frame_name(c, f, buf, bufsz);
+			analysis__frame_key_name(c, f, o->granularity, buf, bufsz);
 		}
 		if (f->flags & CAPTURE_FRAME_F_TRUNCATION)
 			kind = ANALYSIS_KEY_TRUNCATION;

@@ -297,8 +297,14 @@ size_t analysis__stack_path(const struct analysis_names *n, uint32_t stack, char
 	for (s = stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
 		chain[depth++] = s;
 	while (depth-- > 0 && len + 1 < size) {
-		const struct analysis_key *k = &n->keys[n->frame_keys[c->stacks[chain[depth]].frame]];
-		int w = snprintf(buf + len, size - len, "%s%s%s", len ? ";" : "", k->name,
+		uint32_t key = n->frame_keys[c->stacks[chain[depth]].frame];
+		const struct analysis_key *k;
+		int w;
+
+		if (key == ANALYSIS_KEY_FOLDED)
+			continue;
+		k = &n->keys[key];
+		w = snprintf(buf + len, size - len, "%s%s%s", len ? ";" : "", k->name,
 				 k->kind == ANALYSIS_KEY_KERNEL ? " [k]" : "");
 
 		if (w < 0)
@@ -307,4 +313,97 @@ size_t analysis__stack_path(const struct analysis_names *n, uint32_t stack, char
 	}
 	free(chain);
 	return len;
+}
+
+/* The innermost frame of stack with a key of its own (inlined calls folded
+ * into their function); CAPTURE_NONE for an empty stack. */
+static uint32_t leaf_key(const struct analysis_names *n, uint32_t stack)
+{
+	const struct capture *c = n->capture;
+
+	for (; stack != CAPTURE_NONE; stack = c->stacks[stack].parent) {
+		uint32_t k = n->frame_keys[c->stacks[stack].frame];
+
+		if (k != ANALYSIS_KEY_FOLDED)
+			return k;
+	}
+	return n->empty_stack_key;
+}
+
+int analysis_lanes__top_keys(const struct analysis_lanes *l, const struct analysis_names *n,
+			     const struct analysis_query *q, uint32_t *tops)
+{
+	const struct capture *c = n->capture;
+	uint64_t ncells = (uint64_t)l->nlanes * l->nbuckets, end;
+	uint32_t *lane_of = NULL, ncounts = 0, cap = 0, i;
+	uint64_t *counts = NULL, *best = NULL;
+	struct u64map map;
+	int err;
+
+	u64map__init(&map);
+	err = analysis_query__check(c, q);
+	if (err)
+		return err;
+	err = -ENOMEM;
+	if (ncells >= UINT32_MAX)
+		goto cleanup;
+	for (i = 0; i < ncells; i++)
+		tops[i] = CAPTURE_NONE;
+	lane_of = malloc(((size_t)c->nthreads + 1) * sizeof(*lane_of));
+	best = calloc(ncells + 1, sizeof(*best));
+	if (!lane_of || !best)
+		goto cleanup;
+	memset(lane_of, 0xff, ((size_t)c->nthreads + 1) * sizeof(*lane_of));
+	for (i = 0; i < l->nlanes; i++)
+		lane_of[l->lanes[i].thread] = i;
+	end = l->start_ns + l->bucket_ns * l->nbuckets;
+	for (i = 0; i < c->nsamples; i++) {
+		const struct capture_sample *s = &c->samples[i];
+		uint32_t cell, slot;
+		bool inserted;
+
+		if (s->thread == CAPTURE_NONE || lane_of[s->thread] == CAPTURE_NONE ||
+		    s->time_ns < l->start_ns || s->time_ns >= end || !analysis_query__match(q, s))
+			continue;
+		cell = lane_of[s->thread] * l->nbuckets +
+		       (uint32_t)((s->time_ns - l->start_ns) / l->bucket_ns);
+		slot = ncounts;
+		if (u64map__upsert(&map, (uint64_t)cell << 32 | leaf_key(n, s->stack), &slot,
+				   &inserted))
+			goto cleanup;
+		if (inserted) {
+			if (analysis__grow((void **)&counts, &cap, (uint64_t)ncounts + 1,
+					   sizeof(*counts)))
+				goto cleanup;
+			counts[ncounts++] = 0;
+		}
+		counts[slot]++;
+	}
+	/* Second pass in sample order: each (cell, key) is met again, so the
+	 * best per cell is found without iterating the map. */
+	for (i = 0; i < c->nsamples; i++) {
+		const struct capture_sample *s = &c->samples[i];
+		uint32_t cell, key, slot;
+
+		if (s->thread == CAPTURE_NONE || lane_of[s->thread] == CAPTURE_NONE ||
+		    s->time_ns < l->start_ns || s->time_ns >= end || !analysis_query__match(q, s))
+			continue;
+		cell = lane_of[s->thread] * l->nbuckets +
+		       (uint32_t)((s->time_ns - l->start_ns) / l->bucket_ns);
+		key = leaf_key(n, s->stack);
+		slot = u64map__get(&map, (uint64_t)cell << 32 | key);
+		if (counts[slot] > best[cell] ||
+		    (counts[slot] == best[cell] && tops[cell] != CAPTURE_NONE &&
+		     analysis__key_cmp(n, key, tops[cell]) < 0)) {
+			best[cell] = counts[slot];
+			tops[cell] = key;
+		}
+	}
+	err = 0;
+cleanup:
+	u64map__release(&map);
+	free(lane_of);
+	free(counts);
+	free(best);
+	return err;
 }

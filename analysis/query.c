@@ -19,6 +19,10 @@ int analysis_query__check(const struct capture *c, const struct analysis_query *
 		return -EINVAL;
 	if (q->thread != CAPTURE_NONE && q->thread >= c->nthreads)
 		return -EINVAL;
+	if (q->filter && q->filter->capture != c)
+		return -EINVAL;
+	if (q->wall && q->wall_event >= c->nevents)
+		return -EINVAL;
 	return 0;
 }
 
@@ -32,7 +36,7 @@ bool analysis_query__match(const struct analysis_query *q, const struct capture_
 		return false;
 	if (q->end_ns && s->time_ns >= q->end_ns)
 		return false;
-	return true;
+	return analysis_filter__stack(q->filter, s->stack);
 }
 
 int analysis__find_event(const struct capture *c, const char *name, uint32_t *event)
@@ -104,8 +108,19 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 		uint32_t root = CAPTURE_NONE, row = nrows, *slot = &row;
 		bool inserted = true;
 
-		if (!analysis_query__match(q, s))
+		uint64_t weight = s->weight;
+
+		if (q->wall && s->event == q->wall_event && s->event != q->event) {
+			struct analysis_query wq = *q;
+
+			wq.event = q->wall_event;
+			if (!analysis_query__match(&wq, s))
+				continue;
+			if (__builtin_mul_overflow(weight, c->events[q->wall_event].period, &weight))
+				weight = UINT64_MAX;
+		} else if (!analysis_query__match(q, s)) {
 			continue;
+		}
 		if (q->per_thread) {
 			root = s->thread == CAPTURE_NONE ? names->no_thread_key
 							 : names->thread_keys[s->thread];
@@ -124,7 +139,7 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 				goto cleanup;
 			rows[nrows++] = (struct analysis_agg){ .root = root, .stack = s->stack };
 		}
-		analysis__sat_add(&rows[*slot].weight, s->weight);
+		analysis__sat_add(&rows[*slot].weight, weight);
 		rows[*slot].samples++;
 	}
 	for (i = 0; i < c->nintervals; i++) {
@@ -137,6 +152,8 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 			continue;
 		if (!q->include_incomplete &&
 		    (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)))
+			continue;
+		if (!analysis_filter__stack(q->filter, v->stack))
 			continue;
 		if (q->per_thread) {
 			root = names->thread_keys[v->thread];

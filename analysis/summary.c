@@ -29,6 +29,10 @@ enum analysis_counter_class analysis__counter_class(const char *name)
 
 	if (strstr(name, "lost") || strstr(name, "ringbuf_full"))
 		return ANALYSIS_COUNTER_LOST;
+	/* Code no symbol covers (a stripped binary) is a property of the
+	 * target, not a fault of the recording: the report says it apart. */
+	if (!strcmp(name, "processor.frame_no_symbol"))
+		return ANALYSIS_COUNTER_INFO;
 	for (i = 0; i < sizeof(problem_prefixes) / sizeof(problem_prefixes[0]); i++)
 		if (!strncmp(name, problem_prefixes[i], strlen(problem_prefixes[i])))
 			return ANALYSIS_COUNTER_PROBLEM;

@@ -52,6 +52,7 @@ static uint32_t tree_child(struct tree_storage *st, uint32_t parent, uint32_t ke
 struct tree_build {
 	const struct capture *c;
 	const uint32_t *frame_keys;
+	const uint8_t *frame_hidden; /* [nframes] the filter's hide, or NULL */
 	uint32_t *memo; /* [nstacks] G node of a stack row, or CAPTURE_NONE */
 	uint32_t *walk; /* scratch: rows or nodes from a leaf up to a known one */
 	uint32_t walk_cap;
@@ -78,8 +79,14 @@ static uint32_t tree_resolve(struct tree_storage *g, struct tree_build *b, uint3
 	if (s != CAPTURE_NONE)
 		node = b->memo[s];
 	while (nwalk--) {
+		uint32_t key;
+
 		s = b->walk[nwalk];
-		node = tree_child(g, node, b->frame_keys[b->c->stacks[s].frame]);
+		key = b->frame_keys[b->c->stacks[s].frame];
+		/* A folded frame (an inlined call) charges the node that holds it. */
+		if (key != ANALYSIS_KEY_FOLDED &&
+		    !(b->frame_hidden && b->frame_hidden[b->c->stacks[s].frame]))
+			node = tree_child(g, node, key);
 		if (node == U64MAP_EMPTY)
 			return U64MAP_EMPTY;
 		b->memo[s] = node;
@@ -238,6 +245,7 @@ struct analysis_tree *analysis_tree__new(const struct analysis_names *names,
 	t->names = names;
 	t->query = *q;
 	memset(b.memo, 0xff, ((size_t)c->nstacks + 1) * sizeof(*b.memo));
+	b.frame_hidden = q->filter ? q->filter->frame_hidden : NULL;
 	if (tree_append(g, CAPTURE_NONE, CAPTURE_NONE) == U64MAP_EMPTY)
 		goto cleanup;
 

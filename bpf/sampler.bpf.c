@@ -182,7 +182,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	struct task_struct *task;
 	struct ms_stats *stats;
 	struct ms_sample *s;
-	struct pt_regs *uregs;
+	struct pt_regs *uregs = NULL;
 	__u32 cpu, k = 0, u = 0, copy = 0, size, off;
 	long n;
 
@@ -261,6 +261,11 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 		off = sizeof(struct ms_sample) + 2 * STACK_BYTES;
 	if (stack_copy_bytes && (s->flags & MS_SAMPLE_F_USER_REGS) && s->regs.sp)
 		copy = stack__copy((__u8 *)s + off, task, s->regs.sp, &s->flags, stats);
+	/* In execve past the point of no return the saved user registers are
+	 * the old program's and its stack is gone (records.h). */
+	if (!copy && uregs && stack_copy_bytes && (s->flags & MS_SAMPLE_F_KERNEL_MODE) &&
+	    (uregs->orig_ax == MS_NR_EXECVE_X86_64 || uregs->orig_ax == MS_NR_EXECVEAT_X86_64))
+		s->flags |= MS_SAMPLE_F_EXEC_REPLACED;
 	if (copy > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
 		copy = MS_STACK_COPY_MAX;
 	s->stack_copy_len = copy;

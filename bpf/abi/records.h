@@ -56,6 +56,18 @@
 #define MS_SAMPLE_F_STACK_END (1u << 5)
 #define MS_SAMPLE_F_STACK_FAULT (1u << 6)
 #define MS_SAMPLE_F_STACK_NO_VMA (1u << 7)
+/*
+ * EXEC_REPLACED: the thread was inside execve/execveat (the user registers'
+ * orig_ax) past the point of no return: the stack copy found nothing at the
+ * saved user sp because the old address space is gone, and the saved user
+ * registers still describe the old program until the kernel starts the new
+ * one (start_thread at the end of load_elf_binary).  The sample has no user
+ * part: its kernel stack is the whole, complete stack.
+ */
+#define MS_SAMPLE_F_EXEC_REPLACED (1u << 8)
+/* x86-64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl). */
+#define MS_NR_EXECVE_X86_64 59
+#define MS_NR_EXECVEAT_X86_64 322
 
 /* Largest user stack copy the sampler makes (bytes; --stack-size maximum). */
 #define MS_STACK_COPY_MAX 65536

@@ -132,6 +132,31 @@ static inline int import_budget__spend(struct import_budget *ib, uint64_t n)
 int folded__import(const void *buf, size_t len, struct capture_builder *b,
 		   struct formats_note *note, char *errbuf, size_t errlen);
 
+/* ---- perf script text ----------------------------------------------------- */
+
+/*
+ * Import `perf script` output (plain, or -F comm,pid,tid,time,ip,sym,dso,
+ * event,period; callchains or single frames) from buf[len] into b.  Each
+ * header line "COMM PID[/TID] [CPU] TIME: [PERIOD] EVENT:" starts a sample
+ * of thread (PID, TID) named COMM at TIME (seconds, as ns); its indented
+ * "IP SYM[+0xOFF] (DSO)" lines are its stack, innermost first.  Events are
+ * named by EVENT's first ':'-part; an event whose periods are all equal is
+ * unit "samples" with that period, weight 1 (comparable with recordings);
+ * otherwise unit "events", weight = PERIOD.  DSOs become modules by path
+ * ("[kernel.kallsyms]" the kernel, kernel frames flagged); "[unknown]"
+ * symbols are unsymbolized frames.  What it loses is noted (no build IDs,
+ * mappings or inline frames).  Limits: lines under 64 KiB, 1024 frames per
+ * stack (deeper stacks cut, counted), 64 event names, 2^20 threads.
+ * Errors (-EBADMSG, errbuf names the line): a NUL byte, a first sample line
+ * that is not a header, an over-long line.  Returns 0, -EBADMSG or -ENOMEM.
+ */
+int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
+			struct formats_note *note, char *errbuf, size_t errlen);
+
+/* Whether buf's first line that is neither blank nor a '#' comment is a
+ * perf script sample header (content detection for convert). */
+bool perf_script__detect(const void *buf, size_t len);
+
 /* ---- pprof (github.com/google/pprof proto/profile.proto) ---------------- */
 
 /*

@@ -550,3 +550,34 @@ def test_dwarf_python_matches_libdw_per_sample():
     rec, _ = _python()
     _compare_with_libdw(os.path.join(H.SESSION_TMP, "raw-python-dwarf"), "python3.11",
                         rec.capture)
+
+
+SHORT_PROCESSES = 1000
+SHORT_TRUNCATED_MAX = 2.0    # % of a 1,000-process run's samples reported truncated
+
+
+@H.timeout(300)
+def test_short_processes_end_at_their_root():
+    """Issue 21 item 7 / issue 14 item 9: 1,000 short processes (spawner:
+    fork, exec, ld.so start-up, 2 ms of work, exit).  ld.so's _start has no
+    CFI: a stack that reaches it is whole, not "[no CFI for pc]"; a sample
+    in execve past its point of no return has no user part (the old program
+    is gone) and is whole too.  At most 2 % of the samples are truncated."""
+    H.require_root()
+    cap = H.tmp_path("spawner.msc")
+    H.record([H.fixture("spawner"), str(SHORT_PROCESSES)], output=cap, timeout=280)
+    stacks = folded_stacks(cap)
+    whole = count(stacks)
+    truncated, reasons = report_truncations(cap)
+    ldso = count(stacks, lambda s: s.user[:2] == ("_start", "_dl_start"))
+    cut = lambda s: s.reason == "[no CFI for pc]" and s.user[:1] == ("_start",)  # noqa: E731
+    ldso_cut = count(stacks, cut)
+    execs = count(stacks, lambda s: not s.user and "__x64_sys_execve" in s.kernel)
+    H.log("%d samples, %d truncated %s; %d whole under ld.so's _start, %d cut above it; "
+          "%d in execve with no user part" % (whole, truncated, reasons, ldso, ldso_cut, execs))
+    assert whole >= 1000, "only %d samples of %d processes" % (whole, SHORT_PROCESSES)
+    assert ldso > 0, "no stack reaches ld.so's _start -> _dl_start:\n%s" % show(stacks)
+    assert ldso_cut == 0, "stacks cut right above ld.so's _start:\n%s" % show(stacks, cut)
+    assert truncated <= SHORT_TRUNCATED_MAX / 100.0 * whole, \
+        "%d of %d samples (%.1f%%) truncated: %s\n%s" % (
+            truncated, whole, 100.0 * truncated / whole, reasons, show(stacks, lambda s: s.reason))

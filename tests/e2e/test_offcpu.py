@@ -50,7 +50,7 @@ class Interval:
 
 def intervals(capture):
     """Every interval of the capture (complete and incomplete)."""
-    out = H.report(capture, "--off-cpu", "--limit", "1000000").stdout
+    out = H.report(capture, "--off-cpu", "--raw-times", "--limit", "1000000").stdout
     res, cur = [], None
     for line in out.splitlines():
         m = re.match(r"\s+interval (.*)$", line)
@@ -150,7 +150,7 @@ def test_sleeper_intervals_match_logged_spans():
 def test_pipe_reader_woken_by_writer_with_its_stack():
     """A reader blocked in read() of a pipe: its interval matches the logged
     span within +-2 ms; its waker is the writer thread, whose stack shows
-    pipe_writer writing into the pipe."""
+    it writing into the pipe, with no caller skipped."""
     rec = record_offcpu("pipe")
     p = fixture_lines(rec, "pipe")
     assert p, "no pipe line: %r" % rec.fixture_lines
@@ -166,8 +166,16 @@ def test_pipe_reader_woken_by_writer_with_its_stack():
         "waker %s (cause %s), expected writer tid %d\n%s" % (
             iv.waker_tid, iv.cause, p["writer_tid"], iv.text())
     waker = [f.strip() for f in iv.waker.split(";")]
-    assert "pipe_writer" in waker and any("pipe_write" in f and f.endswith("[k]")
-                                           for f in waker), \
+    # The waker's user stack is a frame-pointer chain (issue 21 item 5 will
+    # give it the recording's call-graph policy): libc's write keeps no frame
+    # pointer, so the walk's next entry would be write_token's caller, and
+    # the chain ends at write, marked, rather than skip write_token.
+    user = [f for f in waker if not f.endswith("[k]")]
+    assert ("write_token" in user and "pipe_writer" in user) or \
+        (user[:1] == ["[frame without frame pointer]"] and "write" in user), \
+        "the waker's user stack neither reaches pipe_writer through write_token nor ends " \
+        "marked at write: %r" % iv.waker
+    assert any("pipe_write" in f and f.endswith("[k]") for f in waker), \
         "the waker stack is not the writer writing the pipe: %r" % iv.waker
     assert "read_token" in iv.frames() or "pipe_reader" in iv.frames(), \
         "the reader's stack misses read_token/pipe_reader: %s" % iv.stack
@@ -212,7 +220,7 @@ def test_sleep_started_before_recording_is_one_unknown_interval():
     H.log(iv.text())
     assert iv.f["start"] == "unknown" and iv.f["end"] == "unknown", iv.text()
     assert iv.state == "sleep", iv.text()
-    out = H.report(rec.capture, "--off-cpu").stdout
+    out = H.report(rec.capture, "--off-cpu", "--raw-times").stdout
     m = re.search(r"complete\s+(\d+) interval", out)
     assert m and int(m.group(1)) == 0, "the unknown interval was counted as complete:\n" + out
     section = out.split("incomplete intervals", 1)

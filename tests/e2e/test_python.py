@@ -147,6 +147,8 @@ def _calls(python):
         "logical look lost the evaluation loop"
     # report --look python shows the chain with file names
     out = H.report(rec.capture, "--look", "python").stdout
+    assert re.search(r"inner \(.*calls\.py\)", out), out  # function granularity
+    out = H.report(rec.capture, "--look", "python", "--granularity", "line").stdout
     assert re.search(r"inner \(.*calls\.py:\d+\)", out), out
 
 

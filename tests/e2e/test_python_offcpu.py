@@ -23,7 +23,8 @@ INTERPRETERS = [
     ("debian_3_11", H.DEBIAN_PYTHON),
     ("3_12", "/root/.pyenv/versions/3.12.1/bin/python3.12"),
 ]
-PY_FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
+# "fn (file)" at report's default function granularity, "fn (file:line)" at line
+PY_FRAME = re.compile(r"^(.*) \(([^()]*?)(?::(\d+))?\)$")
 # A logged sleep span also holds waits for the GIL (the spinner holds it)
 # and run-queue waits under load, each its own interval: the sleep itself
 # is the interval that covers most of the span, at least half of it.
@@ -33,7 +34,8 @@ SLEEP_SHARE = 0.5   # folded: time_sleep stacks >= 50% of the logged sleep time
 
 def _intervals(capture, look):
     """[(fields, [stack frames], [waker frames])] from report --off-cpu --look."""
-    out = H.report(capture, "--off-cpu", "--look", look, "--limit", "1000000").stdout
+    out = H.report(capture, "--off-cpu", "--raw-times", "--look", look,
+                   "--limit", "1000000").stdout
     res = []
     for line in out.splitlines():
         m = re.match(r"\s+interval (.*)$", line)

@@ -137,6 +137,43 @@ def test_dlopen_library_function_is_named():
     assert abs(ours - theirs) <= 5.0, msg + "\nheaviest stacks:\n" + H.show_stacks(prof)
 
 
+DLCYCLE_SHARE_POINTS = 3.0
+
+
+def test_dlopen_cycles_at_a_reused_base_attribute_exactly():
+    """Issue 21 item 1: dlcycle loads libcycle_a.so, runs it, unloads it,
+    then loads libcycle_b.so (same layout) which the loader maps at a's old
+    base, 24 times.  By the time the processor reads a's mapping record the
+    range may already hold b: every sample under run_a must still be in
+    cycle_work_a and every one under run_b in cycle_work_b, and their shares
+    within 3 points of the fixture's own CPU accounting."""
+    rec = H.record([H.fixture("dlcycle")])
+    cpu = rec.fixture_line("dlcycle")
+    prof = H.folded(rec.capture)
+    n = H.total(prof)
+    wrong = H.count_where(prof, lambda st: ("run_a" in st and "cycle_work_b" in st) or
+                          ("run_b" in st and "cycle_work_a" in st))
+    unnamed = H.count_where(prof, lambda st: any("libcycle" in f for f in st))
+    lines = []
+    bad = []
+    for lib in ("a", "b"):
+        ours = H.share(prof, "cycle_work_" + lib)
+        theirs = H.percent(cpu[lib], cpu["total"])
+        lines.append("cycle_work_%s %.1f%% vs fixture %.1f%%" % (lib, ours, theirs))
+        if abs(ours - theirs) > DLCYCLE_SHARE_POINTS:
+            bad.append(lines[-1])
+    msg = "%d cycles, b at a's base in %d; %d samples, %d misattributed, %d unnamed; %s" % (
+        cpu["cycles"], cpu["same_base"], n, wrong, unnamed, "; ".join(lines))
+    H.log(msg)
+    assert cpu["same_base"] >= 20, "the loader reused a's base in only %d cycles" % cpu[
+        "same_base"]
+    assert wrong == 0, msg + ":\n" + H.show_stacks(
+        prof, lambda st: ("run_a" in st and "cycle_work_b" in st) or
+        ("run_b" in st and "cycle_work_a" in st))
+    assert unnamed == 0, msg
+    assert not bad, msg
+
+
 def test_forked_exec_child_is_recorded():
     """A child forked and exec'd by the recorded command is recorded: its
     child_work samples match 999 Hz x its CPU time within +-15 %."""

@@ -91,6 +91,7 @@ VARIANTS = {
     "gcc_split": (),
     "gcc_gz": (),
     "gcc_zdebug": (),
+    "gcc_zstd": (),
     "gcc_debuglink": (),
     "gcc_buildid": ("--debug-dir", os.path.join(VDIR, "buildid-tree")),
     "gcc_static": (),
@@ -152,21 +153,87 @@ def test_minidebuginfo_names():
         assert chain[0][0] == want[0][0], "0x%x: ours %s, eu-addr2line %s" % (addr, chain, want)
 
 
-def test_dwp_and_zstd_reported_per_module():
-    """What libdw 0.188 cannot read is a counted problem with a message
-    naming the module; names still come from the symbol table."""
-    for name, words in (("clang_dwp", ".dwp"), ("gcc_zstd", "zstd")):
-        path = os.path.join(VDIR, name)
-        if not os.path.exists(path):
-            H.log("%s not built (objcopy cannot write it): skipped" % name)
-            continue
-        binary, cap = _record_variant(name)
-        rep = H.report(cap).stdout
-        lines = [l for l in rep.splitlines() if "debug info" in l and binary in l]
-        assert lines and words in lines[0], "%s: no per-module problem line:\n%s" % (name, rep)
-        assert "module_debug_partial 1" in rep, rep
-        names = {c[0][0] for c in _chains(cap, binary).values()}
-        assert "hot_outer" in names, names
+def test_dwp_reported_per_module():
+    """What libdw 0.188 cannot read (a .dwp package) is a counted problem
+    with a message naming the module; names still come from the symbol
+    table."""
+    binary, cap = _record_variant("clang_dwp")
+    rep = H.report(cap).stdout
+    lines = [l for l in rep.splitlines() if "debug info" in l and binary in l]
+    assert lines and ".dwp" in lines[0], "no per-module problem line:\n%s" % rep
+    assert "module_debug_partial 1" in rep, rep
+    names = {c[0][0] for c in _chains(cap, binary).values()}
+    assert "hot_outer" in names, names
+
+
+def _zstd_sections(path):
+    """Names of the sections of path compressed with zstd (Elf64_Chdr
+    ch_type 2), read from the file itself."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    hdrs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    strtab = hdrs[shstrndx][4]
+    names = []
+    for h in hdrs:
+        if h[2] & 0x800 and struct.unpack_from("<I", data, h[4])[0] == 2:  # SHF_COMPRESSED
+            names.append(data[strtab + h[0]:data.index(b"\0", strtab + h[0])].decode())
+    return names
+
+
+def _folded_raw(capture):
+    """{frames: count} with frames as written (inline ones end "_[i]")."""
+    text = H.convert_folded_text(capture, out=capture + ".folded")
+    H.parse_folded(text)  # well-formed
+    prof = {}
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        prof[tuple(stack.split(";"))] = int(count)
+    return prof
+
+
+@H.timeout(300)
+def test_compressed_debug_sections_fold_identically():
+    """Issue 21 item 3: the same samples symbolized through the plain build
+    and through the same build with its DWARF compressed with zlib (gABI),
+    zlib-gnu (.zdebug) and zstd give identical folded output, inline frames
+    included, and no per-module DWARF problem.  The build is recorded once
+    with --symbolize deferred, then each variant (objcopy keeps the code and
+    the build ID; GCC 12 has no -gz=zstd) replaces it on disk before
+    `microscope symbolize`, so the comparison is exact, not statistical.
+    test_variants_match_eu_addr2line covers gcc -gz=zlib and live recordings
+    of each variant."""
+    H.require_root()
+    zst = _zstd_sections(_variant("gcc_zstd"))
+    assert ".debug_info" in zst and ".debug_line" in zst, \
+        "gcc_zstd has no zstd-compressed DWARF (objcopy wrote %s)" % zst
+    app = H.tmp_path("app")
+    shutil.copy(_variant("gcc_plain"), app)
+    raw = H.tmp_path("deferred.msc")
+    H.record([app, "2"], output=raw, extra=["--symbolize", "deferred"])
+    folded = {}
+    for name in ("gcc_plain", "gcc_zlib", "gcc_zdebug", "gcc_zstd"):
+        shutil.copy(_variant(name), app + ".new")
+        os.rename(app + ".new", app)
+        out = H.tmp_path(name + ".msc")
+        H.run([H.BIN, "symbolize", raw, "-o", out], check=True)
+        rep = H.report(out).stdout
+        assert "module_debug_partial" not in rep and "debug info" not in rep, "%s: DWARF problem:\n%s" % (name, rep)
+        folded[name] = _folded_raw(out)
+        hot = sum(n for st, n in folded[name].items()
+                  if st[-3:] == ("hot_outer", "mix_round_[i]", "mix_step_[i]"))
+        H.log("%s: %d samples, %d in hot_outer -> mix_round [i] -> mix_step [i]" % (
+            name, sum(folded[name].values()), hot))
+        assert hot >= 20, "%s: %d samples show the inline chain" % (name, hot)
+    for name, prof in folded.items():
+        diff = {st: (folded["gcc_plain"].get(st), n) for st, n in prof.items()
+                if folded["gcc_plain"].get(st) != n}
+        diff.update({st: (n, prof.get(st)) for st, n in folded["gcc_plain"].items()
+                     if prof.get(st) != n})
+        assert not diff, "%s folds differently from gcc_plain (plain, %s):\n%s" % (
+            name, name, "\n".join("%s %s" % (";".join(st), v) for st, v in list(diff.items())[:10]))
 
 
 def _wait_ready(path, proc, timeout=15):
@@ -471,6 +538,6 @@ def test_symbolize_deferred_python_frames_placed():
         assert len(inner) >= 50 and H.percent(len(full), len(inner)) >= 95.0, \
             [";".join(st) for st in inner if st not in full][:3]
         rep = H.report(later, "--look", "python").stdout
-        assert re.search(r"inner \(.*calls\.py:\d+\)", rep), rep
+        assert re.search(r"inner \(.*calls\.py\)", rep), rep
     if not tried:
         H.skip("no python3.11 installed")

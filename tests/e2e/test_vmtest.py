@@ -68,7 +68,7 @@ def test_vmtest_offcpu_intervals_recorded():
     sched_waking): the sleeper's 100 ms sleeps become complete intervals in
     sleep state, attributed to a stack that reaches main."""
     rec = H.record([H.fixture("offcpu"), "sleeper"], extra=["--off-cpu"], timeout=500)
-    out = H.report(rec.capture, "--off-cpu", "--limit", "1000000").stdout
+    out = H.report(rec.capture, "--off-cpu", "--raw-times", "--limit", "1000000").stdout
     H.log(out[:2000])
     sleeps = [l for l in out.splitlines()
               if l.lstrip().startswith("interval ") and "start=known end=known" in l and

@@ -66,20 +66,23 @@ static void replay(const struct budget_config *cfg, const struct step *steps, si
 	}
 }
 
-/* Start-up is not judged; then a share of 100 % lowers by the 16x step cap,
- * the next interval settles, 6.2 % lowers to ceil(16 * 6.2 / 0.7) = 142,
- * then 0.6 % .. 0.9 % holds. */
+/* Start-up is not judged; then one interval over the budget holds (it may
+ * be one-time work), the second lowers, by the 16x step cap; the next
+ * interval settles; 6.2 % then 7 % lower to ceil(16 * 6.2 / 0.7) = 142 (the
+ * smaller share of the two); then 0.6 % .. 0.9 % holds. */
 static const struct step lowering[] = {
-	{ 0, 0, 0, BUDGET_SKIP, 1 },	     /* first observation */
-	{ 1, 900, 10000, BUDGET_SKIP, 1 },   /* warm-up */
-	{ 2, 900, 10000, BUDGET_SKIP, 1 },   /* warm-up ends: reference */
-	{ 3, 1000, 10000, BUDGET_LOWER, 16 }, /* 100 %: wants 143, capped at 16x */
-	{ 4, 400, 625, BUDGET_SKIP, 16 },    /* settling */
-	{ 5, 62, 625, BUDGET_LOWER, 142 },   /* 6.2 %: ceil(16 * 6.2 / 0.7) = ceil(141.7) */
-	{ 6, 7, 112, BUDGET_SKIP, 142 },	     /* settling */
-	{ 7, 7, 112, BUDGET_HOLD, 142 },	     /* 0.7 %: inside the band */
-	{ 8, 9, 112, BUDGET_HOLD, 142 },	     /* 0.9 % */
-	{ 9, 6, 112, BUDGET_HOLD, 142 },	     /* 0.6 % */
+	{ 0, 0, 0, BUDGET_SKIP, 1 },	      /* first observation */
+	{ 1, 900, 10000, BUDGET_SKIP, 1 },    /* warm-up */
+	{ 2, 900, 10000, BUDGET_SKIP, 1 },    /* warm-up ends: reference */
+	{ 3, 1000, 10000, BUDGET_HOLD, 1 },   /* 100 %: one interval over */
+	{ 4, 800, 10000, BUDGET_LOWER, 16 },  /* 80 %: wants 115, capped at 16x */
+	{ 5, 400, 625, BUDGET_SKIP, 16 },     /* settling */
+	{ 6, 62, 625, BUDGET_HOLD, 16 },      /* 6.2 %: one interval over */
+	{ 7, 70, 625, BUDGET_LOWER, 142 },    /* 7 %: ceil(16 * 6.2 / 0.7) = ceil(141.7) */
+	{ 8, 7, 112, BUDGET_SKIP, 142 },      /* settling */
+	{ 9, 7, 112, BUDGET_HOLD, 142 },      /* 0.7 %: inside the band */
+	{ 10, 9, 112, BUDGET_HOLD, 142 },     /* 0.9 % */
+	{ 11, 6, 112, BUDGET_HOLD, 142 },     /* 0.6 % */
 };
 
 static void test_lowering_sequence(void **state)
@@ -96,20 +99,22 @@ static void test_lowering_sequence(void **state)
 static const struct step raising[] = {
 	{ 0, 0, 0, BUDGET_SKIP, 1 },
 	{ 2, 0, 0, BUDGET_SKIP, 1 },
-	{ 3, 500, 10000, BUDGET_LOWER, 16 }, /* 50 %: capped at 16x */
-	{ 4, 50, 625, BUDGET_SKIP, 16 },
-	{ 5, 100, 625, BUDGET_LOWER, 229 }, /* 10 %: ceil(16 * 10 / 0.7) = 229 */
-	{ 6, 1, 44, BUDGET_SKIP, 229 },
-	{ 7, 1, 44, BUDGET_HOLD, 229 },	    /* 0.1 %: room 1 */
-	{ 8, 1, 44, BUDGET_HOLD, 229 },	    /* room 2 */
-	{ 9, 6, 44, BUDGET_HOLD, 229 },	    /* 0.6 %: in the band, count reset */
-	{ 10, 1, 44, BUDGET_HOLD, 229 },    /* room 1 */
-	{ 11, 1, 44, BUDGET_HOLD, 229 },    /* room 2 */
-	{ 12, 1, 44, BUDGET_RAISE, 58 },    /* room 3: wants 33, at most /4: ceil(229/4) = 58 */
-	{ 13, 3, 173, BUDGET_SKIP, 58 },
-	{ 14, 4, 173, BUDGET_HOLD, 58 },    /* 0.4 %: room 1 */
-	{ 15, 4, 173, BUDGET_HOLD, 58 },
-	{ 16, 4, 173, BUDGET_RAISE, 34 },   /* ceil(58 * 0.4 / 0.7) = 34 */
+	{ 3, 500, 10000, BUDGET_HOLD, 1 },   /* 50 %: one interval over */
+	{ 4, 500, 10000, BUDGET_LOWER, 16 }, /* 50 % again: capped at 16x */
+	{ 5, 50, 625, BUDGET_SKIP, 16 },
+	{ 6, 100, 625, BUDGET_HOLD, 16 },    /* 10 %: one interval over */
+	{ 7, 100, 625, BUDGET_LOWER, 229 },  /* 10 %: ceil(16 * 10 / 0.7) = 229 */
+	{ 8, 1, 44, BUDGET_SKIP, 229 },
+	{ 9, 1, 44, BUDGET_HOLD, 229 },	     /* 0.1 %: room 1 */
+	{ 10, 1, 44, BUDGET_HOLD, 229 },     /* room 2 */
+	{ 11, 6, 44, BUDGET_HOLD, 229 },     /* 0.6 %: in the band, count reset */
+	{ 12, 1, 44, BUDGET_HOLD, 229 },     /* room 1 */
+	{ 13, 1, 44, BUDGET_HOLD, 229 },     /* room 2 */
+	{ 14, 1, 44, BUDGET_RAISE, 58 },     /* room 3: wants 33, at most /4: ceil(229/4) = 58 */
+	{ 15, 3, 173, BUDGET_SKIP, 58 },
+	{ 16, 4, 173, BUDGET_HOLD, 58 },     /* 0.4 %: room 1 */
+	{ 17, 4, 173, BUDGET_HOLD, 58 },
+	{ 18, 4, 173, BUDGET_RAISE, 34 },    /* ceil(58 * 0.4 / 0.7) = 34 */
 };
 
 static void test_raising_needs_consecutive_room(void **state)
@@ -181,8 +186,40 @@ static void test_perf_estimate(void **state)
 	o.sampler_runs = 10000;
 	d = budget__step(&b, &o);
 	assert_int_equal(d.cost_ns, 10000 * MS_BUDGET_PERF_NS_PER_SAMPLE);
+	assert_int_equal(d.action, BUDGET_HOLD); /* one interval over */
+	o.time_ns = 4 * S;
+	o.sampler_runs = 20000;
+	d = budget__step(&b, &o);
 	assert_int_equal(d.action, BUDGET_LOWER);
 	assert_int_equal(d.factor, 16);
+}
+
+/*
+ * One-time work after warm-up (a module's DWARF and CFI read when a process
+ * loads it): single intervals at 30 % among intervals at 0.6 % never lower
+ * the duty, however often they come, as long as they do not come twice in a
+ * row; two in a row do.
+ */
+static const struct step spikes[] = {
+	{ 0, 0, 0, BUDGET_SKIP, 1 },
+	{ 2, 0, 0, BUDGET_SKIP, 1 },
+	{ 3, 6, 0, BUDGET_HOLD, 1 },	/* 0.6 % */
+	{ 4, 300, 0, BUDGET_HOLD, 1 },	/* 30 %: one-time work */
+	{ 5, 6, 0, BUDGET_HOLD, 1 },
+	{ 6, 300, 0, BUDGET_HOLD, 1 },	/* again, alone */
+	{ 7, 6, 0, BUDGET_HOLD, 1 },
+	{ 8, 300, 0, BUDGET_HOLD, 1 },	/* 30 % ... */
+	{ 9, 20, 0, BUDGET_LOWER, 3 },	/* ... then 2 %: two in a row lower, from the
+					 * smaller share: ceil(1 * 2 / 0.7) = 3 */
+};
+
+static void test_one_time_work_does_not_lower(void **state)
+{
+	struct budget_config cfg;
+
+	(void)state;
+	config(&cfg);
+	replay(&cfg, spikes, sizeof(spikes) / sizeof(spikes[0]), NULL);
 }
 
 /* Never past max_factor; never below 1; counters going back re-reference. */
@@ -277,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_band_holds),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_perf_estimate),
+		cmocka_unit_test(test_one_time_work_does_not_lower),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_duty_parse),
 		cmocka_unit_test(test_reader_rejects_bad_duty_changes),

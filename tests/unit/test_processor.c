@@ -29,14 +29,27 @@
 #include "userspace/stream/stream.h"
 #include "userspace/processor/processor.h"
 
-__attribute__((noinline)) int marker_function_one(int x)
+/*
+ * Functions whose addresses the synthetic samples carry.  They keep a frame
+ * pointer (push %rbp; mov %rsp,%rbp, then a stack slot), so the processor's
+ * CFI check of frame-pointer chains (fp_chain_proven) accepts a chain
+ * through their bodies (MARKER_BODY bytes in); their first bytes are the
+ * prologue, where it must not.
+ */
+#define MARKER_BODY 8
+
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) int marker_function_one(int x)
 {
-	return x * 3 + 1;
+	volatile int v = x;
+
+	return v * 3 + 1;
 }
 
-__attribute__((noinline)) int marker_function_two(int x)
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) int marker_function_two(int x)
 {
-	return x * 5 + 2;
+	volatile int v = x;
+
+	return v * 5 + 2;
 }
 
 struct exe_map {
@@ -746,8 +759,8 @@ static void test_fp_chain_left_code(void **state)
 {
 	struct exe_map m;
 	uint32_t pid = 4343;
-	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
-	uint64_t two = (uint64_t)(uintptr_t)marker_function_two + 4;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + MARKER_BODY;
+	uint64_t two = (uint64_t)(uintptr_t)marker_function_two + MARKER_BODY;
 	uint64_t unmapped[8] = { one, two, 0x555ed2a5e3d0ull, 0x555ed2a5e3d0ull,
 				 0x555ed2a5e3d0ull, 0x555ed2a5e3d0ull, 0x555ed2a5e3d0ull,
 				 0x555ed2a5e3d0ull };
@@ -820,9 +833,12 @@ static void test_innermost_user_pc_not_return(void **state)
 	struct capture *c = finish();
 
 	assert_int_equal(c->nsamples, 1);
-	assert_int_equal(stack_names(c, 0, names, 8), 3);
-	assert_string_equal(names[0], "marker_function_two");
-	assert_string_equal(names[1], "[k]");
+	/* At the first instruction rbp is still the caller's: the chain ends
+	 * marked above the frame (processor fp_chain_proven). */
+	assert_int_equal(stack_names(c, 0, names, 8), 4);
+	assert_string_equal(names[0], "[frame without frame pointer]");
+	assert_string_equal(names[1], "marker_function_two");
+	assert_string_equal(names[2], "[k]");
 	capture__free(c);
 }
 

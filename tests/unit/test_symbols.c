@@ -812,9 +812,10 @@ static void test_plt_entries_named(void **state)
 }
 
 /*
- * symbolizer__mapped_file: the path is used only when its device and inode
- * are the MMAP2 record's; the map_files link is the mapped file whatever the
- * path says; the build ID is the file's own note either way.
+ * symbolizer__mapped_file: the path, and the map_files link too (it names
+ * what is mapped at the range now, which may be another file than the
+ * record's), are used only when their device and inode are the MMAP2
+ * record's; the build ID is the file's own note either way.
  */
 static void test_mapped_file_identity(void **state)
 {
@@ -847,14 +848,33 @@ static void test_mapped_file_identity(void **state)
 	assert_null(sym_module__build_id(m, &len2));
 	assert_int_equal(sym_module__symbol_count(m), 0);
 
-	/* Through map_files no check is needed: the same module, same ID. */
+	/* Through map_files: the same module, same ID. */
 	snprintf(map_files, sizeof(map_files), "/proc/self/map_files/%" PRIx64 "-%" PRIx64,
 		 mp.start, mp.end);
-	m = symbolizer__mapped_file(s, (uint32_t)getpid(), map_files, mp.path, 0, 0, 0);
+	m = symbolizer__mapped_file(s, (uint32_t)getpid(), map_files, mp.path,
+				    major(st.st_dev), minor(st.st_dev), st.st_ino);
 	assert_ptr_equal(m, by_path);
 	id2 = sym_module__build_id(m, &len2);
 	assert_int_equal(len2, len);
 	assert_memory_equal(id2, id, len);
+
+	/* A range reused by another file since the record (dlclose, then a
+	 * dlopen of another library at the same base): map_files now names
+	 * libc, the record names this test binary: the record's file is
+	 * used, found by its path. */
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct stat self_st;
+
+	assert_true(n > 0);
+	self[n] = '\0';
+	assert_int_equal(stat(self, &self_st), 0);
+	m = symbolizer__mapped_file(s, (uint32_t)getpid(), map_files, self,
+				    major(self_st.st_dev), minor(self_st.st_dev), self_st.st_ino);
+	assert_non_null(m);
+	assert_ptr_not_equal(m, by_path);
+	assert_null(sym_module__error(m));
+	assert_ptr_equal(m, symbolizer__file(s, 0, NULL, self, NULL, 0));
 	symbolizer__free(s);
 }
 

@@ -1089,6 +1089,70 @@ static void test_depth_limit_and_missing(void **state)
 	assert_string_equal(unwind_reason__name(UNWIND_REASON__COUNT), "[?]");
 }
 
+static struct unwind_module *entry_module;
+
+static bool find_entry_map(void *ctx, uint64_t pc, struct unwind_map *out)
+{
+	(void)ctx;
+	out->module = entry_module;
+	out->bias = 0;
+	out->start = pc;
+	out->end = pc + 1;
+	return true;
+}
+
+/*
+ * ld.so's _start (RTLD_START, e_entry) has no FDE: a frame there is the
+ * process's outermost (issue 21 item 7), as a pc or as the return address
+ * of its call to _dl_start; code past UNWIND_ENTRY_SPAN is not.
+ */
+static void test_ldso_entry_is_outermost(void **state)
+{
+	uint64_t stack[4] = {0x1111, 0x2222, 0, 0}, pcs[8], entry;
+	struct unwind_regs r = {.sp = 0x7ffc00000000};
+	enum unwind_reason why;
+	GElf_Ehdr eh;
+	Elf *elf;
+	int fd;
+
+	(void)state;
+	fd = open(LDSO_PATH, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(gelf_getehdr(elf, &eh));
+	entry = eh.e_entry;
+	elf_end(elf);
+	close(fd);
+	assert_true(entry != 0);
+	entry_module = unwind_module__open(LDSO_PATH);
+	assert_non_null(entry_module);
+	assert_null(unwind_module__row(entry_module, entry)); /* no CFI there */
+
+	r.ip = entry + 3; /* inside _start */
+	assert_int_equal(unwind__stack(&r, (const uint8_t *)stack, sizeof(stack), find_entry_map,
+				       NULL, pcs, 8, &why),
+			 1);
+	assert_int_equal(why, UNWIND_END_OUTERMOST);
+	r.ip = entry; /* the first instruction */
+	unwind__stack(&r, (const uint8_t *)stack, sizeof(stack), find_entry_map, NULL, pcs, 8, &why);
+	assert_int_equal(why, UNWIND_END_OUTERMOST);
+	r.ip = entry - 1; /* before it: not entry code */
+	if (!unwind_module__row(entry_module, r.ip)) {
+		unwind__stack(&r, (const uint8_t *)stack, sizeof(stack), find_entry_map, NULL, pcs,
+			      8, &why);
+		assert_int_equal(why, UNWIND_NO_CFI);
+	}
+	r.ip = entry + UNWIND_ENTRY_SPAN; /* past the span */
+	if (!unwind_module__row(entry_module, r.ip)) {
+		unwind__stack(&r, (const uint8_t *)stack, sizeof(stack), find_entry_map, NULL, pcs,
+			      8, &why);
+		assert_int_equal(why, UNWIND_NO_CFI);
+	}
+	unwind_module__free(entry_module);
+	entry_module = NULL;
+}
+
 __attribute__((noinline, optimize("no-omit-frame-pointer"))) static uint64_t fp_function(uint64_t x)
 {
 	volatile uint64_t v = x;
@@ -1338,6 +1402,7 @@ int main(void)
 	    cmocka_unit_test(test_truncated_copy), cmocka_unit_test(test_depth_limit_and_missing),
 	    cmocka_unit_test(test_loop),	   cmocka_unit_test(test_garbage),
 	    cmocka_unit_test(test_plt_expression), cmocka_unit_test(test_speed),
+	    cmocka_unit_test(test_ldso_entry_is_outermost),
 	};
 	return cmocka_run_group_tests_name("unwind", tests, setup, teardown);
 }

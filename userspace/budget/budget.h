@@ -20,10 +20,17 @@
  * sequence of observations always gives the same decisions (unit tests
  * replay recorded sequences).  budget_monitor (monitor.c) does the reading.
  *
- * Hysteresis: the factor goes up as soon as one interval's share exceeds the
- * budget, to the factor predicted to bring it to target_frac of the budget
- * (cost taken as proportional to the sample rate), by at most max_lower_step
- * at a time; it comes down only after raise_after consecutive intervals below
+ * Steady state, not one-time work: the first warmup_ns (BPF load, the first
+ * symbolization of every module) are not judged, and after them the factor
+ * goes up only when lower_after consecutive intervals exceed the budget, to
+ * the factor predicted from the smallest of their shares, so one interval of
+ * one-time work (a module's DWARF and CFI read when a process loads it, an
+ * exec) does not lower the rate and skew the reweighted shares.
+ *
+ * Hysteresis: the factor goes up once lower_after consecutive intervals'
+ * shares exceed the budget, to the factor predicted to bring the smallest of
+ * them to target_frac of the budget (cost taken as proportional to the
+ * sample rate), by at most max_lower_step at a time; it comes down only after raise_after consecutive intervals below
  * low_frac of the budget, to the factor predicted to reach target_frac, and
  * by at most max_raise_step at a time.  Between low and high the factor holds,
  * so a cost that is not exactly proportional to the rate cannot make it
@@ -58,6 +65,8 @@ struct budget_config {
 	double target_frac;	     /* aim at this fraction of the budget (0.7) */
 	double low_frac;	     /* below this fraction an interval counts as room (0.5) */
 	uint32_t raise_after;	     /* consecutive room intervals before raising (3) */
+	uint32_t lower_after;	     /* consecutive intervals over the budget before lowering
+					(2): one interval of one-time work is not steady cost */
 	uint32_t max_raise_step;     /* raise divides the factor by at most this (4) */
 	uint32_t max_lower_step;     /* lower multiplies the factor by at most this (16) */
 	uint32_t settle_intervals;   /* intervals not judged after a change (1): the recorder
@@ -92,6 +101,8 @@ struct budget {
 	uint64_t start_ns; /* time of the first observation */
 	uint32_t factor;
 	uint32_t room_intervals; /* consecutive intervals below low_frac */
+	uint32_t over_intervals; /* consecutive intervals over the budget */
+	double over_share;	 /* the smallest share of those intervals */
 	uint32_t settling;	 /* intervals left to skip after a change */
 	/* Statistics for the capture. */
 	uint32_t lowered, raised;

@@ -21,6 +21,7 @@ void budget_config__default(struct budget_config *cfg, double pct, uint32_t freq
 	cfg->target_frac = 0.7;
 	cfg->low_frac = 0.5;
 	cfg->raise_after = 3;
+	cfg->lower_after = 2;
 	cfg->max_raise_step = 4;
 	cfg->max_lower_step = 16;
 	cfg->settle_intervals = 1;
@@ -36,6 +37,8 @@ void budget__init(struct budget *b, const struct budget_config *cfg)
 		b->cfg.max_raise_step = 2;
 	if (!b->cfg.max_lower_step)
 		b->cfg.max_lower_step = 2;
+	if (!b->cfg.lower_after)
+		b->cfg.lower_after = 1;
 	b->factor = 1;
 	b->peak_factor = 1;
 }
@@ -88,6 +91,7 @@ struct budget_decision budget__step(struct budget *b, const struct budget_obs *o
 	    o->time_ns - b->start_ns <= b->cfg.warmup_ns) {
 		b->last = *o;
 		b->have_last = true;
+		b->over_intervals = 0;
 		return d;
 	}
 	d.interval_ns = o->time_ns - l->time_ns;
@@ -106,15 +110,19 @@ struct budget_decision budget__step(struct budget *b, const struct budget_obs *o
 
 	d.action = BUDGET_HOLD;
 	if (d.share > b->cfg.budget_frac) {
-		uint32_t f = predicted_factor(b, d.share);
-		uint64_t ceiling = (uint64_t)b->factor * b->cfg.max_lower_step;
-
-		if (f > ceiling)
-			f = (uint32_t)ceiling; /* f <= max_factor <= UINT32_MAX */
 		b->room_intervals = 0;
-		if (f > b->factor) {
-			d.action = BUDGET_LOWER;
-			d.factor = f;
+		if (!b->over_intervals++ || d.share < b->over_share)
+			b->over_share = d.share;
+		if (b->over_intervals >= b->cfg.lower_after) {
+			uint32_t f = predicted_factor(b, b->over_share);
+			uint64_t ceiling = (uint64_t)b->factor * b->cfg.max_lower_step;
+
+			if (f > ceiling)
+				f = (uint32_t)ceiling; /* f <= max_factor <= UINT32_MAX */
+			if (f > b->factor) {
+				d.action = BUDGET_LOWER;
+				d.factor = f;
+			}
 		}
 	} else if (d.share < b->cfg.low_frac * b->cfg.budget_frac) {
 		if (++b->room_intervals >= b->cfg.raise_after && b->factor > 1) {
@@ -133,12 +141,16 @@ struct budget_decision budget__step(struct budget *b, const struct budget_obs *o
 	} else {
 		b->room_intervals = 0;
 	}
+	if (d.share <= b->cfg.budget_frac)
+		b->over_intervals = 0;
 	if (d.action == BUDGET_LOWER)
 		b->lowered++;
 	else if (d.action == BUDGET_RAISE)
 		b->raised++;
-	if (d.action == BUDGET_LOWER || d.action == BUDGET_RAISE)
+	if (d.action == BUDGET_LOWER || d.action == BUDGET_RAISE) {
 		b->settling = b->cfg.settle_intervals;
+		b->over_intervals = 0;
+	}
 	b->factor = d.factor;
 	if (b->factor > b->peak_factor)
 		b->peak_factor = b->factor;

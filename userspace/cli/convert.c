@@ -26,7 +26,9 @@
 #include "capture/format.h"
 #include "capture/limits.h"
 #include "capture/formats/formats.h"
+#include "cli_util.h"
 #include "commands.h"
+#include "diff.h"
 
 /* What a writer gets: the open capture and the query the options built. */
 struct convert_input {
@@ -81,6 +83,13 @@ static void convert_note_other_events(const struct convert_input *in, const char
 	size_t used = 0;
 	bool *has;
 
+	if (in->query.wall) {
+		formats_note__add(in->note, "wall: off-CPU ns plus %s samples x %llu ns (their "
+				  "period: an estimate of on-CPU time)",
+				  capture__string(c, c->events[in->query.wall_event].name),
+				  (unsigned long long)c->events[in->query.wall_event].period);
+		return;
+	}
 	if (!others)
 		return;
 	has = calloc((size_t)c->nevents + 1, 1);
@@ -382,9 +391,13 @@ static const struct convert_input_format convert_inputs[] = {
 	{ .name = "capture", .extensions = { ".msc", NULL }, .import = NULL },
 	{ .name = "pprof", .extensions = { ".pb.gz", ".pprof", ".pb", NULL },
 	  .import = pprof__import },
-	{ .name = "folded", .extensions = { ".folded", ".txt", NULL },
-	  .import = convert_import_folded },
+	{ .name = "folded", .extensions = { ".folded", NULL }, .import = convert_import_folded },
+	{ .name = "perf-script", .extensions = { ".perf-script", ".script", ".perf", NULL },
+	  .import = perf_script__import },
 };
+
+#define CONVERT_INPUT_FOLDED (&convert_inputs[2])
+#define CONVERT_INPUT_PERF_SCRIPT (&convert_inputs[3])
 
 #define CONVERT_NINPUTS (sizeof(convert_inputs) / sizeof(convert_inputs[0]))
 
@@ -418,7 +431,11 @@ static const struct convert_input_format *input_format(const char *from, const c
 	if (len >= 2 && ((const unsigned char *)buf)[0] == 0x1f &&
 	    ((const unsigned char *)buf)[1] == 0x8b)
 		return &convert_inputs[1];
-	return &convert_inputs[2];
+	/* Text: perf script output by its sample headers, else folded stacks
+	 * (a .txt file can be either). */
+	if (perf_script__detect(buf, len))
+		return CONVERT_INPUT_PERF_SCRIPT;
+	return CONVERT_INPUT_FOLDED;
 }
 
 /*
@@ -485,8 +502,10 @@ static void convert_print_usage(FILE *f)
 
 	fputs("usage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads]\n"
 	      "                          [--event NAME] [--look LOOK] [--weight W] [--incomplete]\n"
+	      "       microscope convert --diff BASE NEW [-o OUT.svg] [--event NAME] [--look LOOK]\n"
 	      "\n"
-	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin) and write it in\n"
+	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin; default\n"
+	      "microscope.msc) and write it in\n"
 	      "another format, to OUT or stdout (OUT absent or '-').  Without --to the\n"
 	      "format follows OUT's extension; on stdout it is folded.  Without --from the\n"
 	      "input format follows FILE's extension, else its content.  Imported profiles\n"
@@ -497,15 +516,22 @@ static void convert_print_usage(FILE *f)
 	      "options:\n"
 	      "  --to FORMAT       output format (below)\n"
 	      "  --from FORMAT     input format: capture (.msc), pprof (.pb.gz, .pprof, .pb),\n"
-	      "                    folded (.folded, .txt)\n"
+	      "                    folded (.folded), perf-script (`perf script` output:\n"
+	      "                    .perf-script, .script, .perf; other text is told\n"
+	      "                    from folded stacks by its sample headers)\n"
 	      "  -o, --output OUT  output file, '-' for stdout\n"
 	      "  --threads         put a \"comm-tid\" root frame above each stack\n"
 	      "  --look LOOK       logical (default), native (Python frames dropped) or python\n"
 	      "                    (from the outermost Python frame in, interpreter hidden);\n"
 	      "                    applies before any format\n"
 	      "  --event NAME      the event to convert (default: the first with samples)\n"
-	      "  --weight W        samples (CPU samples, the default) or off-cpu-ns (off-CPU\n"
+	      "  --weight W        samples (CPU samples, the default), off-cpu-ns (off-CPU\n"
 	      "                    intervals weighted by nanoseconds; needs record --off-cpu)\n"
+	      "                    or wall (both in one tree, in ns: each CPU sample\n"
+	      "                    weighs its period, an estimate; folded and svg)\n"
+	      "  --diff BASE NEW   a differential flame graph (SVG): NEW's boxes colored by\n"
+	      "                    the change of their share against BASE, red grew, blue\n"
+	      "                    shrank\n"
 	      "  --incomplete      with off-cpu-ns, also intervals cut by the recording's\n"
 	      "                    start or stop (only their part inside the window);\n"
 	      "                    folded and svg only: pprof and speedscope carry\n"
@@ -610,6 +636,74 @@ static int convert_to_stdout(const struct convert_format *fmt, const struct conv
 	return err;
 }
 
+/*
+ * --weight wall: CPU samples (x their period in ns) and off-CPU intervals
+ * in one tree, for folded and svg.  The CPU event is the lowest-id other
+ * event with samples in "samples" and a known period.
+ */
+static int convert_wall_query(const struct capture *c, struct analysis_query *q,
+			      const char *path)
+{
+	uint32_t i, ev = CAPTURE_NONE;
+
+	for (i = 0; i < c->nsamples; i++) {
+		const struct capture_event *e = &c->events[c->samples[i].event];
+
+		if (c->samples[i].event != q->event && c->samples[i].event < ev && e->period &&
+		    !strcmp(capture__string(c, e->unit), "samples"))
+			ev = c->samples[i].event;
+	}
+	if (ev == CAPTURE_NONE) {
+		fprintf(stderr, "microscope convert: %s: --weight wall needs CPU samples with a "
+			"known period beside the off-CPU intervals\n", path);
+		return -EINVAL;
+	}
+	q->wall = true;
+	q->wall_event = ev;
+	return 0;
+}
+
+/* convert --diff BASE NEW [-o OUT.svg]: only the differential flame graph. */
+static int convert_diff(int nfiles, char **files, const char *to, const char *out,
+			const char *event, enum analysis_look_kind look)
+{
+	/* The graph is made first (its errors are its own), then written as the
+	 * bytes of a file, atomically like every output. */
+	static const struct convert_format svg_bytes = {
+		.name = "svg",
+		.extensions = { ".svg", NULL },
+		.description = "differential flame graph SVG",
+		.write = convert_capture,
+	};
+	struct cli_diff_options d = {
+		.event = event,
+		.look = look,
+		.keys = { .granularity = ANALYSIS_GRANULARITY_FRAME },
+	};
+	struct convert_input in = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	int status;
+
+	if (nfiles != 2)
+		return convert_usage_error("--diff takes two captures, BASE and NEW%s", "");
+	if ((to && strcmp(to, "svg")) || (!to && out && !has_suffix(out, ".svg")))
+		return convert_usage_error("--diff writes a differential flame graph: svg only, "
+					   "not '%s'", to ? to : out);
+	d.base = files[0];
+	d.new_ = files[1];
+	status = cli_diff__svg(&d, &text, &len);
+	if (status)
+		return status;
+	in.bytes = text;
+	in.len = len;
+	status = (out ? convert_to_file(&svg_bytes, &in, out) : convert_to_stdout(&svg_bytes, &in))
+			 ? 1
+			 : 0;
+	free(text);
+	return status;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -621,10 +715,12 @@ int cmd_convert(int argc, char **argv)
 		{ "weight", required_argument, NULL, 'W' },
 		{ "incomplete", no_argument, NULL, 'I' },
 		{ "look", required_argument, NULL, 'L' },
+		{ "diff", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct convert_format *fmt = NULL;
+	bool diff = false, wall = false;
 	const char *to = NULL, *from = NULL, *out = NULL, *event_name = NULL, *path;
 	const struct convert_input_format *ifmt = NULL;
 	struct convert_input in = { 0 };
@@ -651,7 +747,7 @@ int cmd_convert(int argc, char **argv)
 			from = optarg;
 			if (!input_format(from, "", NULL, 0))
 				return convert_usage_error("unknown input format '%s' (capture, pprof, "
-							   "folded)", from);
+							   "folded, perf-script)", from);
 			break;
 		case 'o':
 			out = optarg;
@@ -663,11 +759,12 @@ int cmd_convert(int argc, char **argv)
 			event_name = optarg;
 			break;
 		case 'W':
-			if (!strcmp(optarg, "off-cpu-ns"))
+			if (!strcmp(optarg, "off-cpu-ns") || !strcmp(optarg, "wall"))
 				event_name = "off-cpu";
 			else if (strcmp(optarg, "samples"))
 				return convert_usage_error(
-				    "--weight takes samples or off-cpu-ns, not '%s'", optarg);
+				    "--weight takes samples, off-cpu-ns or wall, not '%s'", optarg);
+			wall = !strcmp(optarg, "wall");
 			break;
 		case 'I':
 			incomplete = true;
@@ -677,6 +774,9 @@ int cmd_convert(int argc, char **argv)
 				return convert_usage_error(
 					"--look takes logical, native or python, not '%s'", optarg);
 			break;
+		case 'D':
+			diff = true;
+			break;
 		case 'h':
 			convert_print_usage(stdout);
 			return 0;
@@ -684,20 +784,22 @@ int cmd_convert(int argc, char **argv)
 			return convert_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default: {
 			/* optopt names a bad short option; for a long one it is 0. */
-			char shortopt[3] = { '-', (char)optopt, '\0' };
+			char shortopt[3] = { '-', (char)optopt, '\0' }, hint[80], msg[160];
 
-			return convert_usage_error("unknown option '%s'",
-						  optopt ? shortopt : argv[optind - 1]);
+			cli__option_hint(argv[optind - 1], longopts, hint, sizeof(hint));
+			snprintf(msg, sizeof(msg), "unknown option '%%s'%s", hint);
+			return convert_usage_error(msg, optopt ? shortopt : argv[optind - 1]);
 		}
 		}
 	}
-	if (optind != argc - 1)
-		return convert_usage_error(optind < argc ? "one capture FILE, got '%s' too"
-							 : "missing capture FILE%s",
-					   optind < argc ? argv[argc - 1] : "");
-	path = argv[optind];
 	if (out && !strcmp(out, "-"))
 		out = NULL;
+	if (diff)
+		return convert_diff(argc - optind, argv + optind, to, out, event_name, look_kind);
+	if (optind < argc - 1)
+		return convert_usage_error("one capture FILE, got '%s' too", argv[argc - 1]);
+	/* No FILE: what `record` writes by default. */
+	path = optind < argc ? argv[optind] : CLI_DEFAULT_CAPTURE;
 	if (to) {
 		fmt = format_by_name(to);
 		if (!fmt)
@@ -715,7 +817,8 @@ int cmd_convert(int argc, char **argv)
 	if (rc)
 		goto cleanup;
 	/* Text formats hold no NUL byte: binary input (an ELF, perf.data) is not ours. */
-	if (ifmt->import == convert_import_folded && memchr(bytes, '\0', nbytes)) {
+	if ((ifmt->import == convert_import_folded || ifmt->import == perf_script__import) &&
+	    memchr(bytes, '\0', nbytes)) {
 		fprintf(stderr,
 			"microscope convert: %s: not a capture, pprof or folded file (binary data: "
 			"a NUL byte at offset %zu)\n",
@@ -782,6 +885,8 @@ int cmd_convert(int argc, char **argv)
 	analysis_query__init(&in.query, event);
 	in.query.per_thread = threads;
 	in.query.include_incomplete = incomplete;
+	if (wall && convert_wall_query(c, &in.query, path))
+		goto cleanup;
 
 	/* --incomplete changes folded and svg only (see --help): say so, never ignore it */
 	if (incomplete && strcmp(fmt->name, "folded") && strcmp(fmt->name, "svg"))

@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "capture/limits.h"
+#include "cli_util.h"
 #include "commands.h"
+
+static const char *const commands[] = { "record", "report", "convert", "symbolize", "help" };
 
 static const char usage[] =
 	"usage: microscope [--max-memory SIZE] <command> [options]\n"
@@ -99,7 +102,9 @@ int main(int argc, char **argv)
 	    strip_max_memory(&argc, argv, 2))
 		return 2;
 	if (argc < 2) {
-		fputs(usage, stderr);
+		fputs("usage: microscope record|report|convert|symbolize [options]\n"
+		      "Run 'microscope --help' for the commands.\n",
+		      stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -118,6 +123,21 @@ int main(int argc, char **argv)
 		return cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "symbolize"))
 		return cmd_symbolize(argc - 1, argv + 1);
-	fprintf(stderr, "microscope: unknown command '%s'\n\n%s", argv[1], usage);
+	{
+		const char *hint = cli__closest(argv[1], commands,
+						sizeof(commands) / sizeof(commands[0]));
+
+		if (argv[1][0] == '-')
+			fprintf(stderr, "microscope: unknown option '%s'; options follow a command\n",
+				argv[1]);
+		else if (hint)
+			fprintf(stderr, "microscope: unknown command '%s' (did you mean '%s'?)\n",
+				argv[1], hint);
+		else
+			fprintf(stderr, "microscope: unknown command '%s'\n", argv[1]);
+		fputs("usage: microscope record|report|convert|symbolize [options]\n"
+		      "Run 'microscope --help' for the commands.\n",
+		      stderr);
+	}
 	return 2;
 }

@@ -70,7 +70,9 @@ static const char record_usage[] =
 	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay);\n"
 	"                       refused if DIR already holds one\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
-	"  -q, --quiet          no summary line\n"
+	"  -q, --quiet          no status line while recording, no summary line\n"
+	"  -f, --force          replace FILE; without it the previous capture is kept\n"
+	"                       as FILE.old (as perf keeps perf.data.old)\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"SIGINT (Ctrl-C) or SIGTERM to record stops sampling at once, sends the\n"
@@ -100,6 +102,7 @@ static const struct option record_longopts[] = {
 	{ "save-raw", required_argument, NULL, 'R' },
 	{ "replay", required_argument, NULL, 'P' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "force", no_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
@@ -222,6 +225,9 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 	case 'q':
 		o->quiet = true;
 		return 0;
+	case 'f':
+		o->force = true;
+		return 0;
 	case OPT_STACK_SIZE:
 		if (record_options__parse_stack_size(arg, &o->stack_size))
 			return usage_error("bad stack size '%s' (0..%d bytes)", arg,
@@ -297,7 +303,7 @@ static int record__parse(int argc, char **argv, struct record_options *o, bool *
 	record_options__init(o);
 	*help = false;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+F:e:o:p:ad:qh", record_longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+F:e:o:p:ad:qfh", record_longopts, NULL)) != -1) {
 		if (opt == 'h') {
 			*help = true;
 			return 0;

@@ -38,7 +38,9 @@
 #include "../stream/meta.h"
 #include "../runtimes/py_procs.h"
 #include "../symbols/symbols.h"
+#include "cli_util.h"
 #include "record.h"
+#include "record_status.h"
 
 /* Live processing: at most this much per drain round (ns), at most this far
  * behind the newest record (ns) (processor__set_round_budget). */
@@ -62,6 +64,7 @@ struct record_session {
 	bool child_done;	       /* the command was waited for */
 	double t_end;		       /* CLOCK_MONOTONIC s when --duration ends, or 0 */
 	int status;		       /* exit status so far */
+	struct record_status live;     /* the status line on a TTY */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -426,7 +429,9 @@ static int session__drain(struct record_session *s)
 	const struct record_options *o = s->o;
 	int err, wstatus, timeout_ms;
 
+	record_status__init(&s->live, !o->quiet);
 	while (!stop_signal) {
+		record_status__tick(&s->live, processor__samples(s->proc), collector__lost(s->col));
 		if (s->py)
 			(void)py_tracker__poll(s->py, (uint64_t)(now_s() * 1e9));
 		/* CPython code objects are named from the live process as
@@ -515,6 +520,9 @@ static int session__seal(struct record_session *s)
 			strerror(-err));
 		return err;
 	}
+	if (!s->o->force && (err = cli__keep_previous(path)))
+		fprintf(stderr, "microscope record: keeping the previous %s as .old: %s\n", path,
+			strerror(-err));
 	err = capture_builder__write(s->b, path);
 	if (err) {
 		const char *why = capture_builder__error(s->b);
@@ -559,6 +567,7 @@ static void session__finish(struct record_session *s)
 	 * have halted it already): what follows is processing the backlog. */
 	collector__halt_sampling(s->col);
 	halt_col = NULL;
+	record_status__finish(&s->live);
 	if (o->argv)
 		session__end_command(s);
 	else

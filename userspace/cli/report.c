@@ -19,19 +19,26 @@
 #include "capture/capture.h"
 #include "capture/file_io.h"
 #include "capture/text.h"
+#include "cli_util.h"
 #include "commands.h"
+#include "diff.h"
+#include "report.h"
+#include "report_timeline.h"
 
 #define REPORT_DEFAULT_LIMIT	   20
 #define REPORT_DEFAULT_MIN_PERCENT 0.5
 #define REPORT_INDENT_MAX	   32 /* deeper tree levels stop indenting and print "[+N]" */
 
 static const char report_usage[] =
-	"usage: microscope report FILE [--sort self|total] [--limit N] [--threads]\n"
+	"usage: microscope report [FILE] [--sort self|total] [--limit N] [--threads]\n"
 	"                         [--min-percent P] [--event NAME] [--off-cpu | --wall]\n"
 	"                         [--svg OUT] [--look logical|native|python]\n"
+	"                         [--granularity G] [--inline show|fold] [--focus RE]\n"
+	"                         [--ignore RE] [--hide RE] [--since T] [--until T]\n"
+	"       microscope report --diff BASE NEW [options]\n"
 	"\n"
 	"Print a capture's summary, its top-down call tree and its functions by\n"
-	"self or total cost.\n"
+	"self or total cost.  FILE defaults to microscope.msc.\n"
 	"\n"
 	"options:\n"
 	"  --sort self|total   order of the function table (default self)\n"
@@ -45,10 +52,30 @@ static const char report_usage[] =
 	"                      weighted by off-CPU ms, the longest intervals with their\n"
 	"                      waker, and the intervals cut by the recording's edges,\n"
 	"                      listed apart and never added to the totals\n"
+	"  --timeline[=N]      per-thread lanes over time (N buckets, default 72): CPU\n"
+	"                      sample density, off-CPU shaded, each bucket's top\n"
+	"                      function as a letter; --since/--until narrow it\n"
+	"  --raw-times         with --off-cpu, list intervals as key=value with absolute\n"
+	"                      CLOCK_MONOTONIC ns (for scripts) instead of times from\n"
+	"                      the recording's start\n"
 	"  --wall              per thread: on-CPU time estimated from samples (samples x\n"
 	"                      sample period) beside measured off-CPU time\n"
 	"  --svg OUT           also write the flame graph SVG of the same samples to OUT\n"
 	"                      (as 'microscope convert FILE -o OUT.svg')\n"
+	"  --granularity G     what a row is: function (default; a Python function\n"
+	"                      whatever its line, an unsymbolized module as\n"
+	"                      \"libfoo.so+?\"), line (\"name (file.c:12)\") or address\n"
+	"  --inline show|fold  inlined calls as frames of their own, or folded into\n"
+	"                      the function they were inlined into (default: folded in\n"
+	"                      the function table, shown in the call tree)\n"
+	"  --focus REGEX       only samples with a frame matching REGEX (pprof's -focus)\n"
+	"  --ignore REGEX      drop samples with a frame matching REGEX\n"
+	"  --hide REGEX        remove frames matching REGEX from stacks (their cost goes\n"
+	"                      to the caller)\n"
+	"  --since T, --until T  only samples in [T1, T2) from the recording's start\n"
+	"                      (1.5, 1.5s, 200ms, 30us)\n"
+	"  --diff BASE NEW     compare two captures: per-function share changes, largest\n"
+	"                      first, '*' where a two-proportion test says significant\n"
 	"  --look LOOK         how stacks with Python frames are seen: logical (default;\n"
 	"                      Python frames spliced into native stacks), native\n"
 	"                      (Python frames dropped) or python (from the outermost\n"
@@ -59,47 +86,24 @@ static const char report_usage[] =
 	"weight.  The call tree hides children under --min-percent and beyond\n"
 	"--limit behind one \"… N more\" line.\n";
 
-struct report_options {
-	const char *path;
-	enum analysis_sort sort;
-	uint32_t limit;
-	double min_percent;
-	bool threads;
-	const char *event;
-	bool off_cpu; /* --off-cpu */
-	bool wall;    /* --wall */
-	const char *svg; /* --svg OUT, or NULL */
-	enum analysis_look_kind look;
-};
-
-struct report {
-	const struct report_options *opt;
-	const struct capture *c;
-	const struct analysis_names *names;
-	const char *unit;
-	bool ns; /* weights are nanoseconds: shown as milliseconds */
-	uint64_t total;
-	int wwidth; /* width of a weight column */
-};
-
 static int report_usage_error(const char *fmt, const char *arg)
 {
 	fputs("microscope report: ", stderr);
 	fprintf(stderr, fmt, arg);
-	fputs("\nusage: microscope report FILE [--sort self|total] [--limit N] [--threads]\n"
-	      "                         [--min-percent P] [--event NAME]\n"
+	fputs("\nusage: microscope report [FILE] [--sort self|total] [--limit N] [--threads] ...\n"
+	      "       microscope report --diff BASE NEW\n"
 	      "Run 'microscope report --help' for details.\n",
 	      stderr);
 	return 2;
 }
 
-static double percent(uint64_t part, uint64_t whole)
+double percent(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
 /* A weight as the report shows it: an integer, or milliseconds for ns. */
-static void format_weight(const struct report *r, uint64_t w, char *buf, size_t size)
+void format_weight(const struct report *r, uint64_t w, char *buf, size_t size)
 {
 	if (r->ns)
 		snprintf(buf, size, "%.1f", (double)w / 1e6);
@@ -107,7 +111,7 @@ static void format_weight(const struct report *r, uint64_t w, char *buf, size_t 
 		snprintf(buf, size, "%" PRIu64, w);
 }
 
-static void format_duration(uint64_t ns, char *buf, size_t size)
+void format_duration(uint64_t ns, char *buf, size_t size)
 {
 	if (ns >= 1000000000ull)
 		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
@@ -119,195 +123,16 @@ static void format_duration(uint64_t ns, char *buf, size_t size)
 		snprintf(buf, size, "%" PRIu64 " ns", ns);
 }
 
-static const char *key_name(const struct report *r, uint32_t key)
+const char *key_name(const struct report *r, uint32_t key)
 {
 	return r->names->keys[key].name;
 }
 
-static const char *key_mark(const struct report *r, uint32_t key)
+const char *key_mark(const struct report *r, uint32_t key)
 {
 	if (r->names->keys[key].kind == ANALYSIS_KEY_INLINE)
 		return " [i]";
 	return r->names->keys[key].kind == ANALYSIS_KEY_KERNEL ? " [k]" : "";
-}
-
-/* "name 5, name 3" for counters; stdout. */
-static void print_counters(const struct report *r, const struct analysis_count *rows, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		printf("%s%s %" PRIu64, i ? ", " : "",
-		       capture__string(r->c, r->c->counters[rows[i].id].name), rows[i].value);
-}
-
-/* The budget line: whether record --budget lowered the sampling duty, by how
- * much, and the cost the recorder measured. */
-static void print_budget(const struct capture *c)
-{
-	struct analysis_budget b;
-
-	if (analysis_budget__init(&b, c) || !b.present)
-		return;
-	printf("  budget     %g%% of one CPU: ", b.pct);
-	if (b.peak_factor > 1)
-		printf("duty lowered %u time%s, to 1/%u of the requested rate at most (1/%u at "
-		       "the end); %" PRIu64 " samples stand for %" PRIu64 "\n",
-		       b.lowered, b.lowered == 1 ? "" : "s", b.peak_factor, b.final_factor,
-		       b.samples, b.weight);
-	else
-		printf("duty never lowered\n");
-	/* The whole-run average includes start-up at the full rate (BPF load, first
-	 * symbolization): the steady figure is what the controller held. */
-	if (b.steady_observed_ns) {
-		char d[32];
-
-		format_duration(b.steady_observed_ns, d, sizeof(d));
-		printf("  own cost   %.2f%% of one CPU held in steady state (the last %s, after "
-		       "start-up%s; recorder %.2f%%, BPF %.2f%%, perf estimate %.2f%%)\n",
-		       100.0 * (double)(b.steady_recorder_cpu_ns + b.steady_bpf_run_ns +
-					b.steady_perf_estimate_ns) /
-			       (double)b.steady_observed_ns,
-		       d, b.changes ? " and the last duty change" : "",
-		       100.0 * (double)b.steady_recorder_cpu_ns / (double)b.steady_observed_ns,
-		       100.0 * (double)b.steady_bpf_run_ns / (double)b.steady_observed_ns,
-		       100.0 * (double)b.steady_perf_estimate_ns / (double)b.steady_observed_ns);
-	}
-	if (b.observed_ns)
-		printf("  %s %.2f%% of one CPU averaged over the whole recording, start-up at the "
-		       "full rate included%s (recorder %.2f%%, BPF %.2f%%, perf estimate %.2f%%)\n",
-		       b.steady_observed_ns ? "          " : "own cost  ",
-		       100.0 * (double)(b.recorder_cpu_ns + b.bpf_run_ns + b.perf_estimate_ns) /
-			       (double)b.observed_ns,
-		       b.steady_observed_ns ? "" : "; no steady-state figure: the recording "
-						   "ended within start-up or a duty change",
-		       100.0 * (double)b.recorder_cpu_ns / (double)b.observed_ns,
-		       100.0 * (double)b.bpf_run_ns / (double)b.observed_ns,
-		       100.0 * (double)b.perf_estimate_ns / (double)b.observed_ns);
-}
-
-/* Symbolization: mode, per-module debug-info problems (meta
- * symbols.problem.N) and deferred-symbolization failures
- * (symbolize.failure.N), one line each. */
-static void print_symbol_notes(const struct capture *c)
-{
-	const char *mode = capture__meta(c, "symbolize");
-	uint32_t i;
-
-	if (mode && strcmp(mode, "immediate"))
-		printf("  symbols    %s%s\n", mode,
-		       capture__meta(c, "symbolize.later") ? ", then microscope symbolize" : "");
-	for (i = 0; i < c->nmeta; i++) {
-		const char *k = capture__string(c, c->meta[i].key);
-
-		if (!strncmp(k, "symbols.problem.", 16))
-			printf("  debug info %s\n", capture__string(c, c->meta[i].value));
-		else if (!strncmp(k, "symbolize.failure.", 18))
-			printf("  unsymbolized %s\n", capture__string(c, c->meta[i].value));
-	}
-}
-
-static void print_summary(const struct report *r, const struct analysis_summary *s,
-			  uint32_t event)
-{
-	const struct capture *c = r->c;
-	const struct capture_event *ev = &c->events[event];
-	const char *cmd = capture__meta(c, "command");
-	const char *freq = capture__meta(c, "freq_hz");
-	uint64_t *per_event = calloc((size_t)c->nevents + 1, sizeof(*per_event));
-	char buf[64], wbuf[32];
-	uint32_t i, others = 0;
-
-	printf("microscope report: %s\n", r->opt->path);
-	if (cmd)
-		printf("  command    %s\n", cmd);
-	printf("  event      %s (unit %s", capture__string(c, ev->name), r->unit);
-	if (ev->period)
-		printf(", period %" PRIu64, ev->period);
-	printf(")\n");
-	if (per_event) {
-		for (i = 0; i < c->nsamples; i++)
-			per_event[c->samples[i].event]++;
-		for (i = 0; i < c->nevents; i++) {
-			if (i == event || !per_event[i])
-				continue;
-			printf("%s%s (%" PRIu64 " sample%s)", others++ ? ", " : "  other      ",
-			       capture__string(c, c->events[i].name), per_event[i],
-			       per_event[i] == 1 ? "" : "s");
-		}
-		if (others)
-			printf("; choose with --event\n");
-		free(per_event);
-	}
-	printf("  samples    %" PRIu64, s->samples);
-	if (r->ns || strcmp(r->unit, "samples") || s->weight != s->samples) {
-		format_weight(r, s->weight, wbuf, sizeof(wbuf));
-		printf(" (weight %s %s)", wbuf, r->ns ? "ms" : r->unit);
-	}
-	/* An import (folded, pprof) has no threads and no recording. */
-	const char *src = capture__meta(c, "source.format");
-	bool threadless = true;
-
-	for (i = 0; i < c->nsamples && threadless; i++)
-		threadless = c->samples[i].thread == CAPTURE_NONE;
-	if (src && threadless)
-		printf(" from a %s import (no threads)\n", src);
-	else
-		printf(" from %" PRIu32 " thread%s\n", s->threads, s->threads == 1 ? "" : "s");
-	format_duration(s->duration_ns, buf, sizeof(buf));
-	if (src && s->duration_from_meta)
-		printf("  duration   %s (the %s profile's duration%s)\n", buf, src,
-		       !strcmp(src, "pprof") ? "_nanos" : "");
-	else if (src && threadless && !s->duration_ns)
-		printf("  duration   none (an imported %s profile has no sample times)\n", src);
-	else
-		printf("  duration   %s (%s)\n", buf,
-		       s->duration_from_meta ? "recording" : "first to last sample");
-	if (s->rate_hz > 0) {
-		printf("  rate       %.1f samples per thread-second", s->rate_hz);
-		if (freq)
-			printf(" (requested %s Hz)", freq);
-		printf("\n");
-	}
-	if (capture__meta(r->c, "call_graph")) {
-		const char *size = capture__meta(r->c, "stack_size");
-
-		printf("  stacks     %s", capture__meta(r->c, "call_graph"));
-		const char *preset = capture__meta(r->c, "preset");
-
-		if (size && strcmp(size, "0"))
-			printf(", %s-byte user stack copies", size);
-		if (preset)
-			printf(" (preset %s)", preset);
-		printf("\n");
-	}
-	print_budget(c);
-	printf("  lost       %" PRIu64, s->lost);
-	if (s->nlost_counters) {
-		printf(" (");
-		print_counters(r, s->lost_counters, s->nlost_counters);
-		printf(")");
-	}
-	printf("\n");
-	printf("  problems   %" PRIu64, s->problems);
-	if (s->nproblem_counters) {
-		printf(" (");
-		print_counters(r, s->problem_counters, s->nproblem_counters);
-		printf(")");
-	}
-	printf("\n");
-	if (s->truncated) {
-		printf("  truncated  %" PRIu64 " sample%s (%.1f%%):", s->truncated,
-		       s->truncated == 1 ? "" : "s", percent(s->truncated, s->weight));
-		for (i = 0; i < s->ntruncations; i++)
-			printf("%s %s %" PRIu64, i ? "," : "", key_name(r, s->truncations[i].id),
-			       s->truncations[i].value);
-		printf("\n");
-	}
-	if (s->empty_stacks)
-		printf("  no stack   %" PRIu64 " sample%s (%.1f%%)\n", s->empty_stacks,
-		       s->empty_stacks == 1 ? "" : "s", percent(s->empty_stacks, s->weight));
-	print_symbol_notes(r->c);
 }
 
 static void print_indent(uint32_t depth)
@@ -420,11 +245,13 @@ cleanup:
 	return err;
 }
 
-static void print_flat(const struct report *r, const struct analysis_flat *f)
+static void print_flat(const struct report *tr, const struct analysis_flat *f)
 {
+	struct report flat_report = *tr, *r = &flat_report;
 	uint32_t i, n = f->nrows < r->opt->limit ? f->nrows : r->opt->limit;
 	char sbuf[32], tbuf[32];
 
+	r->names = f->names; /* the table's keys may fold inlined calls */
 	printf("\nfunctions by %s (%s; top %" PRIu32 " of %" PRIu32 ")\n",
 	       r->opt->sort == ANALYSIS_SORT_SELF ? "self" : "total", r->ns ? "ms" : r->unit, n,
 	       f->nrows);
@@ -441,198 +268,6 @@ static void print_flat(const struct report *r, const struct analysis_flat *f)
 	}
 }
 
-/* ---- off-CPU and wall views ------------------------------------------------ */
-
-static uint64_t counter_or_zero(const struct capture *c, const char *name)
-{
-	return capture__counter(c, name);
-}
-
-/* One line under the CPU summary when the capture also has intervals. */
-static void print_offcpu_note(const struct report *r)
-{
-	if (!r->c->nintervals)
-		return;
-	printf("  off-cpu    %" PRIu32 " interval%s recorded; see --off-cpu and --wall\n",
-	       r->c->nintervals, r->c->nintervals == 1 ? "" : "s");
-}
-
-static const char *thread_comm(const struct capture *c, uint32_t thread)
-{
-	const char *s = capture__string(c, c->threads[thread].comm);
-
-	return *s ? s : "[unknown]";
-}
-
-static int print_offcpu_summary(const struct report *r)
-{
-	const struct capture *c = r->c;
-	struct analysis_offcpu o;
-	const char *cmd = capture__meta(c, "command"), *min = capture__meta(c, "off_cpu_min_ns");
-	char buf[64];
-	uint32_t i;
-	bool first;
-
-	if (analysis_offcpu__init(&o, c, CAPTURE_NONE))
-		return -ENOMEM;
-	printf("microscope report: %s (off-CPU)\n", r->opt->path);
-	if (cmd)
-		printf("  command    %s\n", cmd);
-	printf("  event      off-cpu (unit nanoseconds, shown as ms)\n");
-	format_duration(o.complete_ns, buf, sizeof(buf));
-	printf("  complete   %" PRIu32 " interval%s, %s off-CPU\n", o.ncomplete,
-	       o.ncomplete == 1 ? "" : "s", buf);
-	format_duration(o.incomplete_ns, buf, sizeof(buf));
-	printf("  incomplete %" PRIu32 " interval%s cut by the recording's start or stop, %s "
-	       "inside it (listed apart, not in any total)\n",
-	       o.nincomplete, o.nincomplete == 1 ? "" : "s", buf);
-	if (counter_or_zero(c, "offcpu.missed_switch_in"))
-		printf("  unseen in  %" PRIu64 " switch-in%s the kernel did not report "
-		       "(offcpu.missed_switch_in): kept among the incomplete, end unknown\n",
-		       counter_or_zero(c, "offcpu.missed_switch_in"),
-		       counter_or_zero(c, "offcpu.missed_switch_in") == 1 ? "" : "s");
-	if (min) {
-		format_duration(counter_or_zero(c, "offcpu.filtered_ns"), buf, sizeof(buf));
-		printf("  threshold  --off-cpu-min %.0f us: %" PRIu64
-		       " shorter intervals (%s) counted, not kept\n",
-		       strtod(min, NULL) / 1e3, counter_or_zero(c, "offcpu.filtered"), buf);
-	}
-	printf("  lost       %" PRIu64 " (offcpu.ringbuf_full %" PRIu64 ", offcpu.map_full %" PRIu64
-	       ")\n",
-	       counter_or_zero(c, "offcpu.ringbuf_full") + counter_or_zero(c, "offcpu.map_full"),
-	       counter_or_zero(c, "offcpu.ringbuf_full"), counter_or_zero(c, "offcpu.map_full"));
-	printf("  by state  ");
-	for (i = 0, first = true; i < CAPTURE_OFFCPU_STATE_COUNT; i++) {
-		if (!o.state_count[i])
-			continue;
-		printf("%s %s %.1f ms (%" PRIu32 ")", first ? "" : ",", analysis__offcpu_state_name(i),
-		       o.state_ns[i] / 1e6, o.state_count[i]);
-		first = false;
-	}
-	printf("%s\n  by cause  ", first ? " -" : "");
-	for (i = 0, first = true; i < CAPTURE_OFFCPU_CAUSE_COUNT; i++) {
-		if (!o.cause_count[i])
-			continue;
-		printf("%s %s %.1f ms (%" PRIu32 ")", first ? "" : ",",
-		       i == CAPTURE_OFFCPU_CAUSE_NONE ? "no wakeup" : analysis__offcpu_cause_name(i),
-		       o.cause_ns[i] / 1e6, o.cause_count[i]);
-		first = false;
-	}
-	printf("%s\n", first ? " -" : "");
-	analysis_offcpu__release(&o);
-	return 0;
-}
-
-static void print_interval(const struct report *r, uint32_t id, char *path, size_t size)
-{
-	const struct capture *c = r->c;
-	const struct capture_interval *v = &c->intervals[id];
-
-	printf("  interval tid=%" PRIu32 " comm=%s start_ns=%" PRIu64 " end_ns=%" PRIu64
-	       " ns=%" PRIu64 " start=%s end=%s state=%s cause=%s waker_tid=",
-	       c->threads[v->thread].tid, thread_comm(c, v->thread), v->start_ns, v->end_ns,
-	       v->weight, v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN ? "unknown" : "known",
-	       v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN ? "unknown" : "known",
-	       analysis__offcpu_state_name(v->state), analysis__offcpu_cause_name(v->cause));
-	if (v->waker_thread != CAPTURE_NONE)
-		printf("%" PRIu32 " waker_comm=%s\n", c->threads[v->waker_thread].tid,
-		       thread_comm(c, v->waker_thread));
-	else
-		printf("-\n");
-	analysis__stack_path(r->names, v->stack, path, size);
-	printf("    stack  %s\n", *path ? path : "[empty stack]");
-	if (v->waker_stack != CAPTURE_NONE) {
-		analysis__stack_path(r->names, v->waker_stack, path, size);
-		printf("    waker  %s\n", path);
-	}
-}
-
-static int print_offcpu_intervals(const struct report *r)
-{
-	struct analysis_offcpu o;
-	size_t size = 1 << 16;
-	char *path = malloc(size);
-	uint32_t i, n;
-
-	if (!path || analysis_offcpu__init(&o, r->c, CAPTURE_NONE)) {
-		free(path);
-		return -ENOMEM;
-	}
-	n = o.ncomplete < r->opt->limit ? o.ncomplete : r->opt->limit;
-	printf("\ncomplete intervals (longest first; top %" PRIu32 " of %" PRIu32 ")\n", n,
-	       o.ncomplete);
-	for (i = 0; i < n; i++)
-		print_interval(r, o.complete[i], path, size);
-	printf("\nincomplete intervals (start or end outside the recording: bounds are the "
-	       "recording's edges; %" PRIu32 ")\n",
-	       o.nincomplete);
-	for (i = 0; i < o.nincomplete; i++)
-		print_interval(r, o.incomplete[i], path, size);
-	analysis_offcpu__release(&o);
-	free(path);
-	return 0;
-}
-
-static int report_wall(const struct report_options *opt, const struct capture *c)
-{
-	struct analysis_wall w;
-	char pbuf[32];
-	uint32_t i;
-
-	if (analysis_wall__init(&w, c)) {
-		fprintf(stderr, "microscope report: %s: out of memory\n", opt->path);
-		return 1;
-	}
-	printf("microscope report: %s (wall view)\n", opt->path);
-	if (capture__meta(c, "command"))
-		printf("  command    %s\n", capture__meta(c, "command"));
-	if (w.period_known)
-		snprintf(pbuf, sizeof(pbuf), "%.3f ms", w.period_ns / 1e6);
-	if (w.cpu_event == CAPTURE_NONE)
-		printf("  on-CPU     no CPU samples: on-CPU ms is 0\n");
-	else if (w.period_known)
-		printf("  on-CPU     estimated: CPU samples x %s per sample (the %s event's period)\n",
-		       pbuf, capture__string(c, c->events[w.cpu_event].name));
-	else
-		printf("  on-CPU     not estimated: the %s event's samples have no known period "
-		       "in ns (on-CPU ms is 0)\n",
-		       capture__string(c, c->events[w.cpu_event].name));
-	if (w.offcpu_event == CAPTURE_NONE)
-		printf("  off-CPU    not recorded (record with --off-cpu)\n");
-	else
-		printf("  off-CPU    measured: complete intervals, by state in runnable..other\n"
-		       "             (they add up to off-CPU ms); intervals cut by the recording's "
-		       "edges only in the last column\n");
-	printf("\n  %-24s %10s %12s %12s %10s %10s %10s %10s %10s %16s\n", "thread", "samples",
-	       "on-CPU ms", "off-CPU ms", "runnable", "sleep", "disk", "stopped", "other",
-	       "incomplete ms (n)");
-	for (i = 0; i < w.nrows; i++) {
-		const struct analysis_wall_row *row = &w.rows[i];
-		char name[64], inc[32];
-
-		snprintf(name, sizeof(name), "%s-%" PRIu32, thread_comm(c, row->thread),
-			 c->threads[row->thread].tid);
-		snprintf(inc, sizeof(inc), "%.1f (%" PRIu32 ")", row->incomplete_ns / 1e6,
-			 row->incomplete);
-		printf("  %-24s %10" PRIu64 " %12.1f %12.1f %10.1f %10.1f %10.1f %10.1f %10.1f "
-		       "%16s\n",
-		       name, row->samples, row->on_cpu_ns / 1e6, row->off_cpu_ns / 1e6,
-		       row->state_ns[CAPTURE_OFFCPU_STATE_RUNNABLE] / 1e6,
-		       row->state_ns[CAPTURE_OFFCPU_STATE_SLEEP] / 1e6,
-		       row->state_ns[CAPTURE_OFFCPU_STATE_DISK] / 1e6,
-		       row->state_ns[CAPTURE_OFFCPU_STATE_STOPPED] / 1e6,
-		       row->state_ns[CAPTURE_OFFCPU_STATE_OTHER] / 1e6, inc);
-	}
-	printf("\n  (runnable + sleep + disk + stopped + other = off-CPU ms: complete intervals "
-	       "only, as report --off-cpu;\n   incomplete intervals are only in the last column)\n");
-	analysis_wall__release(&w);
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
-		return 1;
-	}
-	return 0;
-}
-
 /* Returns -1 to go on, else the exit status: 0 after --help, 2 for a usage error. */
 static int parse_options(int argc, char **argv, struct report_options *o)
 {
@@ -646,6 +281,16 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "wall", no_argument, NULL, 'W' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "look", required_argument, NULL, 'L' },
+		{ "granularity", required_argument, NULL, 'G' },
+		{ "inline", required_argument, NULL, 'i' },
+		{ "diff", no_argument, NULL, 'D' },
+		{ "focus", required_argument, NULL, 'f' },
+		{ "ignore", required_argument, NULL, 'I' },
+		{ "hide", required_argument, NULL, 'H' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "raw-times", no_argument, NULL, 'r' },
+		{ "timeline", optional_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -655,6 +300,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	o->sort = ANALYSIS_SORT_SELF;
 	o->limit = REPORT_DEFAULT_LIMIT;
 	o->min_percent = REPORT_DEFAULT_MIN_PERCENT;
+	o->granularity = ANALYSIS_GRANULARITY_FUNCTION;
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -708,6 +354,57 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 				return report_usage_error(
 					"--look takes logical, native or python, not '%s'", optarg);
 			break;
+		case 'G':
+			if (analysis_granularity__parse(optarg, &o->granularity))
+				return report_usage_error(
+					"--granularity takes function, line or address, not '%s'",
+					optarg);
+			break;
+		case 'i':
+			if (!strcmp(optarg, "show"))
+				o->inline_mode = REPORT_INLINE_SHOW;
+			else if (!strcmp(optarg, "fold"))
+				o->inline_mode = REPORT_INLINE_FOLD;
+			else
+				return report_usage_error("--inline takes show or fold, not '%s'",
+							  optarg);
+			break;
+		case 'D':
+			o->diff_base = "";
+			break;
+		case 'r':
+			o->raw_times = true;
+			break;
+		case 'T': {
+			unsigned long v = 72;
+
+			if (optarg) {
+				errno = 0;
+				v = strtoul(optarg, &end, 10);
+				if (errno || end == optarg || *end || v < 4 || v > 1000)
+					return report_usage_error("--timeline takes 4 to 1000 "
+								  "buckets, not '%s'", optarg);
+			}
+			o->timeline = (uint32_t)v;
+			break;
+		}
+		case 'f':
+			o->filter.focus = optarg;
+			break;
+		case 'I':
+			o->filter.ignore = optarg;
+			break;
+		case 'H':
+			o->filter.hide = optarg;
+			break;
+		case 'S':
+		case 'U':
+			if (cli__parse_time_ns(optarg, ch == 'S' ? &o->since_ns : &o->until_ns))
+				return report_usage_error("--since and --until take a time from the "
+							  "recording's start (1.5, 1.5s, 200ms, 30us), "
+							  "not '%s'", optarg);
+			*(ch == 'S' ? &o->since_set : &o->until_set) = true;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -715,18 +412,27 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default: {
 			/* optopt names a bad short option; for a long one it is 0. */
-			char shortopt[3] = { '-', (char)optopt, '\0' };
+			char shortopt[3] = { '-', (char)optopt, '\0' }, hint[80], msg[160];
 
-			return report_usage_error("unknown option '%s'",
-						  optopt ? shortopt : argv[optind - 1]);
+			cli__option_hint(argv[optind - 1], longopts, hint, sizeof(hint));
+			snprintf(msg, sizeof(msg), "unknown option '%%s'%s", hint);
+			return report_usage_error(msg, optopt ? shortopt : argv[optind - 1]);
 		}
 		}
 	}
-	if (optind != argc - 1)
-		return report_usage_error(optind < argc ? "one capture FILE, got '%s' too"
-							: "missing capture FILE%s",
-					  optind < argc ? argv[argc - 1] : "");
-	o->path = argv[optind];
+	if (o->diff_base) {
+		if (argc - optind != 2)
+			return report_usage_error("--diff takes two captures, BASE and NEW%s", "");
+		o->diff_base = argv[optind];
+		o->path = argv[optind + 1];
+		return -1;
+	}
+	if (optind < argc - 1)
+		return report_usage_error("one capture FILE, got '%s' too", argv[argc - 1]);
+	/* No FILE: what `record` writes by default. */
+	o->path = optind < argc ? argv[optind] : CLI_DEFAULT_CAPTURE;
+	if (o->since_set && o->until_set && o->until_ns <= o->since_ns)
+		return report_usage_error("--until must be after --since%s", "");
 	if (o->off_cpu + o->wall + !!o->event > 1)
 		return report_usage_error("choose one of --off-cpu, --wall and --event%s", "");
 	return -1; /* go on */
@@ -771,6 +477,59 @@ cleanup:
 	return err;
 }
 
+/* --timeline: lanes over the query's window (the whole recording by default). */
+static int report_print_timeline(const struct report *r, const struct analysis_names *names,
+				 const struct analysis_query *q)
+{
+	const struct capture *c = r->c;
+	struct report_timeline t = {
+		.names = names,
+		.query = q,
+		.origin_ns = r->start_ns,
+		.start_ns = q->start_ns ? q->start_ns : r->start_ns,
+		.buckets = r->opt->timeline,
+		.max_lanes = r->opt->limit,
+	};
+	uint64_t last = t.start_ns;
+	uint32_t i;
+
+	for (i = 0; i < c->nsamples; i++)
+		if (c->samples[i].time_ns > last)
+			last = c->samples[i].time_ns;
+	for (i = 0; i < c->nintervals; i++)
+		if (c->intervals[i].end_ns > last)
+			last = c->intervals[i].end_ns;
+	t.end_ns = q->end_ns ? q->end_ns : last + 1;
+	if (t.end_ns <= t.start_ns) {
+		printf("\ntimeline: no samples in the window\n");
+		return 0;
+	}
+	return report_timeline__print(&t);
+}
+
+/* --focus/--ignore/--hide and --since/--until into q; message on failure. */
+static int report_filters(const struct report_options *o, const struct capture *view,
+			  struct analysis_query *q, struct analysis_filter **filter)
+{
+	uint64_t start = analysis__start_ns(view);
+	char err[256];
+	int rc;
+
+	if (o->since_set)
+		q->start_ns = start + o->since_ns;
+	if (o->until_set)
+		q->end_ns = start + o->until_ns;
+	if (!o->filter.focus && !o->filter.ignore && !o->filter.hide)
+		return 0;
+	rc = analysis_filter__new(view, &o->filter, filter, err, sizeof(err));
+	if (rc == -EINVAL)
+		fprintf(stderr, "microscope report: %s\n", err);
+	else if (rc)
+		fprintf(stderr, "microscope report: %s: out of memory\n", o->path);
+	q->filter = *filter;
+	return rc;
+}
+
 static int report_run(int argc, char **argv);
 
 /*
@@ -812,11 +571,13 @@ static int report_run(int argc, char **argv)
 {
 	struct report_options opt = { 0 };
 	struct analysis_summary sum = { 0 };
-	struct analysis_names *names = NULL;
-	struct analysis_tree *tree = NULL;
+	struct analysis_names *names = NULL, *flat_names = NULL;
+	struct analysis_key_options keys;
+	struct analysis_tree *tree = NULL, *flat_tree = NULL;
 	struct analysis_flat *flat = NULL;
 	struct capture *c = NULL;
 	struct analysis_look *look = NULL;
+	struct analysis_filter *filter = NULL;
 	const struct capture *view;
 	struct analysis_query q;
 	struct report r = { .opt = &opt };
@@ -829,6 +590,21 @@ static int report_run(int argc, char **argv)
 	if (status >= 0)
 		return status;
 	status = 1;
+	if (opt.diff_base) {
+		struct cli_diff_options d = {
+			.base = opt.diff_base,
+			.new_ = opt.path,
+			.event = opt.event,
+			.sort = opt.sort,
+			.limit = opt.limit,
+			.look = opt.look,
+			.keys = { .granularity = opt.granularity,
+				  .fold_inline = opt.inline_mode != REPORT_INLINE_SHOW },
+			.filter_spec = &opt.filter,
+		};
+
+		return cli_diff__report(&d);
+	}
 
 	rc = capture__open(opt.path, &c, err, sizeof(err));
 	if (rc) {
@@ -879,15 +655,21 @@ static int report_run(int argc, char **argv)
 
 	analysis_query__init(&q, event);
 	q.per_thread = opt.threads;
-	/* The query is valid (event from the capture), so failures are ENOMEM. */
-	oom = true;
 	view = c;
 	if (opt.look != ANALYSIS_LOOK_LOGICAL) {
+		oom = true;
 		if (analysis_look__new(c, opt.look, &look))
 			goto cleanup;
+		oom = false;
 		view = analysis_look__capture(look);
 	}
-	names = analysis_names__new(view);
+	if (report_filters(&opt, view, &q, &filter))
+		goto cleanup;
+	/* The query is valid (event from the capture), so failures are ENOMEM. */
+	oom = true;
+	keys.granularity = opt.granularity;
+	keys.fold_inline = opt.inline_mode == REPORT_INLINE_FOLD;
+	names = analysis_names__new_opts(view, &keys);
 	if (!names)
 		goto cleanup;
 	if (analysis_summary__init(&sum, names, &q))
@@ -895,12 +677,22 @@ static int report_run(int argc, char **argv)
 	tree = analysis_tree__new(names, &q);
 	if (!tree)
 		goto cleanup;
-	flat = analysis_flat__new(tree, opt.sort);
+	if (opt.inline_mode == REPORT_INLINE_DEFAULT) {
+		/* The table folds inlined calls into their function, as perf's does. */
+		keys.fold_inline = true;
+		flat_names = analysis_names__new_opts(view, &keys);
+		flat_tree = flat_names ? analysis_tree__new(flat_names, &q) : NULL;
+		if (!flat_tree)
+			goto cleanup;
+	}
+	flat = analysis_flat__new(flat_tree ? flat_tree : tree, opt.sort);
 	if (!flat)
 		goto cleanup;
 
 	r.c = view;
 	r.names = names;
+	r.start_ns = analysis__start_ns(view);
+	r.query = &q;
 	r.unit = capture__string(c, c->events[event].unit);
 	r.ns = !strcmp(r.unit, "nanoseconds");
 	r.total = tree->nodes[0].total;
@@ -908,12 +700,14 @@ static int report_run(int argc, char **argv)
 	r.wwidth = (int)strlen(wbuf) > 5 ? (int)strlen(wbuf) : 5;
 
 	if (opt.off_cpu) {
-		if (print_offcpu_summary(&r))
+		if (print_offcpu_summary(&r) || print_offcpu_tables(&r))
 			goto cleanup;
 	} else {
 		print_summary(&r, &sum, event);
 		print_offcpu_note(&r);
 	}
+	if (opt.timeline && report_print_timeline(&r, flat_names ? flat_names : names, &q))
+		goto cleanup;
 	if (print_tree(&r, tree))
 		goto cleanup;
 	oom = false;
@@ -926,16 +720,19 @@ static int report_run(int argc, char **argv)
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
 		goto cleanup;
 	}
-	if (opt.svg && report_write_svg(c, &q, &opt))
+	if (opt.svg && report_write_svg(view, &q, &opt))
 		goto cleanup;
 	status = 0;
 cleanup:
 	if (oom)
 		fprintf(stderr, "microscope report: %s: out of memory\n", opt.path);
 	analysis_flat__free(flat);
+	analysis_tree__free(flat_tree);
 	analysis_tree__free(tree);
 	analysis_summary__release(&sum);
+	analysis_names__free(flat_names);
 	analysis_names__free(names);
+	analysis_filter__free(filter);
 	analysis_look__free(look);
 	capture__free(c);
 	return status;

@@ -1484,3 +1484,8 @@ int collector__map_fd(struct collector *c, const char *name)
 	m = bpf_object__find_map_by_name(c->skel->obj, name);
 	return m ? bpf_map__fd(m) : -ENOENT;
 }
+
+uint64_t collector__lost(const struct collector *c)
+{
+	return c ? c->lost_events : 0;
+}

@@ -90,6 +90,9 @@ int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sample
 int collector__map_fd(struct collector *c, const char *name);
 
 /* Release everything.  Accepts NULL. */
+/* Samples the kernel reported lost so far (PERF_RECORD_LOST counts, the
+ * rings' drops), for a live status line; 0 for NULL. */
+uint64_t collector__lost(const struct collector *c);
 void collector__free(struct collector *c);
 
 /*

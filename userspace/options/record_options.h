@@ -70,6 +70,7 @@ struct record_options {
 	uint32_t perf_pages;	/* side-band perf ring pages per CPU, power of two */
 	char **argv;	       /* command to launch, NULL-terminated, or NULL */
 	bool quiet;
+	bool force;	       /* -f: replace the output without keeping FILE.old */
 	const char *preset;    /* preset applied ("default" unless --preset) */
 	double budget_pct;     /* --budget: percent of one CPU for microscope's own work,
 				  0 = no budget (userspace/budget/budget.h) */

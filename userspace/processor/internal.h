@@ -127,7 +127,7 @@ struct processor {
 	 * run an unreadable module's mark heads), or CAPTURE_NONE */
 	uint32_t stack_run_module;
 	struct u64map anon_frames;   /* address + 1 -> frame row (no module) */
-	uint32_t truncation_frames[4];
+	uint32_t truncation_frames[5];
 
 	/* samples */
 	uint32_t event_row;
@@ -154,6 +154,9 @@ struct processor {
 	uint32_t trunc_rows[UNWIND_REASON__COUNT]; /* frame row per unwind reason */
 	uint64_t unwind_reasons[UNWIND_REASON__COUNT]; /* DWARF unwinds by ending */
 	uint64_t unwind_fp_fallback; /* auto: CFI could not start, FP chain used */
+	uint64_t exec_replaced;	     /* samples in execve with no user part (EXEC_REPLACED) */
+	uint64_t fp_not_kept;	     /* FP chains cut at a frame without a frame pointer */
+	uint64_t fp_not_kept_leaf;   /* ... of them at the interrupted (innermost) frame */
 
 	/* CPython (userspace/runtimes/): layouts from the recording's tracker
 	 * (NULL when replaying: interpreted frames are then unreadable) */
@@ -179,6 +182,7 @@ struct processor {
 #define MS_TRUNC_USER_UNAVAILABLE 1
 #define MS_TRUNC_NO_STACK_COPY 2
 #define MS_TRUNC_FP_LEFT_CODE 3 /* frame-pointer chain left mapped code */
+#define MS_TRUNC_FP_NOT_KEPT 4	/* a frame without its frame pointer: next caller unproven */
 
 /*
  * Grow *arr (elements of size bytes, capacity *cap) to hold at least need

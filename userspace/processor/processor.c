@@ -485,6 +485,12 @@ int processor__finish(struct processor *p)
 	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
+	if (p->fp_not_kept)
+		capture_builder__add_counter(p->b, "unwind.fp_not_kept", p->fp_not_kept);
+	if (p->fp_not_kept_leaf)
+		capture_builder__add_counter(p->b, "unwind.fp_not_kept_leaf", p->fp_not_kept_leaf);
+	if (p->exec_replaced)
+		capture_builder__add_counter(p->b, "unwind.exec_replaced", p->exec_replaced);
 	snprintf(buf, sizeof(buf), "%" PRIu64, p->samples);
 	capture_builder__set_meta(p->b, "samples", buf);
 	if (p->nduty_changes) {

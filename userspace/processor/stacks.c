@@ -35,7 +35,11 @@ static const char *const truncation_names[] = {
 	[MS_TRUNC_USER_UNAVAILABLE] = "[user stack unavailable]",
 	[MS_TRUNC_NO_STACK_COPY] = "[no stack copy]",
 	[MS_TRUNC_FP_LEFT_CODE] = "[frame pointer chain left mapped code]",
+	[MS_TRUNC_FP_NOT_KEPT] = "[frame without frame pointer]",
 };
+_Static_assert(sizeof(truncation_names) / sizeof(truncation_names[0]) ==
+		   sizeof(((struct processor *)0)->truncation_frames) / sizeof(uint32_t),
+	       "one truncation frame slot per name");
 
 static char *hex(const uint8_t *b, size_t n, char *out)
 {
@@ -532,6 +536,40 @@ static uint32_t fp_chain_real(const struct proc_state *ps, const uint64_t *uips,
 }
 
 /*
+ * Number of leading entries of the frame-pointer chain uips[0..keep) whose
+ * callers are proven: entry i + 1 is read through rbp, so it is frame i's
+ * caller only if frame i keeps its frame pointer at that point.  The
+ * module's CFI tells (unwind_module__fp_state, at the pc for entry 0, at the
+ * return address - 1 for the others): a function compiled without frame
+ * pointers, or one interrupted in its prologue or at its ret, leaves the
+ * caller's rbp in place and the walk then skips its caller.  The chain ends
+ * after such a frame (never a skipped caller), *cut set; a frame without
+ * CFI or mapping is taken as it comes.
+ */
+static uint32_t fp_chain_proven(struct processor *p, struct proc_state *ps, const uint64_t *uips,
+				uint32_t keep, bool *cut)
+{
+	*cut = false;
+	/* A lone innermost frame is checked too: without a frame pointer
+	 * the walk found nothing above it (code built without them). */
+	for (uint32_t i = 0; i + 1 < keep || (i == 0 && keep == 1); i++) {
+		uint64_t pc = i ? uips[i] - 1 : uips[i];
+		struct unwind_ctx ctx = {.p = p, .ps = ps};
+		struct unwind_map map;
+
+		if (!ps || !unwind_find(&ctx, pc, &map))
+			continue;
+		if (unwind_module__fp_state(map.module, pc - map.bias) == UNWIND_FP_NOT_KEPT) {
+			p->fp_not_kept++;
+			p->fp_not_kept_leaf += i == 0;
+			*cut = true;
+			return i + 1;
+		}
+	}
+	return keep;
+}
+
+/*
  * Appends the frames of a frame-pointer chain (root first): a truncation
  * mark (no stack copy, depth limit, or the chain left mapped code, counted
  * once as MS_PROBLEM_FP_LEFT_CODE), then the real frames.  The innermost
@@ -542,12 +580,17 @@ static uint32_t fp_chain_real(const struct proc_state *ps, const uint64_t *uips,
 static int fp_user_stack(struct processor *p, struct proc_state *ps, const uint64_t *uips,
 			 uint32_t u, bool no_copy, uint32_t *out, uint32_t *n)
 {
-	uint32_t keep = fp_chain_real(ps, uips, u);
+	uint32_t keep = fp_chain_real(ps, uips, u), proven;
 	int err = 0;
+	bool cut;
 
+	proven = fp_chain_proven(p, ps, uips, keep, &cut);
 	if (no_copy && u)
 		err = push(p, truncation_frame(p, MS_TRUNC_NO_STACK_COPY), out, n);
-	if (!err && keep < u) {
+	if (!err && cut) {
+		keep = proven;
+		err = push(p, truncation_frame(p, MS_TRUNC_FP_NOT_KEPT), out, n);
+	} else if (!err && keep < u) {
 		processor__problem(p, MS_PROBLEM_FP_LEFT_CODE);
 		err = push(p, truncation_frame(p, MS_TRUNC_FP_LEFT_CODE), out, n);
 	} else if (!err && !no_copy && u == MS_MAX_STACK_DEPTH) {
@@ -594,8 +637,11 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 
 	/* Root first: truncation mark, user frames outermost first, then kernel. */
 	p->stack_run_module = CAPTURE_NONE;
-	err = dwarf_user_stack(p, ps, s, &parts, out, &n);
-	if (err > 0) {
+	if (s->flags & MS_SAMPLE_F_EXEC_REPLACED) {
+		/* no user part: the old program is gone, the new one not started */
+		p->exec_replaced++;
+		err = 0;
+	} else if ((err = dwarf_user_stack(p, ps, s, &parts, out, &n)) > 0) {
 		err = 0; /* user frames done */
 	} else if (!err && (s->flags & MS_SAMPLE_F_USTACK_ERR)) {
 		err = push(p, truncation_frame(p, MS_TRUNC_USER_UNAVAILABLE), out, &n);

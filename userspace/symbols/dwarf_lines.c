@@ -23,9 +23,11 @@
  *
  * What libdw 0.188 cannot read is reported per module
  * (sym_module__dwarf_error): split units whose .dwo is missing or packed in
- * a .dwp (libdw 0.188 has no .debug_cu_index reader), zstd-compressed
- * sections (ELFCOMPRESS_ZSTD, libelf >= 0.189), and damaged DWARF.  Names
- * from the symbol table still come through.
+ * a .dwp (libdw 0.188 has no .debug_cu_index reader), compressed sections
+ * of a kind neither libelf nor debug_zstd.c reads, and damaged DWARF.  Names
+ * from the symbol table still come through.  zstd-compressed sections
+ * (ELFCOMPRESS_ZSTD, which libelf reads only from 0.189 on) are decompressed
+ * into an in-memory image (debug_zstd.c) that libdw then reads.
  */
 #include <elfutils/libdw.h>
 #include <dwarf.h>
@@ -60,6 +62,7 @@ struct dw_unit {
 
 struct sym_dwarf {
 	Elf *elf;
+	void *image; /* debug_zstd__image() that elf reads, or NULL; owned */
 	Dwarf *dw;
 	struct dw_unit *units;
 	size_t nunits;
@@ -84,6 +87,7 @@ void sym_dwarf__free(struct sym_dwarf *d)
 		dwarf_end(d->dw);
 	if (d->elf)
 		elf_end(d->elf);
+	free(d->image);
 	for (size_t i = 0; d->units && i < d->nunits; i++)
 		dw_scopes__free(d->units[i].scopes);
 	free(d->units);
@@ -103,9 +107,9 @@ static void dwarf_problem(struct sym_module *m, const char *fmt, const char *arg
 }
 
 /*
- * zstd-compressed sections (SHF_COMPRESSED with ch_type ELFCOMPRESS_ZSTD,
- * gABI 2022) are not decompressed by libelf 0.188; libdw would silently
- * treat them as absent.  Returns true when the file has any.
+ * Compressed sections whose ch_type is neither zlib (libelf) nor zstd
+ * (debug_zstd.c): libdw would silently treat them as absent.  Returns true
+ * when the file has any.
  */
 static bool has_unsupported_compression(Elf *elf)
 {
@@ -124,7 +128,7 @@ static bool has_unsupported_compression(Elf *elf)
 		if (!raw || !raw->d_buf || raw->d_size < 4)
 			return true; /* damaged: cannot tell, report it */
 		memcpy(&type, raw->d_buf, 4); /* ch_type: first word of Elf32/64_Chdr */
-		if (type != ELFCOMPRESS_ZLIB)
+		if (type != ELFCOMPRESS_ZLIB && type != ELFCOMPRESS_ZSTD)
 			return true;
 	}
 	return false;
@@ -261,11 +265,24 @@ static int sym_module__open_dwarf(struct sym_module *m)
 		goto fail;
 	}
 	if (has_unsupported_compression(d->elf)) {
-		dwarf_problem(m,
-			      "compressed debug sections other than zlib (zstd) are not "
-			      "supported by libelf 0.188%s",
-			      "");
+		dwarf_problem(m, "compressed debug sections of an unknown kind (neither zlib nor "
+				 "zstd)%s", "");
 		goto fail;
+	}
+	if (debug_zstd__present(d->elf)) {
+		size_t size;
+
+		err = debug_zstd__image(d->elf, &d->image, &size);
+		if (err == -ENOMEM)
+			goto fail;
+		err = 0;
+		elf_end(d->elf);
+		d->elf = d->image ? elf_memory(d->image, size) : NULL;
+		if (!d->elf || elf_kind(d->elf) != ELF_K_ELF) {
+			dwarf_problem(m, "zstd-compressed debug sections could not be read: "
+					 "damaged or over the size limit%s", "");
+			goto fail;
+		}
 	}
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	if (!d->dw) {

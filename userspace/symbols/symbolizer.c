@@ -546,20 +546,38 @@ static bool on_overlayfs(int fd)
 	return !fstatfs(fd, &sfs) && (unsigned long)sfs.f_type == OVERLAYFS_SUPER_MAGIC;
 }
 
+/* True when fd is the file an MMAP2 record names (device maj:min, inode
+ * ino; overlayfs reports its own device, so there the inode decides). */
+static bool same_file(int fd, uint32_t maj, uint32_t min, uint64_t ino)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || (uint64_t)st.st_ino != ino)
+		return false;
+	return (major(st.st_dev) == maj && minor(st.st_dev) == min) || on_overlayfs(fd);
+}
+
 struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
 					   const char *open_path, const char *path, uint32_t maj,
 					   uint32_t min, uint64_t ino)
 {
 	char tried[PATH_MAX + 32], fdpath[64];
 	struct sym_module *m;
-	struct stat st;
 	int fd = -ENOENT;
 
 	if (!path || path[0] != '/')
 		return symbolizer__file(s, pid, open_path, path, NULL, 0);
 	if (open_path) {
 		snprintf(tried, sizeof(tried), "%s", open_path);
-		fd = open_regular(tried); /* the mapping's own file, no check needed */
+		fd = open_regular(tried);
+		/* /proc/PID/map_files/START-END names what is mapped there NOW:
+		 * by the time the record is processed the range may hold another
+		 * file (dlclose, then a dlopen of another library at the same
+		 * base), so it must be the record's file too. */
+		if (fd >= 0 && !same_file(fd, maj, min, ino)) {
+			close(fd);
+			fd = -ESTALE;
+		}
 	}
 	if (fd < 0) {
 		int n = pid ? snprintf(tried, sizeof(tried), "/proc/%u/root%s", pid, path) : -1;
@@ -571,8 +589,7 @@ struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
 		}
 		if (fd < 0)
 			return symbolizer__failed(s, path, tried, fd, NULL, 0);
-		if (fstat(fd, &st) || (uint64_t)st.st_ino != ino ||
-		    ((major(st.st_dev) != maj || minor(st.st_dev) != min) && !on_overlayfs(fd))) {
+		if (!same_file(fd, maj, min, ino)) {
 			close(fd);
 			return symbolizer__failed(s, path, tried, -ESTALE, NULL, 0);
 		}

@@ -34,6 +34,16 @@
 #define SYM_UNSIZED_TAIL 4096
 /* Lookups follow at most this many enclosing symbols (nested ranges). */
 #define SYM_MAX_NESTING 32
+/* zstd-compressed debug sections (debug_zstd.c): one section decompresses to
+ * at most this many bytes, the whole in-memory debug image to at most
+ * SYM_MAX_DEBUG_IMAGE bytes, from at most SYM_MAX_DEBUG_SECTIONS sections. */
+#define SYM_MAX_DEBUG_SECTION (1ull << 30)
+#define SYM_MAX_DEBUG_IMAGE (2ull << 30)
+#define SYM_MAX_DEBUG_SECTIONS (1u << 16)
+/* Elf64_Chdr.ch_type of zstd (gABI 2022; glibc >= 2.37 names it). */
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
 
 /* Why a module has no symbols: enum and text from one table. */
 #define SYM_ERRORS(X)                                                                              \
@@ -255,6 +265,17 @@ int minidebug__add_symbols(struct elf_file *f, struct sym_builder *b);
 int elf_file__add_symbols(struct elf_file *f, GElf_Word type, struct sym_builder *b);
 /* True if f has a section named name. */
 bool elf_file__has_section(struct elf_file *f, const char *name);
+
+/* debug_zstd.c: zstd-compressed debug sections, which libelf 0.188 cannot
+ * decompress. */
+/* True when elf has a section compressed with ELFCOMPRESS_ZSTD. */
+bool debug_zstd__present(Elf *elf);
+/* A malloc'd in-memory ELF image (*image, *size bytes; the caller frees it
+ * after elf_end of the Elf read from it) of elf's non-allocated sections
+ * with every zstd section decompressed, for elf_memory() and libdw.  Returns
+ * 0, -EINVAL (not a host-order ELF64, a declared size past
+ * SYM_MAX_DEBUG_SECTION/SYM_MAX_DEBUG_IMAGE, corrupt data) or -ENOMEM. */
+int debug_zstd__image(Elf *elf, void **image, size_t *size);
 
 /* kallsyms.c */
 /* Loads text symbols (t T w W, module symbols included) from a kallsyms

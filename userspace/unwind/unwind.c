@@ -475,7 +475,9 @@ size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, si
 		}
 		const struct unwind_row *row = unwind_module__row(map->module, lookup - map->bias);
 		if (!row) {
-			why = UNWIND_NO_CFI;
+			why = unwind_module__is_entry(map->module, lookup - map->bias)
+				  ? UNWIND_END_OUTERMOST
+				  : UNWIND_NO_CFI;
 			break;
 		}
 		bool signal = (row->flags & UNWIND_ROW_SIGNAL) != 0;

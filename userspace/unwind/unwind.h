@@ -127,8 +127,10 @@ typedef bool (*unwind_find_fn)(void *ctx, uint64_t pc, struct unwind_map *map);
  * Why an unwind stopped: enum and the bracketed root-frame text shown in
  * reports and folded output, from one table.  UNWIND_END_OUTERMOST is the
  * only complete ending: the CFI marks the frame as the outermost (return
- * address rule "undefined", as in _start, clone3 and start_thread), or the
- * return address is 0.
+ * address rule "undefined", as in _start, clone3 and start_thread), the pc
+ * is in the module's entry code that has no CFI (ld.so's _start: the ELF
+ * header's e_entry up to the next FDE, 64 bytes at most), or the return
+ * address is 0.
  */
 #define UNWIND_REASONS(X)                                                                          \
 	X(UNWIND_END_OUTERMOST, "[outermost frame]")                                               \
@@ -147,6 +149,25 @@ enum unwind_reason {
 #undef UNWIND_REASON_ENUM
 	    UNWIND_REASON__COUNT
 };
+
+/* What a module's CFI says about the frame pointer at an address. */
+enum unwind_fp_state {
+	UNWIND_FP_UNKNOWN = 0, /* no CFI there */
+	UNWIND_FP_KEPT,	       /* CFA = rbp + offset: rbp holds this frame's frame pointer */
+	UNWIND_FP_NOT_KEPT,    /* CFA from rsp or an expression: a function without a
+				* frame pointer, or its prologue / epilogue, where rbp
+				* still holds the caller's */
+};
+
+/*
+ * Whether the function at ELF virtual address vaddr of m has its frame
+ * pointer set up there (x86-64: the row's CFA rule is rbp-based), for
+ * checking a frame-pointer chain: where it is not, the chain's next entry
+ * (read through rbp) belongs to the caller's caller, not to the caller.
+ * Look up at the pc for the interrupted frame, at the return address - 1
+ * for callers.  One table lookup; never fails.
+ */
+enum unwind_fp_state unwind_module__fp_state(const struct unwind_module *m, uint64_t vaddr);
 
 /* Static text of a reason, e.g. "[stack copy exhausted]"; "[?]" if out of range. */
 const char *unwind_reason__name(enum unwind_reason r);

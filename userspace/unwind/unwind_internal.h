@@ -101,8 +101,25 @@ struct unwind_module {
 	size_t nfull;
 	Dwarf_Op *ops; /* [nops] */
 	size_t nops;
+	/* Entry code without CFI: ELF vaddrs [entry_lo, entry_hi) from the ELF
+	 * header's e_entry up to the next CFI row, at most UNWIND_ENTRY_SPAN
+	 * bytes (ld.so's _start, RTLD_START in glibc's dl-machine.h, has no
+	 * FDE).  The process starts there on the kernel's initial stack, so a
+	 * frame whose pc lies in it is the outermost.  Empty (0, 0) when e_entry
+	 * is 0, covered by CFI (which then decides), or for in-memory images. */
+	uint64_t entry_lo, entry_hi;
 	struct unwind_module_stats stats;
 };
+
+/* Longest entry code without CFI taken as the outermost frame (bytes):
+ * glibc's x86-64 RTLD_START is 8 bytes before _dl_start_user. */
+#define UNWIND_ENTRY_SPAN 64
+
+/* True when ELF vaddr lies in m's entry code (see entry_lo). */
+static inline bool unwind_module__is_entry(const struct unwind_module *m, uint64_t vaddr)
+{
+	return vaddr - m->entry_lo < m->entry_hi - m->entry_lo;
+}
 
 /* Row holding ELF vaddr, or NULL when the module has no CFI there. */
 static inline const struct unwind_row *unwind_module__row(const struct unwind_module *m,

@@ -834,6 +834,27 @@ nomem:
 	return -ENOMEM;
 }
 
+/* m's entry code without CFI, from e_entry (see unwind_module.entry_lo). */
+static void find_entry(struct unwind_module *m, uint64_t entry)
+{
+	uint64_t hi = entry + UNWIND_ENTRY_SPAN;
+
+	if (entry == 0 || hi < entry)
+		return;
+	for (uint32_t i = 0; i + 1 < m->nrows; i++) {
+		uint64_t lo = m->base + m->starts[i], end = m->base + m->starts[i + 1];
+
+		if (m->rows[i].flags & UNWIND_ROW_NONE || end <= entry)
+			continue;
+		if (lo <= entry)
+			return; /* CFI covers the entry point: its rules decide */
+		hi = lo < hi ? lo : hi;
+		break;
+	}
+	m->entry_lo = entry;
+	m->entry_hi = hi;
+}
+
 static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 {
 	struct builder b = {0};
@@ -872,6 +893,8 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 	m->ops = b.ops.p;
 	m->nops = b.ops.n;
 	b.full.p = b.ops.p = NULL;
+	if (separate_debug && (ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN))
+		find_entry(m, ehdr.e_entry);
 	m->stats.fdes = b.fdes;
 	m->stats.rows = m->nrows;
 	m->stats.full_rows = 0;
@@ -951,6 +974,21 @@ void unwind_module__free(struct unwind_module *m)
 	free(m->full);
 	free(m->ops);
 	free(m);
+}
+
+enum unwind_fp_state unwind_module__fp_state(const struct unwind_module *m, uint64_t vaddr)
+{
+	const struct unwind_row *row = m ? unwind_module__row(m, vaddr) : NULL;
+	const struct unwind_full *f;
+
+	if (!row)
+		return UNWIND_FP_UNKNOWN;
+	if (!(row->flags & UNWIND_ROW_FULL))
+		return row->cfa_reg == UNWIND_REG_BP ? UNWIND_FP_KEPT : UNWIND_FP_NOT_KEPT;
+	f = &m->full[row->cfa_off];
+	return f->cfa.kind == UNWIND_CFA_REG_OFFSET && f->cfa.reg == UNWIND_REG_BP
+		   ? UNWIND_FP_KEPT
+		   : UNWIND_FP_NOT_KEPT;
 }
 
 void unwind_module__stats(const struct unwind_module *m, struct unwind_module_stats *st)

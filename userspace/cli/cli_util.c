@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/* Option helpers shared by the subcommands (cli_util.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+
+int cli__parse_time_ns(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *suffix;
+		double scale;
+	} units[] = { { "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 } };
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		v *= units[i].scale;
+		if (v >= 1.8e19)
+			return -EINVAL;
+		*ns = (uint64_t)(v + 0.5);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Levenshtein distance, capped: strings here are option and command names. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, prev[64], cur[64];
+
+	if (la >= 63 || lb >= 63)
+		return 64;
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+
+			cur[j] = del < ins ? del : ins;
+			if (sub < cur[j])
+				cur[j] = sub;
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(*prev));
+	}
+	return prev[lb];
+}
+
+const char *cli__closest(const char *word, const char *const *candidates, size_t n)
+{
+	const char *best = NULL, *prefixed = NULL;
+	size_t best_d = SIZE_MAX, nprefixed = 0, i, lw = strlen(word);
+
+	for (i = 0; i < n; i++) {
+		size_t d = edit_distance(word, candidates[i]);
+
+		if (d < best_d) {
+			best_d = d;
+			best = candidates[i];
+		}
+		if (lw && !strncmp(candidates[i], word, lw)) {
+			prefixed = candidates[i];
+			nprefixed++;
+		}
+	}
+	if (best && best_d <= 2 && best_d * 2 < lw)
+		return best;
+	return nprefixed == 1 ? prefixed : NULL;
+}
+
+void cli__option_hint(const char *arg, const struct option *longopts, char *buf, size_t size)
+{
+	const char *names[64];
+	char word[64];
+	const char *hit;
+	size_t n = 0, len;
+
+	if (size)
+		buf[0] = '\0';
+	if (strncmp(arg, "--", 2))
+		return;
+	arg += 2;
+	len = strcspn(arg, "=");
+	if (len >= sizeof(word))
+		return;
+	memcpy(word, arg, len);
+	word[len] = '\0';
+	for (; longopts[n].name && n < 64; n++)
+		names[n] = longopts[n].name;
+	hit = cli__closest(word, names, n);
+	if (hit)
+		snprintf(buf, size, " (did you mean '--%s'?)", hit);
+}
+
+int cli__keep_previous(const char *path)
+{
+	char old[4096];
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISREG(st.st_mode))
+		return 0; /* a device, FIFO or symlink is not a previous capture */
+	if ((size_t)snprintf(old, sizeof(old), "%s.old", path) >= sizeof(old))
+		return -ENAMETOOLONG;
+	if (unlink(old) && errno != ENOENT)
+		return -errno;
+	/* A hard link keeps the old bytes under FILE.old while the new capture
+	 * is renamed over FILE; where links are refused, move it instead. */
+	if (!link(path, old))
+		return 0;
+	return rename(path, old) ? -errno : 0;
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/* report --diff and convert --diff: open both sides alike (diff.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/capture.h"
+#include "diff.h"
+
+struct diff_side {
+	const char *path;
+	struct capture *c;
+	struct analysis_look *look;
+	const struct capture *view;
+	struct analysis_names *names;
+	struct analysis_tree *tree;
+	struct analysis_flat *flat;
+	struct analysis_filter *filter;
+	uint32_t event;
+};
+
+static void diff_side__release(struct diff_side *s)
+{
+	analysis_flat__free(s->flat);
+	analysis_tree__free(s->tree);
+	analysis_names__free(s->names);
+	analysis_filter__free(s->filter);
+	analysis_look__free(s->look);
+	capture__free(s->c);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Open path and choose its event; message on stderr on failure. */
+static int diff_side__open(struct diff_side *s, const char *path, const struct cli_diff_options *o)
+{
+	char err[512] = "";
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->path = path;
+	rc = capture__open(path, &s->c, err, sizeof(err));
+	if (rc) {
+		if (err[0])
+			fprintf(stderr, "microscope: %s\n", err);
+		else
+			fprintf(stderr, "microscope: %s: %s\n", path, strerror(-rc));
+		return rc;
+	}
+	if (o->event) {
+		if (analysis__find_event(s->c, o->event, &s->event)) {
+			fprintf(stderr, "microscope: %s: no event '%s'\n", path, o->event);
+			return -ENOENT;
+		}
+	} else {
+		s->event = analysis__default_event(s->c);
+		if (s->event == CAPTURE_NONE) {
+			fprintf(stderr, "microscope: %s: no events to compare\n", path);
+			return -ENOENT;
+		}
+	}
+	s->view = s->c;
+	if (o->look != ANALYSIS_LOOK_LOGICAL) {
+		if (analysis_look__new(s->c, o->look, &s->look))
+			goto oom;
+		s->view = analysis_look__capture(s->look);
+	}
+	return 0;
+oom:
+	fprintf(stderr, "microscope: %s: out of memory\n", path);
+	return -ENOMEM;
+}
+
+/* Keys, tree (and, with sort, the flat table) of one side. */
+static int diff_side__query(struct diff_side *s, const struct analysis_key_options *keys,
+			    const struct cli_diff_options *o, bool flat)
+{
+	struct analysis_query q;
+
+	analysis_query__init(&q, s->event);
+	if (o->filter_spec && (o->filter_spec->focus || o->filter_spec->ignore ||
+			       o->filter_spec->hide)) {
+		char err[256];
+		int rc = analysis_filter__new(s->view, o->filter_spec, &s->filter, err,
+					      sizeof(err));
+
+		if (rc) {
+			fprintf(stderr, "microscope: %s\n", rc == -EINVAL ? err : strerror(-rc));
+			return rc;
+		}
+		q.filter = s->filter;
+	}
+	s->names = analysis_names__new_opts(s->view, keys);
+	if (!s->names)
+		goto fail;
+	s->tree = analysis_tree__new(s->names, &q);
+	if (!s->tree)
+		goto fail;
+	if (flat && !(s->flat = analysis_flat__new(s->tree, o->sort)))
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "microscope: %s: %s\n", s->path, strerror(errno));
+	return -errno;
+}
+
+/* Open both sides and refuse incomparable ones. */
+static int diff_open(struct diff_side *b, struct diff_side *n, const struct cli_diff_options *o)
+{
+	char why[256];
+
+	if (diff_side__open(b, o->base, o) || diff_side__open(n, o->new_, o))
+		return -EINVAL;
+	if (analysis__diff_check(b->c, b->event, n->c, n->event, why, sizeof(why))) {
+		fprintf(stderr, "microscope: cannot compare %s with %s: %s (choose one event "
+			"both have with --event)\n", o->base, o->new_, why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cli_diff__report(const struct cli_diff_options *o)
+{
+	struct diff_side b, n;
+	struct analysis_diff d = { 0 };
+	const char *unit;
+	uint32_t i, shown;
+	bool self = o->sort == ANALYSIS_SORT_SELF;
+	int status = 1;
+
+	memset(&b, 0, sizeof(b));
+	memset(&n, 0, sizeof(n));
+	if (diff_open(&b, &n, o) || diff_side__query(&b, &o->keys, o, true) ||
+	    diff_side__query(&n, &o->keys, o, true))
+		goto cleanup;
+	unit = capture__string(n.c, n.c->events[n.event].unit);
+	if (analysis_diff__init(&d, b.flat, n.flat, o->sort, !strcmp(unit, "samples"))) {
+		fprintf(stderr, "microscope: report --diff: out of memory\n");
+		goto cleanup;
+	}
+	printf("microscope report --diff: %s -> %s\n", o->base, o->new_);
+	printf("  event      %s (unit %s)\n", capture__string(n.c, n.c->events[n.event].name),
+	       unit);
+	printf("  base       %" PRIu64 " %s\n", d.base_weight, unit);
+	printf("  new        %" PRIu64 " %s\n", d.new_weight, unit);
+	printf("  shares     of each profile's own total; delta in percentage points\n");
+	if (d.counted)
+		printf("  marked *   significant: two-proportion z test on sample counts, "
+		       "|z| >= %.2f (p < 0.001)\n", ANALYSIS_DIFF_Z_SIGNIFICANT);
+	else
+		printf("  marked     nothing: the unit is not a count of samples, so no test\n");
+	shown = d.nrows < o->limit ? d.nrows : o->limit;
+	printf("\nfunctions by change of %s share (top %" PRIu32 " of %" PRIu32 ")\n",
+	       self ? "self" : "total", shown, d.nrows);
+	printf("  %7s  %7s  %7s  %6s  %s\n", "base%", "new%", "delta", "z", "function");
+	for (i = 0; i < shown; i++) {
+		const struct analysis_diff_row *r = &d.rows[i];
+		double bs = self ? r->base_self_share : r->base_total_share;
+		double ns = self ? r->new_self_share : r->new_total_share;
+		double dl = self ? r->delta_self : r->delta_total;
+
+		printf("  %6.1f%%  %6.1f%%  %+7.1f  %6.1f%s %s%s\n", 100 * bs, 100 * ns, 100 * dl,
+		       r->z, r->significant ? "*" : " ", r->name,
+		       r->kind == ANALYSIS_KEY_KERNEL ? " [k]"
+		       : r->kind == ANALYSIS_KEY_INLINE ? " [i]" : "");
+	}
+	status = fflush(stdout) || ferror(stdout) ? 1 : 0;
+cleanup:
+	analysis_diff__release(&d);
+	diff_side__release(&b);
+	diff_side__release(&n);
+	return status;
+}
+
+int cli_diff__svg(const struct cli_diff_options *o, char **text, size_t *len)
+{
+	struct analysis_key_options keys = o->keys;
+	struct diff_side b, n;
+	char title[600];
+	int status = 1;
+
+	memset(&b, 0, sizeof(b));
+	memset(&n, 0, sizeof(n));
+	keys.fold_inline = false;
+	if (diff_open(&b, &n, o) || diff_side__query(&b, &keys, o, false) ||
+	    diff_side__query(&n, &keys, o, false))
+		goto cleanup;
+	snprintf(title, sizeof(title), "Differential flame graph: %s vs base %s (red grew, blue "
+		 "shrank)", o->new_, o->base);
+	if (analysis_tree__diff_svg(n.tree, b.tree, title,
+				    capture__string(n.c, n.c->events[n.event].unit), text, len)) {
+		fprintf(stderr, "microscope: convert --diff: out of memory\n");
+		goto cleanup;
+	}
+	status = 0;
+cleanup:
+	diff_side__release(&b);
+	diff_side__release(&n);
+	return status;
+}

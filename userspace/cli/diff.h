@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Comparing two captures, for `report --diff BASE NEW` and
+ * `convert --diff BASE NEW -o OUT.svg`: both sides opened the same way
+ * (event, look, key options), checked comparable, then handed to
+ * analysis_diff / analysis_tree__diff_svg.  The CLI holds no arithmetic.
+ */
+#ifndef MS_CLI_DIFF_H
+#define MS_CLI_DIFF_H
+
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+
+struct cli_diff_options {
+	const char *base, *new_; /* capture paths */
+	const char *event;	 /* --event, or NULL: each side's default event */
+	enum analysis_sort sort;
+	uint32_t limit;			    /* rows printed */
+	enum analysis_look_kind look;
+	struct analysis_key_options keys; /* the table's keys */
+	const struct analysis_filter_spec *filter_spec; /* NULL: none; bound to each side */
+};
+
+/* Print the diff table on stdout.  Returns the exit status (0, 1; message
+ * on stderr naming the file and why, e.g. the events differ). */
+int cli_diff__report(const struct cli_diff_options *o);
+
+/* The differential flame graph of NEW against BASE (inline frames shown,
+ * as in every tree) in *text (malloc'd, caller frees), *len bytes.
+ * Returns the exit status (0, or 1 with a message on stderr). */
+int cli_diff__svg(const struct cli_diff_options *o, char **text, size_t *len);
+
+#endif

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report's summary block: command, event, samples, duration, the rate (and
+ * how much of a shortfall is the target off-CPU rather than loss), stacks,
+ * budget and own cost, lost and problem counters, truncations, symbol
+ * notes.  Numbers from analysis_summary and analysis_budget.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/budget.h"
+#include "capture/capture.h"
+#include "report.h"
+
+/* "name 5, name 3" for counters; stdout. */
+static void print_counters(const struct report *r, const struct analysis_count *rows, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		printf("%s%s %" PRIu64, i ? ", " : "",
+		       capture__string(r->c, r->c->counters[rows[i].id].name), rows[i].value);
+}
+
+/* The budget line: whether record --budget lowered the sampling duty, by how
+ * much, and the cost the recorder measured. */
+static void print_budget(const struct capture *c)
+{
+	struct analysis_budget b;
+
+	if (analysis_budget__init(&b, c) || !b.present)
+		return;
+	printf("  budget     %g%% of one CPU: ", b.pct);
+	if (b.peak_factor > 1)
+		printf("duty lowered %u time%s, to 1/%u of the requested rate at most (1/%u at "
+		       "the end); %" PRIu64 " samples stand for %" PRIu64 "\n",
+		       b.lowered, b.lowered == 1 ? "" : "s", b.peak_factor, b.final_factor,
+		       b.samples, b.weight);
+	else
+		printf("duty never lowered\n");
+	/* The whole-run average includes start-up at the full rate (BPF load, first
+	 * symbolization): the steady figure is what the controller held. */
+	if (b.steady_observed_ns) {
+		char d[32];
+
+		format_duration(b.steady_observed_ns, d, sizeof(d));
+		printf("  own cost   %.2f%% of one CPU held in steady state (the last %s, after "
+		       "start-up%s; recorder %.2f%%, BPF %.2f%%, perf estimate %.2f%%)\n",
+		       100.0 * (double)(b.steady_recorder_cpu_ns + b.steady_bpf_run_ns +
+					b.steady_perf_estimate_ns) /
+			       (double)b.steady_observed_ns,
+		       d, b.changes ? " and the last duty change" : "",
+		       100.0 * (double)b.steady_recorder_cpu_ns / (double)b.steady_observed_ns,
+		       100.0 * (double)b.steady_bpf_run_ns / (double)b.steady_observed_ns,
+		       100.0 * (double)b.steady_perf_estimate_ns / (double)b.steady_observed_ns);
+	}
+	if (b.observed_ns)
+		printf("  %s %.2f%% of one CPU averaged over the whole recording, start-up at the "
+		       "full rate included%s (recorder %.2f%%, BPF %.2f%%, perf estimate %.2f%%)\n",
+		       b.steady_observed_ns ? "          " : "own cost  ",
+		       100.0 * (double)(b.recorder_cpu_ns + b.bpf_run_ns + b.perf_estimate_ns) /
+			       (double)b.observed_ns,
+		       b.steady_observed_ns ? "" : "; no steady-state figure: the recording "
+						   "ended within start-up or a duty change",
+		       100.0 * (double)b.recorder_cpu_ns / (double)b.observed_ns,
+		       100.0 * (double)b.bpf_run_ns / (double)b.observed_ns,
+		       100.0 * (double)b.perf_estimate_ns / (double)b.observed_ns);
+}
+
+/* Symbolization: mode, per-module debug-info problems (meta
+ * symbols.problem.N) and deferred-symbolization failures
+ * (symbolize.failure.N), one line each. */
+static void print_symbol_notes(const struct capture *c)
+{
+	const char *mode = capture__meta(c, "symbolize");
+	uint32_t i;
+
+	if (mode && strcmp(mode, "immediate"))
+		printf("  symbols    %s%s\n", mode,
+		       capture__meta(c, "symbolize.later") ? ", then microscope symbolize" : "");
+	for (i = 0; i < c->nmeta; i++) {
+		const char *k = capture__string(c, c->meta[i].key);
+
+		if (!strncmp(k, "symbols.problem.", 16))
+			printf("  debug info %s\n", capture__string(c, c->meta[i].value));
+		else if (!strncmp(k, "symbolize.failure.", 18))
+			printf("  unsymbolized %s\n", capture__string(c, c->meta[i].value));
+	}
+}
+
+/*
+ * The rate line, and what a rate under the requested one means: with no
+ * sample lost, the target was simply off-CPU the rest of its threads'
+ * time; lost samples are named apart, never blended in.
+ */
+static void print_rate(const struct capture *c, const struct analysis_summary *s,
+		       const char *freq)
+{
+	struct analysis_budget b;
+	double req = freq ? strtod(freq, NULL) : 0, on;
+	bool lowered = !analysis_budget__init(&b, c) && b.present && b.peak_factor > 1;
+
+	printf("  rate       %.1f samples per thread-second", s->rate_hz);
+	if (freq)
+		printf(" (requested %s Hz)", freq);
+	printf("\n");
+	if (req <= 0 || lowered)
+		return;
+	on = 100.0 * s->rate_hz / req;
+	if (on > 100.0)
+		on = 100.0;
+	printf("             target on-CPU %.0f%% of its threads' time, off-CPU %.0f%% (waiting, "
+	       "or runnable behind other work); ",
+	       on, 100.0 - on);
+	if (s->lost)
+		printf("samples lost: %" PRIu64 " (see 'lost'), part of the gap\n", s->lost);
+	else
+		printf("samples lost: none\n");
+}
+
+/* Share of frame-pointer walks cut at their innermost frame above which
+ * report says the code has no frame pointers (percent). */
+#define REPORT_FP_LESS_WARN_PCT 50.0
+
+/*
+ * One line when a --call-graph fp recording ran code without frame pointers:
+ * most walks were cut at their innermost frame (processor counter
+ * unwind.fp_not_kept_leaf), so most stacks hold one user frame.
+ */
+static void print_fp_warning(const struct report *r, const struct analysis_summary *s)
+{
+	const char *cg = capture__meta(r->c, "call_graph");
+	uint64_t cut = capture__counter(r->c, "unwind.fp_not_kept_leaf");
+
+	if (!cg || strncmp(cg, "fp", 2) || !s->samples ||
+	    percent(cut, s->samples) < REPORT_FP_LESS_WARN_PCT)
+		return;
+	printf("  warning    %.0f%% of the stacks start in code without frame pointers, where "
+	       "--call-graph fp cannot find callers: record with --call-graph auto or dwarf\n",
+	       percent(cut < s->samples ? cut : s->samples, s->samples));
+}
+
+void print_summary(const struct report *r, const struct analysis_summary *s, uint32_t event)
+{
+	const struct capture *c = r->c;
+	const struct capture_event *ev = &c->events[event];
+	const char *cmd = capture__meta(c, "command");
+	const char *freq = capture__meta(c, "freq_hz");
+	uint64_t *per_event = calloc((size_t)c->nevents + 1, sizeof(*per_event));
+	char buf[64], wbuf[32];
+	uint32_t i, others = 0;
+
+	printf("microscope report: %s\n", r->opt->path);
+	if (cmd)
+		printf("  command    %s\n", cmd);
+	printf("  event      %s (unit %s", capture__string(c, ev->name), r->unit);
+	if (ev->period)
+		printf(", period %" PRIu64, ev->period);
+	printf(")\n");
+	if (per_event) {
+		for (i = 0; i < c->nsamples; i++)
+			per_event[c->samples[i].event]++;
+		for (i = 0; i < c->nevents; i++) {
+			if (i == event || !per_event[i])
+				continue;
+			printf("%s%s (%" PRIu64 " sample%s)", others++ ? ", " : "  other      ",
+			       capture__string(c, c->events[i].name), per_event[i],
+			       per_event[i] == 1 ? "" : "s");
+		}
+		if (others)
+			printf("; choose with --event\n");
+		free(per_event);
+	}
+	printf("  samples    %" PRIu64, s->samples);
+	if (r->ns || strcmp(r->unit, "samples") || s->weight != s->samples) {
+		format_weight(r, s->weight, wbuf, sizeof(wbuf));
+		printf(" (weight %s %s)", wbuf, r->ns ? "ms" : r->unit);
+	}
+	/* An import (folded, pprof) has no threads and no recording. */
+	const char *src = capture__meta(c, "source.format");
+	bool threadless = true;
+
+	for (i = 0; i < c->nsamples && threadless; i++)
+		threadless = c->samples[i].thread == CAPTURE_NONE;
+	if (src && threadless)
+		printf(" from a %s import (no threads)\n", src);
+	else
+		printf(" from %" PRIu32 " thread%s\n", s->threads, s->threads == 1 ? "" : "s");
+	format_duration(s->duration_ns, buf, sizeof(buf));
+	if (src && s->duration_from_meta)
+		printf("  duration   %s (the %s profile's duration%s)\n", buf, src,
+		       !strcmp(src, "pprof") ? "_nanos" : "");
+	else if (src && threadless && !s->duration_ns)
+		printf("  duration   none (an imported %s profile has no sample times)\n", src);
+	else
+		printf("  duration   %s (%s)\n", buf,
+		       s->duration_from_meta ? "recording" : "first to last sample");
+	if (s->rate_hz > 0)
+		print_rate(c, s, freq);
+	if (capture__meta(r->c, "call_graph")) {
+		const char *size = capture__meta(r->c, "stack_size");
+
+		printf("  stacks     %s", capture__meta(r->c, "call_graph"));
+		const char *preset = capture__meta(r->c, "preset");
+
+		if (size && strcmp(size, "0"))
+			printf(", %s-byte user stack copies", size);
+		if (preset)
+			printf(" (preset %s)", preset);
+		printf("\n");
+	}
+	print_budget(c);
+	printf("  lost       %" PRIu64, s->lost);
+	if (s->nlost_counters) {
+		printf(" (");
+		print_counters(r, s->lost_counters, s->nlost_counters);
+		printf(")");
+	}
+	printf("\n");
+	printf("  problems   %" PRIu64, s->problems);
+	if (s->nproblem_counters) {
+		printf(" (");
+		print_counters(r, s->problem_counters, s->nproblem_counters);
+		printf(")");
+	}
+	printf("\n");
+	if (s->truncated) {
+		printf("  truncated  %" PRIu64 " sample%s (%.1f%%):", s->truncated,
+		       s->truncated == 1 ? "" : "s", percent(s->truncated, s->weight));
+		for (i = 0; i < s->ntruncations; i++)
+			printf("%s %s %" PRIu64, i ? "," : "", key_name(r, s->truncations[i].id),
+			       s->truncations[i].value);
+		printf("\n");
+	}
+	print_fp_warning(r, s);
+	if (s->empty_stacks)
+		printf("  no stack   %" PRIu64 " sample%s (%.1f%%)\n", s->empty_stacks,
+		       s->empty_stacks == 1 ? "" : "s", percent(s->empty_stacks, s->weight));
+	print_symbol_notes(r->c);
+	if (capture__counter(c, "processor.frame_no_symbol"))
+		printf("  no symbol  %" PRIu64 " frame%s in code no symbol covers (a stripped "
+		       "binary?): one row per module as \"libfoo.so+?\"; --granularity address "
+		       "splits them\n",
+		       capture__counter(c, "processor.frame_no_symbol"),
+		       capture__counter(c, "processor.frame_no_symbol") == 1 ? "" : "s");
+}
