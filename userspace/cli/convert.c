@@ -487,7 +487,9 @@ static int read_input(const char *path, const char *from, void **buf, size_t *le
 		err = file__read_bounded(path, capture_limits__max_memory(),
 					 consumed > 0 ? head : NULL, consumed > 0 ? got : 0, buf,
 					 len, msg, sizeof(msg));
-	if (!err && !got)
+	/* the first bytes only decided early refusals: the whole input decides
+	 * the format (perf script's header comments may run past them) */
+	if (!err)
 		*ifmt = input_format(from, path, *buf, *len);
 	if (err)
 		fprintf(stderr, "microscope convert: %s\n", msg);
