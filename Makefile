@@ -24,8 +24,12 @@ CFLAGS ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override CFLAGS += -std=gnu11 $(WARN) -I. -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
 LDLIBS := -lbpf -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lm -lpthread -lprotobuf-c
+# microscope serve (issue 20): HTTP through libmicrohttpd, JSON through jansson
+LDLIBS += -lmicrohttpd -ljansson
 # C++ demangling for display (capture/demangle.c: __cxa_demangle).
 LDLIBS += -lstdc++
+# Frames proved from JIT code (userspace/unwind/frame_proof.c): capstone decodes.
+LDLIBS += -lcapstone
 override CFLAGS += -I$(OUTPUT)/gen
 
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev \
@@ -39,6 +43,10 @@ DEPS_PKGS += python3.11-dbg
 DEPS_PKGS += liblzma-dev libdebuginfod-dev debuginfod lld-14
 # chattr for the immutable-output check (tests/e2e/test_cli.py)
 DEPS_PKGS += e2fsprogs
+# microscope serve (issue 20): its HTTP server and JSON; the front end is built with npm
+DEPS_PKGS += libmicrohttpd-dev libjansson-dev
+# frames proved from JIT code (issue 18): the capstone disassembler
+DEPS_PKGS += libcapstone-dev
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -67,8 +75,41 @@ FIXTURES := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRCS))
 
 -include tests/fixtures/flags.mk
 
-.PHONY: all deps demo test unit e2e check install clean bench vmtest fuzz fuzz-replay
+.PHONY: all deps demo test unit e2e check install clean bench vmtest fuzz fuzz-replay web
 all: $(BIN) $(MANPAGE) $(FIXTURES) $(FIXTURE_EXTRA)
+
+# ---- The browser front end (web/, issue 20): TypeScript built by vite into
+# $(OUTPUT)/web/dist, compiled into the binary by web/embed.py.  `npm ci`
+# installs exactly web/package-lock.json.
+WEB_SRCS := web/index.html web/package.json web/tsconfig.json web/vite.config.ts \
+	$(wildcard web/src/*.ts web/src/*.css web/public/*)
+WEB_DIST := $(OUTPUT)/web/dist
+WEB_ASSETS_C := $(OUTPUT)/gen/web_assets.c
+WEB_ASSETS_OBJ := $(OUTPUT)/obj/gen/web_assets.o
+
+web/node_modules/.package-lock.json: web/package-lock.json
+	$(call msg,NPM-CI,web)
+	$(Q)cd web && npm ci --no-audit --no-fund --loglevel=error
+
+$(OUTPUT)/web/stamp: web/node_modules/.package-lock.json $(WEB_SRCS)
+	$(call msg,VITE,$(WEB_DIST))
+	$(Q)mkdir -p $(@D)
+	$(Q)cd web && ./node_modules/.bin/tsc --noEmit -p . && \
+		./node_modules/.bin/vite build --logLevel warn --emptyOutDir \
+		--outDir $(abspath $(WEB_DIST))
+	$(Q)touch $@
+
+$(WEB_ASSETS_C): $(OUTPUT)/web/stamp web/embed.py
+	$(call msg,EMBED,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PYTHON) web/embed.py $(WEB_DIST) $@
+
+$(WEB_ASSETS_OBJ): $(WEB_ASSETS_C)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+web: $(WEB_ASSETS_C)
 
 # Installs every Debian package the project needs; idempotent.
 deps:
@@ -78,6 +119,7 @@ deps:
 	$(Q)command -v npm >/dev/null 2>&1 || \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
 	$(Q)cd tests/web && npm ci --no-audit --no-fund --loglevel=error
+	$(Q)cd web && npm ci --no-audit --no-fund --loglevel=error
 
 $(VMLINUX):
 	$(call msg,GEN,$@)
@@ -116,7 +158,7 @@ $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(OUTPUT)/obj/userspace/cli/main.o $(LIB)
+$(BIN): $(OUTPUT)/obj/userspace/cli/main.o $(WEB_ASSETS_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -164,7 +206,8 @@ lint:
 # -fsanitize=fuzzer-no-link,address,undefined in $(OUTPUT)/fuzz and runs each harness
 # for FUZZ_SECONDS (new inputs in $(OUTPUT)/fuzz/corpus/<target>, crashes as
 # $(OUTPUT)/fuzz/crash-<target>-*).  FUZZ_TARGETS picks harnesses.
-FUZZ_TARGETS ?= capture_reader folded_import pprof_import perf_script_import ring_decoder
+FUZZ_TARGETS ?= capture_reader folded_import pprof_import perf_script_import ring_decoder \
+	perf_map jitdump gdb_image serve_query
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -266,6 +309,13 @@ $(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(LIB)
 
 bench: all $(BENCH_BINS) $(OUTPUT)/tests/unit/test_unwind
 	$(Q)$(PYTHON) bench/run.py --full $(BENCH_ARGS) $(OUTPUT)
+	$(Q)$(PYTHON) bench/serve.py $(OUTPUT)
+
+# microscope serve's query times on a generated 1M-sample / 50k-stack capture and the
+# page's first paint in chromium (bench/serve.py; $(OUTPUT)/bench/serve.json).  Not root.
+.PHONY: bench-serve
+bench-serve: all $(OUTPUT)/bench/gen_capture
+	$(Q)$(PYTHON) bench/serve.py $(OUTPUT)
 
 $(OUTPUT)/bench/sym_bench: bench/sym_bench.c $(LIB)
 	$(call msg,CC,$@)

@@ -159,6 +159,7 @@ enum analysis_look_kind {
 };
 
 struct analysis_look;
+struct analysis_select;
 
 /* "logical", "native" or "python" into *look: 0, or -EINVAL. */
 int analysis_look__parse(const char *name, enum analysis_look_kind *look);
@@ -216,6 +217,49 @@ bool analysis_filter__stack(const struct analysis_filter *f, uint32_t stack);
  */
 uint64_t analysis__start_ns(const struct capture *c);
 
+/* ---- selections (select.c) -------------------------------------------------- */
+
+/*
+ * A selection narrows a query to some threads and some stacks by what they
+ * are rather than by pattern (analysis_filter), computed once per query
+ * over the capture's tables so matching a sample costs two array loads.
+ *   process: keep only threads of this process row (CAPTURE_NONE: all);
+ *            thread-less samples are then dropped.
+ *   module:  keep stacks with a frame in a module whose path basename is
+ *            module ("[kernel]", "[vdso]", "[anon]" by kind); NULL: all.
+ *            The empty stack has no frame: it fails.
+ */
+struct analysis_select_spec {
+	uint32_t process;
+	uint32_t reserved;
+	const char *module;
+};
+
+struct analysis_select {
+	const uint8_t *threads; /* [nthreads] nonzero: kept; NULL: every thread */
+	const uint8_t *stacks;	/* [nstacks + 1] nonzero: kept; the last is the empty stack; NULL: all */
+	uint32_t nstacks;	/* the capture's, for the empty stack's slot */
+	bool keep_no_thread;	/* samples with thread CAPTURE_NONE */
+	/* private */
+	void *storage;
+};
+
+/* A spec that keeps everything. */
+void analysis_select_spec__init(struct analysis_select_spec *spec);
+
+/*
+ * Build the selection of spec over c (which must outlive it).  Cost:
+ * O(threads + modules + stacks).  Returns 0, -EINVAL (process out of
+ * range) or -ENOMEM; *out is NULL on failure.
+ */
+int analysis_select__new(const struct capture *c, const struct analysis_select_spec *spec,
+			 struct analysis_select **out);
+/* Accepts NULL. */
+void analysis_select__free(struct analysis_select *f);
+
+/* Whether f keeps a row of thread and stack (either may be CAPTURE_NONE); NULL f keeps all. */
+bool analysis_select__keeps(const struct analysis_select *f, uint32_t thread, uint32_t stack);
+
 /* ---- queries ------------------------------------------------------------- */
 
 /*
@@ -244,6 +288,9 @@ struct analysis_query {
 	 */
 	bool wall;
 	uint32_t wall_event;
+	/* Threads (by process) and stacks (by module) kept, or NULL: all.
+	 * Borrowed; built over the queried capture (analysis_select__new). */
+	const struct analysis_select *select;
 };
 
 /* All samples of event, all threads, no thread roots, no time bounds. */
@@ -254,6 +301,10 @@ int analysis_query__check(const struct capture *c, const struct analysis_query *
 
 /* Whether sample s is one that q covers.  q must have passed check. */
 bool analysis_query__match(const struct analysis_query *q, const struct capture_sample *s);
+
+/* Whether off-CPU interval v is one that q covers (by its start).  q must have passed check. */
+bool analysis_query__match_interval(const struct analysis_query *q,
+				    const struct capture_interval *v);
 
 /* Find the event named name: 0 and *event set, or -ENOENT. */
 int analysis__find_event(const struct capture *c, const char *name, uint32_t *event);
@@ -343,6 +394,55 @@ int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *tit
  */
 int analysis_tree__diff_svg(const struct analysis_tree *t, const struct analysis_tree *base,
 			    const char *title, const char *unit, char **text, size_t *len);
+
+/* ---- tree shape (analysis/shape.c) ---------------------------------------- */
+
+/*
+ * The function tree of every stack row of a capture (keys merged as in
+ * analysis_tree, no thread roots), built once per names; a query's weights
+ * are then laid on it in one pass over the samples (analysis_shape__weigh)
+ * instead of building a tree per query.  Node 0 is the root; a parent's id
+ * is smaller than its children's.  Ids depend only on the capture, so they
+ * are the same for every query.  Children are not linked: presenters order
+ * them (total descending, then key rank) as analysis_tree does.
+ */
+struct analysis_shape_node {
+	uint32_t key;	 /* -> names->keys; CAPTURE_NONE for the root */
+	uint32_t parent; /* node id; CAPTURE_NONE for the root */
+};
+
+struct analysis_shape {
+	const struct analysis_names *names; /* borrowed */
+	const struct analysis_shape_node *nodes;
+	uint32_t nnodes;
+	const uint32_t *stack_node; /* [nstacks + 1] stack row -> node; the last: empty stack */
+	/* private */
+	void *storage;
+};
+
+/* Cost: O(stack rows) hash probes.  Returns 0 or -ENOMEM (*out NULL). */
+int analysis_shape__new(const struct analysis_names *n, struct analysis_shape **out);
+/* Accepts NULL. */
+void analysis_shape__free(struct analysis_shape *sh);
+
+/* A query's weights on a shape: arrays of shape->nnodes, malloc'd. */
+struct analysis_weights {
+	uint64_t *self;	 /* weight of matched rows whose stack ends at the node */
+	uint64_t *total; /* self plus the children's totals */
+	uint64_t samples; /* matched samples and intervals */
+};
+
+/*
+ * Weigh q's samples (and intervals, like analysis_tree) on sh: equal to the
+ * self/total of analysis_tree__new(sh->names, q) node for node.  q must not
+ * ask for per_thread or wall, nor hide frames.  Cost: one pass over the samples and intervals plus
+ * O(nodes).  Returns 0, -EINVAL (a bad query, or per_thread) or -ENOMEM
+ * (w released).
+ */
+int analysis_shape__weigh(const struct analysis_shape *sh, const struct analysis_query *q,
+			  struct analysis_weights *w);
+/* Accepts a zeroed or released value. */
+void analysis_weights__release(struct analysis_weights *w);
 
 /* ---- flat table ------------------------------------------------------------ */
 

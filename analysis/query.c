@@ -19,6 +19,8 @@ int analysis_query__check(const struct capture *c, const struct analysis_query *
 		return -EINVAL;
 	if (q->thread != CAPTURE_NONE && q->thread >= c->nthreads)
 		return -EINVAL;
+	if (q->select && q->select->nstacks != c->nstacks)
+		return -EINVAL; /* built over another capture */
 	if (q->filter && q->filter->capture != c)
 		return -EINVAL;
 	if (q->wall && q->wall_event >= c->nevents)
@@ -36,7 +38,21 @@ bool analysis_query__match(const struct analysis_query *q, const struct capture_
 		return false;
 	if (q->end_ns && s->time_ns >= q->end_ns)
 		return false;
-	return analysis_filter__stack(q->filter, s->stack);
+	return analysis_filter__stack(q->filter, s->stack) &&
+	       analysis_select__keeps(q->select, s->thread, s->stack);
+}
+
+bool analysis_query__match_interval(const struct analysis_query *q,
+				    const struct capture_interval *v)
+{
+	if (v->event != q->event || (q->thread != CAPTURE_NONE && v->thread != q->thread) ||
+	    v->start_ns < q->start_ns || (q->end_ns && v->start_ns >= q->end_ns))
+		return false;
+	if (!q->include_incomplete &&
+	    (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)))
+		return false;
+	return analysis_filter__stack(q->filter, v->stack) &&
+	       analysis_select__keeps(q->select, v->thread, v->stack);
 }
 
 int analysis__find_event(const struct capture *c, const char *name, uint32_t *event)
@@ -147,13 +163,7 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 		uint32_t root = CAPTURE_NONE, row = nrows, *slot = &row;
 		bool inserted = true;
 
-		if (v->event != q->event || (q->thread != CAPTURE_NONE && v->thread != q->thread) ||
-		    v->start_ns < q->start_ns || (q->end_ns && v->start_ns >= q->end_ns))
-			continue;
-		if (!q->include_incomplete &&
-		    (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)))
-			continue;
-		if (!analysis_filter__stack(q->filter, v->stack))
+		if (!analysis_query__match_interval(q, v))
 			continue;
 		if (q->per_thread) {
 			root = names->thread_keys[v->thread];

@@ -31,6 +31,11 @@
 #define CAPTURE_MODULE_KERNEL 2 /* the kernel image; addresses are runtime (KASLR) addresses */
 #define CAPTURE_MODULE_VDSO 3	/* the vdso */
 #define CAPTURE_MODULE_ANON 4	/* anonymous executable memory (JIT, ...) */
+/* Code a JIT compiler named (perf map, jitdump): one module per anonymous
+ * mapping; path is the file that named it; addresses are process
+ * addresses; symbolized at record time (nothing proves a map later). */
+#define CAPTURE_MODULE_JIT 5
+#define CAPTURE_MODULE_KIND_MAX CAPTURE_MODULE_JIT
 
 /* capture_module.flags */
 #define CAPTURE_MODULE_F_SYMBOLIZED (1u << 0) /* frames of this module carry names */

@@ -244,7 +244,7 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
 		if ((e = check_string(&k, CAPTURE_TABLE_MODULES, i, "path", m->path)) ||
 		    (e = check_string(&k, CAPTURE_TABLE_MODULES, i, "build_id", m->build_id)))
 			return e;
-		if (m->kind < CAPTURE_MODULE_FILE || m->kind > CAPTURE_MODULE_ANON)
+		if (m->kind < CAPTURE_MODULE_FILE || m->kind > CAPTURE_MODULE_KIND_MAX)
 			return ROW_FAIL(&k, CAPTURE_TABLE_MODULES, i, "unknown kind %u", m->kind);
 	}
 	for (i = 0; i < c->nprocesses; i++) {

@@ -34,10 +34,12 @@ LAYERS = {
                             "userspace/runtimes", "bpf/abi", "capture"],
     "userspace/budget": ["userspace/stream"],
     "userspace/deferred": ["userspace/symbols", "capture"],
+    # microscope serve: HTTP and the typed query API over analysis (issue 20)
+    "userspace/serve": ["analysis", "capture"],
     "userspace/cli": ["userspace/collector", "userspace/processor", "userspace/stream",
                       "userspace/budget", "userspace/deferred", "userspace/runtimes",
                       "userspace/symbols", "userspace/unwind", "userspace/options",
-                      "bpf/abi", "capture", "capture/formats", "analysis"],
+                      "userspace/serve", "bpf/abi", "capture", "capture/formats", "analysis"],
 }
 CHECKED_ROOTS = ("bpf", "capture", "analysis", "userspace")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

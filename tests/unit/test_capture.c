@@ -989,7 +989,7 @@ static void edit_module_kind(struct tfile *f)
 
 static void edit_module_kind_high(struct tfile *f)
 {
-	ROWS(f, MODULES, struct capture_module)[1].kind = CAPTURE_MODULE_ANON + 1;
+	ROWS(f, MODULES, struct capture_module)[1].kind = CAPTURE_MODULE_KIND_MAX + 1;
 }
 
 static void edit_module_build_id(struct tfile *f)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -842,6 +843,119 @@ static void test_innermost_user_pc_not_return(void **state)
 	capture__free(c);
 }
 
+/* Release every record before time t (a round's watermark is the one before). */
+static void process_until(uint64_t t)
+{
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, t);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, t + 1);
+}
+
+static void map_append(const char *path, const char *fmt, uint64_t a, uint64_t b)
+{
+	FILE *f = fopen(path, "a");
+
+	assert_non_null(f);
+	fprintf(f, fmt, (unsigned long long)a, (unsigned long long)b);
+	fclose(f);
+}
+
+static uint64_t counter(const struct capture *c, const char *name)
+{
+	for (uint32_t i = 0; i < c->ncounters; i++)
+		if (!strcmp(capture__string(c, c->counters[i].name), name))
+			return c->counters[i].value;
+	return 0;
+}
+
+/*
+ * Code with no file (processor/jit.c) with this live process as the target:
+ * its perf map is read when a sample lands in anonymous code nothing names,
+ * not again for 20 ms of sample time after a fruitless read unless the
+ * process maps something, and a mapping over a function read before it
+ * ends it.  Sample times lie ahead of the real clock, so every line is read
+ * before the samples' times (as when the recorder keeps up).
+ */
+static void test_jit_perf_map(void **state)
+{
+	uint32_t pid = (uint32_t)getpid();
+	struct exe_map anon = { .path = "//anon" };
+	char path[64], line[256];
+	FILE *stat_f;
+	unsigned long long start_ticks = 0;
+	struct timespec ts;
+	uint64_t a = 0x7f0000100000ull, t, ip;
+	const char *names[8];
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	unlink(path);
+	/* The process's start, as a FORK record of it would carry it. */
+	snprintf(line, sizeof(line), "/proc/%u/stat", pid);
+	stat_f = fopen(line, "r");
+	assert_non_null(stat_f);
+	assert_non_null(fgets(line, sizeof(line), stat_f));
+	fclose(stat_f);
+	assert_int_equal(sscanf(strrchr(line, ')') + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%*u %*u %*d %*d %*d %*d %*d %*d %llu", &start_ticks), 1);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 10000000000ull;
+
+	processor__read_processes(proc, true);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid,
+		  start_ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK)));
+	anon.start = a;
+	anon.end = a + 0x3000;
+	feed_mmap2(0, pid, &anon, t);
+	map_append(path, "%llx 100 first\n%llx 100 second\n", a, a + 0x1000);
+	ip = a + 0x10;
+	feed_sample(pid, t + 1000000, &ip, 1); /* read: first */
+	ip = a + 0x2000;
+	feed_sample(pid, t + 2000000, &ip, 1); /* read again: nothing new */
+	feed_sample(pid, t + 5000000, &ip, 1); /* quiet: no read */
+	process_until(t + 6000000);
+	map_append(path, "%llx %llx third\n", a + 0x2000, 0x100);
+	feed_sample(pid, t + 10000000, &ip, 1); /* still quiet: unnamed */
+	process_until(t + 11000000);
+	/* The process maps over third's range: a read at the next sample. */
+	anon.start = a + 0x2000;
+	feed_mmap2(0, pid, &anon, t + 12000000);
+	feed_sample(pid, t + 13000000, &ip, 1); /* read: third */
+	process_until(t + 14000000);
+	/* first's code is freed and rewritten: the mapping ends it, a new
+	 * line names the new code. */
+	anon.start = a;
+	anon.end = a + 0x1000;
+	feed_mmap2(0, pid, &anon, t + 20000000);
+	map_append(path, "%llx %llx first_v2\n", a, 0x80);
+	ip = a + 0x10;
+	feed_sample(pid, t + 21000000, &ip, 1);
+	ip = a + 0x1010;
+	feed_sample(pid, t + 22000000, &ip, 1); /* second: untouched */
+	feed(MS_CHUNK_END, 0, NULL, 0, t + 30000000);
+
+	struct capture *c = finish();
+
+	unlink(path);
+	assert_int_equal(c->nsamples, 7);
+	assert_string_equal(leaf_name(c, 0), "first");
+	assert_string_equal(leaf_name(c, 1), "");
+	assert_string_equal(leaf_name(c, 2), "");
+	assert_string_equal(leaf_name(c, 3), ""); /* third was written, but quiet */
+	assert_string_equal(leaf_name(c, 4), "third");
+	assert_string_equal(leaf_name(c, 5), "first_v2");
+	assert_string_equal(leaf_name(c, 6), "second");
+	assert_int_equal(counter(c, "jit.reads"), 4);
+	uint32_t fr = c->stacks[c->samples[0].stack].frame;
+
+	assert_int_equal(c->modules[c->frames[fr].module].kind, CAPTURE_MODULE_JIT);
+	snprintf(line, sizeof(line), "/tmp/perf-%u.map", pid);
+	assert_string_equal(capture__string(c, c->modules[c->frames[fr].module].path), line);
+	snprintf(line, sizeof(line), "jit.perf_map.%u", pid);
+	assert_non_null(capture__meta(c, line));
+	assert_int_equal(strncmp(capture__meta(c, line), "reading:", 8), 0);
+	assert_int_equal(stack_names(c, 1, names, 8), 1);
+	capture__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -860,6 +974,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fp_chain_left_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_innermost_user_pc_not_return, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_perf_map, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("processor", tests, NULL, NULL);
 }

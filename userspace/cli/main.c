@@ -8,7 +8,7 @@
 #include "cli_util.h"
 #include "commands.h"
 
-static const char *const commands[] = { "record", "report", "convert", "symbolize", "help" };
+static const char *const commands[] = { "record", "report", "convert", "symbolize", "serve", "help" };
 
 static const char usage[] =
 	"usage: microscope [--max-memory SIZE] <command> [options]\n"
@@ -19,6 +19,7 @@ static const char usage[] =
 	"  convert   write a capture in another format (pprof, speedscope, Chrome\n"
 	"            trace, SVG flame graph, folded stacks), or import pprof/folded\n"
 	"  symbolize add names, lines and inline frames to a deferred capture\n"
+	"  serve     browse a capture in a web browser (flame graph, timeline, diff)\n"
 	"\n"
 	"Run 'microscope <command> --help' for a command's options.\n"
 	"\n"
@@ -102,7 +103,7 @@ int main(int argc, char **argv)
 	    strip_max_memory(&argc, argv, 2))
 		return 2;
 	if (argc < 2) {
-		fputs("usage: microscope record|report|convert|symbolize [options]\n"
+		fputs("usage: microscope record|report|convert|symbolize|serve [options]\n"
 		      "Run 'microscope --help' for the commands.\n",
 		      stderr);
 		return 2;
@@ -123,6 +124,8 @@ int main(int argc, char **argv)
 		return cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "symbolize"))
 		return cmd_symbolize(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "serve"))
+		return cmd_serve(argc - 1, argv + 1);
 	{
 		const char *hint = cli__closest(argv[1], commands,
 						sizeof(commands) / sizeof(commands[0]));
@@ -135,7 +138,7 @@ int main(int argc, char **argv)
 				argv[1], hint);
 		else
 			fprintf(stderr, "microscope: unknown command '%s'\n", argv[1]);
-		fputs("usage: microscope record|report|convert|symbolize [options]\n"
+		fputs("usage: microscope record|report|convert|symbolize|serve [options]\n"
 		      "Run 'microscope --help' for the commands.\n",
 		      stderr);
 	}

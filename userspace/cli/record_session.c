@@ -307,6 +307,8 @@ static int session__wire(struct record_session *s, const char *record_command)
 	if (err)
 		return err;
 	processor__set_round_budget(s->proc, SESSION_ROUND_BUDGET_NS, SESSION_MAX_LAG_NS);
+	/* Live: the recorded processes' perf maps and jitdump files are theirs. */
+	processor__read_processes(s->proc, true);
 	if (o->save_raw) {
 		errno = 0;
 		s->raw = stream_writer__new(o->save_raw);

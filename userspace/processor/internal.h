@@ -15,6 +15,9 @@
 #include "../../bpf/abi/records.h"
 #include "../../bpf/abi/python.h"
 #include "../../bpf/abi/sample_parts.h"
+#include "../runtimes/jit_funcs.h"
+#include "../runtimes/jitdump.h"
+#include "../runtimes/perf_map.h"
 #include "../runtimes/py_code.h"
 #include "../runtimes/py_procs.h"
 #include "../stream/meta.h"
@@ -50,6 +53,7 @@ struct proc_state {
 	struct proc_mapping *maps; /* sorted by start, non-overlapping */
 	uint32_t nmaps;
 	uint32_t maps_cap;
+	struct jit_state *jit; /* code with no file (jit.c); NULL until needed */
 };
 
 struct thread_state {
@@ -69,6 +73,8 @@ struct module_state {
 	uint32_t first_pid; /* a process that mapped it, for /proc/PID/root */
 	bool deferred;	    /* frames stored unsymbolized for `microscope symbolize` */
 	bool dwarf_checked; /* its DWARF problem (if any) was recorded */
+	bool jit_desc_checked; /* searched for __jit_debug_descriptor (jit.c) */
+	uint64_t jit_desc_vaddr; /* its ELF address; 0 none */
 	/* "[MODULE: no symbols: REASON]" frame row, made on first need, or NONE */
 	uint32_t unreadable_mark;
 };
@@ -139,6 +145,11 @@ struct processor {
 	uint32_t nduty_changes, duty_changes_cap;
 	uint64_t samples;
 	uint64_t first_sample_time, last_sample_time;
+	uint64_t sample_time; /* time of the sample being processed */
+	/* code with no file (jit.c) */
+	bool read_processes; /* processor__read_processes: live, may read /proc */
+	uint64_t jit_reads;
+	uint64_t own_pidns, own_mntns; /* our namespaces' inodes, 0 until needed */
 	uint32_t stack_scratch[(MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH) * 2 + 8];
 	/* Frame rows of each (module, address): ranges of chain_rows, packed in
 	 * module_state.frames values as offset << 8 | count (outermost first). */
@@ -276,6 +287,26 @@ uint32_t stacks__marker(struct processor *p, uint32_t *slot, const char *name);
 /* The kernel symbol of ip (looked up at ip - 1 for a return address), or NULL. */
 const char *stacks__kernel_name(struct processor *p, uint64_t ip, bool is_return);
 
+/* jit.c */
+/* A mapping [start, end) of ps made at time (path: its file name, NULL if
+ * anonymous): ends the JIT functions read before it, allows a read at the
+ * next unnamed sample, and notes a jitdump marker.  0 or -ENOMEM. */
+int jit__mapped(struct processor *p, struct proc_state *ps, uint64_t start, uint64_t end,
+		const char *path, uint64_t time);
+/* The frame row of user address ip of ps in code a JIT named (is_return:
+ * a return address), reading the process's map or jitdump file on if the
+ * rules allow.  0 and *row set, -ENOENT (no function covers it) or
+ * -ENOMEM. */
+int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
+	       uint32_t *row);
+/* unwind_find for a pc in anonymous memory: the proved frames of the JIT
+ * function covering it (a module without CFI when nothing was proved), or
+ * false when no function covers it. */
+bool jit__unwind_find(struct processor *p, struct proc_state *ps, uint64_t pc,
+		      struct unwind_map *map);
+/* Counters "jit.*" and meta "jit.perf_map.PID" / "jit.jitdump.PID". */
+void jit__finish(struct processor *p);
+void jit__release(struct proc_state *ps);
 /* offcpu.c */
 int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len);
 

@@ -457,6 +457,7 @@ int processor__finish(struct processor *p)
 	for (int i = 0; i < MS_PROBLEM_COUNT; i++)
 		if (p->problems[i])
 			capture_builder__add_counter(p->b, problem_names[i], p->problems[i]);
+	jit__finish(p);
 	for (int i = 0; i < UNWIND_REASON__COUNT; i++) {
 		char name[96], *d;
 
@@ -523,6 +524,11 @@ int processor__finish(struct processor *p)
 					  symbolizer__kernel_build_id(p->sym));
 	}
 	return 0;
+}
+
+void processor__read_processes(struct processor *p, bool live)
+{
+	p->read_processes = live;
 }
 
 void processor__force_symbolize(struct processor *p, bool deferred)

@@ -47,6 +47,10 @@ void processor__set_python(struct processor *p, const struct py_tracker *tracker
  * "symbolize" says (record --replay DIR --symbolize MODE).  Call before
  * the first chunk. */
 void processor__force_symbolize(struct processor *p, bool deferred);
+/* The recorded processes are live: the processor may read their own files
+ * (perf maps, jitdump files) to name code with no file.  Off by default: a
+ * replayed stream's pids name other processes, if any. */
+void processor__read_processes(struct processor *p, bool live);
 
 /*
  * Live recordings: spend at most budget_ns (CLOCK_MONOTONIC) releasing held

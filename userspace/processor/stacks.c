@@ -334,8 +334,15 @@ static int user_frame(struct processor *p, struct proc_state *ps, uint64_t ip, b
 	if (!m)
 		processor__problem(p, MS_PROBLEM_FRAME_NO_MAPPING);
 	if (!m || m->module == CAPTURE_NONE) {
+		uint32_t row;
+
 		p->stack_run_module = CAPTURE_NONE;
-		return push(p, anon_frame(p, ip), out, n);
+		err = jit__frame(p, ps, ip, is_return, &row);
+		if (err == -ENOENT)
+			row = anon_frame(p, ip);
+		else if (err)
+			return err;
+		return push(p, row, out, n);
 	}
 	err = unreadable_mark(p, m->module, out, n);
 	if (err)
@@ -442,7 +449,7 @@ static bool unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
 	uint64_t vaddr;
 
 	if (!m || m->module == CAPTURE_NONE)
-		return false;
+		return jit__unwind_find(ctx->p, ctx->ps, pc, map);
 	ms = &ctx->p->modules[m->module];
 	map->module = module_cfi(ctx->p, ms);
 	if (!map->module)
@@ -634,6 +641,7 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	if (!ts)
 		return -ENOMEM;
 	ps = &p->procs[ts->proc];
+	p->sample_time = s->time_ns;
 
 	/* Root first: truncation mark, user frames outermost first, then kernel. */
 	p->stack_run_module = CAPTURE_NONE;

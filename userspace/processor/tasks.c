@@ -281,10 +281,17 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 	if (deleted)
 		path[plen - strlen(" (deleted)")] = '\0';
 
+	/* perf names anonymous memory "//anon" (a JIT's code among it). */
+	bool file = path[0] == '/' && path[1] != '/';
+
+	if (jit__mapped(p, ps, r.f.addr, r.f.addr + r.f.len, file ? path : NULL, time))
+		return -ENOMEM;
 	if (!strcmp(path, "[vdso]")) {
 		kind = CAPTURE_MODULE_VDSO;
 		sym = symbolizer__vdso(p->sym);
-	} else if (path[0] == '/') {
+	} else if (file && jitdump__is_marker(path)) {
+		kind = CAPTURE_MODULE_ANON; /* a jitdump file's marker: no code */
+	} else if (file) {
 		map_file_path(r.f.pid, r.f.addr, r.f.addr + r.f.len, path, open_path, sizeof(open_path));
 		sym = symbolizer__mapped_file(p->sym, r.f.pid, open_path, path, r.f.maj, r.f.min, r.f.ino);
 	} else {
@@ -506,8 +513,10 @@ int tasks__perf_record(struct processor *p, const uint8_t *rec, uint32_t len, ui
 
 void tasks__release(struct processor *p)
 {
-	for (uint32_t i = 0; i < p->nprocs; i++)
+	for (uint32_t i = 0; i < p->nprocs; i++) {
 		free(p->procs[i].maps);
+		jit__release(&p->procs[i]);
+	}
 	free(p->procs);
 	free(p->threads);
 	u64map__release(&p->pid_to_proc);

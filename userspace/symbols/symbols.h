@@ -151,6 +151,12 @@ const char *sym_module__dwarf_error(struct sym_module *m);
  * (the path now holds another file), or another -errno of open().
  */
 int sym_module__open_file(const struct sym_module *m);
+/*
+ * The ELF virtual address of the data object (STT_OBJECT) name in the file
+ * the module was read from (sym_module__open_file; .symtab, then .dynsym).
+ * 0, -ENOENT (no such object, or no file), or another -errno.
+ */
+int sym_module__data_symbol(const struct sym_module *m, const char *name, uint64_t *vaddr);
 /* True when the module's names came from MiniDebugInfo (.gnu_debugdata). */
 bool sym_module__minidebuginfo(const struct sym_module *m);
 

@@ -81,6 +81,31 @@ struct unwind_module *unwind_module__open_fd(int fd);
  */
 struct unwind_module *unwind_module__open_image(const void *image, size_t size);
 
+/*
+ * A frame layout proved from code (frame_proof.h), for code no CFI
+ * describes: over [start, end) (runtime addresses), CFA = rsp + cfa_off (or
+ * rbp + cfa_off when cfa_bp), the return address at CFA - 8, the caller's
+ * rsp = CFA, the caller's rbp saved at CFA + bp_off when bp_saved (else
+ * unchanged); rbx and r12-r15 unknown.
+ */
+struct unwind_proof_row {
+	uint64_t start, end;
+	int32_t cfa_off;
+	int32_t bp_off;
+	uint8_t cfa_bp;
+	uint8_t bp_saved;
+	uint8_t reserved[6];
+};
+
+/*
+ * A module from n proved rows (sorted by start, disjoint; n may be 0: a
+ * module with no CFI, so an unwind reaching it ends with UNWIND_NO_CFI).
+ * Addresses are runtime addresses (bias 0).  NULL with errno EINVAL (rows
+ * unsorted, a span of 4 GiB or more, an offset that does not fit) or
+ * ENOMEM.
+ */
+struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *rows, size_t n);
+
 /* Frees the module and its tables.  Accepts NULL. */
 void unwind_module__free(struct unwind_module *m);
 

@@ -915,6 +915,69 @@ out:
 	return m;
 }
 
+struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *rows, size_t n)
+{
+	struct builder b = {0};
+	struct unwind_module *m = calloc(1, sizeof(*m));
+	int err = m ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct unwind_proof_row *p = &rows[i];
+		struct unwind_row row = {.cfa_reg = p->cfa_bp ? UNWIND_REG_BP : UNWIND_REG_SP,
+					 .cfa_off = p->cfa_off};
+		struct brow *br;
+
+		if (p->start >= p->end || (i && p->start < rows[i - 1].end) || p->cfa_off % 8 ||
+		    p->bp_off % 8 || p->bp_off / 8 < INT8_MIN || p->bp_off / 8 > INT8_MAX) {
+			err = -EINVAL;
+			break;
+		}
+		for (int s = 0; s < UNWIND_SLOTS; s++) {
+			enum unwind_rule_kind kind = UNWIND_RULE_UNDEF;
+			int off = 0;
+
+			switch (unwind_slot_reg[s]) {
+			case UNWIND_REG_RA:
+				kind = UNWIND_RULE_OFFSET;
+				off = -8;
+				break;
+			case UNWIND_REG_SP:
+				kind = UNWIND_RULE_VAL_OFFSET;
+				break;
+			case UNWIND_REG_BP:
+				kind = p->bp_saved ? UNWIND_RULE_OFFSET : UNWIND_RULE_SAME;
+				off = p->bp_saved ? p->bp_off : 0;
+				break;
+			}
+			row.kinds |= (uint16_t)(kind << (2 * s));
+			row.off8[s] = (int8_t)(off / 8);
+		}
+		br = vec_push(&b.rows, sizeof(*br));
+		if (!br) {
+			err = -ENOMEM;
+			break;
+		}
+		br->start = p->start;
+		br->end = p->end;
+		br->row = row;
+	}
+	/* No rows: a module with no CFI (nrows 0). */
+	if (!err && b.rows.n)
+		err = finish(m, &b, b.rows.n);
+	if (!err) {
+		m->stats.rows = m->nrows;
+		m->stats.bytes = sizeof(*m) + m->nrows * (sizeof(*m->starts) + sizeof(*m->rows)) +
+				 ((size_t)m->npages + 1) * sizeof(*m->page_first);
+	}
+	free(b.rows.p);
+	if (err) {
+		unwind_module__free(m);
+		errno = -err;
+		return NULL;
+	}
+	return m;
+}
+
 struct unwind_module *unwind_module__open_fd(int fd)
 {
 	if (fd < 0) {

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Frames proved from code (userspace/unwind/frame_proof.h): the layouts
+ * proved for CPython 3.12's perf trampoline (no frame pointer), a
+ * frame-pointer prologue, and code that moves rsp in a way the proof does
+ * not follow; then unwinds over a copied stack through a proved module, and
+ * into a module with nothing proved (no CFI).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "userspace/unwind/frame_proof.h"
+#include "userspace/unwind/unwind.h"
+
+/* Python/asm_trampoline.S (3.12, 3.13): sub $8,%rsp; call *%rcx; add $8,%rsp; ret */
+static const uint8_t trampoline[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+				      0x48, 0x83, 0xc4, 0x08, 0xc3, 0xcc };
+
+static void check_row(const struct unwind_proof_row *r, uint64_t start, uint64_t end, bool bp,
+		      int32_t cfa_off, bool bp_saved, int32_t bp_off)
+{
+	assert_int_equal(r->start, start);
+	assert_int_equal(r->end, end);
+	assert_int_equal(r->cfa_bp, bp);
+	assert_int_equal(r->cfa_off, cfa_off);
+	assert_int_equal(r->bp_saved, bp_saved);
+	if (bp_saved)
+		assert_int_equal(r->bp_off, bp_off);
+}
+
+static void test_trampoline(void **state)
+{
+	struct unwind_proof_row rows[16];
+	int n = frame_proof__prove(trampoline, sizeof(trampoline), 0x1000,
+				   0x1000 + sizeof(trampoline), rows, 16);
+
+	/* sub: CFA rsp+8 (the caller's call); call, and the add it returns
+	 * to: rsp+16; ret: rsp+8, and nothing past it (the int3 padding). */
+	assert_int_equal(n, 3);
+	check_row(&rows[0], 0x1000, 0x1004, false, 8, false, 0);
+	check_row(&rows[1], 0x1004, 0x100a, false, 16, false, 0);
+	check_row(&rows[2], 0x100a, 0x100b, false, 8, false, 0);
+	/* The function's end bounds the proof. */
+	assert_int_equal(frame_proof__prove(trampoline, sizeof(trampoline), 0x1000, 0x1006, rows, 16),
+			 2);
+	assert_int_equal(rows[1].end, 0x1006);
+}
+
+static void test_frame_pointer_prologue(void **state)
+{
+	/* push %rbp; mov %rsp,%rbp; 1: dec %rdi; jnz 1b; pop %rbp; ret */
+	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0xff, 0xcf,
+					0x75, 0xfb, 0x5d, 0xc3 };
+	struct unwind_proof_row rows[16];
+	int n = frame_proof__prove(code, sizeof(code), 0x2000, 0x2000 + sizeof(code), rows, 16);
+
+	/* Proved up to and including the jump; pop and ret lie past it. */
+	assert_int_equal(n, 3);
+	check_row(&rows[0], 0x2000, 0x2001, false, 8, false, 0);
+	check_row(&rows[1], 0x2001, 0x2004, false, 16, true, -16);
+	check_row(&rows[2], 0x2004, 0x2009, true, 16, true, -16);
+}
+
+static void test_unfollowed_rsp(void **state)
+{
+	/* push %rbx; mov %rax,%rsp; ret: the proof stops before the mov. */
+	static const uint8_t code[] = { 0x53, 0x48, 0x89, 0xc4, 0xc3 };
+	struct unwind_proof_row rows[16];
+
+	assert_int_equal(frame_proof__prove(code, sizeof(code), 0x3000, 0x3005, rows, 16), 1);
+	check_row(&rows[0], 0x3000, 0x3001, false, 8, false, 0);
+	/* Garbage decodes to nothing provable beyond what it reaches. */
+	static const uint8_t junk[] = { 0x0f, 0x0b }; /* ud2 */
+	assert_int_equal(frame_proof__prove(junk, sizeof(junk), 0x4000, 0x4002, rows, 16), 1);
+	assert_int_equal(frame_proof__prove(junk, 0, 0x4000, 0x4002, rows, 16), 0);
+}
+
+struct find_ctx {
+	struct unwind_module *proved, *empty;
+};
+
+/* The trampoline at 0x1000 (proved); a JIT function at 0x9000 with nothing
+ * proved; everything else in no mapping. */
+static bool find(void *vctx, uint64_t pc, struct unwind_map *map)
+{
+	struct find_ctx *ctx = vctx;
+
+	if (pc >= 0x1000 && pc < 0x100c) {
+		*map = (struct unwind_map){ .module = ctx->proved, .start = 0x1000, .end = 0x100c };
+		return true;
+	}
+	if (pc >= 0x9000 && pc < 0x9100) {
+		*map = (struct unwind_map){ .module = ctx->empty, .start = 0x9000, .end = 0x9100 };
+		return true;
+	}
+	return false;
+}
+
+static void test_unwind_through_proof(void **state)
+{
+	struct unwind_proof_row rows[16];
+	int n = frame_proof__prove(trampoline, sizeof(trampoline), 0x1000,
+				   0x1000 + sizeof(trampoline), rows, 16);
+	struct find_ctx ctx = {
+		.proved = unwind_module__from_proof(rows, (size_t)n),
+		.empty = unwind_module__from_proof(NULL, 0),
+	};
+	uint64_t stack[4] = { 0xdead, 0x9010, 0, 0 }; /* pad of the sub, return address */
+	struct unwind_regs regs = { .ip = 0x1004, .sp = 0x7ff000, .bp = 0x1234 };
+	enum unwind_reason why;
+	uint64_t pcs[8];
+	size_t depth;
+
+	assert_non_null(ctx.proved);
+	assert_non_null(ctx.empty);
+	/* In the trampoline at its call: CFA = rsp + 16, return address 0x9010,
+	 * whose function has nothing proved: the unwind ends there, no CFI. */
+	depth = unwind__stack(&regs, (const uint8_t *)stack, sizeof(stack), find, &ctx, pcs, 8, &why);
+	assert_int_equal(depth, 2);
+	assert_int_equal(pcs[0], 0x1004);
+	assert_int_equal(pcs[1], 0x9010);
+	assert_int_equal(why, UNWIND_NO_CFI);
+	/* Rows out of order are refused. */
+	struct unwind_proof_row bad[2] = { rows[1], rows[0] };
+
+	assert_null(unwind_module__from_proof(bad, 2));
+	unwind_module__free(ctx.proved);
+	unwind_module__free(ctx.empty);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_trampoline),
+		cmocka_unit_test(test_frame_pointer_prologue),
+		cmocka_unit_test(test_unfollowed_rsp),
+		cmocka_unit_test(test_unwind_through_proof),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

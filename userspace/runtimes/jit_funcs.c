@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The per-process table of JIT functions (jit_funcs.h).  A commit sorts the
+ * live and staged functions by start and keeps a function only when no
+ * function with a later sequence number overlaps it.  Overlap is found with
+ * two segment trees over the sorted order: a range maximum of sequence
+ * numbers for the functions starting inside one (its right side), and a
+ * range "raise to at least" for the functions one covers the start of (its
+ * left side).  Names and source lines of dropped functions are garbage,
+ * reclaimed by compaction when a bound would be reached.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit_funcs.h"
+#include "jit_policy.h"
+
+static const char *const problem_names[] = {
+#define JIT_PROBLEM_NAME(id, name, text) name,
+	JIT_PROBLEMS(JIT_PROBLEM_NAME)
+#undef JIT_PROBLEM_NAME
+};
+
+const char *jit_problem__name(unsigned int problem)
+{
+	return problem < JIT_PROBLEM_COUNT ? problem_names[problem] : NULL;
+}
+
+void jit_funcs__init(struct jit_funcs *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->next_seq = 1;
+	f->pin = UINT32_MAX;
+}
+
+void jit_funcs__release(struct jit_funcs *f)
+{
+	free(f->fns);
+	free(f->staged);
+	free(f->names);
+	free(f->line_tab);
+	jit_funcs__init(f);
+}
+
+void jit_funcs__problem(struct jit_funcs *f, enum jit_problem problem)
+{
+	if ((unsigned int)problem < JIT_PROBLEM_COUNT)
+		f->problems[problem]++;
+}
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap = ncap > UINT32_MAX / 2 ? need : ncap * 2;
+	n = realloc(*arr, (size_t)ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+/* Bytes of names and line entries the live and staged functions use. */
+static void live_use(const struct jit_funcs *f, size_t *names, uint32_t *lines)
+{
+	const struct jit_fn *sets[2] = { f->fns, f->staged };
+	uint32_t counts[2] = { f->n, f->nstaged };
+
+	*names = 0;
+	*lines = 0;
+	for (int s = 0; s < 2; s++)
+		for (uint32_t i = 0; i < counts[s]; i++) {
+			*names += strlen(f->names + sets[s][i].name) + 1;
+			*lines += sets[s][i].nlines;
+		}
+}
+
+/*
+ * Rebuild the names and the line table with only what live and staged
+ * functions use (file names of consecutive entries shared stay shared).
+ * Done only when at least half of either is garbage, so a full table is not
+ * compacted at every addition.  0 or -ENOMEM (nothing changed).
+ */
+static int compact(struct jit_funcs *f)
+{
+	struct jit_fn *sets[2] = { f->fns, f->staged };
+	uint32_t counts[2] = { f->n, f->nstaged };
+	size_t names_use, pos = 0;
+	uint32_t lines_use, nl = 0;
+	char *names;
+	struct jit_line *lines = NULL;
+
+	live_use(f, &names_use, &lines_use);
+	for (int s = 0; s < 2; s++)
+		for (uint32_t i = 0; i < counts[s]; i++) {
+			const struct jit_fn *fn = &sets[s][i];
+
+			for (uint32_t k = 0; k < fn->nlines; k++)
+				names_use += strlen(f->names + f->line_tab[fn->lines + k].file) + 1;
+		}
+	if (f->pin < f->nline_tab) {
+		lines_use += f->nline_tab - f->pin;
+		for (uint32_t k = f->pin; k < f->nline_tab; k++)
+			names_use += strlen(f->names + f->line_tab[k].file) + 1;
+	}
+	if (names_use * 2 > f->names_len && lines_use * 2 > f->nline_tab)
+		return 0;
+	names = malloc(names_use ? names_use : 1);
+	if (lines_use)
+		lines = malloc((size_t)lines_use * sizeof(*lines));
+	if (!names || (lines_use && !lines)) {
+		free(names);
+		free(lines);
+		return -ENOMEM;
+	}
+	for (int s = 0; s < 2; s++)
+		for (uint32_t i = 0; i < counts[s]; i++) {
+			struct jit_fn *fn = &sets[s][i];
+			size_t len = strlen(f->names + fn->name) + 1;
+			uint32_t first = nl, last_old = UINT32_MAX, last_new = 0;
+
+			memcpy(names + pos, f->names + fn->name, len);
+			fn->name = (uint32_t)pos;
+			pos += len;
+			for (uint32_t k = 0; k < fn->nlines; k++) {
+				struct jit_line l = f->line_tab[fn->lines + k];
+
+				if (l.file != last_old) {
+					len = strlen(f->names + l.file) + 1;
+					memcpy(names + pos, f->names + l.file, len);
+					last_old = l.file;
+					last_new = (uint32_t)pos;
+					pos += len;
+				}
+				l.file = last_new;
+				lines[nl++] = l;
+			}
+			fn->lines = fn->nlines ? first : 0;
+		}
+	if (f->pin != UINT32_MAX) {
+		uint32_t first = nl;
+
+		for (uint32_t k = f->pin; k < f->nline_tab; k++) {
+			struct jit_line l = f->line_tab[k];
+			size_t len = strlen(f->names + l.file) + 1;
+
+			memcpy(names + pos, f->names + l.file, len);
+			l.file = (uint32_t)pos;
+			pos += len;
+			lines[nl++] = l;
+		}
+		f->pin = first;
+	}
+	free(f->names);
+	free(f->line_tab);
+	f->names = names;
+	f->names_len = pos;
+	f->names_cap = names_use ? names_use : 1;
+	f->line_tab = lines;
+	f->nline_tab = nl;
+	f->line_tab_cap = lines_use;
+	return 0;
+}
+
+/* Append len bytes + NUL to the names; offset in *off.  -ENOSPC counted. */
+static int add_name(struct jit_funcs *f, const char *s, size_t len, uint32_t *off)
+{
+	if (f->names_len + len + 1 > JIT_NAMES_MAX && compact(f))
+		return -ENOMEM;
+	if (f->names_len + len + 1 > JIT_NAMES_MAX) {
+		jit_funcs__problem(f, JIT_PROBLEM_NAMES_FULL);
+		return -ENOSPC;
+	}
+	if (f->names_len + len + 1 > f->names_cap) {
+		size_t ncap = f->names_cap ? f->names_cap : 4096;
+		char *n;
+
+		while (ncap < f->names_len + len + 1)
+			ncap *= 2;
+		if (ncap > JIT_NAMES_MAX)
+			ncap = JIT_NAMES_MAX;
+		n = realloc(f->names, ncap);
+		if (!n)
+			return -ENOMEM;
+		f->names = n;
+		f->names_cap = ncap;
+	}
+	memcpy(f->names + f->names_len, s, len);
+	f->names[f->names_len + len] = '\0';
+	*off = (uint32_t)f->names_len;
+	f->names_len += len + 1;
+	return 0;
+}
+
+void jit_funcs__begin_lines(struct jit_funcs *f)
+{
+	f->pin = f->nline_tab;
+}
+
+int jit_funcs__add_line(struct jit_funcs *f, uint64_t addr, uint32_t line, const char *file,
+			size_t len)
+{
+	uint32_t off;
+	int err;
+
+	if (f->nline_tab >= JIT_LINES_MAX && compact(f))
+		return -ENOMEM;
+	if (f->nline_tab >= JIT_LINES_MAX) {
+		jit_funcs__problem(f, JIT_PROBLEM_LINES_FULL);
+		return -ENOSPC;
+	}
+	/* Entries of one record usually share their file: reuse the last one. */
+	if (f->nline_tab && file) {
+		const char *prev = f->names + f->line_tab[f->nline_tab - 1].file;
+
+		if (strlen(prev) == len && !memcmp(prev, file, len)) {
+			off = f->line_tab[f->nline_tab - 1].file;
+			goto append;
+		}
+	}
+	err = add_name(f, file ? file : "", file ? len : 0, &off);
+	if (err)
+		return err;
+append:
+	if (grow((void **)&f->line_tab, &f->line_tab_cap, f->nline_tab + 1, sizeof(*f->line_tab)))
+		return -ENOMEM;
+	f->line_tab[f->nline_tab] = (struct jit_line){ .addr = addr, .line = line, .file = off };
+	f->nline_tab++;
+	return 0;
+}
+
+int jit_funcs__add(struct jit_funcs *f, uint64_t start, uint64_t size, const char *name,
+		   size_t len, uint64_t read_ns, uint64_t since_ns, uint32_t flags)
+{
+	struct jit_fn fn = {
+		.start = start,
+		.end = start + size,
+		.read_ns = read_ns,
+		.since_ns = since_ns,
+		.flags = flags & JIT_FN_JITDUMP,
+		.object = UINT32_MAX,
+	};
+	int err;
+
+	if (!size || size > JIT_FUNC_SIZE_MAX || start + size < start) {
+		jit_funcs__problem(f, JIT_PROBLEM_HUGE);
+		f->pin = UINT32_MAX;
+		return 0;
+	}
+	if ((uint64_t)f->n + f->nstaged >= JIT_FUNCS_MAX) {
+		err = jit_funcs__commit(f);
+		if (err < 0) {
+			f->pin = UINT32_MAX;
+			return err;
+		}
+	}
+	if ((uint64_t)f->n + f->nstaged >= JIT_FUNCS_MAX) {
+		jit_funcs__problem(f, JIT_PROBLEM_FUNCS_FULL);
+		f->pin = UINT32_MAX;
+		return 0;
+	}
+	if (len > JIT_NAME_MAX)
+		len = JIT_NAME_MAX;
+	err = add_name(f, name, len, &fn.name);
+	if (!err && grow((void **)&f->staged, &f->staged_cap, f->nstaged + 1, sizeof(*f->staged)))
+		err = -ENOMEM;
+	if (err) {
+		f->pin = UINT32_MAX;
+		return err == -ENOSPC ? 0 : err;
+	}
+	if (f->pin < f->nline_tab) {
+		fn.lines = f->pin;
+		fn.nlines = f->nline_tab - f->pin;
+	}
+	f->pin = UINT32_MAX;
+	if (f->code_bytes + size <= JIT_CODE_MAX) {
+		f->code_bytes += size;
+	} else {
+		fn.flags |= JIT_FN_NO_CODE;
+		jit_funcs__problem(f, JIT_PROBLEM_NO_CODE);
+	}
+	fn.seq = f->next_seq++;
+	f->staged[f->nstaged++] = fn;
+	return 0;
+}
+
+int jit_funcs__add_object(struct jit_funcs *f, uint64_t start, uint64_t size, const char *name,
+			  size_t len, uint64_t read_ns, uint32_t object)
+{
+	uint64_t seq = f->next_seq;
+	int err = jit_funcs__add(f, start, size, name, len, read_ns, 0, 0);
+
+	/* Staged last, unless it was refused (counted). */
+	if (!err && f->next_seq > seq) {
+		f->staged[f->nstaged - 1].flags |= JIT_FN_GDB;
+		f->staged[f->nstaged - 1].object = object;
+	}
+	return err;
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct jit_fn *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static inline uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* First index in a[0, n) whose start is >= addr (a sorted by start). */
+static uint32_t lower_bound(const struct jit_fn *a, uint32_t n, uint64_t addr)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * keep[i] for a[0, n) sorted by (start, seq): no function with a larger seq
+ * overlaps a[i].  Bottom-up segment trees of 2n nodes (max is commutative,
+ * so n need not be a power of two).
+ */
+static int survivors(const struct jit_fn *a, uint32_t n, bool *keep)
+{
+	uint64_t *mx = calloc(2 * (size_t)n, sizeof(*mx));
+	uint64_t *tag = calloc(2 * (size_t)n, sizeof(*tag));
+	uint32_t *hi = malloc((size_t)n * sizeof(*hi));
+	int err = -ENOMEM;
+
+	if (!mx || !tag || !hi)
+		goto cleanup;
+	for (uint32_t i = 0; i < n; i++) {
+		mx[n + i] = a[i].seq;
+		hi[i] = lower_bound(a, n, a[i].end);
+	}
+	for (uint32_t i = n - 1; i >= 1; i--)
+		mx[i] = max_u64(mx[2 * i], mx[2 * i + 1]);
+	/* a[i] overlaps every a[j] with i < j < hi[i]: raise their killers. */
+	for (uint32_t i = 0; i < n; i++)
+		for (size_t l = i + 1 + (size_t)n, r = hi[i] + (size_t)n; l < r; l >>= 1, r >>= 1) {
+			if (l & 1) {
+				tag[l] = max_u64(tag[l], a[i].seq);
+				l++;
+			}
+			if (r & 1) {
+				r--;
+				tag[r] = max_u64(tag[r], a[i].seq);
+			}
+		}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t killer = 0;
+
+		for (size_t p = i + (size_t)n; p >= 1; p >>= 1)
+			killer = max_u64(killer, tag[p]);
+		for (size_t l = i + 1 + (size_t)n, r = hi[i] + (size_t)n; l < r; l >>= 1, r >>= 1) {
+			if (l & 1)
+				killer = max_u64(killer, mx[l++]);
+			if (r & 1)
+				killer = max_u64(killer, mx[--r]);
+		}
+		keep[i] = killer < a[i].seq;
+	}
+	err = 0;
+cleanup:
+	free(mx);
+	free(tag);
+	free(hi);
+	return err;
+}
+
+int jit_funcs__commit(struct jit_funcs *f)
+{
+	uint32_t n = 0, kept = 0, staged_kept = 0;
+	struct jit_fn *all = NULL;
+	bool *keep = NULL;
+	int err = -ENOMEM;
+
+	if (!f->nstaged) {
+		err = 0;
+		goto cleanup;
+	}
+	all = malloc(((size_t)f->n + f->nstaged) * sizeof(*all));
+	keep = malloc((size_t)f->n + f->nstaged);
+	if (!all || !keep)
+		goto cleanup;
+	for (uint32_t i = 0; i < f->n; i++)
+		if (!(f->fns[i].flags & JIT_FN_ENDED))
+			all[n++] = f->fns[i];
+	memcpy(all + n, f->staged, (size_t)f->nstaged * sizeof(*all));
+	n += f->nstaged;
+	qsort(all, n, sizeof(*all), fn_cmp);
+	err = survivors(all, n, keep);
+	if (err)
+		goto cleanup;
+	for (uint32_t i = 0; i < n; i++)
+		if (keep[i])
+			kept++;
+	if (grow((void **)&f->fns, &f->cap, kept ? kept : 1, sizeof(*f->fns))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	kept = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!keep[i])
+			continue;
+		if (all[i].seq >= f->staged[0].seq)
+			staged_kept++;
+		f->fns[kept++] = all[i];
+	}
+	f->n = kept;
+	f->nstaged = 0;
+	err = (int)staged_kept;
+cleanup:
+	free(all);
+	free(keep);
+	return err;
+}
+
+uint32_t jit_funcs__map(struct jit_funcs *f, uint64_t start, uint64_t end, uint64_t map_ns)
+{
+	uint32_t lo = 0, hi = f->n, ended = 0;
+
+	/* Live functions are disjoint and sorted, so their ends are sorted too. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (f->fns[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < f->n && f->fns[lo].start < end; lo++) {
+		struct jit_fn *fn = &f->fns[lo];
+
+		if (!(fn->flags & JIT_FN_ENDED) && fn->read_ns < map_ns) {
+			fn->flags |= JIT_FN_ENDED;
+			ended++;
+		}
+	}
+	return ended;
+}
+
+const struct jit_fn *jit_funcs__find(const struct jit_funcs *f, uint64_t addr, uint64_t time_ns)
+{
+	uint32_t i = lower_bound(f->fns, f->n, addr + 1);
+	const struct jit_fn *fn;
+
+	if (!i || addr == UINT64_MAX)
+		return NULL;
+	fn = &f->fns[i - 1];
+	if (addr >= fn->end || (fn->flags & JIT_FN_ENDED))
+		return NULL;
+	if (fn->since_ns && time_ns && time_ns < fn->since_ns)
+		return NULL;
+	return fn;
+}
+
+const char *jit_funcs__name(const struct jit_funcs *f, const struct jit_fn *fn)
+{
+	return f->names ? f->names + fn->name : "";
+}
+
+int jit_funcs__line(const struct jit_funcs *f, const struct jit_fn *fn, uint64_t addr,
+		    uint32_t *line, const char **file)
+{
+	const struct jit_line *t;
+	uint32_t lo = 0, hi = fn->nlines;
+
+	if (!fn->nlines)
+		return -ENOENT;
+	t = f->line_tab + fn->lines;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	*line = t[lo - 1].line;
+	*file = f->names + t[lo - 1].file;
+	return 0;
+}

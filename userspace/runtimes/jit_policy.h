@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Limits on code with no file (perf maps, jitdump): every bound the readers
+ * in this folder hold, stated once.  The target process writes these files,
+ * so nothing in them is trusted: a limit reached is a counted problem
+ * (jit_funcs.h, JIT_PROBLEMS), never a crash, an unbounded allocation or an
+ * unbounded read.  Rules: the seed's paragraphs on anonymous executable
+ * memory (profiler-design.txt).
+ */
+#ifndef MS_JIT_POLICY_H
+#define MS_JIT_POLICY_H
+
+/* Bytes of one perf map or jitdump file read at once; the next read goes on
+ * from there. */
+#define JIT_READ_MAX (16u << 20)
+
+/* Bytes of functions' code kept per process (sum of the sizes of the
+ * functions given code); a function past it is named but has no code, so no
+ * frame proof. */
+#define JIT_CODE_MAX (64ull << 20)
+
+/* Largest size one function may claim: a line or record claiming more is
+ * a problem ("huge"), not a function that would swallow its neighbours. */
+#define JIT_FUNC_SIZE_MAX (64ull << 20)
+
+/* Functions kept per process (live ones; replaced ones are dropped). */
+#define JIT_FUNCS_MAX (1u << 20)
+
+/* Bytes of function names and source file names kept per process. */
+#define JIT_NAMES_MAX (64u << 20)
+
+/* Longest perf map line (bytes, newline included); a longer one is
+ * malformed and skipped up to its newline. */
+#define JIT_LINE_MAX 8192
+
+/* Longest name kept from a jitdump record (bytes); a longer one is cut. */
+#define JIT_NAME_MAX 4096
+
+/* Source-line entries (jitdump debug info) kept per process. */
+#define JIT_LINES_MAX (1u << 20)
+
+/* Largest jitdump record (bytes); a record claiming more ends the file's
+ * reading (its length cannot be trusted to find the next one). */
+#define JIT_RECORD_MAX JIT_READ_MAX
+
+/* Proved frame-layout rows kept per process (frames proved from JIT code:
+ * a few per function); a function past it has none, so no frames. */
+#define JIT_PROOF_ROWS_MAX (1u << 20)
+
+/* Objects registered through the GDB JIT interface read per process, and
+ * the largest one read (bytes); their images count against JIT_CODE_MAX. */
+#define JIT_GDB_OBJECTS_MAX 4096
+#define JIT_GDB_IMAGE_MAX (16u << 20)
+
+/* A read that found nothing new is not made again for this much of the
+ * samples' time (ns) unless the process maps something. */
+#define JIT_QUIET_NS (20ull * 1000 * 1000)
+
+/* A map whose file was made more than this before its process began (ns)
+ * was written by an earlier process with the same pid.  The slack covers
+ * the start time's clock-tick resolution (/proc/PID/stat field 22). */
+#define JIT_STALE_SLACK_NS (20ull * 1000 * 1000)
+
+#endif
