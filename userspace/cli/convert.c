@@ -7,8 +7,10 @@
  * one row of convert_inputs[] with an importer that fills a capture_builder,
  * which is sealed and reopened through the capture validator.
  *
- * A file output is published atomically: written to OUT.tmp.PID in OUT's
- * directory, fsync'd, renamed over OUT; a failed conversion leaves no OUT.
+ * A file output is published by file_out (capture/file_io.h): written to a
+ * 0600 OUT.tmp.XXXXXX in OUT's directory, fsync'd, renamed over OUT; a
+ * symlink at OUT is refused; a failed or interrupted conversion leaves no
+ * OUT and no temporary.
  */
 #include <errno.h>
 #include <fcntl.h>
