@@ -375,7 +375,9 @@ int analysis_tree__folded(const struct analysis_tree *t, char **text, size_t *le
  * Zoom" or Escape undoes it).  Deeper than 40 levels it is an icicle (root
  * at the top) so the first screen shows the root and the hot paths.  Each
  * box is a g.f with data-name, data-total, data-x, data-w (px) and
- * data-depth.  Boxes narrower than 0.1 px are left out.
+ * data-depth.  Boxes narrower than 0.1 px and levels deeper than 4096
+ * are left out; names are XML-escaped, control characters as spaces,
+ * invalid UTF-8 as U+FFFD (capture/text.h).
  * title is shown at the top.  *text is malloc'd (caller frees), *len bytes.
  * Returns 0 or -ENOMEM.
  */

@@ -609,6 +609,20 @@ uint32_t capture_builder__sample_count(const struct capture_builder *b)
 	return b->tables[CAPTURE_TABLE_SAMPLES].len;
 }
 
+size_t capture_builder__bytes(const struct capture_builder *b)
+{
+	const struct intern *ix[] = {&b->str_index,   &b->frame_index,	 &b->stack_index,
+				     &b->event_index, &b->counter_index, &b->meta_index};
+	size_t n = sizeof(*b) + (size_t)b->str_offsets.cap * sizeof(uint32_t) + b->str_cap;
+	int t;
+
+	for (t = 0; t < CAPTURE_TABLE_COUNT; t++)
+		n += (size_t)b->tables[t].cap * capture_table_info[t].row_size;
+	for (t = 0; t < (int)(sizeof(ix) / sizeof(ix[0])); t++)
+		n += (size_t)ix[t]->cap * sizeof(uint64_t);
+	return n;
+}
+
 const char *capture_builder__error(const struct capture_builder *b) { return b->msg; }
 
 /* ---- for writer.c ------------------------------------------------------- */

@@ -287,6 +287,9 @@ struct capture_module *capture_builder__module(struct capture_builder *b, uint32
 
 /* Row counts so far (table sizes). */
 uint32_t capture_builder__sample_count(const struct capture_builder *b);
+/* Bytes the builder holds now (tables, strings and indexes at capacity):
+ * what importers charge against the memory limit (capture/limits.h). */
+size_t capture_builder__bytes(const struct capture_builder *b);
 
 /*
  * Seal and serialize to memory: *buf (malloc'd, caller frees) of *len bytes.
@@ -339,12 +342,22 @@ struct capture {
 /*
  * Open and validate a capture file.  On failure returns -errno (I/O),
  * -EBADMSG (malformed: err holds e.g. "microscope.msc: table 'stacks' row
- * 17: parent 40 out of range"), or -ENOTSUP (newer version); *out is NULL.
+ * 17: parent 40 out of range"), -ENOTSUP (newer version), -EINVAL (not a
+ * regular file) or -EFBIG (beyond a limit of capture/limits.h, which err
+ * names); *out is NULL.  The magic and file header are checked from the
+ * first 24 bytes before the rest is read.
  */
 int capture__open(const char *path, struct capture **out, char *err, size_t errlen);
 /* Same, from memory (copied).  name is used in messages. */
 int capture__open_mem(const void *buf, size_t len, const char *name, struct capture **out,
 		      char *err, size_t errlen);
+/*
+ * Check only the file header at the start of buf[len] (magic, version,
+ * header crc): what a caller holding the first 24 bytes can decide before
+ * reading more.  Returns 0, -EBADMSG or -ENOTSUP with "name: reason".
+ */
+int capture__check_header(const void *buf, size_t len, const char *name, char *err,
+			  size_t errlen);
 /* Accepts NULL. */
 void capture__free(struct capture *c);
 

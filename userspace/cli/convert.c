@@ -7,8 +7,10 @@
  * one row of convert_inputs[] with an importer that fills a capture_builder,
  * which is sealed and reopened through the capture validator.
  *
- * A file output is published atomically: written to OUT.tmp.PID in OUT's
- * directory, fsync'd, renamed over OUT; a failed conversion leaves no OUT.
+ * A file output is published by file_out (capture/file_io.h): written to a
+ * 0600 OUT.tmp.XXXXXX in OUT's directory, fsync'd, renamed over OUT; a
+ * symlink at OUT is refused; a failed or interrupted conversion leaves no
+ * OUT and no temporary.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include "capture/capture.h"
 #include "capture/file_io.h"
 #include "capture/format.h"
+#include "capture/limits.h"
 #include "capture/formats/formats.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -439,49 +442,62 @@ static const struct convert_input_format *input_format(const char *from, const c
 	return CONVERT_INPUT_FOLDED;
 }
 
-/* Read all of path (or stdin for "-") into *buf (malloc'd). */
-static int read_all(const char *path, void **buf, size_t *len)
+/*
+ * Read the input (path, or stdin for "-") into *buf (malloc'd) and choose
+ * its format.  A regular file's first bytes are checked before the rest is
+ * read: a capture's header, the NUL byte binary data has where folded text
+ * has none, the field number 0 no protobuf message starts with.  Every
+ * read is bounded by the memory limit (capture/limits.h).  Returns 0, or
+ * -errno after printing why.
+ */
+static int read_input(const char *path, const char *from, void **buf, size_t *len,
+		      const struct convert_input_format **ifmt)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	size_t cap = 1 << 16, n = 0;
-	char *b = NULL, *nb;
-	int err = 0;
+	unsigned char head[4096];
+	char msg[600] = "";
+	size_t got = 0;
+	int err, consumed;
 
 	*buf = NULL;
 	*len = 0;
-	if (!f)
-		return -errno;
-	for (;;) {
-		size_t r;
+	consumed = file__read_head(path, head, sizeof(head), &got);
+	err = consumed < 0 ? consumed : 0;
+	if (!err) {
+		const unsigned char *nul = memchr(head, '\0', got);
 
-		if (!b || n == cap) {
-			if (b)
-				cap *= 2;
-			nb = realloc(b, cap);
-			if (!nb) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			b = nb;
+		*ifmt = input_format(from, path, head, got);
+		if (!(*ifmt)->import) {
+			err = capture__check_header(head, got, path, msg, sizeof(msg));
+		} else if ((*ifmt)->import == convert_import_folded && nul) {
+			err = -EBADMSG;
+			snprintf(msg, sizeof(msg),
+				 "%s: not a capture, pprof or folded file (binary data: a NUL "
+				 "byte at offset %zu)",
+				 path, (size_t)(nul - head));
+		} else if ((*ifmt)->import == pprof__import && got &&
+			   !(got >= 2 && head[0] == 0x1f && head[1] == 0x8b) && head[0] < 8) {
+			err = -EBADMSG;
+			snprintf(msg, sizeof(msg),
+				 "%s: pprof: not a pprof profile: byte 0 is 0x%02x (protobuf "
+				 "field number 0 does not exist)",
+				 path, head[0]);
 		}
-		r = fread(b + n, 1, cap - n, f);
-		n += r;
-		if (r == 0) {
-			if (ferror(f))
-				err = errno ? -errno : -EIO;
-			break;
-		}
+	} else if (err == -ESPIPE) {
+		err = 0; /* stdin or a pipe: read with the bound, then sniff */
+	} else {
+		snprintf(msg, sizeof(msg), "%s: %s", path, strerror(-err));
 	}
-cleanup:
-	if (f != stdin)
-		fclose(f);
-	if (err) {
-		free(b);
-		return err;
-	}
-	*buf = b;
-	*len = n;
-	return 0;
+	if (!err)
+		err = file__read_bounded(path, capture_limits__max_memory(),
+					 consumed > 0 ? head : NULL, consumed > 0 ? got : 0, buf,
+					 len, msg, sizeof(msg));
+	/* the first bytes only decided early refusals: the whole input decides
+	 * the format (perf script's header comments may run past them) */
+	if (!err)
+		*ifmt = input_format(from, path, *buf, *len);
+	if (err)
+		fprintf(stderr, "microscope convert: %s\n", msg);
+	return err;
 }
 
 #define CONVERT_NFORMATS (sizeof(convert_formats) / sizeof(convert_formats[0]))
@@ -590,81 +606,41 @@ static const struct convert_format *format_by_extension(const char *path)
 }
 
 
-/* Run fmt's writer into out_path atomically; message on stderr on failure. */
+/* Run fmt's writer into out_path, published by file_out (file_io.h); a
+ * message on stderr on failure. */
 static int convert_to_file(const struct convert_format *fmt, const struct convert_input *in,
 			   const char *out_path)
 {
-	char *tmp = NULL, *resolved = NULL;
+	struct file_out o;
+	char msg[600] = "";
 	FILE *f = NULL;
-	int fd = -1, err;
-	struct stat st;
+	int err;
 
-	/* A device or FIFO (-o /dev/null) is written through, never replaced;
-	 * a symlink's target is replaced, not the link. */
-	if (!stat(out_path, &st)) {
-		if (!S_ISREG(st.st_mode)) {
-			f = fopen(out_path, "w");
-			if (!f) {
-				err = -errno;
-				goto cleanup;
-			}
-			err = fmt->write(in, f);
-			if (!err && (fflush(f) || ferror(f)))
-				err = errno ? -errno : -EIO;
-			goto cleanup;
-		}
-		resolved = realpath(out_path, NULL);
-		if (resolved)
-			out_path = resolved;
-	}
-	if (asprintf(&tmp, "%s.tmp.%ld", out_path, (long)getpid()) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
+	err = file_out__open(&o, out_path, msg, sizeof(msg));
+	if (err)
 		goto cleanup;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = -errno;
-		free(tmp);
-		tmp = NULL; /* not ours: do not unlink */
-		goto cleanup;
-	}
-	f = fdopen(fd, "w");
+	f = file_out__stream(&o);
 	if (!f) {
 		err = -errno;
 		goto cleanup;
 	}
-	fd = -1;
 	err = fmt->write(in, f);
-	if (err)
-		goto cleanup;
-	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
+	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;
-		goto cleanup;
-	}
-	err = fclose(f) ? -errno : 0;
+	if (fclose(f) && !err)
+		err = -errno;
 	f = NULL;
 	if (err)
 		goto cleanup;
-	if (rename(tmp, out_path)) {
-		err = -errno;
-		goto cleanup;
-	}
-	free(tmp);
-	tmp = NULL;
-	err = file__fsync_parent(out_path);
+	err = file_out__commit(&o, msg, sizeof(msg));
 cleanup:
 	if (f)
 		fclose(f);
-	if (fd >= 0)
-		close(fd);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
-	if (err)
+	file_out__abort(&o);
+	if (err && msg[0])
+		fprintf(stderr, "microscope convert: %s\n", msg);
+	else if (err)
 		fprintf(stderr, "microscope convert: %s: %s\n", out_path, strerror(-err));
-	free(resolved);
 	return err;
 }
 
@@ -769,7 +745,7 @@ int cmd_convert(int argc, char **argv)
 	const struct convert_format *fmt = NULL;
 	bool diff = false, wall = false;
 	const char *to = NULL, *from = NULL, *out = NULL, *event_name = NULL, *path;
-	const struct convert_input_format *ifmt;
+	const struct convert_input_format *ifmt = NULL;
 	struct convert_input in = { 0 };
 	struct formats_note import_note = { "" }, export_note = { "" };
 	struct capture_builder *b = NULL;
@@ -881,17 +857,18 @@ int cmd_convert(int argc, char **argv)
 	}
 
 	rc = cli_input__read_dir_range("convert", path, range, &bytes, &nbytes, err, sizeof(err));
-	if (rc == -ENOTDIR)
-		rc = read_all(path, &bytes, &nbytes);
-	else if (rc && err[0]) {
-		fprintf(stderr, "microscope convert: %s\n", err);
-		goto cleanup;
+	if (rc == -ENOTDIR) {
+		rc = read_input(path, from, &bytes, &nbytes, &ifmt);
+	} else if (rc) {
+		if (err[0])
+			fprintf(stderr, "microscope convert: %s\n", err);
+		else
+			fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
+	} else {
+		ifmt = input_format(from, path, bytes, nbytes);
 	}
-	if (rc) {
-		fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
+	if (rc)
 		goto cleanup;
-	}
-	ifmt = input_format(from, path, bytes, nbytes);
 	/* Text formats hold no NUL byte: binary input (an ELF, perf.data) is not ours. */
 	if ((ifmt->import == convert_import_folded || ifmt->import == perf_script__import) &&
 	    memchr(bytes, '\0', nbytes)) {
@@ -911,7 +888,7 @@ int cmd_convert(int argc, char **argv)
 		if (!rc)
 			rc = capture_builder__serialize(b, &sealed, &nsealed);
 		if (rc) {
-			const char *why = rc == -EBADMSG && err[0]		? err
+			const char *why = (rc == -EBADMSG || rc == -EFBIG) && err[0] ? err
 					  : capture_builder__error(b)[0] ? capture_builder__error(b)
 									  : strerror(-rc);
 

@@ -17,6 +17,8 @@
 #include "analysis/analysis.h"
 #include "analysis/budget.h"
 #include "capture/capture.h"
+#include "capture/file_io.h"
+#include "capture/text.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "diff.h"
@@ -494,47 +496,41 @@ static void print_groups(const struct report *r, const struct analysis_groups *g
 	}
 }
 
-/* --svg: the flame graph, published atomically (OUT.tmp.PID, fsync, rename). */
+/* --svg: the flame graph, published by file_out (capture/file_io.h). */
 static int report_write_svg(const struct capture *c, const struct analysis_query *q,
 			    const struct report_options *o)
 {
 	const char *cmd = capture__meta(c, "command");
-	char *tmp = NULL, title[300];
+	char title[300], msg[600] = "";
+	struct file_out out;
 	FILE *f = NULL;
 	int err;
 
 	snprintf(title, sizeof(title), "Flame graph: %s (%s)", cmd ? cmd : o->path,
 		 capture__string(c, c->events[q->event].name));
-	if (asprintf(&tmp, "%s.tmp.%ld", o->svg, (long)getpid()) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
+	err = file_out__open(&out, o->svg, msg, sizeof(msg));
+	if (err)
 		goto cleanup;
-	}
-	f = fopen(tmp, "wx");
+	f = file_out__stream(&out);
 	if (!f) {
 		err = -errno;
-		free(tmp);
-		tmp = NULL;
 		goto cleanup;
 	}
 	err = convert__write_svg(c, q, title, f);
-	if (!err && (fflush(f) || ferror(f) || fsync(fileno(f))))
+	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
 		err = -errno;
 	f = NULL;
-	if (!err && rename(tmp, o->svg))
-		err = -errno;
-	if (!err) {
-		free(tmp);
-		tmp = NULL;
-	}
+	if (!err)
+		err = file_out__commit(&out, msg, sizeof(msg));
 cleanup:
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
-	if (err)
+	if (f)
+		fclose(f);
+	file_out__abort(&out);
+	if (err && msg[0])
+		fprintf(stderr, "microscope report: %s\n", msg);
+	else if (err)
 		fprintf(stderr, "microscope report: %s: %s\n", o->svg, strerror(-err));
 	return err;
 }
@@ -592,7 +588,44 @@ static int report_filters(const struct report_options *o, const struct capture *
 	return rc;
 }
 
+static int report_run(int argc, char **argv);
+
+/*
+ * report prints names any process chose (comm via prctl, symbols, paths):
+ * everything it writes goes through capture/text.h's terminal filter, so
+ * an ESC or an invalid byte in a name is shown as "\x1b", never sent to
+ * the terminal.
+ */
 int cmd_report(int argc, char **argv)
+{
+	FILE *out = stdout, *err = stderr, *safe_out, *safe_err;
+	int status;
+
+	fflush(out);
+	fflush(err);
+	safe_out = text__terminal_stream(out);
+	safe_err = text__terminal_stream(err);
+	if (!safe_out || !safe_err) {
+		if (safe_out)
+			fclose(safe_out);
+		if (safe_err)
+			fclose(safe_err);
+		fprintf(stderr, "microscope report: out of memory\n");
+		return 1;
+	}
+	setvbuf(safe_err, NULL, _IOLBF, BUFSIZ);
+	stdout = safe_out; /* glibc: the standard streams are assignable variables */
+	stderr = safe_err;
+	status = report_run(argc, argv);
+	stdout = out;
+	stderr = err;
+	if (fclose(safe_out) && !status)
+		status = 1;
+	fclose(safe_err);
+	return status;
+}
+
+static int report_run(int argc, char **argv)
 {
 	struct report_options opt = { 0 };
 	struct analysis_summary sum = { 0 };
