@@ -97,41 +97,58 @@ def test_sleep_spanning_the_window_counts_the_window():
 
 
 CUT_SCRIPT = """
-import time
-time.sleep(1.0)          # began before the recording: start unknown
+import os, time
+os.read(0, 1)            # blocked before the recording: start unknown
 t = time.monotonic()
 while time.monotonic() - t < 0.2:
     pass
-time.sleep(30)           # still asleep at the stop: end unknown
+os.read(0, 1)            # still blocked at the stop: end unknown
 """
 
 
 def test_waits_cut_at_one_end():
     """A wait that began before the recording and one still going at its
     stop: each counts exactly its part inside the window, marked clipped."""
-    proc = subprocess.Popen([sys.executable, "-c", CUT_SCRIPT])
+    proc = subprocess.Popen([sys.executable, "-c", CUT_SCRIPT], stdin=subprocess.PIPE)
+    rp = None
     try:
-        time.sleep(0.4)  # inside the first sleep
-        rec = H.record(pids=[proc.pid], duration=3, extra=["--off-cpu"])
+        time.sleep(0.3)  # let it block in read
+        rp, capture, _ = H.start_record(pids=[proc.pid], duration=4, extra=["--off-cpu"])
+        deadline = time.monotonic() + 60
+        while not H.bpf_objects_held_by(rp.pid)["link"]:
+            assert rp.poll() is None and time.monotonic() < deadline, \
+                "the recorder never attached: %r" % (rp.communicate(),)
+            time.sleep(0.05)
+        time.sleep(1.0)  # well inside the window
+        proc.stdin.write(b"x")
+        proc.stdin.flush()
+        _, err = rp.communicate(timeout=120)
+        assert rp.returncode == 0, err
     finally:
+        if rp and rp.poll() is None:
+            rp.kill()
+            rp.wait()
         proc.kill()
         proc.wait()
-    ivs = [iv for iv in intervals(rec.capture) if iv.tid == proc.pid]
+    ivs = [iv for iv in intervals(capture) if iv.tid == proc.pid]
     for iv in ivs:
         H.log(iv.text())
     head = [iv for iv in ivs if iv.f["start"] == "unknown" and iv.f["end"] == "known"]
     tail = [iv for iv in ivs if iv.f["start"] == "known" and iv.f["end"] == "unknown"]
     assert len(head) == 1 and len(tail) == 1, "\n".join(iv.text() for iv in ivs)
+    assert not [iv for iv in ivs if iv.f["start"] == iv.f["end"] == "unknown"], \
+        "\n".join(iv.text() for iv in ivs)
     for iv in head + tail:
         assert iv.f["clipped"] == "yes" and iv.ns == iv.end_ns - iv.start_ns, iv.text()
-    # the first wait ends about 0.6 s in (1.0 s sleep, recording began at
-    # 0.4 s), the last one runs from about 0.8 s in to the stop
-    assert 300_000_000 <= head[0].ns <= 900_000_000, head[0].text()
+    # the first wait ends about 1 s after the attach, the last one runs from
+    # 0.2 s later to the stop (4 s window): never stretched past the window
+    assert 500_000_000 <= head[0].ns <= 3_500_000_000, head[0].text()
     assert tail[0].start_ns > head[0].end_ns, tail[0].text()
-    assert 1_500_000_000 <= tail[0].ns <= 2_700_000_000, tail[0].text()
-    clipped, total, _ = _folded_clipped_ns(rec.capture, "cut.folded")
-    want = sum(iv.ns for iv in ivs if iv.f["clipped"] == "yes")
+    assert 500_000_000 <= tail[0].ns <= 3_500_000_000, tail[0].text()
+    assert head[0].ns + tail[0].ns <= 4_000_000_000, (head[0].text(), tail[0].text())
+    clipped, total, _ = _folded_clipped_ns(capture, "cut.folded")
+    want = head[0].ns + tail[0].ns
     assert clipped == want, (clipped, want)
-    assert total >= want + sum(iv.ns for iv in ivs if iv.complete), (total, want)
-    ms = _state_table_clipped_ms(H.report(rec.capture, "--off-cpu").stdout)
-    assert abs(ms * 1e6 - want) <= 0.1e6 * 2, (ms, want)
+    assert total == want + sum(iv.ns for iv in ivs if iv.complete), (total, want)
+    ms = _state_table_clipped_ms(H.report(capture, "--off-cpu").stdout)
+    assert abs(ms * 1e6 - want) <= 0.2e6, (ms, want)
