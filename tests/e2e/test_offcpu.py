@@ -166,10 +166,9 @@ def test_pipe_reader_woken_by_writer_with_its_stack():
         "waker %s (cause %s), expected writer tid %d\n%s" % (
             iv.waker_tid, iv.cause, p["writer_tid"], iv.text())
     waker = [f.strip() for f in iv.waker.split(";")]
-    # The waker's user stack is a frame-pointer chain (issue 21 item 5 will
-    # give it the recording's call-graph policy): libc's write keeps no frame
-    # pointer, so the walk's next entry would be write_token's caller, and
-    # the chain ends at write, marked, rather than skip write_token.
+    # The waker's user stack follows the recording's call-graph policy (a
+    # stack copy unwound with CFI by default); a frame-pointer chain alone
+    # would end at libc's write, marked, rather than skip write_token.
     user = [f for f in waker if not f.endswith("[k]")]
     assert ("write_token" in user and "pipe_writer" in user) or \
         (user[:1] == ["[frame without frame pointer]"] and "write" in user), \
