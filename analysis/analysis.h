@@ -104,7 +104,7 @@ struct analysis_key {
  * The display names and keys of one capture, computed once and shared by
  * every query on it.  Key ids are dense and assigned in a fixed order:
  * frames in frame-id order, then threads in thread-id order, then
- * "[no thread]" and "[empty stack]".
+ * "[no thread]", "[empty stack]" and "[clipped by the recording window]".
  */
 struct analysis_names {
 	const struct capture *capture; /* borrowed */
@@ -114,6 +114,7 @@ struct analysis_names {
 	const uint32_t *thread_keys; /* [capture->nthreads] thread id -> key */
 	uint32_t no_thread_key;	     /* root for samples with thread CAPTURE_NONE */
 	uint32_t empty_stack_key;    /* leaf for samples with stack CAPTURE_NONE */
+	uint32_t clipped_key;	     /* leaf below an off-CPU interval cut by the window */
 	struct analysis_key_options options; /* how the keys were made */
 	/* private */
 	void *storage;
@@ -275,9 +276,11 @@ struct analysis_query {
 	uint64_t start_ns;
 	uint64_t end_ns;
 	/* Off-CPU intervals (capture_interval) whose event is event match like
-	 * samples, by thread and start_ns; those cut by the recording's edges
-	 * (START/END_UNKNOWN) only when this is set. */
-	bool include_incomplete;
+	 * samples, by thread and start_ns.  Those cut by the recording's edges
+	 * (START/END_UNKNOWN) count their part inside the window (their weight,
+	 * the capture's rule) under an extra leaf "[clipped by the recording
+	 * window]" (names->clipped_key) unless this is set.  Default: counted. */
+	bool complete_only;
 	/* Stack filters (focus, ignore, hide) bound to the queried capture, or NULL. */
 	const struct analysis_filter *filter;
 	/*
@@ -640,6 +643,7 @@ struct analysis_offcpu_group {
 	uint32_t id;	/* as the grouping says; CAPTURE_NONE: none (no waker, no user frame) */
 	uint32_t count; /* intervals */
 	uint64_t ns;	/* their summed weight */
+	uint64_t clipped_ns; /* part of ns from intervals cut by the window (inside it) */
 };
 
 /* Off-CPU nanoseconds of q's intervals (q->event is the off-CPU event) per group. */
@@ -647,6 +651,7 @@ struct analysis_offcpu_table {
 	struct analysis_offcpu_group *rows; /* by ns descending, then id */
 	uint32_t nrows;
 	uint64_t total_ns;
+	uint64_t clipped_ns; /* part of total_ns cut by the window (q->complete_only unset) */
 };
 
 /* Returns 0, -EINVAL (bad query or by) or -ENOMEM (t released). */

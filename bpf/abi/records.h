@@ -278,6 +278,36 @@ _Static_assert(__builtin_offsetof(struct ms_offcpu, regs) == 72, "ms_offcpu.regs
 /* Largest interval record (bytes): four full callchains and a full copy. */
 #define MS_OFFCPU_MAX_SIZE (sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8 + MS_STACK_COPY_MAX)
 
+/*
+ * The waker's user stack for an interval, taken with the recording's
+ * call-graph policy (stack_copy_bytes set: auto/dwarf).  Written by
+ * sched_waking in the waker's context, while the waker is inside the system
+ * call that woke the thread (its user stack and syscall-entry registers are
+ * intact): regs are the waker's user registers, followed by stack_copy_len
+ * bytes of its user stack from regs.sp upward.  The processor pairs it with
+ * the interval record of (tid, start_ns), which comes later in time order
+ * (its time_ns is the switch-in).  hdr.size is sizeof + stack_copy_len.
+ * flags: MS_OFFCPU_F_STACK_END / _FAULT / _NO_VMA as for the interval copy.
+ */
+#define MS_REC_OFFCPU_WAKER 3
+
+struct ms_offcpu_waker {
+	struct ms_rec_header hdr; /* type = MS_REC_OFFCPU_WAKER */
+	__u64 time_ns;		  /* sched_waking (CLOCK_MONOTONIC) */
+	__u64 start_ns;		  /* the woken interval's switch-out: pairs the two */
+	__u32 tid;		  /* the woken thread */
+	__u32 waker_pid;	  /* tgid */
+	__u32 waker_tid;
+	__u32 flags; /* MS_OFFCPU_F_STACK_END | _FAULT | _NO_VMA */
+	__u32 arch;  /* MS_ARCH_* */
+	__u32 stack_copy_len; /* bytes, a multiple of 8 */
+	struct ms_regs_x86_64 regs; /* the waker's user registers */
+	/* stack_copy_len bytes follow */
+};
+_Static_assert(__builtin_offsetof(struct ms_offcpu_waker, time_ns) == 8, "waker time_ns offset");
+_Static_assert(__builtin_offsetof(struct ms_offcpu_waker, regs) == 48, "waker regs offset");
+_Static_assert(sizeof(struct ms_offcpu_waker) % 8 == 0, "ms_offcpu_waker size");
+
 /* ms_offcpu_slot.phase */
 #define MS_OFFCPU_PHASE_CLOSED 0 /* on CPU, or nothing pending */
 #define MS_OFFCPU_PHASE_OPEN 1	 /* switched out at rec.start_ns, not back yet */

@@ -177,8 +177,9 @@ bool perf_script__detect(const void *buf, size_t len);
  * addresses for files).  duration_nanos from meta "duration_ns", period from
  * the first event with one.  Off-CPU intervals (c->intervals) fill their
  * event's column ("off-cpu/nanoseconds"): weight = ns, stack = the
- * interval's, summed per (stack, thread); complete intervals only (the rule
- * of report --off-cpu), the rest noted.  Interval events' columns come
+ * interval's, summed per (stack, thread); an interval cut by the recording's
+ * edges counts its part inside the window in a sample apart labelled
+ * clipped="recording window" (as report --off-cpu marks it), noted.  Interval events' columns come
  * first so the last (pprof's default) stays a CPU one.  Returns 0, -ENOMEM,
  * or -EOVERFLOW.
  */

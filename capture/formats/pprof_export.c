@@ -282,6 +282,7 @@ struct pprof_agg {
 	uint32_t stack, thread;
 	size_t values; /* offset into the values array */
 	uint32_t cgroup; /* -> cgroups, or CAPTURE_NONE (intervals) */
+	bool clipped;    /* off-CPU intervals cut by the recording window */
 };
 
 /* The aggregation key's second half: thread and cgroup. */
@@ -290,8 +291,9 @@ static uint64_t agg_key(uint32_t thread, uint32_t cgroup)
 	return (uint64_t)thread | (uint64_t)cgroup << 32;
 }
 
-/* Labels per sample (proto field 3, Label): pid, tid, thread, comm, container. */
-#define PPROF_LABELS 5
+/* Labels per sample (proto field 3, Label): pid, tid, thread, comm, container,
+ * clipped. */
+#define PPROF_LABELS 6
 
 static int gzip_buf(const void *in, size_t in_len, void **out, size_t *out_len)
 {
@@ -337,7 +339,7 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	size_t naggs = 0, aggs_cap = 0;
 	int64_t *values = NULL;
 	size_t values_cap = 0;
-	struct keymap agg_index = { 0 };
+	struct keymap agg_index = { 0 }, clip_index = { 0 };
 	pb_sample *samples = NULL, **sample_ptrs = NULL;
 	pb_label *labels = NULL, **label_ptrs = NULL;
 	uint64_t *loc_ids = NULL;
@@ -492,9 +494,10 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	}
 	/*
 	 * Off-CPU intervals: their event's column ("off-cpu/nanoseconds"), weight
-	 * = ns, per (stack, thread) like samples.  Complete intervals only, the
-	 * rule of `report --off-cpu` (analysis/offcpu.c): one cut by the
-	 * recording's edges has only a partial, unknown duration.
+	 * = ns, per (stack, thread) like samples.  One cut by the recording's
+	 * edges counts its part inside the window (its weight) in a sample of
+	 * its own labelled clipped="recording window", as report --off-cpu
+	 * marks it.
 	 */
 	for (i = 0; i < c->nintervals; i++) {
 		const struct capture_interval *v = &c->intervals[i];
@@ -502,19 +505,22 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 		uint64_t sum;
 		int64_t *val;
 
-		if (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)) {
+		bool clip = v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN |
+					CAPTURE_INTERVAL_F_END_UNKNOWN);
+		struct keymap *index = clip ? &clip_index : &agg_index;
+
+		if (clip)
 			incomplete_ivs++;
-			continue;
-		}
-		complete_ivs++;
-		if (!keymap__get(&agg_index, v->stack, agg_key(v->thread, CAPTURE_NONE), &a)) {
+		else
+			complete_ivs++;
+		if (!keymap__get(index, v->stack, agg_key(v->thread, CAPTURE_NONE), &a)) {
 			a = (uint32_t)naggs;
 			if (grow(&aggs, &aggs_cap, naggs + 1, sizeof(*aggs)) ||
 			    grow(&values, &values_cap, (naggs + 1) * ncols, sizeof(*values)) ||
-			    keymap__put(&agg_index, v->stack, agg_key(v->thread, CAPTURE_NONE), a))
+			    keymap__put(index, v->stack, agg_key(v->thread, CAPTURE_NONE), a))
 				goto cleanup;
 			aggs[a] = (struct pprof_agg){ v->stack, v->thread, naggs * ncols,
-						      CAPTURE_NONE };
+						      CAPTURE_NONE, clip };
 			memset(values + naggs * ncols, 0, ncols * sizeof(*values));
 			naggs++;
 		}
@@ -580,9 +586,19 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 				l[4].str = str_add_copy(&o, container);
 				nl = 5;
 			}
-			for (j = 0; j < nl; j++)
-				label_ptrs[i * PPROF_LABELS + j] = &l[j];
 			samples[i].n_label = nl;
+		}
+		if (aggs[i].clipped) {
+			pb_label *l = &labels[i * PPROF_LABELS + samples[i].n_label];
+
+			*l = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
+			l->key = str_add(&o, "clipped");
+			l->str = str_add(&o, "recording window");
+			samples[i].n_label++;
+		}
+		if (samples[i].n_label) {
+			for (j = 0; j < samples[i].n_label; j++)
+				label_ptrs[i * PPROF_LABELS + j] = &labels[i * PPROF_LABELS + j];
 			samples[i].label = &label_ptrs[i * PPROF_LABELS];
 		}
 		sample_ptrs[i] = &samples[i];
@@ -640,8 +656,8 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 				  "nanoseconds: their times, state, cause and waker not carried",
 				  complete_ivs);
 	if (incomplete_ivs)
-		formats_note__add(note, "%u off-CPU intervals cut by the recording's edges left "
-				  "out (as report --off-cpu does)", incomplete_ivs);
+		formats_note__add(note, "%u off-CPU intervals cut by the recording's edges count "
+				  "their part inside it, in samples labelled clipped", incomplete_ivs);
 	if (clamped)
 		formats_note__add(note, "values above 2^63-1 clamped");
 	if (c->ncounters)
@@ -678,6 +694,7 @@ cleanup:
 	free(aggs);
 	free(values);
 	keymap__release(&agg_index);
+	keymap__release(&clip_index);
 	free(samples);
 	free(sample_ptrs);
 	free(labels);

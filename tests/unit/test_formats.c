@@ -743,7 +743,7 @@ static void test_offcpu_exports(void **state)
 	char *text = NULL, err[256];
 	size_t len = 0;
 	void *buf = NULL, *sealed = NULL;
-	uint64_t offcpu = 0;
+	uint64_t offcpu = 0, clipped = 0;
 	uint32_t i;
 	FILE *f = open_memstream(&text, &len);
 
@@ -795,11 +795,15 @@ static void test_offcpu_exports(void **state)
 	assert_non_null(strstr(note.text, "1 off-CPU intervals cut"));
 	free(text);
 
-	/* pprof: off-cpu/nanoseconds holds the complete intervals; an import
-	 * carries the values back as samples of event "off-cpu" */
+	/* pprof: off-cpu/nanoseconds holds the complete intervals and C's part
+	 * inside the window in a sample of its own (labelled clipped, never
+	 * merged with A's of the same stack and thread); an import carries the
+	 * values back as samples of event "off-cpu" */
 	note.text[0] = '\0';
 	assert_int_equal(pprof__export(c, &buf, &len, &note), 0);
 	assert_non_null(strstr(note.text, "2 off-CPU intervals summed"));
+	assert_non_null(strstr(note.text, "1 off-CPU intervals cut by the recording's edges "
+					  "count their part inside it"));
 	b = capture_builder__new();
 	assert_int_equal(pprof__import(buf, len, b, &note, err, sizeof(err)), 0);
 	assert_int_equal(capture_builder__serialize(b, &sealed, &len), 0);
@@ -810,9 +814,11 @@ static void test_offcpu_exports(void **state)
 		if (!strcmp(capture__string(c2, ev->name), "off-cpu")) {
 			assert_string_equal(capture__string(c2, ev->unit), "nanoseconds");
 			offcpu += c2->samples[i].weight;
+			clipped += c2->samples[i].weight == 500000;
 		}
 	}
-	assert_int_equal(offcpu, 1200000);
+	assert_int_equal(offcpu, 1200000 + 500000);
+	assert_int_equal(clipped, 1);
 	/* the default (last) pprof type stays cpu */
 	assert_string_equal(capture__string(c2, c2->events[c2->nevents - 1].name), "cpu");
 	free(buf);

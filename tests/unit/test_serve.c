@@ -389,12 +389,21 @@ static void test_shape_matches_tree(void **state)
 		spec.focus = focus[k];
 		assert_int_equal(analysis_filter__new(fx->p->views[0], &spec, &f, err, sizeof(err)), 0);
 		q.filter = f;
-		q.include_incomplete = k == 3;
+		q.complete_only = k != 3;
 		t = analysis_tree__new(n, &q);
 		assert_non_null(t);
 		assert_int_equal(analysis_shape__weigh(sh, &q, &w), 0);
 		assert_int_equal(w.total[0], t->nodes[0].total);
 		assert_true(t->nnodes < 64 && sh->nnodes < 64);
+		/* Clipped intervals: the tree hangs their time under a
+		 * [clipped by the recording window] leaf, the shape keeps it in
+		 * the interval's own frame; the totals above agree. */
+		if (!q.complete_only) {
+			analysis_tree__free(t);
+			analysis_weights__release(&w);
+			analysis_filter__free(f);
+			continue;
+		}
 		for (i = 0; i < t->nnodes; i++) {
 			keys[i] = t->nodes[i].key;
 			parents[i] = t->nodes[i].parent;

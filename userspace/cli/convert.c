@@ -507,7 +507,7 @@ static void convert_print_usage(FILE *f)
 	size_t i, j;
 
 	fputs("usage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads]\n"
-	      "                          [--event NAME] [--look LOOK] [--weight W] [--incomplete]\n"
+	      "                          [--event NAME] [--look LOOK] [--weight W] [--complete-only]\n"
 	      "                          [--pid PID] [--tid TID] [--comm NAME] [--module NAME]\n"
 	      "                          [--container ID|NAME] [--cgroup PATH]\n"
 	      "       microscope convert --diff BASE NEW [-o OUT.svg] [--event NAME] [--look LOOK]\n"
@@ -540,10 +540,14 @@ static void convert_print_usage(FILE *f)
 	      "  --diff BASE NEW   a differential flame graph (SVG): NEW's boxes colored by\n"
 	      "                    the change of their share against BASE, red grew, blue\n"
 	      "                    shrank\n"
-	      "  --incomplete      with off-cpu-ns, also intervals cut by the recording's\n"
-	      "                    start or stop (only their part inside the window);\n"
-	      "                    folded and svg only: pprof and speedscope carry\n"
-	      "                    complete intervals, chrome draws all of them\n"
+	      "  --complete-only   with off-cpu-ns, leave out the intervals cut by the\n"
+	      "                    recording's start or stop; by default they count their\n"
+	      "                    part inside the window, under a leaf [clipped by the\n"
+	      "                    recording window] (pprof: label clipped); folded and\n"
+	      "                    svg only (pprof counts them labelled, speedscope\n"
+	      "                    carries complete intervals, chrome draws all of them)\n"
+	      "  --incomplete      accepted for old scripts: clipped intervals are counted\n"
+	      "                    by default now\n"
 	      "  --since WHEN, --until WHEN\n"
 	      "                    FILE a segment directory (record --continuous): only\n"
 	      "                    the segments and samples in [WHEN, WHEN): -10m (ago),\n"
@@ -573,7 +577,7 @@ static int convert_usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fputs("\nusage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads] "
 	      "[--event NAME]\n"
-	      "                          [--look LOOK] [--weight W] [--incomplete]\n"
+	      "                          [--look LOOK] [--weight W] [--complete-only]\n"
 	      "Run 'microscope convert --help' for details.\n",
 	      stderr);
 	return 2;
@@ -733,6 +737,7 @@ int cmd_convert(int argc, char **argv)
 		{ "event", required_argument, NULL, 'e' },
 		{ "weight", required_argument, NULL, 'W' },
 		{ "incomplete", no_argument, NULL, 'I' },
+		{ "complete-only", no_argument, NULL, 'C' },
 		{ "look", required_argument, NULL, 'L' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
@@ -752,7 +757,7 @@ int cmd_convert(int argc, char **argv)
 	struct capture *c = NULL;
 	void *bytes = NULL, *sealed = NULL;
 	size_t nbytes = 0, nsealed = 0;
-	bool threads = false, incomplete = false;
+	bool threads = false, incomplete = false, complete_only = false;
 	struct analysis_look *look = NULL;
 	enum analysis_look_kind look_kind = ANALYSIS_LOOK_LOGICAL;
 	struct scope_options scope = { 0 };
@@ -793,6 +798,9 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 'I':
 			incomplete = true;
+			break;
+		case 'C':
+			complete_only = true;
 			break;
 		case 'L':
 			if (analysis_look__parse(optarg, &look_kind))
@@ -949,21 +957,32 @@ int cmd_convert(int argc, char **argv)
 	}
 	analysis_query__init(&in.query, event);
 	in.query.per_thread = threads;
-	in.query.include_incomplete = incomplete;
+	in.query.complete_only = complete_only;
 	if (wall && convert_wall_query(c, &in.query, path))
 		goto cleanup;
 
-	/* --incomplete changes folded and svg only (see --help): say so, never ignore it */
-	if (incomplete && strcmp(fmt->name, "folded") && strcmp(fmt->name, "svg"))
+	if (incomplete && complete_only) {
+		fprintf(stderr, "microscope convert: --incomplete and --complete-only "
+			"contradict each other\n");
+		goto cleanup;
+	}
+	if (incomplete)
+		formats_note__add(&export_note, "--incomplete is the default now: intervals cut "
+				  "by the recording's edges count their part inside it, marked "
+				  "clipped (--complete-only leaves them out)");
+	/* --complete-only changes folded and svg only (see --help): say so, never ignore it */
+	if (complete_only && strcmp(fmt->name, "folded") && strcmp(fmt->name, "svg"))
 		formats_note__add(&export_note,
-				  "--incomplete ignored: %s %s", fmt->name,
+				  "--complete-only ignored: %s %s", fmt->name,
 				  !strcmp(fmt->name, "chrome") ? "draws every interval anyway"
 				  : !strcmp(fmt->name, "capture") || !strcmp(fmt->name, "frames")
 					  ? "copies the capture's tables as they are"
+				  : !strcmp(fmt->name, "pprof")
+					  ? "counts clipped intervals in samples labelled clipped"
 					  : "carries complete off-CPU intervals only");
-	else if (incomplete && (!c->nintervals || in.query.event == CAPTURE_NONE ||
-				!convert_event_has_intervals(c, in.query.event)))
-		formats_note__add(&export_note, "--incomplete ignored: event %s has no off-CPU "
+	else if (complete_only && (!c->nintervals || in.query.event == CAPTURE_NONE ||
+				   !convert_event_has_intervals(c, in.query.event)))
+		formats_note__add(&export_note, "--complete-only ignored: event %s has no off-CPU "
 				  "intervals (use --weight off-cpu-ns)",
 				  in.query.event == CAPTURE_NONE ? "(none)"
 				  : capture__string(c, c->events[in.query.event].name));

@@ -191,6 +191,10 @@ struct processor {
 	uint32_t offcpu_event_row;   /* CAPTURE_NONE until the first interval */
 	uint32_t offcpu_marks[4];    /* marker frame rows, CAPTURE_NONE until made */
 	uint64_t intervals;
+	/* waker stack copies waiting for their interval (offcpu.c): at most
+	 * OFFCPU_WAKER_COPIES, each buffer MS_STACK_COPY_MAX bytes, made once */
+	struct offcpu_waker_copy *waker_copies;
+	uint32_t nwaker_copies, next_waker_copy;
 };
 
 /* Truncation reasons (processor.truncation_frames index). */
@@ -336,5 +340,10 @@ void jit__finish(struct processor *p);
 void jit__release(struct proc_state *ps);
 /* offcpu.c */
 int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len);
+/* Keep the waker's stack copy of r (MS_REC_OFFCPU_WAKER) for its interval.
+ * A bad record is a counted problem.  Returns 0 or -ENOMEM. */
+int offcpu__waker(struct processor *p, const struct ms_offcpu_waker *r, uint32_t len);
+/* Free the waker copies; accepts a processor without any. */
+void offcpu__release(struct processor *p);
 
 #endif

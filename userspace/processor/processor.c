@@ -59,6 +59,7 @@ void processor__free(struct processor *p)
 	python__release(p);
 	attribution__free(p->attribution);
 	pins__free(p->pins);
+	offcpu__release(p);
 	free(p->held);
 	free(p->held_bytes);
 	free(p->duty_changes);
@@ -140,6 +141,13 @@ static int dispatch(struct processor *p, uint32_t kind, const uint8_t *rec, uint
 			return 0;
 		}
 		return offcpu__record(p, (const struct ms_offcpu *)rec, len);
+	}
+	if (h.type == MS_REC_OFFCPU_WAKER) {
+		if (len < sizeof(struct ms_offcpu_waker) || len % 8) {
+			processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+			return 0;
+		}
+		return offcpu__waker(p, (const struct ms_offcpu_waker *)rec, len);
 	}
 	if (h.type != MS_REC_SAMPLE) {
 		processor__problem(p, MS_PROBLEM_UNKNOWN_BPF_RECORD);

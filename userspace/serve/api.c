@@ -131,7 +131,7 @@ int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct ser
 		return api__fail(ctx, "process: %u is not a process id (0 to %u)", sq->process,
 				 ctx->c->nprocesses - 1);
 	ctx->q.per_thread = sq->per_thread;
-	ctx->q.include_incomplete = sq->incomplete;
+	ctx->q.complete_only = !sq->incomplete;
 	if (__builtin_add_overflow(p->origin_ns, sq->start_ns, &ctx->q.start_ns))
 		return api__fail(ctx, "start: out of range");
 	if (sq->end_ns && __builtin_add_overflow(p->origin_ns, sq->end_ns, &ctx->q.end_ns))

@@ -144,7 +144,7 @@ struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look
 		const struct serve_cached_tree *e = &p->trees[i];
 
 		if (e->look == look && e->event == q->event && e->per_thread == q->per_thread &&
-		    e->incomplete == q->include_incomplete) {
+		    e->incomplete == !q->complete_only) {
 			t = e->tree;
 			*owned = false;
 			goto out;
@@ -156,7 +156,7 @@ struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look
 			.look = look,
 			.event = q->event,
 			.per_thread = q->per_thread,
-			.incomplete = q->include_incomplete,
+			.incomplete = !q->complete_only,
 			.tree = t,
 		};
 		*owned = false;
