@@ -10,10 +10,12 @@
  * Slices are bounded (capture/limits.h, CAPTURE_LIMIT_EXPORT_K events per
  * row): a deep stack alternating with another would otherwise be reopened
  * in full after every sample (a 36 KB capture of a 10k-deep stack made
- * 2 GB).  Every sample is also written in the format's compact form, once
- * each: "stackFrames" (one entry per stack row, named by its frame's label,
- * with its parent) and "samples" (ts, pid, tid, weight and the "sf" of its
- * leaf), so nothing is lost when slices stop.
+ * 2 GB).  When the slices stop there, every sample is also written in the
+ * format's compact form, once each: "stackFrames" (one entry per stack row,
+ * named by its frame's label, with its parent) and "samples" (ts, pid, tid,
+ * weight and the "sf" of its leaf), so nothing is lost.  (Only then: a
+ * viewer that finds "samples", speedscope, shows them instead of the
+ * slices, and the slices carry the off-CPU intervals.)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -463,9 +465,13 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 			close_to(&t, n - 1, it->end); /* the interval ends before the next item */
 	}
 	fputs("\n],", out);
-	err = trace_compact(c, event, out, &t, labels, markers);
-	if (err)
-		goto cleanup;
+	/* Only where slices stopped: viewers that find "samples" (speedscope)
+	 * show them instead of the slices, which carry the off-CPU intervals. */
+	if (slices_cut_item < nitems) {
+		err = trace_compact(c, event, out, &t, labels, markers);
+		if (err)
+			goto cleanup;
+	}
 	fputs("\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"microscope\"", out);
 	fprintf(out, ",\"t0_ns\":%" PRIu64 "}}\n", t.t0);
 	if (!timed && c->nsamples)
