@@ -41,6 +41,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/abi/records.h"
+#include "bpf_ring.h"
 #include "collector.h"
 #include "offcpu.h"
 #include "prog_stats.h"
@@ -74,7 +75,8 @@ struct collector {
 
 	struct sampler_bpf *skel;
 	struct offcpu *offcpu; /* --off-cpu, else NULL */
-	struct ring_buffer *rb;
+	struct bpf_ring *rb;	  /* the sampler's ring */
+	struct bpf_ring *rb_off;  /* the off-CPU ring (--off-cpu), or NULL */
 	struct bpf_link *fork_link;
 	struct bpf_link *exit_link;
 	int epoll_fd;
@@ -327,7 +329,7 @@ static int collector__find_cpus(struct collector *c)
 
 /* ---- ring draining ---- */
 
-static int on_bpf_record(void *ctx, void *data, size_t size)
+static int on_bpf_record(void *ctx, const void *data, size_t size)
 {
 	struct collector *c = ctx;
 
@@ -399,10 +401,16 @@ static int collector__drain(struct collector *c)
 {
 	int total = 0, n, i;
 
-	n = ring_buffer__consume(c->rb);
+	n = bpf_ring__drain(c->rb);
 	if (n < 0)
 		return n;
 	total += n;
+	if (c->rb_off) {
+		n = bpf_ring__drain(c->rb_off);
+		if (n < 0)
+			return n;
+		total += n;
+	}
 	for (i = 0; i < c->nr_online; i++) {
 		if (!c->rings[i].base)
 			continue;
@@ -682,7 +690,7 @@ static int collector__snapshot_all(struct collector *c, __u64 time)
 /* ---- lifetime ---- */
 
 /* Load bpf/offcpu.bpf.c sharing the sampler's target map; its ring joins
- * the sampler's ring_buffer reader and the epoll set. */
+ * a reader of its own (bpf_ring.h) and the epoll set. */
 static int collector__open_offcpu(struct collector *c, char *err, size_t errlen)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -694,8 +702,9 @@ static int collector__open_offcpu(struct collector *c, char *err, size_t errlen)
 	if (!c->offcpu)
 		return -errno;
 	ev.data.fd = offcpu__ring_fd(c->offcpu);
-	ret = ring_buffer__add(c->rb, ev.data.fd, on_bpf_record, c);
-	if (ret) {
+	c->rb_off = bpf_ring__new(ev.data.fd, c->opts.ringbuf_bytes, on_bpf_record, c);
+	if (!c->rb_off) {
+		ret = -errno;
 		errf(err, errlen, "off-CPU ring buffer: %s", strerror(-ret));
 		return ret;
 	}
@@ -800,7 +809,8 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 		diagnose(ret, true, "loading the BPF sampler", err, errlen);
 		goto cleanup;
 	}
-	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.samples), on_bpf_record, c, NULL);
+	c->rb = bpf_ring__new(bpf_map__fd(c->skel->maps.samples), c->opts.ringbuf_bytes,
+			      on_bpf_record, c);
 	if (!c->rb) {
 		ret = -errno;
 		errf(err, errlen, "BPF ring buffer: %s", strerror(-ret));
@@ -1399,7 +1409,8 @@ void collector__free(struct collector *c)
 		if (c->rings[i].fd >= 0)
 			close(c->rings[i].fd);
 	}
-	ring_buffer__free(c->rb);
+	bpf_ring__free(c->rb_off);
+	bpf_ring__free(c->rb);
 	offcpu__free(c->offcpu);
 	if (c->epoll_fd >= 0)
 		close(c->epoll_fd);

@@ -8,6 +8,7 @@
 
 #include "bpf/abi/records.h"
 #include "record_options.h"
+#include "../stream/memory_policy.h"
 
 _Static_assert(MS_MAX_STACK_SIZE == MS_STACK_COPY_MAX, "--stack-size limit is the sampler's");
 
@@ -76,7 +77,8 @@ uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpu
 	 * sample with two full callchains + the copy. */
 	uint64_t rec = 8 + sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 +
 		       record_options__stack_copy_bytes(o);
-	uint64_t want = 2 * (uint64_t)(nr_cpus > 0 ? nr_cpus : 1) * o->freq_hz * rec / 2;
+	uint64_t want = (uint64_t)(nr_cpus > 0 ? nr_cpus : 1) * o->freq_hz * rec *
+			MS_RINGBUF_WINDOW_MS / 1000;
 	uint64_t size = MS_RINGBUF_AUTO_MIN;
 
 	while (size < want && size < MS_RINGBUF_AUTO_MAX)

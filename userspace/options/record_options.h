@@ -35,9 +35,6 @@
 #define MS_MAX_PIDS 64
 #define MS_DEFAULT_STACK_SIZE 16384 /* bytes of user stack copied per sample */
 #define MS_MAX_STACK_SIZE 65536	    /* = MS_STACK_COPY_MAX, bpf/abi/records.h */
-/* Automatic BPF ring size: at least this, at most MS_RINGBUF_AUTO_MAX (bytes). */
-#define MS_RINGBUF_AUTO_MIN (16u << 20)
-#define MS_RINGBUF_AUTO_MAX (256u << 20)
 
 /* record_options.event */
 #define MS_EVENT_CPU_CLOCK 0 /* PERF_COUNT_SW_CPU_CLOCK */
@@ -119,9 +116,9 @@ uint32_t record_options__stack_copy_bytes(const struct record_options *o);
 
 /*
  * The automatic BPF ring size (bytes, power of two) for nr_cpus CPUs: room
- * for one second of the largest sample records at freq_hz on every CPU
- * (twice the half second the reader must be able to fall behind), at least
- * MS_RINGBUF_AUTO_MIN and at most MS_RINGBUF_AUTO_MAX.
+ * for MS_RINGBUF_WINDOW_MS of the largest sample records at freq_hz on every
+ * CPU, at least MS_RINGBUF_AUTO_MIN and at most MS_RINGBUF_AUTO_MAX
+ * (stream/memory_policy.h).
  */
 uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpus);
 

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder's memory policy, in one place (docs/recorder-memory.md).
+ *
+ * The recorder's resident memory is bounded by design, whatever the rate,
+ * the stack copy size, the CPU count or how far processing falls behind:
+ *
+ *   BPF rings     sized from the rate, the CPU count and the largest record
+ *                 (record_options__ringbuf_auto) to hold MS_RINGBUF_WINDOW_MS
+ *                 of samples, between MS_RINGBUF_AUTO_MIN and _MAX; the
+ *                 kernel maps a ring's data twice, so it counts twice in RSS.
+ *                 A full ring drops new samples in the kernel, counted
+ *                 (sampler.ringbuf_full).
+ *   drain rounds  one round reads at most what the ring held when it began
+ *                 (collector/bpf_ring.h), never an open-ended stream.
+ *   held records  records waiting for the time-order watermark, including
+ *                 the stack bytes awaiting unwinding, take at most
+ *                 MS_HELD_BYTES_MAX; a sample that would exceed it is
+ *                 dropped whole and counted (processor.held_budget_full).
+ *                 Side-band records (mappings, tasks, duty changes) are
+ *                 always kept: they are small and later samples need them.
+ */
+#ifndef MS_STREAM_MEMORY_POLICY_H
+#define MS_STREAM_MEMORY_POLICY_H
+
+/* Automatic BPF ring size (bytes, powers of two). */
+#define MS_RINGBUF_AUTO_MIN (2u << 20)
+#define MS_RINGBUF_AUTO_MAX (16u << 20)
+/* The automatic ring holds this much time of the largest records at the
+ * requested rate on every recorded CPU. */
+#define MS_RINGBUF_WINDOW_MS 250u
+
+/* Bytes of sample records (with their stack copies) held for ordering. */
+#define MS_HELD_BYTES_MAX (32u << 20)
+
+/* The documented ceiling of the recorder's RSS (docs/recorder-memory.md):
+ * twice the largest rings (sampler and off-CPU), the held budget, and the
+ * rest (program, libraries, BPF objects, symbol and unwind tables of a
+ * handful of modules). */
+#define MS_RECORDER_RSS_CEILING (2u * 2u * MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + (48u << 20))
+
+#endif
