@@ -33,10 +33,15 @@
 /* Bytes of sample records (with their stack copies) held for ordering. */
 #define MS_HELD_BYTES_MAX (32u << 20)
 
+/* What the rest takes at most: program, libraries, BPF objects, symbol,
+ * line and unwind tables of the few modules a recording reads. */
+#define MS_RECORDER_BASE_BYTES (64u << 20)
 /* The documented ceiling of the recorder's RSS (docs/recorder-memory.md):
- * twice the largest rings (sampler and off-CPU), the held budget, and the
- * rest (program, libraries, BPF objects, symbol and unwind tables of a
- * handful of modules). */
-#define MS_RECORDER_RSS_CEILING (2u * 2u * MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + (48u << 20))
+ * the sampler's largest ring twice, the held budget and the rest, 128 MiB
+ * (--off-cpu adds its own ring, twice: 32 MiB more). */
+#define MS_RECORDER_RSS_CEILING_MIB 128u
+_Static_assert(((2ull * MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BASE_BYTES) >> 20) ==
+		       MS_RECORDER_RSS_CEILING_MIB,
+	       "MS_RECORDER_RSS_CEILING_MIB is the sum of its parts");
 
 #endif
