@@ -25,10 +25,12 @@
 
 /* Automatic BPF ring size (bytes, powers of two). */
 #define MS_RINGBUF_AUTO_MIN (2u << 20)
-#define MS_RINGBUF_AUTO_MAX (16u << 20)
+#define MS_RINGBUF_AUTO_MAX (32u << 20)
 /* The automatic ring holds this much time of the largest records at the
- * requested rate on every recorded CPU. */
-#define MS_RINGBUF_WINDOW_MS 250u
+ * requested rate on every recorded CPU: what the reader must survive while
+ * processing stalls (a module's CFI and line tables read at its first
+ * sample; -a at 999 Hz with 16 KiB copies lost samples with 250 ms). */
+#define MS_RINGBUF_WINDOW_MS 500u
 
 /* Bytes of sample records (with their stack copies) held for ordering. */
 #define MS_HELD_BYTES_MAX (32u << 20)
@@ -37,9 +39,9 @@
  * line and unwind tables of the few modules a recording reads. */
 #define MS_RECORDER_BASE_BYTES (64u << 20)
 /* The documented ceiling of the recorder's RSS (docs/recorder-memory.md):
- * the sampler's largest ring twice, the held budget and the rest, 128 MiB
- * (--off-cpu adds its own ring, twice: 32 MiB more). */
-#define MS_RECORDER_RSS_CEILING_MIB 128u
+ * the sampler's largest ring twice, the held budget and the rest, 160 MiB
+ * (--off-cpu adds its own ring, twice: 64 MiB more). */
+#define MS_RECORDER_RSS_CEILING_MIB 160u
 _Static_assert(((2ull * MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BASE_BYTES) >> 20) ==
 		       MS_RECORDER_RSS_CEILING_MIB,
 	       "MS_RECORDER_RSS_CEILING_MIB is the sum of its parts");
