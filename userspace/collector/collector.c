@@ -45,6 +45,7 @@
 #include "collector.h"
 #include "offcpu.h"
 #include "prog_stats.h"
+#include "../stream/memory_policy.h"
 #include "../stream/meta.h"
 #include "../stream/perf_records.h"
 #include "skel/sampler.skel.h"
@@ -325,6 +326,27 @@ static int collector__find_cpus(struct collector *c)
 		c->online[i] = i;
 	c->nr_online = c->nr_possible;
 	return 0;
+}
+
+/*
+ * The automatic BPF ring size (bytes, power of two) for nr_cpus CPUs: room
+ * for MS_RINGBUF_WINDOW_MS of the largest sample records at the requested
+ * rate on every CPU, at least MS_RINGBUF_AUTO_MIN and at most
+ * MS_RINGBUF_AUTO_MAX (stream/memory_policy.h).
+ */
+static __u32 ringbuf_auto(const struct record_options *o, int nr_cpus)
+{
+	/* Largest record as it sits in the ring: BPF_RINGBUF_HDR_SZ (8) + the
+	 * sample with two full callchains + the copy. */
+	uint64_t rec = 8 + sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 +
+		       record_options__stack_copy_bytes(o);
+	uint64_t want = (uint64_t)(nr_cpus > 0 ? nr_cpus : 1) * o->freq_hz * rec *
+			MS_RINGBUF_WINDOW_MS / 1000;
+	uint64_t size = MS_RINGBUF_AUTO_MIN;
+
+	while (size < want && size < MS_RINGBUF_AUTO_MAX)
+		size <<= 1;
+	return (uint32_t)size;
 }
 
 /* ---- ring draining ---- */
@@ -785,7 +807,7 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 		goto cleanup;
 	}
 	if (!c->opts.ringbuf_bytes)
-		c->opts.ringbuf_bytes = record_options__ringbuf_auto(o, c->nr_online);
+		c->opts.ringbuf_bytes = ringbuf_auto(o, c->nr_online);
 	c->skel->rodata->system_wide = o->system_wide;
 	c->skel->rodata->wakeup_bytes = c->opts.ringbuf_bytes / 4;
 	c->skel->rodata->stack_copy_bytes = record_options__stack_copy_bytes(o);

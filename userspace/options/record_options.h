@@ -63,7 +63,7 @@ struct record_options {
 				  0..MS_MAX_STACK_SIZE; 0 = no copy */
 	uint32_t call_graph;   /* MS_CALL_GRAPH_* */
 	uint32_t ringbuf_bytes; /* BPF ring buffer size, power of two; 0 = automatic
-				   (record_options__ringbuf_auto) */
+				   (collector.c, ringbuf_auto) */
 	uint32_t perf_pages;	/* side-band perf ring pages per CPU, power of two */
 	char **argv;	       /* command to launch, NULL-terminated, or NULL */
 	bool quiet;
@@ -114,13 +114,6 @@ const char *record_options__call_graph_name(uint32_t mode);
  * --call-graph fp. */
 uint32_t record_options__stack_copy_bytes(const struct record_options *o);
 
-/*
- * The automatic BPF ring size (bytes, power of two) for nr_cpus CPUs: room
- * for MS_RINGBUF_WINDOW_MS of the largest sample records at freq_hz on every
- * CPU, at least MS_RINGBUF_AUTO_MIN and at most MS_RINGBUF_AUTO_MAX
- * (stream/memory_policy.h).
- */
-uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpus);
 
 /* Which fields the command line set explicitly (a preset leaves them alone;
  * record_options.explicit). */

@@ -6,7 +6,7 @@
  * the stack copy size, the CPU count or how far processing falls behind:
  *
  *   BPF rings     sized from the rate, the CPU count and the largest record
- *                 (record_options__ringbuf_auto) to hold MS_RINGBUF_WINDOW_MS
+ *                 (collector.c, ringbuf_auto) to hold MS_RINGBUF_WINDOW_MS
  *                 of samples, between MS_RINGBUF_AUTO_MIN and _MAX; the
  *                 kernel maps a ring's data twice, so it counts twice in RSS.
  *                 A full ring drops new samples in the kernel, counted
