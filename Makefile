@@ -24,6 +24,8 @@ CFLAGS ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override CFLAGS += -std=gnu11 $(WARN) -I. -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
 LDLIBS := -lbpf -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lm -lpthread -lprotobuf-c
+# microscope serve (issue 20): HTTP through libmicrohttpd, JSON through jansson
+LDLIBS += -lmicrohttpd -ljansson
 # C++ demangling for display (capture/demangle.c: __cxa_demangle).
 LDLIBS += -lstdc++
 # Frames proved from JIT code (userspace/unwind/frame_proof.c): capstone decodes.
@@ -41,6 +43,8 @@ DEPS_PKGS += python3.11-dbg
 DEPS_PKGS += liblzma-dev libdebuginfod-dev debuginfod lld-14
 # chattr for the immutable-output check (tests/e2e/test_cli.py)
 DEPS_PKGS += e2fsprogs
+# microscope serve (issue 20): its HTTP server and JSON; the front end is built with npm
+DEPS_PKGS += libmicrohttpd-dev libjansson-dev
 # frames proved from JIT code (issue 18): the capstone disassembler
 DEPS_PKGS += libcapstone-dev
 
@@ -71,8 +75,41 @@ FIXTURES := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRCS))
 
 -include tests/fixtures/flags.mk
 
-.PHONY: all deps demo test unit e2e check install clean bench vmtest fuzz fuzz-replay
+.PHONY: all deps demo test unit e2e check install clean bench vmtest fuzz fuzz-replay web
 all: $(BIN) $(MANPAGE) $(FIXTURES) $(FIXTURE_EXTRA)
+
+# ---- The browser front end (web/, issue 20): TypeScript built by vite into
+# $(OUTPUT)/web/dist, compiled into the binary by web/embed.py.  `npm ci`
+# installs exactly web/package-lock.json.
+WEB_SRCS := web/index.html web/package.json web/tsconfig.json web/vite.config.ts \
+	$(wildcard web/src/*.ts web/src/*.css web/public/*)
+WEB_DIST := $(OUTPUT)/web/dist
+WEB_ASSETS_C := $(OUTPUT)/gen/web_assets.c
+WEB_ASSETS_OBJ := $(OUTPUT)/obj/gen/web_assets.o
+
+web/node_modules/.package-lock.json: web/package-lock.json
+	$(call msg,NPM-CI,web)
+	$(Q)cd web && npm ci --no-audit --no-fund --loglevel=error
+
+$(OUTPUT)/web/stamp: web/node_modules/.package-lock.json $(WEB_SRCS)
+	$(call msg,VITE,$(WEB_DIST))
+	$(Q)mkdir -p $(@D)
+	$(Q)cd web && ./node_modules/.bin/tsc --noEmit -p . && \
+		./node_modules/.bin/vite build --logLevel warn --emptyOutDir \
+		--outDir $(abspath $(WEB_DIST))
+	$(Q)touch $@
+
+$(WEB_ASSETS_C): $(OUTPUT)/web/stamp web/embed.py
+	$(call msg,EMBED,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PYTHON) web/embed.py $(WEB_DIST) $@
+
+$(WEB_ASSETS_OBJ): $(WEB_ASSETS_C)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+web: $(WEB_ASSETS_C)
 
 # Installs every Debian package the project needs; idempotent.
 deps:
@@ -82,6 +119,7 @@ deps:
 	$(Q)command -v npm >/dev/null 2>&1 || \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
 	$(Q)cd tests/web && npm ci --no-audit --no-fund --loglevel=error
+	$(Q)cd web && npm ci --no-audit --no-fund --loglevel=error
 
 $(VMLINUX):
 	$(call msg,GEN,$@)
@@ -120,7 +158,7 @@ $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(OUTPUT)/obj/userspace/cli/main.o $(LIB)
+$(BIN): $(OUTPUT)/obj/userspace/cli/main.o $(WEB_ASSETS_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -169,7 +207,7 @@ lint:
 # for FUZZ_SECONDS (new inputs in $(OUTPUT)/fuzz/corpus/<target>, crashes as
 # $(OUTPUT)/fuzz/crash-<target>-*).  FUZZ_TARGETS picks harnesses.
 FUZZ_TARGETS ?= capture_reader folded_import pprof_import perf_script_import ring_decoder \
-	perf_map jitdump gdb_image
+	perf_map jitdump gdb_image serve_query
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang-14
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -201,13 +239,27 @@ fuzz:
 		mkdir -p $(OUTPUT)/fuzz/corpus/$$t; \
 		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
 		$(OUTPUT)/fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
-			-rss_limit_mb=2048 -print_final_stats=1 \
+			-rss_limit_mb=2048 -print_final_stats=1 -len_control=0 \
 			-artifact_prefix=$(OUTPUT)/fuzz/crash-$$t- \
 			$(OUTPUT)/fuzz/corpus/$$t tests/fuzz/$$t; \
 	done
 
-.PHONY: fuzz-bins
+.PHONY: fuzz-bins fuzz-long
 fuzz-bins: $(FUZZ_BINS)
+
+# Ten minutes of each harness (FUZZ_LONG_SECONDS): 0 crashes (libFuzzer exits
+# non-zero on one), and the capture harness must get at least half of its
+# inputs to row validation (it repairs checksums; tests/fuzz/fuzz_capture_reader.c).
+FUZZ_LONG_SECONDS ?= 600
+fuzz-long:
+	$(Q)mkdir -p $(OUTPUT)
+	$(Q)MS_FUZZ_STATS=1 $(MAKE) --no-print-directory FUZZ_SECONDS=$(FUZZ_LONG_SECONDS) fuzz \
+		> $(OUTPUT)/fuzz-long.log 2>&1 || { tail -60 $(OUTPUT)/fuzz-long.log; exit 1; }
+	$(Q)grep -E "^fuzz: |^#[0-9]+ *DONE|stat::number_of_executed_units|reached row" \
+		$(OUTPUT)/fuzz-long.log
+	$(Q)grep -h "reached row validation" $(OUTPUT)/fuzz-long.log | tail -1 | \
+		awk '{ share = $$2 / $$4; print "fuzz-long: capture_reader validation share " \
+		share; exit !(share >= 0.5) }'
 
 # Installs deps, builds, records the bundled demo and prints its report.
 demo: deps
@@ -257,6 +309,13 @@ $(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(LIB)
 
 bench: all $(BENCH_BINS) $(OUTPUT)/tests/unit/test_unwind
 	$(Q)$(PYTHON) bench/run.py --full $(BENCH_ARGS) $(OUTPUT)
+	$(Q)$(PYTHON) bench/serve.py $(OUTPUT)
+
+# microscope serve's query times on a generated 1M-sample / 50k-stack capture and the
+# page's first paint in chromium (bench/serve.py; $(OUTPUT)/bench/serve.json).  Not root.
+.PHONY: bench-serve
+bench-serve: all $(OUTPUT)/bench/gen_capture
+	$(Q)$(PYTHON) bench/serve.py $(OUTPUT)
 
 $(OUTPUT)/bench/sym_bench: bench/sym_bench.c $(LIB)
 	$(call msg,CC,$@)

@@ -104,7 +104,7 @@ struct analysis_key {
  * The display names and keys of one capture, computed once and shared by
  * every query on it.  Key ids are dense and assigned in a fixed order:
  * frames in frame-id order, then threads in thread-id order, then
- * "[no thread]" and "[empty stack]".
+ * "[no thread]", "[empty stack]" and "[clipped by the recording window]".
  */
 struct analysis_names {
 	const struct capture *capture; /* borrowed */
@@ -114,6 +114,7 @@ struct analysis_names {
 	const uint32_t *thread_keys; /* [capture->nthreads] thread id -> key */
 	uint32_t no_thread_key;	     /* root for samples with thread CAPTURE_NONE */
 	uint32_t empty_stack_key;    /* leaf for samples with stack CAPTURE_NONE */
+	uint32_t clipped_key;	     /* leaf below an off-CPU interval cut by the window */
 	struct analysis_key_options options; /* how the keys were made */
 	/* private */
 	void *storage;
@@ -159,6 +160,7 @@ enum analysis_look_kind {
 };
 
 struct analysis_look;
+struct analysis_select;
 
 /* "logical", "native" or "python" into *look: 0, or -EINVAL. */
 int analysis_look__parse(const char *name, enum analysis_look_kind *look);
@@ -216,6 +218,49 @@ bool analysis_filter__stack(const struct analysis_filter *f, uint32_t stack);
  */
 uint64_t analysis__start_ns(const struct capture *c);
 
+/* ---- selections (select.c) -------------------------------------------------- */
+
+/*
+ * A selection narrows a query to some threads and some stacks by what they
+ * are rather than by pattern (analysis_filter), computed once per query
+ * over the capture's tables so matching a sample costs two array loads.
+ *   process: keep only threads of this process row (CAPTURE_NONE: all);
+ *            thread-less samples are then dropped.
+ *   module:  keep stacks with a frame in a module whose path basename is
+ *            module ("[kernel]", "[vdso]", "[anon]" by kind); NULL: all.
+ *            The empty stack has no frame: it fails.
+ */
+struct analysis_select_spec {
+	uint32_t process;
+	uint32_t reserved;
+	const char *module;
+};
+
+struct analysis_select {
+	const uint8_t *threads; /* [nthreads] nonzero: kept; NULL: every thread */
+	const uint8_t *stacks;	/* [nstacks + 1] nonzero: kept; the last is the empty stack; NULL: all */
+	uint32_t nstacks;	/* the capture's, for the empty stack's slot */
+	bool keep_no_thread;	/* samples with thread CAPTURE_NONE */
+	/* private */
+	void *storage;
+};
+
+/* A spec that keeps everything. */
+void analysis_select_spec__init(struct analysis_select_spec *spec);
+
+/*
+ * Build the selection of spec over c (which must outlive it).  Cost:
+ * O(threads + modules + stacks).  Returns 0, -EINVAL (process out of
+ * range) or -ENOMEM; *out is NULL on failure.
+ */
+int analysis_select__new(const struct capture *c, const struct analysis_select_spec *spec,
+			 struct analysis_select **out);
+/* Accepts NULL. */
+void analysis_select__free(struct analysis_select *f);
+
+/* Whether f keeps a row of thread and stack (either may be CAPTURE_NONE); NULL f keeps all. */
+bool analysis_select__keeps(const struct analysis_select *f, uint32_t thread, uint32_t stack);
+
 /* ---- queries ------------------------------------------------------------- */
 
 /*
@@ -231,9 +276,11 @@ struct analysis_query {
 	uint64_t start_ns;
 	uint64_t end_ns;
 	/* Off-CPU intervals (capture_interval) whose event is event match like
-	 * samples, by thread and start_ns; those cut by the recording's edges
-	 * (START/END_UNKNOWN) only when this is set. */
-	bool include_incomplete;
+	 * samples, by thread and start_ns.  Those cut by the recording's edges
+	 * (START/END_UNKNOWN) count their part inside the window (their weight,
+	 * the capture's rule) under an extra leaf "[clipped by the recording
+	 * window]" (names->clipped_key) unless this is set.  Default: counted. */
+	bool complete_only;
 	/* Stack filters (focus, ignore, hide) bound to the queried capture, or NULL. */
 	const struct analysis_filter *filter;
 	/*
@@ -244,6 +291,9 @@ struct analysis_query {
 	 */
 	bool wall;
 	uint32_t wall_event;
+	/* Threads (by process) and stacks (by module) kept, or NULL: all.
+	 * Borrowed; built over the queried capture (analysis_select__new). */
+	const struct analysis_select *select;
 };
 
 /* All samples of event, all threads, no thread roots, no time bounds. */
@@ -254,6 +304,10 @@ int analysis_query__check(const struct capture *c, const struct analysis_query *
 
 /* Whether sample s is one that q covers.  q must have passed check. */
 bool analysis_query__match(const struct analysis_query *q, const struct capture_sample *s);
+
+/* Whether off-CPU interval v is one that q covers (by its start).  q must have passed check. */
+bool analysis_query__match_interval(const struct analysis_query *q,
+				    const struct capture_interval *v);
 
 /* Find the event named name: 0 and *event set, or -ENOENT. */
 int analysis__find_event(const struct capture *c, const char *name, uint32_t *event);
@@ -324,7 +378,9 @@ int analysis_tree__folded(const struct analysis_tree *t, char **text, size_t *le
  * Zoom" or Escape undoes it).  Deeper than 40 levels it is an icicle (root
  * at the top) so the first screen shows the root and the hot paths.  Each
  * box is a g.f with data-name, data-total, data-x, data-w (px) and
- * data-depth.  Boxes narrower than 0.1 px are left out.
+ * data-depth.  Boxes narrower than 0.1 px and levels deeper than 4096
+ * are left out; names are XML-escaped, control characters as spaces,
+ * invalid UTF-8 as U+FFFD (capture/text.h).
  * title is shown at the top.  *text is malloc'd (caller frees), *len bytes.
  * Returns 0 or -ENOMEM.
  */
@@ -341,6 +397,55 @@ int analysis_tree__flamegraph_svg(const struct analysis_tree *t, const char *tit
  */
 int analysis_tree__diff_svg(const struct analysis_tree *t, const struct analysis_tree *base,
 			    const char *title, const char *unit, char **text, size_t *len);
+
+/* ---- tree shape (analysis/shape.c) ---------------------------------------- */
+
+/*
+ * The function tree of every stack row of a capture (keys merged as in
+ * analysis_tree, no thread roots), built once per names; a query's weights
+ * are then laid on it in one pass over the samples (analysis_shape__weigh)
+ * instead of building a tree per query.  Node 0 is the root; a parent's id
+ * is smaller than its children's.  Ids depend only on the capture, so they
+ * are the same for every query.  Children are not linked: presenters order
+ * them (total descending, then key rank) as analysis_tree does.
+ */
+struct analysis_shape_node {
+	uint32_t key;	 /* -> names->keys; CAPTURE_NONE for the root */
+	uint32_t parent; /* node id; CAPTURE_NONE for the root */
+};
+
+struct analysis_shape {
+	const struct analysis_names *names; /* borrowed */
+	const struct analysis_shape_node *nodes;
+	uint32_t nnodes;
+	const uint32_t *stack_node; /* [nstacks + 1] stack row -> node; the last: empty stack */
+	/* private */
+	void *storage;
+};
+
+/* Cost: O(stack rows) hash probes.  Returns 0 or -ENOMEM (*out NULL). */
+int analysis_shape__new(const struct analysis_names *n, struct analysis_shape **out);
+/* Accepts NULL. */
+void analysis_shape__free(struct analysis_shape *sh);
+
+/* A query's weights on a shape: arrays of shape->nnodes, malloc'd. */
+struct analysis_weights {
+	uint64_t *self;	 /* weight of matched rows whose stack ends at the node */
+	uint64_t *total; /* self plus the children's totals */
+	uint64_t samples; /* matched samples and intervals */
+};
+
+/*
+ * Weigh q's samples (and intervals, like analysis_tree) on sh: equal to the
+ * self/total of analysis_tree__new(sh->names, q) node for node.  q must not
+ * ask for per_thread or wall, nor hide frames.  Cost: one pass over the samples and intervals plus
+ * O(nodes).  Returns 0, -EINVAL (a bad query, or per_thread) or -ENOMEM
+ * (w released).
+ */
+int analysis_shape__weigh(const struct analysis_shape *sh, const struct analysis_query *q,
+			  struct analysis_weights *w);
+/* Accepts a zeroed or released value. */
+void analysis_weights__release(struct analysis_weights *w);
 
 /* ---- flat table ------------------------------------------------------------ */
 
@@ -538,6 +643,7 @@ struct analysis_offcpu_group {
 	uint32_t id;	/* as the grouping says; CAPTURE_NONE: none (no waker, no user frame) */
 	uint32_t count; /* intervals */
 	uint64_t ns;	/* their summed weight */
+	uint64_t clipped_ns; /* part of ns from intervals cut by the window (inside it) */
 };
 
 /* Off-CPU nanoseconds of q's intervals (q->event is the off-CPU event) per group. */
@@ -545,6 +651,7 @@ struct analysis_offcpu_table {
 	struct analysis_offcpu_group *rows; /* by ns descending, then id */
 	uint32_t nrows;
 	uint64_t total_ns;
+	uint64_t clipped_ns; /* part of total_ns cut by the window (q->complete_only unset) */
 };
 
 /* Returns 0, -EINVAL (bad query or by) or -ENOMEM (t released). */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/text.h"
 #include "internal.h"
 
 #define FG_WIDTH 1200.0
@@ -21,6 +22,8 @@
 #define FG_BOTTOM 28
 #define FG_MIN_PX 0.1
 #define FG_CHAR_PX 7.0
+/* Deeper levels are left out (a 1M-deep stack would be a 16 Mpx tall image). */
+#define FG_MAX_DEPTH 4096
 /* The same figures as text for the script. */
 #define FG_WIDTH_S "1200"
 #define FG_PAD_S "10"
@@ -30,29 +33,10 @@
  * empty space above the tallest tower. */
 #define FG_ICICLE_DEPTH 40
 
+/* XML text: escaped, control characters as spaces, invalid UTF-8 as U+FFFD. */
 static void xml_text(FILE *out, const char *s, size_t max)
 {
-	size_t n = 0;
-
-	for (; *s && n < max; s++, n++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		default:
-			/* XML 1.0 forbids most control characters */
-			fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
-		}
-	}
+	text__xml(out, s, max);
 }
 
 static void color(const struct analysis_key *k, char *buf, size_t size)
@@ -276,7 +260,7 @@ static int flamegraph(const struct analysis_tree *t, const struct analysis_tree 
 	const struct analysis_node *nodes = t->nodes;
 	const struct analysis_key *keys = t->names->keys;
 	double *xs = NULL, *delta = NULL, dmax = 0, scale;
-	uint32_t maxdepth = 0, i, n, skipped = 0;
+	uint32_t maxdepth = 0, i, n, skipped = 0, too_deep = 0;
 	bool icicle;
 	uint64_t total = nodes[0].total;
 	unsigned height;
@@ -298,7 +282,8 @@ static int flamegraph(const struct analysis_tree *t, const struct analysis_tree 
 	for (i = 0; i < t->nnodes; i++) {
 		double x;
 
-		if (nodes[i].depth > maxdepth && nodes[i].total * scale >= FG_MIN_PX)
+		if (nodes[i].depth > maxdepth && nodes[i].depth <= FG_MAX_DEPTH &&
+		    nodes[i].total * scale >= FG_MIN_PX)
 			maxdepth = nodes[i].depth;
 		x = xs[i];
 		for (n = nodes[i].first_child; n != CAPTURE_NONE; n = nodes[n].next_sibling) {
@@ -345,6 +330,10 @@ static int flamegraph(const struct analysis_tree *t, const struct analysis_tree 
 
 		if (w < FG_MIN_PX) {
 			skipped++;
+			continue;
+		}
+		if (nd->depth > FG_MAX_DEPTH) {
+			too_deep++;
 			continue;
 		}
 		if (i == 0)
@@ -394,6 +383,9 @@ static int flamegraph(const struct analysis_tree *t, const struct analysis_tree 
 	if (skipped)
 		fprintf(out, "<!-- %" PRIu32 " nodes narrower than %.1f px not drawn -->\n", skipped,
 			FG_MIN_PX);
+	if (too_deep)
+		fprintf(out, "<!-- %" PRIu32 " nodes deeper than %u levels not drawn -->\n",
+			too_deep, FG_MAX_DEPTH);
 	fputs("</svg>\n", out);
 	if (fclose(out)) {
 		free(*text);

@@ -64,11 +64,12 @@ struct analysis_agg {
 	uint32_t stack;
 	uint64_t weight;
 	uint64_t samples;
+	bool clipped; /* off-CPU intervals cut by the window: a clipped_key leaf */
 };
 
 /*
  * Aggregate the samples q matches per (root, stack); *out (malloc'd, caller
- * frees) holds *n rows sorted by (root, stack).  Returns 0, -EINVAL for a
+ * frees) holds *n rows sorted by (root, stack, clipped).  Returns 0, -EINVAL for a
  * bad query, or -ENOMEM.
  */
 int analysis__aggregate(const struct analysis_names *names, const struct analysis_query *q,

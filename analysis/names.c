@@ -295,7 +295,10 @@ struct analysis_names *analysis_names__new_opts(const struct capture *c,
 
 	n->no_thread_key = names_intern(st, "[no thread]", 11, ANALYSIS_KEY_THREAD);
 	n->empty_stack_key = names_intern(st, "[empty stack]", 13, ANALYSIS_KEY_TRUNCATION);
-	if (n->no_thread_key == U64MAP_EMPTY || n->empty_stack_key == U64MAP_EMPTY)
+	n->clipped_key = names_intern(st, "[clipped by the recording window]", 33,
+				      ANALYSIS_KEY_TRUNCATION);
+	if (n->no_thread_key == U64MAP_EMPTY || n->empty_stack_key == U64MAP_EMPTY ||
+	    n->clipped_key == U64MAP_EMPTY)
 		goto cleanup;
 
 	err = names_rank(st);

@@ -106,7 +106,7 @@ int analysis_offcpu_table__init(struct analysis_offcpu_table *t, const struct an
 		if (v->event != q->event || (q->thread != CAPTURE_NONE && v->thread != q->thread) ||
 		    v->start_ns < q->start_ns || (q->end_ns && v->start_ns >= q->end_ns))
 			continue;
-		if (!q->include_incomplete && (v->flags & EDGE_FLAGS))
+		if (q->complete_only && (v->flags & EDGE_FLAGS))
 			continue;
 		if (!analysis_filter__stack(q->filter, v->stack))
 			continue;
@@ -130,6 +130,10 @@ int analysis_offcpu_table__init(struct analysis_offcpu_table *t, const struct an
 		acc[id].count++;
 		analysis__sat_add(&acc[id].ns, v->weight);
 		analysis__sat_add(&t->total_ns, v->weight);
+		if (v->flags & EDGE_FLAGS) {
+			analysis__sat_add(&acc[id].clipped_ns, v->weight);
+			analysis__sat_add(&t->clipped_ns, v->weight);
+		}
 	}
 	for (i = 0; i <= slots; i++)
 		if (acc[i].count)

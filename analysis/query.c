@@ -19,6 +19,8 @@ int analysis_query__check(const struct capture *c, const struct analysis_query *
 		return -EINVAL;
 	if (q->thread != CAPTURE_NONE && q->thread >= c->nthreads)
 		return -EINVAL;
+	if (q->select && q->select->nstacks != c->nstacks)
+		return -EINVAL; /* built over another capture */
 	if (q->filter && q->filter->capture != c)
 		return -EINVAL;
 	if (q->wall && q->wall_event >= c->nevents)
@@ -36,7 +38,21 @@ bool analysis_query__match(const struct analysis_query *q, const struct capture_
 		return false;
 	if (q->end_ns && s->time_ns >= q->end_ns)
 		return false;
-	return analysis_filter__stack(q->filter, s->stack);
+	return analysis_filter__stack(q->filter, s->stack) &&
+	       analysis_select__keeps(q->select, s->thread, s->stack);
+}
+
+bool analysis_query__match_interval(const struct analysis_query *q,
+				    const struct capture_interval *v)
+{
+	if (v->event != q->event || (q->thread != CAPTURE_NONE && v->thread != q->thread) ||
+	    v->start_ns < q->start_ns || (q->end_ns && v->start_ns >= q->end_ns))
+		return false;
+	if (q->complete_only &&
+	    (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)))
+		return false;
+	return analysis_filter__stack(q->filter, v->stack) &&
+	       analysis_select__keeps(q->select, v->thread, v->stack);
 }
 
 int analysis__find_event(const struct capture *c, const char *name, uint32_t *event)
@@ -76,7 +92,9 @@ static int agg_cmp(const void *pa, const void *pb)
 
 	if (a->root != b->root)
 		return a->root < b->root ? -1 : 1;
-	return a->stack < b->stack ? -1 : a->stack > b->stack;
+	if (a->stack != b->stack)
+		return a->stack < b->stack ? -1 : 1;
+	return (int)a->clipped - (int)b->clipped;
 }
 
 int analysis__aggregate(const struct analysis_names *names, const struct analysis_query *q,
@@ -95,12 +113,13 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 	if (err)
 		goto cleanup;
 	if (!q->per_thread) {
-		/* One root: a dense stack -> row index (last slot: empty stack). */
+		/* One root: a dense stack -> row index (slot nstacks: empty
+		 * stack); the second half for clipped intervals. */
 		err = -ENOMEM;
-		by_stack = malloc(((size_t)c->nstacks + 1) * sizeof(*by_stack));
+		by_stack = malloc(((size_t)c->nstacks + 1) * 2 * sizeof(*by_stack));
 		if (!by_stack)
 			goto cleanup;
-		memset(by_stack, 0xff, ((size_t)c->nstacks + 1) * sizeof(*by_stack));
+		memset(by_stack, 0xff, ((size_t)c->nstacks + 1) * 2 * sizeof(*by_stack));
 	}
 
 	for (i = 0; i < c->nsamples; i++) {
@@ -145,23 +164,23 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 	for (i = 0; i < c->nintervals; i++) {
 		const struct capture_interval *v = &c->intervals[i];
 		uint32_t root = CAPTURE_NONE, row = nrows, *slot = &row;
-		bool inserted = true;
+		bool inserted = true, clipped;
 
-		if (v->event != q->event || (q->thread != CAPTURE_NONE && v->thread != q->thread) ||
-		    v->start_ns < q->start_ns || (q->end_ns && v->start_ns >= q->end_ns))
+		if (!analysis_query__match_interval(q, v))
 			continue;
-		if (!q->include_incomplete &&
-		    (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)))
-			continue;
-		if (!analysis_filter__stack(q->filter, v->stack))
-			continue;
+		clipped = v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN |
+				      CAPTURE_INTERVAL_F_END_UNKNOWN);
 		if (q->per_thread) {
+			/* clipped rows apart: the u64map key's top bit (key ids < 2^31) */
 			root = names->thread_keys[v->thread];
-			err = u64map__upsert(&map, (uint64_t)root << 32 | v->stack, &row, &inserted);
+			err = u64map__upsert(&map,
+					     ((uint64_t)root | (uint64_t)clipped << 31) << 32 | v->stack,
+					     &row, &inserted);
 			if (err)
 				goto cleanup;
 		} else {
-			slot = &by_stack[v->stack == CAPTURE_NONE ? c->nstacks : v->stack];
+			slot = &by_stack[(v->stack == CAPTURE_NONE ? c->nstacks : v->stack) +
+					 (clipped ? (size_t)c->nstacks + 1 : 0)];
 			inserted = *slot == U64MAP_EMPTY;
 			if (inserted)
 				*slot = nrows;
@@ -170,7 +189,8 @@ int analysis__aggregate(const struct analysis_names *names, const struct analysi
 			err = analysis__grow((void **)&rows, &cap, (uint64_t)nrows + 1, sizeof(*rows));
 			if (err)
 				goto cleanup;
-			rows[nrows++] = (struct analysis_agg){ .root = root, .stack = v->stack };
+			rows[nrows++] = (struct analysis_agg){ .root = root, .stack = v->stack,
+							       .clipped = clipped };
 		}
 		analysis__sat_add(&rows[*slot].weight, v->weight);
 		rows[*slot].samples++;

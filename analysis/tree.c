@@ -255,6 +255,8 @@ struct analysis_tree *analysis_tree__new(const struct analysis_names *names,
 			leaf[i] = tree_child(g, 0, names->empty_stack_key);
 		else
 			leaf[i] = tree_resolve(g, &b, rows[i].stack);
+		if (leaf[i] != U64MAP_EMPTY && rows[i].clipped)
+			leaf[i] = tree_child(g, leaf[i], names->clipped_key);
 		if (leaf[i] == U64MAP_EMPTY)
 			goto cleanup;
 	}

@@ -31,7 +31,9 @@
  *
  * Filtering: the recorded processes are the sampler's "targets" map (tgid
  * -> 1), shared through bpf_map__reuse_fd by the collector, so the fork and
- * exit tracking of bpf/sampler.bpf.c keeps both programs in step.  Slots
+ * exit tracking of bpf/sampler.bpf.c keeps both programs in step; the
+ * recorder itself and tasks outside --cgroup/--container are dropped by
+ * bpf/scope.bpf.h (its "scope_cgroups" map shared the same way).  Slots
  * are created on a thread's first switch and deleted at its exit; a full
  * map is counted (map_full), never silent.  Userspace inserts slots for
  * threads already asleep at start (MS_OFFCPU_F_START_UNKNOWN) and sweeps
@@ -65,6 +67,7 @@ const volatile __u32 have_find_vma = 1;
 const volatile __u64 wakeup_bytes = 0;
 
 #include "bpf/stack_copy.bpf.h"
+#include "bpf/scope.bpf.h"
 
 
 /* Recorded processes: tgid -> 1.  Replaced by the sampler's map before load. */
@@ -128,6 +131,16 @@ struct {
 	__type(value, struct copy_scratch);
 } copy_scratch SEC(".maps");
 
+/* 1 while this CPU's copy_scratch is in use: sched_waking can fire from an
+ * interrupt on top of the sys_exit program's copy; the waker copy is then
+ * skipped (the waker keeps its frame-pointer chain), never mixed in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} scratch_busy SEC(".maps");
+
 static __always_inline struct ms_offcpu_stats *stats__get(void)
 {
 	__u32 zero = 0;
@@ -139,6 +152,8 @@ static __always_inline bool task__is_recorded(struct task_struct *t)
 {
 	__u32 tgid = t->tgid;
 
+	if (!scope__task_kept(t, tgid))
+		return false;
 	if (system_wide)
 		return true;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
@@ -367,6 +382,50 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 	return 0;
 }
 
+/* The waker's user registers and stack copy (the recording's call-graph
+ * policy) as an ms_offcpu_waker record for s's interval.  The waker is in
+ * the system call that wakes s's thread: its user stack is intact. */
+static __always_inline void waker__emit_copy(struct ms_offcpu_slot *s, struct task_struct *cur,
+					     struct ms_offcpu_stats *st)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0, sc = 0, copy, size;
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct ms_offcpu_waker *w;
+	struct copy_scratch *buf;
+	struct pt_regs *uregs;
+	__u32 *busy;
+
+	uregs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	busy = bpf_map_lookup_elem(&scratch_busy, &zero);
+	buf = bpf_map_lookup_elem(&copy_scratch, &cpu);
+	if (!uregs || !busy || *busy || !buf)
+		return;
+	*busy = 1;
+	w = (struct ms_offcpu_waker *)buf->bytes;
+	w->time_ns = bpf_ktime_get_ns();
+	w->start_ns = s->rec.start_ns;
+	w->tid = s->rec.tid;
+	w->waker_pid = s->rec.waker_pid;
+	w->waker_tid = s->rec.waker_tid;
+	w->arch = MS_ARCH_X86_64;
+	user_regs__copy(&w->regs, uregs);
+	copy = stack_copy__user(buf->bytes + sizeof(*w), cur, w->regs.sp, stack_copy_bytes, &sc);
+	if (copy > MS_STACK_COPY_MAX)
+		copy = MS_STACK_COPY_MAX;
+	w->flags = (sc & SC_END ? MS_OFFCPU_F_STACK_END : 0) |
+		   (sc & SC_FAULT ? MS_OFFCPU_F_STACK_FAULT : 0) |
+		   (sc & SC_NO_VMA ? MS_OFFCPU_F_STACK_NO_VMA : 0);
+	w->stack_copy_len = copy;
+	size = sizeof(*w) + copy;
+	w->hdr.type = MS_REC_OFFCPU_WAKER;
+	w->hdr.size = size;
+	if (!wakeup_bytes || bpf_ringbuf_query(&offcpu_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&offcpu_events, buf->bytes, size, flags))
+		st->ringbuf_full++;
+	*busy = 0;
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(handle_waking, struct task_struct *p)
 {
@@ -422,6 +481,8 @@ int BPF_PROG(handle_waking, struct task_struct *p)
 	s->rec.waker_kstack_len = wk;
 	s->rec.waker_ustack_len = wu;
 	s->rec.cause = cause;
+	if (stack_copy_bytes && wu)
+		waker__emit_copy(s, bpf_get_current_task_btf(), st);
 	return 0;
 }
 
@@ -433,10 +494,11 @@ int BPF_PROG(handle_waking, struct task_struct *p)
 static __always_inline void slot__emit_copy(struct ms_offcpu_slot *s, struct pt_regs *regs,
 					    __u32 extra, struct ms_offcpu_stats *st)
 {
-	__u32 cpu, head, copy = 0, sc = 0, size;
+	__u32 cpu, head, copy = 0, sc = 0, size, zero = 0;
 	__u64 flags = BPF_RB_NO_WAKEUP;
 	struct copy_scratch *buf;
 	struct ms_offcpu *r;
+	__u32 *busy;
 
 	/* The same system call: its entry registers are the switch-out's. */
 	if (!s->reserved || regs->ip != s->rec.regs.ip || regs->sp != s->rec.regs.sp) {
@@ -445,14 +507,17 @@ static __always_inline void slot__emit_copy(struct ms_offcpu_slot *s, struct pt_
 	}
 	cpu = bpf_get_smp_processor_id();
 	buf = bpf_map_lookup_elem(&copy_scratch, &cpu);
-	if (!buf) {
+	busy = bpf_map_lookup_elem(&scratch_busy, &zero);
+	if (!buf || !busy || *busy) {
 		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE | extra, st);
 		return;
 	}
+	*busy = 1;
 	head = sizeof(struct ms_offcpu) + slot__ips(s) * 8;
 	if (head > sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8)
 		head = sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8;
 	if (bpf_probe_read_kernel(buf->bytes, head, &s->rec)) {
+		*busy = 0;
 		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE | extra, st);
 		return;
 	}
@@ -476,6 +541,7 @@ static __always_inline void slot__emit_copy(struct ms_offcpu_slot *s, struct pt_
 		st->ringbuf_full++;
 	else
 		st->intervals++;
+	*busy = 0;
 	s->phase = MS_OFFCPU_PHASE_CLOSED;
 }
 

@@ -11,7 +11,9 @@
  * tasks (system_wide, set through rodata), or tasks whose tgid is in the
  * "targets" hash map.  Userspace adds the recorded processes; processes they
  * fork join in handle_fork; a process leaves when its last thread exits, so
- * the map stays small and a recycled pid is not recorded by mistake.
+ * the map stays small and a recycled pid is not recorded by mistake.  On top
+ * of that, bpf/scope.bpf.h drops the recorder's own process and, with
+ * --cgroup/--container, tasks outside the selected cgroups.
  *
  * The stack copy never reads past the end of the VMA that holds sp: its end
  * comes from bpf_find_vma (Linux 5.17).  That helper only try-locks the mmap
@@ -51,6 +53,13 @@ const volatile __u32 stack_copy_bytes = 0;
 const volatile __u32 have_find_vma = 1;
 
 #include "bpf/stack_copy.bpf.h"
+#include "bpf/scope.bpf.h"
+
+/* -a with Python frames: a process whose comm starts with "python" after an
+ * exec joins "targets", the map the CPython tracker
+ * (userspace/runtimes/py_procs.c) walks to find interpreters; system-wide
+ * sampling does not filter on it.  Set by the collector. */
+const volatile __u32 python_exec_targets = 0;
 
 /* Samples dropped because the CPU had no scratch slot (userspace sizes the
  * scratch map to the possible CPUs, so this stays 0).  Not in ms_stats,
@@ -115,8 +124,10 @@ static __always_inline struct ms_stats *stats__get(void)
 	return bpf_map_lookup_elem(&ms_stats, &zero);
 }
 
-static __always_inline bool task__is_recorded(__u32 tgid)
+static __always_inline bool task__is_recorded(struct task_struct *task, __u32 tgid)
 {
+	if (!scope__task_kept(task, tgid))
+		return false;
 	if (system_wide)
 		return true;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
@@ -188,7 +199,8 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 
 	if (tid == 0) /* the idle task of this CPU */
 		return 0;
-	if (!task__is_recorded(tgid))
+	task = bpf_get_current_task_btf();
+	if (!task__is_recorded(task, tgid))
 		return 0;
 	stats = stats__get();
 	if (!stats)
@@ -211,8 +223,10 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	s->stack_copy_len = 0;
 	s->py_len = 0;
 	s->py_status = MS_PY_NONE;
+	s->cgroup_id = bpf_get_current_cgroup_id();
+	scope__ns_ids(task, &s->ns_tid, &s->ns_pid, &s->pidns);
+	s->reserved = 0;
 
-	task = bpf_get_current_task_btf();
 	if (!task->mm)
 		s->flags |= MS_SAMPLE_F_KTHREAD;
 
@@ -319,15 +333,41 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* -a: a CPython process started while recording joins "targets" at exec
+ * (python_exec_targets); runs in the new image's context, comm already set
+ * (begin_new_exec, fs/exec.c). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	char comm[16] = {};
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ms_stats *stats;
+	__u8 one = 1;
+
+	if (!system_wide || !python_exec_targets)
+		return 0;
+	bpf_get_current_comm(comm, sizeof(comm));
+	if (comm[0] != 'p' || comm[1] != 'y' || comm[2] != 't' || comm[3] != 'h' ||
+	    comm[4] != 'o' || comm[5] != 'n')
+		return 0;
+	if (bpf_map_update_elem(&targets, &tgid, &one, 0 /* BPF_ANY */)) {
+		stats = stats__get();
+		if (stats)
+			__sync_fetch_and_add(&stats->filter_full, 1);
+	}
+	return 0;
+}
+
 /* The last thread of a process exits: forget its tgid (signal->live reached
- * 0 before this tracepoint in do_exit(), kernel/exit.c). */
+ * 0 before this tracepoint in do_exit(), kernel/exit.c); with -a only
+ * CPython processes are in the map. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *p)
 {
 	__u32 tgid;
 
 	py__thread_exit(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid));
-	if (system_wide)
+	if (system_wide && !python_exec_targets)
 		return 0;
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;

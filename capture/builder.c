@@ -9,6 +9,7 @@
  * CAPTURE_NONE and serialize/write report -ENOMEM.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,8 @@ struct capture_builder {
 	/* every table but CAPTURE_TABLE_STRINGS */
 	struct vec tables[CAPTURE_TABLE_COUNT];
 	struct intern frame_index, stack_index, event_index, counter_index, meta_index;
+	/* capture_builder__intern_row(): rows of appended tables added through it */
+	struct intern row_index[CAPTURE_TABLE_COUNT];
 	ZSTD_CCtx *cctx;
 	char msg[256];
 };
@@ -223,6 +226,8 @@ void capture_builder__free(struct capture_builder *b)
 	intern__release(&b->event_index);
 	intern__release(&b->counter_index);
 	intern__release(&b->meta_index);
+	for (t = 0; t < CAPTURE_TABLE_COUNT; t++)
+		intern__release(&b->row_index[t]);
 	ZSTD_freeCCtx(b->cctx);
 	free(b);
 }
@@ -284,6 +289,13 @@ uint32_t capture_builder__string(struct capture_builder *b, const char *s)
 	*off = (uint32_t)b->str_len;
 	intern__insert(&b->str_index, slot, hash, id);
 	return id;
+}
+
+const char *capture_builder__string_at(const struct capture_builder *b, uint32_t id)
+{
+	if (id >= b->str_offsets.len - 1 || !b->str_data)
+		return id == 0 ? "" : NULL;
+	return b->str_data + ((const uint32_t *)b->str_offsets.data)[id];
 }
 
 static uint32_t builder__append(struct capture_builder *b, enum capture_table t, const void *row)
@@ -416,6 +428,97 @@ uint32_t capture_builder__add_interval(struct capture_builder *b,
 	return builder__append(b, CAPTURE_TABLE_INTERVALS, &r);
 }
 
+static bool row_eq(const struct capture_builder *b, uint32_t id, const void *key)
+{
+	const int *t = key; /* key: the table, then the row right after it (struct row_key) */
+	uint32_t size = capture_table_info[*t].row_size;
+
+	return !memcmp(vec__row(&b->tables[*t], size, id), (const char *)key + sizeof(uint64_t),
+		       size);
+}
+
+uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_table t,
+				     const void *row)
+{
+	struct {
+		int table;
+		uint64_t row[sizeof(struct capture_interval) / sizeof(uint64_t)];
+	} key;
+	uint32_t size, slot = 0, id;
+	uint64_t hash;
+
+	_Static_assert(offsetof(__typeof__(key), row) == sizeof(uint64_t), "row_key layout");
+	if (t != CAPTURE_TABLE_MODULES && t != CAPTURE_TABLE_PROCESSES &&
+	    t != CAPTURE_TABLE_THREADS && t != CAPTURE_TABLE_MAPPINGS && t != CAPTURE_TABLE_CGROUPS)
+		return builder__fail(b);
+	size = capture_table_info[t].row_size;
+	if (size > sizeof(key.row))
+		return builder__fail(b);
+	key.table = t;
+	memcpy(key.row, row, size);
+	hash = hash_bytes(row, size);
+	if (b->err)
+		return CAPTURE_NONE;
+	if (intern__reserve(&b->row_index[t]))
+		return builder__fail(b);
+	id = intern__find(&b->row_index[t], hash, row_eq, b, &key, &slot);
+	if (id != CAPTURE_NONE)
+		return id;
+	id = builder__append(b, t, row);
+	if (id != CAPTURE_NONE)
+		intern__insert(&b->row_index[t], slot, hash, id);
+	return id;
+}
+
+void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns)
+{
+	struct vec *smp = &b->tables[CAPTURE_TABLE_SAMPLES], *iv = &b->tables[CAPTURE_TABLE_INTERVALS];
+	struct vec *scg = &b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS];
+	struct capture_sample *s = smp->data;
+	struct capture_interval *v = iv->data;
+	uint32_t *cg = scg->data; /* a column beside the samples: empty or shorter */
+	uint32_t n = 0, ncg = 0;
+
+	for (uint32_t i = 0; i < smp->len; i++)
+		if (until_ns != UINT64_MAX && s[i].time_ns >= until_ns) {
+			if (i < scg->len)
+				cg[n] = cg[i], ncg = n + 1;
+			s[n++] = s[i];
+		}
+	smp->len = n;
+	scg->len = ncg;
+	n = 0;
+	for (uint32_t i = 0; i < iv->len; i++)
+		if (until_ns != UINT64_MAX && v[i].end_ns >= until_ns)
+			v[n++] = v[i];
+	iv->len = n;
+	b->tables[CAPTURE_TABLE_COUNTERS].len = 0;
+	intern__release(&b->counter_index);
+}
+
+uint32_t capture_builder__add_cgroup(struct capture_builder *b, const struct capture_cgroup *row)
+{
+	struct capture_cgroup r = *row;
+
+	r.reserved = 0;
+	return builder__append(b, CAPTURE_TABLE_CGROUPS, &r);
+}
+
+int capture_builder__set_sample_cgroup(struct capture_builder *b, uint32_t sample,
+				       uint32_t cgroup)
+{
+	struct vec *v = &b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS];
+	const uint32_t none = CAPTURE_NONE;
+
+	if (b->err)
+		return b->err;
+	while (v->len <= sample)
+		if (builder__append(b, CAPTURE_TABLE_SAMPLE_CGROUPS, &none) == CAPTURE_NONE)
+			return b->err ? b->err : -ENOMEM;
+	((uint32_t *)v->data)[sample] = cgroup;
+	return 0;
+}
+
 /* Find the row of a name-keyed table (counters, meta) whose key is the string key. */
 static uint32_t builder__keyed(struct capture_builder *b, struct intern *ix, intern_eq_fn eq,
 			       uint32_t key, uint64_t *hash, uint32_t *slot)
@@ -506,9 +609,31 @@ uint32_t capture_builder__sample_count(const struct capture_builder *b)
 	return b->tables[CAPTURE_TABLE_SAMPLES].len;
 }
 
+size_t capture_builder__bytes(const struct capture_builder *b)
+{
+	const struct intern *ix[] = {&b->str_index,   &b->frame_index,	 &b->stack_index,
+				     &b->event_index, &b->counter_index, &b->meta_index};
+	size_t n = sizeof(*b) + (size_t)b->str_offsets.cap * sizeof(uint32_t) + b->str_cap;
+	int t;
+
+	for (t = 0; t < CAPTURE_TABLE_COUNT; t++)
+		n += (size_t)b->tables[t].cap * capture_table_info[t].row_size;
+	for (t = 0; t < (int)(sizeof(ix) / sizeof(ix[0])); t++)
+		n += (size_t)ix[t]->cap * sizeof(uint64_t);
+	return n;
+}
+
 const char *capture_builder__error(const struct capture_builder *b) { return b->msg; }
 
 /* ---- for writer.c ------------------------------------------------------- */
+
+/* The cgroup set for sample i so far, CAPTURE_NONE when none was. */
+static uint32_t builder__sample_cgroup(const struct capture_builder *b, uint32_t i)
+{
+	const struct vec *v = &b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS];
+
+	return i < v->len ? ((const uint32_t *)v->data)[i] : CAPTURE_NONE;
+}
 
 int capture_builder__view(struct capture_builder *b, struct capture *view)
 {
@@ -544,6 +669,17 @@ int capture_builder__view(struct capture_builder *b, struct capture *view)
 	view->meta = rows[CAPTURE_TABLE_META];
 	view->nintervals = b->tables[CAPTURE_TABLE_INTERVALS].len;
 	view->intervals = rows[CAPTURE_TABLE_INTERVALS];
+	/* the column covers every sample once any has a cgroup */
+	if (b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].len && view->nsamples)
+		capture_builder__set_sample_cgroup(b, view->nsamples - 1,
+						   builder__sample_cgroup(b, view->nsamples - 1));
+	rows[CAPTURE_TABLE_SAMPLE_CGROUPS] = b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].data
+						     ? b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].data
+						     : (const void *)&empty;
+	view->ncgroups = b->tables[CAPTURE_TABLE_CGROUPS].len;
+	view->cgroups = rows[CAPTURE_TABLE_CGROUPS];
+	view->nsample_cgroups = b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].len;
+	view->sample_cgroups = rows[CAPTURE_TABLE_SAMPLE_CGROUPS];
 	view->string_offsets = b->str_offsets.data;
 	view->string_data = b->str_data;
 	return b->err;

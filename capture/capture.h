@@ -20,6 +20,7 @@
 #ifndef MS_CAPTURE_H
 #define MS_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -206,6 +207,22 @@ struct capture_interval {
 	uint32_t reserved;     /* 0 */
 };
 
+/*
+ * A cgroup (v2) that samples ran in, and the container it belongs to
+ * (format 1.2).  Samples point at these rows through the sample_cgroups
+ * column (struct capture::sample_cgroups).  The container and runtime come
+ * from the cgroup directory names the runtimes create (docker-<id>.scope,
+ * libpod-<id>.scope, machine-<name>.scope, ...), read where the recording
+ * ran, so they survive symbolization elsewhere.
+ */
+struct capture_cgroup {
+	uint64_t cgroup_id; /* kernel cgroup id (inode of its v2 directory); 0 if unknown */
+	uint32_t path;	    /* string: path below the v2 root ("/machine.slice/..."), "" if unknown */
+	uint32_t container; /* string: container id or machine name, "" if none */
+	uint32_t runtime;   /* string: "docker", "podman", "systemd-nspawn", ..., "" if none */
+	uint32_t reserved;  /* 0 */
+};
+
 _Static_assert(sizeof(struct capture_module) == 32, "capture_module");
 _Static_assert(sizeof(struct capture_process) == 48, "capture_process");
 _Static_assert(sizeof(struct capture_thread) == 16, "capture_thread");
@@ -217,6 +234,7 @@ _Static_assert(sizeof(struct capture_sample) == 32, "capture_sample");
 _Static_assert(sizeof(struct capture_counter) == 16, "capture_counter");
 _Static_assert(sizeof(struct capture_meta) == 8, "capture_meta");
 _Static_assert(sizeof(struct capture_interval) == 64, "capture_interval");
+_Static_assert(sizeof(struct capture_cgroup) == 24, "capture_cgroup");
 
 /* ---- building ---------------------------------------------------------- */
 
@@ -238,6 +256,8 @@ void capture_builder__free(struct capture_builder *b);
  * counter of that name; set_meta replaces an existing key's value.
  */
 uint32_t capture_builder__string(struct capture_builder *b, const char *s);
+/* The text of string id, or NULL if id is out of range; valid until the next add. */
+const char *capture_builder__string_at(const struct capture_builder *b, uint32_t id);
 uint32_t capture_builder__add_module(struct capture_builder *b, const struct capture_module *row);
 uint32_t capture_builder__add_process(struct capture_builder *b, const struct capture_process *row);
 uint32_t capture_builder__add_thread(struct capture_builder *b, const struct capture_thread *row);
@@ -249,6 +269,12 @@ uint32_t capture_builder__add_sample(struct capture_builder *b, const struct cap
 /* Appended. */
 uint32_t capture_builder__add_interval(struct capture_builder *b,
 				       const struct capture_interval *row);
+/* Appended (the caller keeps one row per cgroup id). */
+uint32_t capture_builder__add_cgroup(struct capture_builder *b, const struct capture_cgroup *row);
+/* Sample sample ran in cgroup (a cgroups row, or CAPTURE_NONE).  Samples
+ * never given one read as CAPTURE_NONE.  Returns 0, -ENOMEM (also sticky). */
+int capture_builder__set_sample_cgroup(struct capture_builder *b, uint32_t sample,
+				       uint32_t cgroup);
 void capture_builder__add_counter(struct capture_builder *b, const char *name, uint64_t value);
 void capture_builder__set_meta(struct capture_builder *b, const char *key, const char *value);
 
@@ -261,6 +287,9 @@ struct capture_module *capture_builder__module(struct capture_builder *b, uint32
 
 /* Row counts so far (table sizes). */
 uint32_t capture_builder__sample_count(const struct capture_builder *b);
+/* Bytes the builder holds now (tables, strings and indexes at capacity):
+ * what importers charge against the memory limit (capture/limits.h). */
+size_t capture_builder__bytes(const struct capture_builder *b);
 
 /*
  * Seal and serialize to memory: *buf (malloc'd, caller frees) of *len bytes.
@@ -298,6 +327,12 @@ struct capture {
 	/* off-CPU intervals (format 1.1; 0 rows in older files) */
 	uint32_t nintervals;
 	const struct capture_interval *intervals;
+	/* cgroups (format 1.2; 0 rows in older files) and each sample's cgroup:
+	 * nsample_cgroups is 0 (no attribution) or nsamples; entries are
+	 * cgroups rows or CAPTURE_NONE.  Use capture__sample_cgroup(). */
+	uint32_t ncgroups, nsample_cgroups;
+	const struct capture_cgroup *cgroups;
+	const uint32_t *sample_cgroups;
 	/* private */
 	const uint32_t *string_offsets; /* nstrings + 1 offsets into string_data */
 	const char *string_data;
@@ -307,12 +342,22 @@ struct capture {
 /*
  * Open and validate a capture file.  On failure returns -errno (I/O),
  * -EBADMSG (malformed: err holds e.g. "microscope.msc: table 'stacks' row
- * 17: parent 40 out of range"), or -ENOTSUP (newer version); *out is NULL.
+ * 17: parent 40 out of range"), -ENOTSUP (newer version), -EINVAL (not a
+ * regular file) or -EFBIG (beyond a limit of capture/limits.h, which err
+ * names); *out is NULL.  The magic and file header are checked from the
+ * first 24 bytes before the rest is read.
  */
 int capture__open(const char *path, struct capture **out, char *err, size_t errlen);
 /* Same, from memory (copied).  name is used in messages. */
 int capture__open_mem(const void *buf, size_t len, const char *name, struct capture **out,
 		      char *err, size_t errlen);
+/*
+ * Check only the file header at the start of buf[len] (magic, version,
+ * header crc): what a caller holding the first 24 bytes can decide before
+ * reading more.  Returns 0, -EBADMSG or -ENOTSUP with "name: reason".
+ */
+int capture__check_header(const void *buf, size_t len, const char *name, char *err,
+			  size_t errlen);
 /* Accepts NULL. */
 void capture__free(struct capture *c);
 
@@ -320,6 +365,20 @@ void capture__free(struct capture *c);
 const char *capture__string(const struct capture *c, uint32_t id);
 /* Meta value for key, or NULL. */
 const char *capture__meta(const struct capture *c, const char *key);
+/* The cgroups row of sample i (< nsamples), or CAPTURE_NONE. */
+static inline uint32_t capture__sample_cgroup(const struct capture *c, uint32_t i)
+{
+	return i < c->nsample_cgroups ? c->sample_cgroups[i] : CAPTURE_NONE;
+}
+/*
+ * The container of cgroups row cg (CAPTURE_NONE allowed) as tools show it:
+ * its name, or its id with ids of more than 12 hex digits shortened to 12
+ * (docker's short ids), into buf (NUL-terminated, truncated), and its
+ * runtime ("" if unknown) into *runtime (may be NULL).  Returns false, buf
+ * "", when cg is NONE or not a container's.  (capture/container_name.c)
+ */
+bool capture__container_name(const struct capture *c, uint32_t cg, char *buf, size_t size,
+			     const char **runtime);
 /* Counter value by name, 0 if absent. */
 uint64_t capture__counter(const struct capture *c, const char *name);
 

@@ -33,7 +33,8 @@
 #define CAPTURE_MAGIC	  "\x89MSC\r\n\x1a\n"
 #define CAPTURE_MAGIC_LEN 8
 /* The minor version grows with compatible additions (new optional chunks). */
-#define CAPTURE_FORMAT_VERSION_MINOR 1 /* 1.1: the optional intervals table */
+/* 1.1: the optional intervals table; 1.2: cgroups and sample_cgroups */
+#define CAPTURE_FORMAT_VERSION_MINOR 2
 
 struct capture_file_header {
 	uint8_t magic[CAPTURE_MAGIC_LEN]; /* CAPTURE_MAGIC */
@@ -127,6 +128,8 @@ CAPTURE_AT(capture_interval, thread, 24);
 CAPTURE_AT(capture_interval, stack, 32);
 CAPTURE_AT(capture_interval, waker_thread, 48);
 CAPTURE_AT(capture_interval, cpu, 56);
+CAPTURE_AT(capture_cgroup, path, 8);
+CAPTURE_AT(capture_cgroup, runtime, 16);
 #undef CAPTURE_AT
 
 /*
@@ -146,7 +149,9 @@ CAPTURE_AT(capture_interval, cpu, 56);
 	X(SAMPLES, 'S', 'M', 'P', 'L', "samples", sizeof(struct capture_sample))                   \
 	X(COUNTERS, 'C', 'N', 'T', 'R', "counters", sizeof(struct capture_counter))                \
 	X(META, 'M', 'E', 'T', 'A', "meta", sizeof(struct capture_meta))                           \
-	X(INTERVALS, 'O', 'F', 'F', 'C', "intervals", sizeof(struct capture_interval))
+	X(INTERVALS, 'O', 'F', 'F', 'C', "intervals", sizeof(struct capture_interval))            \
+	X(CGROUPS, 'C', 'G', 'R', 'P', "cgroups", sizeof(struct capture_cgroup))                   \
+	X(SAMPLE_CGROUPS, 'S', 'C', 'G', 'R', "sample_cgroups", sizeof(uint32_t))
 
 enum capture_table {
 #define CAPTURE_TABLE_ENUM(id, a, b, c, d, name, size) CAPTURE_TABLE_##id,
@@ -191,6 +196,19 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
  * is the buffer writer.c explains its last failure in.
  */
 int capture_builder__view(struct capture_builder *b, struct capture *view);
+/*
+ * merge.c.  capture_builder__intern_row() adds a row of an appended table
+ * (modules, processes, threads, mappings) unless a row with the same bytes
+ * was added through it before, and returns that row's id (CAPTURE_NONE and
+ * the sticky error on failure, or for another table).  Rows added with the
+ * plain adders are not seen by it.  capture_builder__drop_before() drops
+ * the samples with time_ns < until_ns and the intervals with end_ns <
+ * until_ns (every one for UINT64_MAX), keeping the order of the rest, and
+ * every counter; every other table stays.
+ */
+uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_table t,
+				     const void *row);
+void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns);
 struct ZSTD_CCtx_s *capture_builder__cctx(struct capture_builder *b);
 char *capture_builder__msg(struct capture_builder *b, size_t *len);
 

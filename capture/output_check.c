@@ -2,21 +2,19 @@
 /* Can a capture be published at a path?  Checked before recording starts. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <linux/fs.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_io.h"
 #include "output_check.h"
 
 int capture__check_output(const char *path, char *msg, size_t msglen)
 {
-	char *resolved = NULL, *copy = NULL, *tmp = NULL;
-	const char *dir;
+	struct file_out o;
 	struct stat st;
 	int fd, err = 0;
 
@@ -25,7 +23,20 @@ int capture__check_output(const char *path, char *msg, size_t msglen)
 		snprintf(msg, msglen, "empty output path");
 		return -EINVAL;
 	}
-	if (!stat(path, &st)) {
+	if (!lstat(path, &st)) {
+		struct stat target;
+
+		if (S_ISLNK(st.st_mode) && !stat(path, &target) &&
+		    (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode) ||
+		     S_ISSOCK(target.st_mode)))
+			return 0; /* -o /dev/stdout: written through (file_io.h) */
+		if (S_ISLNK(st.st_mode)) {
+			snprintf(msg, msglen,
+				 "output %s is a symbolic link; refusing to write through it "
+				 "(remove it or name its target)",
+				 path);
+			return -ELOOP;
+		}
 		if (S_ISDIR(st.st_mode)) {
 			snprintf(msg, msglen, "output %s is a directory", path);
 			return -EISDIR;
@@ -33,7 +44,7 @@ int capture__check_output(const char *path, char *msg, size_t msglen)
 		if (S_ISFIFO(st.st_mode))
 			return 0; /* written through; opening it would wait for a reader */
 		if (!S_ISREG(st.st_mode)) {
-			fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+			fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
 			if (fd < 0) {
 				err = -errno;
 				snprintf(msg, msglen, "cannot open %s for writing: %s", path,
@@ -43,11 +54,7 @@ int capture__check_output(const char *path, char *msg, size_t msglen)
 			close(fd);
 			return 0;
 		}
-		/* The writer replaces a symlink's target. */
-		resolved = realpath(path, NULL);
-		if (resolved)
-			path = resolved;
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 		if (fd >= 0) {
 			int flags = 0;
 
@@ -59,35 +66,19 @@ int capture__check_output(const char *path, char *msg, size_t msglen)
 			}
 			close(fd);
 			if (err)
-				goto cleanup;
+				return err;
 		}
 	}
-	copy = strdup(path);
-	if (!copy || asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
-		snprintf(msg, msglen, "out of memory");
-		goto cleanup;
+	/* the writer's temporary can be created (and is removed again) */
+	err = file_out__open(&o, path, msg, msglen);
+	if (err) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", msg);
+		/* keep the historical wording: "cannot write PATH: ..." */
+		snprintf(msg, msglen, "cannot write %s", why);
+		return err;
 	}
-	dir = dirname(copy);
-	unlink(tmp); /* a leftover of an earlier process with our pid, as the writer does */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		if (errno == ENOENT && access(dir, F_OK))
-			snprintf(msg, msglen, "cannot write %s: directory %s does not exist", path,
-				 dir);
-		else
-			snprintf(msg, msglen, "cannot create a file in %s (to write %s): %s", dir,
-				 path, errno == ENOENT ? "files cannot be created there" :
-				 strerror(errno));
-		goto cleanup;
-	}
-	close(fd);
-	unlink(tmp);
-cleanup:
-	free(tmp);
-	free(copy);
-	free(resolved);
-	return err;
+	file_out__abort(&o);
+	return 0;
 }

@@ -27,6 +27,7 @@
 #include "capture/capture.h"
 #include "capture/duty.h"
 #include "capture/format.h"
+#include "capture/limits.h"
 
 const struct capture_table_info capture_table_info[CAPTURE_TABLE_COUNT] = {
 #define CAPTURE_TABLE_INFO(id, a, b, c, d, tname, size)                                            \
@@ -342,6 +343,22 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
 					"event %u has unit '%s', not nanoseconds", v->event,
 					capture__string(c, c->events[v->event].unit));
 	}
+	for (i = 0; i < c->ncgroups; i++) {
+		const struct capture_cgroup *g = &c->cgroups[i];
+
+		if ((e = check_string(&k, CAPTURE_TABLE_CGROUPS, i, "path", g->path)) ||
+		    (e = check_string(&k, CAPTURE_TABLE_CGROUPS, i, "container", g->container)) ||
+		    (e = check_string(&k, CAPTURE_TABLE_CGROUPS, i, "runtime", g->runtime)))
+			return e;
+	}
+	if (c->nsample_cgroups && c->nsample_cgroups != c->nsamples)
+		return ROW_FAIL(&k, CAPTURE_TABLE_SAMPLE_CGROUPS, 0,
+				"%u rows for %u samples (must be 0 or equal)", c->nsample_cgroups,
+				c->nsamples);
+	for (i = 0; i < c->nsample_cgroups; i++)
+		if ((e = check_ref(&k, CAPTURE_TABLE_SAMPLE_CGROUPS, i, "cgroup",
+				   c->sample_cgroups[i], CAPTURE_TABLE_CGROUPS, c->ncgroups, true)))
+			return e;
 	for (i = 0; i < c->ncounters; i++)
 		if ((e = check_string(&k, CAPTURE_TABLE_COUNTERS, i, "name", c->counters[i].name)))
 			return e;
@@ -470,6 +487,16 @@ static int reader__table_header(struct reader *r, uint32_t k, size_t pos, int t,
 			    "come from %llu zstd bytes",
 			    ti->name, k, pos, (unsigned long long)h->raw_size,
 			    (unsigned long long)h->stored_size);
+		/* a valid frame may still be a bomb: the policy of capture/limits.h */
+		if (h->raw_size > capture_limits__max_inflated(h->stored_size))
+			return READ_FAIL(
+			    r, -EFBIG,
+			    "table '%s' (chunk %u at offset %zu): raw size %llu from %llu zstd "
+			    "bytes exceeds the inflation limit (%u x stored + %llu, at most "
+			    "%llu bytes per table)",
+			    ti->name, k, pos, (unsigned long long)h->raw_size,
+			    (unsigned long long)h->stored_size, CAPTURE_LIMIT_INFLATE_RATIO,
+			    CAPTURE_LIMIT_INFLATE_SLACK, CAPTURE_LIMIT_TABLE_BYTES);
 		break;
 	default:
 		return READ_FAIL(r, -EBADMSG,
@@ -533,12 +560,6 @@ static int reader__segment(struct reader *r, size_t *pos)
 			    k, t >= 0 ? capture_table_info[t].name : tag_text(h.tag, tagbuf), p,
 			    (unsigned long long)h.stored_size, r->len - p - sizeof(h));
 		payload = r->buf + p + sizeof(h);
-		crc = capture__crc32(0, payload, h.stored_size);
-		if (crc != h.crc)
-			return READ_FAIL(
-			    r, -EBADMSG, "chunk %u %s at offset %zu: crc 0x%08x, computed 0x%08x",
-			    k, t >= 0 ? capture_table_info[t].name : tag_text(h.tag, tagbuf), p,
-			    h.crc, crc);
 		if (h.reserved || (h.flags & ~CAPTURE_CHUNK_F_KNOWN))
 			return READ_FAIL(
 			    r, -EBADMSG,
@@ -549,12 +570,31 @@ static int reader__segment(struct reader *r, size_t *pos)
 					 "chunk 0 at offset %zu: %s where a segment header belongs",
 					 p, tag_text(h.tag, tagbuf));
 
+		err = 0;
+		/* Header fields first, then the crc: a chunk claiming gigabytes is
+		 * refused before its bytes are read. */
+		if (h.tag == CAPTURE_TAG_SEAL || h.tag == CAPTURE_TAG_SEGMENT)
+			err = reader__fixed_header(r, k, p,
+						   h.tag == CAPTURE_TAG_SEAL ? "seal" : "segment", &h,
+						   sizeof(struct capture_seal_payload));
+		else if (t >= 0)
+			err = reader__table_header(r, k, p, t, &h);
+		else if (!(h.flags & CAPTURE_CHUNK_F_OPTIONAL))
+			err = READ_FAIL(r, -EBADMSG,
+					"chunk %u at offset %zu: unknown required chunk %s", k, p,
+					tag_text(h.tag, tagbuf));
+		if (err)
+			return err;
+		crc = capture__crc32(0, payload, h.stored_size);
+		if (crc != h.crc)
+			return READ_FAIL(
+			    r, -EBADMSG, "chunk %u %s at offset %zu: crc 0x%08x, computed 0x%08x",
+			    k, t >= 0 ? capture_table_info[t].name : tag_text(h.tag, tagbuf), p,
+			    h.crc, crc);
+
 		if (h.tag == CAPTURE_TAG_SEAL) {
 			struct capture_seal_payload seal;
 
-			err = reader__fixed_header(r, k, p, "seal", &h, sizeof(seal));
-			if (err)
-				return err;
 			memcpy(&seal, payload, sizeof(seal));
 			if (seal.chunk_count != k || seal.headers_crc != headers_crc ||
 			    seal.segment_size != p + sizeof(h) + sizeof(seal) - start)
@@ -576,24 +616,13 @@ static int reader__segment(struct reader *r, size_t *pos)
 						 "chunk %u at offset %zu: segment header inside a "
 						 "segment (missing seal)",
 						 k, p);
-			err = reader__fixed_header(r, k, p, "segment", &h, sizeof(seg));
-			if (err)
-				return err;
 			memcpy(&seg, payload, sizeof(seg));
 			if (seg.reserved)
 				return READ_FAIL(r, -EBADMSG,
 						 "segment header at offset %zu: reserved 0x%llx", p,
 						 (unsigned long long)seg.reserved);
-		} else if (t >= 0) {
-			err = reader__table_header(r, k, p, t, &h);
-			if (err)
-				return err;
-		} else if (!(h.flags & CAPTURE_CHUNK_F_OPTIONAL)) {
-			return READ_FAIL(r, -EBADMSG,
-					 "chunk %u at offset %zu: unknown required chunk %s", k, p,
-					 tag_text(h.tag, tagbuf));
 		}
-		/* else: an unknown optional chunk, framed and checksummed, skipped */
+		/* an unknown optional chunk is framed and checksummed, then skipped */
 		headers_crc = capture__crc32(headers_crc, r->buf + p, sizeof(h));
 		p += sizeof(h) + h.stored_size;
 	}
@@ -672,6 +701,12 @@ static void capture__bind(struct capture *c, int t, const void *rows, uint32_t n
 	case CAPTURE_TABLE_INTERVALS:
 		c->intervals = rows, c->nintervals = n;
 		break;
+	case CAPTURE_TABLE_CGROUPS:
+		c->cgroups = rows, c->ncgroups = n;
+		break;
+	case CAPTURE_TABLE_SAMPLE_CGROUPS:
+		c->sample_cgroups = rows, c->nsample_cgroups = n;
+		break;
 	}
 }
 
@@ -739,6 +774,15 @@ static int capture__parse(const void *buf, size_t len, const char *name, struct 
 		}
 	}
 
+	/* the inflated tables and the input together stay inside the budget */
+	if (total > capture_limits__max_memory() ||
+	    len > capture_limits__max_memory() - total) {
+		e = READ_FAIL(r, -EFBIG,
+			      "%zu bytes of tables (inflated) and %zu of input exceed the memory "
+			      "limit of %llu bytes (" CAPTURE_LIMIT_MEMORY_NAME ")",
+			      total, len, (unsigned long long)capture_limits__max_memory());
+		goto cleanup;
+	}
 	e = -ENOMEM;
 	c = calloc(1, sizeof(*c));
 	dctx = ZSTD_createDCtx();
@@ -777,11 +821,15 @@ cleanup:
 }
 
 /*
- * Reads the whole file (regular files only), then as capture__open_mem.
- * Returns -errno of open/fstat/read with "path: read: reason" in err.
+ * Checks the file header from the first bytes, then the size against the
+ * memory budget, then reads the whole file (regular files only) and parses
+ * it as capture__open_mem.  Returns -errno of open/fstat/read with
+ * "path: read: reason" in err, -EINVAL for a file that is not regular, or
+ * -EFBIG beyond the budget.
  */
 int capture__open(const char *path, struct capture **out, char *err, size_t errlen)
 {
+	struct capture_file_header fh;
 	struct stat st;
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -789,7 +837,8 @@ int capture__open(const char *path, struct capture **out, char *err, size_t errl
 	const char *step = "open";
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted at path does not block the open */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		e = -errno;
 		goto cleanup;
@@ -804,17 +853,33 @@ int capture__open(const char *path, struct capture **out, char *err, size_t errl
 		goto cleanup;
 	}
 	step = "read";
-	if ((uint64_t)st.st_size > SIZE_MAX - 1) {
-		e = -EFBIG;
+	/* The magic and header decide from 24 bytes, before any large read. */
+	len = (size_t)(st.st_size < (off_t)sizeof(fh) ? st.st_size : (off_t)sizeof(fh));
+	if (pread(fd, &fh, len, 0) != (ssize_t)len) {
+		e = errno ? -errno : -EIO;
 		goto cleanup;
 	}
+	step = NULL;
+	e = capture__check_header(&fh, len, path, err, errlen);
+	if (e)
+		goto cleanup;
+	if ((uint64_t)st.st_size > capture_limits__max_memory()) {
+		e = fail(err, errlen, path, -EFBIG,
+			 "%llu bytes exceed the memory limit of %llu bytes (" CAPTURE_LIMIT_MEMORY_NAME
+			 ")",
+			 (unsigned long long)st.st_size,
+			 (unsigned long long)capture_limits__max_memory());
+		goto cleanup;
+	}
+	step = "read";
 	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!buf) {
 		e = -ENOMEM;
 		goto cleanup;
 	}
+	len = 0;
 	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+		ssize_t n = pread(fd, buf + len, (size_t)st.st_size - len, (off_t)len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -839,6 +904,15 @@ cleanup:
 		close(fd);
 	free(buf);
 	return e;
+}
+
+int capture__check_header(const void *buf, size_t len, const char *name, char *err,
+			  size_t errlen)
+{
+	struct reader r = {.buf = buf, .len = len, .name = name ? name : "capture",
+			   .err = err, .errlen = errlen};
+
+	return reader__file_header(&r);
 }
 
 /*

@@ -123,6 +123,12 @@ static void table__rows(const struct capture *v, enum capture_table t, const voi
 	case CAPTURE_TABLE_INTERVALS:
 		*rows = v->intervals, *count = v->nintervals;
 		break;
+	case CAPTURE_TABLE_CGROUPS:
+		*rows = v->cgroups, *count = v->ncgroups;
+		break;
+	case CAPTURE_TABLE_SAMPLE_CGROUPS:
+		*rows = v->sample_cgroups, *count = v->nsample_cgroups;
+		break;
 	default:
 		*rows = NULL, *count = 0;
 		break;
@@ -246,106 +252,39 @@ cleanup:
 
 
 /*
- * Serialize and publish at path: write PATH.tmp.PID in the same directory
- * (mode 0666 & ~umask), fsync it, rename it over path, fsync the
- * directory.  On failure before the rename the temporary file is removed
- * and path is untouched; a partial file never carries path's name.
- * Returns 0, the errors of capture_builder__serialize(), or -errno of the
- * failing system call (capture_builder__error() names it).
+ * Serialize and publish at path with file_out (file_io.h): a temporary
+ * PATH.tmp.XXXXXX (O_EXCL, mode 0600) in the same directory, fsync'd and
+ * renamed over path, then the directory fsync'd; a symlink at path is
+ * refused, a device or FIFO written through.  On failure before the rename
+ * the temporary is removed and path is untouched; a partial file never
+ * carries path's name.  Returns 0, the errors of
+ * capture_builder__serialize(), or -errno of the failing system call
+ * (capture_builder__error() names it).
  */
 int capture_builder__write(struct capture_builder *b, const char *path)
 {
-	char *tmp = NULL, *msg;
+	struct file_out o = {.fd = -1, .slot = -1};
 	void *buf = NULL;
 	size_t len, msglen;
-	int fd = -1, err;
-	const char *step;
-
-	struct stat st;
-	char *resolved = NULL;
-	mode_t mode = 0666;
+	char *msg;
+	int err;
 
 	err = capture_builder__serialize(b, &buf, &len);
 	if (err)
 		return err;
 	msg = capture_builder__msg(b, &msglen);
-	/*
-	 * What already stands at path decides how to publish: a device or FIFO
-	 * (-o /dev/null) is written through, never replaced; a symlink is
-	 * followed and its target replaced atomically; a regular file keeps its
-	 * permission bits.
-	 */
-	if (!stat(path, &st)) {
-		if (!S_ISREG(st.st_mode)) {
-			step = "write";
-			fd = open(path, O_WRONLY | O_CLOEXEC);
-			if (fd < 0) {
-				err = -errno;
-				goto cleanup;
-			}
-			err = file__write_all(fd, buf, len);
-			goto cleanup;
-		}
-		mode = st.st_mode & 07777;
-		resolved = realpath(path, NULL);
-		if (resolved)
-			path = resolved;
-	}
-	step = "allocate";
-	if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	step = "create";
-	/* A leftover of an earlier process with our pid is ours to replace. */
-	if (unlink(tmp) && errno != ENOENT) {
-		err = -errno;
-		goto cleanup;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (mode != 0666 && fchmod(fd, mode)) {
-		err = -errno;
-		goto cleanup;
-	}
-	step = "write";
-	err = file__write_all(fd, buf, len);
+	err = file_out__open(&o, path, msg, msglen);
 	if (err)
 		goto cleanup;
-	step = "fsync";
-	if (fsync(fd)) {
-		err = -errno;
-		goto cleanup;
-	}
-	step = "close";
-	err = close(fd) ? -errno : 0;
-	fd = -1;
-	if (err)
-		goto cleanup;
-	step = "rename";
-	if (rename(tmp, path)) {
-		err = -errno;
-		goto cleanup;
-	}
-	free(tmp);
-	tmp = NULL; /* published: nothing to remove any more */
-	step = "fsync directory of";
-	err = file__fsync_parent(path);
-
-cleanup:
-	if (err)
-		snprintf(msg, msglen, "%s: %s %s: %s", path, step, tmp ? tmp : path,
+	err = file__write_all(o.fd, buf, len);
+	if (err) {
+		snprintf(msg, msglen, "%s: write %s: %s", path, o.tmp ? o.tmp : path,
 			 strerror(-err));
-	if (fd >= 0)
-		close(fd);
-	if (tmp)
-		unlink(tmp);
-	free(tmp);
+		file_out__abort(&o);
+		goto cleanup;
+	}
+	err = file_out__commit(&o, msg, msglen);
+cleanup:
 	free(buf);
-	free(resolved);
 	return err;
 }

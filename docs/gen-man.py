@@ -6,7 +6,7 @@ command's help verbatim under its own section).  Standard library only."""
 import subprocess
 import sys
 
-COMMANDS = ["record", "report", "convert", "symbolize"]
+COMMANDS = ["record", "report", "convert", "symbolize", "snapshot", "serve"]
 
 
 def roff_text(text):

@@ -22,7 +22,8 @@
 #include <linux/types.h>
 #endif
 
-#define MS_ABI_VERSION 1
+/* 2: ms_sample carries the cgroup id and namespace ids (issue 15) */
+#define MS_ABI_VERSION 2
 
 /* Record type tags (ms_rec_header.type). */
 #define MS_REC_SAMPLE 1
@@ -123,14 +124,26 @@ struct ms_sample {
 	__u16 py_len;		  /* struct ms_py_frame entries after the stack copy */
 	__u16 py_status;	  /* MS_PY_* (bpf/abi/python.h): how the Python walk went */
 	struct ms_regs_x86_64 regs; /* user registers; valid if MS_SAMPLE_F_USER_REGS */
+	/* The task's cgroup v2 id (kernfs node id = the inode number of its
+	 * directory in the v2 hierarchy; bpf/scope.bpf.h), 0 if unreadable. */
+	__u64 cgroup_id;
+	/* The task as its own (innermost) pid namespace sees it: tid, tgid and
+	 * the namespace's inode number (/proc/PID/ns/pid); 0 if unreadable.
+	 * Equal to tid/pid in the initial namespace. */
+	__u32 ns_tid;
+	__u32 ns_pid;
+	__u32 pidns;
+	__u32 reserved; /* 0 */
 	__u64 ips[];
 };
 
 _Static_assert(sizeof(struct ms_rec_header) == 8, "ms_rec_header size");
 _Static_assert(sizeof(struct ms_regs_x86_64) == 64, "ms_regs_x86_64 size");
-_Static_assert(sizeof(struct ms_sample) == 120, "ms_sample size");
+_Static_assert(sizeof(struct ms_sample) == 144, "ms_sample size");
 _Static_assert(__builtin_offsetof(struct ms_sample, regs) == 56, "ms_sample.regs offset");
-_Static_assert(__builtin_offsetof(struct ms_sample, ips) == 120, "ms_sample.ips offset");
+_Static_assert(__builtin_offsetof(struct ms_sample, cgroup_id) == 120, "ms_sample.cgroup_id offset");
+_Static_assert(__builtin_offsetof(struct ms_sample, ns_tid) == 128, "ms_sample.ns_tid offset");
+_Static_assert(__builtin_offsetof(struct ms_sample, ips) == 144, "ms_sample.ips offset");
 
 /* Largest Python walk in one sample (frames; bpf/python.bpf.h). */
 #define MS_PY_MAX_FRAMES 128
@@ -138,7 +151,7 @@ _Static_assert(__builtin_offsetof(struct ms_sample, ips) == 120, "ms_sample.ips 
 #define MS_PY_FRAME_BYTES 24
 
 /* Largest sample record the sampler writes: two full callchains, a full
- * stack copy and a full Python walk (bytes; 70760).  A larger hdr.size is
+ * stack copy and a full Python walk (bytes; 70784).  A larger hdr.size is
  * malformed. */
 #define MS_SAMPLE_MAX_SIZE                                                                         \
 	(sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 + MS_STACK_COPY_MAX +                \
@@ -264,6 +277,36 @@ _Static_assert(__builtin_offsetof(struct ms_offcpu, regs) == 72, "ms_offcpu.regs
 #define MS_OFFCPU_MAX_IPS (4 * MS_MAX_STACK_DEPTH)
 /* Largest interval record (bytes): four full callchains and a full copy. */
 #define MS_OFFCPU_MAX_SIZE (sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8 + MS_STACK_COPY_MAX)
+
+/*
+ * The waker's user stack for an interval, taken with the recording's
+ * call-graph policy (stack_copy_bytes set: auto/dwarf).  Written by
+ * sched_waking in the waker's context, while the waker is inside the system
+ * call that woke the thread (its user stack and syscall-entry registers are
+ * intact): regs are the waker's user registers, followed by stack_copy_len
+ * bytes of its user stack from regs.sp upward.  The processor pairs it with
+ * the interval record of (tid, start_ns), which comes later in time order
+ * (its time_ns is the switch-in).  hdr.size is sizeof + stack_copy_len.
+ * flags: MS_OFFCPU_F_STACK_END / _FAULT / _NO_VMA as for the interval copy.
+ */
+#define MS_REC_OFFCPU_WAKER 3
+
+struct ms_offcpu_waker {
+	struct ms_rec_header hdr; /* type = MS_REC_OFFCPU_WAKER */
+	__u64 time_ns;		  /* sched_waking (CLOCK_MONOTONIC) */
+	__u64 start_ns;		  /* the woken interval's switch-out: pairs the two */
+	__u32 tid;		  /* the woken thread */
+	__u32 waker_pid;	  /* tgid */
+	__u32 waker_tid;
+	__u32 flags; /* MS_OFFCPU_F_STACK_END | _FAULT | _NO_VMA */
+	__u32 arch;  /* MS_ARCH_* */
+	__u32 stack_copy_len; /* bytes, a multiple of 8 */
+	struct ms_regs_x86_64 regs; /* the waker's user registers */
+	/* stack_copy_len bytes follow */
+};
+_Static_assert(__builtin_offsetof(struct ms_offcpu_waker, time_ns) == 8, "waker time_ns offset");
+_Static_assert(__builtin_offsetof(struct ms_offcpu_waker, regs) == 48, "waker regs offset");
+_Static_assert(sizeof(struct ms_offcpu_waker) % 8 == 0, "ms_offcpu_waker size");
 
 /* ms_offcpu_slot.phase */
 #define MS_OFFCPU_PHASE_CLOSED 0 /* on CPU, or nothing pending */

@@ -6,6 +6,14 @@
  * at the sample's time.  Because every thread's events are written in one
  * time-ordered sequence that only ever closes the innermost open slice,
  * slices nest by construction.
+ *
+ * Slices are bounded (capture/limits.h, CAPTURE_LIMIT_EXPORT_K events per
+ * row): a deep stack alternating with another would otherwise be reopened
+ * in full after every sample (a 36 KB capture of a 10k-deep stack made
+ * 2 GB).  Every sample is also written in the format's compact form, once
+ * each: "stackFrames" (one entry per stack row, named by its frame's label,
+ * with its parent) and "samples" (ts, pid, tid, weight and the "sf" of its
+ * leaf), so nothing is lost when slices stop.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,9 +21,11 @@
 #include <string.h>
 
 #include "capture/formats/formats.h"
+#include "capture/limits.h"
 
 struct trace_thread {
 	FILE *out;
+	uint64_t events_left; /* B/E events the budget still allows */
 	uint64_t pid, tid;
 	const char **open; /* labels of the open slices, outermost first */
 	uint32_t nopen;
@@ -35,6 +45,8 @@ static void trace_args(struct trace_thread *t, const struct capture *c,
 static void trace_event_iv(struct trace_thread *t, char ph, const char *name, uint64_t ns,
 			   const struct capture *c, const struct capture_interval *v, bool clamped)
 {
+	if (t->events_left)
+		t->events_left--;
 	fputs(t->first_event ? "\n" : ",\n", t->out);
 	t->first_event = false;
 	fprintf(t->out, "{\"ph\":\"%c\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":", ph,
@@ -173,6 +185,54 @@ static int item_cmp(const void *pa, const void *pb)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/*
+ * The compact form: "stackFrames" ({"<stack id + 1>": {"name", "parent"}},
+ * one per stack row, "category" the module kind) and "samples" (one per
+ * sample: ts in us from t0, pid, tid, cpu, weight, event name, "sf" the
+ * leaf's stack id + 1; an empty stack has no "sf").  Output O(rows).
+ */
+static int trace_compact(const struct capture *c, uint32_t event, FILE *out,
+			 const struct trace_thread *t, char **labels, char **markers)
+{
+	uint32_t i;
+
+	fputs("\"stackFrames\":{", out);
+	for (i = 0; i < c->nstacks; i++) {
+		const struct capture_stack *st = &c->stacks[i];
+
+		fprintf(out, "%s\n\"%" PRIu32 "\":{\"category\":\"%s\",\"name\":", i ? "," : "",
+			i + 1,
+			c->frames[st->frame].flags & CAPTURE_FRAME_F_KERNEL ? "kernel" : "user");
+		formats__json_string(out, labels[st->frame]);
+		if (st->parent != CAPTURE_NONE)
+			fprintf(out, ",\"parent\":\"%" PRIu32 "\"", st->parent + 1);
+		fputc('}', out);
+	}
+	fputs("\n},\"samples\":[", out);
+	for (i = 0; i < c->nsamples; i++) {
+		const struct capture_sample *smp = &c->samples[i];
+		uint64_t pid = 0, tid = 0;
+
+		if (smp->thread != CAPTURE_NONE) {
+			pid = c->processes[c->threads[smp->thread].process].pid;
+			tid = c->threads[smp->thread].tid;
+		}
+		fprintf(out, "%s\n{\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":", i ? "," : "",
+			pid, tid);
+		put_ts(out, smp->time_ns > t->t0 ? smp->time_ns - t->t0 : 0);
+		if (smp->cpu != CAPTURE_NONE)
+			fprintf(out, ",\"cpu\":%" PRIu32, smp->cpu);
+		fprintf(out, ",\"weight\":%" PRIu64 ",\"name\":", smp->weight);
+		formats__json_string(out, smp->event == event ? capture__string(
+						  c, c->events[event].name) : markers[smp->event]);
+		if (smp->stack != CAPTURE_NONE)
+			fprintf(out, ",\"sf\":\"%" PRIu32 "\"", smp->stack + 1);
+		fputc('}', out);
+	}
+	fputs("\n],", out);
+	return ferror(out) ? -EIO : 0;
+}
+
 int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 			 struct formats_note *note)
 {
@@ -184,7 +244,8 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 	const char **path = NULL;
 	bool *seen_proc = NULL, *seen_thread = NULL, timed = false, any_unknown = false;
 	uint64_t cursor = 0, tmin = UINT64_MAX, hard_end = 0, trimmed = 0, dropped = 0;
-	uint64_t edge_ivs = 0, clamped_ivs = 0;
+	uint64_t edge_ivs = 0, clamped_ivs = 0, slices_cut_ns = 0, budget;
+	size_t slices_cut_item = SIZE_MAX;
 	int err;
 
 	err = formats__labels_new(c, &labels);
@@ -246,6 +307,9 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 	if (!path || !path_frames || !t.open)
 		goto cleanup;
 	t.t0 = timed ? tmin : 0;
+	budget = ((uint64_t)c->nsamples + c->nintervals + c->nstacks) * CAPTURE_LIMIT_EXPORT_K +
+		 CAPTURE_LIMIT_EXPORT_SLACK;
+	t.events_left = budget;
 
 	/*
 	 * Spans.  A sample covers [time, time + duration) (until the thread's
@@ -376,6 +440,16 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 		while (common < t.nopen && common < n && !strcmp(t.open[common], path[common]) &&
 		       strncmp(path[common], "off-CPU: ", 9))
 			common++;
+		/* this item's events (closing all later included) must fit the budget */
+		if ((uint64_t)(t.nopen - common) + 2 * (uint64_t)(n - common) + common >
+		    t.events_left) {
+			close_to(&t, 0, it->start);
+			if (!slices_cut_ns) {
+				slices_cut_ns = it->start;
+				slices_cut_item = k;
+			}
+			break;
+		}
 		close_to(&t, common, it->start);
 		for (d = common; d < n; d++) {
 			t.open[t.nopen++] = path[d];
@@ -388,7 +462,11 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 		else if (v)
 			close_to(&t, n - 1, it->end); /* the interval ends before the next item */
 	}
-	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"microscope\"", out);
+	fputs("\n],", out);
+	err = trace_compact(c, event, out, &t, labels, markers);
+	if (err)
+		goto cleanup;
+	fputs("\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"microscope\"", out);
 	fprintf(out, ",\"t0_ns\":%" PRIu64 "}}\n", t.t0);
 	if (!timed && c->nsamples)
 		formats_note__add(note, "the capture has no sample times: samples laid end to "
@@ -408,6 +486,12 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 	if (clamped_ivs)
 		formats_note__add(note, "%" PRIu64 " overlapping intervals clamped (args clamped)",
 				  clamped_ivs);
+	if (slices_cut_item < nitems)
+		formats_note__add(note, "slices stop at ts %" PRIu64 " ns (item %zu of %zu): the "
+				  "output limit of %u events per row (capture/limits.h); every "
+				  "sample is in \"samples\"/\"stackFrames\"",
+				  slices_cut_ns - t.t0, slices_cut_item, nitems,
+				  CAPTURE_LIMIT_EXPORT_K);
 	err = 0;
 cleanup:
 	formats__labels_free(labels, c->nframes);

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "capture/frame_label.h"
+#include "capture/limits.h"
+#include "capture/text.h"
 
 #include "capture/formats/formats.h"
 
@@ -67,29 +69,12 @@ uint64_t formats__sample_ns(const struct capture_event *ev, const struct capture
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid (text.h). */
 static size_t utf8_len(const unsigned char *s)
 {
-	size_t n, i;
+	int n = text__utf8_len(s, strnlen((const char *)s, 4));
 
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* overlong 3/4-byte forms, surrogates, > U+10FFFF */
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return n;
+	return n > 0 ? (size_t)n : 0;
 }
 
 void formats__json_string(FILE *out, const char *str)
@@ -182,4 +167,57 @@ int formats__samples_by_thread(const struct capture *c, uint32_t **order)
 	qsort_r(o, c->nsamples, sizeof(*o), by_thread_cmp, (void *)c);
 	*order = o;
 	return 0;
+}
+
+/* ---- import bounds -------------------------------------------------------- */
+
+#define IMPORT_CHECK_EVERY (1u << 16)
+
+void import_budget__init(struct import_budget *ib, const struct capture_builder *b,
+			 size_t in_bytes, uint64_t held, char *err, size_t errlen)
+{
+	*ib = (struct import_budget){
+		.units_max = capture_limits__import_units(in_bytes),
+		.held = held,
+		.in_bytes = in_bytes,
+		.b = b,
+		.err = err,
+		.errlen = errlen,
+	};
+	ib->units_left = ib->units_max;
+	ib->next_check = ib->units_left > IMPORT_CHECK_EVERY ? ib->units_left - IMPORT_CHECK_EVERY
+							     : 0;
+}
+
+int import_budget__memory(struct import_budget *ib)
+{
+	uint64_t max = capture_limits__max_memory(), need;
+
+	need = ib->held + 2 * (uint64_t)capture_builder__bytes(ib->b);
+	if (need <= max)
+		return 0;
+	if (ib->errlen)
+		snprintf(ib->err, ib->errlen,
+			 "importing needs more than the memory limit of %" PRIu64
+			 " bytes (" CAPTURE_LIMIT_MEMORY_NAME "; %" PRIu64 " bytes so far)",
+			 max, need);
+	return -EFBIG;
+}
+
+int import_budget__exceeded(struct import_budget *ib, uint64_t n)
+{
+	if (n > ib->units_left) {
+		if (ib->errlen)
+			snprintf(ib->err, ib->errlen,
+				 "the profile expands beyond the import limit of %u rows per "
+				 "input byte (%" PRIu64 " for %zu bytes, capture/limits.h "
+				 "CAPTURE_LIMIT_IMPORT_K): an amplification such as a location "
+				 "with many inline lines named many times",
+				 CAPTURE_LIMIT_IMPORT_K, ib->units_max, ib->in_bytes);
+		return -EFBIG;
+	}
+	ib->units_left -= n;
+	ib->next_check = ib->units_left > IMPORT_CHECK_EVERY ? ib->units_left - IMPORT_CHECK_EVERY
+							     : 0;
+	return import_budget__memory(ib);
 }

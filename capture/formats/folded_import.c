@@ -69,8 +69,8 @@ static bool folded_has_empty_frame(const char *p, size_t len)
 }
 
 /* Import one line's path p[len] with weight; returns a skip reason or -1 when added. */
-static int folded_line(struct capture_builder *b, uint32_t event, const char *p, size_t len,
-		       uint64_t weight, char **name, size_t *name_cap)
+static int folded_line(struct capture_builder *b, struct import_budget *ib, uint32_t event,
+		       const char *p, size_t len, uint64_t weight, char **name, size_t *name_cap)
 {
 	uint32_t parent = CAPTURE_NONE;
 	size_t start = 0, i;
@@ -93,6 +93,8 @@ static int folded_line(struct capture_builder *b, uint32_t event, const char *p,
 			*name = np;
 			*name_cap = n + 1;
 		}
+		if (import_budget__spend(ib, 2))
+			return -3;
 		memcpy(*name, p + start, n);
 		(*name)[n] = '\0';
 		if (n > 4 && !memcmp(*name + n - 4, "_[k]", 4)) {
@@ -139,9 +141,11 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
 	struct capture_event ev = { 0 };
 	char *name = NULL;
 	size_t name_cap = 0;
+	struct import_budget ib;
 	uint32_t event;
 	int i, err = 0;
 
+	import_budget__init(&ib, b, len, len, errbuf, errlen);
 	if (memchr(text, '\0', len)) {
 		snprintf(errbuf, errlen, "binary data (a NUL byte at offset %zu): not a capture, "
 			 "pprof or folded file",
@@ -193,10 +197,10 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
 					err = -EBADMSG;
 					goto cleanup;
 				}
-				r = folded_line(b, event, line, (size_t)(pe - line), weight, &name,
-						&name_cap);
-				if (r == -2) {
-					err = -ENOMEM;
+				r = folded_line(b, &ib, event, line, (size_t)(pe - line), weight,
+						&name, &name_cap);
+				if (r == -2 || r == -3) {
+					err = r == -2 ? -ENOMEM : -EFBIG;
 					goto cleanup;
 				}
 				if (r < 0)
@@ -225,6 +229,9 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
 		err = -EBADMSG;
 		goto cleanup;
 	}
+	err = import_budget__memory(&ib);
+	if (err)
+		goto cleanup;
 	for (i = 0; i < FOLDED_SKIP_COUNT; i++) {
 		if (!skipped[i])
 			continue;

@@ -72,6 +72,43 @@ void formats__labels_free(char **labels, uint32_t n);
  */
 int formats__samples_by_thread(const struct capture *c, uint32_t **order);
 
+/* ---- import bounds (capture/limits.h) ------------------------------------- */
+
+/*
+ * An importer's budget: work units (every frame, stack row and sample
+ * added, every stack step walked) at most CAPTURE_LIMIT_IMPORT_K per input
+ * byte, and memory (the bytes held outside the builder, plus twice the
+ * builder's, since the caller serializes and reopens it) within the memory
+ * limit.  A breach is -EFBIG with err naming the limit.
+ */
+struct import_budget {
+	uint64_t units_left, units_max;
+	uint64_t held;	/* bytes held outside the builder (input, inflated data, parser) */
+	size_t in_bytes;	/* input bytes the unit budget was computed from */
+	uint64_t next_check; /* units_left at which memory is checked next */
+	const struct capture_builder *b;
+	char *err;
+	size_t errlen;
+};
+
+void import_budget__init(struct import_budget *ib, const struct capture_builder *b,
+			 size_t in_bytes, uint64_t held, char *err, size_t errlen);
+
+/* Check the memory now: 0 or -EFBIG (err set). */
+int import_budget__memory(struct import_budget *ib);
+
+/* The slow path of import_budget__spend. */
+int import_budget__exceeded(struct import_budget *ib, uint64_t n);
+
+/* Spend n units (memory is checked every 64 Ki units): 0 or -EFBIG (err set). */
+static inline int import_budget__spend(struct import_budget *ib, uint64_t n)
+{
+	if (n > ib->units_left || ib->units_left - n < ib->next_check)
+		return import_budget__exceeded(ib, n);
+	ib->units_left -= n;
+	return 0;
+}
+
 /* ---- folded stacks ------------------------------------------------------ */
 
 /*
@@ -140,8 +177,9 @@ bool perf_script__detect(const void *buf, size_t len);
  * addresses for files).  duration_nanos from meta "duration_ns", period from
  * the first event with one.  Off-CPU intervals (c->intervals) fill their
  * event's column ("off-cpu/nanoseconds"): weight = ns, stack = the
- * interval's, summed per (stack, thread); complete intervals only (the rule
- * of report --off-cpu), the rest noted.  Interval events' columns come
+ * interval's, summed per (stack, thread); an interval cut by the recording's
+ * edges counts its part inside the window in a sample apart labelled
+ * clipped="recording window" (as report --off-cpu marks it), noted.  Interval events' columns come
  * first so the last (pprof's default) stays a CPU one.  Returns 0, -ENOMEM,
  * or -EOVERFLOW.
  */

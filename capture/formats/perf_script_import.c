@@ -400,8 +400,10 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 	struct ps_sample *cur = NULL;
 	uint64_t lineno = 0;
 	uint32_t ev_rows[PERF_SCRIPT_MAX_EVENTS], i;
+	struct import_budget ib;
 	int err = 0;
 
+	import_budget__init(&ib, b, len, len, errbuf, errlen);
 	if (memchr(text, '\0', len)) {
 		snprintf(errbuf, errlen, "binary data (a NUL byte at offset %zu): not perf script "
 			 "text (perf.data itself is not read: run `perf script` on it)",
@@ -445,7 +447,9 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 			} else {
 				uint32_t thread, event;
 
-				if ((err = ps_finish(&st, cur)))
+				/* the bounds of capture/limits.h (a stack costs its frames) */
+				if ((err = import_budget__spend(&ib, st.nframes + 1)) ||
+				    (err = ps_finish(&st, cur)))
 					goto cleanup;
 				thread = ps_thread(&st, &h);
 				event = ps_event(&st, &h);
@@ -500,7 +504,8 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 		}
 		line = nl ? nl + 1 : end;
 	}
-	if ((err = ps_finish(&st, cur)))
+	if ((err = import_budget__spend(&ib, st.nframes + 1)) || (err = ps_finish(&st, cur)) ||
+	    (err = import_budget__memory(&ib)))
 		goto cleanup;
 	if (!st.nsamples && len) {
 		snprintf(errbuf, errlen, "not perf script output: no sample header");

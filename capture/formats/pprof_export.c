@@ -281,7 +281,19 @@ struct pprof_column {
 struct pprof_agg {
 	uint32_t stack, thread;
 	size_t values; /* offset into the values array */
+	uint32_t cgroup; /* -> cgroups, or CAPTURE_NONE (intervals) */
+	bool clipped;    /* off-CPU intervals cut by the recording window */
 };
+
+/* The aggregation key's second half: thread and cgroup. */
+static uint64_t agg_key(uint32_t thread, uint32_t cgroup)
+{
+	return (uint64_t)thread | (uint64_t)cgroup << 32;
+}
+
+/* Labels per sample (proto field 3, Label): pid, tid, thread, comm, container,
+ * clipped. */
+#define PPROF_LABELS 6
 
 static int gzip_buf(const void *in, size_t in_len, void **out, size_t *out_len)
 {
@@ -327,7 +339,7 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	size_t naggs = 0, aggs_cap = 0;
 	int64_t *values = NULL;
 	size_t values_cap = 0;
-	struct keymap agg_index = { 0 };
+	struct keymap agg_index = { 0 }, clip_index = { 0 };
 	pb_sample *samples = NULL, **sample_ptrs = NULL;
 	pb_label *labels = NULL, **label_ptrs = NULL;
 	uint64_t *loc_ids = NULL;
@@ -453,13 +465,15 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 
 		if (s->time_ns)
 			dropped_time = true;
-		if (!keymap__get(&agg_index, s->stack, s->thread, &a)) {
+		uint32_t cg = capture__sample_cgroup(c, i);
+
+		if (!keymap__get(&agg_index, s->stack, agg_key(s->thread, cg), &a)) {
 			a = (uint32_t)naggs;
 			if (grow(&aggs, &aggs_cap, naggs + 1, sizeof(*aggs)) ||
 			    grow(&values, &values_cap, (naggs + 1) * ncols, sizeof(*values)) ||
-			    keymap__put(&agg_index, s->stack, s->thread, a))
+			    keymap__put(&agg_index, s->stack, agg_key(s->thread, cg), a))
 				goto cleanup;
-			aggs[a] = (struct pprof_agg){ s->stack, s->thread, naggs * ncols };
+			aggs[a] = (struct pprof_agg){ s->stack, s->thread, naggs * ncols, cg };
 			memset(values + naggs * ncols, 0, ncols * sizeof(*values));
 			naggs++;
 		}
@@ -480,9 +494,10 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	}
 	/*
 	 * Off-CPU intervals: their event's column ("off-cpu/nanoseconds"), weight
-	 * = ns, per (stack, thread) like samples.  Complete intervals only, the
-	 * rule of `report --off-cpu` (analysis/offcpu.c): one cut by the
-	 * recording's edges has only a partial, unknown duration.
+	 * = ns, per (stack, thread) like samples.  One cut by the recording's
+	 * edges counts its part inside the window (its weight) in a sample of
+	 * its own labelled clipped="recording window", as report --off-cpu
+	 * marks it.
 	 */
 	for (i = 0; i < c->nintervals; i++) {
 		const struct capture_interval *v = &c->intervals[i];
@@ -490,18 +505,22 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 		uint64_t sum;
 		int64_t *val;
 
-		if (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)) {
+		bool clip = v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN |
+					CAPTURE_INTERVAL_F_END_UNKNOWN);
+		struct keymap *index = clip ? &clip_index : &agg_index;
+
+		if (clip)
 			incomplete_ivs++;
-			continue;
-		}
-		complete_ivs++;
-		if (!keymap__get(&agg_index, v->stack, v->thread, &a)) {
+		else
+			complete_ivs++;
+		if (!keymap__get(index, v->stack, agg_key(v->thread, CAPTURE_NONE), &a)) {
 			a = (uint32_t)naggs;
 			if (grow(&aggs, &aggs_cap, naggs + 1, sizeof(*aggs)) ||
 			    grow(&values, &values_cap, (naggs + 1) * ncols, sizeof(*values)) ||
-			    keymap__put(&agg_index, v->stack, v->thread, a))
+			    keymap__put(index, v->stack, agg_key(v->thread, CAPTURE_NONE), a))
 				goto cleanup;
-			aggs[a] = (struct pprof_agg){ v->stack, v->thread, naggs * ncols };
+			aggs[a] = (struct pprof_agg){ v->stack, v->thread, naggs * ncols,
+						      CAPTURE_NONE, clip };
 			memset(values + naggs * ncols, 0, ncols * sizeof(*values));
 			naggs++;
 		}
@@ -516,8 +535,8 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	/* samples, their labels and location chains */
 	samples = calloc(naggs + 1, sizeof(*samples));
 	sample_ptrs = calloc(naggs + 1, sizeof(*sample_ptrs));
-	labels = calloc(naggs * 3 + 1, sizeof(*labels));
-	label_ptrs = calloc(naggs * 3 + 1, sizeof(*label_ptrs));
+	labels = calloc(naggs * PPROF_LABELS + 1, sizeof(*labels));
+	label_ptrs = calloc(naggs * PPROF_LABELS + 1, sizeof(*label_ptrs));
 	if (!samples || !sample_ptrs || !labels || !label_ptrs)
 		goto cleanup;
 	for (i = 0; i < naggs; i++) {
@@ -544,7 +563,9 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 		samples[i].value = values + aggs[i].values;
 		if (aggs[i].thread != CAPTURE_NONE) {
 			const struct capture_thread *t = &c->threads[aggs[i].thread];
-			pb_label *l = &labels[i * 3];
+			pb_label *l = &labels[i * PPROF_LABELS];
+			char container[160];
+			uint32_t nl = 4;
 
 			l[0] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
 			l[0].key = str_add(&o, "pid");
@@ -555,10 +576,30 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 			l[2] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
 			l[2].key = str_add(&o, "thread");
 			l[2].str = str_add(&o, capture__string(c, t->comm));
-			for (j = 0; j < 3; j++)
-				label_ptrs[i * 3 + j] = &l[j];
-			samples[i].n_label = 3;
-			samples[i].label = &label_ptrs[i * 3];
+			l[3] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
+			l[3].key = str_add(&o, "comm");
+			l[3].str = str_add(&o, capture__string(c, c->processes[t->process].comm));
+			if (capture__container_name(c, aggs[i].cgroup, container, sizeof(container),
+						    NULL)) {
+				l[4] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
+				l[4].key = str_add(&o, "container");
+				l[4].str = str_add_copy(&o, container);
+				nl = 5;
+			}
+			samples[i].n_label = nl;
+		}
+		if (aggs[i].clipped) {
+			pb_label *l = &labels[i * PPROF_LABELS + samples[i].n_label];
+
+			*l = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
+			l->key = str_add(&o, "clipped");
+			l->str = str_add(&o, "recording window");
+			samples[i].n_label++;
+		}
+		if (samples[i].n_label) {
+			for (j = 0; j < samples[i].n_label; j++)
+				label_ptrs[i * PPROF_LABELS + j] = &labels[i * PPROF_LABELS + j];
+			samples[i].label = &label_ptrs[i * PPROF_LABELS];
 		}
 		sample_ptrs[i] = &samples[i];
 	}
@@ -615,8 +656,8 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 				  "nanoseconds: their times, state, cause and waker not carried",
 				  complete_ivs);
 	if (incomplete_ivs)
-		formats_note__add(note, "%u off-CPU intervals cut by the recording's edges left "
-				  "out (as report --off-cpu does)", incomplete_ivs);
+		formats_note__add(note, "%u off-CPU intervals cut by the recording's edges count "
+				  "their part inside it, in samples labelled clipped", incomplete_ivs);
 	if (clamped)
 		formats_note__add(note, "values above 2^63-1 clamped");
 	if (c->ncounters)
@@ -653,6 +694,7 @@ cleanup:
 	free(aggs);
 	free(values);
 	keymap__release(&agg_index);
+	keymap__release(&clip_index);
 	free(samples);
 	free(sample_ptrs);
 	free(labels);

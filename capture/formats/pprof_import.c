@@ -16,9 +16,7 @@
 
 #include "capture/formats/formats.h"
 #include "capture/formats/profile.pb-c.h"
-
-/* An inflated profile larger than this is refused (a gzip bomb guard). */
-#define PPROF_MAX_INFLATED ((size_t)1 << 30)
+#include "capture/limits.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
 
@@ -37,15 +35,24 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EBADMSG;
 }
 
-/* Inflate a gzip stream (one or more members); -EBADMSG if corrupt or truncated. */
+/*
+ * Inflate a gzip stream (one or more members) of at most max bytes
+ * (CAPTURE_LIMIT_GZIP_RATIO x the input, and a quarter of the memory
+ * limit); -EBADMSG if corrupt or truncated or not protobuf from its first
+ * byte on, -EFBIG beyond max.
+ */
 static int gunzip(const unsigned char *in, size_t len, unsigned char **out, size_t *out_len,
 		  char *err, size_t errlen)
 {
 	z_stream z = { 0 };
-	size_t cap = len * 4 + 4096, used = 0;
+	size_t cap = len * 4 + 4096, used = 0, max;
 	unsigned char *buf = NULL;
+	uint64_t by_ratio, by_memory = capture_limits__max_memory() / 4;
 	int rc = Z_OK, ret;
 
+	if (__builtin_mul_overflow((uint64_t)len, CAPTURE_LIMIT_GZIP_RATIO, &by_ratio))
+		by_ratio = UINT64_MAX;
+	max = (size_t)(by_ratio < by_memory ? by_ratio : by_memory);
 	if (inflateInit2(&z, 15 + 32) != Z_OK)
 		return -ENOMEM;
 	z.next_in = (unsigned char *)in;
@@ -55,12 +62,16 @@ static int gunzip(const unsigned char *in, size_t len, unsigned char **out, size
 			unsigned char *nb;
 
 			if (buf)
-				cap *= 2;
-			if (cap > PPROF_MAX_INFLATED)
-				cap = PPROF_MAX_INFLATED;
+				cap = cap > max / 2 ? max : cap * 2;
+			if (cap > max)
+				cap = max;
 			if (used == cap) {
-				ret = fail(err, errlen, "gzip data inflates beyond %zu bytes",
-					   PPROF_MAX_INFLATED);
+				ret = -EFBIG;
+				snprintf(err, errlen,
+					 "gzip data inflates beyond %zu bytes (%s: %u x the input "
+					 "or a quarter of " CAPTURE_LIMIT_MEMORY_NAME ")",
+					 max, by_ratio < by_memory ? "the gzip ratio limit" :
+					 "the memory limit", CAPTURE_LIMIT_GZIP_RATIO);
 				goto cleanup;
 			}
 			nb = realloc(buf, cap);
@@ -75,6 +86,12 @@ static int gunzip(const unsigned char *in, size_t len, unsigned char **out, size
 		rc = inflate(&z, Z_NO_FLUSH);
 		used = cap - used > UINT32_MAX ? used + (UINT32_MAX - z.avail_out)
 					       : cap - z.avail_out;
+		/* no protobuf message starts with field number 0: stop a zero bomb now */
+		if (used && buf[0] < 8) {
+			ret = fail(err, errlen, "not a pprof profile: inflated byte 0 is 0x%02x "
+				   "(protobuf field number 0 does not exist)", buf[0]);
+			goto cleanup;
+		}
 		if (rc == Z_STREAM_END) {
 			/* another member may follow (concatenated gzip files) */
 			if (z.avail_in == 0)
@@ -104,6 +121,49 @@ cleanup:
 	inflateEnd(&z);
 	free(buf);
 	return ret;
+}
+
+/*
+ * protobuf-c's allocations, counted against a limit: an out-of-memory
+ * while unpacking is then told apart from a message that does not parse
+ * (both make unpack return NULL).
+ */
+struct pb_budget {
+	uint64_t left;
+	bool exceeded;
+};
+
+static void *pb_alloc(void *data, size_t size)
+{
+	struct pb_budget *pb = data;
+	uint64_t *p;
+
+	/* what malloc really takes: a 16-byte header and 16-byte granules */
+	uint64_t cost = ((uint64_t)size + 16 + 15) & ~(uint64_t)15;
+
+	if (cost + 16 > pb->left) {
+		pb->exceeded = true;
+		return NULL;
+	}
+	p = malloc(size + 16);
+	if (!p) {
+		pb->exceeded = true;
+		return NULL;
+	}
+	pb->left -= cost + 16;
+	p[0] = cost + 16;
+	return p + 2;
+}
+
+static void pb_free(void *data, void *ptr)
+{
+	struct pb_budget *pb = data;
+	uint64_t *p = ptr;
+
+	if (!p)
+		return;
+	pb->left += p[-2];
+	free(p - 2);
 }
 
 /* (id, index) pairs sorted by id, for binary search. */
@@ -199,6 +259,10 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 	size_t nframes = 0;
 	uint64_t negative = 0, labels = 0, zero_only = 0, no_values = 0, empty_maps = 0;
 	uint64_t *totals = NULL; /* per sample type: the sum must fit u64 */
+	struct pb_budget pbb = { 0 };
+	ProtobufCAllocator pb_allocator = { pb_alloc, pb_free, &pbb };
+	struct import_budget ib;
+	uint64_t max = capture_limits__max_memory(), pb_limit;
 	int ret = -ENOMEM;
 
 	if (errlen)
@@ -209,11 +273,25 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 			goto cleanup;
 		bytes = raw;
 	}
-	p = perftools__profiles__profile__unpack(NULL, raw_len, bytes);
+	/* the parser gets what the input and its inflated copy leave of the limit */
+	pbb.left = max > len + (raw ? raw_len : 0) ? max - len - (raw ? raw_len : 0) : 0;
+	pbb.left /= 2; /* the other half is for the rows */
+	pb_limit = pbb.left;
+	p = perftools__profiles__profile__unpack(&pb_allocator, raw_len, bytes);
+	if (!p && pbb.exceeded) {
+		ret = -EFBIG;
+		snprintf(err, errlen,
+			 "decoding the %zu-byte protobuf message needs more than half the memory "
+			 "limit of %" PRIu64 " bytes (" CAPTURE_LIMIT_MEMORY_NAME ")",
+			 raw_len, max);
+		goto cleanup;
+	}
 	if (!p) {
 		ret = fail(err, errlen, "not a pprof profile: the protobuf message does not parse");
 		goto cleanup;
 	}
+	import_budget__init(&ib, b, raw_len, pb_limit - pbb.left + len + (raw ? raw_len : 0), err,
+			    errlen);
 	in.p = p;
 	if (!p->n_string_table || p->string_table[0][0]) {
 		ret = fail(err, errlen, "string_table[0] must be \"\" (%s)",
@@ -339,6 +417,9 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 			    CAPTURE_MODULE_KERNEL)
 				kflag = CAPTURE_FRAME_F_KERNEL;
 		}
+		if ((ret = import_budget__spend(&ib, n)))
+			goto cleanup;
+		ret = -EBADMSG;
 		nf = reallocarray(frames, nframes + n, sizeof(*frames));
 		if (!nf) {
 			ret = -ENOMEM;
@@ -414,10 +495,17 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 					   i, s->location_id[j]);
 				goto cleanup;
 			}
+			/* every step counts, interned or not: inline amplification */
+			if ((ret = import_budget__spend(&ib, loc_n[li])))
+				goto cleanup;
+			ret = -EBADMSG;
 			for (k = loc_n[li]; k-- > 0;)
 				stack = capture_builder__add_stack(b, stack,
 								   frames[loc_first[li] + k]);
 		}
+		if ((ret = import_budget__spend(&ib, s->n_value + 1)))
+			goto cleanup;
+		ret = -EBADMSG;
 		labels += s->n_label;
 		for (j = 0; j < s->n_value; j++) {
 			if (s->value[j] < 0) {
@@ -457,6 +545,8 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 		}
 	}
 
+	if ((ret = import_budget__memory(&ib)))
+		goto cleanup;
 	capture_builder__set_meta(b, "source.format", "pprof");
 	if (p->duration_nanos > 0) {
 		char v[32];
@@ -492,7 +582,7 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 	ret = 0;
 cleanup:
 	if (p)
-		perftools__profiles__profile__free_unpacked(p, NULL);
+		perftools__profiles__profile__free_unpacked(p, &pb_allocator);
 	free(raw);
 	free(in.strs);
 	free(maps_ix);

@@ -271,7 +271,8 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 				  niv);
 	if (nincomplete)
 		formats_note__add(note, "%u off-CPU intervals cut by the recording's edges left "
-				  "out (as report --off-cpu does)", nincomplete);
+				  "out (speedscope has no clipped mark; report --off-cpu, folded "
+				  "and pprof count their part inside the window)", nincomplete);
 	for (i = 0; i < c->nsamples; i++)
 		if (c->samples[i].event != event) {
 			formats_note__add(note, "speedscope gets one event ('%s'); others not "

@@ -18,11 +18,11 @@ _microscope()
 	cmd=""
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case "${COMP_WORDS[i]}" in
-		record|report|convert|symbolize) cmd="${COMP_WORDS[i]}"; break ;;
+		record|report|convert|symbolize|snapshot|serve) cmd="${COMP_WORDS[i]}"; break ;;
 		esac
 	done
 	if [[ -z "$cmd" ]]; then
-		COMPREPLY=($(compgen -W "record report convert symbolize help --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "record report convert symbolize snapshot serve help --help --version" -- "$cur"))
 		return 0
 	fi
 	case "$prev" in
@@ -34,7 +34,9 @@ _microscope()
 	--from) COMPREPLY=($(compgen -W "capture pprof folded perf-script" -- "$cur")); return 0 ;;
 	--weight) COMPREPLY=($(compgen -W "samples off-cpu-ns" -- "$cur")); return 0 ;;
 	--call-graph) COMPREPLY=($(compgen -W "fp dwarf auto" -- "$cur")); return 0 ;;
-	--preset) COMPREPLY=($(compgen -W "light default detailed" -- "$cur")); return 0 ;;
+	--preset) COMPREPLY=($(compgen -W "light default detailed production" -- "$cur")); return 0 ;;
+	--export) COMPREPLY=($(compgen -W "pprof speedscope folded" -- "$cur")); return 0 ;;
+	--continuous) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
 	--symbolize) COMPREPLY=($(compgen -W "immediate deferred" -- "$cur")); return 0 ;;
 	-e|--event) COMPREPLY=($(compgen -W "cpu-clock cycles off-cpu" -- "$cur")); return 0 ;;
 	-o|--output|--svg|--save-raw|--replay|--debug-dir)

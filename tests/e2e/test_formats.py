@@ -190,9 +190,11 @@ def _unsymbolized_pprof():
 
 
 def _raw_without_labels(path):
+    """pprof -raw without the label lines (an import keeps pid and tid as
+    thread rows, and drops the clipped="recording window" label, noted)."""
     out = _pprof("-raw", "-symbolize=none", path).stdout
     return "\n".join(l for l in out.splitlines()
-                     if not re.match(r"\s+(thread|pid|tid):", l)), out
+                     if not re.match(r"\s+(clipped|thread|pid|tid|comm|container):", l)), out
 
 
 def test_pprof_raw_loads_unsymbolized_and_empty():
@@ -378,12 +380,12 @@ def test_convert_rejects_non_profiles_and_overflowing_totals():
 
 
 def test_convert_usage_and_notes():
-    """The usage line names every option; --incomplete is never silently
+    """The usage line names every option; --complete-only is never silently
     ignored; the other-events note does not say 'use --event' when the event
     was chosen."""
     proc = H.run([H.BIN, "convert", "--no-such-option"])
     assert proc.returncode == 2
-    for opt in ("--look", "--weight", "--incomplete"):
+    for opt in ("--look", "--weight", "--complete-only"):
         assert opt in proc.stderr, proc.stderr
     # no FILE: record's default, microscope.msc (absent here: a runtime error naming it)
     proc = H.run([H.BIN, "convert"], cwd=H.tmp_path(""))
@@ -392,11 +394,13 @@ def test_convert_usage_and_notes():
     H.run([H.BIN, "record", "--off-cpu", "-o", cap, "--", "sh", "-c",
            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.2"],
           check=True, timeout=60)
-    proc = _convert(cap, H.tmp_path("n.pb.gz"), "--weight", "off-cpu-ns", "--incomplete")
-    assert "--incomplete ignored: pprof" in proc.stderr, proc.stderr
+    proc = _convert(cap, H.tmp_path("n.pb.gz"), "--weight", "off-cpu-ns", "--complete-only")
+    assert "--complete-only ignored: pprof" in proc.stderr, proc.stderr
+    proc = _convert(cap, H.tmp_path("n0.folded"), "--weight", "off-cpu-ns", "--incomplete")
+    assert "--incomplete is the default now" in proc.stderr, proc.stderr
     proc = _convert(cap, H.tmp_path("n.folded"), "--to", "folded", "--weight", "off-cpu-ns")
     assert "use --event" not in proc.stderr and "only event off-cpu exported" in proc.stderr \
         and "cpu-clock" in proc.stderr, proc.stderr
-    proc = _convert(cap, H.tmp_path("n2.folded"), "--incomplete")
-    assert "--incomplete ignored: event cpu-clock has no off-CPU intervals" in proc.stderr, \
+    proc = _convert(cap, H.tmp_path("n2.folded"), "--complete-only")
+    assert "--complete-only ignored: event cpu-clock has no off-CPU intervals" in proc.stderr, \
         proc.stderr

@@ -166,10 +166,9 @@ def test_pipe_reader_woken_by_writer_with_its_stack():
         "waker %s (cause %s), expected writer tid %d\n%s" % (
             iv.waker_tid, iv.cause, p["writer_tid"], iv.text())
     waker = [f.strip() for f in iv.waker.split(";")]
-    # The waker's user stack is a frame-pointer chain (issue 21 item 5 will
-    # give it the recording's call-graph policy): libc's write keeps no frame
-    # pointer, so the walk's next entry would be write_token's caller, and
-    # the chain ends at write, marked, rather than skip write_token.
+    # The waker's user stack follows the recording's call-graph policy (a
+    # stack copy unwound with CFI by default); a frame-pointer chain alone
+    # would end at libc's write, marked, rather than skip write_token.
     user = [f for f in waker if not f.endswith("[k]")]
     assert ("write_token" in user and "pipe_writer" in user) or \
         (user[:1] == ["[frame without frame pointer]"] and "write" in user), \
@@ -299,13 +298,26 @@ def test_dwarf_offcpu_stacks_reach_main_without_frame_pointers():
 
 
 def test_folded_off_cpu_ns_and_preset():
-    """convert --weight off-cpu-ns sums to the complete intervals' ns, and
-    --preset detailed records intervals."""
+    """convert --weight off-cpu-ns sums to the intervals' ns (complete ones,
+    and clipped ones' part inside the window under their mark);
+    --complete-only to the complete ones; --preset detailed records
+    intervals."""
     rec = record_offcpu("sleeper", key="offcpu-sleeper")
     text = H.run([H.BIN, "convert", rec.capture, "--weight", "off-cpu-ns"], check=True).stdout
     total = sum(int(l.rsplit(" ", 1)[1]) for l in text.splitlines() if l.strip())
-    complete = sum(iv.ns for iv in intervals(rec.capture) if iv.complete)
-    assert total == complete, "folded total %d != complete intervals %d" % (total, complete)
+    ivs = intervals(rec.capture)
+    complete = sum(iv.ns for iv in ivs if iv.complete)
+    clipped = sum(iv.ns for iv in ivs if not iv.complete)
+    assert total == complete + clipped, "folded total %d != intervals %d + %d clipped" % (
+        total, complete, clipped)
+    marked = sum(int(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+                 if l.rsplit(" ", 1)[0].endswith(";[clipped by the recording window]"))
+    assert marked == clipped, "clipped %d ns, marked %d ns" % (clipped, marked)
+    text = H.run([H.BIN, "convert", rec.capture, "--weight", "off-cpu-ns", "--complete-only"],
+                 check=True).stdout
+    total = sum(int(l.rsplit(" ", 1)[1]) for l in text.splitlines() if l.strip())
+    assert total == complete, "--complete-only total %d != complete intervals %d" % (
+        total, complete)
     sleep_line = [l for l in text.splitlines() if "sleep_once" in l]
     assert sleep_line, "no folded line through sleep_once:\n" + text
     det = H.record([H.fixture("offcpu"), "pipe"], extra=["--preset", "detailed"])

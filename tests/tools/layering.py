@@ -28,16 +28,20 @@ LAYERS = {
     "userspace/options": ["bpf/abi"],
     "userspace/collector": ["userspace/stream", "userspace/options", "bpf/abi", "capture"],
     "userspace/runtimes": ["bpf/abi"],
+    # cgroup v2 and container names from /proc and /sys (docs/host.md)
+    "userspace/cgroups": [],
     "userspace/symbols": ["capture"],
     "userspace/unwind": ["capture"],
     "userspace/processor": ["userspace/stream", "userspace/unwind", "userspace/symbols",
-                            "userspace/runtimes", "bpf/abi", "capture"],
+                            "userspace/runtimes", "userspace/cgroups", "bpf/abi", "capture"],
     "userspace/budget": ["userspace/stream"],
     "userspace/deferred": ["userspace/symbols", "capture"],
+    # microscope serve: HTTP and the typed query API over analysis (issue 20)
+    "userspace/serve": ["analysis", "capture"],
     "userspace/cli": ["userspace/collector", "userspace/processor", "userspace/stream",
                       "userspace/budget", "userspace/deferred", "userspace/runtimes",
                       "userspace/symbols", "userspace/unwind", "userspace/options",
-                      "bpf/abi", "capture", "capture/formats", "analysis"],
+                      "userspace/serve", "userspace/cgroups", "bpf/abi", "capture", "capture/formats", "analysis"],
 }
 CHECKED_ROOTS = ("bpf", "capture", "analysis", "userspace")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

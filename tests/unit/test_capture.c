@@ -9,6 +9,7 @@
  * validation instead of stopping at a checksum.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,7 +27,9 @@
 #include <zstd.h>
 
 #include "capture/capture.h"
+#include "capture/file_io.h"
 #include "capture/format.h"
+#include "capture/limits.h"
 
 #define NAME "crafted.msc"
 
@@ -1338,12 +1341,12 @@ static const struct crafted crafted[] = {
 	"segment header",
 	"reserved",
     },
-    {"seal chunk count", edit_seal_count, -EBADMSG, "seal at offset", "12 chunks"},
+    {"seal chunk count", edit_seal_count, -EBADMSG, "seal at offset", "14 chunks"},
     {"seal headers crc", edit_seal_headers_crc, -EBADMSG, "seal at offset", "headers crc"},
-    {"seal compressed", edit_seal_compressed, -EBADMSG, "seal chunk 13", "bad header"},
+    {"seal compressed", edit_seal_compressed, -EBADMSG, "seal chunk 15", "bad header"},
     {"no seal", edit_no_seal, -EBADMSG, "without a seal", NULL},
     {"bad magic", edit_magic, -EBADMSG, "not a microscope capture (bad magic)", NULL},
-    {"newer major version", edit_newer_major, -ENOTSUP, "format version 2.1 is newer", NULL},
+    {"newer major version", edit_newer_major, -ENOTSUP, "format version 2.2 is newer", NULL},
     {"major version 0", edit_major_zero, -EBADMSG, "bad format version 0", NULL},
     {"file flags", edit_file_flags, -EBADMSG, "unknown file header flags 0x1", NULL},
     {"file header crc", edit_file_header_crc, -EBADMSG, "file header crc", NULL},
@@ -1469,7 +1472,8 @@ static void test_byte_flips(void **state)
 			buf[pos] ^= masks[m];
 			r = open_bytes(buf, len);
 			buf[pos] ^= masks[m];
-			if ((r.rc != -EBADMSG && r.rc != -ENOTSUP) || !r.err[0])
+			/* -EFBIG: a flipped size now exceeds a limit (capture/limits.h) */
+			if ((r.rc != -EBADMSG && r.rc != -ENOTSUP && r.rc != -EFBIG) || !r.err[0])
 				fail_msg("byte %zu ^ 0x%02x: rc %d \"%s\"", pos, masks[m], r.rc,
 					 r.err);
 			tried++;
@@ -1537,6 +1541,128 @@ static void test_random_rows(void **state)
 }
 
 /* Messages are optional, bounded and always terminated. */
+/* Limits (capture/limits.h): a zstd bomb and the memory limit give -EFBIG
+ * with the limit named, before the tables are allocated. */
+static void test_limits(void **state)
+{
+	struct tfile f;
+	struct tchunk *c;
+	struct open_result r;
+	uint8_t *buf;
+	size_t len, rows = (4u << 20) / sizeof(struct capture_sample);
+
+	(void)state;
+	/* 4 MiB of zero rows: a valid frame of a few hundred bytes, ratio > 1024 */
+	known_tfile(&f);
+	c = tfile__chunk(&f, capture_table_info[CAPTURE_TABLE_SAMPLES].tag);
+	free(c->raw);
+	c->raw = calloc(rows, sizeof(struct capture_sample));
+	assert_non_null(c->raw);
+	c->raw_len = rows * sizeof(struct capture_sample);
+	c->h.row_count = rows;
+	expect_reject(&f, "zstd bomb", -EFBIG, "exceeds the inflation limit (1024 x stored",
+		      "table 'samples'");
+	tfile__release(&f);
+
+	/* the file and its inflated tables must fit --max-memory */
+	serialize_known(&buf, &len);
+	capture_limits__set_max_memory(len + 64);
+	r = open_bytes(buf, len);
+	capture_limits__set_max_memory(0);
+	assert_int_equal(r.rc, -EFBIG);
+	assert_non_null(strstr(r.err, "exceed the memory limit of"));
+	assert_non_null(strstr(r.err, "(--max-memory)"));
+	r = open_bytes(buf, len);
+	assert_int_equal(r.rc, 0);
+	free(buf);
+
+	/* sizes */
+	{
+		uint64_t v = 0;
+
+		assert_int_equal(capture_limits__parse_size("512M", &v), 0);
+		assert_int_equal(v, 512ull << 20);
+		assert_int_equal(capture_limits__parse_size("3g", &v), 0);
+		assert_int_equal(v, 3ull << 30);
+		assert_int_equal(capture_limits__parse_size("4096", &v), 0);
+		assert_int_equal(v, 4096);
+		assert_int_equal(capture_limits__parse_size("0", &v), -EINVAL);
+		assert_int_equal(capture_limits__parse_size("12X", &v), -EINVAL);
+		assert_int_equal(capture_limits__parse_size("-1", &v), -EINVAL);
+		assert_int_equal(capture_limits__parse_size("99999999999T", &v), -EINVAL);
+		assert_int_equal(capture_limits__max_inflated(1000), 1024000 + (1 << 20));
+		assert_int_equal(capture_limits__max_inflated(UINT64_MAX / 2),
+				 CAPTURE_LIMIT_TABLE_BYTES);
+	}
+}
+
+/* Publication: 0600 under umask 0, a symlink refused and its target kept,
+ * no temporary left, a FIFO-less device written through. */
+static void test_publish_safely(void **state)
+{
+	char dir[] = "/tmp/test_publish.XXXXXX", path[512], link[512], target[512];
+	struct capture_builder *b = capture_builder__new();
+	struct file_out o;
+	struct stat st;
+	struct ids id;
+	char msg[512], buf[16] = "";
+	mode_t old;
+	DIR *d;
+	struct dirent *de;
+	int entries = 0, fd;
+
+	(void)state;
+	assert_non_null(b);
+	assert_non_null(mkdtemp(dir));
+	build_known(b, &id);
+	snprintf(path, sizeof(path), "%s/out.msc", dir);
+	old = umask(0);
+	assert_int_equal(capture_builder__write(b, path), 0);
+	umask(old);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+
+	snprintf(target, sizeof(target), "%s/victim", dir);
+	snprintf(link, sizeof(link), "%s/link.msc", dir);
+	fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "keep", 4), 4);
+	close(fd);
+	assert_int_equal(symlink(target, link), 0);
+	assert_int_equal(capture_builder__write(b, link), -ELOOP);
+	assert_non_null(strstr(capture_builder__error(b), "symbolic link"));
+	assert_int_equal(file_out__open(&o, link, msg, sizeof(msg)), -ELOOP);
+	file_out__abort(&o);
+	fd = open(target, O_RDONLY);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 4);
+	close(fd);
+	assert_string_equal(buf, "keep");
+
+	/* an abandoned output leaves nothing; /dev/null is written through */
+	snprintf(path, sizeof(path), "%s/abandoned", dir);
+	assert_int_equal(file_out__open(&o, path, msg, sizeof(msg)), 0);
+	assert_non_null(o.tmp);
+	file_out__abort(&o);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(file_out__open(&o, "/dev/null", msg, sizeof(msg)), 0);
+	assert_null(o.tmp);
+	assert_int_equal(file_out__commit(&o, msg, sizeof(msg)), 0);
+
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		assert_null(strstr(de->d_name, ".tmp."));
+		entries++;
+	}
+	closedir(d);
+	assert_int_equal(entries, 3); /* out.msc, victim, link.msc */
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+	capture_builder__free(b);
+}
+
 static void test_error_buffers(void **state)
 {
 	struct capture *c = (void *)1;
@@ -1571,6 +1697,8 @@ int main(void)
 	    cmocka_unit_test(test_byte_flips),
 	    cmocka_unit_test(test_random_rows),
 	    cmocka_unit_test(test_error_buffers),
+	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_publish_safely),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -743,7 +743,7 @@ static void test_offcpu_exports(void **state)
 	char *text = NULL, err[256];
 	size_t len = 0;
 	void *buf = NULL, *sealed = NULL;
-	uint64_t offcpu = 0;
+	uint64_t offcpu = 0, clipped = 0;
 	uint32_t i;
 	FILE *f = open_memstream(&text, &len);
 
@@ -762,7 +762,16 @@ static void test_offcpu_exports(void **state)
 	/* sample 1 (at 1000 µs, inside A) starts at A's end; B is clamped behind it */
 	assert_non_null(strstr(text, "\"ph\":\"B\",\"pid\":42,\"tid\":43,\"ts\":1500.000,"
 				     "\"name\":\"outer\"}"));
-	assert_null(strstr(text, "\"ts\":1000.000"));
+	{
+		/* no slice at 1000 µs (the compact "samples" after the slices keep it) */
+		char *compact = strstr(text, "],\"stackFrames\":{");
+
+		assert_non_null(compact);
+		*compact = '\0';
+		assert_null(strstr(text, "\"ts\":1000.000"));
+		*compact = ']';
+		assert_non_null(strstr(compact, "\"tid\":43,\"ts\":1000.000,\"cpu\":"));
+	}
 	/* B clamped to start at A's end; C drawn with its flag */
 	assert_non_null(strstr(text, "\"ts\":1500.000,\"name\":\"off-CPU: runnable (preempted)\","
 				     "\"args\":{\"start_ns\":1400000,\"end_ns\":1600000"));
@@ -786,11 +795,15 @@ static void test_offcpu_exports(void **state)
 	assert_non_null(strstr(note.text, "1 off-CPU intervals cut"));
 	free(text);
 
-	/* pprof: off-cpu/nanoseconds holds the complete intervals; an import
-	 * carries the values back as samples of event "off-cpu" */
+	/* pprof: off-cpu/nanoseconds holds the complete intervals and C's part
+	 * inside the window in a sample of its own (labelled clipped, never
+	 * merged with A's of the same stack and thread); an import carries the
+	 * values back as samples of event "off-cpu" */
 	note.text[0] = '\0';
 	assert_int_equal(pprof__export(c, &buf, &len, &note), 0);
 	assert_non_null(strstr(note.text, "2 off-CPU intervals summed"));
+	assert_non_null(strstr(note.text, "1 off-CPU intervals cut by the recording's edges "
+					  "count their part inside it"));
 	b = capture_builder__new();
 	assert_int_equal(pprof__import(buf, len, b, &note, err, sizeof(err)), 0);
 	assert_int_equal(capture_builder__serialize(b, &sealed, &len), 0);
@@ -801,9 +814,11 @@ static void test_offcpu_exports(void **state)
 		if (!strcmp(capture__string(c2, ev->name), "off-cpu")) {
 			assert_string_equal(capture__string(c2, ev->unit), "nanoseconds");
 			offcpu += c2->samples[i].weight;
+			clipped += c2->samples[i].weight == 500000;
 		}
 	}
-	assert_int_equal(offcpu, 1200000);
+	assert_int_equal(offcpu, 1200000 + 500000);
+	assert_int_equal(clipped, 1);
 	/* the default (last) pprof type stays cpu */
 	assert_string_equal(capture__string(c2, c2->events[c2->nevents - 1].name), "cpu");
 	free(buf);

@@ -465,8 +465,10 @@ static void test_offcpu_tables(void **state)
 	(void)state;
 	assert_non_null(n);
 	analysis_query__init(&q, ev_off);
+	q.complete_only = true;
 	assert_int_equal(analysis_offcpu_table__init(&t, n, &q, ANALYSIS_OFFCPU_BY_BLOCKER), 0);
 	assert_int_equal(t.total_ns, 180);
+	assert_int_equal(t.clipped_ns, 0);
 	assert_int_equal(t.nrows, 2);
 	assert_string_equal(n->keys[t.rows[0].id].name, "read");
 	assert_int_equal(t.rows[0].ns, 150);
@@ -490,11 +492,37 @@ static void test_offcpu_tables(void **state)
 	assert_int_equal(t.rows[0].ns, 150);
 	assert_int_equal(t.rows[1].id, CAPTURE_OFFCPU_STATE_RUNNABLE);
 	analysis_offcpu_table__release(&t);
-	/* with the incomplete one: its 1000 ns join */
-	q.include_incomplete = true;
+	/* by default the clipped one counts its 1000 ns inside the window, marked */
+	q.complete_only = false;
 	assert_int_equal(analysis_offcpu_table__init(&t, n, &q, ANALYSIS_OFFCPU_BY_STATE), 0);
 	assert_int_equal(t.total_ns, 1180);
+	assert_int_equal(t.clipped_ns, 1000);
+	assert_int_equal(t.rows[0].id, CAPTURE_OFFCPU_STATE_RUNNABLE); /* 30 + 1000 clipped */
+	assert_int_equal(t.rows[0].ns, 1030);
+	assert_int_equal(t.rows[0].clipped_ns, 1000);
 	analysis_offcpu_table__release(&t);
+	/* the tree: the clipped 1000 ns under a leaf of its own below the same stack
+	 * as the complete 30 ns one, never merged into it */
+	{
+		struct analysis_tree *tr = analysis_tree__new(n, &q);
+		uint32_t i, clip = CAPTURE_NONE;
+
+		assert_non_null(tr);
+		assert_int_equal(tr->nodes[0].total, 1180);
+		for (i = 0; i < tr->nnodes; i++)
+			if (tr->nodes[i].key == n->clipped_key)
+				clip = i;
+		assert_int_not_equal(clip, CAPTURE_NONE);
+		assert_int_equal(tr->nodes[clip].self, 1000);
+		assert_int_equal(tr->nodes[tr->nodes[clip].parent].self, 30);
+		analysis_tree__free(tr);
+		q.complete_only = true;
+		tr = analysis_tree__new(n, &q);
+		assert_non_null(tr);
+		assert_int_equal(tr->nodes[0].total, 180);
+		analysis_tree__free(tr);
+		q.complete_only = false;
+	}
 	/* the wall tree: 16 CPU samples x period 1 + 180 ns off-CPU */
 	{
 		struct analysis_tree *tr;
@@ -504,7 +532,7 @@ static void test_offcpu_tables(void **state)
 		q.wall_event = 0;
 		tr = analysis_tree__new(n, &q);
 		assert_non_null(tr);
-		assert_int_equal(tr->nodes[0].total, 16 + 180);
+		assert_int_equal(tr->nodes[0].total, 16 + 1180); /* clipped 1000 counted */
 		analysis_tree__free(tr);
 	}
 	analysis_names__free(n);

@@ -683,12 +683,34 @@ static void test_offcpu_records(void **state)
 	u.r.start_ns = 1000;
 	u.r.state = 9;
 	feed(MS_CHUNK_BPF, 0, &u, u.r.hdr.size, 0);
+	/* waker copies: one that claims more bytes than it holds is counted;
+	 * a good one for no interval of ours is kept aside, harmless */
+	{
+		union {
+			struct ms_offcpu_waker w;
+			uint8_t b[sizeof(struct ms_offcpu_waker) + 16];
+		} wk;
+
+		memset(&wk, 0, sizeof(wk));
+		wk.w.hdr.type = MS_REC_OFFCPU_WAKER;
+		wk.w.hdr.size = sizeof(wk);
+		wk.w.time_ns = 3000;
+		wk.w.start_ns = 2000;
+		wk.w.tid = 777;
+		wk.w.waker_pid = 500;
+		wk.w.waker_tid = 501;
+		wk.w.arch = MS_ARCH_X86_64;
+		wk.w.stack_copy_len = 24;
+		feed(MS_CHUNK_BPF, 0, &wk, wk.w.hdr.size, 0);
+		wk.w.stack_copy_len = 16;
+		feed(MS_CHUNK_BPF, 0, &wk, wk.w.hdr.size, 0);
+	}
 	feed(MS_CHUNK_END, 0, NULL, 0, 10000);
 
 	struct capture *c = finish();
 
 	assert_int_equal(c->nintervals, 1);
-	assert_int_equal(capture__counter(c, "processor.bad_offcpu"), 3);
+	assert_int_equal(capture__counter(c, "processor.bad_offcpu"), 4);
 	const struct capture_interval *v = &c->intervals[0];
 	assert_int_equal(v->weight, 4000);
 	assert_int_equal(v->state, CAPTURE_OFFCPU_STATE_SLEEP);

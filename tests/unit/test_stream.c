@@ -190,9 +190,10 @@ static void test_round_trip(void **state)
 	assert_int_equal(fx->boundary[3] - fx->boundary[2], sizeof(struct ms_chunk) + 16);
 }
 
-/* Cut the file at every length: at a chunk boundary the chunks before it
- * come back and replay succeeds; anywhere else it is -EBADMSG after
- * delivering only the complete chunks. */
+/* Cut the file at every length: the complete chunks before the cut come
+ * back and replay succeeds, as for a recording killed by SIGKILL mid-write
+ * (no END chunk yet); a cut file header is -EBADMSG.  After an END chunk, a
+ * cut chunk is damage: -EBADMSG. */
 static void test_truncated(void **state)
 {
 	struct fixture *fx = *state;
@@ -210,13 +211,27 @@ static void test_truncated(void **state)
 				at_boundary = true;
 		}
 		ret = replay_bytes(fx, fx->bytes, cut, &s);
-		if (at_boundary) {
-			assert_int_equal(ret, 0);
+		if (at_boundary || cut >= FILE_HEADER_BYTES) {
+			if (ret != 0)
+				fail_msg("cut at %zu: expected 0, got %d", cut, ret);
 		} else {
 			if (ret != -EBADMSG)
 				fail_msg("cut at %zu: expected -EBADMSG, got %d", cut, ret);
 		}
 		assert_int_equal(s.n, complete);
+	}
+	/* a complete stream (END seen) followed by a cut chunk header */
+	{
+		unsigned char *longer = calloc(1, fx->size + 10);
+		int ret;
+
+		assert_non_null(longer);
+		memcpy(longer, fx->bytes, fx->size);
+		longer[fx->size] = MS_CHUNK_ROUND;
+		ret = replay_bytes(fx, longer, fx->size + 10, &s);
+		assert_int_equal(ret, -EBADMSG);
+		assert_int_equal(s.n, NSAMPLE);
+		free(longer);
 	}
 }
 
@@ -286,8 +301,14 @@ static void test_malformed(void **state)
 	expect_bad(fx, copy, "payload larger than the maximum");
 	bpf->len = 0xffffffffu;
 	expect_bad(fx, copy, "length 2^32-1");
-	bpf->len = 4000; /* runs past the end of the file */
-	expect_bad(fx, copy, "length past end of file");
+	bpf->len = 4000; /* runs past the end of the file: read as a cut stream */
+	{
+		static struct seen cut;
+
+		assert_int_equal(replay_bytes(fx, copy, fx->size, &cut), 0);
+		assert_int_equal(cut.n, 2); /* the chunks before it */
+		memcpy(copy, fx->bytes, fx->size);
+	}
 	bpf->reserved = 1;
 	expect_bad(fx, copy, "nonzero reserved");
 	bpf->time = 5;

@@ -15,6 +15,8 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 
 struct capture;
 struct analysis_query;

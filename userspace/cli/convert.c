@@ -7,8 +7,10 @@
  * one row of convert_inputs[] with an importer that fills a capture_builder,
  * which is sealed and reopened through the capture validator.
  *
- * A file output is published atomically: written to OUT.tmp.PID in OUT's
- * directory, fsync'd, renamed over OUT; a failed conversion leaves no OUT.
+ * A file output is published by file_out (capture/file_io.h): written to a
+ * 0600 OUT.tmp.XXXXXX in OUT's directory, fsync'd, renamed over OUT; a
+ * symlink at OUT is refused; a failed or interrupted conversion leaves no
+ * OUT and no temporary.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,9 +26,12 @@
 #include "capture/capture.h"
 #include "capture/file_io.h"
 #include "capture/format.h"
+#include "capture/limits.h"
 #include "capture/formats/formats.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "input.h"
+#include "scope_options.h"
 #include "diff.h"
 
 /* What a writer gets: the open capture and the query the options built. */
@@ -437,49 +442,62 @@ static const struct convert_input_format *input_format(const char *from, const c
 	return CONVERT_INPUT_FOLDED;
 }
 
-/* Read all of path (or stdin for "-") into *buf (malloc'd). */
-static int read_all(const char *path, void **buf, size_t *len)
+/*
+ * Read the input (path, or stdin for "-") into *buf (malloc'd) and choose
+ * its format.  A regular file's first bytes are checked before the rest is
+ * read: a capture's header, the NUL byte binary data has where folded text
+ * has none, the field number 0 no protobuf message starts with.  Every
+ * read is bounded by the memory limit (capture/limits.h).  Returns 0, or
+ * -errno after printing why.
+ */
+static int read_input(const char *path, const char *from, void **buf, size_t *len,
+		      const struct convert_input_format **ifmt)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	size_t cap = 1 << 16, n = 0;
-	char *b = NULL, *nb;
-	int err = 0;
+	unsigned char head[4096];
+	char msg[600] = "";
+	size_t got = 0;
+	int err, consumed;
 
 	*buf = NULL;
 	*len = 0;
-	if (!f)
-		return -errno;
-	for (;;) {
-		size_t r;
+	consumed = file__read_head(path, head, sizeof(head), &got);
+	err = consumed < 0 ? consumed : 0;
+	if (!err) {
+		const unsigned char *nul = memchr(head, '\0', got);
 
-		if (!b || n == cap) {
-			if (b)
-				cap *= 2;
-			nb = realloc(b, cap);
-			if (!nb) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			b = nb;
+		*ifmt = input_format(from, path, head, got);
+		if (!(*ifmt)->import) {
+			err = capture__check_header(head, got, path, msg, sizeof(msg));
+		} else if ((*ifmt)->import == convert_import_folded && nul) {
+			err = -EBADMSG;
+			snprintf(msg, sizeof(msg),
+				 "%s: not a capture, pprof or folded file (binary data: a NUL "
+				 "byte at offset %zu)",
+				 path, (size_t)(nul - head));
+		} else if ((*ifmt)->import == pprof__import && got &&
+			   !(got >= 2 && head[0] == 0x1f && head[1] == 0x8b) && head[0] < 8) {
+			err = -EBADMSG;
+			snprintf(msg, sizeof(msg),
+				 "%s: pprof: not a pprof profile: byte 0 is 0x%02x (protobuf "
+				 "field number 0 does not exist)",
+				 path, head[0]);
 		}
-		r = fread(b + n, 1, cap - n, f);
-		n += r;
-		if (r == 0) {
-			if (ferror(f))
-				err = errno ? -errno : -EIO;
-			break;
-		}
+	} else if (err == -ESPIPE) {
+		err = 0; /* stdin or a pipe: read with the bound, then sniff */
+	} else {
+		snprintf(msg, sizeof(msg), "%s: %s", path, strerror(-err));
 	}
-cleanup:
-	if (f != stdin)
-		fclose(f);
-	if (err) {
-		free(b);
-		return err;
-	}
-	*buf = b;
-	*len = n;
-	return 0;
+	if (!err)
+		err = file__read_bounded(path, capture_limits__max_memory(),
+					 consumed > 0 ? head : NULL, consumed > 0 ? got : 0, buf,
+					 len, msg, sizeof(msg));
+	/* the first bytes only decided early refusals: the whole input decides
+	 * the format (perf script's header comments may run past them) */
+	if (!err)
+		*ifmt = input_format(from, path, *buf, *len);
+	if (err)
+		fprintf(stderr, "microscope convert: %s\n", msg);
+	return err;
 }
 
 #define CONVERT_NFORMATS (sizeof(convert_formats) / sizeof(convert_formats[0]))
@@ -489,7 +507,9 @@ static void convert_print_usage(FILE *f)
 	size_t i, j;
 
 	fputs("usage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads]\n"
-	      "                          [--event NAME] [--look LOOK] [--weight W] [--incomplete]\n"
+	      "                          [--event NAME] [--look LOOK] [--weight W] [--complete-only]\n"
+	      "                          [--pid PID] [--tid TID] [--comm NAME] [--module NAME]\n"
+	      "                          [--container ID|NAME] [--cgroup PATH]\n"
 	      "       microscope convert --diff BASE NEW [-o OUT.svg] [--event NAME] [--look LOOK]\n"
 	      "\n"
 	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin; default\n"
@@ -520,11 +540,26 @@ static void convert_print_usage(FILE *f)
 	      "  --diff BASE NEW   a differential flame graph (SVG): NEW's boxes colored by\n"
 	      "                    the change of their share against BASE, red grew, blue\n"
 	      "                    shrank\n"
-	      "  --incomplete      with off-cpu-ns, also intervals cut by the recording's\n"
-	      "                    start or stop (only their part inside the window);\n"
-	      "                    folded and svg only: pprof and speedscope carry\n"
-	      "                    complete intervals, chrome draws all of them\n"
+	      "  --complete-only   with off-cpu-ns, leave out the intervals cut by the\n"
+	      "                    recording's start or stop; by default they count their\n"
+	      "                    part inside the window, under a leaf [clipped by the\n"
+	      "                    recording window] (pprof: label clipped); folded and\n"
+	      "                    svg only (pprof counts them labelled, speedscope\n"
+	      "                    carries complete intervals, chrome draws all of them)\n"
+	      "  --incomplete      accepted for old scripts: clipped intervals are counted\n"
+	      "                    by default now\n"
+	      "  --since WHEN, --until WHEN\n"
+	      "                    FILE a segment directory (record --continuous): only\n"
+	      "                    the segments and samples in [WHEN, WHEN): -10m (ago),\n"
+	      "                    2026-12-02T14:00[:SS]Z or 14:00 (UTC), @SECONDS\n"
+	      "  --pid PID, --tid TID, --comm NAME, --module NAME, --container ID|NAME,\n"
+	      "  --cgroup PATH     keep only matching samples (repeatable; '!VALUE'\n"
+	      "                    excludes; as in report)\n"
 	      "  -h, --help        show this help\n"
+	      "\n"
+	      "A directory FILE written by record --continuous is read as one capture: its\n"
+	      "valid segments merged; a segment being written, damaged or deleted while\n"
+	      "read is noted on stderr and left out.\n"
 	      "\n"
 	      "formats:\n",
 	      f);
@@ -542,7 +577,7 @@ static int convert_usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fputs("\nusage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads] "
 	      "[--event NAME]\n"
-	      "                          [--look LOOK] [--weight W] [--incomplete]\n"
+	      "                          [--look LOOK] [--weight W] [--complete-only]\n"
 	      "Run 'microscope convert --help' for details.\n",
 	      stderr);
 	return 2;
@@ -575,81 +610,41 @@ static const struct convert_format *format_by_extension(const char *path)
 }
 
 
-/* Run fmt's writer into out_path atomically; message on stderr on failure. */
+/* Run fmt's writer into out_path, published by file_out (file_io.h); a
+ * message on stderr on failure. */
 static int convert_to_file(const struct convert_format *fmt, const struct convert_input *in,
 			   const char *out_path)
 {
-	char *tmp = NULL, *resolved = NULL;
+	struct file_out o;
+	char msg[600] = "";
 	FILE *f = NULL;
-	int fd = -1, err;
-	struct stat st;
+	int err;
 
-	/* A device or FIFO (-o /dev/null) is written through, never replaced;
-	 * a symlink's target is replaced, not the link. */
-	if (!stat(out_path, &st)) {
-		if (!S_ISREG(st.st_mode)) {
-			f = fopen(out_path, "w");
-			if (!f) {
-				err = -errno;
-				goto cleanup;
-			}
-			err = fmt->write(in, f);
-			if (!err && (fflush(f) || ferror(f)))
-				err = errno ? -errno : -EIO;
-			goto cleanup;
-		}
-		resolved = realpath(out_path, NULL);
-		if (resolved)
-			out_path = resolved;
-	}
-	if (asprintf(&tmp, "%s.tmp.%ld", out_path, (long)getpid()) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
+	err = file_out__open(&o, out_path, msg, sizeof(msg));
+	if (err)
 		goto cleanup;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = -errno;
-		free(tmp);
-		tmp = NULL; /* not ours: do not unlink */
-		goto cleanup;
-	}
-	f = fdopen(fd, "w");
+	f = file_out__stream(&o);
 	if (!f) {
 		err = -errno;
 		goto cleanup;
 	}
-	fd = -1;
 	err = fmt->write(in, f);
-	if (err)
-		goto cleanup;
-	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
+	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;
-		goto cleanup;
-	}
-	err = fclose(f) ? -errno : 0;
+	if (fclose(f) && !err)
+		err = -errno;
 	f = NULL;
 	if (err)
 		goto cleanup;
-	if (rename(tmp, out_path)) {
-		err = -errno;
-		goto cleanup;
-	}
-	free(tmp);
-	tmp = NULL;
-	err = file__fsync_parent(out_path);
+	err = file_out__commit(&o, msg, sizeof(msg));
 cleanup:
 	if (f)
 		fclose(f);
-	if (fd >= 0)
-		close(fd);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
-	if (err)
+	file_out__abort(&o);
+	if (err && msg[0])
+		fprintf(stderr, "microscope convert: %s\n", msg);
+	else if (err)
 		fprintf(stderr, "microscope convert: %s: %s\n", out_path, strerror(-err));
-	free(resolved);
 	return err;
 }
 
@@ -742,24 +737,31 @@ int cmd_convert(int argc, char **argv)
 		{ "event", required_argument, NULL, 'e' },
 		{ "weight", required_argument, NULL, 'W' },
 		{ "incomplete", no_argument, NULL, 'I' },
+		{ "complete-only", no_argument, NULL, 'C' },
 		{ "look", required_argument, NULL, 'L' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		SCOPE_LONGOPTS,
 		{ "diff", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_input_range range = CLI_INPUT_ALL;
 	const struct convert_format *fmt = NULL;
 	bool diff = false, wall = false;
 	const char *to = NULL, *from = NULL, *out = NULL, *event_name = NULL, *path;
-	const struct convert_input_format *ifmt;
+	const struct convert_input_format *ifmt = NULL;
 	struct convert_input in = { 0 };
 	struct formats_note import_note = { "" }, export_note = { "" };
 	struct capture_builder *b = NULL;
 	struct capture *c = NULL;
 	void *bytes = NULL, *sealed = NULL;
 	size_t nbytes = 0, nsealed = 0;
-	bool threads = false, incomplete = false;
+	bool threads = false, incomplete = false, complete_only = false;
 	struct analysis_look *look = NULL;
 	enum analysis_look_kind look_kind = ANALYSIS_LOOK_LOGICAL;
+	struct scope_options scope = { 0 };
+	struct analysis_scope *view = NULL;
 	uint32_t event;
 	char err[512] = "";
 	int ch, rc, status = 1;
@@ -797,10 +799,20 @@ int cmd_convert(int argc, char **argv)
 		case 'I':
 			incomplete = true;
 			break;
+		case 'C':
+			complete_only = true;
+			break;
 		case 'L':
 			if (analysis_look__parse(optarg, &look_kind))
 				return convert_usage_error(
 					"--look takes logical, native or python, not '%s'", optarg);
+			break;
+		case 'S':
+		case 'U':
+			if (cli_input__set_range(&range, ch == 'S', optarg))
+				return convert_usage_error("bad time '%s' (-10m, 2026-12-02T14:00Z, "
+							   "14:00, @SECONDS)",
+							   optarg);
 			break;
 		case 'D':
 			diff = true;
@@ -811,9 +823,18 @@ int cmd_convert(int argc, char **argv)
 		case ':':
 			return convert_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default: {
+			int handled = scope_options__handle(&scope, ch, optarg, "convert");
+
+			if (handled < 0) {
+				scope_options__release(&scope);
+				return handled == -EINVAL ? 2 : 1;
+			}
+			if (handled)
+				break;
 			/* optopt names a bad short option; for a long one it is 0. */
 			char shortopt[3] = { '-', (char)optopt, '\0' }, hint[80], msg[160];
 
+			scope_options__release(&scope);
 			cli__option_hint(argv[optind - 1], longopts, hint, sizeof(hint));
 			snprintf(msg, sizeof(msg), "unknown option '%%s'%s", hint);
 			return convert_usage_error(msg, optopt ? shortopt : argv[optind - 1]);
@@ -822,8 +843,10 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (out && !strcmp(out, "-"))
 		out = NULL;
-	if (diff)
+	if (diff) {
+		scope_options__release(&scope);
 		return convert_diff(argc - optind, argv + optind, to, out, event_name, look_kind);
+	}
 	if (optind < argc - 1)
 		return convert_usage_error("one capture FILE, got '%s' too", argv[argc - 1]);
 	/* No FILE: what `record` writes by default. */
@@ -841,12 +864,19 @@ int cmd_convert(int argc, char **argv)
 		fmt = &convert_formats[0];
 	}
 
-	rc = read_all(path, &bytes, &nbytes);
-	if (rc) {
-		fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
-		goto cleanup;
+	rc = cli_input__read_dir_range("convert", path, range, &bytes, &nbytes, err, sizeof(err));
+	if (rc == -ENOTDIR) {
+		rc = read_input(path, from, &bytes, &nbytes, &ifmt);
+	} else if (rc) {
+		if (err[0])
+			fprintf(stderr, "microscope convert: %s\n", err);
+		else
+			fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
+	} else {
+		ifmt = input_format(from, path, bytes, nbytes);
 	}
-	ifmt = input_format(from, path, bytes, nbytes);
+	if (rc)
+		goto cleanup;
 	/* Text formats hold no NUL byte: binary input (an ELF, perf.data) is not ours. */
 	if ((ifmt->import == convert_import_folded || ifmt->import == perf_script__import) &&
 	    memchr(bytes, '\0', nbytes)) {
@@ -866,7 +896,7 @@ int cmd_convert(int argc, char **argv)
 		if (!rc)
 			rc = capture_builder__serialize(b, &sealed, &nsealed);
 		if (rc) {
-			const char *why = rc == -EBADMSG && err[0]		? err
+			const char *why = (rc == -EBADMSG || rc == -EFBIG) && err[0] ? err
 					  : capture_builder__error(b)[0] ? capture_builder__error(b)
 									  : strerror(-rc);
 
@@ -913,23 +943,46 @@ int cmd_convert(int argc, char **argv)
 		}
 		in.capture = analysis_look__capture(look);
 	}
+	/* Filters too (never process roots: pprof carries pid labels, speedscope
+	 * one profile per thread). */
+	if (scope.filter.nterms) {
+		if (analysis_scope__new(in.capture, &scope.filter, false, &view)) {
+			fprintf(stderr, "microscope convert: %s: out of memory\n", path);
+			goto cleanup;
+		}
+		in.capture = analysis_scope__capture(view);
+		if (!strcmp(fmt->name, "capture"))
+			formats_note__add(&export_note, "filters ignored: capture copies the "
+					  "capture's tables as they are");
+	}
 	analysis_query__init(&in.query, event);
 	in.query.per_thread = threads;
-	in.query.include_incomplete = incomplete;
+	in.query.complete_only = complete_only;
 	if (wall && convert_wall_query(c, &in.query, path))
 		goto cleanup;
 
-	/* --incomplete changes folded and svg only (see --help): say so, never ignore it */
-	if (incomplete && strcmp(fmt->name, "folded") && strcmp(fmt->name, "svg"))
+	if (incomplete && complete_only) {
+		fprintf(stderr, "microscope convert: --incomplete and --complete-only "
+			"contradict each other\n");
+		goto cleanup;
+	}
+	if (incomplete)
+		formats_note__add(&export_note, "--incomplete is the default now: intervals cut "
+				  "by the recording's edges count their part inside it, marked "
+				  "clipped (--complete-only leaves them out)");
+	/* --complete-only changes folded and svg only (see --help): say so, never ignore it */
+	if (complete_only && strcmp(fmt->name, "folded") && strcmp(fmt->name, "svg"))
 		formats_note__add(&export_note,
-				  "--incomplete ignored: %s %s", fmt->name,
+				  "--complete-only ignored: %s %s", fmt->name,
 				  !strcmp(fmt->name, "chrome") ? "draws every interval anyway"
 				  : !strcmp(fmt->name, "capture") || !strcmp(fmt->name, "frames")
 					  ? "copies the capture's tables as they are"
+				  : !strcmp(fmt->name, "pprof")
+					  ? "counts clipped intervals in samples labelled clipped"
 					  : "carries complete off-CPU intervals only");
-	else if (incomplete && (!c->nintervals || in.query.event == CAPTURE_NONE ||
-				!convert_event_has_intervals(c, in.query.event)))
-		formats_note__add(&export_note, "--incomplete ignored: event %s has no off-CPU "
+	else if (complete_only && (!c->nintervals || in.query.event == CAPTURE_NONE ||
+				   !convert_event_has_intervals(c, in.query.event)))
+		formats_note__add(&export_note, "--complete-only ignored: event %s has no off-CPU "
 				  "intervals (use --weight off-cpu-ns)",
 				  in.query.event == CAPTURE_NONE ? "(none)"
 				  : capture__string(c, c->events[in.query.event].name));
@@ -941,6 +994,8 @@ int cmd_convert(int argc, char **argv)
 				export_note.text);
 	}
 cleanup:
+	analysis_scope__free(view);
+	scope_options__release(&scope);
 	analysis_look__free(look);
 	capture__free(c);
 	capture_builder__free(b);

@@ -9,6 +9,7 @@
 
 #include "capture/capture.h"
 #include "diff.h"
+#include "input.h"
 
 struct diff_side {
 	const char *path;
@@ -41,7 +42,7 @@ static int diff_side__open(struct diff_side *s, const char *path, const struct c
 
 	memset(s, 0, sizeof(*s));
 	s->path = path;
-	rc = capture__open(path, &s->c, err, sizeof(err));
+	rc = cli_input__open("report", path, &s->c, err, sizeof(err));
 	if (rc) {
 		if (err[0])
 			fprintf(stderr, "microscope: %s\n", err);

@@ -18,6 +18,7 @@
 #include "../stream/stream.h"
 #include "commands.h"
 #include "record.h"
+#include "record_scope.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -36,7 +37,15 @@ static const char record_usage[] =
 	"  -e, --event NAME     cpu-clock (default) or cycles (falls back to cpu-clock)\n"
 	"  -o, --output FILE    capture file (default microscope.msc)\n"
 	"  -p, --pid PID,...    attach to running processes (all threads, and children)\n"
-	"  -a, --all-cpus       record the whole system\n"
+	"  -a, --all-cpus       record the whole system (but microscope itself: see\n"
+	"                       --include-self)\n"
+	"      --cgroup PATH    only tasks of this cgroup v2 and its sub-cgroups (a path\n"
+	"                       in the v2 hierarchy, absolute or relative to its root;\n"
+	"                       repeatable); alone it implies -a\n"
+	"      --container ID|NAME  only tasks of this container (docker, containerd,\n"
+	"                       cri-o, podman id or short id, systemd-nspawn machine or\n"
+	"                       lxc name; repeatable); alone it implies -a\n"
+	"      --include-self   with -a, also sample microscope's own process\n"
 	"  -d, --duration SEC   sample for SEC seconds, counted from when sampling\n"
 	"                       starts (after setup); a command still running then\n"
 	"                       is sent SIGTERM, as on SIGINT (below)\n"
@@ -51,7 +60,9 @@ static const char record_usage[] =
 	"                       weigh more); 0 = no budget\n"
 	"      --preset NAME    light (99 Hz, fp, budget 1), default (999 Hz, auto,\n"
 	"                       16 KiB, budget 25), detailed (999 Hz, dwarf, 64 KiB,\n"
-	"                       --off-cpu, budget 50); flags override it\n"
+	"                       --off-cpu, budget 50), production (97 Hz, auto,\n"
+	"                       budget 1, -a unless a command or -p is given, 60 s\n"
+	"                       segments); flags override it\n"
 	"      --off-cpu        also record off-CPU intervals: when, how long and why\n"
 	"                       each thread waited (state, waker thread and stack, or\n"
 	"                       interrupt), with its stack (on in --preset detailed)\n"
@@ -70,6 +81,19 @@ static const char record_usage[] =
 	"      --save-raw DIR   also keep the raw ring stream in DIR (for replay);\n"
 	"                       refused if DIR already holds one\n"
 	"      --replay DIR     process a saved raw stream instead of recording\n"
+	"      --continuous DIR write the recording as a series of complete segment\n"
+	"                       captures in DIR (created 0700; one recorder per DIR);\n"
+	"                       report, convert and symbolize read DIR as one capture\n"
+	"      --segment DURATION  length of one segment (default 60s; 1s..24h)\n"
+	"      --retain DURATION|SIZE  delete the oldest segments once older than\n"
+	"                       DURATION (10m, 1h, 7d) or beyond SIZE in total\n"
+	"                       (500M, 2G); the newest segment always stays\n"
+	"      --export pprof|speedscope|folded  also write each segment's export\n"
+	"                       beside it as it is published\n"
+	"      --window DURATION  keep only the last DURATION of samples in memory;\n"
+	"                       SIGUSR1 (or `microscope snapshot PID`) writes it to\n"
+	"                       window-START-END.msc beside -o without stopping; the\n"
+	"                       last window is written to -o at the end\n"
 	"  -q, --quiet          no status line while recording, no summary line\n"
 	"  -f, --force          replace FILE; without it the previous capture is kept\n"
 	"                       as FILE.old (as perf keeps perf.data.old)\n"
@@ -91,6 +115,9 @@ enum { OPT_STACK_SIZE = 0x5353, OPT_CALL_GRAPH = 0x4347, OPT_PRESET = 0x5052, OP
 enum { OPT_OFF_CPU = 0x4f43, OPT_OFF_CPU_MIN = 0x4f4d };
 enum { OPT_PYTHON = 0x5059 };
 enum { OPT_SYMBOLIZE = 0x5359, OPT_DEBUG_DIR = 0x4444 };
+enum { OPT_CONTINUOUS = 0x434e, OPT_SEGMENT = 0x5347, OPT_RETAIN = 0x5254, OPT_WINDOW = 0x574e };
+enum { OPT_EXPORT = 0x4558 };
+enum { OPT_CGROUP = 0x4347 + 0x100, OPT_CONTAINER, OPT_INCLUDE_SELF };
 
 static const struct option record_longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -113,6 +140,14 @@ static const struct option record_longopts[] = {
 	{ "python", required_argument, NULL, OPT_PYTHON },
 	{ "symbolize", required_argument, NULL, OPT_SYMBOLIZE },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ "continuous", required_argument, NULL, OPT_CONTINUOUS },
+	{ "segment", required_argument, NULL, OPT_SEGMENT },
+	{ "retain", required_argument, NULL, OPT_RETAIN },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "export", required_argument, NULL, OPT_EXPORT },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "container", required_argument, NULL, OPT_CONTAINER },
+	{ "include-self", no_argument, NULL, OPT_INCLUDE_SELF },
 	{ 0 },
 };
 
@@ -284,6 +319,43 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 			return usage_error("more than %d --debug-dir", MS_MAX_DEBUG_DIRS);
 		o->debug_dirs[o->ndebug_dirs++] = arg;
 		return 0;
+	case OPT_CONTINUOUS:
+		o->continuous = arg;
+		return 0;
+	case OPT_SEGMENT:
+		if (record_options__parse_duration(arg, &o->segment_ns))
+			return usage_error("bad --segment '%s' (a duration: 10s, 1m, 1h)", arg);
+		o->explicit |= MS_OPT_SET_SEGMENT;
+		return 0;
+	case OPT_RETAIN:
+		o->retain_ns = o->retain_bytes = 0;
+		if (record_options__parse_size(arg, &o->retain_bytes) &&
+		    record_options__parse_duration(arg, &o->retain_ns))
+			return usage_error("bad --retain '%s' (a duration: 30m, 7d; or a size: "
+					   "500M, 2G)",
+					   arg);
+		return 0;
+	case OPT_WINDOW:
+		if (record_options__parse_duration(arg, &o->window_ns))
+			return usage_error("bad --window '%s' (a duration: 10s, 5m)", arg);
+		return 0;
+	case OPT_EXPORT:
+		if (strcmp(arg, "pprof") && strcmp(arg, "speedscope") && strcmp(arg, "folded"))
+			return usage_error("unknown --export '%s' (pprof, speedscope, folded)", arg);
+		o->export_fmt = arg;
+		return 0;
+	case OPT_CGROUP:
+	case OPT_CONTAINER:
+		if (o->ncgroups + o->ncontainers == MS_MAX_CGROUPS)
+			return usage_error("more than %d --cgroup and --container", MS_MAX_CGROUPS);
+		if (opt == OPT_CGROUP)
+			o->cgroups[o->ncgroups++] = arg;
+		else
+			o->containers[o->ncontainers++] = arg;
+		return 0;
+	case OPT_INCLUDE_SELF:
+		o->include_self = true;
+		return 0;
 	}
 	fputs(record_usage, stderr);
 	return -EINVAL;
@@ -312,10 +384,14 @@ static int record__parse(int argc, char **argv, struct record_options *o, bool *
 		if (err)
 			return err;
 	}
-	if (record_options__apply_preset(o, preset, o->explicit))
-		return usage_error("unknown preset '%s' (light, default, detailed)", preset);
 	if (optind < argc)
 		o->argv = argv + optind;
+	if (record_options__apply_preset(o, preset, o->explicit))
+		return usage_error("unknown preset '%s' (light, default, detailed, production)",
+				   preset);
+	/* A cgroup or container scope alone records its tasks host-wide. */
+	if ((o->ncgroups || o->ncontainers) && !o->argv && !o->npids && !o->replay)
+		o->system_wide = true;
 	return 0;
 }
 
@@ -356,7 +432,7 @@ static int record__validate(const struct record_options *o)
 		return usage_error("%u Hz exceeds kernel.perf_event_max_sample_rate=%ld (raise it "
 				   "with sysctl, or use a lower -F)",
 				   o->freq_hz, max_rate);
-	if (capture__check_output(o->output, why, sizeof(why)))
+	if (!o->continuous && capture__check_output(o->output, why, sizeof(why)))
 		return usage_error("%s", why);
 	if (o->save_raw && !o->replay) {
 		char raw[4096];
@@ -384,7 +460,7 @@ static void join_args(char *buf, size_t len, char **argv)
 int cmd_record(int argc, char **argv)
 {
 	struct record_options o;
-	char cmdline[4096];
+	char cmdline[4096], scope_desc[1024], why[512];
 	bool help;
 
 	if (record__parse(argc, argv, &o, &help))
@@ -395,6 +471,14 @@ int cmd_record(int argc, char **argv)
 	}
 	if (record__validate(&o))
 		return 2;
+	/* Before anything is attached: a scope that selects nothing is a usage error. */
+	if (!o.replay && record_scope__resolve(&o, "/proc/self/mountinfo", "/proc", o.cgroups,
+					       o.ncgroups, o.containers, o.ncontainers, scope_desc,
+					       sizeof(scope_desc), why, sizeof(why))) {
+		fprintf(stderr, "microscope record: %s\n", why);
+		return 2;
+	}
+	o.scope_desc = scope_desc[0] ? scope_desc : NULL;
 	if (o.replay)
 		return record_session__replay(&o);
 	join_args(cmdline, sizeof(cmdline), argv);

@@ -19,6 +19,7 @@
  * is reported as "microscope record: STEP: REASON" and ends the recording
  * with status 1 (127 when the command cannot be run).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -40,6 +41,7 @@
 #include "../symbols/symbols.h"
 #include "cli_util.h"
 #include "record.h"
+#include "record_rolling.h"
 #include "record_status.h"
 
 /* Live processing: at most this much per drain round (ns), at most this far
@@ -60,6 +62,7 @@ struct record_session {
 	struct collector *col;
 	struct budget_monitor *budget; /* --budget, or NULL */
 	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
+	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
 	double t_end;		       /* CLOCK_MONOTONIC s when --duration ends, or 0 */
@@ -68,6 +71,7 @@ struct record_session {
 };
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t snapshot_requested; /* SIGUSR1 (--window) */
 /* The collector whose sampling a stop signal or the duration timer halts
  * (collector__halt_sampling is async-signal-safe), or NULL. */
 static struct collector *volatile halt_col;
@@ -76,6 +80,12 @@ static void on_signal(int sig)
 {
 	stop_signal = sig;
 	collector__halt_sampling(halt_col);
+}
+
+static void on_snapshot(int sig)
+{
+	(void)sig;
+	snapshot_requested = 1;
 }
 
 static void step_failed(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -207,7 +217,8 @@ static int session__open_processor(struct record_session *s)
 	return 0;
 }
 
-/* META describing the request: the command lines, -F, preset, symbolize. */
+/* META describing the request: the command lines, -F, preset, symbolize,
+ * scope. */
 static int session__emit_request_meta(struct record_session *s, const char *record_command)
 {
 	const struct record_options *o = s->o;
@@ -226,6 +237,11 @@ static int session__emit_request_meta(struct record_session *s, const char *reco
 		err = session__emit_meta(s, MS_META_SYMBOLIZE, o->symbolize == MS_SYMBOLIZE_DEFERRED
 								 ? "deferred"
 								 : "immediate");
+	if (!err && o->scope_desc)
+		err = session__emit_meta(s, MS_META_SCOPE_CGROUPS, o->scope_desc);
+	if (!err && o->system_wide)
+		err = session__emit_meta(s, MS_META_SCOPE_SELF,
+					 o->include_self ? "included" : "excluded");
 	return err;
 }
 
@@ -273,11 +289,56 @@ static int session__open_python(struct record_session *s)
 	return 0;
 }
 
+/*
+ * -a with Python frames: every running process whose comm starts with
+ * "python" joins the target map the CPython tracker walks (those started
+ * later join at exec, bpf/sampler.bpf.c handle_exec).  A process that
+ * vanished meanwhile is skipped.  Returns 0 or -errno.
+ */
+static int session__add_python_processes(struct record_session *s)
+{
+	char path[64], comm[32];
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		FILE *f;
+
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "python", 6)) {
+			err = collector__add_target(s->col, (pid_t)pid);
+			if (err == -ESRCH)
+				err = 0;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return err;
+}
+
 /* The command and every -p pid into the collector's kernel filter. */
 static int session__add_targets(struct record_session *s)
 {
 	const struct record_options *o = s->o;
 	int err;
+
+	if (o->system_wide && o->python == MS_PYTHON_BPF) {
+		err = session__add_python_processes(s);
+		if (err) {
+			step_failed(err, "finding the CPython processes");
+			return err;
+		}
+	}
 
 	if (o->argv) {
 		err = collector__add_target(s->col, s->launch.pid);
@@ -321,6 +382,9 @@ static int session__wire(struct record_session *s, const char *record_command)
 	err = session__emit_request_meta(s, record_command);
 	if (err)
 		return err;
+	err = record_rolling__open(o, SESSION_MAX_LAG_NS, &s->roll);
+	if (err)
+		return err;
 	if (o->argv) {
 		err = launcher__spawn(&s->launch, o->argv);
 		if (err) {
@@ -340,14 +404,12 @@ static int session__wire(struct record_session *s, const char *record_command)
 		if (err)
 			return err;
 	}
-	if (o->python == MS_PYTHON_BPF && !o->system_wide) {
+	if (o->python == MS_PYTHON_BPF) {
 		err = session__open_python(s);
 		if (err)
 			return err;
 	}
-	err = session__emit_meta(s, MS_META_PYTHON, o->python == MS_PYTHON_OFF ? "off"
-					      : o->system_wide		 ? "off (-a)"
-									 : "bpf");
+	err = session__emit_meta(s, MS_META_PYTHON, o->python == MS_PYTHON_OFF ? "off" : "bpf");
 	if (err)
 		return err;
 	return session__add_targets(s);
@@ -375,12 +437,14 @@ static int session__start(struct record_session *s)
 {
 	const struct record_options *o = s->o;
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction snap = { .sa_handler = on_snapshot, .sa_flags = SA_RESTART };
 	char why[512] = "";
 	int err, wstatus;
 
 	sigemptyset(&sa.sa_mask);
+	sigemptyset(&snap.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
-	    sigaction(SIGALRM, &sa, NULL)) {
+	    sigaction(SIGALRM, &sa, NULL) || sigaction(SIGUSR1, &snap, NULL)) {
 		err = -errno;
 		step_failed(err, "installing signal handlers");
 		return err;
@@ -458,6 +522,13 @@ static int session__drain(struct record_session *s)
 			return 0;
 		if (s->t_end && now_s() >= s->t_end)
 			return 0;
+		err = record_rolling__tick(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+		if (!err && snapshot_requested) {
+			snapshot_requested = 0;
+			err = record_rolling__snapshot(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+		}
+		if (err)
+			return err;
 		if (s->budget) {
 			err = budget_monitor__tick(s->budget, BUDGET_RECORDER(s->col));
 			if (err) {
@@ -522,9 +593,12 @@ static int session__seal(struct record_session *s)
 			strerror(-err));
 		return err;
 	}
-	if (!s->o->force && (err = cli__keep_previous(path)))
+	if (!s->o->continuous && !s->o->force && (err = cli__keep_previous(path)))
 		fprintf(stderr, "microscope record: keeping the previous %s as .old: %s\n", path,
 			strerror(-err));
+	if (s->roll) /* the last segment, or the last window to -o */
+		return record_rolling__finish(s->roll, s->b, (uint64_t)(now_s() * 1e9),
+					      processor__samples(s->proc));
 	err = capture_builder__write(s->b, path);
 	if (err) {
 		const char *why = capture_builder__error(s->b);
@@ -612,6 +686,7 @@ static void session__release(struct record_session *s)
 			s->status = 1;
 		}
 	}
+	record_rolling__free(s->roll);
 	processor__free(s->proc);
 	py_tracker__free(s->py);
 	symbolizer__free(s->sym);

@@ -17,9 +17,12 @@
 #include "analysis/analysis.h"
 #include "analysis/budget.h"
 #include "capture/capture.h"
+#include "capture/file_io.h"
+#include "capture/text.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "diff.h"
+#include "input.h"
 #include "report.h"
 #include "report_timeline.h"
 
@@ -31,6 +34,9 @@ static const char report_usage[] =
 	"usage: microscope report [FILE] [--sort self|total] [--limit N] [--threads]\n"
 	"                         [--min-percent P] [--event NAME] [--off-cpu | --wall]\n"
 	"                         [--svg OUT] [--look logical|native|python]\n"
+	"                         [--by process|thread|container|module] [--merge]\n"
+	"                         [--pid PID] [--tid TID] [--comm NAME] [--module NAME]\n"
+	"                         [--container ID|NAME] [--cgroup PATH]\n"
 	"                         [--granularity G] [--inline show|fold] [--focus RE]\n"
 	"                         [--ignore RE] [--hide RE] [--since T] [--until T]\n"
 	"       microscope report --diff BASE NEW [options]\n"
@@ -48,8 +54,9 @@ static const char report_usage[] =
 	"  --off-cpu           off-CPU time instead of CPU samples (record --off-cpu):\n"
 	"                      totals by state and cause, the call tree and functions\n"
 	"                      weighted by off-CPU ms, the longest intervals with their\n"
-	"                      waker, and the intervals cut by the recording's edges,\n"
-	"                      listed apart and never added to the totals\n"
+	"                      waker; intervals cut by the recording's edges count\n"
+	"                      their part inside it, marked [clipped by the recording\n"
+	"                      window] in the tree and listed apart\n"
 	"  --timeline[=N]      per-thread lanes over time (N buckets, default 72): CPU\n"
 	"                      sample density, off-CPU shaded, each bucket's top\n"
 	"                      function as a letter; --since/--until narrow it\n"
@@ -70,7 +77,10 @@ static const char report_usage[] =
 	"  --ignore REGEX      drop samples with a frame matching REGEX\n"
 	"  --hide REGEX        remove frames matching REGEX from stacks (their cost goes\n"
 	"                      to the caller)\n"
-	"  --since T, --until T  only samples in [T1, T2) from the recording's start\n"
+	"  --since T, --until T  only samples in [T1, T2) from the recording's start;\n"
+	"                      for a segment directory (record --continuous) also a\n"
+	"                      UTC time (2026-12-02T14:00Z, 14:00), -10m (ago) or\n"
+	"                      @SECONDS: the segments and samples of that span\n"
 	"                      (1.5, 1.5s, 200ms, 30us)\n"
 	"  --diff BASE NEW     compare two captures: per-function share changes, largest\n"
 	"                      first, '*' where a two-proportion test says significant\n"
@@ -78,6 +88,10 @@ static const char report_usage[] =
 	"                      Python frames spliced into native stacks), native\n"
 	"                      (Python frames dropped) or python (from the outermost\n"
 	"                      Python frame in, interpreter frames hidden)\n"
+	"  --by KIND           the samples split by process, thread, container or module\n"
+	"                      (the innermost frame's), largest first, instead of the\n"
+	"                      call tree\n"
+	SCOPE_USAGE
 	"  -h, --help          show this help\n"
 	"\n"
 	"Kernel functions are marked \" [k]\".  Percentages are of the event's total\n"
@@ -289,6 +303,8 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		{ "until", required_argument, NULL, 'U' },
 		{ "raw-times", no_argument, NULL, 'r' },
 		{ "timeline", optional_argument, NULL, 'T' },
+		{ "by", required_argument, NULL, 'B' },
+		SCOPE_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -299,6 +315,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	o->limit = REPORT_DEFAULT_LIMIT;
 	o->min_percent = REPORT_DEFAULT_MIN_PERCENT;
 	o->granularity = ANALYSIS_GRANULARITY_FUNCTION;
+	o->until_real_ns = UINT64_MAX;
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -396,12 +413,29 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 			o->filter.hide = optarg;
 			break;
 		case 'S':
-		case 'U':
+		case 'U': {
+			struct cli_input_range r = { o->since_real_ns, o->until_real_ns };
+
+			/* a wall-clock time or "-10m" ago selects a directory's segments */
+			if (!cli_input__set_range(&r, ch == 'S', optarg)) {
+				o->since_real_ns = r.since_ns;
+				o->until_real_ns = r.until_ns;
+				break;
+			}
 			if (cli__parse_time_ns(optarg, ch == 'S' ? &o->since_ns : &o->until_ns))
 				return report_usage_error("--since and --until take a time from the "
 							  "recording's start (1.5, 1.5s, 200ms, 30us), "
-							  "not '%s'", optarg);
+							  "a UTC time (2026-12-02T14:00Z, 14:00) or a "
+							  "time ago (-10m), not '%s'", optarg);
 			*(ch == 'S' ? &o->since_set : &o->until_set) = true;
+			break;
+		}
+		case 'B':
+			if (analysis_by__parse(optarg, &o->by))
+				return report_usage_error(
+					"--by takes process, thread, container or module, not '%s'",
+					optarg);
+			o->by_set = true;
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
@@ -409,6 +443,14 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		case ':':
 			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
 		default: {
+			int handled = scope_options__handle(&o->scope, ch, optarg, "report");
+
+			if (handled == -EINVAL)
+				return 2;
+			if (handled < 0)
+				return 1;
+			if (handled)
+				break;
 			/* optopt names a bad short option; for a long one it is 0. */
 			char shortopt[3] = { '-', (char)optopt, '\0' }, hint[80], msg[160];
 
@@ -436,47 +478,60 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 	return -1; /* go on */
 }
 
-/* --svg: the flame graph, published atomically (OUT.tmp.PID, fsync, rename). */
+/* --by: the split, largest first, with shares of the event's total. */
+static void print_groups(const struct report *r, const struct analysis_groups *g)
+{
+	static const char *const kinds[] = { "process", "thread", "container", "module" };
+	char w[32];
+
+	printf("\nby %s (%s)\n", kinds[r->opt->by], r->ns ? "ms" : r->unit);
+	printf("  %6s %*s %9s  %s\n", "share", r->wwidth, r->ns ? "ms" : r->unit, "samples",
+	       kinds[r->opt->by]);
+	for (uint32_t i = 0; i < g->nrows; i++) {
+		const struct analysis_group *row = &g->rows[i];
+
+		format_weight(r, row->weight, w, sizeof(w));
+		printf("  %5.1f%% %*s %9" PRIu64 "  %s\n",
+		       g->total ? 100.0 * (double)row->weight / (double)g->total : 0.0, r->wwidth, w,
+		       row->samples, row->name);
+	}
+}
+
+/* --svg: the flame graph, published by file_out (capture/file_io.h). */
 static int report_write_svg(const struct capture *c, const struct analysis_query *q,
 			    const struct report_options *o)
 {
 	const char *cmd = capture__meta(c, "command");
-	char *tmp = NULL, title[300];
+	char title[300], msg[600] = "";
+	struct file_out out;
 	FILE *f = NULL;
 	int err;
 
 	snprintf(title, sizeof(title), "Flame graph: %s (%s)", cmd ? cmd : o->path,
 		 capture__string(c, c->events[q->event].name));
-	if (asprintf(&tmp, "%s.tmp.%ld", o->svg, (long)getpid()) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
+	err = file_out__open(&out, o->svg, msg, sizeof(msg));
+	if (err)
 		goto cleanup;
-	}
-	f = fopen(tmp, "wx");
+	f = file_out__stream(&out);
 	if (!f) {
 		err = -errno;
-		free(tmp);
-		tmp = NULL;
 		goto cleanup;
 	}
 	err = convert__write_svg(c, q, title, f);
-	if (!err && (fflush(f) || ferror(f) || fsync(fileno(f))))
+	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
 		err = -errno;
 	f = NULL;
-	if (!err && rename(tmp, o->svg))
-		err = -errno;
-	if (!err) {
-		free(tmp);
-		tmp = NULL;
-	}
+	if (!err)
+		err = file_out__commit(&out, msg, sizeof(msg));
 cleanup:
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
-	if (err)
+	if (f)
+		fclose(f);
+	file_out__abort(&out);
+	if (err && msg[0])
+		fprintf(stderr, "microscope report: %s\n", msg);
+	else if (err)
 		fprintf(stderr, "microscope report: %s: %s\n", o->svg, strerror(-err));
 	return err;
 }
@@ -534,7 +589,44 @@ static int report_filters(const struct report_options *o, const struct capture *
 	return rc;
 }
 
+static int report_run(int argc, char **argv);
+
+/*
+ * report prints names any process chose (comm via prctl, symbols, paths):
+ * everything it writes goes through capture/text.h's terminal filter, so
+ * an ESC or an invalid byte in a name is shown as "\x1b", never sent to
+ * the terminal.
+ */
 int cmd_report(int argc, char **argv)
+{
+	FILE *out = stdout, *err = stderr, *safe_out, *safe_err;
+	int status;
+
+	fflush(out);
+	fflush(err);
+	safe_out = text__terminal_stream(out);
+	safe_err = text__terminal_stream(err);
+	if (!safe_out || !safe_err) {
+		if (safe_out)
+			fclose(safe_out);
+		if (safe_err)
+			fclose(safe_err);
+		fprintf(stderr, "microscope report: out of memory\n");
+		return 1;
+	}
+	setvbuf(safe_err, NULL, _IOLBF, BUFSIZ);
+	stdout = safe_out; /* glibc: the standard streams are assignable variables */
+	stderr = safe_err;
+	status = report_run(argc, argv);
+	stdout = out;
+	stderr = err;
+	if (fclose(safe_out) && !status)
+		status = 1;
+	fclose(safe_err);
+	return status;
+}
+
+static int report_run(int argc, char **argv)
 {
 	struct report_options opt = { 0 };
 	struct analysis_summary sum = { 0 };
@@ -544,6 +636,8 @@ int cmd_report(int argc, char **argv)
 	struct analysis_flat *flat = NULL;
 	struct capture *c = NULL;
 	struct analysis_look *look = NULL;
+	struct analysis_scope *scope = NULL;
+	struct analysis_groups groups = { 0 };
 	struct analysis_filter *filter = NULL;
 	const struct capture *view;
 	struct analysis_query q;
@@ -573,7 +667,9 @@ int cmd_report(int argc, char **argv)
 		return cli_diff__report(&d);
 	}
 
-	rc = capture__open(opt.path, &c, err, sizeof(err));
+	rc = cli_input__open_range("report", opt.path,
+				   (struct cli_input_range){ opt.since_real_ns, opt.until_real_ns }, &c,
+				   err, sizeof(err));
 	if (rc) {
 		if (err[0])
 			fprintf(stderr, "microscope report: %s\n", err);
@@ -630,6 +726,12 @@ int cmd_report(int argc, char **argv)
 		oom = false;
 		view = analysis_look__capture(look);
 	}
+	oom = true;
+	if (scope_options__view(&opt.scope, view, opt.threads, &scope))
+		goto cleanup;
+	oom = false;
+	if (scope)
+		view = analysis_scope__capture(scope);
 	if (report_filters(&opt, view, &q, &filter))
 		goto cleanup;
 	/* The query is valid (event from the capture), so failures are ENOMEM. */
@@ -673,6 +775,13 @@ int cmd_report(int argc, char **argv)
 		print_summary(&r, &sum, event);
 		print_offcpu_note(&r);
 	}
+	if (opt.by_set) {
+		if (analysis_groups__init(&groups, view, event, opt.by))
+			goto cleanup;
+		print_groups(&r, &groups);
+		oom = false;
+		goto flush;
+	}
 	if (opt.timeline && report_print_timeline(&r, flat_names ? flat_names : names, &q))
 		goto cleanup;
 	if (print_tree(&r, tree))
@@ -683,6 +792,7 @@ int cmd_report(int argc, char **argv)
 		oom = true;
 		goto cleanup;
 	}
+flush:
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
 		goto cleanup;
@@ -700,7 +810,10 @@ cleanup:
 	analysis_names__free(flat_names);
 	analysis_names__free(names);
 	analysis_filter__free(filter);
+	analysis_groups__release(&groups);
+	analysis_scope__free(scope);
 	analysis_look__free(look);
+	scope_options__release(&opt.scope);
 	capture__free(c);
 	return status;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
+#include "scope_options.h"
 
 struct report_options {
 	const char *path;
@@ -29,8 +30,14 @@ struct report_options {
 	struct analysis_filter_spec filter; /* --focus, --ignore, --hide */
 	uint64_t since_ns, until_ns; /* --since/--until, from the recording's start; 0 unset */
 	bool since_set, until_set;
+	/* --since/--until WHEN as a wall-clock time or "-10m" ago: segments of a
+	 * directory (record --continuous), CLOCK_REALTIME ns; 0 / UINT64_MAX unset */
+	uint64_t since_real_ns, until_real_ns;
 	bool raw_times; /* --raw-times: intervals as key=value, absolute ns */
 	uint32_t timeline; /* --timeline[=BUCKETS]: columns, 0 for no timeline */
+	struct scope_options scope; /* --pid .. --cgroup filters, --merge */
+	bool by_set;		    /* --by */
+	enum analysis_by by;
 };
 
 /* --inline: folded into their function in the table and shown in the tree

@@ -54,9 +54,12 @@ int print_offcpu_summary(const struct report *r)
 	printf("  complete   %" PRIu32 " interval%s, %s off-CPU\n", o.ncomplete,
 	       o.ncomplete == 1 ? "" : "s", buf);
 	format_duration(o.incomplete_ns, buf, sizeof(buf));
-	printf("  incomplete %" PRIu32 " interval%s cut by the recording's start or stop, %s "
-	       "inside it (listed apart, not in any total)\n",
+	printf("  clipped    %" PRIu32 " interval%s cut by the recording's start or stop, %s "
+	       "inside it (counted in the tables and trees under [clipped by the recording "
+	       "window])\n",
 	       o.nincomplete, o.nincomplete == 1 ? "" : "s", buf);
+	format_duration(o.complete_ns + o.incomplete_ns, buf, sizeof(buf));
+	printf("  total      %s off-CPU inside the recording (complete + clipped)\n", buf);
 	if (counter_or_zero(c, "offcpu.missed_switch_in"))
 		printf("  unseen in  %" PRIu64 " switch-in%s the kernel did not report "
 		       "(offcpu.missed_switch_in): kept among the incomplete, end unknown\n",
@@ -72,7 +75,7 @@ int print_offcpu_summary(const struct report *r)
 	       ")\n",
 	       counter_or_zero(c, "offcpu.ringbuf_full") + counter_or_zero(c, "offcpu.map_full"),
 	       counter_or_zero(c, "offcpu.ringbuf_full"), counter_or_zero(c, "offcpu.map_full"));
-	printf("  by state  ");
+	printf("  by state   (complete intervals)");
 	for (i = 0, first = true; i < CAPTURE_OFFCPU_STATE_COUNT; i++) {
 		if (!o.state_count[i])
 			continue;
@@ -80,7 +83,7 @@ int print_offcpu_summary(const struct report *r)
 		       o.state_ns[i] / 1e6, o.state_count[i]);
 		first = false;
 	}
-	printf("%s\n  by cause  ", first ? " -" : "");
+	printf("%s\n  by cause   (complete intervals)", first ? " -" : "");
 	for (i = 0, first = true; i < CAPTURE_OFFCPU_CAUSE_COUNT; i++) {
 		if (!o.cause_count[i])
 			continue;
@@ -124,6 +127,8 @@ static void print_interval_human(const struct report *r, const struct capture_in
 		printf(" (began before the recording)");
 	if (v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN)
 		printf(" (still off-CPU at the end)");
+	if (v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN))
+		printf(" [clipped]");
 	printf("\n");
 }
 
@@ -154,8 +159,11 @@ static int print_offcpu_table(const struct report *r, enum analysis_offcpu_by by
 			snprintf(name, sizeof(name), "%s", analysis__offcpu_state_name(g->id));
 		else
 			snprintf(name, sizeof(name), "%s%s", key_name(r, g->id), key_mark(r, g->id));
-		printf("  %10.1f  %5.1f%%  %9" PRIu32 "  %s\n", g->ns / 1e6,
+		printf("  %10.1f  %5.1f%%  %9" PRIu32 "  %s", g->ns / 1e6,
 		       percent(g->ns, t.total_ns), g->count, name);
+		if (g->clipped_ns)
+			printf("  (%.1f ms clipped by the recording window)", g->clipped_ns / 1e6);
+		printf("\n");
 	}
 	analysis_offcpu_table__release(&t);
 	return 0;
@@ -181,10 +189,12 @@ static void print_interval(const struct report *r, uint32_t id, char *path, size
 		goto stacks;
 	}
 	printf("  interval tid=%" PRIu32 " comm=%s start_ns=%" PRIu64 " end_ns=%" PRIu64
-	       " ns=%" PRIu64 " start=%s end=%s state=%s cause=%s waker_tid=",
+	       " ns=%" PRIu64 " start=%s end=%s clipped=%s state=%s cause=%s waker_tid=",
 	       c->threads[v->thread].tid, thread_comm(c, v->thread), v->start_ns, v->end_ns,
 	       v->weight, v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN ? "unknown" : "known",
 	       v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN ? "unknown" : "known",
+	       v->flags & (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)
+		       ? "yes" : "no",
 	       analysis__offcpu_state_name(v->state), analysis__offcpu_cause_name(v->cause));
 	if (v->waker_thread != CAPTURE_NONE)
 		printf("%" PRIu32 " waker_comm=%s\n", c->threads[v->waker_thread].tid,
@@ -219,8 +229,8 @@ int print_offcpu_intervals(const struct report *r)
 		       "(--raw-times: absolute ns)");
 	for (i = 0; i < n; i++)
 		print_interval(r, o.complete[i], path, size);
-	printf("\nincomplete intervals (start or end outside the recording: bounds are the "
-	       "recording's edges; %" PRIu32 ")\n",
+	printf("\nincomplete intervals (clipped: start or end outside the recording, bounds "
+	       "are the recording's edges and off-CPU is the part inside it; %" PRIu32 ")\n",
 	       o.nincomplete);
 	for (i = 0; i < o.nincomplete; i++)
 		print_interval(r, o.incomplete[i], path, size);

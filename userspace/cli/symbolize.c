@@ -14,11 +14,12 @@
 #include "capture/capture.h"
 #include "capture/output_check.h"
 #include "commands.h"
+#include "input.h"
 #include "userspace/deferred/symbolize.h"
 #include "userspace/symbols/symbols.h"
 
 static const char symbolize_usage[] =
-	"usage: microscope symbolize IN -o OUT [--debug-dir DIR]... [--debuginfod URL]...\n"
+	"usage: microscope symbolize IN|DIR -o OUT [--debug-dir DIR]... [--debuginfod URL]...\n"
 	"\n"
 	"Add function names, source lines and inline frames to a capture recorded with\n"
 	"--symbolize deferred (or to any frames a capture left unsymbolized).  Each\n"
@@ -32,6 +33,10 @@ static const char symbolize_usage[] =
 	"      --debuginfod URL ask this debuginfod server (repeatable; added to\n"
 	"                       DEBUGINFOD_URLS, which is used too; libdebuginfod's\n"
 	"                       cache applies)\n"
+	"      --since WHEN, --until WHEN\n"
+	"                       IN a segment directory (record --continuous): only\n"
+	"                       the segments and samples in [WHEN, WHEN): -10m (ago),\n"
+	"                       2026-12-02T14:00[:SS]Z or 14:00 (UTC), @SECONDS\n"
 	"  -q, --quiet          no summary line\n"
 	"  -h, --help           this text\n"
 	"\n"
@@ -40,7 +45,7 @@ static const char symbolize_usage[] =
 	"Exit status: 0 when OUT was written (even with failed modules), 1 on an\n"
 	"unreadable IN or unwritable OUT, 2 for a usage error.\n";
 
-enum { OPT_DEBUG_DIR = 0x4444, OPT_DEBUGINFOD = 0x4446 };
+enum { OPT_DEBUG_DIR = 0x4444, OPT_DEBUGINFOD = 0x4446, OPT_SINCE = 0x5353, OPT_UNTIL = 0x5555 };
 
 /* Appends url to DEBUGINFOD_URLS (space-separated, libdebuginfod's syntax). */
 static int add_debuginfod_url(const char *url)
@@ -65,9 +70,12 @@ int cmd_symbolize(int argc, char **argv)
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "debuginfod", required_argument, NULL, OPT_DEBUGINFOD },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "until", required_argument, NULL, OPT_UNTIL },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	struct cli_input_range range = CLI_INPUT_ALL;
 	struct capture_builder *b = NULL;
 	struct symbolizer *sym = NULL;
 	struct capture *c = NULL;
@@ -108,6 +116,16 @@ int cmd_symbolize(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case OPT_SINCE:
+		case OPT_UNTIL:
+			if (cli_input__set_range(&range, opt == OPT_SINCE, optarg)) {
+				fprintf(stderr, "microscope symbolize: bad time '%s' (-10m, "
+						"2026-12-02T14:00Z, 14:00, @SECONDS)\n",
+					optarg);
+				status = 2;
+				goto cleanup;
+			}
+			break;
 		case 'h':
 			fputs(symbolize_usage, stdout);
 			status = 0;
@@ -137,7 +155,7 @@ int cmd_symbolize(int argc, char **argv)
 		status = 2;
 		goto cleanup;
 	}
-	err = capture__open(in, &c, msg, sizeof(msg));
+	err = cli_input__open_range("symbolize", in, range, &c, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "microscope symbolize: %s\n", msg[0] ? msg : strerror(-err));
 		goto cleanup;

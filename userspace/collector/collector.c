@@ -80,6 +80,7 @@ struct collector {
 	struct bpf_ring *rb_off;  /* the off-CPU ring (--off-cpu), or NULL */
 	struct bpf_link *fork_link;
 	struct bpf_link *exit_link;
+	struct bpf_link *exec_link; /* -a with Python frames: CPython processes join at exec */
 	int epoll_fd;
 	long page_size;
 
@@ -423,20 +424,23 @@ static int collector__drain(struct collector *c)
 {
 	int total = 0, n, i;
 
+	/* Side-band first: the few MMAP2/COMM/FORK records reach the sink
+	 * before the sample backlog, while their processes most likely live
+	 * (the processor pins container files from them, processor/pins.c). */
+	for (i = 0; i < c->nr_online; i++) {
+		if (!c->rings[i].base)
+			continue;
+		n = collector__drain_perf(c, &c->rings[i]);
+		if (n < 0)
+			return n;
+		total += n;
+	}
 	n = bpf_ring__drain(c->rb);
 	if (n < 0)
 		return n;
 	total += n;
 	if (c->rb_off) {
 		n = bpf_ring__drain(c->rb_off);
-		if (n < 0)
-			return n;
-		total += n;
-	}
-	for (i = 0; i < c->nr_online; i++) {
-		if (!c->rings[i].base)
-			continue;
-		n = collector__drain_perf(c, &c->rings[i]);
 		if (n < 0)
 			return n;
 		total += n;
@@ -719,7 +723,7 @@ static int collector__open_offcpu(struct collector *c, char *err, size_t errlen)
 	int ret;
 
 	c->offcpu = offcpu__new(&c->opts, bpf_map__fd(c->skel->maps.targets),
-				c->opts.ringbuf_bytes, c->nr_possible, c->have_find_vma, err,
+				bpf_map__fd(c->skel->maps.scope_cgroups), c->opts.ringbuf_bytes, c->nr_possible, c->have_find_vma, err,
 				errlen);
 	if (!c->offcpu)
 		return -errno;
@@ -769,6 +773,10 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 		goto cleanup;
 	}
 	c->opts = *o;
+	/* Host-wide, the side-band rings carry every exec's MMAP2/COMM/FORK/
+	 * EXIT and must absorb the seconds the drain can run behind. */
+	if (o->system_wide && c->opts.perf_pages < MS_PERF_PAGES_SYSTEM_WIDE)
+		c->opts.perf_pages = MS_PERF_PAGES_SYSTEM_WIDE;
 	c->sink = sink;
 	c->sink_ctx = ctx;
 	c->page_size = page_size;
@@ -809,6 +817,9 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	if (!c->opts.ringbuf_bytes)
 		c->opts.ringbuf_bytes = ringbuf_auto(o, c->nr_online);
 	c->skel->rodata->system_wide = o->system_wide;
+	c->skel->rodata->self_tgid = o->include_self ? 0 : (__u32)getpid();
+	c->skel->rodata->cgroup_filter = o->ncgroup_ids > 0;
+	c->skel->rodata->python_exec_targets = o->system_wide && o->python == MS_PYTHON_BPF;
 	c->skel->rodata->wakeup_bytes = c->opts.ringbuf_bytes / 4;
 	c->skel->rodata->stack_copy_bytes = record_options__stack_copy_bytes(o);
 	/* CO-RE fallback chosen at load time, logged in META (bpf.find_vma). */
@@ -830,6 +841,16 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	if (ret) {
 		diagnose(ret, true, "loading the BPF sampler", err, errlen);
 		goto cleanup;
+	}
+	for (i = 0; i < (int)o->ncgroup_ids; i++) {
+		__u8 one = 1;
+
+		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.scope_cgroups), &o->cgroup_ids[i],
+					&one, BPF_ANY)) {
+			ret = -errno;
+			errf(err, errlen, "BPF cgroup filter: %s", strerror(-ret));
+			goto cleanup;
+		}
 	}
 	c->rb = bpf_ring__new(bpf_map__fd(c->skel->maps.samples), c->opts.ringbuf_bytes,
 			      on_bpf_record, c);
@@ -1208,6 +1229,16 @@ int collector__start(struct collector *c, char *err, size_t errlen)
 			errf(err, errlen, "attaching sched_process_fork: %s", strerror(-ret));
 			return ret;
 		}
+	}
+	if (c->opts.system_wide && c->opts.python == MS_PYTHON_BPF) {
+		c->exec_link = bpf_program__attach(c->skel->progs.handle_exec);
+		if (!c->exec_link) {
+			ret = -errno;
+			errf(err, errlen, "attaching sched_process_exec: %s", strerror(-ret));
+			return ret;
+		}
+	}
+	if (!c->opts.system_wide || c->exec_link) {
 		c->exit_link = bpf_program__attach(c->skel->progs.handle_exit);
 		if (!c->exit_link) {
 			ret = -errno;
@@ -1384,7 +1415,8 @@ int collector__stop(struct collector *c)
 	}
 	bpf_link__destroy(c->fork_link);
 	bpf_link__destroy(c->exit_link);
-	c->fork_link = c->exit_link = NULL;
+	bpf_link__destroy(c->exec_link);
+	c->fork_link = c->exit_link = c->exec_link = NULL;
 	for (i = 0; i < c->nr_online; i++)
 		if (c->rings[i].fd >= 0)
 			ioctl(c->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -1425,6 +1457,7 @@ void collector__free(struct collector *c)
 			close(c->period_fds[i]);
 	bpf_link__destroy(c->fork_link);
 	bpf_link__destroy(c->exit_link);
+	bpf_link__destroy(c->exec_link);
 	for (i = 0; c->rings && i < c->nr_online; i++) {
 		if (c->rings[i].base)
 			munmap(c->rings[i].base, c->rings[i].map_bytes);

@@ -48,8 +48,9 @@ static void __attribute__((format(printf, 3, 4))) oerrf(char *err, size_t errlen
 	va_end(ap);
 }
 
-struct offcpu *offcpu__new(const struct record_options *o, int targets_fd, __u32 ring_bytes,
-			   int nr_possible, bool have_find_vma, char *err, size_t errlen)
+struct offcpu *offcpu__new(const struct record_options *o, int targets_fd, int scope_fd,
+			   __u32 ring_bytes, int nr_possible, bool have_find_vma, char *err,
+			   size_t errlen)
 {
 	struct offcpu *oc = calloc(1, sizeof(*oc));
 	__u32 copy = o->call_graph == MS_CALL_GRAPH_FP ? 0 : o->stack_size;
@@ -69,7 +70,11 @@ struct offcpu *offcpu__new(const struct record_options *o, int targets_fd, __u32
 	oc->skel->rodata->stack_copy_bytes = copy;
 	oc->skel->rodata->have_find_vma = have_find_vma;
 	oc->skel->rodata->wakeup_bytes = ring_bytes / 4;
+	oc->skel->rodata->self_tgid = o->include_self ? 0 : (__u32)getpid();
+	oc->skel->rodata->cgroup_filter = o->ncgroup_ids > 0;
 	ret = bpf_map__reuse_fd(oc->skel->maps.targets, targets_fd);
+	if (!ret)
+		ret = bpf_map__reuse_fd(oc->skel->maps.scope_cgroups, scope_fd);
 	if (!ret)
 		ret = bpf_map__set_max_entries(oc->skel->maps.offcpu_events, ring_bytes);
 	if (!ret)

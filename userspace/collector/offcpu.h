@@ -31,12 +31,14 @@ typedef int (*offcpu_counter_fn)(void *ctx, const char *name, __u64 value);
 
 /*
  * Open and load bpf/offcpu.bpf.c sharing targets_fd (the sampler's tgid
- * filter map) through bpf_map__reuse_fd.  ring_bytes: the events ring
+ * filter map) and scope_fd (its "scope_cgroups" map, bpf/scope.bpf.h)
+ * through bpf_map__reuse_fd.  ring_bytes: the events ring
  * (power of two); nr_possible: possible CPUs (scratch map size).  Returns
  * NULL with errno set and err naming the step on failure.
  */
-struct offcpu *offcpu__new(const struct record_options *o, int targets_fd, __u32 ring_bytes,
-			   int nr_possible, bool have_find_vma, char *err, size_t errlen);
+struct offcpu *offcpu__new(const struct record_options *o, int targets_fd, int scope_fd,
+			   __u32 ring_bytes, int nr_possible, bool have_find_vma, char *err,
+			   size_t errlen);
 
 /* The events ring's map fd (for ring_buffer__add and epoll). */
 int offcpu__ring_fd(const struct offcpu *oc);

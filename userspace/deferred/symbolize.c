@@ -292,6 +292,18 @@ int capture__symbolize(const struct capture *in, struct symbolizer *s, struct ca
 			row.waker_stack = stacks[row.waker_stack];
 		capture_builder__add_interval(out, &row);
 	}
+	/* cgroups and containers, as recorded where the recording ran */
+	for (i = 0; i < in->ncgroups; i++) {
+		struct capture_cgroup row = in->cgroups[i];
+
+		row.path = str(&r, row.path);
+		row.container = str(&r, row.container);
+		row.runtime = str(&r, row.runtime);
+		capture_builder__add_cgroup(out, &row);
+	}
+	for (i = 0; i < in->nsample_cgroups; i++)
+		if (in->sample_cgroups[i] != CAPTURE_NONE)
+			capture_builder__set_sample_cgroup(out, i, in->sample_cgroups[i]);
 	for (i = 0; i < in->ncounters; i++)
 		capture_builder__add_counter(out, capture__string(in, in->counters[i].name),
 					     in->counters[i].value);

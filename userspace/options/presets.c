@@ -12,15 +12,19 @@ struct preset {
 	uint32_t stack_size; /* bytes */
 	double budget_pct;   /* percent of one CPU (record --budget) */
 	bool off_cpu;	     /* --off-cpu */
+	bool system_wide;    /* -a unless a command or -p is given */
+	uint64_t segment_ns; /* --segment, 0 = MS_DEFAULT_SEGMENT_NS */
 };
 
 static const struct preset presets[] = {
 	{ "light", 99, MS_CALL_GRAPH_FP, 0, 1, false },
 	{ "default", MS_DEFAULT_FREQ_HZ, MS_CALL_GRAPH_AUTO, 16384, 25, false },
 	{ "detailed", 999, MS_CALL_GRAPH_DWARF, 65536, 50, true },
+	{ "production", 97, MS_CALL_GRAPH_AUTO, 16384, 1, false, true, 60ull * 1000000000 },
 };
 
-const char *const record_options__preset_names[] = { "light", "default", "detailed", NULL };
+const char *const record_options__preset_names[] = { "light", "default", "detailed", "production",
+						     NULL };
 
 int record_options__apply_preset(struct record_options *o, const char *name, uint32_t explicit)
 {
@@ -39,6 +43,10 @@ int record_options__apply_preset(struct record_options *o, const char *name, uin
 			o->budget_pct = p->budget_pct;
 		if (!(explicit & MS_OPT_SET_OFF_CPU))
 			o->off_cpu = p->off_cpu;
+		if (p->system_wide && !o->argv && !o->npids && !o->replay)
+			o->system_wide = true;
+		if (!(explicit & MS_OPT_SET_SEGMENT))
+			o->segment_ns = p->segment_ns ? p->segment_ns : MS_DEFAULT_SEGMENT_NS;
 		o->preset = p->name;
 		return 0;
 	}

@@ -22,6 +22,67 @@ void record_options__init(struct record_options *o)
 	o->ringbuf_bytes = 0; /* automatic */
 	o->perf_pages = 64;
 	o->off_cpu_min_ns = MS_DEFAULT_OFF_CPU_MIN_US * 1000ull;
+	o->segment_ns = MS_DEFAULT_SEGMENT_NS;
+}
+
+/* A non-negative decimal number at the start of arg; *end after it. */
+static int parse_number(const char *arg, double *v, char **end)
+{
+	if (!arg || !((*arg >= '0' && *arg <= '9') || *arg == '.'))
+		return -EINVAL;
+	errno = 0;
+	*v = strtod(arg, end);
+	if (errno || *end == arg || !(*v >= 0) || *v > 1e18)
+		return -EINVAL;
+	return 0;
+}
+
+int record_options__parse_duration(const char *arg, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "", 1e9 },   { "ms", 1e6 },	{ "s", 1e9 },
+		      { "m", 60e9 }, { "h", 3600e9 }, { "d", 86400e9 } };
+	char *end;
+	double v;
+
+	if (parse_number(arg, &v, &end))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (v * units[i].ns >= 1.8e19)
+			return -EINVAL;
+		*ns = (uint64_t)(v * units[i].ns);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int record_options__parse_size(const char *arg, uint64_t *bytes)
+{
+	static const char prefixes[] = "KMGT";
+	char *end;
+	double v, scale = 1;
+	const char *p;
+
+	if (parse_number(arg, &v, &end))
+		return -EINVAL;
+	if (*end && (p = strchr(prefixes, *end))) {
+		scale = (double)(1ull << (10 * (p - prefixes + 1)));
+		end++;
+		if (!strcmp(end, "") || !strcmp(end, "B") || !strcmp(end, "iB"))
+			end += strlen(end);
+	} else if (!strcmp(end, "B")) {
+		end++;
+	} else {
+		return -EINVAL;
+	}
+	if (*end || v * scale >= 1.8e19)
+		return -EINVAL;
+	*bytes = (uint64_t)(v * scale);
+	return 0;
 }
 
 int record_options__parse_stack_size(const char *arg, uint32_t *bytes)
@@ -159,5 +220,24 @@ int record_options__check(const struct record_options *o, char *err, size_t errl
 		return check_failed(err, errlen, "more than %d --debug-dir", MS_MAX_DEBUG_DIRS);
 	if (!(o->duration_s >= 0))
 		return check_failed(err, errlen, "bad duration %g s", o->duration_s);
+	if (o->segment_ns < MS_MIN_SEGMENT_NS || o->segment_ns > MS_MAX_SEGMENT_NS)
+		return check_failed(err, errlen, "bad --segment %.3f s (1 s .. 24 h)",
+				    o->segment_ns / 1e9);
+	if (o->retain_bytes && o->retain_bytes < MS_MIN_RETAIN_BYTES)
+		return check_failed(err, errlen, "bad --retain %llu bytes (at least 1M)",
+				    (unsigned long long)o->retain_bytes);
+	if (!o->continuous && (o->retain_ns || o->retain_bytes || o->export_fmt ||
+			       (o->explicit & MS_OPT_SET_SEGMENT)))
+		return check_failed(err, errlen,
+				    "--segment, --retain and --export need --continuous DIR");
+	if (o->retain_ns && o->retain_ns < o->segment_ns)
+		return check_failed(err, errlen,
+				    "--retain %.3f s is shorter than one segment (%.3f s)",
+				    o->retain_ns / 1e9, o->segment_ns / 1e9);
+	if (o->window_ns && (o->window_ns < MS_MIN_WINDOW_NS || o->window_ns > MS_MAX_WINDOW_NS))
+		return check_failed(err, errlen, "bad --window %.3f s (1 s .. 1 h)",
+				    o->window_ns / 1e9);
+	if (o->window_ns && o->continuous)
+		return check_failed(err, errlen, "--window and --continuous exclude each other");
 	return 0;
 }

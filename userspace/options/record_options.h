@@ -33,8 +33,25 @@
 #define MS_MAX_DEBUG_DIRS 32
 #define MS_DEFAULT_OUTPUT "microscope.msc"
 #define MS_MAX_PIDS 64
+/* cgroups one recording may select (--cgroup, --container; = SCOPE_CGROUPS_MAX
+ * of bpf/scope.bpf.h) */
+#define MS_MAX_CGROUPS 256
 #define MS_DEFAULT_STACK_SIZE 16384 /* bytes of user stack copied per sample */
 #define MS_MAX_STACK_SIZE 65536	    /* = MS_STACK_COPY_MAX, bpf/abi/records.h */
+/* Side-band perf ring pages per CPU with -a (4 MiB with 4 KiB pages: about
+ * 2,500 dynamically linked execs per CPU, or seconds of a busy build host,
+ * before records are lost while the drain runs behind). */
+#define MS_PERF_PAGES_SYSTEM_WIDE 1024
+
+/* Continuous recording (--continuous DIR): segment length limits and default. */
+#define MS_MIN_SEGMENT_NS (1000000000ull)	   /* 1 s */
+#define MS_MAX_SEGMENT_NS (24ull * 3600 * 1000000000) /* 1 day */
+#define MS_DEFAULT_SEGMENT_NS (60ull * 1000000000)   /* 60 s */
+/* Rolling window (--window): at least 1 s, at most 1 hour of records in memory. */
+#define MS_MIN_WINDOW_NS (1000000000ull)
+#define MS_MAX_WINDOW_NS (3600ull * 1000000000)
+/* --retain SIZE: at least one megabyte. */
+#define MS_MIN_RETAIN_BYTES (1ull << 20)
 
 /* record_options.event */
 #define MS_EVENT_CPU_CLOCK 0 /* PERF_COUNT_SW_CPU_CLOCK */
@@ -79,6 +96,24 @@ struct record_options {
 	const char *debug_dirs[MS_MAX_DEBUG_DIRS]; /* --debug-dir, borrowed */
 	size_t ndebug_dirs;
 	uint32_t explicit;     /* MS_OPT_SET_*: fields the command line set */
+	const char *continuous; /* --continuous: segment directory, or NULL */
+	uint64_t segment_ns;   /* --segment: length of one segment (ns) */
+	uint64_t retain_ns;    /* --retain DURATION: 0 = keep every segment */
+	uint64_t retain_bytes; /* --retain SIZE: 0 = no size limit */
+	uint64_t window_ns;    /* --window: rolling window length (ns), 0 = off */
+	const char *export_fmt; /* --export: per-segment export format name, or NULL */
+	/* Scope (bpf/scope.bpf.h): --cgroup paths and --container ids or names
+	 * (borrowed), resolved before anything is attached into cgroup v2 ids
+	 * whose tasks (and their sub-cgroups' tasks) are the only ones
+	 * recorded; no ids: no cgroup filter. */
+	const char *cgroups[MS_MAX_CGROUPS];
+	size_t ncgroups;
+	const char *containers[MS_MAX_CGROUPS];
+	size_t ncontainers;
+	uint64_t cgroup_ids[MS_MAX_CGROUPS];
+	size_t ncgroup_ids;
+	bool include_self;     /* --include-self: sample the recorder's own process too */
+	const char *scope_desc; /* the selected cgroup paths for meta "scope.cgroups", or NULL */
 };
 
 /* record_options.symbolize */
@@ -115,6 +150,19 @@ const char *record_options__call_graph_name(uint32_t mode);
 uint32_t record_options__stack_copy_bytes(const struct record_options *o);
 
 
+/*
+ * Parse a duration: a decimal number with a unit, "ms", "s", "m", "h" or
+ * "d" ("10s", "1.5m", "500ms"; a bare number is seconds) into *ns.
+ * Returns 0 or -EINVAL (negative, overflowing, or not a duration).
+ */
+int record_options__parse_duration(const char *arg, uint64_t *ns);
+/*
+ * Parse a size: a decimal number with a unit, "K", "M", "G" or "T"
+ * (powers of 1024, optionally followed by "B" or "iB"), or "B" alone.
+ * Returns 0 or -EINVAL.  A bare number is not a size.
+ */
+int record_options__parse_size(const char *arg, uint64_t *bytes);
+
 /* Which fields the command line set explicitly (a preset leaves them alone;
  * record_options.explicit). */
 #define MS_OPT_SET_FREQ (1u << 0)
@@ -123,6 +171,7 @@ uint32_t record_options__stack_copy_bytes(const struct record_options *o);
 #define MS_OPT_SET_BUDGET (1u << 3)
 #define MS_OPT_SET_OFF_CPU (1u << 4)
 #define MS_OPT_SET_SYMBOLIZE (1u << 5)
+#define MS_OPT_SET_SEGMENT (1u << 6)
 
 /*
  * The one validator: every field within the limits above (frequency, event,
@@ -141,6 +190,9 @@ int record_options__check(const struct record_options *o, char *err, size_t errl
  *   default   999 Hz, auto, 16 KiB copies, budget 25 %
  *   detailed  999 Hz, dwarf, 64 KiB copies, off-CPU intervals, budget 50 %
  *             (deep stacks, highest cost)
+ *   production  97 Hz (prime: does not beat with 10 ms, 100 Hz or 1 kHz
+ *             timers), auto, 16 KiB copies, budget 1 %, the whole system when
+ *             no command or -p is given, 60 s segments (with --continuous)
  * Fields whose bit is in explicit keep their value.  Returns 0, or -EINVAL
  * for an unknown name.  The chosen name is kept in o->preset.
  */

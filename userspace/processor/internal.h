@@ -93,8 +93,13 @@ struct held_record {
 	uint32_t reserved;
 };
 
+struct attribution;
+struct pins;
+
 struct processor {
 	struct capture_builder *b;
+	struct attribution *attribution; /* attribution.c; NULL until the first sample */
+	struct pins *pins;		 /* pins.c; NULL until the first pin */
 	struct symbolizer *sym;
 
 	/* ordering */
@@ -186,6 +191,10 @@ struct processor {
 	uint32_t offcpu_event_row;   /* CAPTURE_NONE until the first interval */
 	uint32_t offcpu_marks[4];    /* marker frame rows, CAPTURE_NONE until made */
 	uint64_t intervals;
+	/* waker stack copies waiting for their interval (offcpu.c): at most
+	 * OFFCPU_WAKER_COPIES, each buffer MS_STACK_COPY_MAX bytes, made once */
+	struct offcpu_waker_copy *waker_copies;
+	uint32_t nwaker_copies, next_waker_copy;
 };
 
 /* Truncation reasons (processor.truncation_frames index). */
@@ -259,6 +268,28 @@ uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uin
 void stacks__module_findable(struct processor *p, uint32_t module, bool findable_later);
 void stacks__release(struct processor *p);
 
+/* attribution.c: record sample's cgroup (a cgroups row, made on first
+ * sight) and its thread's namespace tid and process's pid namespace.
+ * sample: the capture sample row.  Returns 0 or -ENOMEM. */
+int attribution__sample(struct processor *p, struct thread_state *ts, uint32_t sample,
+			const struct ms_sample *s);
+/* Accepts NULL. */
+void attribution__free(struct attribution *a);
+
+/* pins.c: keep map_file (a /proc/PID/map_files link of a mapping of path,
+ * maj:min:ino as its MMAP2 record says; else path in process pid's mount
+ * namespace) open unless path reaches the same file here.  Best effort: failures leave symbolization as it was. */
+void pins__pin(struct processor *p, uint32_t pid, const char *map_file, const char *path,
+	       uint32_t maj, uint32_t min, uint64_t ino);
+/* "/proc/self/fd/N" of the pinned file for maj:min:ino into out: 0, or -ENOENT. */
+int pins__path(const struct processor *p, uint32_t maj, uint32_t min, uint64_t ino, char *out,
+	       size_t size);
+/* Accepts NULL. */
+void pins__free(struct pins *s);
+/* tasks.c: a perf record as it leaves the ring, before ordering: pins the
+ * file of an executable MMAP2 while its process lives. */
+void tasks__drained(struct processor *p, const uint8_t *rec, uint32_t len);
+
 /* A stack given as parts (stacks__build): kernel and user return addresses
  * (innermost first), and for a CFI unwind the user registers and copied
  * stack bytes.  root_mark: a marker frame row put above the outermost frame,
@@ -309,5 +340,10 @@ void jit__finish(struct processor *p);
 void jit__release(struct proc_state *ps);
 /* offcpu.c */
 int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len);
+/* Keep the waker's stack copy of r (MS_REC_OFFCPU_WAKER) for its interval.
+ * A bad record is a counted problem.  Returns 0 or -ENOMEM. */
+int offcpu__waker(struct processor *p, const struct ms_offcpu_waker *r, uint32_t len);
+/* Free the waker copies; accepts a processor without any. */
+void offcpu__release(struct processor *p);
 
 #endif

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -81,6 +82,90 @@ static uint32_t offcpu_event(struct processor *p)
 	return p->offcpu_event_row;
 }
 
+/* Policy: waker copies held at once (threads woken and not yet back on a
+ * CPU); the oldest is replaced when full, its interval keeps the waker's
+ * frame-pointer chain. */
+#define OFFCPU_WAKER_COPIES 64
+
+struct offcpu_waker_copy {
+	uint32_t tid, waker_tid; /* tid 0: free */
+	uint64_t start_ns;
+	uint32_t len, flags;
+	struct ms_regs_x86_64 regs;
+	uint8_t *bytes; /* MS_STACK_COPY_MAX */
+};
+
+int offcpu__waker(struct processor *p, const struct ms_offcpu_waker *r, uint32_t len)
+{
+	struct offcpu_waker_copy *w = NULL;
+	uint32_t i;
+
+	if (r->arch != MS_ARCH_X86_64 || r->stack_copy_len % 8 ||
+	    r->stack_copy_len > MS_STACK_COPY_MAX || sizeof(*r) + (size_t)r->stack_copy_len != len ||
+	    !r->tid || !r->waker_tid || r->start_ns > r->time_ns) {
+		processor__problem(p, MS_PROBLEM_BAD_OFFCPU);
+		return 0;
+	}
+	if (!p->waker_copies) {
+		p->waker_copies = calloc(OFFCPU_WAKER_COPIES, sizeof(*p->waker_copies));
+		if (!p->waker_copies)
+			return -ENOMEM;
+	}
+	for (i = 0; i < p->nwaker_copies; i++)
+		if (p->waker_copies[i].tid == r->tid || !p->waker_copies[i].tid) {
+			w = &p->waker_copies[i];
+			break;
+		}
+	if (!w && p->nwaker_copies < OFFCPU_WAKER_COPIES) {
+		w = &p->waker_copies[p->nwaker_copies];
+		w->bytes = malloc(MS_STACK_COPY_MAX);
+		if (!w->bytes)
+			return -ENOMEM;
+		p->nwaker_copies++;
+	}
+	if (!w) {
+		w = &p->waker_copies[p->next_waker_copy];
+		p->next_waker_copy = (p->next_waker_copy + 1) % OFFCPU_WAKER_COPIES;
+	}
+	w->tid = r->tid;
+	w->waker_tid = r->waker_tid;
+	w->start_ns = r->start_ns;
+	w->len = r->stack_copy_len;
+	w->flags = r->flags;
+	w->regs = r->regs;
+	memcpy(w->bytes, r + 1, r->stack_copy_len);
+	return 0;
+}
+
+/* The waker copy of r's interval, taken (freed for reuse), or NULL. */
+static struct offcpu_waker_copy *waker_copy__take(struct processor *p, const struct ms_offcpu *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nwaker_copies; i++) {
+		struct offcpu_waker_copy *w = &p->waker_copies[i];
+
+		if (w->tid == r->tid) {
+			w->tid = 0;
+			if (w->start_ns == r->start_ns && w->waker_tid == r->waker_tid)
+				return w;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+void offcpu__release(struct processor *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nwaker_copies; i++)
+		free(p->waker_copies[i].bytes);
+	free(p->waker_copies);
+	p->waker_copies = NULL;
+	p->nwaker_copies = 0;
+}
+
 int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 {
 	const uint64_t *ips = (const uint64_t *)(r + 1);
@@ -90,6 +175,7 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 	struct capture_interval row = { 0 };
 	struct thread_state *ts, *wts;
 	struct proc_state *ps, *wps;
+	struct offcpu_waker_copy *wc;
 	const uint64_t *wk;
 	uint32_t skip;
 	int err;
@@ -158,6 +244,16 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 				sp.user = r->waker_ustack_len > 0;
 				sp.uips = wk + r->waker_kstack_len;
 				sp.u = r->waker_ustack_len;
+				/* the recording's call-graph policy: the waker's
+				 * stack copy, unwound with CFI like the thread's */
+				sp.copy_wanted = p->stack_copy_on && p->call_graph != MS_CG_FP &&
+						 sp.user;
+				wc = waker_copy__take(p, r);
+				if (wc && sp.copy_wanted) {
+					sp.regs = &wc->regs;
+					sp.copy = wc->bytes;
+					sp.copy_len = wc->len;
+				}
 			} else {
 				/* A waker outside the recorded processes: its tid
 				 * cannot name a thread row of ours; keep its

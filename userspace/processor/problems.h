@@ -16,6 +16,8 @@
 	X(UNKNOWN_PERF_RECORD, "unknown_perf_record", "perf record of an unhandled type")          \
 	X(LATE_RECORD, "late_record", "record arrived after the watermark passed its time")        \
 	X(SAMPLE_UNKNOWN_PROCESS, "sample_unknown_process", "sample of a process never announced") \
+	X(CGROUP_UNRESOLVED, "cgroup_unresolved", "cgroup id not found in the cgroup v2 tree")     \
+	X(PINS_FULL, "pins_full", "container file not kept open: the pinned-file limit was reached") \
 	X(FRAME_NO_MAPPING, "frame_no_mapping", "user address outside every known mapping")        \
 	X(FRAME_NO_SYMBOL, "frame_no_symbol", "address no symbol covers")                          \
 	X(MODULE_UNREADABLE, "module_unreadable", "module whose symbols could not be read")        \

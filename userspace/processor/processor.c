@@ -58,6 +58,9 @@ void processor__free(struct processor *p)
 	tasks__release(p);
 	stacks__release(p);
 	python__release(p);
+	attribution__free(p->attribution);
+	pins__free(p->pins);
+	offcpu__release(p);
 	free(p->held);
 	free(p->held_bytes);
 	free(p->duty_changes);
@@ -139,6 +142,13 @@ static int dispatch(struct processor *p, uint32_t kind, const uint8_t *rec, uint
 			return 0;
 		}
 		return offcpu__record(p, (const struct ms_offcpu *)rec, len);
+	}
+	if (h.type == MS_REC_OFFCPU_WAKER) {
+		if (len < sizeof(struct ms_offcpu_waker) || len % 8) {
+			processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
+			return 0;
+		}
+		return offcpu__waker(p, (const struct ms_offcpu_waker *)rec, len);
 	}
 	if (h.type != MS_REC_SAMPLE) {
 		processor__problem(p, MS_PROBLEM_UNKNOWN_BPF_RECORD);
@@ -428,6 +438,8 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		}
 		if (c->kind == MS_CHUNK_BPF)
 			python__drained(p, payload, c->len); /* name code objects while they live */
+		if (c->kind == MS_CHUNK_PERF)
+			tasks__drained(p, payload, c->len); /* pin container files while they live */
 		return hold(p, c, payload);
 	case MS_CHUNK_ROUND: {
 		int err = 0;

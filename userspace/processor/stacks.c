@@ -699,7 +699,10 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		/* The period in force over the event's period (record --budget). */
 		.weight = p->duty_factor ? p->duty_factor : 1,
 	};
-	capture_builder__add_sample(p->b, &row);
+	uint32_t srow = capture_builder__add_sample(p->b, &row);
+
+	if (attribution__sample(p, ts, srow, s))
+		return -ENOMEM;
 	if (!p->samples)
 		p->first_sample_time = s->time_ns;
 	p->last_sample_time = s->time_ns;

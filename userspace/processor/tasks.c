@@ -210,10 +210,13 @@ static bool file_is_mapped(const char *map_file, const char *path,
  * by the time the record is processed (the kernel maps an ELF image's whole
  * span first, then trims it; mprotect splits ranges), so when it is, take
  * any current range overlapping [start, end) whose link names the same file
- * ("path" or "path (deleted)").  out keeps the exact name when none does.
+ * ("path" or "path (deleted)"), or is the file of inode ino (a file of
+ * another mount namespace, whose link names it as our namespace reaches
+ * it, e.g. by the source of a bind mount).  out keeps the exact name when
+ * none does.
  */
-static void map_file_path(uint32_t pid, uint64_t start, uint64_t end, const char *path, char *out,
-			  size_t size)
+static void map_file_path(uint32_t pid, uint64_t start, uint64_t end, const char *path,
+			  uint64_t ino, char *out, size_t size)
 {
 	char dir[64], link[4200], target[4200];
 	struct dirent *de;
@@ -240,12 +243,41 @@ static void map_file_path(uint32_t pid, uint64_t start, uint64_t end, const char
 			continue;
 		target[n] = '\0';
 		if (strncmp(target, path, plen) ||
-		    (target[plen] && strcmp(target + plen, " (deleted)")))
-			continue;
+		    (target[plen] && strcmp(target + plen, " (deleted)"))) {
+			struct stat st;
+
+			if (stat(link, &st) || (uint64_t)st.st_ino != ino)
+				continue;
+		}
 		snprintf(out, size, "%s", link);
 		break;
 	}
 	closedir(d);
+}
+
+void tasks__drained(struct processor *p, const uint8_t *rec, uint32_t len)
+{
+	struct perf_event_header h;
+	struct perf_mmap2 r;
+	char path[4096], map_file[4300];
+	size_t plen;
+
+	if (len < sizeof(h))
+		return;
+	memcpy(&h, rec, sizeof(h));
+	if (h.type != PERF_RECORD_MMAP2 || perf_rec__parse_mmap2(&p->sideband_id, rec, len, &r) ||
+	    !(r.f.prot & PROT_EXEC) || !r.f.len || r.f.addr + r.f.len < r.f.addr ||
+	    r.filename_len >= sizeof(path) || r.filename[0] != '/' ||
+	    !strncmp(r.filename, "/memfd:", 7)) /* symbolized while recording anyway */
+		return;
+	plen = r.filename_len;
+	memcpy(path, r.filename, plen);
+	path[plen] = '\0';
+	if (ends_with(path, plen, " (deleted)"))
+		path[plen - strlen(" (deleted)")] = '\0';
+	map_file_path(r.f.pid, r.f.addr, r.f.addr + r.f.len, path, r.f.ino, map_file,
+		      sizeof(map_file));
+	pins__pin(p, r.f.pid, map_file, path, r.f.maj, r.f.min, r.f.ino);
 }
 
 static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
@@ -292,8 +324,11 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 	} else if (file && jitdump__is_marker(path)) {
 		kind = CAPTURE_MODULE_ANON; /* a jitdump file's marker: no code */
 	} else if (file) {
-		map_file_path(r.f.pid, r.f.addr, r.f.addr + r.f.len, path, open_path, sizeof(open_path));
-		sym = symbolizer__mapped_file(p->sym, r.f.pid, open_path, path, r.f.maj, r.f.min, r.f.ino);
+		if (pins__path(p, r.f.maj, r.f.min, r.f.ino, open_path, sizeof(open_path)))
+			map_file_path(r.f.pid, r.f.addr, r.f.addr + r.f.len, path, r.f.ino,
+				      open_path, sizeof(open_path));
+		sym = symbolizer__mapped_file(p->sym, r.f.pid, open_path, path, r.f.maj, r.f.min,
+					      r.f.ino);
 	} else {
 		kind = CAPTURE_MODULE_ANON; /* [heap], //anon, [stack], JIT code */
 	}

@@ -72,7 +72,10 @@ enum ms_meta_type {
 	X(REQUESTED_FREQ_HZ, "requested_freq_hz", U64, "Hz", "-F as given (or from the preset)")  \
 	X(PRESET, "preset", TEXT, "", "--preset name")                                             \
 	X(SYMBOLIZE, "symbolize", TEXT, "", "immediate or deferred")                               \
-	X(PYTHON, "python", TEXT, "", "CPython frames: bpf, off, or off (-a)")                     \
+	X(PYTHON, "python", TEXT, "", "CPython frames: bpf or off")                                \
+	X(SCOPE_CGROUPS, "scope.cgroups", TEXT, "",                                                \
+	  "cgroup v2 paths --cgroup/--container selected, comma-separated (docs/host.md)")         \
+	X(SCOPE_SELF, "scope.self", TEXT, "", "-a: the recorder's own process excluded or included") \
 	X(PYTHON_RUNTIME, "python_runtime", TEXT, "", "the CPython versions and layouts seen")     \
 	X(BUDGET_PCT, "budget.pct", NUMBER, "percent of one CPU", "--budget")                      \
 	X(BUDGET_BPF_STATS, "budget.bpf_stats", TEXT, "",                                          \

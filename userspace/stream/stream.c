@@ -94,7 +94,7 @@ struct stream_writer *stream_writer__new(const char *dir)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	w->fd = open(w->partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w->fd = open(w->partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (w->fd < 0) {
 		err = -errno;
 		goto cleanup;
@@ -221,7 +221,7 @@ static int replay__chunk(struct replay *r, const struct ms_chunk *c, uint64_t at
 	if (got < 0)
 		return (int)got;
 	if ((size_t)got < padded)
-		return replay__bad(r, r->off, "truncated chunk payload");
+		return -ENODATA; /* cut at the end: the caller decides */
 	for (i = c->len; i < padded; i++)
 		if (r->payload[i])
 			return replay__bad(r, at + sizeof(*c) + i, "nonzero padding");
@@ -252,7 +252,8 @@ int stream__replay(const char *path, stream_sink_fn sink, void *ctx)
 	struct ms_chunk c;
 	struct stat st;
 	uint32_t version;
-	uint64_t at;
+	uint64_t at, chunks = 0;
+	bool seen_end = false;
 	ssize_t got;
 	int err;
 
@@ -316,13 +317,24 @@ int stream__replay(const char *path, stream_sink_fn sink, void *ctx)
 			err = 0; /* end of file at a chunk boundary */
 			break;
 		}
-		if ((size_t)got < sizeof(c)) {
-			err = replay__bad(&r, r.off, "truncated chunk header");
+		err = (size_t)got < sizeof(c) ? -ENODATA : replay__chunk(&r, &c, at);
+		if (err == -ENODATA && !seen_end) {
+			/* a recording killed mid-write (SIGKILL): its complete chunks stand */
+			fprintf(stderr,
+				"microscope: %s: the stream is cut at offset %llu (its recording "
+				"never stopped): replaying its %llu complete chunks\n",
+				r.path, (unsigned long long)at, (unsigned long long)chunks);
+			err = 0;
 			break;
 		}
-		err = replay__chunk(&r, &c, at);
+		if (err == -ENODATA)
+			err = replay__bad(&r, r.off, (size_t)got < sizeof(c)
+							 ? "truncated chunk header"
+							 : "truncated chunk payload");
 		if (err)
 			break;
+		chunks++;
+		seen_end |= c.kind == MS_CHUNK_END;
 		err = sink(ctx, &c, c.len ? r.payload : NULL);
 		if (err < 0)
 			break;

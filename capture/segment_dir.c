@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+/* Segment directory names and the directory reader (segment_dir.h). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "capture/capture.h"
+#include "capture/merge.h"
+#include "capture/segment_dir.h"
+
+#define SEGMENT_PREFIX "seg-"
+#define SEGMENT_SUFFIX ".msc"
+#define SEGMENT_TEMP   ".tmp."
+/* "seg-" 8 digits "T" 6 digits "Z-" 8 digits ".msc" */
+#define SEGMENT_NAME_LEN 33
+#define SEGMENT_BASE_LEN 29 /* without ".msc" */
+
+const char *const segment_export_suffixes[][2] = {
+	{ "pprof", ".pb.gz" },
+	{ "speedscope", ".speedscope.json" },
+	{ "folded", ".folded" },
+	{ NULL, NULL },
+};
+
+int segment_name__format(char *buf, size_t len, uint64_t realtime_ns, uint64_t sequence)
+{
+	time_t t = (time_t)(realtime_ns / 1000000000u);
+	struct tm tm;
+	int n;
+
+	if (len < SEGMENT_NAME_LEN + 1 || sequence > 99999999u || !gmtime_r(&t, &tm) ||
+	    tm.tm_year + 1900 > 9999)
+		return -EINVAL;
+	n = snprintf(buf, len, SEGMENT_PREFIX "%04d%02d%02dT%02d%02d%02dZ-%08" PRIu64 SEGMENT_SUFFIX,
+		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		     tm.tm_sec, sequence);
+	return n == SEGMENT_NAME_LEN ? 0 : -EINVAL;
+}
+
+/* Does s start with exactly n digits?  Their value into *v. */
+static bool digits(const char *s, int n, uint64_t *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+		*v = *v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return true;
+}
+
+/* The first SEGMENT_BASE_LEN bytes of name have the segment shape. */
+static bool segment_shape(const char *name, uint64_t *sequence)
+{
+	uint64_t v;
+
+	return strlen(name) >= SEGMENT_BASE_LEN && !strncmp(name, SEGMENT_PREFIX, 4) &&
+	       digits(name + 4, 8, &v) && name[12] == 'T' && digits(name + 13, 6, &v) &&
+	       !strncmp(name + 19, "Z-", 2) && digits(name + 21, 8, sequence);
+}
+
+/* Length of the owned suffix (".msc" or an export's) at s, or 0. */
+static size_t owned_suffix(const char *s)
+{
+	if (!strncmp(s, SEGMENT_SUFFIX, strlen(SEGMENT_SUFFIX)))
+		return strlen(SEGMENT_SUFFIX);
+	for (int i = 0; segment_export_suffixes[i][0]; i++)
+		if (!strncmp(s, segment_export_suffixes[i][1], strlen(segment_export_suffixes[i][1])))
+			return strlen(segment_export_suffixes[i][1]);
+	return 0;
+}
+
+bool segment_name__is_segment(const char *name, uint64_t *sequence)
+{
+	return strlen(name) == SEGMENT_NAME_LEN && segment_shape(name, sequence) &&
+	       !strcmp(name + SEGMENT_BASE_LEN, SEGMENT_SUFFIX);
+}
+
+bool segment_name__is_temp(const char *name, pid_t *pid)
+{
+	uint64_t seq, v = 0;
+	const char *p;
+	size_t suffix;
+
+	if (!segment_shape(name, &seq))
+		return false;
+	suffix = owned_suffix(name + SEGMENT_BASE_LEN);
+	p = name + SEGMENT_BASE_LEN + suffix;
+	if (!suffix || strncmp(p, SEGMENT_TEMP, strlen(SEGMENT_TEMP)))
+		return false;
+	p += strlen(SEGMENT_TEMP);
+	if (!*p || strlen(p) > 9)
+		return false;
+	for (; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return false;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*pid = (pid_t)v;
+	return v > 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void segment_dir__free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n && names; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Names of dir passing keep(), sorted. */
+static int list_names(const char *dir, bool temps, char ***names, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	size_t len = 0, cap = 0;
+	int err = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (!d)
+		return -errno;
+	while ((errno = 0, de = readdir(d))) {
+		uint64_t seq;
+		pid_t pid;
+
+		if (temps ? !segment_name__is_temp(de->d_name, &pid)
+			  : !segment_name__is_segment(de->d_name, &seq))
+			continue;
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			char **nv = reallocarray(v, ncap, sizeof(*v));
+
+			if (!nv) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		v[len] = strdup(de->d_name);
+		if (!v[len]) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		len++;
+	}
+	if (errno)
+		err = -errno;
+cleanup:
+	closedir(d);
+	if (err) {
+		segment_dir__free_names(v, len);
+		return err;
+	}
+	if (len)
+		qsort(v, len, sizeof(*v), name_cmp);
+	*names = v;
+	*n = len;
+	return 0;
+}
+
+int segment_dir__list(const char *dir, char ***names, size_t *n)
+{
+	return list_names(dir, false, names, n);
+}
+
+static void notef(segment_note_fn note, void *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void notef(segment_note_fn note, void *ctx, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!note)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	note(ctx, line);
+}
+
+/* A decimal meta value of c, or false. */
+static bool meta_u64(const struct capture *c, const char *key, uint64_t *v)
+{
+	const char *s = capture__meta(c, key);
+	char *end;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !errno && !*end;
+}
+
+/* CLOCK_REALTIME ns to c's CLOCK_MONOTONIC, clamped to [0, UINT64_MAX]. */
+static uint64_t to_monotonic(uint64_t real_ns, uint64_t start_ns, uint64_t realtime_ns)
+{
+	if (real_ns == UINT64_MAX)
+		return UINT64_MAX;
+	if (realtime_ns >= start_ns) {
+		uint64_t off = realtime_ns - start_ns;
+
+		return real_ns > off ? real_ns - off : 0;
+	}
+	return real_ns > UINT64_MAX - (start_ns - realtime_ns) ? UINT64_MAX
+							       : real_ns + (start_ns - realtime_ns);
+}
+
+struct dir_span {
+	uint32_t read;
+	uint64_t start_ns, end_ns, realtime_ns; /* of the first and last segment read */
+};
+
+/* Merge one segment into b if it overlaps the range.  Returns 0 (also when
+ * skipped, with a note), or -ENOMEM. */
+static int merge_segment(struct capture_builder *b, const char *dir, const char *name,
+			 uint64_t since, uint64_t until, struct dir_span *span,
+			 segment_note_fn note, void *ctx)
+{
+	char path[4096], why[512];
+	struct capture *c = NULL;
+	uint64_t start = 0, end = UINT64_MAX, real = 0, lo = 0, hi = UINT64_MAX;
+	int err;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+		notef(note, ctx, "%s/%s: path too long: skipped", dir, name);
+		return 0;
+	}
+	err = capture__open(path, &c, why, sizeof(why));
+	if (err == -ENOENT) {
+		notef(note, ctx, "%s: removed while reading (retention): skipped", path);
+		return 0;
+	}
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		if (why[0]) /* the reader's message starts with the path */
+			notef(note, ctx, "damaged segment %s: skipped", why);
+		else
+			notef(note, ctx, "%s: damaged: %s: skipped", path, strerror(-err));
+		return 0;
+	}
+	if (meta_u64(c, SEGMENT_META_START, &start) && meta_u64(c, SEGMENT_META_END, &end) &&
+	    meta_u64(c, SEGMENT_META_REALTIME, &real)) {
+		lo = to_monotonic(since, start, real);
+		hi = to_monotonic(until, start, real);
+	} else if (since || until != UINT64_MAX) {
+		notef(note, ctx, "%s: no segment times, cannot select by time: skipped", path);
+		goto cleanup;
+	}
+	if (end <= lo || start >= hi)
+		goto cleanup; /* outside the range: not selected */
+	err = capture_builder__merge(b, c, lo, hi);
+	if (err == -EINVAL) { /* cannot happen after validation; never a wrong total */
+		notef(note, ctx, "%s: inconsistent references: skipped", path);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (err)
+		goto cleanup;
+	if (!span->read++) {
+		span->start_ns = start;
+		span->realtime_ns = real;
+	}
+	span->end_ns = end;
+cleanup:
+	capture__free(c);
+	return err;
+}
+
+int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t until_realtime_ns,
+		      void **bytes, size_t *len, char *err, size_t errlen, segment_note_fn note,
+		      void *ctx)
+{
+	struct capture_builder *b = NULL;
+	struct dir_span span = {0};
+	char **names = NULL, **temps = NULL, buf[64];
+	size_t n = 0, ntemps = 0;
+	uint64_t prev = 0, seq;
+	int rc;
+
+	*bytes = NULL;
+	*len = 0;
+	if (errlen)
+		err[0] = '\0';
+	rc = list_names(dir, false, &names, &n);
+	if (!rc)
+		rc = list_names(dir, true, &temps, &ntemps);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+		goto cleanup;
+	}
+	for (size_t i = 0; i < ntemps; i++)
+		if (strstr(temps[i], SEGMENT_SUFFIX SEGMENT_TEMP)) /* not an export's */
+			notef(note, ctx, "%s/%s: being written: skipped", dir, temps[i]);
+	b = capture_builder__new();
+	if (!b) {
+		rc = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		segment_name__is_segment(names[i], &seq);
+		if (i && seq == prev + 2)
+			notef(note, ctx, "%s: segment %" PRIu64 " missing", dir, prev + 1);
+		else if (i && seq > prev + 2)
+			notef(note, ctx, "%s: segments %" PRIu64 " to %" PRIu64 " missing", dir,
+			      prev + 1, seq - 1);
+		prev = seq;
+		rc = merge_segment(b, dir, names[i], since_realtime_ns, until_realtime_ns, &span,
+				   note, ctx);
+		if (rc == -EINVAL) {
+			/* b may hold part of that segment: start over without it */
+			snprintf(err, errlen, "%s/%s: inconsistent segment", dir, names[i]);
+			goto cleanup;
+		}
+		if (rc)
+			goto cleanup;
+	}
+	if (!span.read) {
+		rc = -ENOENT;
+		snprintf(err, errlen, "%s: no readable segment%s", dir,
+			 n ? " in the selected time range" : "s");
+		goto cleanup;
+	}
+	snprintf(buf, sizeof(buf), "%" PRIu32, span.read);
+	capture_builder__set_meta(b, "segments", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu32, capture_builder__sample_count(b));
+	capture_builder__set_meta(b, "samples", buf);
+	if (span.end_ns != UINT64_MAX && span.end_ns > span.start_ns) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, span.start_ns);
+		capture_builder__set_meta(b, SEGMENT_META_START, buf);
+		snprintf(buf, sizeof(buf), "%" PRIu64, span.end_ns);
+		capture_builder__set_meta(b, SEGMENT_META_END, buf);
+		snprintf(buf, sizeof(buf), "%" PRIu64, span.realtime_ns);
+		capture_builder__set_meta(b, SEGMENT_META_REALTIME, buf);
+		snprintf(buf, sizeof(buf), "%" PRIu64, span.end_ns - span.start_ns);
+		capture_builder__set_meta(b, "duration_ns", buf);
+	}
+	rc = capture_builder__serialize(b, bytes, len);
+	if (rc)
+		snprintf(err, errlen, "%s: %s", dir, capture_builder__error(b));
+cleanup:
+	capture_builder__free(b);
+	segment_dir__free_names(names, n);
+	segment_dir__free_names(temps, ntemps);
+	return rc;
+}
+
+int segment_dir__open(const char *dir, uint64_t since_realtime_ns, uint64_t until_realtime_ns,
+		      struct capture **out, char *err, size_t errlen, segment_note_fn note,
+		      void *ctx)
+{
+	void *bytes;
+	size_t len;
+	int rc = segment_dir__read(dir, since_realtime_ns, until_realtime_ns, &bytes, &len, err,
+				   errlen, note, ctx);
+
+	*out = NULL;
+	if (!rc)
+		rc = capture__open_mem(bytes, len, dir, out, err, errlen);
+	free(bytes);
+	return rc;
+}
+
+bool segment_dir__is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+int segment_dir__open_path(const char *path, struct capture **out, char *err, size_t errlen,
+			   segment_note_fn note, void *ctx)
+{
+	if (segment_dir__is_dir(path))
+		return segment_dir__open(path, 0, UINT64_MAX, out, err, errlen, note, ctx);
+	return capture__open(path, out, err, errlen);
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Segment directories: the on-disk layout of continuous recordings, and
+ * the reader that presents a directory's valid segments as one capture.
+ *
+ * Layout (owned by this file; nothing else names these files):
+ *   DIR/seg-YYYYMMDDTHHMMSSZ-NNNNNNNN.msc       a complete segment, published
+ *                                               atomically (capture_builder__write)
+ *   DIR/seg-...msc.tmp.PID                      a segment being written by PID
+ *   DIR/seg-...{.pb.gz,.speedscope.json,.folded}  its export (record --export),
+ *                                               and their .tmp.PID while written
+ *   DIR/.microscope.lock                        flock'ed by the one recorder
+ * The UTC time is the segment's start (wall clock, seconds) and NNNNNNNN
+ * its sequence number, which a recorder continues from the highest one in
+ * the directory, so name order is time order and a gap inside the
+ * sequence is a missing segment.  Retention deletes only names that match
+ * segment_name__is_segment() exactly, with their exports.
+ *
+ * Each segment is an ordinary self-contained capture with these meta keys:
+ *   segment.sequence     its sequence number (decimal)
+ *   segment.start_ns     CLOCK_MONOTONIC ns the segment covers from (inclusive)
+ *   segment.end_ns       ... up to (exclusive)
+ *   segment.realtime_ns  CLOCK_REALTIME ns at segment.start_ns
+ */
+#ifndef MS_CAPTURE_SEGMENT_DIR_H
+#define MS_CAPTURE_SEGMENT_DIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "capture/capture.h"
+
+#define SEGMENT_LOCK_NAME ".microscope.lock"
+#define SEGMENT_NAME_MAX  64
+
+#define SEGMENT_META_SEQUENCE "segment.sequence"
+#define SEGMENT_META_START    "segment.start_ns"
+#define SEGMENT_META_END      "segment.end_ns"
+#define SEGMENT_META_REALTIME "segment.realtime_ns"
+
+/* What replaces ".msc" in a segment's name for its exports, by format name
+ * ("pprof", "speedscope", "folded"), NULL-terminated pairs. */
+extern const char *const segment_export_suffixes[][2];
+
+/* "seg-20261202T141700Z-00000042.msc" for realtime_ns and sequence into buf
+ * (at least SEGMENT_NAME_MAX bytes).  Returns 0 or -EINVAL. */
+int segment_name__format(char *buf, size_t len, uint64_t realtime_ns, uint64_t sequence);
+/* Is name exactly a complete segment's name?  Sets *sequence if so. */
+bool segment_name__is_segment(const char *name, uint64_t *sequence);
+/* Is name the temporary of a segment or of a segment's export
+ * ("seg-...msc.tmp.PID", "seg-...pb.gz.tmp.PID")?  Sets *pid if so. */
+bool segment_name__is_temp(const char *name, pid_t *pid);
+
+/* The complete segments of dir, in name (= time) order: *names (malloc'd
+ * array of malloc'd names; free with segment_dir__free_names) and *n.
+ * Returns 0 or -errno. */
+int segment_dir__list(const char *dir, char ***names, size_t *n);
+void segment_dir__free_names(char **names, size_t n);
+
+/* Called once per segment the reader skipped or could not account for,
+ * with one line such as "seg-...msc: damaged: ...: skipped". */
+typedef void (*segment_note_fn)(void *ctx, const char *line);
+
+/*
+ * Read the segments of dir as one capture: every valid segment whose
+ * samples fall in [since_realtime_ns, until_realtime_ns) (CLOCK_REALTIME;
+ * 0 and UINT64_MAX select everything), with its samples trimmed to that
+ * range, merged with capture_builder__merge() in name order.  A segment
+ * being written, a damaged one, one removed while reading (retention) and
+ * a gap in the sequence are each reported through note (may be NULL) and
+ * skipped.  The merged capture's meta "segments" counts the segments read
+ * and "samples" its samples.  Returns 0 with *out; -ENOENT (with err) when
+ * no segment could be read; -errno of listing the directory; -ENOMEM.
+ */
+int segment_dir__open(const char *dir, uint64_t since_realtime_ns, uint64_t until_realtime_ns,
+		      struct capture **out, char *err, size_t errlen, segment_note_fn note,
+		      void *ctx);
+
+/* The same, serialized: *bytes (malloc'd, caller frees) of *len bytes, a
+ * capture that capture__open_mem() accepts. */
+int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t until_realtime_ns,
+		      void **bytes, size_t *len, char *err, size_t errlen, segment_note_fn note,
+		      void *ctx);
+
+/* Is path a directory (following symlinks)? */
+bool segment_dir__is_dir(const char *path);
+
+/* A directory through segment_dir__open (everything), anything else
+ * through capture__open.  Same returns. */
+int segment_dir__open_path(const char *path, struct capture **out, char *err, size_t errlen,
+			   segment_note_fn note, void *ctx);
+
+#endif

@@ -1,0 +1,324 @@
+"""Continuous and rolling recordings (issue 17): segment directories with
+retention, the directory reader, SIGKILL safety, the directory lock, and
+--window snapshots.
+
+Totals are compared exactly: `report DIR` and `convert DIR --to folded`
+must equal the sum of the segments read one by one, stack by stack.
+"""
+import glob
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import helpers as H
+
+SEG_RE = re.compile(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc$")
+TMP_RE = re.compile(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc\.tmp\.\d+$")
+
+
+def _segments(d):
+    return sorted(n for n in os.listdir(d) if SEG_RE.match(n))
+
+
+def _temps(d):
+    return sorted(n for n in os.listdir(d) if TMP_RE.match(n))
+
+
+def _samples(capture):
+    out = H.report(capture).stdout
+    if re.search(r"^  no events, no samples", out, re.M):
+        return 0  # a segment of a quiet span (e.g. before the command ran)
+    m = re.search(r"^  samples\s+(\d+)", out, re.M)
+    assert m, "no samples line in the report of %s:\n%s" % (capture, out[:2000])
+    return int(m.group(1))
+
+
+def _sum_profiles(profs):
+    total = {}
+    for p in profs:
+        for st, c in p.items():
+            total[st] = total.get(st, 0) + c
+    return total
+
+
+def _start_continuous(d, seconds, segment, retain=None, extra=()):
+    argv = [H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment", segment]
+    if retain:
+        argv += ["--retain", retain]
+    argv += list(extra) + ["--", H.fixture("spinner"), str(seconds)]
+    H.log("$ " + " ".join(argv) + " &")
+    env = dict(os.environ, MS_FIXTURE_OUT=d + ".fixture.out")
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, errors="replace", env=env)
+
+
+@H.timeout(150)
+def test_continuous_retention_and_exact_totals():
+    """60 s with 10 s segments and 30 s retention: never more than 4
+    complete segments at once; each validates; report DIR and the folded
+    profile of DIR equal the sums over the segments."""
+    H.require_root()
+    d = H.tmp_path("segs")
+    proc = _start_continuous(d, 60, "10s", "30s")
+    most = 0
+    try:
+        while proc.poll() is None:
+            if os.path.isdir(d):
+                most = max(most, len(_segments(d)))
+            time.sleep(0.25)
+        out, err = proc.communicate()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, "record exited %d:\n%s" % (proc.returncode, err)
+    segs = _segments(d)
+    H.log("segments at the end: %s; most seen at once: %d" % (segs, most))
+    assert most <= 4, "%d complete segments at once with 10 s segments, 30 s retention" % most
+    assert 3 <= len(segs) <= 4, segs
+    # Retention deleted the oldest: the sequence numbers left are the newest, contiguous.
+    seqs = [int(s[21:29]) for s in segs]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) and seqs[0] >= 2, seqs
+    assert not _temps(d), _temps(d)
+    per = [_samples(os.path.join(d, s)) for s in segs]
+    whole = _samples(d)
+    assert whole == sum(per), "report DIR says %d samples, the segments %s (sum %d)" % (
+        whole, per, sum(per))
+    assert all(n > 0 for n in per), per
+    profs = [H.folded(os.path.join(d, s)) for s in segs]
+    merged = H.folded(d)
+    assert merged == _sum_profiles(profs), "folded DIR differs from the sum of its segments"
+    assert H.share(merged, "spin_forever_work") > 80, H.share(merged, "spin_forever_work")
+
+
+@H.timeout(120)
+def test_directory_reader_tolerates_damage_and_temporaries():
+    """A damaged segment, a temporary being written, a missing one and a
+    foreign file: one note each, totals of the valid segments exactly."""
+    H.require_root()
+    d = H.tmp_path("segs")
+    proc = _start_continuous(d, 9, "1s")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    segs = _segments(d)
+    assert len(segs) >= 5, segs
+    damaged, missing = segs[1], segs[3]
+    with open(os.path.join(d, damaged), "r+b") as f:
+        f.truncate(os.path.getsize(os.path.join(d, damaged)) // 2)
+    os.unlink(os.path.join(d, missing))
+    shutil.copy(os.path.join(d, segs[0]), os.path.join(d, segs[-1] + ".tmp.4242"))
+    with open(os.path.join(d, "notes.txt"), "w") as f:
+        f.write("not a segment\n")
+    valid = [s for s in segs if s not in (damaged, missing)]
+    per = [_samples(os.path.join(d, s)) for s in valid]
+    p = H.report(d)
+    notes = [l for l in p.stderr.splitlines() if "note:" in l]
+    H.log("\n".join(notes))
+    assert len(notes) == 3, notes
+    assert any("being written" in l and ".tmp.4242" in l for l in notes), notes
+    assert any("damaged" in l and damaged in l for l in notes), notes
+    assert any("missing" in l and str(int(missing[21:29])) in l for l in notes), notes
+    m = re.search(r"^  samples\s+(\d+)", p.stdout, re.M)
+    assert int(m.group(1)) == sum(per), (m.group(1), per)
+    assert H.folded(d) == _sum_profiles([H.folded(os.path.join(d, s)) for s in valid])
+    # --since/--until split the directory at a time: the two halves add up
+    # to the whole, sample for sample, and each holds part of it.
+    t = valid[2][4:19]  # YYYYMMDDTHHMMSS of a segment's start
+    when = "%s-%s-%sT%s:%s:%sZ" % (t[0:4], t[4:6], t[6:8], t[9:11], t[11:13], t[13:15])
+    before = H.parse_folded(H.run([H.BIN, "convert", d, "--until", when, "--to", "folded"],
+                                  check=True).stdout)
+    after = H.parse_folded(H.run([H.BIN, "convert", d, "--since", when, "--to", "folded"],
+                                 check=True).stdout)
+    whole = H.folded(d)
+    H.log("split at %s: %d + %d of %d" % (when, H.total(before), H.total(after), H.total(whole)))
+    assert _sum_profiles([before, after]) == whole
+    assert 0 < H.total(before) < H.total(whole), (H.total(before), H.total(whole))
+    p = H.run([H.BIN, "convert", os.path.join(d, valid[0]), "--since", "-1h"])
+    assert p.returncode == 1 and "select segments of a directory" in p.stderr, p.stderr
+    # convert and symbolize read the directory too.
+    H.run([H.BIN, "symbolize", d, "-o", H.tmp_path("sym.msc")], check=True)
+    assert _samples(H.tmp_path("sym.msc")) == sum(per)
+
+
+@H.timeout(180)
+def test_sigkill_leaves_no_partial_segment():
+    """SIGKILL at random points: every complete-named file validates, and the
+    next recorder's start removes any temporary."""
+    H.require_root()
+    rnd = random.Random(17)
+    d = H.tmp_path("segs")
+    for run in range(6):
+        if os.path.exists(d + ".fixture.out"):
+            os.unlink(d + ".fixture.out")
+        proc = _start_continuous(d, 30, "1s", extra=["--export", "pprof"])
+        m = H.wait_for_line(d + ".fixture.out", r"spinner ready pid=(\d+)", timeout=30,
+                            proc=proc)
+        time.sleep(2.0 + rnd.random() * 4.0)
+        proc.send_signal(signal.SIGKILL)
+        H.kill_pid(int(m.group(1)))  # it holds the recorder's pipes
+        proc.communicate()
+        for s in _segments(d):
+            p = H.report(os.path.join(d, s), check=False)
+            assert p.returncode == 0, "%s fails validation after SIGKILL:\n%s" % (s, p.stderr)
+        H.log("run %d: %d segments, temporaries %s" % (run, len(_segments(d)), _temps(d)))
+    # A next start cleans the temporaries a killed recorder left.
+    with open(os.path.join(d, _segments(d)[-1] + ".tmp.999999"), "w") as f:
+        f.write("partial")
+    proc = _start_continuous(d, 2, "1s")
+    proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert not _temps(d), _temps(d)
+    assert not [n for n in os.listdir(d) if ".tmp." in n], os.listdir(d)
+    assert glob.glob(os.path.join(d, "seg-*.pb.gz")), "no pprof exports beside segments"
+
+
+@H.timeout(60)
+def test_lock_keeps_a_second_recorder_out():
+    H.require_root()
+    d = H.tmp_path("segs")
+    first = _start_continuous(d, 6, "1s")
+    try:
+        H.wait_for_line(d + ".fixture.out", r"spinner ready", timeout=30, proc=first)
+        p = H.run([H.BIN, "record", "--continuous", d, "--", "/bin/true"])
+        assert p.returncode != 0, p.stderr
+        assert "another recorder (pid %d)" % first.pid in p.stderr, p.stderr
+    finally:
+        first.communicate(timeout=60)
+    assert first.returncode == 0
+
+
+def _chrome_span_s(capture):
+    out = capture + ".json"
+    H.run([H.BIN, "convert", capture, "--to", "chrome", "-o", out], check=True)
+    with open(out) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if "ts" in e]
+    ts = [e["ts"] for e in ev]
+    return (max(ts) - min(ts)) / 1e6
+
+
+@H.timeout(120)
+def test_window_snapshots_cover_the_last_window():
+    """--window 5s over 20 s, SIGUSR1 at 10 s and 15 s: each snapshot spans
+    its last 5 s (within a drain round); the final file is the last window
+    and says how many samples the whole recording took."""
+    H.require_root()
+    out = H.tmp_path("w.msc")
+    argv = [H.BIN, "record", "-F", "199", "--window", "5s", "-o", out, "--",
+            H.fixture("spinner"), "20"]
+    env = dict(os.environ, MS_FIXTURE_OUT=out + ".fixture.out")
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    H.wait_for_line(out + ".fixture.out", r"spinner ready", timeout=30, proc=proc)
+    time.sleep(10)
+    proc.send_signal(signal.SIGUSR1)
+    time.sleep(5)
+    H.run([H.BIN, "snapshot", str(proc.pid)], check=True)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    snaps = sorted(glob.glob(H.tmp_path("window-*.msc")))
+    assert len(snaps) == 2, (snaps, err)
+    for s in snaps:
+        span = _chrome_span_s(s)
+        H.log("%s: %d samples over %.2f s" % (s, _samples(s), span))
+        assert 4.5 <= span <= 5.3, "%s spans %.2f s, not the last 5 s" % (s, span)
+    final_span = _chrome_span_s(out)
+    assert final_span <= 5.3, final_span
+    # The last window is what -o holds.  The snapshots (at 10 s and 15 s)
+    # and the last window cover disjoint spans of one recording, so the
+    # whole recording's count holds all three: snapshots took nothing away.
+    m = re.search(r"window of (\d+) samples written to %s \((\d+) recorded in all\)"
+                  % re.escape(out), err)
+    assert m, err
+    last, total = int(m.group(1)), int(m.group(2))
+    assert last == _samples(out), (last, _samples(out))
+    snap_counts = [_samples(s) for s in snaps]
+    assert total >= sum(snap_counts) + last, (total, snap_counts, last)
+    assert all(n > 0 for n in snap_counts), snap_counts
+
+
+@H.timeout(120)
+def test_reading_while_retention_deletes_and_segments_are_written():
+    """report/convert DIR in a loop while a recorder publishes a segment a
+    second and retention deletes one a second: every read succeeds, its
+    notes are only of the kinds the reader names, and its total equals the
+    sum of the segments it read (those still present after the read)."""
+    H.require_root()
+    d = H.tmp_path("segs")
+    proc = _start_continuous(d, 14, "1s", "2s")
+    reads = skipped = 0
+    try:
+        H.wait_for_line(d + ".fixture.out", r"spinner ready", timeout=30, proc=proc)
+        while proc.poll() is None:
+            if not _segments(d):
+                time.sleep(0.2)
+                continue
+            p = H.run([H.BIN, "convert", d, "--to", "folded"], quiet=True)
+            if p.returncode == 1 and "no readable segment" in p.stderr:
+                continue  # everything was deleted under it: said so
+            assert p.returncode == 0, p.stderr
+            notes = [l for l in p.stderr.splitlines() if "note:" in l and "folded keeps" not in l]
+            for l in notes:
+                assert re.search(r"being written|removed while reading|missing", l), l
+            skipped += len(notes)
+            reads += 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    H.log("%d reads, %d segments noted as skipped" % (reads, skipped))
+    assert reads >= 5, reads
+    # Quiet directory: the totals are exact.
+    segs = _segments(d)
+    assert len(segs) <= 3, segs
+    assert H.folded(d) == _sum_profiles([H.folded(os.path.join(d, s)) for s in segs])
+
+
+@H.timeout(90)
+def test_preset_production():
+    """--preset production: 97 Hz, auto call graphs, a 1 % budget, the whole
+    system without a command, 60 s segments unless --segment says otherwise."""
+    H.require_root()
+    d = H.tmp_path("prod")
+    p = H.run([H.BIN, "record", "--preset", "production", "--continuous", d, "-d", "3"],
+              check=True)
+    segs = _segments(d)
+    assert len(segs) == 1, segs  # 3 s in one 60 s segment
+    out = H.report(d).stdout
+    assert "requested 97 Hz" in out, out[:1500]
+    assert "preset production" in out and re.search(r"^  stacks\s+auto", out, re.M), out[:1500]
+    assert re.search(r"^  budget\s+1% of one CPU", out, re.M), out[:1500]
+    m = re.search(r"^  samples\s+\d+.* from (\d+) threads", out, re.M)
+    assert m and int(m.group(1)) >= 2, out[:1500]  # system-wide: not just one process
+    p = H.run([H.BIN, "record", "--preset", "production", "-o", "x.msc", "--segment", "5s",
+               "--", "true"])
+    assert p.returncode == 2 and "need --continuous" in p.stderr, p.stderr
+
+
+@H.timeout(90)
+def test_export_beside_each_segment():
+    """--export folded: each published segment has its folded export beside
+    it, equal to converting that segment; retention removes both."""
+    H.require_root()
+    d = H.tmp_path("segs")
+    proc = _start_continuous(d, 8, "1s", "3s", extra=["--export", "folded"])
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    segs = _segments(d)
+    exports = sorted(n for n in os.listdir(d) if n.endswith(".folded"))
+    H.log("segments %s\nexports %s" % (segs, exports))
+    assert exports == [s[:-4] + ".folded" for s in segs], (segs, exports)
+    checked = 0
+    for s in segs:
+        with open(os.path.join(d, s[:-4] + ".folded")) as f:
+            mine = H.parse_folded(f.read(), s)
+        if _samples(os.path.join(d, s)):
+            assert mine == H.folded(os.path.join(d, s)), s
+            checked += 1
+        else:
+            assert mine == {}, s
+    assert checked >= 2, checked

@@ -1,0 +1,351 @@
+"""microscope serve (issue 20): the browser pages in headless chromium and
+the HTTP surface.
+
+Pages (tests/web/serve_pages.js, playwright-core driving /usr/bin/chromium):
+  * ratio's flame graph shows leaf_a at the share analysis computes (to the
+    hundredth of a percent) and near the fixture's own CPU-time truth;
+    clicking zooms (the frame then spans the graph, the URL holds it);
+    search highlights exactly the matching frames with their share;
+    the function table sorts by self and by total;
+  * offcpu sleeper's timeline shows its 10 sleeps (about 100 ms each, state
+    sleep) with their waker (a hrtimer interrupt);
+  * shift new --diff shift base: the changed function is the first row.
+Screenshots go to BUILD/artifacts/serve/.
+
+HTTP (no browser): path traversal in raw and encoded forms, malformed and
+oversized queries, methods, Host names, ETags, 1,000 concurrent
+connections with the server's peak RSS bounded, and the loopback-only
+default bind.
+"""
+import asyncio
+import http.client
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import helpers as H
+
+WEB = os.path.join(H.REPO, "tests", "web")
+SHOTS = os.path.join(H.BUILD, "artifacts", "serve")
+CORPUS = os.path.join(H.REPO, "tests", "fuzz", "capture_reader")
+
+
+class Server:
+    """`microscope serve` on a free port; stopped by SIGTERM (exit 0 checked)."""
+
+    def __init__(self, capture, *args):
+        self.argv = [H.BIN, "serve", capture, "--port", "0"] + list(args)
+        H.log("$ " + " ".join(self.argv) + " &")
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        m = re.match(r"microscope serve: (http://(\S+):(\d+)/)$", line.strip())
+        if not m:
+            self.proc.kill()
+            raise AssertionError("serve printed %r, not its URL\nstderr: %s" % (
+                line, self.proc.stderr.read()[-2000:]))
+        self.url, self.host, self.port = m.group(1), m.group(2), int(m.group(3))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError("serve did not stop within 15 s of SIGTERM")
+        self.stderr = self.proc.stderr.read()
+        assert rc == 0, "serve exited %d\n%s" % (rc, self.stderr[-2000:])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            self.stop()
+        elif self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def get(self, path, headers=None, method="GET", host=None):
+        c = http.client.HTTPConnection(host or "127.0.0.1", self.port, timeout=30)
+        try:
+            c.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+            c.putheader("Host", (headers or {}).pop("Host", "127.0.0.1:%d" % self.port))
+            for k, v in (headers or {}).items():
+                c.putheader(k, v)
+            c.endheaders()
+            r = c.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+        finally:
+            c.close()
+
+    def api(self, path):
+        st, _, body = self.get(path)
+        assert st == 200, "%s: %d %s" % (path, st, body[:300])
+        return json.loads(body)
+
+    def vm_hwm_kb(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            return int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1))
+
+
+def pages(server, spec, name):
+    node = shutil.which("node")
+    if not node or not os.path.isdir(os.path.join(WEB, "node_modules", "playwright-core")):
+        H.skip("node or tests/web/node_modules missing: run `make deps` (npm ci in tests/web)")
+    if not os.path.exists("/usr/bin/chromium"):
+        H.skip("/usr/bin/chromium (Debian chromium) is not installed: run `make deps`")
+    shots = os.path.join(SHOTS, name)
+    spec = dict(spec, base=server.url, shots=shots)
+    proc = H.run([node, os.path.join(WEB, "serve_pages.js"), json.dumps(spec)], timeout=240)
+    line = (proc.stdout.strip().splitlines() or ["{}"])[-1]
+    res = json.loads(line)
+    H.log("pages: errors %r, screenshots in %s" % (res.get("errors"), shots))
+    assert not res.get("errors"), "the pages reported errors: %r\n%s" % (
+        res.get("errors"), proc.stderr[-2000:])
+    assert res.get("foreign") == [], "the pages asked other origins: %r" % res.get("foreign")
+    return res
+
+
+def _ratio():
+    return H.cached_record("ratio", [H.fixture("ratio")])
+
+
+@H.timeout(300)
+def test_flame_graph_share_zoom_search_and_table():
+    rec = _ratio()
+    truth = rec.fixture_line("cpu_ns")
+    prof = H.folded(rec.capture)
+    analysis_share = H.share(prof, "leaf_a")
+    truth_share = 100.0 * truth["leaf_a"] / truth["total"]
+    with Server(rec.capture) as srv:
+        res = pages(srv, {"flame": {"name": "leaf_a", "search": "^leaf_a$"}, "table": {}},
+                    "ratio")
+    fl = res["flame"]
+    assert fl["title"] == "microscope — capture.msc", fl["title"]
+    hot = fl["hot"]
+    assert hot, "no leaf_a frame in the flame graph (%d frames)" % fl["nframes"]
+    shown = float(hot["share"].rstrip("%"))
+    H.log("leaf_a: page %.2f%%, analysis %.4f%%, fixture truth %.2f%%" % (
+        shown, analysis_share, truth_share))
+    assert abs(shown - analysis_share) < 0.006, \
+        "page shows leaf_a at %.2f%%, analysis computes %.4f%%" % (shown, analysis_share)
+    assert abs(shown - truth_share) < 6.0, \
+        "page shows leaf_a at %.2f%%, the fixture measured %.2f%% of its CPU time" % (
+            shown, truth_share)
+    assert hot["title"].startswith("leaf_a\n%s of all" % hot["share"]), hot["title"]
+    # Clicking zoomed: leaf_a now spans the graph and the URL says so.
+    assert "zoom=%s" % hot["id"] in fl["zoomHash"], fl["zoomHash"]
+    assert abs(fl["zoomedWidth"] - fl["boxWidth"]) < 2 and hot["width"] < fl["boxWidth"] - 50, \
+        "zoomed width %.1f, graph %.1f, before %.1f" % (fl["zoomedWidth"], fl["boxWidth"],
+                                                         hot["width"])
+    # Search highlighted exactly the leaf_a frames, and their share is leaf_a's.
+    assert fl["matched"] and set(fl["matched"]) == {"leaf_a"}, fl["matched"]
+    assert fl["unmatched"] > 0
+    assert abs(float(fl["searchShare"].rstrip("%")) - analysis_share) < 0.006, \
+        "search share %s, analysis %.4f%%" % (fl["searchShare"], analysis_share)
+    # The table sorts by self, then (header click) by total, in the server.
+    tb = res["table"]
+    selfs = [r["self"] for r in tb["bySelf"]]
+    totals = [r["total"] for r in tb["byTotal"]]
+    assert selfs == sorted(selfs, reverse=True), tb["bySelf"][:5]
+    assert totals == sorted(totals, reverse=True), tb["byTotal"][:5]
+    # By total the outermost functions lead (main holds every sample of the run);
+    # by self the leaves do.  leaf_a's total is the share the flame graph showed.
+    assert tb["byTotal"][0]["name"] != tb["bySelf"][0]["name"], (tb["byTotal"][:3],
+                                                                tb["bySelf"][:3])
+    leaf_a = [r for r in tb["byTotal"] if r["name"] == "leaf_a"]
+    assert leaf_a and leaf_a[0]["total"] == H.count_containing(prof, "leaf_a"), leaf_a
+
+
+@H.timeout(300)
+def test_timeline_shows_ten_sleeps_with_their_waker():
+    rec = H.cached_record("offcpu-sleeper", [H.fixture("offcpu"), "sleeper"], extra=["--off-cpu"])
+    sleeps = [H.parse_kv(l) for l in rec.fixture_lines if l.startswith("sleep ")]
+    assert len(sleeps) == 10, rec.fixture_lines
+    tid = sleeps[0]["tid"]
+    with Server(rec.capture) as srv:
+        api = srv.api("/api/intervals?min_ns=90000000")
+        res = pages(srv, {"timeline": {"tid": tid}}, "offcpu-sleeper")
+    long_ = [iv for iv in res["timeline"]["intervals"] if iv["ns"] >= 90e6]
+    for iv in long_:
+        H.log("interval %s: %.3f ms %s, waker %s" % (iv["id"], iv["ns"] / 1e6, iv["state"],
+                                                     iv["waker"]))
+    assert tid in res["timeline"]["lanes"], res["timeline"]["lanes"]
+    assert len(long_) == 10, "the timeline shows %d intervals of >= 90 ms, expected 10" % len(long_)
+    assert all(iv["state"] == "sleep (S)" and "state-sleep" in iv["cls"] for iv in long_), long_
+    # Each drawn interval says what the capture says: its cause and its waker's
+    # innermost frames, from /api/intervals (computed in the server).
+    by_id = {str(iv["id"]): iv for iv in api["intervals"]}
+    for iv in long_:
+        want = by_id.get(iv["id"])
+        assert want, "interval %s on the page is not in /api/intervals" % iv["id"]
+        assert iv["cause"] == want["cause"], (iv, want["cause"])
+        frames = [f["name"] + (" [k]" if f["kind"] == "kernel" else "")
+                  for f in want["waker_stack"][:6]]
+        assert all(f in iv["waker"] for f in frames), (iv["waker"], frames)
+    # Woken by the timer: a hard interrupt whose stack holds hrtimer_wakeup.  The
+    # recorder can miss a wakeup on a loaded machine (the interval then has no
+    # cause, as report --off-cpu's "no wakeup" shows); most must have it.
+    timer = [iv for iv in long_ if iv["cause"] == "hardirq" and "hrtimer_wakeup" in iv["waker"]]
+    H.log("%d of 10 sleeps show a hrtimer waker" % len(timer))
+    assert len(timer) >= 8, "%d of 10 sleeps show a hrtimer waker: %r" % (
+        len(timer), [iv["waker"] for iv in long_])
+    assert "hrtimer_wakeup" in res["timeline"]["detail"], res["timeline"]["detail"]
+    assert api["total"] == 10, "/api/intervals?min_ns=90000000: %d" % api["total"]
+
+
+@H.timeout(300)
+def test_diff_view_puts_changed_function_first():
+    base = H.record([H.fixture("shift"), "base"], output=H.tmp_path("base.msc"))
+    new = H.record([H.fixture("shift"), "new"], output=H.tmp_path("new.msc"))
+    with Server(new.capture, "--diff", base.capture) as srv:
+        res = pages(srv, {"diff": {}}, "shift")
+    rows = res["diff"]["rows"]
+    H.log("diff rows: %r" % rows[:5])
+    assert rows and rows[0]["name"] == "changed", rows[:5]
+    # base 2 of 10 units, new 5 of 10: about +30 percentage points.
+    assert 15 < rows[0]["delta"] < 45, rows[0]
+
+
+# ---------------------------------------------------------------- HTTP surface
+
+def _corpus(name):
+    path = os.path.join(CORPUS, name)
+    assert os.path.exists(path), path
+    return path
+
+
+def test_nothing_outside_the_assets_is_served():
+    with Server(_corpus("demo.msc")) as srv:
+        st, hdr, body = srv.get("/")
+        assert st == 200 and b"<title>microscope" in body, (st, body[:200])
+        assets = re.findall(r'(?:src|href)="(/[^"]+)"', body.decode())
+        assert assets, body
+        for a in assets:
+            st, hdr, _ = srv.get(a)
+            assert st == 200 and hdr.get("ETag"), (a, st, hdr)
+        for path in ["/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc%2fpasswd",
+                     "/assets/..%2f..%2f..%2fetc%2fpasswd", "/%2fetc%2fpasswd", "//etc/passwd",
+                     "/index.html/../../../etc/passwd", "/api/../../etc/passwd",
+                     "/assets/%2e%2e/index.html", "/etc/passwd", "/Makefile",
+                     "/web/embed.py", "/src/main.ts", "/api", "/api/", "/api/flat/",
+                     "/api/..%2fflat", "/index.html%00.js", "/%00", "/assets/",
+                     "/" + "a" * 2000, "/.%2e/.%2e/proc/self/environ"]:
+            st, _, body = srv.get(path)
+            assert st in (400, 404), "%s: status %d" % (path, st)
+            assert b"root:" not in body and b"PATH=" not in body, path
+
+
+def test_bad_queries_get_400_with_a_message():
+    with Server(_corpus("offcpu-sleeper.msc")) as srv:
+        for q in ["/api/flat?limit=abc", "/api/flat?limit=0", "/api/flat?limit=99999",
+                  "/api/flat?thread=-1", "/api/flat?start=1e9", "/api/flat?start=10&end=5",
+                  "/api/flat?event=no-such-event", "/api/flat?%zz=1", "/api/flat?limit",
+                  "/api/flat?limit=1&limit=2", "/api/flat?focus=" + "x" * 600,
+                  "/api/flat?look=evil", "/api/flamegraph?min_share=nan",
+                  "/api/flat?thread=4294967295", "/api/flat?thread=999", "/api/flat?buckets=3",
+                  "/api/lanes?buckets=100000", "/api/calltree?node=99999999",
+                  "/api/diff", "/api/flat?focus=a%00b", "/api/offcpu?by=mood",
+                  "/api/flat?" + "&".join("k%d=1" % i for i in range(40)),
+                  "/api/flat?granularity=line", "/api/intervals?limit=5001"]:
+            st, hdr, body = srv.get(q)
+            assert st == 400, "%s: status %d %s" % (q[:80], st, body[:200])
+            msg = json.loads(body)["error"]
+            assert msg, q
+            H.log("%s -> 400 %s" % (q[:60], msg))
+        # Oversized request line: refused by the HTTP library's limits.
+        st, _, _ = srv.get("/api/flat?focus=" + "y" * 200000)
+        assert st in (400, 413, 414, 431), st
+        st, hdr, _ = srv.get("/api/flat", method="POST")
+        assert st == 405 and "GET" in hdr.get("Allow", ""), (st, hdr)
+        st, _, _ = srv.get("/api/info", headers={"Host": "evil.example:80"})
+        assert st == 403, "a foreign Host name got %d (DNS rebinding)" % st
+        # ETags: equal queries, equal tags; If-None-Match answers 304.
+        st, h1, b1 = srv.get("/api/flat?limit=5&sort=total")
+        st2, h2, _ = srv.get("/api/flat?sort=total&limit=5")
+        assert st == st2 == 200 and h1["ETag"] == h2["ETag"], (h1, h2)
+        assert "immutable" in h1["Cache-Control"], h1
+        st, h3, b3 = srv.get("/api/flat?sort=total&limit=5", headers={"If-None-Match": h1["ETag"]})
+        assert st == 304 and not b3, st
+        _, h4, _ = srv.get("/api/flat?sort=total&limit=6")
+        assert h4["ETag"] != h1["ETag"]
+
+
+async def _one(port, path):
+    try:
+        r, w = await asyncio.open_connection("127.0.0.1", port)
+        w.write(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (
+            path, port)).encode())
+        await w.drain()
+        data = await asyncio.wait_for(r.read(), 60)
+        w.close()
+        m = re.match(rb"HTTP/1\.1 (\d+)", data)
+        return int(m.group(1)) if m else "empty"
+    except (ConnectionResetError, ConnectionRefusedError, BrokenPipeError):
+        return "refused"
+
+
+async def _many(port, n):
+    paths = ["/api/flamegraph?min_share=%d" % (i % 50) for i in range(n)]
+    return await asyncio.gather(*(_one(port, p) for p in paths))
+
+
+@H.timeout(300)
+def test_1000_concurrent_requests_bounded_rss():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+    with Server(_corpus("demo.msc")) as srv:
+        srv.api("/api/info")
+        before = srv.vm_hwm_kb()
+        t = time.monotonic()
+        res = asyncio.run(_many(srv.port, 1000))
+        took = time.monotonic() - t
+        after = srv.vm_hwm_kb()
+        again = srv.api("/api/flamegraph?min_share=1")
+    counts = {}
+    for r in res:
+        counts[r] = counts.get(r, 0) + 1
+    H.log("1000 concurrent: %r in %.1f s; peak RSS %d -> %d kB" % (counts, took, before, after))
+    assert set(counts) <= {200, 503, "refused", "empty"}, counts
+    assert counts.get(200, 0) >= 256, counts
+    assert after - before < 150 * 1024, "peak RSS grew by %d kB" % (after - before)
+    assert again["nodes"], "the server stopped answering"
+
+
+def _non_loopback_ipv4():
+    try:
+        out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True,
+                             timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for m in re.finditer(r"inet (\d+\.\d+\.\d+\.\d+)/", out):
+        if not m.group(1).startswith("127."):
+            return m.group(1)
+    return None
+
+
+def test_default_bind_refuses_non_loopback():
+    addr = _non_loopback_ipv4()
+    if not addr:
+        H.skip("this machine has no non-loopback IPv4 address")
+    with Server(_corpus("demo.msc")) as srv:
+        assert srv.host == "127.0.0.1", srv.url
+        try:
+            socket.create_connection((addr, srv.port), timeout=5).close()
+            raise AssertionError("a connection to %s:%d was accepted" % (addr, srv.port))
+        except (ConnectionRefusedError, socket.timeout, OSError) as e:
+            H.log("connect %s:%d: %s (refused as expected)" % (addr, srv.port, e))
+    # --bind another address: a warning, and then that address is served.
+    with Server(_corpus("demo.msc"), "--bind", "0.0.0.0") as srv:
+        st, _, _ = srv.get("/api/info", host=addr, headers={"Host": "%s:%d" % (addr, srv.port)})
+        assert st == 200, st
+    assert "warning" in srv.stderr and "0.0.0.0" in srv.stderr, srv.stderr

@@ -1,0 +1,164 @@
+// Drive `microscope serve`'s pages in headless Debian chromium
+// (playwright-core) and report what they show, for tests/e2e/test_serve.py.
+//
+// usage: node serve_pages.js SPEC_JSON
+//   SPEC: {"base": "http://127.0.0.1:PORT/", "shots": DIR,
+//          "flame": {"name": FUNC, "search": REGEX},   // optional sections
+//          "timeline": {"tid": N},
+//          "table": {},
+//          "diff": {},
+//          "paint": {}}                                    // bench/serve.py
+// Prints one JSON line with one result object per section and "errors"
+// (page errors, console errors, timeouts).  Screenshots go to SHOTS/<section>*.png.
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const spec = JSON.parse(process.argv[2]);
+const errors = [];
+const out = { errors };
+
+async function ready(page, view) {
+  await page.waitForFunction((v) => document.getElementById('view').dataset.state === 'ready:' + v,
+    view, { timeout: 30000 });
+}
+
+async function open(page, hash, view) {
+  await page.goto(spec.base + '#' + hash);
+  await ready(page, view);
+}
+
+async function flame(page, s) {
+  const r = {};
+  await open(page, 'view=flame', 'flame');
+  r.title = await page.title();
+  const frames = () => page.$$eval('.frame', (els) => els.map((e) => ({
+    id: e.dataset.id, name: e.dataset.name, share: e.dataset.share, title: e.title,
+    width: e.getBoundingClientRect().width, match: e.classList.contains('match') })));
+  const all = await frames();
+  r.nframes = all.length;
+  r.boxWidth = await page.$eval('.flame', (e) => e.getBoundingClientRect().width);
+  const mine = all.filter((f) => f.name === s.name);
+  mine.sort((a, b) => parseFloat(b.share) - parseFloat(a.share));
+  r.hot = mine[0] || null;
+  await page.screenshot({ path: path.join(spec.shots, 'flame.png'), fullPage: true });
+  if (r.hot) {
+    // Click zooms: the frame then spans the whole width and the URL holds it.
+    await page.click(`.frame[data-id="${r.hot.id}"]`);
+    await page.waitForFunction((id) => location.hash.includes('zoom=' + id), r.hot.id);
+    await ready(page, 'flame');
+    const z = await page.$eval(`.frame[data-id="${r.hot.id}"]`, (e) => e.getBoundingClientRect().width);
+    r.zoomedWidth = z;
+    r.zoomHash = await page.evaluate(() => location.hash);
+    await page.screenshot({ path: path.join(spec.shots, 'flame-zoomed.png'), fullPage: true });
+  }
+  // Search highlights: from the unzoomed view, type the name.
+  await open(page, 'view=flame', 'flame');
+  await page.fill('#f-search', s.search);
+  await page.waitForFunction(() => location.hash.includes('search='));
+  await ready(page, 'flame');
+  const after = await frames();
+  r.matched = after.filter((f) => f.match).map((f) => f.name);
+  r.unmatched = after.filter((f) => !f.match).length;
+  r.searchShare = await page.$eval('#search-result', (e) => e.dataset.share);
+  await page.screenshot({ path: path.join(spec.shots, 'flame-search.png'), fullPage: true });
+  return r;
+}
+
+async function timeline(page, s) {
+  await open(page, 'view=timeline', 'timeline');
+  const ivs = await page.$$eval('rect.offcpu', (els) => els.map((e) => ({
+    id: e.dataset.id, tid: Number(e.dataset.tid), ns: Number(e.dataset.ns), state: e.dataset.state,
+    cause: e.dataset.cause, waker: e.dataset.waker, cls: e.getAttribute('class'),
+    fill: getComputedStyle(e).fill, title: e.querySelector('title').textContent })));
+  const lanes = await page.$$eval('.lane', (els) => els.map((e) => Number(e.dataset.tid)));
+  await page.screenshot({ path: path.join(spec.shots, 'timeline.png'), fullPage: true });
+  let detail = '';
+  const first = ivs.find((i) => i.tid === s.tid && i.ns >= 50e6);
+  if (first) {
+    await page.click(`rect.offcpu[data-id="${first.id}"]`, { force: true });
+    detail = await page.$eval('#interval-detail', (e) => e.textContent);
+  }
+  return { intervals: ivs.filter((i) => i.tid === s.tid), lanes, detail };
+}
+
+async function table(page) {
+  await open(page, 'view=table', 'table');
+  const rows = () => page.$$eval('#functions tr[data-name]', (els) => els.map((e) => {
+    const td = e.querySelectorAll('td');
+    return { name: e.dataset.name, self: Number(td[1].textContent), total: Number(td[3].textContent) };
+  }));
+  const bySelf = await rows();
+  await page.click('th[data-sort="total"]');
+  await page.waitForFunction(() => location.hash.includes('sort=total'));
+  await ready(page, 'table');
+  const byTotal = await rows();
+  await page.screenshot({ path: path.join(spec.shots, 'table.png'), fullPage: true });
+  return { bySelf: bySelf.slice(0, 30), byTotal: byTotal.slice(0, 30) };
+}
+
+async function diff(page) {
+  await open(page, 'view=diff', 'diff');
+  const rows = await page.$$eval('#diff tr[data-name]', (els) => els.map((e) => ({
+    name: e.dataset.name, delta: Number(e.dataset.delta) })));
+  await page.screenshot({ path: path.join(spec.shots, 'diff.png'), fullPage: true });
+  return { rows: rows.slice(0, 20) };
+}
+
+// First meaningful paint: navigation start to the flame graph drawn, in ms.
+async function paint(page) {
+  const runs = [];
+  for (let i = 0; i < 3; i++) {
+    await page.goto('about:blank');
+    await page.goto(spec.base + '#view=flame');
+    await ready(page, 'flame');
+    runs.push(await page.evaluate(() => performance.now()));
+  }
+  const resources = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => ({
+    name: r.name.replace(/^https?:\/\/[^/]+/, ''), start: Math.round(r.startTime), ms: Math.round(r.duration) })));
+  const nav = await page.evaluate(() => { const n = performance.getEntriesByType('navigation')[0]; return { dcl: Math.round(n.domContentLoadedEventEnd), load: Math.round(n.loadEventEnd) }; });
+  const frames = await page.$$eval('.frame', (els) => els.length);
+  await page.screenshot({ path: path.join(spec.shots, 'paint.png') });
+  const marks = await page.evaluate(() => performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)]));
+  return { ms: runs, frames, resources, nav, marks };
+}
+
+async function main() {
+  fs.mkdirSync(spec.shots, { recursive: true });
+  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ms-chromium-'));
+  const context = await chromium.launchPersistentContext(userDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+  });
+  const requests = [];
+  try {
+    const page = await context.newPage();
+    page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+    page.on('request', (r) => requests.push(r.url()));
+    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['paint', paint]]) {
+      if (!spec[name]) continue;
+      try {
+        out[name] = await fn(page, spec[name]);
+      } catch (e) {
+        errors.push(name + ': ' + e.message);
+        await page.screenshot({ path: path.join(spec.shots, name + '-failed.png'), fullPage: true }).catch(() => {});
+      }
+    }
+  } finally {
+    await context.close();
+    fs.rmSync(userDir, { recursive: true, force: true });
+  }
+  // Offline: every request the pages made went to the server itself.
+  out.foreign = requests.filter((u) => !u.startsWith(spec.base));
+  console.log(JSON.stringify(out));
+  process.exit(errors.length ? 1 : 0);
+}
+
+main().catch((e) => { errors.push(String(e && e.stack || e)); console.log(JSON.stringify(out)); process.exit(1); });

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/* Capture files and segment directories as command input (input.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "capture/segment_dir.h"
+#include "input.h"
+#include "userspace/options/record_options.h"
+
+static void note_line(void *ctx, const char *line)
+{
+	fprintf(stderr, "microscope %s: note: %s\n", (const char *)ctx, line);
+}
+
+int cli_input__open(const char *cmd, const char *path, struct capture **out, char *err,
+		    size_t errlen)
+{
+	return segment_dir__open_path(path, out, err, errlen, note_line, (void *)cmd);
+}
+
+int cli_input__read_dir(const char *cmd, const char *path, void **bytes, size_t *len, char *err,
+			size_t errlen)
+{
+	if (!segment_dir__is_dir(path))
+		return -ENOTDIR;
+	return segment_dir__read(path, 0, UINT64_MAX, bytes, len, err, errlen, note_line,
+				 (void *)cmd);
+}
+
+int cli_input__parse_when(const char *s, uint64_t now_ns, uint64_t *ns)
+{
+	static const char *const formats[] = {
+		"%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M",
+	};
+	struct tm tm;
+	const char *end;
+	char *e;
+	uint64_t d;
+	time_t t;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (s[0] == '-') {
+		if (record_options__parse_duration(s + 1, &d) || d > now_ns)
+			return -EINVAL;
+		*ns = now_ns - d;
+		return 0;
+	}
+	if (s[0] == '@') {
+		unsigned long long v;
+
+		if (!isdigit((unsigned char)s[1]))
+			return -EINVAL;
+		errno = 0;
+		v = strtoull(s + 1, &e, 10);
+		if (errno || *e || v > UINT64_MAX / 1000000000u)
+			return -EINVAL;
+		*ns = (uint64_t)v * 1000000000u;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]) + 2; i++) {
+		memset(&tm, 0, sizeof(tm));
+		if (i < sizeof(formats) / sizeof(formats[0])) {
+			end = strptime(s, formats[i], &tm);
+		} else {
+			/* HH:MM[:SS] today (UTC) */
+			t = (time_t)(now_ns / 1000000000u);
+			gmtime_r(&t, &tm);
+			tm.tm_sec = 0;
+			end = strptime(s, i == sizeof(formats) / sizeof(formats[0]) ? "%H:%M:%S"
+										  : "%H:%M",
+				       &tm);
+		}
+		if (!end || (*end && strcmp(end, "Z")))
+			continue;
+		t = timegm(&tm);
+		if (t < 0)
+			return -EINVAL;
+		*ns = (uint64_t)t * 1000000000u;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static bool range_is_all(struct cli_input_range r)
+{
+	return !r.since_ns && r.until_ns == UINT64_MAX;
+}
+
+int cli_input__open_range(const char *cmd, const char *path, struct cli_input_range range,
+			  struct capture **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (segment_dir__is_dir(path))
+		return segment_dir__open(path, range.since_ns, range.until_ns, out, err, errlen,
+					 note_line, (void *)cmd);
+	if (!range_is_all(range)) {
+		snprintf(err, errlen, "%s: --since and --until select segments of a directory "
+				      "(record --continuous); this is a file",
+			 path);
+		return -EINVAL;
+	}
+	return capture__open(path, out, err, errlen);
+}
+
+int cli_input__read_dir_range(const char *cmd, const char *path, struct cli_input_range range,
+			      void **bytes, size_t *len, char *err, size_t errlen)
+{
+	if (!segment_dir__is_dir(path)) {
+		if (range_is_all(range))
+			return -ENOTDIR;
+		snprintf(err, errlen, "%s: --since and --until select segments of a directory "
+				      "(record --continuous); this is a file",
+			 path);
+		return -EINVAL;
+	}
+	return segment_dir__read(path, range.since_ns, range.until_ns, bytes, len, err, errlen,
+				 note_line, (void *)cmd);
+}
+
+int cli_input__set_range(struct cli_input_range *r, bool since, const char *when)
+{
+	struct timespec now;
+	uint64_t ns;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (cli_input__parse_when(when, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+				  &ns))
+		return -EINVAL;
+	*(since ? &r->since_ns : &r->until_ns) = ns;
+	return 0;
+}

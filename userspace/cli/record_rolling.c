@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+/* record --continuous and record --window (record_rolling.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "capture/capture.h"
+#include "capture/merge.h"
+#include "capture/segment_writer.h"
+#include "record_export.h"
+#include "record_rolling.h"
+
+/* Window slices: at most this long (ns), and a tenth of the window when shorter. */
+#define WINDOW_SLICE_MAX_NS 1000000000ull
+
+struct window_slice {
+	struct capture_builder *b;
+	uint64_t last_ns; /* latest sample or interval end in it */
+};
+
+struct record_rolling {
+	const struct record_options *o;
+	uint64_t period_ns;   /* segment or slice length */
+	uint64_t cut_ns;      /* start of what is being collected now; 0 before the first tick */
+	uint64_t lag_ns;      /* records this far behind a tick may still be held */
+	/* continuous */
+	struct segment_writer *segments;
+	struct record_export *exporter;
+	/* window: slices oldest first */
+	struct window_slice *slices;
+	size_t nslices, cap;
+};
+
+static uint64_t realtime_offset_ns(void)
+{
+	struct timespec r, m;
+
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return ((uint64_t)r.tv_sec - (uint64_t)m.tv_sec) * 1000000000u + (uint64_t)r.tv_nsec -
+	       (uint64_t)m.tv_nsec;
+}
+
+int record_rolling__open(const struct record_options *o, uint64_t release_lag_ns,
+			 struct record_rolling **out)
+{
+	struct record_rolling *r;
+	struct segment_policy policy = {
+		.retain_ns = o->retain_ns,
+		.retain_bytes = o->retain_bytes,
+	};
+	char why[512];
+	int err;
+
+	*out = NULL;
+	if (!o->continuous && !o->window_ns)
+		return 0;
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		fprintf(stderr, "microscope record: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	r->o = o;
+	r->lag_ns = release_lag_ns;
+	if (o->continuous) {
+		r->period_ns = o->segment_ns;
+		if (o->export_fmt) {
+			err = record_export__new(o->export_fmt, &r->exporter);
+			if (err) {
+				fprintf(stderr, "microscope record: --export %s: %s\n",
+					o->export_fmt, strerror(-err));
+				goto cleanup;
+			}
+			policy.published = record_export__segment;
+			policy.ctx = r->exporter;
+		}
+		err = segment_writer__open(o->continuous, &policy, &r->segments, why, sizeof(why));
+		if (err) {
+			fprintf(stderr, "microscope record: --continuous %s\n", why);
+			goto cleanup;
+		}
+	} else {
+		r->period_ns = o->window_ns / 10 < WINDOW_SLICE_MAX_NS ? o->window_ns / 10
+								       : WINDOW_SLICE_MAX_NS;
+	}
+	*out = r;
+	return 0;
+cleanup:
+	record_rolling__free(r);
+	return err;
+}
+
+/* Move b's rows into a new slice; drop slices that left the window. */
+static int window__cut(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
+{
+	struct window_slice *s;
+	uint64_t first, last, horizon = now_ns > r->o->window_ns ? now_ns - r->o->window_ns : 0;
+	size_t drop = 0;
+	int err;
+
+	if (capture_builder__time_range(b, &first, &last)) {
+		if (r->nslices == r->cap) {
+			size_t cap = r->cap ? r->cap * 2 : 16;
+			struct window_slice *v = reallocarray(r->slices, cap, sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			r->slices = v;
+			r->cap = cap;
+		}
+		s = &r->slices[r->nslices];
+		s->b = capture_builder__new();
+		if (!s->b)
+			return -ENOMEM;
+		err = capture_builder__take(b, s->b, UINT64_MAX);
+		if (err) {
+			capture_builder__free(s->b);
+			return err;
+		}
+		s->last_ns = last;
+		r->nslices++;
+	}
+	while (drop < r->nslices && r->slices[drop].last_ns < horizon)
+		capture_builder__free(r->slices[drop++].b);
+	memmove(r->slices, r->slices + drop, (r->nslices - drop) * sizeof(*r->slices));
+	r->nslices -= drop;
+	return 0;
+}
+
+int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
+{
+	uint64_t until = now_ns;
+	char why[512];
+	int err;
+
+	if (!r)
+		return 0;
+	if (r->segments) /* a segment ends where every record of it was released */
+		until = now_ns > r->lag_ns ? now_ns - r->lag_ns : 0;
+	if (!r->cut_ns)
+		r->cut_ns = until;
+	if (until - r->cut_ns < r->period_ns)
+		return 0;
+	if (r->segments) {
+		err = segment_writer__publish(r->segments, b, r->cut_ns, until, why, sizeof(why));
+		if (err) {
+			fprintf(stderr, "microscope record: segment: %s\n", why);
+			return err;
+		}
+	} else {
+		err = window__cut(r, b, now_ns);
+		if (err) {
+			fprintf(stderr, "microscope record: window: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	r->cut_ns = until;
+	return 0;
+}
+
+/* "20261202T142300.123Z" for CLOCK_MONOTONIC ns. */
+static void utc_text(char *buf, size_t len, uint64_t mono_ns, uint64_t offset_ns)
+{
+	uint64_t real = mono_ns + offset_ns;
+	time_t t = (time_t)(real / 1000000000u);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(buf, len, "%04d%02d%02dT%02d%02d%02d.%03uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(real / 1000000u % 1000u));
+}
+
+/* The last window of samples (up to now_ns) merged into a new builder and
+ * written to path (NULL: window-START-END.msc beside -o). */
+static int window__write(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
+			 const char *path, uint64_t total_samples)
+{
+	uint64_t since = now_ns > r->o->window_ns ? now_ns - r->o->window_ns : 0;
+	uint64_t off = realtime_offset_ns();
+	struct capture_builder *w = NULL;
+	char *copy = NULL, *name = NULL, from[40], to[40], buf[32];
+	int err;
+
+	err = window__cut(r, b, now_ns); /* what the processor released up to now */
+	if (err)
+		goto cleanup;
+	w = capture_builder__new();
+	if (!w) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < r->nslices && !err; i++)
+		err = capture_builder__merge_builder(w, r->slices[i].b, since, now_ns + 1);
+	if (err)
+		goto cleanup;
+	snprintf(buf, sizeof(buf), "%" PRIu64, since);
+	capture_builder__set_meta(w, "window.start_ns", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, now_ns);
+	capture_builder__set_meta(w, "window.end_ns", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, now_ns - since);
+	capture_builder__set_meta(w, "duration_ns", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu32, capture_builder__sample_count(w));
+	capture_builder__set_meta(w, "samples", buf);
+	if (total_samples) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, total_samples);
+		capture_builder__set_meta(w, "window.samples_total", buf);
+	}
+	if (!path) {
+		copy = strdup(r->o->output);
+		utc_text(from, sizeof(from), since, off);
+		utc_text(to, sizeof(to), now_ns, off);
+		if (!copy || asprintf(&name, "%s/window-%s-%s.msc", dirname(copy), from, to) < 0) {
+			name = NULL;
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		path = name;
+	}
+	err = capture_builder__write(w, path);
+	if (err) {
+		fprintf(stderr, "microscope record: window: cannot write %s\n",
+			capture_builder__error(w));
+		goto cleanup;
+	}
+	if (!r->o->quiet && total_samples)
+		fprintf(stderr,
+			"[ microscope: window of %" PRIu32 " samples written to %s (%" PRIu64
+			" recorded in all) ]\n",
+			capture_builder__sample_count(w), path, total_samples);
+	else if (!r->o->quiet)
+		fprintf(stderr, "[ microscope: window of %" PRIu32 " samples written to %s ]\n",
+			capture_builder__sample_count(w), path);
+cleanup:
+	if (err == -ENOMEM)
+		fprintf(stderr, "microscope record: window: %s\n", strerror(ENOMEM));
+	capture_builder__free(w);
+	free(copy);
+	free(name);
+	return err;
+}
+
+int record_rolling__snapshot(struct record_rolling *r, struct capture_builder *b,
+			     uint64_t now_ns)
+{
+	if (!r || !r->o->window_ns)
+		return 0;
+	return window__write(r, b, now_ns, NULL, 0);
+}
+
+int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
+			   uint64_t total_samples)
+{
+	char why[512];
+	int err;
+
+	if (!r->segments)
+		return window__write(r, b, now_ns, r->o->output, total_samples);
+	err = segment_writer__publish(r->segments, b, r->cut_ns ? r->cut_ns : now_ns, UINT64_MAX,
+				      why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "microscope record: segment: %s\n", why);
+		return err;
+	}
+	if (!r->o->quiet)
+		fprintf(stderr,
+			"[ microscope: %" PRIu64 " samples in %" PRIu64 " segments written to %s"
+			" (%" PRIu64 " deleted by retention) ]\n",
+			total_samples, segment_writer__published(r->segments), r->o->continuous,
+			segment_writer__deleted(r->segments));
+	return 0;
+}
+
+void record_rolling__free(struct record_rolling *r)
+{
+	if (!r)
+		return;
+	segment_writer__free(r->segments);
+	record_export__free(r->exporter);
+	for (size_t i = 0; i < r->nslices; i++)
+		capture_builder__free(r->slices[i].b);
+	free(r->slices);
+	free(r);
+}

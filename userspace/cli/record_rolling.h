@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The two long-running shapes of a recording (record --continuous and
+ * record --window), both driven from the drain loop of record_session.c
+ * over the processor's builder:
+ *
+ *   continuous  every --segment, what the processor appended moves into a
+ *               new complete segment of DIR (capture/segment_writer.h);
+ *               retention runs after each
+ *   window      every slice (a second, or less for a short window), what
+ *               the processor appended moves into an in-memory slice with
+ *               only the rows it needs; slices older than --window are
+ *               freed, so memory follows the window; a snapshot merges the
+ *               slices of the last --window into window-START-END.msc
+ *
+ * In both, the processor's builder keeps its dictionaries (ids it holds
+ * stay valid) and loses its samples, intervals and counters at each move.
+ */
+#ifndef MS_RECORD_ROLLING_H
+#define MS_RECORD_ROLLING_H
+
+#include <stdint.h>
+
+#include "capture/capture.h"
+#include "../options/record_options.h"
+
+struct record_rolling;
+
+/* NULL in *out (and 0) when o asks for neither mode.  release_lag_ns: how
+ * far behind now the processor may still hold records (its max lag); a
+ * segment ends that far behind the tick that cuts it, so its samples are
+ * all there.  -errno with a message printed (a locked or unusable
+ * directory). */
+int record_rolling__open(const struct record_options *o, uint64_t release_lag_ns,
+			 struct record_rolling **out);
+
+/* At each drain round: cut a segment or a slice when due.  now_ns is
+ * CLOCK_MONOTONIC.  Returns 0 or -errno (message printed). */
+int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns);
+
+/* Window mode: write the last --window to a new window-START-END.msc beside
+ * -o.  Returns 0 or -errno (message printed). */
+int record_rolling__snapshot(struct record_rolling *r, struct capture_builder *b,
+			     uint64_t now_ns);
+
+/* After processor__finish: the last segment, or the last window to -o
+ * (meta window.samples_total = total_samples).  Returns 0 or -errno. */
+int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
+			   uint64_t total_samples);
+
+/* Accepts NULL. */
+void record_rolling__free(struct record_rolling *r);
+
+#endif

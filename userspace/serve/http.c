@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The HTTP side of `microscope serve` on libmicrohttpd: a fixed routing
+ * table (the API endpoints and the built-in assets), GET/HEAD only,
+ * ETags and If-None-Match, bounded concurrency (serve.h's policy).
+ *
+ * Who owns what: serve__run owns the profiles and the daemon; handler
+ * threads only read the profiles (immutable after load) and own each
+ * response they build.  A request path is only ever compared with the
+ * routing table; it never reaches the file system.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <malloc.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "internal.h"
+#include "serve.h"
+#include "web_assets.h"
+
+extern char **environ;
+
+struct server {
+	struct serve_app app;
+	bool loopback_only;
+	uint16_t port;
+};
+
+static const char security_headers[][2][64] = {
+	{ "X-Content-Type-Options", "nosniff" },
+	{ "X-Frame-Options", "DENY" },
+	{ "Referrer-Policy", "no-referrer" },
+	{ "Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'" },
+};
+
+static bool addr_is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+
+		if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+			return true;
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+			return in6->sin6_addr.s6_addr[12] == 127;
+	}
+	return false;
+}
+
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	const struct server *s = cls;
+
+	if (!s->loopback_only)
+		return MHD_YES;
+	return addr && addr_is_loopback(addr) ? MHD_YES : MHD_NO;
+}
+
+/*
+ * With the default loopback bind, a Host header naming another site is a
+ * DNS-rebinding page talking to us: only loopback names are accepted.
+ */
+static bool host_allowed(const struct server *s, struct MHD_Connection *conn)
+{
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
+	size_t i, n;
+
+	if (!s->loopback_only)
+		return true;
+	if (!host)
+		return false;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		n = strlen(names[i]);
+		if (!strncmp(host, names[i], n) && (host[n] == '\0' || host[n] == ':'))
+			return true;
+	}
+	return false;
+}
+
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, const void *body,
+			     size_t len, enum MHD_ResponseMemoryMode mode, const char *type,
+			     const char *etag, const char *cache)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	size_t i;
+
+	r = MHD_create_response_from_buffer(len, (void *)body, mode);
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free((void *)body);
+		return MHD_NO;
+	}
+	for (i = 0; i < sizeof(security_headers) / sizeof(security_headers[0]); i++)
+		MHD_add_response_header(r, security_headers[i][0], security_headers[i][1]);
+	if (type)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (etag)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+	if (cache)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cache);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* {"error": msg} with status. */
+static enum MHD_Result queue_error(struct MHD_Connection *conn, unsigned status, const char *msg)
+{
+	char *body = NULL;
+	json_t *o = json_pack("{s:s,s:i}", "error", msg, "status", (int)status);
+
+	if (o)
+		body = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!body)
+		return queue(conn, status, "", 0, MHD_RESPMEM_PERSISTENT, NULL, NULL, NULL);
+	return queue(conn, status, body, strlen(body), MHD_RESPMEM_MUST_FREE,
+		     "application/json", NULL, "no-store");
+}
+
+static bool etag_matches(struct MHD_Connection *conn, const char *etag)
+{
+	const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
+
+	return inm && (strstr(inm, etag) || !strcmp(inm, "*"));
+}
+
+struct arg_state {
+	struct serve_query *q;
+	char err[256];
+	int rc;
+	unsigned n;
+};
+
+static enum MHD_Result arg_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+			      size_t key_size, const char *value, size_t value_size)
+{
+	struct arg_state *st = cls;
+
+	if (++st->n > SERVE_MAX_PARAMS) {
+		snprintf(st->err, sizeof(st->err), "more than %d parameters", SERVE_MAX_PARAMS);
+		st->rc = -EINVAL;
+		return MHD_NO;
+	}
+	if ((key && strlen(key) != key_size) || (value && strlen(value) != value_size)) {
+		snprintf(st->err, sizeof(st->err), "a parameter holds a NUL byte");
+		st->rc = -EINVAL;
+		return MHD_NO;
+	}
+	st->rc = serve_query__set(st->q, key, value, st->err, sizeof(st->err));
+	return st->rc ? MHD_NO : MHD_YES;
+}
+
+static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *conn,
+				  enum serve_endpoint ep)
+{
+	static const char immutable[] = "public, max-age=31536000, immutable";
+	struct serve_query q;
+	struct arg_state st = { .q = &q };
+	char etag[80], err[256];
+	char *body;
+	size_t len;
+	int rc;
+
+	serve_query__init(&q, ep);
+	MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, arg_cb, &st);
+	if (!st.rc)
+		st.rc = serve_query__finish(&q, st.err, sizeof(st.err));
+	if (st.rc)
+		return queue_error(conn, MHD_HTTP_BAD_REQUEST, st.err);
+	serve_api__etag(&s->app, &q, etag, sizeof(etag));
+	if (etag_matches(conn, etag))
+		return queue(conn, MHD_HTTP_NOT_MODIFIED, "", 0, MHD_RESPMEM_PERSISTENT, NULL, etag,
+			     immutable);
+	rc = serve_api__answer(&s->app, &q, &body, &len, err, sizeof(err));
+	if (rc == -EINVAL)
+		return queue_error(conn, MHD_HTTP_BAD_REQUEST, err);
+	if (rc == -ENOENT)
+		return queue_error(conn, MHD_HTTP_NOT_FOUND, err);
+	if (rc)
+		return queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, err);
+	return queue(conn, MHD_HTTP_OK, body, len, MHD_RESPMEM_MUST_FREE,
+		     "application/json", etag, immutable);
+}
+
+static const struct serve_asset *find_asset(const char *url)
+{
+	size_t i;
+
+	if (!strcmp(url, "/"))
+		url = "/index.html";
+	for (i = 0; i < serve_nassets; i++)
+		if (!strcmp(url, serve_assets[i].path))
+			return &serve_assets[i];
+	return NULL;
+}
+
+/*
+ * Before decoding: a path with an encoded NUL ("/index.html%00.js") would
+ * decode to a shorter, different path; it is refused instead.  The value
+ * returned becomes the request's context.
+ */
+static int path_ok, path_bad;
+
+static void *uri_check(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	size_t n = strcspn(uri, "?");
+	const char *p;
+
+	for (p = uri; p + 2 < uri + n; p++)
+		if (p[0] == '%' && p[1] == '0' && p[2] == '0')
+			return &path_bad;
+	return &path_ok;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
+			       const char *method, const char *version, const char *upload_data,
+			       size_t *upload_data_size, void **con_cls)
+{
+	struct server *s = cls;
+	const struct serve_asset *a;
+	enum serve_endpoint ep;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD");
+	/* Answered on the first call, with the headers: a body is never read. */
+	if (*upload_data_size)
+		return queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "requests carry no body");
+	if (*con_cls != &path_ok)
+		return queue_error(conn, MHD_HTTP_BAD_REQUEST, "a NUL byte in the path");
+	if (!host_allowed(s, conn))
+		return queue_error(conn, MHD_HTTP_FORBIDDEN, "Host is not a loopback name");
+	if (!serve_query__endpoint(url, &ep))
+		return handle_api(s, conn, ep);
+	a = find_asset(url);
+	if (!a)
+		return queue_error(conn, MHD_HTTP_NOT_FOUND, "no such page");
+	if (etag_matches(conn, a->etag))
+		return queue(conn, MHD_HTTP_NOT_MODIFIED, "", 0, MHD_RESPMEM_PERSISTENT, NULL,
+			     a->etag, NULL);
+	return queue(conn, MHD_HTTP_OK, a->data, a->len, MHD_RESPMEM_PERSISTENT, a->content_type,
+		     a->etag, a->immutable ? "public, max-age=31536000, immutable" : "no-cache");
+}
+
+static void open_browser(const char *url)
+{
+	char *argv[] = { "xdg-open", (char *)url, NULL };
+	pid_t pid;
+	int rc = posix_spawnp(&pid, "xdg-open", NULL, NULL, argv, environ);
+
+	if (rc) {
+		fprintf(stderr, "microscope serve: --open: cannot run xdg-open (%s); open %s\n",
+			strerror(rc), url);
+		return;
+	}
+	waitpid(pid, NULL, 0);
+}
+
+/* Build the tree and the shape the first pages ask for (the default event's, logical look). */
+static void warm(struct serve_profile *p)
+{
+	struct analysis_query q;
+	struct analysis_tree *t;
+	uint32_t event = analysis__default_event(p->capture);
+	bool owned;
+
+	if (event == CAPTURE_NONE)
+		return;
+	analysis_query__init(&q, event);
+	t = serve_profile__tree(p, SERVE_LOOK_LOGICAL, &q, &owned);
+	if (owned)
+		analysis_tree__free(t);
+	serve_profile__shape(p, SERVE_LOOK_LOGICAL);
+}
+
+int serve__run(const struct serve_options *opts)
+{
+	struct serve_profile *profile = NULL, *base = NULL;
+	struct server srv = { .loopback_only = opts->loopback_only };
+	struct sockaddr_storage ss = { 0 };
+	struct MHD_Daemon *d = NULL;
+	const union MHD_DaemonInfo *info;
+	const char *bind = opts->bind ? opts->bind : "127.0.0.1";
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+	char err[512], url[128];
+	sigset_t set;
+	int sig, rc;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, bind, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+		((struct sockaddr_in *)&ss)->sin_port = htons(opts->port);
+	} else if (inet_pton(AF_INET6, bind, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(opts->port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		fprintf(stderr, "microscope serve: --bind: '%s' is not a numeric IP address\n",
+			bind);
+		return -EINVAL;
+	}
+	rc = serve_profile__open(opts->capture, &profile, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "microscope serve: %s\n", err);
+		goto cleanup;
+	}
+	if (opts->diff) {
+		rc = serve_profile__open(opts->diff, &base, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "microscope serve: --diff: %s\n", err);
+			goto cleanup;
+		}
+	}
+	srv.app.profile = profile;
+	srv.app.base = base;
+	/* Queries allocate and free the same large arrays again and again: keep
+	 * them in the heap rather than mapping fresh, zeroed pages each time
+	 * (page faults were a fifth of a large query's CPU time).  Bounded: at
+	 * most SERVE_THREADS queries hold such arrays at once. */
+	mallopt(M_MMAP_THRESHOLD, SERVE_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, 2 * SERVE_MMAP_THRESHOLD);
+	warm(profile);
+
+	/* SIGINT/SIGTERM are taken by sigwait below; the daemon's threads inherit the mask. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	d = MHD_start_daemon(flags, opts->port, accept_policy, &srv, handler, &srv,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+			     MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SERVE_THREADS,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTION_LIMIT,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_CONNECTION_MEMORY,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_CONNECTION_TIMEOUT,
+			     MHD_OPTION_URI_LOG_CALLBACK, uri_check, NULL, MHD_OPTION_END);
+	if (!d) {
+		rc = -EADDRNOTAVAIL;
+		fprintf(stderr, "microscope serve: cannot listen on %s port %u\n", bind,
+			(unsigned)opts->port);
+		goto cleanup;
+	}
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	srv.port = info ? info->port : opts->port;
+	snprintf(url, sizeof(url), "http://%s%s%s:%u/", (flags & MHD_USE_IPv6) ? "[" : "", bind,
+		 (flags & MHD_USE_IPv6) ? "]" : "", (unsigned)srv.port);
+	printf("microscope serve: %s\n", url);
+	fflush(stdout);
+	if (opts->open)
+		open_browser(url);
+	while (sigwait(&set, &sig) == 0 && sig != SIGINT && sig != SIGTERM)
+		;
+	rc = 0;
+cleanup:
+	if (d)
+		MHD_stop_daemon(d);
+	serve_profile__free(base);
+	serve_profile__free(profile);
+	return rc;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `microscope serve`: an HTTP server over one capture (and optionally a
+ * second one to diff against) for the browser pages in web/.
+ *
+ * The contract with the CLI: the CLI parses options into struct
+ * serve_options and calls serve__run(), which loads the captures, serves
+ * until SIGINT or SIGTERM and returns.  What the server answers:
+ *   - /api/<endpoint>?key=value...  typed queries (query.h, docs/api.md),
+ *     answered by analysis/ over the loaded captures; JSON; 400 with a
+ *     {"error": "..."} body for a bad query;
+ *   - the built-in front-end assets (a fixed table compiled into the
+ *     binary, web_assets.h), "/" being index.html;
+ *   - 404 for every other path: no request path ever reaches the file
+ *     system.  Only GET and HEAD; every response is immutable (the
+ *     captures cannot change while served) and carries an ETag.
+ */
+#ifndef MS_SERVE_H
+#define MS_SERVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Policy: concurrency bounds (libmicrohttpd options). */
+#define SERVE_THREADS 2		      /* worker threads: queries computed at once */
+#define SERVE_CONNECTION_LIMIT 256    /* open connections; more are refused */
+#define SERVE_CONNECTION_MEMORY 65536 /* bytes per connection (request line + headers) */
+#define SERVE_CONNECTION_TIMEOUT 15   /* seconds of inactivity */
+#define SERVE_MMAP_THRESHOLD (256 << 20) /* bytes: smaller query arrays stay in the heap */
+
+struct serve_options {
+	const char *capture;   /* path of the capture to serve */
+	const char *diff;      /* path of a capture to diff against (the base), or NULL */
+	const char *bind;      /* numeric IPv4/IPv6 address; "127.0.0.1" by default */
+	uint16_t port;	       /* 0: any free port */
+	bool open;	       /* start a browser (xdg-open) on the URL */
+	bool loopback_only;    /* refuse peers that are not loopback (set unless --bind) */
+};
+
+/*
+ * Load the captures and serve until SIGINT/SIGTERM.  Prints
+ * "microscope serve: http://ADDR:PORT/" on stdout once listening.
+ * Returns 0, or -errno with a message on stderr (a capture that does not
+ * open, an address that cannot be bound).
+ */
+int serve__run(const struct serve_options *opts);
+
+#endif

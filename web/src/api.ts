@@ -1,0 +1,71 @@
+// Typed queries to /api/ (docs/api.md).  The page never aggregates rows: every
+// number it shows comes from one of these answers.
+
+export interface Thread { id: number; tid: number; comm: string; process: number; pid: number; process_comm: string; }
+export interface Event { id: number; name: string; unit: string; period: number; offcpu: boolean; }
+export interface Count { name: string; value: number; }
+export interface Info {
+  name: string; origin_ns: number; span_ns: number; event: number; events: Event[];
+  meta: Record<string, string>; diff: string | null;
+  counts: Record<string, number>;
+  summary: {
+    samples: number; weight: number; duration_ns: number; threads: number; rate_hz: number;
+    empty_stacks: number; truncated: number; lost: number; lost_counters: Count[];
+    problems: number; problem_counters: Count[]; truncation_reasons: Count[];
+  };
+}
+export interface FlameNode { id: number; parent: number; name: string; kind: string; self: number; total: number; }
+export interface Flame { event: string; unit: string; total: number; samples: number; min_share: number; pruned: number; nodes: FlameNode[]; }
+export interface TreeChild { id: number; name: string; kind: string; self: number; total: number; nchildren: number; }
+export interface CallTree { event: string; unit: string; total: number; node: TreeChild; nchildren: number; offset: number; children: TreeChild[]; }
+export interface FlatRow { name: string; kind: string; self: number; total: number; }
+export interface Flat { event: string; unit: string; total: number; nrows: number; offset: number; sort: string; rows: FlatRow[]; }
+export interface Lane { thread: Thread; samples: number[]; off_cpu_ns: number[]; }
+export interface Lanes { start_ns: number; bucket_ns: number; nbuckets: number; nlanes: number; offset: number; lanes: Lane[]; }
+export interface Frame { name: string; kind: string; }
+export interface Interval {
+  id: number; thread: Thread; start_ns: number; end_ns: number; ns: number; state: string; cause: string;
+  start_known: boolean; end_known: boolean; waker: Thread | null; blocking: string; stack: Frame[]; waker_stack: Frame[];
+}
+export interface Intervals { total: number; offset: number; intervals: Interval[]; }
+export interface OffcpuRow { kind: string; name: string; count: number; ns: number; }
+export interface Offcpu { event: string; unit: string; total: number; by: string; count: number; nrows: number; offset: number; rows: OffcpuRow[]; }
+export interface DiffRow { name: string; kind: string; base_self: number; base_total: number; self: number; total: number; self_delta: number; total_delta: number; }
+export interface Diff { event: string; unit: string; total: number; base: string; base_total: number; nrows: number; offset: number; rows: DiffRow[]; }
+
+export type Params = Record<string, string | number | boolean | undefined>;
+
+export class ApiError extends Error {}
+
+export async function get<T>(endpoint: string, params: Params = {}): Promise<T> {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === '') continue;
+    q.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
+  }
+  const s = q.toString();
+  const r = await fetch('/api/' + endpoint + (s ? '?' + s : ''));
+  const body = await r.json();
+  if (!r.ok) throw new ApiError(body.error || r.statusText);
+  return body as T;
+}
+
+export function pct(part: number, whole: number): string {
+  return whole ? (100 * part / whole).toFixed(2) + '%' : '0%';
+}
+
+// One formatter: toLocaleString builds a new one per call, which costs
+// milliseconds per thousand flame graph frames.
+const intFormat = new Intl.NumberFormat('en-US');
+
+export function fmtWeight(v: number, unit: string): string {
+  if (unit === 'nanoseconds') return fmtNs(v);
+  return intFormat.format(v) + (unit === 'samples' ? ' samples' : ' ' + unit);
+}
+
+export function fmtNs(ns: number): string {
+  if (ns >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
+  if (ns >= 1e6) return (ns / 1e6).toFixed(3) + ' ms';
+  if (ns >= 1e3) return (ns / 1e3).toFixed(1) + ' us';
+  return ns + ' ns';
+}

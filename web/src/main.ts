@@ -1,0 +1,102 @@
+// microscope's browser pages: each view asks typed queries (api.ts) and
+// renders the answer; the URL fragment holds the view state (state.ts).
+import './style.css';
+import { Info, Thread, get } from './api';
+import { renderFlame } from './flame';
+import { State, readState, writeState } from './state';
+import { renderDiff, renderOffcpu, renderSummary, renderTable, renderTree } from './tables';
+import { renderTimeline } from './timeline';
+import { hideTip } from './tooltip';
+
+let info: Info;
+
+function setupFilters(threads: Thread[]): void {
+  const ev = document.getElementById('f-event') as HTMLSelectElement;
+  for (const e of info.events) ev.add(new Option(`${e.name} (${e.unit})`, e.name));
+  const th = document.getElementById('f-thread') as HTMLSelectElement;
+  for (const t of threads) th.add(new Option(`${t.comm}-${t.tid}`, String(t.id)));
+  const bind = (id: string, key: keyof State, live = false) => {
+    const e = document.getElementById(id) as HTMLInputElement | HTMLSelectElement;
+    const apply = () => {
+      const s = readState();
+      (s as unknown as Record<string, string | undefined>)[key] = e.value || undefined;
+      if (key !== 'search') s.zoom = undefined;
+      writeState(s);
+    };
+    e.addEventListener(live ? 'input' : 'change', apply);
+  };
+  bind('f-event', 'event');
+  bind('f-thread', 'thread');
+  bind('f-look', 'look');
+  bind('f-focus', 'focus');
+  bind('f-ignore', 'ignore');
+  bind('f-module', 'module');
+  bind('f-search', 'search', true);
+  document.getElementById('filters')!.addEventListener('submit', (e) => e.preventDefault());
+}
+
+function syncFilters(s: State): void {
+  const set = (id: string, v?: string) => {
+    const e = document.getElementById(id) as HTMLInputElement | HTMLSelectElement;
+    if (document.activeElement !== e) e.value = v || '';
+  };
+  set('f-event', s.event || info.events[info.event]?.name);
+  set('f-thread', s.thread);
+  set('f-look', s.look || 'logical');
+  set('f-focus', s.focus);
+  set('f-ignore', s.ignore);
+  set('f-module', s.module);
+  set('f-search', s.search);
+}
+
+let generation = 0;
+
+async function render(): Promise<void> {
+  const s = readState();
+  const gen = ++generation;
+  syncFilters(s);
+  document.querySelectorAll<HTMLAnchorElement>('#tabs a').forEach((a) => {
+    a.classList.toggle('active', a.dataset.view === s.view);
+    const t = { ...s, view: a.dataset.view!, zoom: undefined };
+    a.href = '#' + new URLSearchParams(Object.entries(t).filter(([, v]) => v) as [string, string][]).toString();
+  });
+  const root = document.getElementById('view')!;
+  root.dataset.state = 'loading';
+  hideTip();
+  if (s.view !== 'flame') document.getElementById('search-result')!.textContent = '';
+  try {
+    switch (s.view) {
+      case 'tree': await renderTree(root, s); break;
+      case 'table': await renderTable(root, s); break;
+      case 'timeline': await renderTimeline(root, s); break;
+      case 'offcpu': await renderOffcpu(root, s); break;
+      case 'diff': await renderDiff(root, s); break;
+      case 'summary': renderSummary(root, info); break;
+      default: await renderFlame(root, s);
+    }
+  } catch (e) {
+    root.innerHTML = '';
+    const p = document.createElement('p');
+    p.className = 'error';
+    p.textContent = String((e as Error).message || e);
+    root.appendChild(p);
+  }
+  if (gen === generation) root.dataset.state = 'ready:' + s.view;
+}
+
+async function main(): Promise<void> {
+  const [i, threads] = await Promise.all([get<Info>('info'), get<{ threads: Thread[] }>('threads', { limit: 1000 })]);
+  info = i;
+  document.title = `microscope — ${info.name}`;
+  document.getElementById('capture-name')!.textContent = info.name;
+  if (!info.diff) document.querySelector<HTMLElement>('#tabs a[data-view=diff]')!.style.display = 'none';
+  if (!info.counts.intervals) document.querySelector<HTMLElement>('#tabs a[data-view=offcpu]')!.style.display = 'none';
+  setupFilters(threads.threads);
+  window.addEventListener('hashchange', render);
+  if (!location.hash) writeState(readState(), true);
+  await render();
+}
+
+main().catch((e) => {
+  document.getElementById('view')!.textContent = 'cannot load the capture: ' + e;
+});

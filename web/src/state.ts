@@ -1,0 +1,34 @@
+// View state lives in the URL's fragment, so a view can be shared.
+export interface State {
+  view: string; event?: string; thread?: string; look?: string; focus?: string; ignore?: string;
+  module?: string; search?: string; zoom?: string; sort?: string; by?: string;
+}
+
+const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'focus', 'ignore', 'module', 'search', 'zoom', 'sort', 'by'];
+
+export function readState(): State {
+  const p = new URLSearchParams(location.hash.replace(/^#/, ''));
+  const s: State = { view: p.get('view') || 'flame' };
+  for (const k of KEYS) {
+    const v = p.get(k);
+    if (v !== null && v !== '') (s as unknown as Record<string, string>)[k] = v;
+  }
+  return s;
+}
+
+export function writeState(s: State, replace = false): void {
+  const p = new URLSearchParams();
+  for (const k of KEYS) {
+    const v = s[k];
+    if (v !== undefined && v !== '') p.set(k, v);
+  }
+  const h = '#' + p.toString();
+  if (h === location.hash) return;
+  if (replace) history.replaceState(null, '', h);
+  else location.hash = h;
+}
+
+// The filters every aggregating query takes, from the state.
+export function filters(s: State): Record<string, string | undefined> {
+  return { event: s.event, thread: s.thread, look: s.look, focus: s.focus, ignore: s.ignore, module: s.module };
+}

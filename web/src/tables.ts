@@ -1,0 +1,154 @@
+// Tables: functions (self/total, sorted by the server), call tree pages,
+// off-CPU groups, diff and summary.
+import { CallTree, Diff, Flat, Info, Offcpu, fmtNs, fmtWeight, get, pct } from './api';
+import { State, filters, writeState } from './state';
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: string): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  if (cls) e.className = cls;
+  return e;
+}
+
+function row(cells: (string | HTMLElement)[], nameCol = 0): HTMLTableRowElement {
+  const tr = el('tr');
+  cells.forEach((c, i) => {
+    const td = el('td', undefined, i === nameCol ? 'name' : undefined);
+    if (typeof c === 'string') td.textContent = c; else td.appendChild(c);
+    tr.appendChild(td);
+  });
+  return tr;
+}
+
+export async function renderTable(root: HTMLElement, s: State): Promise<void> {
+  const sort = s.sort === 'total' ? 'total' : 'self';
+  const f = await get<Flat>('flat', { ...filters(s), sort, limit: 500 });
+  root.innerHTML = '';
+  root.appendChild(el('div', `${f.nrows} functions, ${f.event}: ${fmtWeight(f.total, f.unit)}`));
+  const t = el('table');
+  t.id = 'functions';
+  const h = el('tr');
+  h.appendChild(el('th', 'function', 'name'));
+  for (const col of ['self', 'total']) {
+    const th = el('th', col + (col === sort ? ' ▼' : ''));
+    th.dataset.sort = col;
+    th.addEventListener('click', () => writeState({ ...s, sort: col }));
+    h.appendChild(th);
+    h.appendChild(el('th', col + ' %'));
+  }
+  t.appendChild(h);
+  for (const r of f.rows) {
+    const tr = row([r.name + (r.kind === 'kernel' ? ' [k]' : ''), String(r.self), pct(r.self, f.total), String(r.total), pct(r.total, f.total)]);
+    tr.dataset.name = r.name;
+    t.appendChild(tr);
+  }
+  root.appendChild(t);
+}
+
+export async function renderTree(root: HTMLElement, s: State): Promise<void> {
+  root.innerHTML = '';
+  const t = el('table');
+  t.id = 'calltree';
+  const h = el('tr');
+  for (const c of ['function', 'total', 'total %', 'self']) h.appendChild(el('th', c, c === 'function' ? 'name' : undefined));
+  t.appendChild(h);
+  root.appendChild(t);
+  const base = { ...filters(s), threads: true };
+  const expand = async (node: number, after: HTMLTableRowElement | null, depth: number) => {
+    const r = await get<CallTree>('calltree', { ...base, node, limit: 200 });
+    let prev = after;
+    for (const c of r.children) {
+      const name = el('span', (c.nchildren ? '▸ ' : '  ') + c.name + (c.kind === 'kernel' ? ' [k]' : ''));
+      name.style.paddingLeft = depth * 14 + 'px';
+      const tr = row([name, String(c.total), pct(c.total, r.total), String(c.self)]);
+      tr.dataset.name = c.name;
+      let open = false;
+      const rows: HTMLTableRowElement[] = [];
+      if (c.nchildren) {
+        tr.style.cursor = 'pointer';
+        tr.addEventListener('click', async () => {
+          if (open) {
+            for (const x of rows.splice(0)) x.remove();
+            name.textContent = '▸ ' + c.name;
+          } else {
+            const before = t.rows.length;
+            await expand(c.id, tr, depth + 1);
+            // rows added right after tr belong to it (closing removes them)
+            let n = t.rows.length - before;
+            for (let x = tr.nextElementSibling; n > 0 && x; x = x.nextElementSibling, n--) rows.push(x as HTMLTableRowElement);
+            name.textContent = '▾ ' + c.name;
+          }
+          open = !open;
+        });
+      }
+      if (prev) prev.after(tr); else t.appendChild(tr);
+      prev = tr;
+    }
+  };
+  await expand(0, null, 0);
+}
+
+export async function renderOffcpu(root: HTMLElement, s: State): Promise<void> {
+  const by = s.by === 'function' || s.by === 'waker' ? s.by : 'state';
+  const f = filters(s);
+  const r = await get<Offcpu>('offcpu', { thread: f.thread, look: f.look, focus: f.focus, ignore: f.ignore, module: f.module, by });
+  root.innerHTML = '';
+  const pick = el('div');
+  for (const b of ['state', 'function', 'waker']) {
+    const a = el('a', b);
+    a.href = '#';
+    a.style.marginRight = '1em';
+    if (b === by) a.style.fontWeight = 'bold';
+    a.addEventListener('click', (e) => { e.preventDefault(); writeState({ ...s, by: b }); });
+    pick.appendChild(a);
+  }
+  root.appendChild(pick);
+  root.appendChild(el('div', `${r.count} off-CPU intervals, ${fmtNs(r.total)} by ${r.by}`));
+  const t = el('table');
+  t.id = 'offcpu';
+  const h = el('tr');
+  for (const c of [r.by, 'kind', 'intervals', 'time', 'share']) h.appendChild(el('th', c));
+  t.appendChild(h);
+  for (const x of r.rows) t.appendChild(row([x.name, x.kind, String(x.count), fmtNs(x.ns), pct(x.ns, r.total)]));
+  root.appendChild(t);
+}
+
+export async function renderDiff(root: HTMLElement, s: State): Promise<void> {
+  const f = filters(s);
+  const d = await get<Diff>('diff', { event: f.event, look: f.look, focus: f.focus, ignore: f.ignore, module: f.module, limit: 300 });
+  root.innerHTML = '';
+  root.appendChild(el('div', `this capture (${fmtWeight(d.total, d.unit)}) against ${d.base} (${fmtWeight(d.base_total, d.unit)}); most changed self share first`));
+  const t = el('table');
+  t.id = 'diff';
+  const h = el('tr');
+  for (const c of ['function', 'self Δ (pp)', 'self % base', 'self % now', 'total Δ (pp)']) h.appendChild(el('th', c, c === 'function' ? 'name' : undefined));
+  t.appendChild(h);
+  for (const r of d.rows) {
+    const tr = row([r.name + (r.kind === 'kernel' ? ' [k]' : ''), (r.self_delta > 0 ? '+' : '') + r.self_delta.toFixed(2),
+      pct(r.base_self, d.base_total), pct(r.self, d.total), (r.total_delta > 0 ? '+' : '') + r.total_delta.toFixed(2)]);
+    tr.className = r.self_delta > 0 ? 'up' : r.self_delta < 0 ? 'down' : '';
+    tr.dataset.name = r.name;
+    tr.dataset.delta = r.self_delta.toFixed(2);
+    t.appendChild(tr);
+  }
+  root.appendChild(t);
+}
+
+export function renderSummary(root: HTMLElement, info: Info): void {
+  root.innerHTML = '';
+  const dl = el('dl', undefined, 'summary');
+  const add = (k: string, v: string) => { dl.appendChild(el('dt', k)); dl.appendChild(el('dd', v)); };
+  const sm = info.summary;
+  add('capture', info.name);
+  add('samples', `${sm.samples} (${sm.threads} threads, ${sm.rate_hz.toFixed(1)} Hz per thread)`);
+  add('duration', fmtNs(sm.duration_ns));
+  add('events', info.events.map((e) => `${e.name} (${e.unit})`).join(', '));
+  add('off-CPU intervals', String(info.counts.intervals));
+  add('empty stacks', String(sm.empty_stacks));
+  add('truncated stacks', `${sm.truncated}` + sm.truncation_reasons.map((c) => `\n  ${c.name}: ${c.value}`).join(''));
+  add('lost', `${sm.lost}` + sm.lost_counters.map((c) => `\n  ${c.name}: ${c.value}`).join(''));
+  add('problems', `${sm.problems}` + sm.problem_counters.map((c) => `\n  ${c.name}: ${c.value}`).join(''));
+  for (const [k, v] of Object.entries(info.meta)) add('meta ' + k, v);
+  dl.querySelectorAll('dd').forEach((d) => ((d as HTMLElement).style.whiteSpace = 'pre-wrap'));
+  root.appendChild(dl);
+}

@@ -1,0 +1,114 @@
+// Per-thread timeline: on-CPU sample density per bucket (/api/lanes) and
+// off-CPU intervals coloured by state with links to their wakers
+// (/api/intervals).  Click an interval for its stack and its waker's stack.
+import { Interval, Intervals, Lanes, fmtNs, get } from './api';
+import { State } from './state';
+import { showTip, hideTip } from './tooltip';
+
+const SVGNS = 'http://www.w3.org/2000/svg';
+const LANE_H = 32;
+const NAME_W = 180;
+const VIEW_W = 1000;
+
+function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>): SVGElementTagNameMap[K] {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+}
+
+export function stateClass(state: string): string {
+  return 'state-' + state.split(' ')[0];
+}
+
+export function wakerText(iv: Interval): string {
+  const frames = iv.waker_stack.slice(0, 6).map((f) => f.name + (f.kind === 'kernel' ? ' [k]' : ''));
+  const who = iv.waker ? `${iv.waker.comm}-${iv.waker.tid}` : iv.cause === '-' ? 'unknown' : iv.cause;
+  return who + (frames.length ? ' (' + frames.join(' < ') + ')' : '');
+}
+
+export async function renderTimeline(root: HTMLElement, s: State): Promise<void> {
+  const buckets = 500;
+  const [lanes, ivs] = await Promise.all([
+    get<Lanes>('lanes', { thread: s.thread, buckets, limit: 256 }),
+    get<Intervals>('intervals', { thread: s.thread, limit: 5000 }),
+  ]);
+  root.innerHTML = '';
+  const legend = document.createElement('div');
+  legend.className = 'legend';
+  legend.innerHTML = '<span><i style="background:#1e88e5"></i>on-CPU samples</span>' +
+    ['runnable', 'sleep', 'disk', 'stopped', 'other'].map((st) => `<span><i class="" style="background:${({ runnable: '#fb8c00', sleep: '#8e24aa', disk: '#e53935', stopped: '#6d4c41', other: '#757575' } as Record<string, string>)[st]}"></i>${st}</span>`).join('') +
+    '<span><i style="background:#43a047"></i>waker link</span>';
+  root.appendChild(legend);
+  const span = lanes.bucket_ns * lanes.nbuckets;
+  root.appendChild(Object.assign(document.createElement('div'), {
+    textContent: `${lanes.nlanes} threads over ${fmtNs(span)}; ${ivs.total} off-CPU intervals` + (ivs.total > ivs.intervals.length ? ` (first ${ivs.intervals.length} shown)` : ''),
+  }));
+  const box = document.createElement('div');
+  box.style.position = 'relative';
+  root.appendChild(box);
+  const laneOf = new Map<number, number>();
+  const groups = new Map<number, SVGSVGElement>();
+  lanes.lanes.forEach((ln, i) => {
+    laneOf.set(ln.thread.id, i);
+    const div = document.createElement('div');
+    div.className = 'lane';
+    div.dataset.thread = String(ln.thread.id);
+    div.dataset.tid = String(ln.thread.tid);
+    const name = document.createElement('div');
+    name.className = 'lane-name';
+    name.textContent = `${ln.thread.comm}-${ln.thread.tid}`;
+    name.title = `thread ${ln.thread.tid} of ${ln.thread.process_comm} (pid ${ln.thread.pid})`;
+    div.appendChild(name);
+    const g = svg('svg', { viewBox: `0 0 ${VIEW_W} 28`, preserveAspectRatio: 'none' });
+    const max = Math.max(1, ...ln.samples);
+    const bw = VIEW_W / lanes.nbuckets;
+    ln.samples.forEach((n, b) => {
+      if (!n) return;
+      const h = 13 * n / max;
+      g.appendChild(svg('rect', { class: 'density', x: b * bw, y: 14 - h, width: bw, height: h }));
+    });
+    div.appendChild(g);
+    box.appendChild(div);
+    groups.set(ln.thread.id, g);
+  });
+  const xOf = (ns: number) => VIEW_W * (ns - lanes.start_ns) / span;
+  const detail = document.createElement('div');
+  detail.id = 'interval-detail';
+  const links: [Interval, number, number][] = [];
+  for (const iv of ivs.intervals) {
+    const g = groups.get(iv.thread.id);
+    if (!g) continue;
+    const x = xOf(iv.start_ns);
+    const r = svg('rect', { class: 'offcpu ' + stateClass(iv.state), x, y: 16, width: Math.max(0.6, xOf(iv.end_ns) - x), height: 11 });
+    const text = `${iv.state} for ${fmtNs(iv.ns)}${iv.start_known && iv.end_known ? '' : ' (cut by the recording edge)'}\n` +
+      `blocked in ${iv.blocking}\nwoken by ${wakerText(iv)}`;
+    r.dataset.id = String(iv.id);
+    r.dataset.tid = String(iv.thread.tid);
+    r.dataset.ns = String(iv.ns);
+    r.dataset.state = iv.state;
+    r.dataset.cause = iv.cause;
+    r.dataset.waker = wakerText(iv);
+    r.appendChild(svg('title', {})).textContent = text;
+    r.addEventListener('mousemove', (e) => showTip(e as MouseEvent, text));
+    r.addEventListener('mouseleave', hideTip);
+    r.addEventListener('click', () => {
+      detail.textContent = text + '\n\nstack (innermost first):\n  ' + iv.stack.map((f) => f.name).join('\n  ') +
+        '\n\nwaker stack:\n  ' + (iv.waker_stack.map((f) => f.name).join('\n  ') || '(none)');
+    });
+    g.appendChild(r);
+    if (iv.waker && laneOf.has(iv.waker.id)) links.push([iv, laneOf.get(iv.waker.id)!, laneOf.get(iv.thread.id)!]);
+  }
+  // Waker links: from the waker's lane to the woken thread's lane at the wakeup.
+  const w = box.clientWidth - NAME_W;
+  const overlay = svg('svg', { id: 'links', width: box.clientWidth, height: lanes.lanes.length * LANE_H });
+  overlay.style.left = '0';
+  overlay.style.top = '0';
+  for (const [iv, from, to] of links) {
+    const x = NAME_W + w * (iv.end_ns - lanes.start_ns) / span;
+    const l = svg('line', { class: 'waker-link', x1: x, x2: x, y1: from * LANE_H + 14, y2: to * LANE_H + 22 });
+    l.dataset.id = String(iv.id);
+    overlay.appendChild(l);
+  }
+  box.appendChild(overlay);
+  root.appendChild(detail);
+}
