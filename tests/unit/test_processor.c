@@ -28,6 +28,7 @@
 #include "capture/capture.h"
 #include "userspace/stream/perf_records.h"
 #include "userspace/stream/stream.h"
+#include "userspace/stream/memory_policy.h"
 #include "userspace/processor/processor.h"
 
 /*
@@ -559,6 +560,39 @@ static void test_malformed_counted(void **state)
 	capture__free(c);
 }
 
+/* The held-record budget (stream/memory_policy.h): with no watermark to
+ * release them, samples beyond MS_HELD_BYTES_MAX are dropped whole and
+ * counted; the ones held are all processed (here: counted as unknown, since
+ * their type is not a sample's); a side-band record fed after the budget
+ * is full is still accepted. */
+static void test_held_budget_drops_whole_samples(void **state)
+{
+	enum { REC = 65536, EXTRA = 7 };
+	uint32_t fit = MS_HELD_BYTES_MAX / REC;
+	uint8_t *rec = calloc(1, REC);
+	struct ms_sample s;
+
+	assert_non_null(rec);
+	memset(&s, 0, sizeof(s));
+	s.hdr.type = 77;
+	s.hdr.size = REC;
+	for (uint32_t i = 0; i < fit + EXTRA; i++) {
+		s.time_ns = 1000 + i;
+		memcpy(rec, &s, sizeof(s));
+		feed(MS_CHUNK_BPF, 0, rec, REC, 0);
+	}
+	feed_task(PERF_RECORD_FORK, 0, 42, 1, 42, 5000);
+	feed(MS_CHUNK_END, 0, NULL, 0, 10000);
+	free(rec);
+
+	struct capture *c = finish();
+
+	assert_int_equal(capture__counter(c, "processor.held_budget_full"), EXTRA);
+	assert_int_equal(capture__counter(c, "processor.unknown_bpf_record"), fit);
+	assert_int_equal(c->nsamples, 0);
+	capture__free(c);
+}
+
 /* record --budget: a DUTY chunk, ordered by its time among the samples (it
  * arrives after a sample stamped before it), gives later samples its factor
  * as weight; the event keeps the requested period; the changes land in meta
@@ -990,6 +1024,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_forked_child_inherits_mappings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_info_and_inheritance, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_held_budget_drops_whole_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duty_changes_weight_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_python_frames_unplaced_and_unreadable, setup,

@@ -41,9 +41,11 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/abi/records.h"
+#include "bpf_ring.h"
 #include "collector.h"
 #include "offcpu.h"
 #include "prog_stats.h"
+#include "../stream/memory_policy.h"
 #include "../stream/meta.h"
 #include "../stream/perf_records.h"
 #include "skel/sampler.skel.h"
@@ -74,7 +76,8 @@ struct collector {
 
 	struct sampler_bpf *skel;
 	struct offcpu *offcpu; /* --off-cpu, else NULL */
-	struct ring_buffer *rb;
+	struct bpf_ring *rb;	  /* the sampler's ring */
+	struct bpf_ring *rb_off;  /* the off-CPU ring (--off-cpu), or NULL */
 	struct bpf_link *fork_link;
 	struct bpf_link *exit_link;
 	struct bpf_link *exec_link; /* -a with Python frames: CPython processes join at exec */
@@ -326,9 +329,30 @@ static int collector__find_cpus(struct collector *c)
 	return 0;
 }
 
+/*
+ * The automatic BPF ring size (bytes, power of two) for nr_cpus CPUs: room
+ * for MS_RINGBUF_WINDOW_MS of the largest sample records at the requested
+ * rate on every CPU, at least MS_RINGBUF_AUTO_MIN and at most
+ * MS_RINGBUF_AUTO_MAX (stream/memory_policy.h).
+ */
+static __u32 ringbuf_auto(const struct record_options *o, int nr_cpus)
+{
+	/* Largest record as it sits in the ring: BPF_RINGBUF_HDR_SZ (8) + the
+	 * sample with two full callchains + the copy. */
+	uint64_t rec = 8 + sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 +
+		       record_options__stack_copy_bytes(o);
+	uint64_t want = (uint64_t)(nr_cpus > 0 ? nr_cpus : 1) * o->freq_hz * rec *
+			MS_RINGBUF_WINDOW_MS / 1000;
+	uint64_t size = MS_RINGBUF_AUTO_MIN;
+
+	while (size < want && size < MS_RINGBUF_AUTO_MAX)
+		size <<= 1;
+	return (uint32_t)size;
+}
+
 /* ---- ring draining ---- */
 
-static int on_bpf_record(void *ctx, void *data, size_t size)
+static int on_bpf_record(void *ctx, const void *data, size_t size)
 {
 	struct collector *c = ctx;
 
@@ -411,10 +435,16 @@ static int collector__drain(struct collector *c)
 			return n;
 		total += n;
 	}
-	n = ring_buffer__consume(c->rb);
+	n = bpf_ring__drain(c->rb);
 	if (n < 0)
 		return n;
 	total += n;
+	if (c->rb_off) {
+		n = bpf_ring__drain(c->rb_off);
+		if (n < 0)
+			return n;
+		total += n;
+	}
 	return total;
 }
 
@@ -686,7 +716,7 @@ static int collector__snapshot_all(struct collector *c, __u64 time)
 /* ---- lifetime ---- */
 
 /* Load bpf/offcpu.bpf.c sharing the sampler's target map; its ring joins
- * the sampler's ring_buffer reader and the epoll set. */
+ * a reader of its own (bpf_ring.h) and the epoll set. */
 static int collector__open_offcpu(struct collector *c, char *err, size_t errlen)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -698,8 +728,9 @@ static int collector__open_offcpu(struct collector *c, char *err, size_t errlen)
 	if (!c->offcpu)
 		return -errno;
 	ev.data.fd = offcpu__ring_fd(c->offcpu);
-	ret = ring_buffer__add(c->rb, ev.data.fd, on_bpf_record, c);
-	if (ret) {
+	c->rb_off = bpf_ring__new(ev.data.fd, c->opts.ringbuf_bytes, on_bpf_record, c);
+	if (!c->rb_off) {
+		ret = -errno;
 		errf(err, errlen, "off-CPU ring buffer: %s", strerror(-ret));
 		return ret;
 	}
@@ -784,7 +815,7 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 		goto cleanup;
 	}
 	if (!c->opts.ringbuf_bytes)
-		c->opts.ringbuf_bytes = record_options__ringbuf_auto(o, c->nr_online);
+		c->opts.ringbuf_bytes = ringbuf_auto(o, c->nr_online);
 	c->skel->rodata->system_wide = o->system_wide;
 	c->skel->rodata->self_tgid = o->include_self ? 0 : (__u32)getpid();
 	c->skel->rodata->cgroup_filter = o->ncgroup_ids > 0;
@@ -821,7 +852,8 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 			goto cleanup;
 		}
 	}
-	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.samples), on_bpf_record, c, NULL);
+	c->rb = bpf_ring__new(bpf_map__fd(c->skel->maps.samples), c->opts.ringbuf_bytes,
+			      on_bpf_record, c);
 	if (!c->rb) {
 		ret = -errno;
 		errf(err, errlen, "BPF ring buffer: %s", strerror(-ret));
@@ -1432,7 +1464,8 @@ void collector__free(struct collector *c)
 		if (c->rings[i].fd >= 0)
 			close(c->rings[i].fd);
 	}
-	ring_buffer__free(c->rb);
+	bpf_ring__free(c->rb_off);
+	bpf_ring__free(c->rb);
 	offcpu__free(c->offcpu);
 	if (c->epoll_fd >= 0)
 		close(c->epoll_fd);

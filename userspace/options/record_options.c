@@ -131,20 +131,6 @@ uint32_t record_options__stack_copy_bytes(const struct record_options *o)
 	return o->call_graph == MS_CALL_GRAPH_FP ? 0 : o->stack_size;
 }
 
-uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpus)
-{
-	/* Largest record as it sits in the ring: BPF_RINGBUF_HDR_SZ (8) + the
-	 * sample with two full callchains + the copy. */
-	uint64_t rec = 8 + sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 +
-		       record_options__stack_copy_bytes(o);
-	uint64_t want = 2 * (uint64_t)(nr_cpus > 0 ? nr_cpus : 1) * o->freq_hz * rec / 2;
-	uint64_t size = MS_RINGBUF_AUTO_MIN;
-
-	while (size < want && size < MS_RINGBUF_AUTO_MAX)
-		size <<= 1;
-	return (uint32_t)size;
-}
-
 int record_options__parse_budget(const char *arg, double *pct)
 {
 	char *end;

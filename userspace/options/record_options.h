@@ -42,9 +42,6 @@
  * 2,500 dynamically linked execs per CPU, or seconds of a busy build host,
  * before records are lost while the drain runs behind). */
 #define MS_PERF_PAGES_SYSTEM_WIDE 1024
-/* Automatic BPF ring size: at least this, at most MS_RINGBUF_AUTO_MAX (bytes). */
-#define MS_RINGBUF_AUTO_MIN (16u << 20)
-#define MS_RINGBUF_AUTO_MAX (256u << 20)
 
 /* Continuous recording (--continuous DIR): segment length limits and default. */
 #define MS_MIN_SEGMENT_NS (1000000000ull)	   /* 1 s */
@@ -83,7 +80,7 @@ struct record_options {
 				  0..MS_MAX_STACK_SIZE; 0 = no copy */
 	uint32_t call_graph;   /* MS_CALL_GRAPH_* */
 	uint32_t ringbuf_bytes; /* BPF ring buffer size, power of two; 0 = automatic
-				   (record_options__ringbuf_auto) */
+				   (collector.c, ringbuf_auto) */
 	uint32_t perf_pages;	/* side-band perf ring pages per CPU, power of two */
 	char **argv;	       /* command to launch, NULL-terminated, or NULL */
 	bool quiet;
@@ -152,13 +149,6 @@ const char *record_options__call_graph_name(uint32_t mode);
  * --call-graph fp. */
 uint32_t record_options__stack_copy_bytes(const struct record_options *o);
 
-/*
- * The automatic BPF ring size (bytes, power of two) for nr_cpus CPUs: room
- * for one second of the largest sample records at freq_hz on every CPU
- * (twice the half second the reader must be able to fall behind), at least
- * MS_RINGBUF_AUTO_MIN and at most MS_RINGBUF_AUTO_MAX.
- */
-uint32_t record_options__ringbuf_auto(const struct record_options *o, int nr_cpus);
 
 /*
  * Parse a duration: a decimal number with a unit, "ms", "s", "m", "h" or

@@ -32,7 +32,9 @@
 	X(MODULE_DEBUG_PARTIAL, "module_debug_partial",                                            \
 	  "module whose lines or inline frames could not be read (meta symbols.problem.N)")   \
 	X(FP_LEFT_CODE, "fp_left_code",                                                            \
-	  "frame-pointer chain cut where it left mapped code (one per stack)")
+	  "frame-pointer chain cut where it left mapped code (one per stack)")                      \
+	X(HELD_BUDGET_FULL, "held_budget_full",                                                    \
+	  "sample dropped whole: processing fell behind and held records filled their budget")
 
 enum ms_problem {
 #define MS_PROBLEM_ENUM(id, name, text) MS_PROBLEM_##id,

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "../stream/memory_policy.h"
 
 static const char *const problem_names[] = {
 #define MS_PROBLEM_NAME(id, name, text) "processor." name,
@@ -190,25 +191,32 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Rebuild held_bytes densely in held order (8-byte aligned), dropping the
- * bytes of released records.  Returns 0 or -ENOMEM (nothing changed). */
-static int held_compact(struct processor *p)
+static int held_offset_cmp(const void *a, const void *b)
 {
-	uint8_t *nb = malloc(p->held_bytes_cap);
+	const struct held_record *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Rebuild held_bytes densely in place (8-byte aligned), dropping the bytes
+ * of released records: records move down in offset order, so none
+ * overwrites one not yet moved; held[] is sorted back by time.  Allocates
+ * nothing, so the held bytes never need twice their budget. */
+static void held_compact(struct processor *p)
+{
 	size_t out = 0;
 
-	if (!nb)
-		return -ENOMEM;
+	qsort(p->held, p->nheld, sizeof(*p->held), held_offset_cmp);
 	for (size_t i = 0; i < p->nheld; i++) {
-		memcpy(nb + out, p->held_bytes + p->held[i].offset, p->held[i].len);
+		if (p->held[i].offset != out)
+			memmove(p->held_bytes + out, p->held_bytes + p->held[i].offset,
+				p->held[i].len);
 		p->held[i].offset = out;
 		out += (p->held[i].len + 7) & ~7u;
 	}
-	free(p->held_bytes);
-	p->held_bytes = nb;
+	qsort(p->held, p->nheld, sizeof(*p->held), held_cmp);
 	p->held_len = out;
 	p->held_live = out;
-	return 0;
 }
 
 /*
@@ -255,7 +263,9 @@ static int release(struct processor *p, uint64_t limit)
 	/* Released records leave dead bytes behind; rebuild only once they
 	 * outweigh the live ones, so a round that releases a little of a
 	 * large backlog (round budget) does not copy the whole backlog. */
-	return p->held_len - p->held_live > p->held_live ? held_compact(p) : 0;
+	if (p->held_len - p->held_live > p->held_live)
+		held_compact(p);
+	return 0;
 }
 
 static int hold(struct processor *p, const struct ms_chunk *c, const void *payload)
@@ -277,6 +287,12 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 	 * out of order, and counted. */
 	if (p->have_round && t < p->last_released)
 		processor__problem(p, MS_PROBLEM_LATE_RECORD);
+	/* The held-record budget (stream/memory_policy.h): a sample that would
+	 * exceed it is dropped whole, counted; side-band records are kept. */
+	if (c->kind == MS_CHUNK_BPF && p->held_live + need > MS_HELD_BYTES_MAX) {
+		processor__problem(p, MS_PROBLEM_HELD_BUDGET_FULL);
+		return 0;
+	}
 	if (p->nheld == p->held_cap) {
 		size_t ncap = p->held_cap ? p->held_cap * 2 : 4096;
 		struct held_record *nh = realloc(p->held, ncap * sizeof(*nh));
@@ -286,12 +302,8 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 		p->held = nh;
 		p->held_cap = ncap;
 	}
-	if (p->held_len + need > p->held_bytes_cap && p->held_len > p->held_live) {
-		int err = held_compact(p); /* reuse dead bytes before growing */
-
-		if (err)
-			return err;
-	}
+	if (p->held_len + need > p->held_bytes_cap && p->held_len > p->held_live)
+		held_compact(p); /* reuse dead bytes before growing */
 	if (p->held_len + need > p->held_bytes_cap) {
 		size_t ncap = p->held_bytes_cap ? p->held_bytes_cap : 1 << 20;
 

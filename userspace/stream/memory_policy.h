@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder's memory policy, in one place (docs/recorder-memory.md).
+ *
+ * The recorder's resident memory is bounded by design, whatever the rate,
+ * the stack copy size, the CPU count or how far processing falls behind:
+ *
+ *   BPF rings     sized from the rate, the CPU count and the largest record
+ *                 (collector.c, ringbuf_auto) to hold MS_RINGBUF_WINDOW_MS
+ *                 of samples, between MS_RINGBUF_AUTO_MIN and _MAX; the
+ *                 kernel maps a ring's data twice, so it counts twice in RSS.
+ *                 A full ring drops new samples in the kernel, counted
+ *                 (sampler.ringbuf_full).
+ *   drain rounds  one round reads at most what the ring held when it began
+ *                 (collector/bpf_ring.h), never an open-ended stream.
+ *   held records  records waiting for the time-order watermark, including
+ *                 the stack bytes awaiting unwinding, take at most
+ *                 MS_HELD_BYTES_MAX; a sample that would exceed it is
+ *                 dropped whole and counted (processor.held_budget_full).
+ *                 Side-band records (mappings, tasks, duty changes) are
+ *                 always kept: they are small and later samples need them.
+ */
+#ifndef MS_STREAM_MEMORY_POLICY_H
+#define MS_STREAM_MEMORY_POLICY_H
+
+/* Automatic BPF ring size (bytes, powers of two). */
+#define MS_RINGBUF_AUTO_MIN (2u << 20)
+#define MS_RINGBUF_AUTO_MAX (32u << 20)
+/* The automatic ring holds this much time of the largest records at the
+ * requested rate on every recorded CPU: what the reader must survive while
+ * processing stalls (a module's CFI and line tables read at its first
+ * sample; -a at 999 Hz with 16 KiB copies lost samples with 250 ms). */
+#define MS_RINGBUF_WINDOW_MS 500u
+
+/* Bytes of sample records (with their stack copies) held for ordering. */
+#define MS_HELD_BYTES_MAX (32u << 20)
+
+/* What the rest takes at most: program, libraries, BPF objects, symbol,
+ * line and unwind tables of the few modules a recording reads. */
+#define MS_RECORDER_BASE_BYTES (64u << 20)
+/* The documented ceiling of the recorder's RSS (docs/recorder-memory.md):
+ * the sampler's largest ring twice, the held budget and the rest, 160 MiB
+ * (--off-cpu adds its own ring, twice: 64 MiB more). */
+#define MS_RECORDER_RSS_CEILING_MIB 160u
+_Static_assert(((2ull * MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BASE_BYTES) >> 20) ==
+		       MS_RECORDER_RSS_CEILING_MIB,
+	       "MS_RECORDER_RSS_CEILING_MIB is the sum of its parts");
+
+#endif
