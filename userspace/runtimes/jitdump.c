@@ -48,6 +48,8 @@ void jitdump__init(struct jitdump *d)
 
 void jitdump__release(struct jitdump *d)
 {
+	if (d->kept)
+		close(d->fd);
 	free(d->debug);
 	jitdump__init(d);
 }
@@ -355,6 +357,10 @@ int jitdump__read(struct jitdump *d, struct jit_funcs *f, const struct jit_targe
 	if (d->state != JITDUMP_UNREAD && d->state != JITDUMP_READING &&
 	    d->state != JITDUMP_UNREADABLE)
 		return 0; /* its verdict holds for the file's life */
+	if (d->kept) {
+		fd = d->fd;
+		goto read;
+	}
 	fd = open_file(t, start, end, path, &dev, &ino);
 	if (fd < 0) {
 		d->state = fd == -ESTALE ? JITDUMP_STALE
@@ -372,6 +378,9 @@ int jitdump__read(struct jitdump *d, struct jit_funcs *f, const struct jit_targe
 	}
 	d->dev = dev;
 	d->ino = ino;
+	d->fd = fd;
+	d->kept = true;
+read:
 	if (fstat(fd, &st) || (uint64_t)st.st_size <= d->offset)
 		goto cleanup;
 	want = (uint64_t)st.st_size - d->offset;
@@ -405,8 +414,6 @@ int jitdump__read(struct jitdump *d, struct jit_funcs *f, const struct jit_targe
 	}
 	*added = (uint32_t)n;
 cleanup:
-	free(buf);
-	if (fd >= 0)
-		close(fd);
+	free(buf); /* fd stays open in d (jitdump__release closes it) */
 	return err;
 }

@@ -76,6 +76,10 @@ struct jitdump {
 	bool arch_timestamp; /* timestamps not on the samples' clock: not used */
 	uint8_t *debug;	     /* the last debug-info record's body, owned; NULL none */
 	uint32_t debug_len;
+	/* The file, kept open once found (fd valid when kept), so what the
+	 * process wrote is read after it exits and its map_files are gone. */
+	int fd;
+	bool kept;
 };
 
 void jitdump__init(struct jitdump *d);
