@@ -284,8 +284,15 @@ def test_preset_production():
     system without a command, 60 s segments unless --segment says otherwise."""
     H.require_root()
     d = H.tmp_path("prod")
-    p = H.run([H.BIN, "record", "--preset", "production", "--continuous", d, "-d", "3"],
-              check=True)
+    # a busy process, so the system-wide recording has samples even when the
+    # loaded machine keeps other tasks idle
+    spin, _ = H.start_fixture([H.fixture("spinner"), "6"])
+    try:
+        p = H.run([H.BIN, "record", "--preset", "production", "--continuous", d, "-d", "3"],
+                  check=True)
+    finally:
+        spin.kill()
+        spin.communicate()
     segs = _segments(d)
     assert len(segs) == 1, segs  # 3 s in one 60 s segment
     out = H.report(d).stdout
