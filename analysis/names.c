@@ -52,30 +52,6 @@ static const char *basename_of(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* The module part of an unnamed frame's label: its basename, or a bracketed kind. */
-static const char *module_label(const struct capture *c, const struct capture_frame *f)
-{
-	const struct capture_module *m;
-	const char *path;
-
-	if (f->module == CAPTURE_NONE)
-		return "[unknown]";
-	m = &c->modules[f->module];
-	path = capture__string(c, m->path);
-	if (path[0])
-		return basename_of(path);
-	switch (m->kind) {
-	case CAPTURE_MODULE_KERNEL:
-		return "[kernel]";
-	case CAPTURE_MODULE_VDSO:
-		return "[vdso]";
-	case CAPTURE_MODULE_ANON:
-		return "[anon]";
-	default:
-		return "[unknown]";
-	}
-}
-
 /* Frame f's key name at granularity g (rules in analysis.h), like snprintf. */
 size_t analysis__frame_key_name(const struct capture *c, const struct capture_frame *f,
 				enum analysis_granularity g, char *buf, size_t size)
@@ -96,9 +72,9 @@ size_t analysis__frame_key_name(const struct capture *c, const struct capture_fr
 	}
 	if (!fn[0]) {
 		if (g == ANALYSIS_GRANULARITY_FUNCTION)
-			n = snprintf(buf, size, "%s+?", module_label(c, f));
+			n = snprintf(buf, size, "%s+?", capture__module_label(c, f->module));
 		else
-			n = snprintf(buf, size, "%s+0x%" PRIx64, module_label(c, f), f->address);
+			n = snprintf(buf, size, "%s+0x%" PRIx64, capture__module_label(c, f->module), f->address);
 		return n < 0 ? 0 : (size_t)n;
 	}
 	capture__frame_label(c, f, name, sizeof(name));
@@ -110,7 +86,7 @@ size_t analysis__frame_key_name(const struct capture *c, const struct capture_fr
 			n = snprintf(buf, size, "%s", name);
 		break;
 	case ANALYSIS_GRANULARITY_ADDRESS:
-		n = snprintf(buf, size, "%s (%s+0x%" PRIx64 ")", name, module_label(c, f),
+		n = snprintf(buf, size, "%s (%s+0x%" PRIx64 ")", name, capture__module_label(c, f->module),
 			     f->address);
 		break;
 	default:

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/frame_label.h"
 #include "internal.h"
 
 struct select_storage {
@@ -22,28 +23,6 @@ void analysis_select_spec__init(struct analysis_select_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 	spec->process = CAPTURE_NONE;
 }
-
-/* The name a module filter compares: the path's basename, or its kind's bracket name. */
-static const char *module_label(const struct capture *c, const struct capture_module *m)
-{
-	const char *path = capture__string(c, m->path), *slash;
-
-	if (!*path) {
-		switch (m->kind) {
-		case CAPTURE_MODULE_KERNEL:
-			return "[kernel]";
-		case CAPTURE_MODULE_VDSO:
-			return "[vdso]";
-		case CAPTURE_MODULE_ANON:
-			return "[anon]";
-		default:
-			return "[unknown]";
-		}
-	}
-	slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 
 int analysis_select__new(const struct capture *c, const struct analysis_select_spec *spec,
 			 struct analysis_select **out)
@@ -82,7 +61,7 @@ int analysis_select__new(const struct capture *c, const struct analysis_select_s
 	if (!module_hit || !st->stacks)
 		goto cleanup;
 	for (i = 0; i < c->nmodules; i++)
-		module_hit[i] = !strcmp(module_label(c, &c->modules[i]), spec->module);
+		module_hit[i] = !strcmp(capture__module_label(c, i), spec->module);
 	/* stacks[s]: some frame from row s up to its root is in the module. */
 	for (i = 0; i < c->nstacks; i++) {
 		const struct capture_stack *row = &c->stacks[i];

@@ -21,11 +21,24 @@ static const char *module_fallback(uint32_t kind)
 	}
 }
 
+const char *capture__module_label(const struct capture *c, uint32_t module)
+{
+	const char *path, *slash;
+
+	if (module == CAPTURE_NONE)
+		return "[unknown]";
+	path = capture__string(c, c->modules[module].path);
+	slash = strrchr(path, '/');
+	if (slash && slash[1])
+		return slash + 1;
+	return path[0] ? path : module_fallback(c->modules[module].kind);
+}
+
 size_t capture__frame_label(const struct capture *c, const struct capture_frame *f, char *buf,
 			    size_t size)
 {
 	const char *fn = capture__string(c, f->function);
-	const char *mod = "[unknown]";
+	const char *mod;
 	int n;
 
 	if (f->flags & CAPTURE_FRAME_F_TRUNCATION)
@@ -37,18 +50,7 @@ size_t capture__frame_label(const struct capture *c, const struct capture_frame 
 	else if (fn[0])
 		n = (int)capture__demangle(fn, buf, size); /* raw name kept in the capture */
 	else {
-		if (f->module != CAPTURE_NONE) {
-			const struct capture_module *m = &c->modules[f->module];
-			const char *path = capture__string(c, m->path);
-			const char *slash = strrchr(path, '/');
-
-			if (slash && slash[1])
-				mod = slash + 1;
-			else if (path[0])
-				mod = path;
-			else
-				mod = module_fallback(m->kind);
-		}
+		mod = capture__module_label(c, f->module);
 		n = snprintf(buf, size, "%s+0x%" PRIx64, mod, f->address);
 	}
 	return n < 0 ? 0 : (size_t)n;

@@ -21,6 +21,10 @@
 /* Writes frame f's display name into buf of size bytes (NUL-terminated,
  * truncated to fit; buf may be NULL when size is 0).  Returns the full
  * name's length, like snprintf. */
+/* A module's display name: its path's basename, or "[kernel]", "[vdso]",
+ * "[anon]", "[unknown]" by kind (module may be CAPTURE_NONE). */
+const char *capture__module_label(const struct capture *c, uint32_t module);
+
 size_t capture__frame_label(const struct capture *c, const struct capture_frame *f, char *buf,
 			    size_t size);
 

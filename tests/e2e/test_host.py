@@ -448,7 +448,7 @@ def test_host_python_before_and_during():
     each one's samples show its Python functions."""
     H.require_root()
     if not os.path.exists(H.DEBIAN_PYTHON):
-        H.skip("%s is not installed" % H.DEBIAN_PYTHON)
+        H.skip("%s is not installed: `make deps` installs Debian's python3.11" % H.DEBIAN_PYTHON)
     burn = os.path.join(H.REPO, "tests", "fixtures", "pyburn.py")
     before = subprocess.Popen([H.DEBIAN_PYTHON, burn, "4"], stdout=subprocess.DEVNULL)
     try:

@@ -228,7 +228,7 @@ while time.monotonic() < end:
 def _python_perf(version, path):
     """(samples, samples naming py::inner, those also under py::outer;py::middle)."""
     if not os.access(path, os.X_OK):
-        H.skip("%s is not installed" % path)
+        H.skip("%s is not installed (pyenv CPython %s, which -X perf needs)" % (path, version))
     app = H.tmp_path("jit_py_app.py")
     with open(app, "w") as f:
         f.write(PY_APP % "8")
