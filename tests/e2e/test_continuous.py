@@ -18,7 +18,7 @@ import time
 import helpers as H
 
 SEG_RE = re.compile(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc$")
-TMP_RE = re.compile(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc\.tmp\.\d+$")
+TMP_RE = re.compile(r"^seg-\d{8}T\d{6}Z-\d{8}\.(msc|pb\.gz|speedscope\.json|folded)\.tmp\.[A-Za-z0-9]+$")
 
 
 def _segments(d):
@@ -167,7 +167,11 @@ def test_sigkill_leaves_no_partial_segment():
             assert p.returncode == 0, "%s fails validation after SIGKILL:\n%s" % (s, p.stderr)
         H.log("run %d: %d segments, temporaries %s" % (run, len(_segments(d)), _temps(d)))
     # A next start cleans the temporaries a killed recorder left.
-    with open(os.path.join(d, _segments(d)[-1] + ".tmp.999999"), "w") as f:
+    # (an older recorder's PID tag, and file_out's own mkostemp tag)
+    for tag in (".tmp.999999", ".tmp.Ab3xYz"):
+        with open(os.path.join(d, _segments(d)[-1] + tag), "w") as f:
+            f.write("partial")
+    with open(os.path.join(d, _segments(d)[-1][:-4] + ".pb.gz.tmp.q1W2e3"), "w") as f:
         f.write("partial")
     proc = _start_continuous(d, 2, "1s")
     proc.communicate(timeout=60)
