@@ -5,7 +5,8 @@
  * process churn (each segment: 40 short processes that exec, map the test
  * binary, start and end a thread, take a sample and exit) goes through the
  * real processor; after each segment is moved out (capture_builder__take)
- * the processor compacts.  The state it holds must be the same after the
+ * the processor compacts.  The state it holds (processes, threads,
+ * mappings, modules only the children mapped, builder rows) must be the same after the
  * 3rd and the 30th segment (counts, not time), and every segment must
  * still name its samples right after the ids were rewritten.
  */
@@ -182,7 +183,7 @@ static int teardown(void **state)
 }
 
 /* One segment of churn: children pid0.. of ROOT_PID, each with a thread. */
-static void churn(const struct exe_map *m, uint32_t pid0, uint64_t t0)
+static void churn(const struct exe_map *m, const struct exe_map *lib, uint32_t pid0, uint64_t t0)
 {
 	uint64_t one = (uint64_t)(uintptr_t)compact_marker_one + 1;
 	uint64_t two = (uint64_t)(uintptr_t)compact_marker_two + 1;
@@ -196,6 +197,7 @@ static void churn(const struct exe_map *m, uint32_t pid0, uint64_t t0)
 		feed_task(PERF_RECORD_FORK, 3, pid, ROOT_PID, pid, t);
 		feed_comm(pid, comm, t + 1);
 		feed_mmap2(3, pid, m, t + 2);
+		feed_mmap2(3, pid, lib, t + 2); /* only the children map it */
 		feed_task(PERF_RECORD_FORK, 3, pid, pid, tid, t + 3);
 		feed_sample(pid, tid, t + 4, i & 1 ? two : one);
 		feed_task(PERF_RECORD_EXIT, 3, pid, pid, tid, t + 5);
@@ -244,11 +246,13 @@ static void check_segment(struct capture_builder *seg, uint32_t pid0)
 static void test_state_flat_under_churn(void **state)
 {
 	struct processor_state third = { 0 }, st;
-	struct exe_map m;
+	struct exe_map m, lib;
 	uint64_t grown_rows = 0;
 
 	(void)state;
 	find_map(compact_marker_one, &m);
+	find_map((void *)fclose, &lib); /* libc's code */
+	assert_string_not_equal(m.path, lib.path);
 	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, ROOT_PID, 1, ROOT_PID, 10);
 	feed_mmap2(MS_SOURCE_SNAPSHOT, ROOT_PID, &m, 10);
 	for (uint32_t k = 0; k < 30; k++) {
@@ -257,7 +261,7 @@ static void test_state_flat_under_churn(void **state)
 		struct capture v;
 
 		assert_non_null(seg);
-		churn(&m, pid0, (k + 1) * SEGMENT_NS);
+		churn(&m, &lib, pid0, (k + 1) * SEGMENT_NS);
 		assert_int_equal(capture_builder__take(builder, seg, UINT64_MAX), 0);
 		check_segment(seg, pid0);
 		capture_builder__free(seg);
@@ -266,6 +270,7 @@ static void test_state_flat_under_churn(void **state)
 		if (k == 0)
 			assert_true(v.nprocesses >= CHURN_PER_SEGMENT);
 		processor__state(proc, &st);
+		assert_int_equal(st.modules, 2);
 		if (!grown_rows)
 			grown_rows = st.rows;
 		assert_int_equal(processor__compact(proc), 0);
@@ -274,6 +279,7 @@ static void test_state_flat_under_churn(void **state)
 		assert_int_equal(st.processes, 1);
 		assert_int_equal(st.threads, 1);
 		assert_int_equal(st.mappings, 1);
+		assert_int_equal(st.modules, 1); /* libc's went with the children */
 		assert_true(st.rows < grown_rows);
 		assert_int_equal(capture_builder__view(builder, &v), 0);
 		assert_int_equal(v.nsamples, 0);

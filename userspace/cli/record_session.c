@@ -530,6 +530,8 @@ static int session__compact(struct record_session *s)
 	capture_builder__set_meta(s->b, "recorder.threads", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64, st.mappings);
 	capture_builder__set_meta(s->b, "recorder.mappings", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.modules);
+	capture_builder__set_meta(s->b, "recorder.modules", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64, st.rows);
 	capture_builder__set_meta(s->b, "recorder.rows", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64, self_rss_kib());

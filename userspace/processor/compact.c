@@ -6,8 +6,10 @@
  *
  *   - releases the processes that exited and the threads that exited or
  *     that a later thread of the same tid replaced: their mappings, JIT
- *     state and table slots (their rows live on in the segments already
- *     cut, which are self-contained);
+ *     state, CPython code objects and table slots (their rows live on in
+ *     the segments already cut, which are self-contained);
+ *   - frees the modules no live process maps any more (compiled CFI,
+ *     symbols and debug data: a build machine makes new binaries all day);
  *   - forgets every cache of builder rows that can be made again on
  *     demand: frames of each module and address, inline chains, anonymous
  *     and JIT frames, marker frames, Python frames and roles, cgroup rows;
@@ -72,9 +74,87 @@ static void processor__forget_rows(struct processor *p)
 	attribution__forget_rows(p->attribution);
 }
 
+/* py_namer__retain: a code object of a process that exited is not needed
+ * again (its samples were all released before its EXIT record). */
+static bool pid__not_exited(void *ctx, pid_t pid)
+{
+	struct processor *p = ctx;
+	uint64_t *idx = u64map__get(&p->pid_to_proc, (uint64_t)(uint32_t)pid + 1);
+
+	return !idx || !p->procs[*idx].exited;
+}
+
+/* Free the modules no live process maps (the kernel's stays): their
+ * compiled CFI and, in the symbolizer, their symbols and debug data.
+ * Returns 0 or -ENOMEM (nothing dropped). */
+static int processor__drop_modules(struct processor *p)
+{
+	uint32_t *to = malloc((p->nmodules ? p->nmodules : 1) * sizeof(*to));
+	struct u64map syms = { 0 };
+	uint32_t n = 0;
+	int err = 0;
+
+	if (!to)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nmodules; i++)
+		to[i] = CAPTURE_NONE;
+	for (uint32_t i = 0; i < p->nprocs; i++)
+		for (uint32_t j = 0; j < p->procs[i].nmaps; j++)
+			if (p->procs[i].maps[j].module < p->nmodules)
+				to[p->procs[i].maps[j].module] = 0;
+	if (p->kernel_module < p->nmodules)
+		to[p->kernel_module] = 0;
+	for (uint32_t i = 0; i < p->nmodules; i++) {
+		if (to[i] == CAPTURE_NONE)
+			continue;
+		to[i] = n++;
+		if (u64map__put(&syms, (uint64_t)(uintptr_t)p->modules[i].sym, to[i])) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	/* Nothing can fail from here on (a module the symbolizer cannot
+	 * forget for want of memory stays there until the end). */
+	n = 0;
+	for (uint32_t i = 0; i < p->nmodules; i++) {
+		struct module_state *ms = &p->modules[i];
+
+		if (to[i] != CAPTURE_NONE) {
+			p->modules[n++] = *ms;
+			continue;
+		}
+		unwind_module__free(ms->cfi);
+		u64map__release(&ms->frames[0]);
+		u64map__release(&ms->frames[1]);
+		(void)symbolizer__forget(p->sym, ms->sym);
+	}
+	p->nmodules = n;
+	for (uint32_t i = 0; i < p->nprocs; i++)
+		for (uint32_t j = 0; j < p->procs[i].nmaps; j++) {
+			struct proc_mapping *m = &p->procs[i].maps[j];
+
+			m->module = m->module == CAPTURE_NONE ? CAPTURE_NONE : to[m->module];
+		}
+	if (p->kernel_module != CAPTURE_NONE)
+		p->kernel_module = to[p->kernel_module];
+	p->stack_run_module = CAPTURE_NONE;
+	u64map__release(&p->sym_to_module);
+	p->sym_to_module = syms;
+	syms = (struct u64map){ 0 };
+cleanup:
+	u64map__release(&syms);
+	free(to);
+	return err;
+}
+
 int processor__compact(struct processor *p)
 {
-	int err = tasks__drop_exited(p);
+	int err;
+
+	py_namer__retain(p->py_namer, pid__not_exited, p);
+	err = tasks__drop_exited(p);
+	if (!err)
+		err = processor__drop_modules(p);
 
 	if (err)
 		return err;
