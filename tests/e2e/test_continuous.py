@@ -333,3 +333,39 @@ def test_export_beside_each_segment():
         else:
             assert mine == {}, s
     assert checked >= 2, checked
+
+
+RECORDER_RE = re.compile(r"recorder\s+(\d+) processes, (\d+) threads, (\d+) mappings, "
+                         r"(\d+) modules, (\d+) rows held, RSS (\d+) KiB")
+CHURN_PROCESSES = 4000
+
+
+@H.timeout(300)
+def test_recorder_state_flat_under_process_churn():
+    """Issue 17, memory: 1 s segments over a command that starts and ends
+    4,000 processes one after another.  What the recorder holds as each
+    segment begins (meta recorder.*, the report's "recorder" line) is what
+    the live processes need, never what the run saw: a few processes,
+    threads and modules, and rows bounded by one segment; its RSS from the
+    3rd segment to the last grows by at most 10 %.  Counts, not time: the
+    workload is a fixed number of processes however fast the machine is."""
+    H.require_root()
+    d = H.tmp_path("churn-segs")
+    H.run([H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment", "1s", "--",
+           H.fixture("spawner"), str(CHURN_PROCESSES)], timeout=280, check=True)
+    states = []
+    for s in _segments(d):
+        m = RECORDER_RE.search(H.report(os.path.join(d, s)).stdout)
+        if m:
+            states.append([int(x) for x in m.groups()])
+    H.log("recorder state per segment (processes, threads, mappings, modules, rows, RSS KiB):\n"
+          + "\n".join("  %s" % st for st in states))
+    assert len(states) >= 6, "too few segments with samples: %d" % len(states)
+    for procs, threads, maps, mods, rows, rss in states:
+        # the spawner and the child of the moment (the recorder's own command)
+        assert procs <= 4 and threads <= 4, (procs, threads)
+        assert maps <= 40 and mods <= 12, (maps, mods)
+    rows = [st[4] for st in states]
+    assert max(rows[2:]) <= 2 * max(rows[:3]) + 500, rows
+    early, late = states[2][5], max(st[5] for st in states[len(states) // 2:])
+    assert late <= early * 1.10, "RSS grew from %d KiB to %d KiB" % (early, late)
