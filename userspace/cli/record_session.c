@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -511,6 +512,7 @@ static uint64_t self_rss_kib(void)
 static int session__compact(struct record_session *s)
 {
 	struct processor_state st;
+	struct mallinfo2 mi;
 	char buf[32];
 	int err = processor__compact(s->proc);
 
@@ -534,6 +536,12 @@ static int session__compact(struct record_session *s)
 	capture_builder__set_meta(s->b, "recorder.modules", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64, st.rows);
 	capture_builder__set_meta(s->b, "recorder.rows", buf);
+	/* What was freed goes back to the system, not only to malloc's free
+	 * lists: a week-long run's RSS is what it uses, not its peak. */
+	malloc_trim(0);
+	mi = mallinfo2();
+	snprintf(buf, sizeof(buf), "%" PRIu64, (uint64_t)(mi.uordblks + mi.hblkhd) / 1024);
+	capture_builder__set_meta(s->b, "recorder.heap_kib", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64, self_rss_kib());
 	capture_builder__set_meta(s->b, "recorder.rss_kib", buf);
 	return 0;

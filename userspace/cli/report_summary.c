@@ -152,12 +152,13 @@ static void print_recorder_state(const struct capture *c)
 	const char *maps = capture__meta(c, "recorder.mappings");
 	const char *rss = capture__meta(c, "recorder.rss_kib");
 	const char *mods = capture__meta(c, "recorder.modules");
+	const char *heap = capture__meta(c, "recorder.heap_kib");
 
 	if (!rows || !procs || !threads || !maps || !rss)
 		return;
 	printf("  recorder   %s processes, %s threads, %s mappings, %s modules, %s rows held, "
-	       "RSS %s KiB (as the segment began)\n",
-	       procs, threads, maps, mods ? mods : "?", rows, rss);
+	       "RSS %s KiB, heap %s KiB (as the segment began)\n",
+	       procs, threads, maps, mods ? mods : "?", rows, rss, heap ? heap : "?");
 }
 
 void print_summary(const struct report *r, const struct analysis_summary *s, uint32_t event)
