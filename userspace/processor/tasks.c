@@ -430,6 +430,8 @@ static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 		/* A new process: it inherits its parent's address space. */
 		uint64_t *pidx = u64map__get(&p->pid_to_proc, (uint64_t)t.ppid + 1);
 		bool parent_tracked = pidx && p->procs[*pidx].tracked && !p->procs[*pidx].exited;
+		/* an index, not a pointer into the map: tasks__process below may grow it */
+		uint64_t parent_idx = pidx ? *pidx : UINT64_MAX;
 		uint64_t *old = u64map__get(&p->pid_to_proc, (uint64_t)t.pid + 1);
 
 		if (!parent_tracked && !p->system_wide)
@@ -445,8 +447,8 @@ static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 
 		if (prow)
 			prow->ppid = t.ppid;
-		if (pidx) {
-			struct proc_state *parent = &p->procs[*pidx];
+		if (parent_idx != UINT64_MAX) {
+			struct proc_state *parent = &p->procs[parent_idx];
 
 			if (maps_reserve(ps, parent->nmaps))
 				return -ENOMEM;
