@@ -4,10 +4,9 @@
  * another format.  An adapter: each output format is one row of
  * convert_formats[] (convert_output.c) naming its --to value, the output
  * extensions that select it, and a writer calling capture/formats/ or
- * analysis/; each input format
- * one row of convert_inputs[] (convert_input.c) with an importer that fills
- * a capture_builder, which is sealed and reopened through the capture
- * validator.
+ * analysis/; each input format one row of convert_inputs[]
+ * (convert_input.c) with an importer that fills a capture_builder, which
+ * is sealed and reopened through the capture validator.
  *
  * A file output is published by file_out (capture/file_io.h): written to a
  * 0600 OUT.tmp.XXXXXX in OUT's directory, fsync'd, renamed over OUT; a
