@@ -71,7 +71,7 @@ async function timeline(page, s) {
   await open(page, 'view=timeline', 'timeline');
   const ivs = await page.$$eval('rect.offcpu', (els) => els.map((e) => ({
     id: e.dataset.id, tid: Number(e.dataset.tid), ns: Number(e.dataset.ns), state: e.dataset.state,
-    cause: e.dataset.cause, waker: e.dataset.waker, cls: e.getAttribute('class'),
+    cause: e.dataset.cause, waker: e.dataset.waker, clipped: e.dataset.clipped === '1', cls: e.getAttribute('class'),
     fill: getComputedStyle(e).fill, title: e.querySelector('title').textContent })));
   const lanes = await page.$$eval('.lane', (els) => els.map((e) => Number(e.dataset.tid)));
   await page.screenshot({ path: path.join(spec.shots, 'timeline.png'), fullPage: true });
@@ -107,14 +107,54 @@ async function diff(page) {
   return { rows: rows.slice(0, 20) };
 }
 
-// First meaningful paint: navigation start to the flame graph drawn, in ms.
+let userDir = null;
+
+// CPU seconds (utime + stime, proc(5) fields 14, 15) of this run's chromium:
+// every process whose command line names its profile directory, so other
+// browsers on a shared machine are not counted.
+function chromiumCpu(by) {
+  const tick = 100; // USER_HZ on Linux
+  let sum = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+      if (!cmd.includes(userDir)) continue;
+      const f = fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
+      const t = (Number(f[11]) + Number(f[12])) / tick;
+      sum += t;
+      if (by) {
+        const m = /--type=([a-z-]+)/.exec(cmd);
+        const k = m ? m[1] + (/--utility-sub-type=([\w.]+)/.exec(cmd) || ['', ''])[1] : 'browser';
+        by[k] = (by[k] || 0) + t;
+      }
+    } catch (e) { /* exited */ }
+  }
+  return sum;
+}
+
+// First meaningful paint: navigation start to the flame graph drawn, in ms
+// (wall clock: on a loaded machine mostly waiting for a CPU), and the CPU
+// work it took: the renderer's main thread (CDP ThreadTime), every
+// chromium process of this run (/proc), for bench/serve.py to add the
+// server's.
 async function paint(page) {
-  const runs = [];
+  const runs = [], cpu = [], thread = [], kinds = [];
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable', { timeDomain: 'threadTicks' });
+  const metric = async (name) => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === name).value;
   for (let i = 0; i < 3; i++) {
     await page.goto('about:blank');
+    const k0 = {};
+    const c0 = chromiumCpu(k0);
+    const t0 = await metric('ThreadTime');
     await page.goto(spec.base + '#view=flame');
     await ready(page, 'flame');
     runs.push(await page.evaluate(() => performance.now()));
+    thread.push(Math.round(1000 * (await metric('ThreadTime') - t0)));
+    const k1 = {};
+    cpu.push(Math.round(1000 * (chromiumCpu(k1) - c0)));
+    kinds.push(Object.fromEntries(Object.keys(k1).map((k) => [k, Math.round(1000 * (k1[k] - (k0[k] || 0)))])));
   }
   const resources = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => ({
     name: r.name.replace(/^https?:\/\/[^/]+/, ''), start: Math.round(r.startTime), ms: Math.round(r.duration) })));
@@ -122,12 +162,12 @@ async function paint(page) {
   const frames = await page.$$eval('.frame', (els) => els.length);
   await page.screenshot({ path: path.join(spec.shots, 'paint.png') });
   const marks = await page.evaluate(() => performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)]));
-  return { ms: runs, frames, resources, nav, marks };
+  return { ms: runs, chromium_cpu_ms: cpu, renderer_thread_ms: thread, cpu_by_process: kinds, frames, resources, nav, marks };
 }
 
 async function main() {
   fs.mkdirSync(spec.shots, { recursive: true });
-  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ms-chromium-'));
+  userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ms-chromium-'));
   const context = await chromium.launchPersistentContext(userDir, {
     executablePath: '/usr/bin/chromium',
     headless: true,

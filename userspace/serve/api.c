@@ -106,7 +106,9 @@ int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct ser
 	ctx->err = err;
 	ctx->errlen = errlen;
 	ctx->c = p->views[sq->look];
-	ctx->names = p->names[sq->look];
+	ctx->names = serve_profile__names(p, sq->look, sq->granularity);
+	if (!ctx->names)
+		return -ENOMEM;
 	if (sq->event[0]) {
 		if (analysis__find_event(ctx->c, sq->event, &event))
 			return api__fail(ctx, "event: '%.64s' is not an event of %s", sq->event,

@@ -33,7 +33,7 @@ static int head(struct api_ctx *ctx, json_t *out, uint64_t total)
 /* The query's call tree (shared from the profile's cache when unfiltered). */
 static struct analysis_tree *tree_new(struct api_ctx *ctx, int *rc, bool *owned)
 {
-	struct analysis_tree *t = serve_profile__tree(ctx->p, ctx->sq->look, &ctx->q, owned);
+	struct analysis_tree *t = serve_profile__tree(ctx->p, ctx->sq->look, ctx->sq->granularity, &ctx->q, owned);
 
 	*rc = t ? 0 : errno == EINVAL ? api__fail(ctx, "bad query") : -ENOMEM;
 	return t;
@@ -127,7 +127,7 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 	/* Without thread roots the weights go on the capture's tree shape (node
 	 * ids then stay the same whatever the filters); with them, a tree. */
 	if (!ctx->q.per_thread) {
-		sh = serve_profile__shape(ctx->p, sq->look);
+		sh = serve_profile__shape(ctx->p, sq->look, sq->granularity);
 		if (!sh)
 			return -ENOMEM;
 		rc = analysis_shape__weigh(sh, &ctx->q, &w);

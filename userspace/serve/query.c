@@ -91,6 +91,8 @@ void serve_query__init(struct serve_query *q, enum serve_endpoint ep)
 	q->sort = SERVE_SORT_SELF;
 	q->by = SERVE_BY_STATE;
 	q->look = SERVE_LOOK_LOGICAL;
+	/* As report: clipped off-CPU intervals count (marked) unless incomplete=0. */
+	q->incomplete = true;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -247,9 +249,18 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 				    value);
 		return 0;
 	case SERVE_P_GRANULARITY:
-		if (strcmp(value, "function"))
+		if (!strcmp(value, "function"))
+			q->granularity = SERVE_GRAN_FUNCTION;
+		else if (!strcmp(value, "line"))
+			q->granularity = SERVE_GRAN_LINE;
+		else if (!strcmp(value, "address"))
+			q->granularity = SERVE_GRAN_ADDRESS;
+		else if (!strcmp(value, "frame"))
+			q->granularity = SERVE_GRAN_FRAME;
+		else
 			return fail(err, errlen,
-				    "granularity: '%.32s' is not supported (only 'function')", value);
+				    "granularity: '%.32s' is not function, line, address or frame",
+				    value);
 		return 0;
 	case SERVE_P_THREADS:
 		if (parse_bool(value, &q->per_thread))
@@ -329,10 +340,10 @@ size_t serve_query__canonical(const struct serve_query *q, char *buf, size_t siz
 	/* Text fields are last and length-prefixed, so no value can forge another field. */
 	return (size_t)snprintf(
 		buf, size,
-		"%s|%u|%u|%" PRIu64 "|%" PRIu64 "|%d|%d|%d|%.17g|%u|%u|%u|%u|%d|%u|%d|%" PRIu64
+		"%s|%u|%u|%" PRIu64 "|%" PRIu64 "|%d|%d|%d|%d|%.17g|%u|%u|%u|%u|%d|%u|%d|%" PRIu64
 		"|%zu:%s|%zu:%s|%zu:%s|%zu:%s",
 		serve_query__endpoint_name(q->endpoint), q->thread, q->process, q->start_ns,
-		q->end_ns, q->look, q->per_thread, q->incomplete, q->min_share, q->max_nodes,
+		q->end_ns, q->look, q->granularity, q->per_thread, q->incomplete, q->min_share, q->max_nodes,
 		q->node, q->offset, q->limit, q->sort, q->buckets, q->by, q->min_ns,
 		strlen(q->event), q->event, strlen(q->module), q->module, strlen(q->focus),
 		q->focus, strlen(q->ignore), q->ignore);

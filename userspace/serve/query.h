@@ -47,6 +47,14 @@ enum serve_endpoint {
 enum serve_sort { SERVE_SORT_SELF = 0, SERVE_SORT_TOTAL = 1 };
 enum serve_by { SERVE_BY_STATE = 0, SERVE_BY_FUNCTION = 1, SERVE_BY_WAKER = 2 };
 enum serve_look { SERVE_LOOK_LOGICAL = 0, SERVE_LOOK_NATIVE = 1, SERVE_LOOK_PYTHON = 2 };
+/* What a key stands for (analysis_granularity; report --granularity). */
+enum serve_granularity {
+	SERVE_GRAN_FUNCTION = 0, /* default, as report */
+	SERVE_GRAN_LINE = 1,
+	SERVE_GRAN_ADDRESS = 2,
+	SERVE_GRAN_FRAME = 3, /* as recorded: the exporters' labels */
+	SERVE_GRAN_COUNT,
+};
 
 /* Bits of serve_query.set: which parameters the request gave. */
 enum serve_param {
@@ -86,8 +94,9 @@ struct serve_query {
 	uint64_t start_ns; /* from the capture's origin (info.origin_ns) */
 	uint64_t end_ns;   /* 0: no upper bound */
 	enum serve_look look;
+	enum serve_granularity granularity;
 	bool per_thread; /* threads=1: a root per thread */
-	bool incomplete; /* incomplete=1: off-CPU intervals cut by the window count too */
+	bool incomplete; /* off-CPU intervals cut by the window count too (default; incomplete=0: not) */
 	double min_share; /* percent 0..100 */
 	uint32_t max_nodes;
 	uint32_t node; /* calltree: whose children; 0 = the root */

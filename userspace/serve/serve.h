@@ -27,9 +27,10 @@
 #define SERVE_CONNECTION_MEMORY 65536 /* bytes per connection (request line + headers) */
 #define SERVE_CONNECTION_TIMEOUT 15   /* seconds of inactivity */
 #define SERVE_MMAP_THRESHOLD (256 << 20) /* bytes: smaller query arrays stay in the heap */
+#define SERVE_RESCAN_S 2	      /* seconds between looks at a segment directory */
 
 struct serve_options {
-	const char *capture;   /* path of the capture to serve */
+	const char *capture;   /* path of the capture, or of a segment directory, to serve */
 	const char *diff;      /* path of a capture to diff against (the base), or NULL */
 	const char *bind;      /* numeric IPv4/IPv6 address; "127.0.0.1" by default */
 	uint16_t port;	       /* 0: any free port */

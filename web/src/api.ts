@@ -37,17 +37,44 @@ export type Params = Record<string, string | number | boolean | undefined>;
 
 export class ApiError extends Error {}
 
-export async function get<T>(endpoint: string, params: Params = {}): Promise<T> {
+function url(endpoint: string, params: Params): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) {
     if (v === undefined || v === '') continue;
     q.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
   }
   const s = q.toString();
-  const r = await fetch('/api/' + endpoint + (s ? '?' + s : ''));
+  return '/api/' + endpoint + (s ? '?' + s : '');
+}
+
+async function fetchJson<T>(u: string): Promise<T> {
+  const r = await fetch(u);
   const body = await r.json();
   if (!r.ok) throw new ApiError(body.error || r.statusText);
   return body as T;
+}
+
+// Answers asked before they are needed (the first view's, while /api/info
+// loads): taken once by the get() that asks the same URL.
+const early = new Map<string, Promise<unknown>>();
+
+export function prefetch(endpoint: string, params: Params = {}): void {
+  const u = url(endpoint, params);
+  if (!early.has(u)) {
+    const p = fetchJson(u);
+    p.catch(() => undefined); // reported by the get() that takes it
+    early.set(u, p);
+  }
+}
+
+export async function get<T>(endpoint: string, params: Params = {}): Promise<T> {
+  const u = url(endpoint, params);
+  const p = early.get(u);
+  if (p) {
+    early.delete(u);
+    return p as Promise<T>;
+  }
+  return fetchJson<T>(u);
 }
 
 export function pct(part: number, whole: number): string {

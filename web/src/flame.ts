@@ -1,7 +1,7 @@
 // Flame graph as an icicle (root on top): DOM boxes, click to zoom, regex
 // search with the matched share, tooltips.  The tree comes pruned from
 // /api/flamegraph; the page only lays it out.
-import { Flame, FlameNode, fmtWeight, get, pct } from './api';
+import { Flame, FlameNode, Params, fmtWeight, get, pct } from './api';
 import { State, filters, writeState } from './state';
 import { showTip, hideTip } from './tooltip';
 
@@ -22,12 +22,17 @@ function build(f: Flame): Map<number, Laid> {
   return byId;
 }
 
-export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
-  // Unzoomed, a node under one pixel of the page's width is not drawn: ask
-  // only for wider ones (fewer frames to lay out); zoomed, the default share.
-  const px = Math.max(root.clientWidth, 600);
+// The flame graph query of s for a graph px wide.  Unzoomed, a node under
+// one pixel is not drawn: ask only for wider ones (fewer frames to lay
+// out); zoomed, the default share.
+export function flameParams(s: State, width: number): Params {
+  const px = Math.max(width, 600);
   const minShare = s.zoom ? undefined : Math.max(0.05, Math.ceil(100000 / px) / 1000);
-  const f = await get<Flame>('flamegraph', { ...filters(s), min_share: minShare });
+  return { ...filters(s), min_share: minShare };
+}
+
+export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
+  const f = await get<Flame>('flamegraph', flameParams(s, root.clientWidth));
   performance.mark('flame-fetched');
   const byId = build(f);
   const top = f.nodes.length ? byId.get(f.nodes[0].id)! : undefined;

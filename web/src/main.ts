@@ -1,8 +1,8 @@
 // microscope's browser pages: each view asks typed queries (api.ts) and
 // renders the answer; the URL fragment holds the view state (state.ts).
 import './style.css';
-import { Info, Thread, get } from './api';
-import { renderFlame } from './flame';
+import { Info, Thread, get, prefetch } from './api';
+import { flameParams, renderFlame } from './flame';
 import { State, readState, writeState } from './state';
 import { renderDiff, renderOffcpu, renderSummary, renderTable, renderTree } from './tables';
 import { renderTimeline } from './timeline';
@@ -85,6 +85,10 @@ async function render(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // The first view's answer is asked at once, beside /api/info: the first
+  // paint waits for one round trip, not two.
+  const first = readState();
+  if (first.view === 'flame') prefetch('flamegraph', flameParams(first, document.getElementById('view')!.clientWidth));
   const [i, threads] = await Promise.all([get<Info>('info'), get<{ threads: Thread[] }>('threads', { limit: 1000 })]);
   info = i;
   document.title = `microscope — ${info.name}`;

@@ -79,13 +79,15 @@ export async function renderTimeline(root: HTMLElement, s: State): Promise<void>
     const g = groups.get(iv.thread.id);
     if (!g) continue;
     const x = xOf(iv.start_ns);
-    const r = svg('rect', { class: 'offcpu ' + stateClass(iv.state), x, y: 16, width: Math.max(0.6, xOf(iv.end_ns) - x), height: 11 });
+    const clipped = !(iv.start_known && iv.end_known);
+    const r = svg('rect', { class: 'offcpu ' + stateClass(iv.state) + (clipped ? ' clipped' : ''), x, y: 16, width: Math.max(0.6, xOf(iv.end_ns) - x), height: 11 });
     const text = `${iv.state} for ${fmtNs(iv.ns)}${iv.start_known && iv.end_known ? '' : ' (cut by the recording edge)'}\n` +
       `blocked in ${iv.blocking}\nwoken by ${wakerText(iv)}`;
     r.dataset.id = String(iv.id);
     r.dataset.tid = String(iv.thread.tid);
     r.dataset.ns = String(iv.ns);
     r.dataset.state = iv.state;
+    r.dataset.clipped = clipped ? '1' : '0';
     r.dataset.cause = iv.cause;
     r.dataset.waker = wakerText(iv);
     r.appendChild(svg('title', {})).textContent = text;
