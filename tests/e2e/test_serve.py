@@ -220,6 +220,101 @@ def test_diff_view_puts_changed_function_first():
     assert 15 < rows[0]["delta"] < 45, rows[0]
 
 
+@H.timeout(300)
+def test_granularity_line_and_address():
+    """granularity=line keys a native frame by its source line, address by
+    its module offset; the totals stay those of function granularity."""
+    rec = _ratio()
+    with Server(rec.capture) as srv:
+        by = {g: srv.api("/api/flat?granularity=%s&sort=total&limit=1000" % g)
+              for g in ("function", "line", "address", "frame")}
+        fl = srv.api("/api/flamegraph?granularity=line&min_share=0")
+    for g, f in by.items():
+        H.log("%s: %d rows, total %d, e.g. %s" % (g, f["nrows"], f["total"],
+                                                   [r["name"] for r in f["rows"][:4]]))
+    assert len({f["total"] for f in by.values()}) == 1, {g: f["total"] for g, f in by.items()}
+    fn = {r["name"]: r for r in by["function"]["rows"]}
+    assert "leaf_a" in fn, list(fn)[:20]
+    # Line: leaf_a's rows are "leaf_a (ratio.c:N)", their self adding up to leaf_a's.
+    lines = [r for r in by["line"]["rows"] if r["name"].startswith("leaf_a (")]
+    assert lines and all(re.match(r"leaf_a \(ratio\.c:\d+\)$", r["name"]) for r in lines), lines
+    assert sum(r["self"] for r in lines) == fn["leaf_a"]["self"], (lines, fn["leaf_a"])
+    addrs = [r for r in by["address"]["rows"] if r["name"].startswith("leaf_a (")]
+    assert addrs and all(re.match(r"leaf_a \(ratio\+0x[0-9a-f]+\)$", r["name"]) for r in addrs), \
+        addrs
+    assert sum(r["self"] for r in addrs) == fn["leaf_a"]["self"]
+    assert len(addrs) >= len(lines), (len(addrs), len(lines))
+    assert any(n["name"].startswith("leaf_a (ratio.c:") for n in fl["nodes"])
+
+
+def test_clipped_off_cpu_counts_by_default():
+    """As report: off-CPU time clipped by the recording window counts, under
+    its own leaf; incomplete=0 leaves exactly that out."""
+    with Server(_corpus("offcpu-sleeper.msc")) as srv:
+        every = srv.api("/api/flat?event=off-cpu&limit=1000")
+        complete = srv.api("/api/flat?event=off-cpu&incomplete=0&limit=1000")
+        tree = srv.api("/api/flamegraph?event=off-cpu&min_share=0")
+        offcpu = srv.api("/api/offcpu?by=state")
+        offcpu0 = srv.api("/api/offcpu?by=state&incomplete=0")
+    clipped = [r for r in every["rows"] if r["name"] == "[clipped by the recording window]"]
+    H.log("off-CPU total %d, complete %d, clipped %r" % (every["total"], complete["total"], clipped))
+    assert clipped and clipped[0]["self"] > 0, every["rows"][:5]
+    assert every["total"] == complete["total"] + clipped[0]["self"], (every["total"],
+                                                                       complete["total"])
+    assert not any(r["name"].startswith("[clipped") for r in complete["rows"])
+    assert tree["total"] == every["total"]
+    assert offcpu["total"] == every["total"] and offcpu0["total"] == complete["total"], (
+        offcpu["total"], offcpu0["total"])
+
+
+@H.timeout(200)
+def test_segment_directory_is_one_live_profile():
+    """serve DIR (a continuous recording's segments) answers for all its
+    segments as one profile, and a segment added later shows up without a
+    restart: the totals are report's of the same directory."""
+    H.require_root()
+    src = H.tmp_path("segs-src")
+    argv = [H.BIN, "record", "-q", "-F", "199", "--continuous", src, "--segment", "1s", "--",
+            H.fixture("spinner"), "5"]
+    H.run(argv, timeout=120)
+    segs = sorted(n for n in os.listdir(src) if re.match(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc$", n))
+    assert len(segs) >= 2, segs
+    d = H.tmp_path("segs-served")
+    os.makedirs(d)
+    for n in segs[:-1]:
+        shutil.copy(os.path.join(src, n), os.path.join(d, n))
+
+    def samples_of(path):
+        m = re.search(r"^  samples\s+(\d+)", H.report(path).stdout, re.M)
+        return int(m.group(1)) if m else 0
+
+    first = samples_of(d)
+    with Server(d) as srv:
+        info = srv.api("/api/info")
+        st, hdr, _ = srv.get("/api/flat?limit=1")
+        assert info["live"] and info["segments"] == len(segs) - 1, info
+        assert info["summary"]["samples"] == first, (info["summary"]["samples"], first)
+        assert hdr.get("Cache-Control") == "no-cache", hdr
+        # One more segment: the next look at the directory reads it.
+        tmp = os.path.join(d, "incoming.part")
+        shutil.copy(os.path.join(src, segs[-1]), tmp)
+        os.rename(tmp, os.path.join(d, segs[-1]))
+        for _ in range(300):
+            now = srv.api("/api/info")
+            if now["segments"] == len(segs):
+                break
+            time.sleep(0.1)
+        assert now["segments"] == len(segs), now["segments"]
+        assert now["version"] != info["version"]
+        assert now["summary"]["samples"] == samples_of(d) > first, now["summary"]["samples"]
+        # A time selection over the whole profile: the two halves add up.
+        span = now["span_ns"]
+        a = srv.api("/api/flamegraph?end=%d" % (span // 2))["total"]
+        b = srv.api("/api/flamegraph?start=%d" % (span // 2))["total"]
+        whole = srv.api("/api/flamegraph")["total"]
+        assert a > 0 and b > 0 and a + b == whole, (a, b, whole)
+
+
 # ---------------------------------------------------------------- HTTP surface
 
 def _corpus(name):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * microscope serve CAPTURE [--diff BASE] [--port N] [--bind ADDR] [--open]
+ * microscope serve CAPTURE|DIR [--diff BASE] [--port N] [--bind ADDR] [--open]
  * An adapter: parses options into struct serve_options and calls
  * serve__run (userspace/serve/).
  */
@@ -15,12 +15,15 @@
 #include "userspace/serve/serve.h"
 
 static const char serve_usage[] =
-	"usage: microscope serve CAPTURE [--diff BASE] [--port N] [--bind ADDR] [--open]\n"
+	"usage: microscope serve CAPTURE|DIR [--diff BASE] [--port N] [--bind ADDR] [--open]\n"
 	"\n"
 	"Serve CAPTURE's flame graph, call tree, function table, per-thread timeline\n"
 	"(samples and off-CPU intervals with their wakers) and summary to a browser.\n"
 	"Queries run in this process over analysis/; the pages ask typed queries\n"
 	"(docs/api.md) and never load raw rows.  Read-only; works offline.\n"
+	"A DIR of segments (record --continuous) is served as one profile, read\n"
+	"again when its segments change: new segments appear without a restart.\n"
+	"Drag across the timeline to select a time range for every view.\n"
 	"\n"
 	"  --diff BASE     also compare CAPTURE with BASE (the diff view)\n"
 	"  --port N        TCP port (default 0: a free one, printed)\n"
@@ -104,7 +107,7 @@ int cmd_serve(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return serve_usage_error("%s", "expected one CAPTURE");
+		return serve_usage_error("%s", "expected one CAPTURE or DIR");
 	o.capture = argv[optind];
 	if (!bind_is_loopback(o.bind))
 		fprintf(stderr,

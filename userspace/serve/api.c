@@ -252,7 +252,10 @@ static int api_info(struct api_ctx *ctx, const struct serve_app *app, json_t *ou
 			       "threads", (json_int_t)c->nthreads, "processes",
 			       (json_int_t)c->nprocesses, "modules", (json_int_t)c->nmodules,
 			       "stacks", (json_int_t)c->nstacks, "frames", (json_int_t)c->nframes)) ||
-	    api__set(out, "diff", app->base ? json_string(app->base->name) : json_null())) {
+	    api__set(out, "diff", app->base ? json_string(app->base->name) : json_null()) ||
+	    api__set(out, "segments", json_integer(p->segments)) ||
+	    api__set(out, "live", json_boolean(app->live)) ||
+	    api__set(out, "version", json_sprintf("%016" PRIx64, p->hash))) {
 		events = meta = NULL; /* owned by out or freed by api__set's failure path */
 		goto cleanup;
 	}

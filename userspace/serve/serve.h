@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `microscope serve`: an HTTP server over one capture (and optionally a
- * second one to diff against) for the browser pages in web/.
+ * `microscope serve`: an HTTP server over one capture or segment
+ * directory (and optionally a second capture to diff against) for the
+ * browser pages in web/.
  *
  * The contract with the CLI: the CLI parses options into struct
  * serve_options and calls serve__run(), which loads the captures, serves
@@ -12,8 +13,9 @@
  *   - the built-in front-end assets (a fixed table compiled into the
  *     binary, web_assets.h), "/" being index.html;
  *   - 404 for every other path: no request path ever reaches the file
- *     system.  Only GET and HEAD; every response is immutable (the
- *     captures cannot change while served) and carries an ETag.
+ *     system.  Only GET and HEAD; every response carries an ETag; it is
+ *     immutable for a capture file; for a segment directory (reread every
+ *     SERVE_RESCAN_S when its segments change, live.c) it is revalidated.
  */
 #ifndef MS_SERVE_H
 #define MS_SERVE_H

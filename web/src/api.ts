@@ -7,6 +7,7 @@ export interface Count { name: string; value: number; }
 export interface Info {
   name: string; origin_ns: number; span_ns: number; event: number; events: Event[];
   meta: Record<string, string>; diff: string | null;
+  segments: number; live: boolean; version: string;
   counts: Record<string, number>;
   summary: {
     samples: number; weight: number; duration_ns: number; threads: number; rate_hz: number;

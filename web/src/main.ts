@@ -1,7 +1,7 @@
 // microscope's browser pages: each view asks typed queries (api.ts) and
 // renders the answer; the URL fragment holds the view state (state.ts).
 import './style.css';
-import { Info, Thread, get, prefetch } from './api';
+import { Info, Thread, fmtNs, get, prefetch } from './api';
 import { flameParams, renderFlame } from './flame';
 import { State, readState, writeState } from './state';
 import { renderDiff, renderOffcpu, renderSummary, renderTable, renderTree } from './tables';
@@ -28,11 +28,14 @@ function setupFilters(threads: Thread[]): void {
   bind('f-event', 'event');
   bind('f-thread', 'thread');
   bind('f-look', 'look');
+  bind('f-gran', 'gran');
   bind('f-focus', 'focus');
   bind('f-ignore', 'ignore');
   bind('f-module', 'module');
   bind('f-search', 'search', true);
   document.getElementById('filters')!.addEventListener('submit', (e) => e.preventDefault());
+  document.getElementById('selection-clear')!.addEventListener('click', () =>
+    writeState({ ...readState(), start: undefined, end: undefined, zoom: undefined }));
 }
 
 function syncFilters(s: State): void {
@@ -43,6 +46,11 @@ function syncFilters(s: State): void {
   set('f-event', s.event || info.events[info.event]?.name);
   set('f-thread', s.thread);
   set('f-look', s.look || 'logical');
+  set('f-gran', s.gran || 'function');
+  const sel = document.getElementById('selection')!;
+  sel.hidden = !s.start && !s.end;
+  document.getElementById('selection-range')!.textContent =
+    `${fmtNs(Number(s.start || 0))} – ${s.end ? fmtNs(Number(s.end)) : 'end'}`;
   set('f-focus', s.focus);
   set('f-ignore', s.ignore);
   set('f-module', s.module);
@@ -68,7 +76,7 @@ async function render(): Promise<void> {
     switch (s.view) {
       case 'tree': await renderTree(root, s); break;
       case 'table': await renderTable(root, s); break;
-      case 'timeline': await renderTimeline(root, s); break;
+      case 'timeline': await renderTimeline(root, s, info); break;
       case 'offcpu': await renderOffcpu(root, s); break;
       case 'diff': await renderDiff(root, s); break;
       case 'summary': renderSummary(root, info); break;
@@ -99,6 +107,26 @@ async function main(): Promise<void> {
   window.addEventListener('hashchange', render);
   if (!location.hash) writeState(readState(), true);
   await render();
+  if (info.live) watch();
+}
+
+// A segment directory (continuous mode): new segments are read by the
+// server; the page asks /api/info now and then and redraws when it changed.
+const WATCH_MS = 5000;
+
+function watch(): void {
+  const badge = document.getElementById('live')!;
+  badge.hidden = false;
+  badge.textContent = `live: ${info.segments} segments`;
+  setInterval(async () => {
+    try {
+      const i = await get<Info>('info');
+      if (i.version === info.version) return;
+      info = i;
+      badge.textContent = `live: ${info.segments} segments (updated ${new Date().toLocaleTimeString()})`;
+      await render();
+    } catch { /* the next look */ }
+  }, WATCH_MS);
 }
 
 main().catch((e) => {

@@ -91,7 +91,7 @@ export async function renderTree(root: HTMLElement, s: State): Promise<void> {
 export async function renderOffcpu(root: HTMLElement, s: State): Promise<void> {
   const by = s.by === 'function' || s.by === 'waker' ? s.by : 'state';
   const f = filters(s);
-  const r = await get<Offcpu>('offcpu', { thread: f.thread, look: f.look, focus: f.focus, ignore: f.ignore, module: f.module, by });
+  const r = await get<Offcpu>('offcpu', { ...f, event: undefined, by });
   root.innerHTML = '';
   const pick = el('div');
   for (const b of ['state', 'function', 'waker']) {
@@ -115,7 +115,8 @@ export async function renderOffcpu(root: HTMLElement, s: State): Promise<void> {
 
 export async function renderDiff(root: HTMLElement, s: State): Promise<void> {
   const f = filters(s);
-  const d = await get<Diff>('diff', { event: f.event, look: f.look, focus: f.focus, ignore: f.ignore, module: f.module, limit: 300 });
+  // Row ids and times are this capture's: the base answers the rest of the query.
+  const d = await get<Diff>('diff', { ...f, thread: undefined, start: undefined, end: undefined, limit: 300 });
   root.innerHTML = '';
   root.appendChild(el('div', `this capture (${fmtWeight(d.total, d.unit)}) against ${d.base} (${fmtWeight(d.base_total, d.unit)}); most changed self share first`));
   const t = el('table');
