@@ -315,6 +315,44 @@ def test_segment_directory_is_one_live_profile():
         assert a > 0 and b > 0 and a + b == whole, (a, b, whole)
 
 
+@H.timeout(300)
+def test_labels_filter_and_group():
+    """label=tid:N keeps one thread's samples (tid:!N the others), label=comm:
+    by name; /api/groups splits the weight by thread and process, adding up
+    to the total; every view answers for the labels' samples."""
+    rec = H.cached_record("threads4", [H.fixture("threads4")])
+    lines = [H.parse_kv(l) for l in rec.fixture_lines if l.startswith("tid=")]
+    assert len(lines) == 4, rec.fixture_lines
+    with Server(rec.capture) as srv:
+        total = srv.api("/api/flat?limit=1")["total"]
+        groups = srv.api("/api/groups?by=thread")
+        procs = srv.api("/api/groups?by=process")
+        spin = {}
+        for ln in lines:
+            one = srv.api("/api/flat?label=tid:%d&limit=1000" % ln["tid"])
+            rest = srv.api("/api/flat?label=tid:!%d&limit=1" % ln["tid"])
+            fg = srv.api("/api/flamegraph?label=tid:%d" % ln["tid"])
+            names = {r["name"]: r for r in one["rows"]}
+            spin[ln["func"]] = (one["total"], names.get(ln["func"], {}).get("self", 0))
+            assert one["total"] + rest["total"] == total, (ln, one["total"], rest["total"], total)
+            assert fg["total"] == one["total"], (fg["total"], one["total"])
+            # Only this thread's function: no other spin_K in its table.
+            others = [n for n in names if n.startswith("spin_") and n != ln["func"]]
+            assert not others, (ln, others)
+            row = [g for g in groups["rows"] if g["name"].endswith("/%d]" % ln["tid"])]
+            assert row and row[0]["weight"] == one["total"], (row, one["total"])
+        comm = srv.api("/api/flat?label=comm:threads4&limit=1")["total"]
+        none = srv.api("/api/flat?label=comm:no-such-comm&limit=1")
+        st, _, body = srv.get("/api/flat?label=colour:red")
+    H.log("per thread (total, self in its spin): %r" % spin)
+    assert sum(g["weight"] for g in groups["rows"]) == groups["total"] == total
+    assert len(procs["rows"]) == 1 and procs["rows"][0]["weight"] == total, procs
+    # The thread doing 4 units has about 4 times the samples of the one doing 1.
+    assert spin["spin_3"][0] > 2 * spin["spin_0"][0], spin
+    assert comm == total and none["total"] == 0 and none["event"] == "cpu-clock", none
+    assert st == 400 and b"colour" in body, (st, body)
+
+
 # ---------------------------------------------------------------- HTTP surface
 
 def _corpus(name):
@@ -355,7 +393,7 @@ def test_bad_queries_get_400_with_a_message():
                   "/api/lanes?buckets=100000", "/api/calltree?node=99999999",
                   "/api/diff", "/api/flat?focus=a%00b", "/api/offcpu?by=mood",
                   "/api/flat?" + "&".join("k%d=1" % i for i in range(40)),
-                  "/api/flat?granularity=bogus", "/api/intervals?limit=5001"]:
+                  "/api/flat?granularity=bogus", "/api/flat?label=pid", "/api/flat?label=pid:", "/api/groups?by=state", "/api/intervals?limit=5001"]:
             st, hdr, body = srv.get(q)
             assert st == 400, "%s: status %d %s" % (q[:80], st, body[:200])
             msg = json.loads(body)["error"]

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "analysis/scope.h"
 #include "internal.h"
 
 /* One request's resolved analysis inputs: view, names, query, filter. */
@@ -20,6 +21,12 @@ struct api_ctx {
 	struct analysis_query q;
 	struct analysis_filter *filter; /* focus/ignore, owned, or NULL */
 	struct analysis_select *select; /* process/module, owned, or NULL */
+	/* label=: the view of the look's capture its terms keep (owned), keys
+	 * over it (owned), and the terms' text the filter borrows. */
+	struct analysis_scope *scope;
+	struct analysis_names *scope_names;
+	struct analysis_scope_filter terms;
+	char label[SERVE_MAX_VALUE + 1];
 	char *err;
 	size_t errlen;
 };
@@ -52,5 +59,6 @@ int api__lanes(struct api_ctx *ctx, json_t *out);
 int api__intervals(struct api_ctx *ctx, json_t *out);
 int api__offcpu(struct api_ctx *ctx, json_t *out);
 int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out);
+int api__groups(struct api_ctx *ctx, json_t *out);
 
 #endif

@@ -54,6 +54,9 @@ struct serve_profile {
  * built on first use and kept for the profile's life.  Returns NULL and
  * sets errno (ENOMEM).
  */
+/* The analysis_granularity of gran (enum serve_granularity). */
+enum analysis_granularity serve__granularity(uint32_t gran);
+
 const struct analysis_names *serve_profile__names(struct serve_profile *p, uint32_t look,
 						  uint32_t gran);
 

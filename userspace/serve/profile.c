@@ -138,6 +138,11 @@ static const enum analysis_granularity granularities[SERVE_GRAN_COUNT] = {
 	[SERVE_GRAN_FRAME] = ANALYSIS_GRANULARITY_FRAME,
 };
 
+enum analysis_granularity serve__granularity(uint32_t gran)
+{
+	return gran < SERVE_GRAN_COUNT ? granularities[gran] : ANALYSIS_GRANULARITY_FUNCTION;
+}
+
 const struct analysis_names *serve_profile__names(struct serve_profile *p, uint32_t look,
 						  uint32_t gran)
 {

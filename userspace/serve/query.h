@@ -41,11 +41,20 @@ enum serve_endpoint {
 	SERVE_EP_INTERVALS,   /* /api/intervals: off-CPU intervals with wakers, paged */
 	SERVE_EP_OFFCPU,      /* /api/offcpu: off-CPU time by state, function or waker */
 	SERVE_EP_DIFF,	      /* /api/diff: flat diff against the --diff capture */
+	SERVE_EP_GROUPS,      /* /api/groups: weight per process, thread, container or module */
 	SERVE_EP_COUNT,
 };
 
 enum serve_sort { SERVE_SORT_SELF = 0, SERVE_SORT_TOTAL = 1 };
 enum serve_by { SERVE_BY_STATE = 0, SERVE_BY_FUNCTION = 1, SERVE_BY_WAKER = 2 };
+/* /api/groups?by=: analysis_by's values. */
+enum serve_group_by {
+	SERVE_GROUP_PROCESS = 0,
+	SERVE_GROUP_THREAD = 1,
+	SERVE_GROUP_CONTAINER = 2,
+	SERVE_GROUP_MODULE = 3,
+};
+#define SERVE_MAX_LABEL_TERMS 8 /* terms of one label= filter */
 enum serve_look { SERVE_LOOK_LOGICAL = 0, SERVE_LOOK_NATIVE = 1, SERVE_LOOK_PYTHON = 2 };
 /* What a key stands for (analysis_granularity; report --granularity). */
 enum serve_granularity {
@@ -79,6 +88,7 @@ enum serve_param {
 	SERVE_P_BUCKETS,
 	SERVE_P_BY,
 	SERVE_P_MIN_NS,
+	SERVE_P_LABEL,
 	SERVE_P_COUNT,
 };
 
@@ -104,7 +114,12 @@ struct serve_query {
 	enum serve_sort sort;
 	uint32_t buckets;
 	enum serve_by by;
+	enum serve_group_by group_by; /* /api/groups */
 	uint64_t min_ns; /* intervals: shortest listed */
+	/* label=FIELD:[!]VALUE[,...]: analysis_scope filter terms (pid, tid,
+	 * comm, module, container, cgroup); "" = none.  Checked here for
+	 * syntax, resolved by the answerer. */
+	char label[SERVE_MAX_VALUE + 1];
 };
 
 /*

@@ -34,6 +34,9 @@ export interface Offcpu { event: string; unit: string; total: number; by: string
 export interface DiffRow { name: string; kind: string; base_self: number; base_total: number; self: number; total: number; self_delta: number; total_delta: number; }
 export interface Diff { event: string; unit: string; total: number; base: string; base_total: number; nrows: number; offset: number; rows: DiffRow[]; }
 
+export interface GroupRow { name: string; weight: number; samples: number; }
+export interface Groups { event: string; unit: string; total: number; by: string; nrows: number; offset: number; rows: GroupRow[]; }
+
 export type Params = Record<string, string | number | boolean | undefined>;
 
 export class ApiError extends Error {}

@@ -4,7 +4,7 @@ import './style.css';
 import { Info, Thread, fmtNs, get, prefetch } from './api';
 import { flameParams, renderFlame } from './flame';
 import { State, readState, writeState } from './state';
-import { renderDiff, renderOffcpu, renderSummary, renderTable, renderTree } from './tables';
+import { renderDiff, renderGroups, renderOffcpu, renderSummary, renderTable, renderTree } from './tables';
 import { renderTimeline } from './timeline';
 import { hideTip } from './tooltip';
 
@@ -32,6 +32,7 @@ function setupFilters(threads: Thread[]): void {
   bind('f-focus', 'focus');
   bind('f-ignore', 'ignore');
   bind('f-module', 'module');
+  bind('f-label', 'label');
   bind('f-search', 'search', true);
   document.getElementById('filters')!.addEventListener('submit', (e) => e.preventDefault());
   document.getElementById('selection-clear')!.addEventListener('click', () =>
@@ -54,6 +55,7 @@ function syncFilters(s: State): void {
   set('f-focus', s.focus);
   set('f-ignore', s.ignore);
   set('f-module', s.module);
+  set('f-label', s.label);
   set('f-search', s.search);
 }
 
@@ -78,6 +80,7 @@ async function render(): Promise<void> {
       case 'table': await renderTable(root, s); break;
       case 'timeline': await renderTimeline(root, s, info); break;
       case 'offcpu': await renderOffcpu(root, s); break;
+      case 'groups': await renderGroups(root, s); break;
       case 'diff': await renderDiff(root, s); break;
       case 'summary': renderSummary(root, info); break;
       default: await renderFlame(root, s);

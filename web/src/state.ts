@@ -2,12 +2,12 @@
 export interface State {
   view: string; event?: string; thread?: string; look?: string; focus?: string; ignore?: string;
   module?: string; search?: string; zoom?: string; sort?: string; by?: string;
-  gran?: string;
+  gran?: string; label?: string; group?: string;
   // The time selection (a zone of the timeline): ns from the capture's origin.
   start?: string; end?: string;
 }
 
-const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'start', 'end', 'search', 'zoom', 'sort', 'by'];
+const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'label', 'start', 'end', 'group', 'search', 'zoom', 'sort', 'by'];
 
 export function readState(): State {
   const p = new URLSearchParams(location.hash.replace(/^#/, ''));
@@ -35,6 +35,6 @@ export function writeState(s: State, replace = false): void {
 export function filters(s: State): Record<string, string | undefined> {
   return {
     event: s.event, thread: s.thread, look: s.look, granularity: s.gran, focus: s.focus, ignore: s.ignore,
-    module: s.module, start: s.start, end: s.end,
+    module: s.module, label: s.label, start: s.start, end: s.end,
   };
 }

@@ -1,6 +1,6 @@
 // Tables: functions (self/total, sorted by the server), call tree pages,
 // off-CPU groups, diff and summary.
-import { CallTree, Diff, Flat, Info, Offcpu, fmtNs, fmtWeight, get, pct } from './api';
+import { CallTree, Diff, Flat, Groups, Info, Offcpu, fmtNs, fmtWeight, get, pct } from './api';
 import { State, filters, writeState } from './state';
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: string): HTMLElementTagNameMap[K] {
@@ -152,4 +152,34 @@ export function renderSummary(root: HTMLElement, info: Info): void {
   for (const [k, v] of Object.entries(info.meta)) add('meta ' + k, v);
   dl.querySelectorAll('dd').forEach((d) => ((d as HTMLElement).style.whiteSpace = 'pre-wrap'));
   root.appendChild(dl);
+}
+
+// Weight per process, thread, container or module (labels as pprof's
+// -tagfocus sees them), of the samples the labels filter keeps.
+export async function renderGroups(root: HTMLElement, s: State): Promise<void> {
+  const by = ['thread', 'container', 'module'].includes(s.group || '') ? s.group! : 'process';
+  const r = await get<Groups>('groups', { event: s.event, label: s.label, by, limit: 500 });
+  root.innerHTML = '';
+  const pick = el('div');
+  for (const b of ['process', 'thread', 'container', 'module']) {
+    const a = el('a', b);
+    a.href = '#';
+    a.style.marginRight = '1em';
+    if (b === by) a.style.fontWeight = 'bold';
+    a.addEventListener('click', (e) => { e.preventDefault(); writeState({ ...s, group: b }); });
+    pick.appendChild(a);
+  }
+  root.appendChild(pick);
+  root.appendChild(el('div', `${r.nrows} ${r.by} groups, ${r.event}: ${fmtWeight(r.total, r.unit)}`));
+  const t = el('table');
+  t.id = 'groups';
+  const h = el('tr');
+  for (const c of [r.by, 'weight', 'share', 'samples']) h.appendChild(el('th', c, c === r.by ? 'name' : undefined));
+  t.appendChild(h);
+  for (const x of r.rows) {
+    const tr = row([x.name, fmtWeight(x.weight, r.unit), pct(x.weight, r.total), String(x.samples)]);
+    tr.dataset.name = x.name;
+    t.appendChild(tr);
+  }
+  root.appendChild(t);
 }
