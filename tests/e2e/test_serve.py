@@ -353,6 +353,54 @@ def test_labels_filter_and_group():
     assert st == 400 and b"colour" in body, (st, body)
 
 
+@H.timeout(300)
+def test_source_view_and_time_selection_in_the_page():
+    """Clicking leaf_a in the function table opens its source view: each
+    sampled line's self/total (from the capture's line tables, as
+    /api/source counts them) beside the fixture's own source text.  Dragging
+    across the timeline selects a zone of time: the URL holds it and the
+    flame graph answers for it (its total is the window's, below the whole)."""
+    rec = _ratio()
+    with Server(rec.capture, "--source-dir", H.REPO) as srv:
+        api = srv.api("/api/source?function=leaf_a")
+        res = pages(srv, {"source": {"name": "leaf_a"}, "zone": {}}, "ratio-source")
+        zone = res["zone"]
+        m = re.search(r"start=(\d+)&end=(\d+)", zone["flameHash"])
+        assert m, zone
+        window = srv.api("/api/flamegraph?start=%s&end=%s" % m.groups())
+        # No off-CPU intervals in this capture: the timeline lists none (no 400).
+        assert srv.api("/api/intervals")["total"] == 0
+    with Server(rec.capture) as srv:
+        bare = srv.api("/api/source?function=leaf_a")
+    src = res["source"]
+    H.log("source rows with costs: %r" % [r for r in src["rows"] if r["total"]])
+    f = api["files"][0]
+    assert f["file"].endswith("tests/fixtures/ratio.c") and f["readable"], f
+    assert sum(l["total"] for l in f["lines"]) == api["function_total"] > 0, api
+    # leaf_a's own total in the function table equals the lines' sum.
+    flat = {r["name"]: r for r in srv_flat(rec.capture)}
+    assert api["function_total"] == flat["leaf_a"]["total"], (api["function_total"], flat["leaf_a"])
+    with open(os.path.join(H.REPO, "tests", "fixtures", "ratio.c")) as fh:
+        text = fh.read().split("\n")
+    costed = [r for r in src["rows"] if r["total"] is not None]
+    assert {(r["line"], r["self"], r["total"]) for r in costed} == \
+        {(l["line"], l["self"], l["total"]) for l in f["lines"]}, (costed, f["lines"])
+    for r in src["rows"]:
+        assert r["text"] == text[r["line"] - 1], (r, text[r["line"] - 1])
+    assert any("leaf_a" in r["text"] for r in src["rows"]), src["rows"]
+    # Without --source-dir the relative path is not read: costs only, and why.
+    assert not bare["files"][0]["readable"] and "source-dir" in bare["files"][0]["why"], bare
+    assert "text" not in bare["files"][0]
+    # The zone: in the URL, shaded, and what the flame graph answers.
+    assert not zone["shade"]["hidden"] and not zone["chip"]["hidden"], zone
+    assert zone["total"] == window["total"] and 0 < zone["total"] < zone["whole"], zone
+
+
+def srv_flat(capture):
+    with Server(capture) as srv:
+        return srv.api("/api/flat?limit=1000&sort=total")["rows"]
+
+
 # ---------------------------------------------------------------- HTTP surface
 
 def _corpus(name):
@@ -393,7 +441,7 @@ def test_bad_queries_get_400_with_a_message():
                   "/api/lanes?buckets=100000", "/api/calltree?node=99999999",
                   "/api/diff", "/api/flat?focus=a%00b", "/api/offcpu?by=mood",
                   "/api/flat?" + "&".join("k%d=1" % i for i in range(40)),
-                  "/api/flat?granularity=bogus", "/api/flat?label=pid", "/api/flat?label=pid:", "/api/groups?by=state", "/api/intervals?limit=5001"]:
+                  "/api/flat?granularity=bogus", "/api/flat?label=pid", "/api/flat?label=pid:", "/api/groups?by=state", "/api/source", "/api/source?function=", "/api/intervals?limit=5001"]:
             st, hdr, body = srv.get(q)
             assert st == 400, "%s: status %d %s" % (q[:80], st, body[:200])
             msg = json.loads(body)["error"]

@@ -7,6 +7,8 @@
 //          "timeline": {"tid": N},
 //          "table": {},
 //          "diff": {},
+//          "source": {"name": FUNC},                     // table row click -> source view
+//          "zone": {},                                   // drag across the timeline
 //          "paint": {}}                                    // bench/serve.py
 // Prints one JSON line with one result object per section and "errors"
 // (page errors, console errors, timeouts).  Screenshots go to SHOTS/<section>*.png.
@@ -133,6 +135,46 @@ function chromiumCpu(by) {
   return sum;
 }
 
+async function source(page, s) {
+  await open(page, 'view=table', 'table');
+  await page.click(`#functions tr[data-name="${s.name}"]`);
+  await page.waitForFunction(() => location.hash.includes('view=source'));
+  await ready(page, 'source');
+  const rows = await page.$$eval('table.source tr[data-line]', (els) => els.map((e) => ({
+    line: Number(e.dataset.line), self: e.dataset.self ? Number(e.dataset.self) : null,
+    total: e.dataset.total ? Number(e.dataset.total) : null, text: e.querySelector('pre').textContent })));
+  const notes = await page.$$eval('#view .note', (els) => els.map((e) => e.textContent));
+  await page.screenshot({ path: path.join(spec.shots, 'source.png'), fullPage: true });
+  return { hash: await page.evaluate(() => location.hash), rows, notes };
+}
+
+// A time selection: drag across the middle half of the timeline's lanes;
+// the URL then holds start/end and the flame graph answers for them.
+async function zone(page) {
+  await open(page, 'view=timeline', 'timeline');
+  const lane = await page.$eval('.lane svg', (e) => { const r = e.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width, h: r.height }; });
+  await page.mouse.move(lane.x + lane.w * 0.25, lane.y + 4);
+  await page.mouse.down();
+  await page.mouse.move(lane.x + lane.w * 0.5, lane.y + 4, { steps: 5 });
+  await page.mouse.move(lane.x + lane.w * 0.75, lane.y + 4, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForFunction(() => location.hash.includes('start=') && location.hash.includes('end='));
+  await ready(page, 'timeline');
+  const hash = await page.evaluate(() => location.hash);
+  const shade = await page.$eval('#zone', (e) => ({ hidden: e.hidden, start: e.dataset.start, end: e.dataset.end }));
+  const chip = await page.$eval('#selection', (e) => ({ hidden: e.hidden, text: e.textContent }));
+  await page.screenshot({ path: path.join(spec.shots, 'zone.png'), fullPage: true });
+  await page.click('#tabs a[data-view="flame"]');
+  await ready(page, 'flame');
+  const flameHash = await page.evaluate(() => location.hash);
+  const total = await page.$eval('#flame-head', (e) => Number(e.dataset.total));
+  await page.click('#selection-clear');
+  await page.waitForFunction(() => !location.hash.includes('start='));
+  await ready(page, 'flame');
+  const whole = await page.$eval('#flame-head', (e) => Number(e.dataset.total));
+  return { hash, shade, chip, flameHash, total, whole };
+}
+
 // First meaningful paint: navigation start to the flame graph drawn, in ms
 // (wall clock: on a loaded machine mostly waiting for a CPU), and the CPU
 // work it took: the renderer's main thread (CDP ThreadTime), every
@@ -182,7 +224,7 @@ async function main() {
     page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
     page.on('request', (r) => requests.push(r.url()));
-    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['paint', paint]]) {
+    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['source', source], ['zone', zone], ['paint', paint]]) {
       if (!spec[name]) continue;
       try {
         out[name] = await fn(page, spec[name]);

@@ -15,7 +15,8 @@
 #include "userspace/serve/serve.h"
 
 static const char serve_usage[] =
-	"usage: microscope serve CAPTURE|DIR [--diff BASE] [--port N] [--bind ADDR] [--open]\n"
+	"usage: microscope serve CAPTURE|DIR [--diff BASE] [--source-dir DIR] [--port N]\n"
+	"                        [--bind ADDR] [--open]\n"
 	"\n"
 	"Serve CAPTURE's flame graph, call tree, function table, per-thread timeline\n"
 	"(samples and off-CPU intervals with their wakers) and summary to a browser.\n"
@@ -26,6 +27,8 @@ static const char serve_usage[] =
 	"Drag across the timeline to select a time range for every view.\n"
 	"\n"
 	"  --diff BASE     also compare CAPTURE with BASE (the diff view)\n"
+	"  --source-dir D  the source view reads relative source paths (as DWARF\n"
+	"                  names them, from the build's directory) below D\n"
 	"  --port N        TCP port (default 0: a free one, printed)\n"
 	"  --bind ADDR     listen on this numeric address instead of 127.0.0.1;\n"
 	"                  anyone who can reach it can read the profile (a warning\n"
@@ -37,7 +40,7 @@ static const char serve_usage[] =
 	"SIGINT or SIGTERM.  Exit status 0, 1 when a capture cannot be read or the\n"
 	"address bound, 2 for a usage error.\n";
 
-enum { OPT_DIFF = 0x5301, OPT_PORT, OPT_BIND, OPT_OPEN };
+enum { OPT_DIFF = 0x5301, OPT_PORT, OPT_BIND, OPT_OPEN, OPT_SOURCE_DIR };
 
 static int serve_usage_error(const char *msg, const char *arg)
 {
@@ -66,6 +69,7 @@ int cmd_serve(int argc, char **argv)
 		{ "port", required_argument, NULL, OPT_PORT },
 		{ "bind", required_argument, NULL, OPT_BIND },
 		{ "open", no_argument, NULL, OPT_OPEN },
+		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -98,6 +102,9 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case OPT_OPEN:
 			o.open = true;
+			break;
+		case OPT_SOURCE_DIR:
+			o.source_dir = optarg;
 			break;
 		case 'h':
 			fputs(serve_usage, stdout);

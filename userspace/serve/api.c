@@ -351,9 +351,8 @@ int serve_api__answer(const struct serve_app *app, const struct serve_query *q, 
 	*body = NULL;
 	*len = 0;
 	err[0] = '\0';
-	rc = api_ctx__init(&ctx, app->profile, q,
-			   q->endpoint == SERVE_EP_OFFCPU || q->endpoint == SERVE_EP_INTERVALS, err,
-			   errlen);
+	/* /api/intervals lists none of a capture without them; /api/offcpu is a 400 there. */
+	rc = api_ctx__init(&ctx, app->profile, q, q->endpoint == SERVE_EP_OFFCPU, err, errlen);
 	if (rc)
 		goto cleanup;
 	rc = -ENOMEM;
@@ -388,6 +387,10 @@ int serve_api__answer(const struct serve_app *app, const struct serve_query *q, 
 	case SERVE_EP_GROUPS:
 		rc = api__groups(&ctx, out);
 		break;
+	case SERVE_EP_SOURCE:
+		ctx.source_dir = app->source_dir;
+		rc = api__source(&ctx, out);
+		break;
 	case SERVE_EP_DIFF:
 		if (!app->base) {
 			rc = api__fail(&ctx, "no capture to diff against (serve CAPTURE --diff BASE)");
@@ -418,7 +421,7 @@ cleanup:
 void serve_api__etag(const struct serve_app *app, const struct serve_query *q, char *buf,
 		     size_t size)
 {
-	char canon[5 * SERVE_MAX_VALUE + 512];
+	char canon[6 * SERVE_MAX_VALUE + 512];
 	uint64_t h = 0xcbf29ce484222325ull;
 	size_t n, i;
 

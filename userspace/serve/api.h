@@ -27,6 +27,7 @@ struct api_ctx {
 	struct analysis_names *scope_names;
 	struct analysis_scope_filter terms;
 	char label[SERVE_MAX_VALUE + 1];
+	const char *source_dir; /* the app's --source-dir, or NULL */
 	char *err;
 	size_t errlen;
 };
@@ -49,6 +50,8 @@ json_t *api__u64(uint64_t v);
 const char *api__key_kind(uint32_t kind);
 /* json_object_set_new that reports failure (-ENOMEM) when value is NULL. */
 int api__set(json_t *obj, const char *key, json_t *value);
+/* "event", "unit" and "total" of an aggregate answer (docs/api.md "head"). */
+int api__head(struct api_ctx *ctx, json_t *out, uint64_t total);
 /* A thread's {"id","tid","comm","pid"}. */
 json_t *api__thread(const struct capture *c, uint32_t thread);
 
@@ -60,5 +63,6 @@ int api__intervals(struct api_ctx *ctx, json_t *out);
 int api__offcpu(struct api_ctx *ctx, json_t *out);
 int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out);
 int api__groups(struct api_ctx *ctx, json_t *out);
+int api__source(struct api_ctx *ctx, json_t *out);
 
 #endif

@@ -19,7 +19,7 @@ static json_t *key_json(const struct analysis_names *n, uint32_t key)
 			 api__key_kind(n->keys[key].kind));
 }
 
-static int head(struct api_ctx *ctx, json_t *out, uint64_t total)
+int api__head(struct api_ctx *ctx, json_t *out, uint64_t total)
 {
 	const struct capture_event *e = &ctx->c->events[ctx->q.event];
 
@@ -158,7 +158,7 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 	if (nout < 0)
 		goto cleanup;
 	arr = json_array();
-	if (head(ctx, out, t ? t->nodes[0].total : w.total[0]) ||
+	if (api__head(ctx, out, t ? t->nodes[0].total : w.total[0]) ||
 	    api__set(out, "samples", api__u64(t ? t->nodes[0].samples : w.samples)) ||
 	    api__set(out, "min_share", json_real(sq->min_share)) ||
 	    api__set(out, "pruned", json_integer(nonzero - (uint32_t)nout)) ||
@@ -204,7 +204,7 @@ int api__calltree(struct api_ctx *ctx, json_t *out)
 	nd = &t->nodes[sq->node];
 	node = key_json(ctx->names, nd->key);
 	arr = json_array();
-	if (head(ctx, out, t->nodes[0].total) || api__set(out, "node", node) ||
+	if (api__head(ctx, out, t->nodes[0].total) || api__set(out, "node", node) ||
 	    api__set(node, "id", json_integer(sq->node)) ||
 	    api__set(node, "self", api__u64(nd->self)) ||
 	    api__set(node, "total", api__u64(nd->total)) ||
@@ -250,7 +250,7 @@ int api__flat(struct api_ctx *ctx, json_t *out)
 	if (!f)
 		goto cleanup;
 	arr = json_array();
-	if (head(ctx, out, f->total_weight) || api__set(out, "nrows", json_integer(f->nrows)) ||
+	if (api__head(ctx, out, f->total_weight) || api__set(out, "nrows", json_integer(f->nrows)) ||
 	    api__set(out, "offset", json_integer(sq->offset)) ||
 	    api__set(out, "sort", json_string(sq->sort == SERVE_SORT_TOTAL ? "total" : "self")) ||
 	    api__set(out, "rows", arr))
@@ -460,7 +460,7 @@ int api__offcpu(struct api_ctx *ctx, json_t *out)
 		count += g.rows[i].count;
 	rc = -ENOMEM;
 	arr = json_array();
-	if (head(ctx, out, g.total_ns) || api__set(out, "by", json_string(by_names[sq->by])) ||
+	if (api__head(ctx, out, g.total_ns) || api__set(out, "by", json_string(by_names[sq->by])) ||
 	    api__set(out, "count", api__u64(count)) ||
 	    api__set(out, "nrows", json_integer(g.nrows)) ||
 	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
@@ -534,7 +534,7 @@ int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out)
 		goto cleanup;
 	rc = -ENOMEM;
 	arr = json_array();
-	if (head(ctx, out, d.new_weight) || api__set(out, "base", json_string(base->name)) ||
+	if (api__head(ctx, out, d.new_weight) || api__set(out, "base", json_string(base->name)) ||
 	    api__set(out, "base_total", api__u64(d.base_weight)) ||
 	    api__set(out, "nrows", json_integer(d.nrows)) ||
 	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
@@ -583,7 +583,7 @@ int api__groups(struct api_ctx *ctx, json_t *out)
 		return rc == -EINVAL ? api__fail(ctx, "bad query") : rc;
 	rc = -ENOMEM;
 	arr = json_array();
-	if (head(ctx, out, g.total) || api__set(out, "by", json_string(by_names[sq->group_by])) ||
+	if (api__head(ctx, out, g.total) || api__set(out, "by", json_string(by_names[sq->group_by])) ||
 	    api__set(out, "nrows", json_integer(g.nrows)) ||
 	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
 		goto cleanup;

@@ -32,6 +32,7 @@ extern char **environ;
 
 struct server {
 	struct serve_live live;	       /* the capture or segment directory served */
+	const char *source_dir;	       /* --source-dir, or NULL */
 	struct serve_profile *base;    /* --diff, or NULL */
 	bool loopback_only;
 	uint16_t port;
@@ -176,7 +177,7 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *conn,
 	static const char immutable[] = "public, max-age=31536000, immutable";
 	struct serve_query q;
 	struct arg_state st = { .q = &q };
-	struct serve_app app = { .base = s->base };
+	struct serve_app app = { .base = s->base, .source_dir = s->source_dir };
 	/* A segment directory's answers change as segments come: revalidate. */
 	const char *cache = immutable;
 	char etag[80], err[256];
@@ -332,6 +333,7 @@ int serve__run(const struct serve_options *opts)
 		}
 	}
 	srv.base = base;
+	srv.source_dir = opts->source_dir;
 	/* Queries allocate and free the same large arrays again and again: keep
 	 * them in the heap rather than mapping fresh, zeroed pages each time
 	 * (page faults were a fifth of a large query's CPU time).  Bounded: at

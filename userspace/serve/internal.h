@@ -105,6 +105,7 @@ struct serve_app {
 	struct serve_profile *profile; /* the capture served */
 	struct serve_profile *base;    /* --diff: the base of /api/diff, or NULL */
 	bool live;		       /* a segment directory: answers may change */
+	const char *source_dir;	       /* --source-dir, or NULL */
 };
 
 /*

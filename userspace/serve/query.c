@@ -20,6 +20,7 @@ static const char *const endpoint_names[SERVE_EP_COUNT] = {
 	[SERVE_EP_FLAT] = "flat",	    [SERVE_EP_LANES] = "lanes",
 	[SERVE_EP_INTERVALS] = "intervals", [SERVE_EP_OFFCPU] = "offcpu",
 	[SERVE_EP_DIFF] = "diff",	    [SERVE_EP_GROUPS] = "groups",
+	[SERVE_EP_SOURCE] = "source",
 };
 
 static const char *const param_names[SERVE_P_COUNT] = {
@@ -34,6 +35,7 @@ static const char *const param_names[SERVE_P_COUNT] = {
 	[SERVE_P_LIMIT] = "limit",	 [SERVE_P_SORT] = "sort",
 	[SERVE_P_BUCKETS] = "buckets",	 [SERVE_P_BY] = "by",
 	[SERVE_P_MIN_NS] = "min_ns",	 [SERVE_P_LABEL] = "label",
+	[SERVE_P_FUNCTION] = "function",
 };
 
 #define P(x) (1u << SERVE_P_##x)
@@ -55,6 +57,7 @@ static const uint32_t endpoint_params[SERVE_EP_COUNT] = {
 	[SERVE_EP_OFFCPU] = FILTERS | P(BY) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_DIFF] = FILTERS | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_GROUPS] = P(EVENT) | P(BY) | P(LABEL) | P(OFFSET) | P(LIMIT),
+	[SERVE_EP_SOURCE] = (FILTERS & ~P(GRANULARITY)) | P(FUNCTION),
 };
 
 int serve_query__endpoint(const char *path, enum serve_endpoint *ep)
@@ -245,6 +248,11 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 	case SERVE_P_MODULE:
 		set_text(q->module, value);
 		return 0;
+	case SERVE_P_FUNCTION:
+		if (!*value)
+			return fail(err, errlen, "function: empty name");
+		set_text(q->function, value);
+		return 0;
 	case SERVE_P_LABEL:
 		if (check_label(value, err, errlen))
 			return -EINVAL;
@@ -386,6 +394,8 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 
 int serve_query__finish(struct serve_query *q, char *err, size_t errlen)
 {
+	if (q->endpoint == SERVE_EP_SOURCE && !q->function[0])
+		return fail(err, errlen, "/api/source needs function=NAME");
 	if (q->end_ns && q->end_ns <= q->start_ns)
 		return fail(err, errlen, "end (%" PRIu64 ") must be after start (%" PRIu64 ")",
 			    q->end_ns, q->start_ns);
@@ -400,10 +410,11 @@ size_t serve_query__canonical(const struct serve_query *q, char *buf, size_t siz
 	return (size_t)snprintf(
 		buf, size,
 		"%s|%u|%u|%" PRIu64 "|%" PRIu64 "|%d|%d|%d|%d|%.17g|%u|%u|%u|%u|%d|%u|%d|%" PRIu64
-		"|%d|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s",
+		"|%d|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s",
 		serve_query__endpoint_name(q->endpoint), q->thread, q->process, q->start_ns,
 		q->end_ns, q->look, q->granularity, q->per_thread, q->incomplete, q->min_share, q->max_nodes,
 		q->node, q->offset, q->limit, q->sort, q->buckets, q->by, q->min_ns, q->group_by,
 		strlen(q->event), q->event, strlen(q->module), q->module, strlen(q->focus),
-		q->focus, strlen(q->ignore), q->ignore, strlen(q->label), q->label);
+		q->focus, strlen(q->ignore), q->ignore, strlen(q->label), q->label, strlen(q->function),
+		q->function);
 }

@@ -30,6 +30,10 @@
 #define SERVE_DEFAULT_BUCKETS 400
 #define SERVE_MAX_LANES 256	     /* lanes in one page */
 #define SERVE_DEFAULT_LANES 64
+#define SERVE_MAX_SOURCE_BYTES (4 << 20) /* a source file larger is not shown */
+#define SERVE_MAX_SOURCE_LINES 2000	/* lines of text of one file in a response */
+#define SERVE_SOURCE_CONTEXT 8		/* lines shown around the sampled ones */
+#define SERVE_MAX_SOURCE_FILES 16	/* files of one function in a response */
 
 enum serve_endpoint {
 	SERVE_EP_INFO = 0,    /* /api/info: the capture, its events, counts, summary */
@@ -42,6 +46,7 @@ enum serve_endpoint {
 	SERVE_EP_OFFCPU,      /* /api/offcpu: off-CPU time by state, function or waker */
 	SERVE_EP_DIFF,	      /* /api/diff: flat diff against the --diff capture */
 	SERVE_EP_GROUPS,      /* /api/groups: weight per process, thread, container or module */
+	SERVE_EP_SOURCE,      /* /api/source: per-line costs of a function, with its source text */
 	SERVE_EP_COUNT,
 };
 
@@ -89,6 +94,7 @@ enum serve_param {
 	SERVE_P_BY,
 	SERVE_P_MIN_NS,
 	SERVE_P_LABEL,
+	SERVE_P_FUNCTION,
 	SERVE_P_COUNT,
 };
 
@@ -120,6 +126,7 @@ struct serve_query {
 	 * comm, module, container, cgroup); "" = none.  Checked here for
 	 * syntax, resolved by the answerer. */
 	char label[SERVE_MAX_VALUE + 1];
+	char function[SERVE_MAX_VALUE + 1]; /* /api/source: the function's name, exact */
 };
 
 /*

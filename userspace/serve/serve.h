@@ -35,6 +35,7 @@ struct serve_options {
 	const char *capture;   /* path of the capture, or of a segment directory, to serve */
 	const char *diff;      /* path of a capture to diff against (the base), or NULL */
 	const char *bind;      /* numeric IPv4/IPv6 address; "127.0.0.1" by default */
+	const char *source_dir; /* relative source paths of the capture are read below it, or NULL */
 	uint16_t port;	       /* 0: any free port */
 	bool open;	       /* start a browser (xdg-open) on the URL */
 	bool loopback_only;    /* refuse peers that are not loopback (set unless --bind) */

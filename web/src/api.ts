@@ -37,6 +37,10 @@ export interface Diff { event: string; unit: string; total: number; base: string
 export interface GroupRow { name: string; weight: number; samples: number; }
 export interface Groups { event: string; unit: string; total: number; by: string; nrows: number; offset: number; rows: GroupRow[]; }
 
+export interface SourceLine { line: number; self: number; total: number; }
+export interface SourceFile { file: string; lines: SourceLine[]; readable: boolean; why?: string; first_line?: number; text?: string[]; }
+export interface Source { event: string; unit: string; total: number; function: string; function_total: number; files: SourceFile[]; }
+
 export type Params = Record<string, string | number | boolean | undefined>;
 
 export class ApiError extends Error {}

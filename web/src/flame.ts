@@ -39,6 +39,7 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
   root.innerHTML = '';
   const head = document.createElement('div');
   head.id = 'flame-head';
+  head.dataset.total = String(f.total);
   head.textContent = `${f.event}: ${fmtWeight(f.total, f.unit)}` + (f.pruned ? ` (${f.pruned} nodes under ${f.min_share}% hidden)` : '');
   root.appendChild(head);
   if (!top) return;

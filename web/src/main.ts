@@ -4,7 +4,7 @@ import './style.css';
 import { Info, Thread, fmtNs, get, prefetch } from './api';
 import { flameParams, renderFlame } from './flame';
 import { State, readState, writeState } from './state';
-import { renderDiff, renderGroups, renderOffcpu, renderSummary, renderTable, renderTree } from './tables';
+import { renderDiff, renderGroups, renderOffcpu, renderSource, renderSummary, renderTable, renderTree } from './tables';
 import { renderTimeline } from './timeline';
 import { hideTip } from './tooltip';
 
@@ -81,6 +81,7 @@ async function render(): Promise<void> {
       case 'timeline': await renderTimeline(root, s, info); break;
       case 'offcpu': await renderOffcpu(root, s); break;
       case 'groups': await renderGroups(root, s); break;
+      case 'source': await renderSource(root, s); break;
       case 'diff': await renderDiff(root, s); break;
       case 'summary': renderSummary(root, info); break;
       default: await renderFlame(root, s);

@@ -2,12 +2,12 @@
 export interface State {
   view: string; event?: string; thread?: string; look?: string; focus?: string; ignore?: string;
   module?: string; search?: string; zoom?: string; sort?: string; by?: string;
-  gran?: string; label?: string; group?: string;
+  gran?: string; label?: string; group?: string; fn?: string;
   // The time selection (a zone of the timeline): ns from the capture's origin.
   start?: string; end?: string;
 }
 
-const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'label', 'start', 'end', 'group', 'search', 'zoom', 'sort', 'by'];
+const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'label', 'start', 'end', 'group', 'fn', 'search', 'zoom', 'sort', 'by'];
 
 export function readState(): State {
   const p = new URLSearchParams(location.hash.replace(/^#/, ''));

@@ -1,6 +1,6 @@
 // Tables: functions (self/total, sorted by the server), call tree pages,
 // off-CPU groups, diff and summary.
-import { CallTree, Diff, Flat, Groups, Info, Offcpu, fmtNs, fmtWeight, get, pct } from './api';
+import { CallTree, Diff, Flat, Groups, Info, Offcpu, Source, fmtNs, fmtWeight, get, pct } from './api';
 import { State, filters, writeState } from './state';
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: string): HTMLElementTagNameMap[K] {
@@ -40,9 +40,56 @@ export async function renderTable(root: HTMLElement, s: State): Promise<void> {
   for (const r of f.rows) {
     const tr = row([r.name + (r.kind === 'kernel' ? ' [k]' : ''), String(r.self), pct(r.self, f.total), String(r.total), pct(r.total, f.total)]);
     tr.dataset.name = r.name;
+    if (r.kind === 'function' || r.kind === 'inline') {
+      tr.style.cursor = 'pointer';
+      tr.title = 'source view of ' + r.name;
+      tr.addEventListener('click', () => writeState({ ...s, view: 'source', fn: r.name }));
+    }
     t.appendChild(tr);
   }
   root.appendChild(t);
+}
+
+// The source view of one function: per-line self/total from the capture's
+// line tables, beside the text when the server can read the file.
+export async function renderSource(root: HTMLElement, s: State): Promise<void> {
+  root.innerHTML = '';
+  if (!s.fn) {
+    root.appendChild(el('p', 'Pick a function in the Functions table to see its lines.'));
+    return;
+  }
+  const f = filters(s);
+  const r = await get<Source>('source', { ...f, granularity: undefined, function: s.fn });
+  root.appendChild(el('div', `${r.function}: ${fmtWeight(r.function_total, r.unit)} of ${fmtWeight(r.total, r.unit)} (${pct(r.function_total, r.total)}) in ${r.files.length} file(s)`));
+  for (const file of r.files) {
+    root.appendChild(el('h4', file.file || '(no file recorded)'));
+    const cost = new Map(file.lines.map((l) => [l.line, l]));
+    const t = el('table');
+    t.className = 'source';
+    const h = el('tr');
+    for (const c of ['line', 'self', 'total', 'total %', 'source']) h.appendChild(el('th', c, c === 'source' ? 'name' : undefined));
+    t.appendChild(h);
+    const max = Math.max(1, ...file.lines.map((l) => l.total));
+    const add = (n: number, text: string | undefined) => {
+      const c = cost.get(n);
+      const tr = row([String(n || '?'), c ? String(c.self) : '', c ? String(c.total) : '', c ? pct(c.total, r.total) : '', el('pre', text ?? '')], 4);
+      tr.dataset.line = String(n);
+      if (c) {
+        tr.dataset.self = String(c.self);
+        tr.dataset.total = String(c.total);
+        tr.classList.add('hot');
+        tr.style.setProperty('--heat', String(c.total / max));
+      }
+      t.appendChild(tr);
+    };
+    if (file.readable && file.text) {
+      file.text.forEach((text, i) => add(file.first_line! + i, text));
+    } else {
+      for (const l of file.lines) add(l.line, undefined);
+    }
+    root.appendChild(t);
+    if (!file.readable) root.appendChild(el('p', `source text not shown: ${file.why}`, 'note'));
+  }
 }
 
 export async function renderTree(root: HTMLElement, s: State): Promise<void> {
