@@ -6,6 +6,7 @@ import { State, filters, writeState } from './state';
 import { showTip, hideTip } from './tooltip';
 
 const ROW = 18;
+const MIN_PX = 2;
 
 interface Laid { n: FlameNode; depth: number; children: Laid[]; parent?: Laid; }
 
@@ -22,9 +23,9 @@ function build(f: Flame): Map<number, Laid> {
   return byId;
 }
 
-// The flame graph query of s for a graph px wide.  Unzoomed, a node under
-// one pixel is not drawn: ask only for wider ones (fewer frames to lay
-// out); zoomed, the default share.
+// The flame graph query of s for a graph px wide.  Unzoomed, ask only for
+// nodes of a pixel or more (fewer to send and lay out; those under MIN_PX
+// still count in the search's share); zoomed, the default share.
 export function flameParams(s: State, width: number): Params {
   const px = Math.max(width, 600);
   const minShare = s.zoom ? undefined : Math.max(0.05, Math.ceil(100000 / px) / 1000);
@@ -64,16 +65,19 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
     if (d) writeState({ ...s, zoom: Number(d.dataset.id) === top.n.id ? undefined : d.dataset.id });
   });
 
-  const place = (l: Laid, x: number, w: number, ancestor: boolean, inMatch: boolean) => {
-    if (w < 0.5) return;
+  // The matched share counts every node the answer holds, drawn or not.
+  const count = (l: Laid, inMatch: boolean) => {
+    const isMatch = !!re && re.test(l.n.name);
+    if (isMatch && !inMatch) matched += l.n.total;
+    for (const c of l.children) count(c, inMatch || isMatch);
+  };
+  const place = (l: Laid, x: number, w: number, ancestor: boolean) => {
+    // Narrower than MIN_PX a box is all border: not drawn (its weight is in its parent's width).
+    if (w < MIN_PX) return;
     maxDepth = Math.max(maxDepth, l.depth);
     const d = document.createElement('div');
     d.className = 'frame ' + l.n.kind + (ancestor ? ' ancestor' : '');
-    const isMatch = !!re && re.test(l.n.name);
-    if (isMatch) {
-      d.classList.add('match');
-      if (!inMatch) matched += l.n.total;
-    }
+    if (re && re.test(l.n.name)) d.classList.add('match');
     d.style.left = x + 'px';
     d.style.top = l.depth * ROW + 'px';
     d.style.width = w + 'px';
@@ -88,7 +92,7 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
     let cx = x;
     for (const c of l.children) {
       const cw = l.n.total ? w * c.n.total / l.n.total : 0;
-      place(c, cx, cw, false, inMatch || isMatch);
+      place(c, cx, cw, false);
       cx += cw;
     }
   };
@@ -97,10 +101,11 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
   for (let a = zoom.parent; a; a = a.parent) chain.unshift(a);
   let underMatch = false;
   for (const a of chain) {
-    place(a, 0, width, true, false);
+    place(a, 0, width, true);
     if (re && re.test(a.n.name)) underMatch = true;
   }
-  place(zoom, 0, width, false, underMatch);
+  place(zoom, 0, width, false);
+  if (re) count(zoom, underMatch);
   performance.mark('flame-placed');
   box.appendChild(frag);
   box.style.height = (maxDepth + 1) * ROW + 'px';
