@@ -198,13 +198,25 @@ async function paint(page) {
     cpu.push(Math.round(1000 * (chromiumCpu(k1) - c0)));
     kinds.push(Object.fromEntries(Object.keys(k1).map((k) => [k, Math.round(1000 * (k1[k] - (k0[k] || 0)))])));
   }
+  // The same navigation to a static asset of the server: what chromium
+  // spends on any navigation, for comparison.
+  const baseline = [];
+  for (let i = 0; i < 3; i++) {
+    await page.goto('about:blank');
+    const c0 = chromiumCpu();
+    await page.goto(spec.base + 'favicon.svg');
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    baseline.push(Math.round(1000 * (chromiumCpu() - c0)));
+  }
+  await page.goto(spec.base + '#view=flame');
+  await ready(page, 'flame');
   const resources = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => ({
     name: r.name.replace(/^https?:\/\/[^/]+/, ''), start: Math.round(r.startTime), ms: Math.round(r.duration) })));
   const nav = await page.evaluate(() => { const n = performance.getEntriesByType('navigation')[0]; return { dcl: Math.round(n.domContentLoadedEventEnd), load: Math.round(n.loadEventEnd) }; });
   const frames = await page.$$eval('.frame', (els) => els.length);
   await page.screenshot({ path: path.join(spec.shots, 'paint.png') });
   const marks = await page.evaluate(() => performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)]));
-  return { ms: runs, chromium_cpu_ms: cpu, renderer_thread_ms: thread, cpu_by_process: kinds, frames, resources, nav, marks };
+  return { ms: runs, chromium_cpu_ms: cpu, baseline_cpu_ms: baseline, renderer_thread_ms: thread, cpu_by_process: kinds, frames, resources, nav, marks };
 }
 
 async function main() {

@@ -65,6 +65,12 @@ static int read_source(const char *dir, const char *path, char **buf, size_t *le
 		}
 		path = full;
 	}
+	/* Not even opened unless a regular file (opening a device can act);
+	 * checked again on the descriptor. */
+	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+		*why = "not a regular file readable on this host";
+		return -ENOENT;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		*why = "cannot be read on this host";
