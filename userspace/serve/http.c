@@ -376,12 +376,8 @@ int serve__run(const struct serve_options *opts)
 		sig = sigtimedwait(&set, NULL, &rescan);
 		if (sig == SIGINT || sig == SIGTERM)
 			break;
-		if (sig < 0 && errno == EAGAIN && serve_live__rescan(&srv.live) == 1) {
-			struct serve_profile *p = serve_live__profile(&srv.live);
-
-			serve_profile__warm(p);
-			serve_profile__put(p);
-		}
+		if (sig < 0 && errno == EAGAIN)
+			serve_live__rescan(&srv.live);
 	}
 	rc = 0;
 cleanup:

@@ -120,6 +120,8 @@ int serve_live__rescan(struct serve_live *l)
 			l->path, err);
 		return rc;
 	}
+	/* Its first answers are built before requests see it. */
+	serve_profile__warm(fresh);
 	pthread_mutex_lock(&l->lock);
 	old = l->current;
 	l->current = fresh;
