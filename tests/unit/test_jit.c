@@ -23,7 +23,6 @@
 
 #include <cmocka.h>
 
-#include "userspace/runtimes/gdb_jit.h"
 #include "userspace/runtimes/jit_funcs.h"
 #include "userspace/runtimes/jit_policy.h"
 #include "userspace/runtimes/jit_proc.h"
@@ -775,91 +774,6 @@ static void test_jitdump_marker(void **state)
 	jit_funcs__release(&f);
 }
 
-/* ---- the GDB JIT interface ----------------------------------------------- */
-
-struct test_entry {
-	struct test_entry *next, *prev;
-	const char *symfile_addr;
-	uint64_t symfile_size;
-};
-
-static struct {
-	uint32_t version, action_flag;
-	struct test_entry *relevant, *first;
-} test_descriptor;
-
-__attribute__((noinline)) int gdb_jit_marker(int x)
-{
-	return x * 7 + 3;
-}
-
-/* This test's own executable as the registered object: its function
- * symbols become functions at their ELF addresses. */
-static void test_gdb_jit(void **state)
-{
-	struct test_entry e1 = { 0 }, e2 = { 0 };
-	struct jit_target t = self_target(0);
-	struct jit_funcs f;
-	struct gdb_jit g;
-	struct stat st;
-	uint8_t *img;
-	uint32_t added;
-	int fd = open("/proc/self/exe", O_RDONLY);
-
-	assert_true(fd >= 0 && !fstat(fd, &st));
-	img = malloc((size_t)st.st_size);
-	assert_int_equal(read(fd, img, (size_t)st.st_size), st.st_size);
-	close(fd);
-	jit_funcs__init(&f);
-	gdb_jit__init(&g, (uintptr_t)&test_descriptor);
-	test_descriptor.version = 1;
-	/* An empty list: nothing, and nothing copied again while unchanged. */
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 1, &added), 0);
-	assert_int_equal(added, 0);
-	e1.symfile_addr = (const char *)img;
-	e1.symfile_size = (uint64_t)st.st_size;
-	test_descriptor.first = &e1;
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 2, &added), 0);
-	assert_true(added > 10);
-	assert_int_equal(g.nobjs, 1);
-	uint64_t reads = g.reads;
-
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 3, &added), 0);
-	assert_int_equal(added, 0);
-	assert_int_equal(g.reads, reads); /* the list's bytes did not change */
-	/* The marker is named at its ELF address (this is a PIE: the
-	 * object's addresses are its own, as the interface says). */
-	bool found = false;
-
-	for (uint32_t i = 0; i < f.n; i++)
-		if (!strcmp(jit_funcs__name(&f, &f.fns[i]), "gdb_jit_marker")) {
-			found = true;
-			assert_true(f.fns[i].flags & JIT_FN_GDB);
-			assert_int_equal(f.fns[i].object, 0);
-		}
-	assert_true(found);
-	/* A second entry of garbage, a cyclic list, a wrong version: counted. */
-	e2.symfile_addr = "not an ELF object";
-	e2.symfile_size = 17;
-	e1.next = &e2;
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 4, &added), 0);
-	assert_int_equal(f.problems[JIT_PROBLEM_GDB_BAD], 1);
-	e2.next = &e1;
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 5, &added), 0);
-	assert_int_equal(f.problems[JIT_PROBLEM_GDB_BAD], 2);
-	e2.next = NULL;
-	e2.symfile_size = JIT_GDB_IMAGE_MAX + 1ull;
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 6, &added), 0);
-	assert_int_equal(f.problems[JIT_PROBLEM_GDB_BAD], 3);
-	test_descriptor.version = 2;
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 7, &added), 0);
-	assert_int_equal(f.problems[JIT_PROBLEM_GDB_BAD], 4);
-	assert_true(gdb_jit_marker(1) == 10);
-	gdb_jit__release(&g);
-	jit_funcs__release(&f);
-	free(img);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -877,7 +791,6 @@ int main(void)
 		cmocka_unit_test(test_jitdump_records),
 		cmocka_unit_test(test_jitdump_damaged),
 		cmocka_unit_test(test_jitdump_marker),
-		cmocka_unit_test(test_gdb_jit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -103,6 +103,7 @@ int jit__mapped(struct processor *p, struct proc_state *ps, uint64_t start, uint
 	if (!js)
 		return 0;
 	jit_funcs__map(&js->funcs, start, end, time);
+	gdb_jit__remapped(&js->gdb);
 	js->mapped = true;
 	js->mapped_gdb = true;
 	return 0;
