@@ -774,6 +774,67 @@ static void test_jitdump_marker(void **state)
 	jit_funcs__release(&f);
 }
 
+/*
+ * The history of a jitdump file read again from its start (a writer held
+ * its records until it exited): a frame is named by the load that named
+ * its address over all its samples' times, never by a later load, and not
+ * at all when the name changed between its first and last sample.
+ */
+static void test_jitdump_history(void **state)
+{
+	static const uint32_t ent[][2] = { { 0, 10 }, { 0x10, 11 } };
+	struct jd_buf j = { .len = 0 };
+	struct jitdump d;
+	struct jit_funcs h;
+	struct jit_history x;
+	const struct jit_fn *fn;
+	char path[64];
+	uint32_t line;
+	const char *file;
+	int fd;
+
+	jd_header(&j, JITDUMP_MAGIC, 42, 0);
+	jd_load(&j, 100, 0x1000, 0x40, "JS:~old");
+	jd_debug(&j, 0x1000, ent, 2);
+	jd_load(&j, 500, 0x1000, 0x40, "JS:*new"); /* same range, rewritten at 500 */
+	jd_load(&j, 300, 0x2000, 0x20, "JS:*other");
+	snprintf(path, sizeof(path), "/tmp/test-jit-history-%d.dump", (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, j.b, j.len), (ssize_t)j.len);
+	unlink(path);
+	jitdump__init(&d);
+	jit_funcs__init(&h);
+	/* No kept file: nothing. */
+	assert_int_equal(jitdump__history(&d, &h, 42, 1), 0);
+	d.fd = fd;
+	d.kept = true;
+	d.offset = 12345; /* where live reads stopped: the history starts over */
+	assert_int_equal(jitdump__history(&d, &h, 42, 1), 3);
+	assert_int_equal(d.offset, 12345);
+	assert_int_equal(jit_history__init(&x, &h), 0);
+	fn = jit_history__find(&x, 0x1010, 150, 450);
+	assert_non_null(fn);
+	assert_string_equal(jit_funcs__name(&h, fn), "JS:~old");
+	fn = jit_history__find(&x, 0x1010, 500, 900);
+	assert_non_null(fn);
+	assert_string_equal(jit_funcs__name(&h, fn), "JS:*new");
+	assert_int_equal(jit_funcs__line(&h, fn, 0x1010, &line, &file), 0);
+	assert_int_equal(line, 11);
+	/* Samples on both sides of the rewrite: neither name. */
+	assert_null(jit_history__find(&x, 0x1010, 150, 600));
+	/* Before any load, past every load's end. */
+	assert_null(jit_history__find(&x, 0x1010, 50, 60));
+	assert_null(jit_history__find(&x, 0x2000, 200, 250));
+	assert_non_null(jit_history__find(&x, 0x2000, 300, 300));
+	assert_null(jit_history__find(&x, 0x2020, 400, 400));
+	assert_null(jit_history__find(&x, 0xfff, 400, 400));
+	assert_int_equal(x.cut, 0);
+	jit_history__release(&x);
+	jit_funcs__release(&h);
+	jitdump__release(&d); /* closes fd */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -791,6 +852,7 @@ int main(void)
 		cmocka_unit_test(test_jitdump_records),
 		cmocka_unit_test(test_jitdump_damaged),
 		cmocka_unit_test(test_jitdump_marker),
+		cmocka_unit_test(test_jitdump_history),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -237,8 +237,13 @@ static int release(struct processor *p, uint64_t limit)
 	while (n < p->nheld && (limit == UINT64_MAX || p->held[n].time < limit))
 		n++;
 	if (p->round_budget_ns && limit != UINT64_MAX) {
-		deadline = mono_ns() + p->round_budget_ns;
+		uint64_t now = mono_ns();
+
+		deadline = now + p->round_budget_ns;
 		must = limit > p->max_lag_ns ? limit - p->max_lag_ns : 0;
+		/* How far behind the samples' clock live processing runs. */
+		if (n && now > p->held[0].time && now - p->held[0].time > p->lag_max_ns)
+			p->lag_max_ns = now - p->held[0].time;
 	}
 	for (i = 0; i < n; i++) {
 		const struct held_record *h = &p->held[i];
@@ -482,6 +487,8 @@ int processor__finish(struct processor *p)
 		if (p->problems[i])
 			capture_builder__add_counter(p->b, problem_names[i], p->problems[i]);
 	jit__finish(p);
+	if (p->lag_max_ns)
+		capture_builder__add_counter(p->b, "processor.lag_max_ms", p->lag_max_ns / 1000000);
 	for (int i = 0; i < UNWIND_REASON__COUNT; i++) {
 		char name[96], *d;
 

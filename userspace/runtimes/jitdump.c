@@ -417,3 +417,130 @@ cleanup:
 	free(buf); /* fd stays open in d (jitdump__release closes it) */
 	return err;
 }
+
+int jitdump__history(const struct jitdump *d, struct jit_funcs *h, uint32_t expect_pid,
+		     uint64_t read_ns)
+{
+	struct jitdump r;
+	uint8_t *buf = NULL;
+	uint64_t total = 0;
+	struct stat st;
+	int err = 0;
+
+	if (!d->kept || fstat(d->fd, &st))
+		return 0;
+	jitdump__init(&r);
+	buf = malloc(JIT_READ_MAX);
+	if (!buf)
+		return -ENOMEM;
+	while (r.state == JITDUMP_READING || r.state == JITDUMP_UNREAD) {
+		size_t want = JIT_READ_MAX, have = 0;
+		ssize_t used;
+
+		if ((uint64_t)st.st_size <= r.offset || total >= JIT_HISTORY_READ_MAX)
+			break;
+		if (want > (uint64_t)st.st_size - r.offset)
+			want = (size_t)((uint64_t)st.st_size - r.offset);
+		while (have < want) {
+			ssize_t got = pread(d->fd, buf + have, want - have, (off_t)(r.offset + have));
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0)
+				break;
+			have += (size_t)got;
+		}
+		used = jitdump__parse(&r, h, buf, have, expect_pid, read_ns);
+		if (used < 0) {
+			err = (int)used;
+			goto cleanup;
+		}
+		if (!used)
+			break; /* a partial record at the end, or a bad header */
+		total += (uint64_t)used;
+	}
+	err = (int)h->nstaged; /* h was empty */
+cleanup:
+	free(buf);
+	free(r.debug);
+	return err;
+}
+
+static int by_start_cmp(const void *a, const void *b)
+{
+	const struct jit_fn *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int jit_history__init(struct jit_history *x, const struct jit_funcs *h)
+{
+	memset(x, 0, sizeof(*x));
+	x->h = h;
+	if (!h->nstaged)
+		return 0;
+	x->by_start = malloc((size_t)h->nstaged * sizeof(*x->by_start));
+	if (!x->by_start)
+		return -ENOMEM;
+	memcpy(x->by_start, h->staged, (size_t)h->nstaged * sizeof(*x->by_start));
+	x->n = h->nstaged;
+	qsort(x->by_start, x->n, sizeof(*x->by_start), by_start_cmp);
+	for (uint32_t i = 0; i < x->n; i++)
+		if (x->by_start[i].end - x->by_start[i].start > x->max_size)
+			x->max_size = x->by_start[i].end - x->by_start[i].start;
+	return 0;
+}
+
+void jit_history__release(struct jit_history *x)
+{
+	free(x->by_start);
+	memset(x, 0, sizeof(*x));
+}
+
+/* Is load a made later than load b (time, then file order)? */
+static bool later(const struct jit_fn *a, const struct jit_fn *b)
+{
+	if (a->since_ns != b->since_ns)
+		return a->since_ns > b->since_ns;
+	return a->seq > b->seq;
+}
+
+const struct jit_fn *jit_history__find(struct jit_history *x, uint64_t addr, uint64_t first_ns,
+				       uint64_t last_ns)
+{
+	const struct jit_fn *best = NULL;
+	uint32_t lo = 0, hi = x->n, seen = 0;
+
+	/* Loads starting at or before addr: those in reach of max_size. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (x->by_start[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int pass = 0; pass < 2 && (!pass || best); pass++)
+		for (uint32_t i = lo; i > 0; i--) {
+			const struct jit_fn *fn = &x->by_start[i - 1];
+
+			if (addr - fn->start >= x->max_size)
+				break;
+			if (++seen > 2 * JIT_HISTORY_SCAN_MAX) {
+				x->cut++;
+				return NULL;
+			}
+			if (addr >= fn->end)
+				continue;
+			if (!pass) {
+				/* The latest made at or before first_ns. */
+				if (fn->since_ns <= first_ns && (!best || later(fn, best)))
+					best = fn;
+			} else if (fn != best && later(fn, best) && fn->since_ns <= last_ns) {
+				return NULL; /* another load named it before last_ns */
+			}
+		}
+	return best;
+}
