@@ -155,6 +155,7 @@ struct processor {
 	/* code with no file (jit.c) */
 	bool read_processes; /* processor__read_processes: live, may read /proc */
 	uint64_t jit_reads;
+	uint64_t jit_read_cpu_ns, jit_late_cpu_ns; /* thread CPU spent reading, naming late */
 	/* frames named at seal time (jit.c): serial making their rows unique,
 	 * frames named, left unnamed, not kept (JIT_LATE_FRAMES_MAX), lookups cut */
 	uint32_t jit_late_serial;

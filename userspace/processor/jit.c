@@ -83,6 +83,15 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* This thread's CPU time (ns): what reads cost the recorder. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static struct jit_state *state(struct proc_state *ps)
 {
 	if (!ps->jit) {
@@ -347,8 +356,14 @@ static int lookup(struct processor *p, struct proc_state *ps, uint64_t at, struc
 		return -ENOMEM;
 	*jsp = js;
 	*fnp = jit_funcs__find(&js->funcs, at, time);
-	if (!*fnp && read_on(p, ps, js, time))
-		*fnp = jit_funcs__find(&js->funcs, at, time);
+	if (!*fnp && p->read_processes) {
+		uint64_t cpu = thread_cpu_ns();
+		bool found = read_on(p, ps, js, time);
+
+		p->jit_read_cpu_ns += thread_cpu_ns() - cpu;
+		if (found)
+			*fnp = jit_funcs__find(&js->funcs, at, time);
+	}
 	return *fnp ? 0 : -ENOENT;
 }
 
@@ -503,6 +518,8 @@ static int name_late(struct processor *p, struct proc_state *ps, struct jit_stat
 	uint32_t added;
 	int err;
 
+	uint64_t cpu = thread_cpu_ns();
+
 	if (!js->dump.kept && p->read_processes && !target(p, ps, &t)) {
 		err = jitdump__read(&js->dump, &js->funcs, &t, js->dump_start, js->dump_end,
 				    js->dump_path, now, &added);
@@ -550,6 +567,7 @@ static int name_late(struct processor *p, struct proc_state *ps, struct jit_stat
 	p->jit_history_cut += x.cut;
 	jit_history__release(&x);
 	jit_funcs__release(&h);
+	p->jit_late_cpu_ns += thread_cpu_ns() - cpu;
 	return err < 0 ? err : 0;
 }
 
@@ -595,12 +613,16 @@ void jit__finish(struct processor *p)
 			snprintf(key, sizeof(key), "jit.%s", jit_problem__name((unsigned int)k));
 			capture_builder__add_counter(p->b, key, totals[k]);
 		}
-	if (p->jit_reads)
+	if (p->jit_reads) {
 		capture_builder__add_counter(p->b, "jit.reads", p->jit_reads);
+		capture_builder__add_counter(p->b, "jit.read_cpu_ms", p->jit_read_cpu_ns / 1000000);
+	}
 	if (proved)
 		capture_builder__add_counter(p->b, "jit.frames_proved", proved);
 	if (unproved)
 		capture_builder__add_counter(p->b, "jit.frames_unproved", unproved);
+	if (p->jit_late_cpu_ns)
+		capture_builder__add_counter(p->b, "jit.late_cpu_ms", p->jit_late_cpu_ns / 1000000);
 	if (p->jit_late_named)
 		capture_builder__add_counter(p->b, "jit.late_named", p->jit_late_named);
 	if (p->jit_late_unnamed)

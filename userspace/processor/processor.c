@@ -237,13 +237,8 @@ static int release(struct processor *p, uint64_t limit)
 	while (n < p->nheld && (limit == UINT64_MAX || p->held[n].time < limit))
 		n++;
 	if (p->round_budget_ns && limit != UINT64_MAX) {
-		uint64_t now = mono_ns();
-
-		deadline = now + p->round_budget_ns;
+		deadline = mono_ns() + p->round_budget_ns;
 		must = limit > p->max_lag_ns ? limit - p->max_lag_ns : 0;
-		/* How far behind the samples' clock live processing runs. */
-		if (n && now > p->held[0].time && now - p->held[0].time > p->lag_max_ns)
-			p->lag_max_ns = now - p->held[0].time;
 	}
 	for (i = 0; i < n; i++) {
 		const struct held_record *h = &p->held[i];
@@ -256,6 +251,13 @@ static int release(struct processor *p, uint64_t limit)
 			return err;
 	}
 	n = i;
+	if (deadline && n) {
+		/* Live: how far behind the clock the last record processed was. */
+		uint64_t now = mono_ns();
+
+		if (now > p->last_released && now - p->last_released > p->lag_max_ns)
+			p->lag_max_ns = now - p->last_released;
+	}
 	for (i = 0; i < n; i++)
 		p->held_live -= (p->held[i].len + 7) & ~7u;
 	memmove(p->held, p->held + n, (p->nheld - n) * sizeof(*p->held));
