@@ -835,6 +835,59 @@ static void test_jitdump_history(void **state)
 	jitdump__release(&d); /* closes fd */
 }
 
+/* A debug-info record naming file name (one entry at addr, line 7). */
+static void jd_debug_file(struct jd_buf *j, uint64_t addr, const char *name)
+{
+	jd_prefix(j, JIT_CODE_DEBUG_INFO, (uint32_t)(16 + 16 + 16 + strlen(name) + 1), 5);
+	jd_u64(j, addr);
+	jd_u64(j, 1);
+	jd_u64(j, addr);
+	jd_u32(j, 7);
+	jd_u32(j, 0);
+	jd_put(j, name, strlen(name) + 1);
+}
+
+/*
+ * Source file names must be well-formed UTF-8 without control characters
+ * (V8 11 writes a freed buffer's bytes): others are left out, the line
+ * kept, and counted (bad_text).
+ */
+static void test_jitdump_file_names(void **state)
+{
+	static const char *const names[] = {
+		"/srv/app.js", "/srv/\xd0\xb4\xd0\xbe\xd0\xbc.js", "\xe0]", "\xc0\xaf", "a\x01b",
+		"\xed\xa0\x80", "\xf4\x90\x80\x80", "ok\xf0\x9f\x98\x80",
+	};
+	static const bool kept[] = { true, true, false, false, false, false, false, true };
+	struct jd_buf j = { .len = 0 };
+	struct jitdump d;
+	struct jit_funcs f;
+	uint32_t line, bad = 0;
+	const char *file;
+
+	jd_header(&j, JITDUMP_MAGIC, 42, 0);
+	for (uint32_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		jd_debug_file(&j, 0x1000 + i * 0x100, names[i]);
+		jd_load(&j, 100, 0x1000 + i * 0x100, 0x10, "fn");
+	}
+	jitdump__init(&d);
+	jit_funcs__init(&f);
+	assert_true(jitdump__parse(&d, &f, j.b, j.len, 42, 1) > 0);
+	assert_int_equal(jit_funcs__commit(&f), (int)(sizeof(names) / sizeof(names[0])));
+	for (uint32_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct jit_fn *fn = jit_funcs__find(&f, 0x1000 + i * 0x100, 0);
+
+		assert_non_null(fn);
+		assert_int_equal(jit_funcs__line(&f, fn, fn->start, &line, &file), 0);
+		assert_int_equal(line, 7);
+		assert_string_equal(file, kept[i] ? names[i] : "");
+		bad += !kept[i];
+	}
+	assert_int_equal(f.problems[JIT_PROBLEM_BAD_TEXT], bad);
+	jitdump__release(&d);
+	jit_funcs__release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -853,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_jitdump_damaged),
 		cmocka_unit_test(test_jitdump_marker),
 		cmocka_unit_test(test_jitdump_history),
+		cmocka_unit_test(test_jitdump_file_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

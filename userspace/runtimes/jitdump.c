@@ -108,13 +108,43 @@ static bool parse_header(struct jitdump *d, struct jit_funcs *f, const uint8_t *
 	return true;
 }
 
-/* Could these bytes be a file name?  No control bytes, none that UTF-8
- * never uses (V8 11 writes a pointer's bytes for a script's name). */
+/* Could these bytes be a file name?  Well-formed UTF-8 (RFC 3629: no
+ * overlong forms, surrogates or code points past U+10FFFF) without control
+ * characters: V8 11 writes a freed buffer's bytes for a script's name, and
+ * a byte over 0x7f there seldom starts a well-formed sequence. */
 static bool is_text(const uint8_t *s, size_t len)
 {
-	for (size_t i = 0; i < len; i++)
-		if (s[i] < 0x20 || s[i] == 0x7f || s[i] == 0xc0 || s[i] == 0xc1 || s[i] >= 0xf5)
+	for (size_t i = 0; i < len;) {
+		uint8_t c = s[i];
+		size_t n;
+		uint8_t lo = 0x80, hi = 0xbf;
+
+		if (c < 0x20 || c == 0x7f)
 			return false;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			lo = c == 0xe0 ? 0xa0 : 0x80;
+			hi = c == 0xed ? 0x9f : 0xbf;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			lo = c == 0xf0 ? 0x90 : 0x80;
+			hi = c == 0xf4 ? 0x8f : 0xbf;
+		} else {
+			return false;
+		}
+		if (len - i - 1 < n || s[i + 1] < lo || s[i + 1] > hi)
+			return false;
+		for (size_t k = 2; k <= n; k++)
+			if (s[i + k] < 0x80 || s[i + k] > 0xbf)
+				return false;
+		i += n + 1;
+	}
 	return true;
 }
 
