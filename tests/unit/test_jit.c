@@ -599,7 +599,9 @@ static void jd_debug(struct jd_buf *j, uint64_t addr, const uint32_t (*ent)[2], 
 
 static void test_jitdump_records(void **state)
 {
-	static const uint32_t ent[][2] = { { 0, 10 }, { 0x10, 11 }, { 0x30, 13 } };
+	/* V8 writes positions 0x40 after the code they describe (jitdump.c,
+	 * V8_POSITION_SKEW): these name offsets 0, 0x10 and 0x30. */
+	static const uint32_t ent[][2] = { { 0x40, 10 }, { 0x50, 11 }, { 0x70, 13 } };
 	struct jd_buf j = { .len = 0 };
 	struct jitdump d;
 	struct jit_funcs f;
@@ -782,7 +784,7 @@ static void test_jitdump_marker(void **state)
  */
 static void test_jitdump_history(void **state)
 {
-	static const uint32_t ent[][2] = { { 0, 10 }, { 0x10, 11 } };
+	static const uint32_t ent[][2] = { { 0x40, 10 }, { 0x50, 11 } }; /* V8's skew */
 	struct jd_buf j = { .len = 0 };
 	struct jitdump d;
 	struct jit_funcs h;
@@ -884,6 +886,31 @@ static void test_jitdump_file_names(void **state)
 		bad += !kept[i];
 	}
 	assert_int_equal(f.problems[JIT_PROBLEM_BAD_TEXT], bad);
+	jitdump__release(&d);
+	jit_funcs__release(&f);
+
+	/* Positions of a V8 load are 0x40 after their code, others' are not. */
+	static const uint32_t ent[][2] = { { 0x40, 20 }, { 0x48, 21 } };
+
+	j.len = 0;
+	jd_header(&j, JITDUMP_MAGIC, 42, 0);
+	jd_debug(&j, 0x1000, ent, 2);
+	jd_load(&j, 100, 0x1000, 0x60, "JS:*f /srv/a.js:1:1");
+	jd_debug(&j, 0x2000, ent, 2);
+	jd_load(&j, 100, 0x2000, 0x60, "Lcom/example/A;run");
+	jitdump__init(&d);
+	jit_funcs__init(&f);
+	assert_true(jitdump__parse(&d, &f, j.b, j.len, 42, 1) > 0);
+	assert_int_equal(jit_funcs__commit(&f), 2);
+	const struct jit_fn *v8 = jit_funcs__find(&f, 0x1000, 0), *java = jit_funcs__find(&f, 0x2000, 0);
+
+	assert_int_equal(jit_funcs__line(&f, v8, 0x1000, &line, &file), 0);
+	assert_int_equal(line, 20);
+	assert_int_equal(jit_funcs__line(&f, v8, 0x1008, &line, &file), 0);
+	assert_int_equal(line, 21);
+	assert_int_equal(jit_funcs__line(&f, java, 0x2000, &line, &file), -ENOENT);
+	assert_int_equal(jit_funcs__line(&f, java, 0x2040, &line, &file), 0);
+	assert_int_equal(line, 20);
 	jitdump__release(&d);
 	jit_funcs__release(&f);
 }

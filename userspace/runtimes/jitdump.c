@@ -153,7 +153,28 @@ static bool is_text(const uint8_t *s, size_t len)
  * source-line entries of the next function (entries out of address order
  * are left out).  A malformed entry ends them (counted).  0 or -ENOMEM.
  */
-static int add_lines(struct jitdump *d, struct jit_funcs *f, uint64_t code_addr)
+/*
+ * V8 (src/diagnostics/perf-jit.cc) writes each source position kElfHeaderSize
+ * (0x40) bytes after the code it describes, for the perf inject of its day
+ * (which put the code after a 64-byte ELF header and took positions as they
+ * came); perf since "perf inject: Fix GEN_ELF_TEXT_OFFSET for jit" adds the
+ * header itself, and Java agents write the code's own addresses.  V8's loads
+ * are told by their names' code-kind prefixes.
+ */
+#define V8_POSITION_SKEW 0x40
+
+static bool is_v8_name(const uint8_t *name, size_t len)
+{
+	static const char *const kinds[] = { "JS:", "LazyCompile:", "Function:", "Script:",
+					      "Eval:" };
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (len >= strlen(kinds[i]) && !memcmp(name, kinds[i], strlen(kinds[i])))
+			return true;
+	return false;
+}
+
+static int add_lines(struct jitdump *d, struct jit_funcs *f, uint64_t code_addr, uint64_t skew)
 {
 	const uint8_t *p = d->debug, *end;
 	const char *file = "";
@@ -191,6 +212,7 @@ static int add_lines(struct jitdump *d, struct jit_funcs *f, uint64_t code_addr)
 				file_len = JIT_NAME_MAX;
 		}
 		p = nul + 1;
+		addr = addr - code_addr >= skew ? addr - skew : code_addr;
 		if (addr < last)
 			continue;
 		last = addr;
@@ -223,7 +245,8 @@ static int on_load(struct jitdump *d, struct jit_funcs *f, const uint8_t *r, uin
 		jit_funcs__problem(f, JIT_PROBLEM_BAD_RECORD);
 		return 0;
 	}
-	err = add_lines(d, f, code_addr);
+	err = add_lines(d, f, code_addr,
+			is_v8_name(body + 40, (size_t)(nul - (body + 40))) ? V8_POSITION_SKEW : 0);
 	if (err)
 		return err;
 	return jit_funcs__add(f, code_addr, code_size, (const char *)body + 40,
