@@ -612,6 +612,11 @@ struct capture_module *capture_builder__module(struct capture_builder *b, uint32
 	return builder__row(b, CAPTURE_TABLE_MODULES, id);
 }
 
+struct capture_frame *capture_builder__frame(struct capture_builder *b, uint32_t id)
+{
+	return builder__row(b, CAPTURE_TABLE_FRAMES, id);
+}
+
 uint32_t capture_builder__sample_count(const struct capture_builder *b)
 {
 	return b->tables[CAPTURE_TABLE_SAMPLES].len;

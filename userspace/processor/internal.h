@@ -117,6 +117,7 @@ struct processor {
 	uint64_t round_budget_ns; /* processor__set_round_budget; 0 = none */
 	uint64_t max_lag_ns;	  /* records older than newest round - this are always released */
 	uint64_t first_round, end_time;
+	uint64_t lag_max_ns; /* live: most a released record was behind the clock (ns) */
 
 	/* tasks */
 	struct proc_state *procs;
@@ -156,6 +157,11 @@ struct processor {
 	/* code with no file (jit.c) */
 	bool read_processes; /* processor__read_processes: live, may read /proc */
 	uint64_t jit_reads;
+	uint64_t jit_read_cpu_ns, jit_late_cpu_ns; /* thread CPU spent reading, naming late */
+	/* frames named at seal time (jit.c): serial making their rows unique,
+	 * frames named, left unnamed, not kept (JIT_LATE_FRAMES_MAX), lookups cut */
+	uint32_t jit_late_serial;
+	uint64_t jit_late_named, jit_late_unnamed, jit_late_full, jit_history_cut;
 	uint64_t own_pidns, own_mntns; /* our namespaces' inodes, 0 until needed */
 	uint32_t stack_scratch[(MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH) * 2 + 8];
 	/* Frame rows of each (module, address): ranges of chain_rows, packed in
