@@ -66,6 +66,7 @@ struct record_session {
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
 	double t_end;		       /* CLOCK_MONOTONIC s when --duration ends, or 0 */
+	double t_halt;		       /* CLOCK_MONOTONIC s when sampling was halted, or 0 */
 	int status;		       /* exit status so far */
 	struct record_status live;     /* the status line on a TTY */
 };
@@ -593,6 +594,10 @@ static int session__seal(struct record_session *s)
 			strerror(-err));
 		return err;
 	}
+	/* How long the backlog took once sampling stopped (docs/host.md). */
+	if (s->t_halt > 0)
+		capture_builder__add_counter(s->b, "record.finish_ms",
+					     (uint64_t)((now_s() - s->t_halt) * 1e3));
 	if (!s->o->continuous && !s->o->force && (err = cli__keep_previous(path)))
 		fprintf(stderr, "microscope record: keeping the previous %s as .old: %s\n", path,
 			strerror(-err));
@@ -625,6 +630,14 @@ static int session__seal(struct record_session *s)
 			st.st_size = 0;
 		fprintf(stderr, "[ microscope: %llu samples written to %s (%.1f KiB) ]\n",
 			(unsigned long long)processor__samples(s->proc), path, st.st_size / 1024.0);
+		if (s->t_halt > 0 && s->o->system_wide) {
+			uint64_t mean, max = processor__lag_ns(s->proc, &mean);
+
+			fprintf(stderr,
+				"[ microscope: sealed %.2f s after sampling stopped; processing "
+				"lag max %.2f s, mean %.2f s ]\n",
+				now_s() - s->t_halt, max / 1e9, mean / 1e9);
+		}
 	}
 	return 0;
 }
@@ -643,6 +656,7 @@ static void session__finish(struct record_session *s)
 	 * have halted it already): what follows is processing the backlog. */
 	collector__halt_sampling(s->col);
 	halt_col = NULL;
+	s->t_halt = collector__halted_at(s->col) ? collector__halted_at(s->col) / 1e9 : now_s();
 	record_status__finish(&s->live);
 	if (o->argv)
 		session__end_command(s);

@@ -430,6 +430,9 @@ static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 		uint64_t *pidx = u64map__get(&p->pid_to_proc, (uint64_t)t.ppid + 1);
 		bool parent_tracked = pidx && p->procs[*pidx].tracked && !p->procs[*pidx].exited;
 		uint64_t *old = u64map__get(&p->pid_to_proc, (uint64_t)t.pid + 1);
+		/* the parent's index, not a pointer into pid_to_proc: adding the
+		 * child below may grow (and move) the map and procs[] */
+		uint64_t parent_idx = pidx ? *pidx : 0;
 
 		if (!parent_tracked && !p->system_wide)
 			return 0;
@@ -445,7 +448,7 @@ static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 		if (prow)
 			prow->ppid = t.ppid;
 		if (pidx) {
-			struct proc_state *parent = &p->procs[*pidx];
+			struct proc_state *parent = &p->procs[parent_idx];
 
 			if (maps_reserve(ps, parent->nmaps))
 				return -ENOMEM;
