@@ -594,6 +594,14 @@ static int session__seal(struct record_session *s)
 			strerror(-err));
 		return err;
 	}
+	if (s->py) {
+		uint64_t cpu, refreshes, skipped;
+
+		py_tracker__costs(s->py, &cpu, &refreshes, &skipped);
+		capture_builder__add_counter(s->b, "python.tracker_cpu_us", cpu / 1000);
+		capture_builder__add_counter(s->b, "python.thread_map_refreshes", refreshes);
+		capture_builder__add_counter(s->b, "python.thread_map_unchanged", skipped);
+	}
 	/* How long the backlog took once sampling stopped (docs/host.md). */
 	if (s->t_halt > 0)
 		capture_builder__add_counter(s->b, "record.finish_ms",
