@@ -19,7 +19,6 @@
  * is reported as "microscope record: STEP: REASON" and ends the recording
  * with status 1 (127 when the command cannot be run).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -43,6 +42,7 @@
 #include "record.h"
 #include "record_rolling.h"
 #include "record_status.h"
+#include "record_python.h"
 
 /* Live processing: at most this much per drain round (ns), at most this far
  * behind the newest record (ns) (processor__set_round_budget). */
@@ -62,6 +62,7 @@ struct record_session {
 	struct collector *col;
 	struct budget_monitor *budget; /* --budget, or NULL */
 	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
+	struct record_python pyw;      /* -a: which processes run CPython */
 	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
@@ -167,6 +168,8 @@ static int session__sink(void *ctx, const struct ms_chunk *c, const void *payloa
 	 * Its return (processes known) is not needed here. */
 	if (c->kind == MS_CHUNK_ROUND && s->py)
 		(void)py_tracker__poll(s->py, c->time);
+	if (s->py && s->o->system_wide)
+		record_python__chunk(&s->pyw, c, payload);
 	return processor__sink(s->proc, c, payload);
 }
 
@@ -290,43 +293,6 @@ static int session__open_python(struct record_session *s)
 	return 0;
 }
 
-/*
- * -a with Python frames: every running process whose comm starts with
- * "python" joins the target map the CPython tracker walks (those started
- * later join at exec, bpf/sampler.bpf.c handle_exec).  A process that
- * vanished meanwhile is skipped.  Returns 0 or -errno.
- */
-static int session__add_python_processes(struct record_session *s)
-{
-	char path[64], comm[32];
-	struct dirent *de;
-	DIR *d = opendir("/proc");
-	int err = 0;
-
-	if (!d)
-		return -errno;
-	while (!err && (de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		FILE *f;
-
-		if (*end || pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "python", 6)) {
-			err = collector__add_target(s->col, (pid_t)pid);
-			if (err == -ESRCH)
-				err = 0;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return err;
-}
-
 /* The command and every -p pid into the collector's kernel filter. */
 static int session__add_targets(struct record_session *s)
 {
@@ -334,7 +300,7 @@ static int session__add_targets(struct record_session *s)
 	int err;
 
 	if (o->system_wide && o->python == MS_PYTHON_BPF) {
-		err = session__add_python_processes(s);
+		err = record_python__scan(&s->pyw, s->col);
 		if (err) {
 			step_failed(err, "finding the CPython processes");
 			return err;
@@ -514,6 +480,9 @@ static int session__drain(struct record_session *s)
 			step_failed(err, "draining rings");
 			return err;
 		}
+		err = record_python__flush(&s->pyw, s->col);
+		if (err)
+			step_failed(err, "adding an embedded CPython process");
 		if (o->argv && waitpid(s->launch.pid, &wstatus, WNOHANG) == s->launch.pid) {
 			s->child_done = true;
 			s->status = exit_status_of(wstatus);
@@ -601,6 +570,12 @@ static int session__seal(struct record_session *s)
 		capture_builder__add_counter(s->b, "python.tracker_cpu_us", cpu / 1000);
 		capture_builder__add_counter(s->b, "python.thread_map_refreshes", refreshes);
 		capture_builder__add_counter(s->b, "python.thread_map_unchanged", skipped);
+		if (s->pyw.embedded)
+			capture_builder__add_counter(s->b, "python.libpython_processes",
+						     s->pyw.embedded);
+		if (s->pyw.dropped)
+			capture_builder__add_counter(s->b, "python.libpython_queue_full",
+						     s->pyw.dropped);
 	}
 	/* How long the backlog took once sampling stopped (docs/host.md). */
 	if (s->t_halt > 0)
@@ -720,6 +695,7 @@ static void session__init(struct record_session *s, const struct record_options 
 	memset(s, 0, sizeof(*s));
 	s->o = o;
 	s->launch = (struct launcher){ .pid = -1, .gate_fd = -1, .error_fd = -1 };
+	record_python__init(&s->pyw);
 	s->status = 1;
 }
 
