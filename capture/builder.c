@@ -232,6 +232,14 @@ void capture_builder__free(struct capture_builder *b)
 	free(b);
 }
 
+void capture_builder__swap(struct capture_builder *a, struct capture_builder *b)
+{
+	struct capture_builder t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
 struct str_key {
 	const char *s;
 	size_t len; /* without the NUL */

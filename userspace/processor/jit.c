@@ -426,6 +426,14 @@ int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_
 	return 0;
 }
 
+void jit__forget_rows(struct proc_state *ps)
+{
+	if (!ps->jit)
+		return;
+	u64map__release(&ps->jit->frames);
+	u64map__release(&ps->jit->modules);
+}
+
 void jit__finish(struct processor *p)
 {
 	uint64_t totals[JIT_PROBLEM_COUNT] = { 0 }, proved = 0, unproved = 0;
