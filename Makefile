@@ -336,6 +336,11 @@ bench-symbols: all $(OUTPUT)/bench/sym_bench
 bench-smoke: all $(BENCH_BINS)
 	$(Q)$(PYTHON) bench/run.py --smoke $(BENCH_ARGS) $(OUTPUT)
 
+# Only `record -a` beside `perf record -a -g` on 2 busy CPUs (also part of `make bench`).
+.PHONY: bench-host
+bench-host: all $(BENCH_BINS)
+	$(Q)$(PYTHON) bench/run.py --host $(BENCH_ARGS) $(OUTPUT)
+
 # Compares $(OUTPUT)/bench/results.json with bench/overhead.json: exit 1 if a metric got worse
 # beyond its noise band, 3 if they cannot be compared (no results, smoke vs full baseline).
 bench-compare:

@@ -565,6 +565,47 @@ static void test_malformed_counted(void **state)
  * counted; the ones held are all processed (here: counted as unknown, since
  * their type is not a sample's); a side-band record fed after the budget
  * is full is still accepted. */
+/*
+ * Live ordering under a round budget: each round brings 50 samples whose
+ * times overlap the previous round's (so new arrivals merge into the held
+ * run, not just append), and the 1 ns budget releases only part of what is
+ * due each round (records then wait at the front of held[]).  Every sample
+ * still comes out once, in time order, none counted late, and the lag seen
+ * is at least one round (the release limit trails the newest round by one).
+ */
+static void test_round_budget_keeps_order(void **state)
+{
+	enum { ROUNDS = 12, PER = 50 };
+	struct exe_map m;
+	uint32_t pid = 4343;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1, mean = 0;
+
+	(void)state;
+	processor__set_round_budget(proc, 1, 1000000000ull);
+	find_map(marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 100);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &m, 100);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 1000);
+	for (uint64_t k = 0; k < ROUNDS; k++) {
+		/* times 1000k+500 .. 1000k+1970 in a scrambled order; the round
+		 * before released only what is below 1000k, so none is late */
+		for (uint64_t j = 0; j < PER; j++)
+			feed_sample(pid, 1000 * k + 500 + (j * 29 % PER) * 30, &one, 1);
+		feed(MS_CHUNK_ROUND, 0, NULL, 0, 2000 + 1000 * k);
+	}
+	assert_true(processor__lag_ns(proc, &mean) >= 1000);
+	assert_true(mean > 0);
+	feed(MS_CHUNK_END, 0, NULL, 0, 2000 + 1000 * ROUNDS);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nsamples, ROUNDS * PER);
+	for (uint32_t i = 1; i < c->nsamples; i++)
+		assert_true(c->samples[i - 1].time_ns < c->samples[i].time_ns);
+	assert_int_equal(capture__counter(c, "processor.late_record"), 0);
+	capture__free(c);
+}
+
 static void test_held_budget_drops_whole_samples(void **state)
 {
 	enum { REC = 65536, EXTRA = 7 };
@@ -1132,6 +1173,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_order_and_symbols, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_budget_keeps_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_drops_mappings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sample_id_layouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_record_round_trip, setup, teardown),

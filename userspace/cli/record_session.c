@@ -19,7 +19,6 @@
  * is reported as "microscope record: STEP: REASON" and ends the recording
  * with status 1 (127 when the command cannot be run).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
@@ -45,6 +44,7 @@
 #include "record.h"
 #include "record_rolling.h"
 #include "record_status.h"
+#include "record_python.h"
 
 /* Live processing: at most this much per drain round (ns), at most this far
  * behind the newest record (ns) (processor__set_round_budget). */
@@ -64,10 +64,12 @@ struct record_session {
 	struct collector *col;
 	struct budget_monitor *budget; /* --budget, or NULL */
 	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
+	struct record_python pyw;      /* -a: which processes run CPython */
 	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
 	double t_end;		       /* CLOCK_MONOTONIC s when --duration ends, or 0 */
+	double t_halt;		       /* CLOCK_MONOTONIC s when sampling was halted, or 0 */
 	int status;		       /* exit status so far */
 	struct record_status live;     /* the status line on a TTY */
 };
@@ -168,6 +170,8 @@ static int session__sink(void *ctx, const struct ms_chunk *c, const void *payloa
 	 * Its return (processes known) is not needed here. */
 	if (c->kind == MS_CHUNK_ROUND && s->py)
 		(void)py_tracker__poll(s->py, c->time);
+	if (s->py && s->o->system_wide)
+		record_python__chunk(&s->pyw, c, payload);
 	return processor__sink(s->proc, c, payload);
 }
 
@@ -291,43 +295,6 @@ static int session__open_python(struct record_session *s)
 	return 0;
 }
 
-/*
- * -a with Python frames: every running process whose comm starts with
- * "python" joins the target map the CPython tracker walks (those started
- * later join at exec, bpf/sampler.bpf.c handle_exec).  A process that
- * vanished meanwhile is skipped.  Returns 0 or -errno.
- */
-static int session__add_python_processes(struct record_session *s)
-{
-	char path[64], comm[32];
-	struct dirent *de;
-	DIR *d = opendir("/proc");
-	int err = 0;
-
-	if (!d)
-		return -errno;
-	while (!err && (de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		FILE *f;
-
-		if (*end || pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "python", 6)) {
-			err = collector__add_target(s->col, (pid_t)pid);
-			if (err == -ESRCH)
-				err = 0;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return err;
-}
-
 /* The command and every -p pid into the collector's kernel filter. */
 static int session__add_targets(struct record_session *s)
 {
@@ -335,7 +302,7 @@ static int session__add_targets(struct record_session *s)
 	int err;
 
 	if (o->system_wide && o->python == MS_PYTHON_BPF) {
-		err = session__add_python_processes(s);
+		err = record_python__scan(&s->pyw, s->col);
 		if (err) {
 			step_failed(err, "finding the CPython processes");
 			return err;
@@ -572,6 +539,9 @@ static int session__drain(struct record_session *s)
 			step_failed(err, "draining rings");
 			return err;
 		}
+		err = record_python__flush(&s->pyw, s->col);
+		if (err)
+			step_failed(err, "adding an embedded CPython process");
 		if (o->argv && waitpid(s->launch.pid, &wstatus, WNOHANG) == s->launch.pid) {
 			s->child_done = true;
 			s->status = exit_status_of(wstatus);
@@ -654,6 +624,24 @@ static int session__seal(struct record_session *s)
 			strerror(-err));
 		return err;
 	}
+	if (s->py) {
+		uint64_t cpu, refreshes, skipped;
+
+		py_tracker__costs(s->py, &cpu, &refreshes, &skipped);
+		capture_builder__add_counter(s->b, "python.tracker_cpu_us", cpu / 1000);
+		capture_builder__add_counter(s->b, "python.thread_map_refreshes", refreshes);
+		capture_builder__add_counter(s->b, "python.thread_map_unchanged", skipped);
+		if (s->pyw.embedded)
+			capture_builder__add_counter(s->b, "python.libpython_processes",
+						     s->pyw.embedded);
+		if (s->pyw.dropped)
+			capture_builder__add_counter(s->b, "python.libpython_queue_full",
+						     s->pyw.dropped);
+	}
+	/* How long the backlog took once sampling stopped (docs/host.md). */
+	if (s->t_halt > 0)
+		capture_builder__add_counter(s->b, "record.finish_ms",
+					     (uint64_t)((now_s() - s->t_halt) * 1e3));
 	if (!s->o->continuous && !s->o->force && (err = cli__keep_previous(path)))
 		fprintf(stderr, "microscope record: keeping the previous %s as .old: %s\n", path,
 			strerror(-err));
@@ -686,6 +674,14 @@ static int session__seal(struct record_session *s)
 			st.st_size = 0;
 		fprintf(stderr, "[ microscope: %llu samples written to %s (%.1f KiB) ]\n",
 			(unsigned long long)processor__samples(s->proc), path, st.st_size / 1024.0);
+		if (s->t_halt > 0 && s->o->system_wide) {
+			uint64_t mean, max = processor__lag_ns(s->proc, &mean);
+
+			fprintf(stderr,
+				"[ microscope: sealed %.2f s after sampling stopped; processing "
+				"lag max %.2f s, mean %.2f s ]\n",
+				now_s() - s->t_halt, max / 1e9, mean / 1e9);
+		}
 	}
 	return 0;
 }
@@ -704,6 +700,7 @@ static void session__finish(struct record_session *s)
 	 * have halted it already): what follows is processing the backlog. */
 	collector__halt_sampling(s->col);
 	halt_col = NULL;
+	s->t_halt = collector__halted_at(s->col) ? collector__halted_at(s->col) / 1e9 : now_s();
 	record_status__finish(&s->live);
 	if (o->argv)
 		session__end_command(s);
@@ -759,6 +756,7 @@ static void session__init(struct record_session *s, const struct record_options 
 	memset(s, 0, sizeof(*s));
 	s->o = o;
 	s->launch = (struct launcher){ .pid = -1, .gate_fd = -1, .error_fd = -1 };
+	record_python__init(&s->pyw);
 	s->status = 1;
 }
 

@@ -105,8 +105,11 @@ struct processor {
 	struct symbolizer *sym;
 
 	/* ordering */
-	struct held_record *held;
+	struct held_record *held; /* held[held_first, nheld) wait; [held_first, held_sorted) in order */
 	size_t nheld, held_cap;
+	size_t held_first, held_sorted;
+	struct held_record *held_tmp; /* merge scratch: the unsorted tail */
+	size_t held_tmp_cap;
 	uint8_t *held_bytes;
 	size_t held_len, held_bytes_cap;
 	size_t held_live; /* bytes of held_bytes still held (the rest: released records) */
@@ -116,8 +119,10 @@ struct processor {
 	uint64_t last_released; /* time of the last released record */
 	uint64_t round_budget_ns; /* processor__set_round_budget; 0 = none */
 	uint64_t max_lag_ns;	  /* records older than newest round - this are always released */
+	uint64_t lag_max_seen_ns; /* largest (round time - oldest record still held) after a release */
+	uint64_t lag_sum_ns, lag_rounds; /* for the mean of the same */
+	uint64_t oldest_released; /* time of the oldest record released since the last round, 0 */
 	uint64_t first_round, end_time;
-	uint64_t lag_max_ns; /* live: most a released record was behind the clock (ns) */
 
 	/* tasks */
 	struct proc_state *procs;

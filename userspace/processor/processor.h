@@ -69,6 +69,15 @@ void processor__set_round_budget(struct processor *p, uint64_t budget_ns, uint64
  * (the caller should come back soon rather than sleep). */
 bool processor__behind(const struct processor *p);
 
+/*
+ * How far processing ran behind draining (live recordings): after each
+ * round, the round's time minus the oldest due record still held (0 when
+ * none).  Returns the largest so far (ns); *mean_ns (may be NULL) gets the
+ * mean over rounds.  processor__finish stores both as the counters
+ * processor.lag_max_ms and processor.lag_mean_ms.
+ */
+uint64_t processor__lag_ns(const struct processor *p, uint64_t *mean_ns);
+
 /* Samples appended so far. */
 uint64_t processor__samples(const struct processor *p);
 
