@@ -57,7 +57,7 @@ async function main() {
     await page.goto(base + '/index.html#profileURL=' + encodeURIComponent(base + '/profile'));
     // The title names the profile once it is loaded.
     await page.waitForFunction(() => document.title.includes(' - speedscope'), null,
-      { timeout: 30000 }).catch(() => errors.push('timeout: the profile did not load'));
+      { timeout: 90000 }).catch(() => errors.push('timeout: the profile did not load'));
     // The sandwich view ('3') lists functions in a DOM table.
     await page.keyboard.press('3');
     let found = false;
