@@ -41,9 +41,9 @@
 #include "capture/formats/formats.h"
 #include "capture/limits.h"
 
-/* A sample within 1/TRACE_JITTER_DIV of the previous one's length after its
- * end starts where it ends. */
-#define TRACE_JITTER_DIV 8u
+/* A sample within 1/TRACE_JITTER_DIV of the previous one's length of its end
+ * (timer jitter, a delayed sample; either way) starts where it ends. */
+#define TRACE_JITTER_DIV 2u
 /* Frames shared by consecutive items of a thread stay one slice across a gap
  * up to this long. */
 #define TRACE_BRIDGE_NS 100000000ull
@@ -271,8 +271,7 @@ static int trace_layout(struct trace *t)
 			    (next->interval || next->key < it->end - dur / TRACE_JITTER_DIV)) {
 				uint64_t to = next->key > it->start ? next->key : it->start;
 
-				if (it->end - to > dur / TRACE_JITTER_DIV)
-					t->cut_short++;
+				t->cut_short++;
 				it->end = to;
 			}
 			if (t->timed && it->start < hard_end) {
