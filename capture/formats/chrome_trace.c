@@ -169,7 +169,7 @@ static void trace_ids(const struct trace *t, uint32_t thread, uint64_t *pid, uin
 static int trace_layout(struct trace *t)
 {
 	const struct capture *c = t->c;
-	uint64_t tmin = UINT64_MAX, hard_end = 0, cursor = 0;
+	uint64_t tmin = UINT64_MAX, hard_end = 0, cursor = 0, *ivnext;
 	size_t k, kept;
 	uint32_t i, s;
 
@@ -213,6 +213,17 @@ static int trace_layout(struct trace *t)
 	}
 	qsort(t->items, t->nitems, sizeof(*t->items), item_cmp);
 	t->t0 = t->timed ? tmin : 0;
+	/* per item, the start of its thread's next interval: no sample span,
+	 * moved or not, reaches past it */
+	ivnext = calloc(t->nitems + 1, sizeof(*ivnext));
+	if (!ivnext)
+		return -ENOMEM;
+	for (k = t->nitems; k-- > 0;) {
+		const struct trace_item *n1 = k + 1 < t->nitems ? &t->items[k + 1] : NULL;
+
+		ivnext[k] = !n1 || n1->thread != t->items[k].thread ? UINT64_MAX
+			    : n1->interval ? n1->key : ivnext[k + 1];
+	}
 
 	for (k = 0, kept = 0; k < t->nitems; k++) {
 		struct trace_item *it = &t->items[k];
@@ -274,6 +285,13 @@ static int trace_layout(struct trace *t)
 				t->cut_short++;
 				it->end = to;
 			}
+			if (t->timed && it->end > ivnext[k]) {
+				if (it->start > ivnext[k])
+					it->start = ivnext[k];
+				if (it->end != ivnext[k])
+					t->cut_short++;
+				it->end = ivnext[k];
+			}
 			if (t->timed && it->start < hard_end) {
 				if (it->end <= hard_end) {
 					t->dropped++;
@@ -286,6 +304,7 @@ static int trace_layout(struct trace *t)
 		t->items[kept++] = *it;
 	}
 	t->nitems = kept;
+	free(ivnext);
 	return 0;
 }
 
