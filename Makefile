@@ -324,6 +324,12 @@ $(OUTPUT)/bench/sym_bench: bench/sym_bench.c $(LIB)
 	$(Q)mkdir -p $(@D) $(OUTPUT)/obj/bench
 	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/obj/bench/sym_bench.d $< $(LIB) $(LDLIBS) -o $@
 
+# The production preset's steady-state cost on 2 busy CPUs beside perf record -a -F 19 -g
+# (bench/production.py; $(OUTPUT)/bench/production.json; also in make bench).  Root.
+.PHONY: bench-production
+bench-production: all $(OUTPUT)/bench/work
+	$(Q)$(PYTHON) bench/production.py $(OUTPUT)
+
 # Symbolization throughput beside eu-addr2line and addr2line (bench/symbols.py).
 .PHONY: bench-symbols
 bench-symbols: all $(OUTPUT)/bench/sym_bench

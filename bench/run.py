@@ -16,7 +16,9 @@ Measures, in one run on one machine (numbers only, nothing is asserted):
   5. `microscope report` time and peak RSS on a synthetic capture;
   (full) 6. lost samples system-wide at 999 Hz with 16 KiB copies;
   (full) 7. BPF run time per sample of the CPython walk at 50 frames beside
-     native-only sampling (bench/py_walk.py, kernel BPF stats).
+     native-only sampling (bench/py_walk.py, kernel BPF stats);
+  (full) 8. the production preset's steady-state cost on 2 busy CPUs beside
+     perf record -a -F 19 -g for the same time (bench/production.py).
 Prints tables and writes BUILD_DIR/bench/results.json.  Exits 0 when it
 produced numbers (a peer that fails or is missing is reported as such), 1 if
 microscope itself could not be measured, 2 for a usage error.
@@ -1142,6 +1144,9 @@ def main():
         log("bench: 7. CPython walk cost (BPF stats)")
         import py_walk
         res["python_walk"] = py_walk.measure(b.ms, b.tmp)
+        log("bench: 8. production preset beside perf -F 19, 2 busy CPUs")
+        import production
+        res["production"] = production.measure(b.build, b.tmp)
     res["system"]["loadavg_end"] = read_first("/proc/loadavg")
     res["system"]["perf_event_max_sample_rate_end"] = read_first(
         "/proc/sys/kernel/perf_event_max_sample_rate")
@@ -1159,6 +1164,9 @@ def main():
     if "python_walk" in res:
         import py_walk
         py_walk.print_table(res["python_walk"])
+    if "production" in res:
+        import production
+        production.print_table(res["production"])
     print_compare(res["baseline_compare"])
     print()
     print("bench (%s): %.0f s; load average %s -> %s; results in %s" % (

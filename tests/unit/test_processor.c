@@ -1012,6 +1012,122 @@ static void test_jit_perf_map(void **state)
 	capture__free(c);
 }
 
+/* Append a jitdump record (id, time, body) to path; a header first when
+ * the file is new. */
+static void jd_append(const char *path, uint32_t id, uint64_t time, const void *body, uint32_t len)
+{
+	FILE *f = fopen(path, "a");
+	uint32_t prefix[2] = { id, 16 + len };
+
+	assert_non_null(f);
+	if (ftell(f) == 0) {
+		uint32_t h[6] = { 0x4A695444u, 1, 40, 62, 0, (uint32_t)getpid() };
+		uint64_t h2[2] = { 1, 0 };
+
+		fwrite(h, sizeof(h), 1, f);
+		fwrite(h2, sizeof(h2), 1, f);
+	}
+	fwrite(prefix, sizeof(prefix), 1, f);
+	fwrite(&time, sizeof(time), 1, f);
+	fwrite(body, len, 1, f);
+	fclose(f);
+}
+
+static void jd_append_load(const char *path, uint64_t time, uint64_t addr, uint64_t size,
+			   const char *name)
+{
+	uint8_t body[512] = { 0 };
+	uint32_t pid = (uint32_t)getpid(), len = 40 + (uint32_t)strlen(name) + 1 + (uint32_t)size;
+	uint64_t idx = 1;
+
+	assert_true(len <= sizeof(body));
+	memcpy(body, &pid, 4);
+	memcpy(body + 4, &pid, 4);
+	memcpy(body + 8, &addr, 8);
+	memcpy(body + 16, &addr, 8);
+	memcpy(body + 24, &size, 8);
+	memcpy(body + 32, &idx, 8);
+	memcpy(body + 40, name, strlen(name) + 1);
+	jd_append(path, 0 /* JIT_CODE_LOAD */, time, body, len);
+}
+
+/*
+ * A jitdump writer that holds its records (V8 keeps 2 MiB in stdio until
+ * it exits): frames no record read while recording names get rows of their
+ * own, named when the capture is sealed from the whole file, by the load
+ * that named their address over all their samples' times (a load written
+ * late but made before the sample names it; a range rewritten between two
+ * samples of one frame names neither).
+ */
+static void test_jit_jitdump_late(void **state)
+{
+	uint32_t pid = (uint32_t)getpid();
+	struct exe_map anon = { .path = "//anon" }, marker = { 0 };
+	char line[256];
+	FILE *stat_f;
+	unsigned long long start_ticks = 0;
+	struct timespec ts;
+	uint64_t a = 0x7f0000100000ull, t, ip, ms = 1000000;
+
+	snprintf(marker.path, sizeof(marker.path), "/tmp/jit-%u.dump", pid);
+	unlink(marker.path);
+	snprintf(line, sizeof(line), "/proc/%u/stat", pid);
+	stat_f = fopen(line, "r");
+	assert_non_null(stat_f);
+	assert_non_null(fgets(line, sizeof(line), stat_f));
+	fclose(stat_f);
+	assert_int_equal(sscanf(strrchr(line, ')') + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%*u %*u %*d %*d %*d %*d %*d %*d %llu", &start_ticks), 1);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 10000000000ull;
+
+	processor__read_processes(proc, true);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid,
+		  start_ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK)));
+	jd_append_load(marker.path, t, a, 0x100, "early");
+	marker.start = 0x7f0000900000ull;
+	marker.end = marker.start + 0x1000;
+	feed_mmap2(0, pid, &marker, t);
+	anon.start = a;
+	anon.end = a + 0x3000;
+	feed_mmap2(0, pid, &anon, t);
+	ip = a + 0x10;
+	feed_sample(pid, t + 1 * ms, &ip, 1); /* read: early */
+	ip = a + 0x1010;
+	feed_sample(pid, t + 2 * ms, &ip, 1); /* read: nothing yet */
+	ip = a + 0x2010;
+	feed_sample(pid, t + 3 * ms, &ip, 1);
+	feed_sample(pid, t + 4 * ms, &ip, 1);
+	process_until(t + 5 * ms);
+	/* What the writer held: made before the samples, written after. */
+	jd_append_load(marker.path, t + 1500000, a + 0x1000, 0x100, "buffered");
+	jd_append_load(marker.path, t + 2500000, a + 0x2000, 0x100, "c_old");
+	jd_append_load(marker.path, t + 3500000, a + 0x2000, 0x100, "c_new");
+	feed(MS_CHUNK_END, 0, NULL, 0, t + 30 * ms);
+
+	struct capture *c = finish();
+
+	unlink(marker.path);
+	assert_int_equal(c->nsamples, 4);
+	assert_string_equal(leaf_name(c, 0), "early");
+	assert_string_equal(leaf_name(c, 1), "buffered");
+	assert_string_equal(leaf_name(c, 2), ""); /* c_old, then c_new */
+	assert_string_equal(leaf_name(c, 3), "");
+	assert_int_equal(counter(c, "jit.late_named"), 1);
+	assert_int_equal(counter(c, "jit.late_unnamed"), 1);
+	uint32_t fr = c->stacks[c->samples[1].stack].frame;
+
+	assert_int_equal(c->frames[fr].line, 0);
+	assert_int_equal(c->modules[c->frames[fr].module].kind, CAPTURE_MODULE_JIT);
+	snprintf(line, sizeof(line), "jit-%u.dump", pid);
+	assert_string_equal(capture__string(c, c->modules[c->frames[fr].module].path), line);
+	fr = c->stacks[c->samples[2].stack].frame;
+	assert_int_equal(c->frames[fr].module, CAPTURE_NONE);
+	assert_int_equal(c->frames[fr].line, 0);
+	assert_int_equal(c->frames[fr].address, a + 0x2010);
+	capture__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1032,6 +1148,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fp_chain_left_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_innermost_user_pc_not_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jit_perf_map, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_jitdump_late, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("processor", tests, NULL, NULL);
 }

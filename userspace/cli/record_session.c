@@ -21,6 +21,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -488,6 +490,63 @@ static bool session__any_alive(const struct record_session *s)
 	return false;
 }
 
+/* Resident set size of this process (KiB), 0 if unknown. */
+static uint64_t self_rss_kib(void)
+{
+	unsigned long long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+}
+
+/* After a segment or slice was cut: bound the processor's state by the
+ * live processes (processor__compact), and say in the next segment's meta
+ * what the recorder holds ("recorder.*": a week-long run can be checked
+ * for growth from its own segments).  Out of memory is not fatal: the
+ * state stays as it was and recording goes on. */
+static int session__compact(struct record_session *s)
+{
+	struct processor_state st;
+	struct mallinfo2 mi;
+	char buf[32];
+	int err = processor__compact(s->proc);
+
+	if (err == -ENOMEM) {
+		fprintf(stderr, "microscope record: compacting the recorder's state: %s\n",
+			strerror(ENOMEM));
+		return 0;
+	}
+	if (err) {
+		step_failed(err, "compacting the recorder's state");
+		return err;
+	}
+	processor__state(s->proc, &st);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.processes);
+	capture_builder__set_meta(s->b, "recorder.processes", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.threads);
+	capture_builder__set_meta(s->b, "recorder.threads", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.mappings);
+	capture_builder__set_meta(s->b, "recorder.mappings", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.modules);
+	capture_builder__set_meta(s->b, "recorder.modules", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.rows);
+	capture_builder__set_meta(s->b, "recorder.rows", buf);
+	/* What was freed goes back to the system, not only to malloc's free
+	 * lists: a week-long run's RSS is what it uses, not its peak. */
+	malloc_trim(0);
+	mi = mallinfo2();
+	snprintf(buf, sizeof(buf), "%" PRIu64, (uint64_t)(mi.uordblks + mi.hblkhd) / 1024);
+	capture_builder__set_meta(s->b, "recorder.heap_kib", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, self_rss_kib());
+	capture_builder__set_meta(s->b, "recorder.rss_kib", buf);
+	return 0;
+}
+
 /* Drain rounds until the command exits, the -p targets are gone, the
  * duration ends or a stop signal arrives.  Returns 0 or -errno of a drain. */
 static int session__drain(struct record_session *s)
@@ -523,6 +582,8 @@ static int session__drain(struct record_session *s)
 		if (s->t_end && now_s() >= s->t_end)
 			return 0;
 		err = record_rolling__tick(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+		if (err > 0)
+			err = session__compact(s);
 		if (!err && snapshot_requested) {
 			snapshot_requested = 0;
 			err = record_rolling__snapshot(s->roll, s->b, (uint64_t)(now_s() * 1e9));

@@ -251,6 +251,13 @@ static int release(struct processor *p, uint64_t limit)
 			return err;
 	}
 	n = i;
+	if (deadline && n) {
+		/* Live: how far behind the clock the last record processed was. */
+		uint64_t now = mono_ns();
+
+		if (now > p->last_released && now - p->last_released > p->lag_max_ns)
+			p->lag_max_ns = now - p->last_released;
+	}
 	for (i = 0; i < n; i++)
 		p->held_live -= (p->held[i].len + 7) & ~7u;
 	memmove(p->held, p->held + n, (p->nheld - n) * sizeof(*p->held));
@@ -482,6 +489,8 @@ int processor__finish(struct processor *p)
 		if (p->problems[i])
 			capture_builder__add_counter(p->b, problem_names[i], p->problems[i]);
 	jit__finish(p);
+	if (p->lag_max_ns)
+		capture_builder__add_counter(p->b, "processor.lag_max_ms", p->lag_max_ns / 1000000);
 	for (int i = 0; i < UNWIND_REASON__COUNT; i++) {
 		char name[96], *d;
 

@@ -72,6 +72,25 @@ bool processor__behind(const struct processor *p);
 /* Samples appended so far. */
 uint64_t processor__samples(const struct processor *p);
 
+/*
+ * Between segments or window slices of a long recording, after the
+ * caller moved the builder's samples out (capture_builder__take): release
+ * the state of processes and threads that exited, forget the cached
+ * frame rows, and rebuild the builder with only the rows still needed
+ * (userspace/processor/compact.c).  Ids the processor handed out before
+ * are no longer valid.  Returns 0, or -ENOMEM (the builder is then
+ * unchanged and recording may go on).
+ */
+int processor__compact(struct processor *p);
+
+/* What the processor holds now, for tests and status: its tables' rows. */
+struct processor_state {
+	uint64_t processes, threads, modules, mappings; /* processor's own tables */
+	uint64_t rows; /* builder rows: strings, modules, processes, threads,
+			  mappings, frames, stacks, cgroups */
+};
+void processor__state(const struct processor *p, struct processor_state *out);
+
 /* Accepts NULL. */
 void processor__free(struct processor *p);
 

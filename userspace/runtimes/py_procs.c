@@ -29,6 +29,9 @@
 #define PY_TASKS_MAX 4096
 #define PY_RETRY_FAST_NS (5ull * 1000 * 1000)
 #define PY_RETRY_SLOW_NS (1000ull * 1000 * 1000)
+/* A process gone from "targets" is forgotten this long after (ns): longer
+ * than the processor holds samples back (record_session.c's max lag). */
+#define PY_FORGET_NS (30ull * 1000 * 1000 * 1000)
 #define PY_FAST_TRIES 2000 /* 10 s of fast tries (start-up under emulation is slow) */
 
 struct py_task {
@@ -47,6 +50,8 @@ struct py_proc {
 	struct py_layout layout;
 	uint32_t *tids; /* tids written to py_threads at the last refresh */
 	uint32_t ntids, tids_cap;
+	uint64_t seen;	  /* the poll pass that last found it in "targets" */
+	uint64_t gone_ns; /* when a pass first missed it (it exited), 0 while there */
 };
 
 struct py_tracker {
@@ -54,6 +59,7 @@ struct py_tracker {
 	struct py_proc *procs;
 	uint32_t nprocs, procs_cap;
 	uint64_t last_refresh;
+	uint64_t pass; /* poll passes over "targets" */
 	uint32_t undetected; /* recorded processes still being tried (last poll) */
 	uint64_t errors;
 	char describe[512];
@@ -364,6 +370,34 @@ static void proc__refresh(struct py_tracker *t, struct py_proc *pp)
 	pp->ntids = nn;
 }
 
+/* Forget the processes that left "targets" (they exited) PY_FORGET_NS
+ * ago: their layout (the processor may still name their last samples
+ * until then), thread-map entries and tids, so a long system-wide run
+ * keeps only live interpreters. */
+static void tracker__prune(struct py_tracker *t, uint64_t now_ns)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < t->nprocs; i++) {
+		struct py_proc *pp = &t->procs[i];
+		uint32_t key = (uint32_t)pp->pid;
+
+		if (pp->seen != t->pass && !pp->gone_ns)
+			pp->gone_ns = now_ns ? now_ns : 1;
+		if (pp->seen == t->pass || now_ns - pp->gone_ns < PY_FORGET_NS) {
+			t->procs[n++] = *pp;
+			continue;
+		}
+		if (pp->active) {
+			bpf_map_delete_elem(t->procs_fd, &key);
+			for (uint32_t j = 0; j < pp->ntids; j++)
+				bpf_map_delete_elem(t->threads_fd, &pp->tids[j]);
+		}
+		free(pp->tids);
+	}
+	t->nprocs = n;
+}
+
 int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 {
 	uint32_t key, next, *prev = NULL;
@@ -380,12 +414,17 @@ int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 	if (refresh)
 		t->last_refresh = now_ns;
 	t->undetected = 0;
+	t->pass++;
 	while (!bpf_map_get_next_key(t->targets_fd, prev, &next)) {
 		struct py_proc *pp;
 
 		key = next;
 		prev = &key;
 		pp = tracker__proc(t, (pid_t)key, true);
+		if (pp) {
+			pp->seen = t->pass;
+			pp->gone_ns = 0;
+		}
 		if (!pp || pp->failed)
 			continue;
 		if (!pp->active) {
@@ -404,6 +443,7 @@ int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 		if (refresh)
 			proc__refresh(t, pp);
 	}
+	tracker__prune(t, now_ns);
 count:
 	for (uint32_t i = 0; i < t->nprocs; i++)
 		active += t->procs[i].active;
