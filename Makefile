@@ -47,6 +47,8 @@ DEPS_PKGS += e2fsprogs
 DEPS_PKGS += libmicrohttpd-dev libjansson-dev
 # frames proved from JIT code (issue 18): the capstone disassembler
 DEPS_PKGS += libcapstone-dev
+# the zsh completion, tested in a real zsh (tests/e2e/test_analysis_cli.py)
+DEPS_PKGS += zsh
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))

@@ -201,7 +201,7 @@ def _chrome_span_s(capture):
     H.run([H.BIN, "convert", capture, "--to", "chrome", "-o", out], check=True)
     with open(out) as f:
         ev = [e for e in json.load(f)["traceEvents"] if "ts" in e]
-    ts = [e["ts"] for e in ev]
+    ts = [e["ts"] for e in ev] + [e["ts"] + e.get("dur", 0) for e in ev]
     return (max(ts) - min(ts)) / 1e6
 
 
