@@ -47,8 +47,12 @@ def one(ms, python, extra, tmp, secs):
     proc = subprocess.Popen([ms, "record", "-q", "-o", out] + extra +
                             ["--", python, os.path.join(HERE, "py_deep.py"), "50", str(secs)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)  # start-up and the interpreter's imports
-    new = sorted(set(samplers()) - before)
+    # start-up and the interpreter's imports; a loaded machine takes longer
+    new, give_up = [], time.monotonic() + 30.0
+    while not new and proc.poll() is None and time.monotonic() < give_up:
+        time.sleep(0.5)
+        new = sorted(set(samplers()) - before)
+    time.sleep(0.5)
     if not new:
         proc.wait(timeout=secs + 60)
         return None
