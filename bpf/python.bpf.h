@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The CPython frame walker, included by bpf/sampler.bpf.c.  For a process in
- * "py_procs" it finds the sampled thread's PyThreadState and appends one
- * struct ms_py_frame per interpreted frame (innermost first) to the sample
- * under construction (bpf/abi/python.h).
+ * The CPython frame walker, included by bpf/sampler.bpf.c (frames of a
+ * sample) and bpf/offcpu.bpf.c (frames of a thread at switch-out; the maps
+ * below are the sampler's, shared by bpf_map__reuse_fd).  For a process in
+ * "py_procs" it finds the current thread's PyThreadState and appends one
+ * struct ms_py_frame per interpreted frame (innermost first) to the record
+ * under construction (bpf/abi/python.h).  The includer defines PY_OUT_LIMIT,
+ * the largest byte offset of a frame in its output buffer (the buffer has
+ * room for a frame there).
  *
  * Thread identity.  "py_threads" (kernel tid -> state, refreshed by
  * userspace about every 20 ms from the interpreter's thread list) is used
@@ -26,6 +30,10 @@
 #define MS_PYTHON_BPF_H
 
 #include "bpf/abi/python.h"
+
+#ifndef PY_OUT_LIMIT
+#error "define PY_OUT_LIMIT (the largest frame offset in the walk's output) first"
+#endif
 
 #define PY_SEARCH_MAX 64     /* thread states looked at when the map cannot prove one */
 #define PY_INTERP_MAX 4	     /* interpreters looked at */
@@ -137,7 +145,7 @@ static long py__step(__u32 i, void *vctx)
 		 * inside it is the first its activation runs. */
 		if (w->n > 0) {
 			o = w->off + (w->n - 1) * MS_PY_FRAME_BYTES;
-			if (o <= MS_SAMPLE_MAX_SIZE) {
+			if (o <= PY_OUT_LIMIT) {
 				f = (struct ms_py_frame *)(w->out + o);
 				f->flags |= MS_PY_F_ENTRY;
 			}
@@ -171,7 +179,7 @@ static long py__step(__u32 i, void *vctx)
 		return 1;
 	}
 	o = w->off + w->n * MS_PY_FRAME_BYTES;
-	if (o > MS_SAMPLE_MAX_SIZE) /* cannot happen; bounds the verifier */
+	if (o > PY_OUT_LIMIT) /* cannot happen; bounds the verifier */
 		return 1;
 	f = (struct ms_py_frame *)(w->out + o);
 	f->code = code;
@@ -294,8 +302,10 @@ static __always_inline __u64 py__thread_state(const struct ms_py_layout *l,
 /*
  * Walk the CPython frames of the current thread (task) into out + off.
  * Returns the frames written (<= MS_PY_MAX_FRAMES) in the low 16 bits and
- * the walk's status (MS_PY_*) in bits 16-31.  out is the sample scratch;
- * off <= MS_SAMPLE_MAX_SIZE - MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES.
+ * the walk's status (MS_PY_*) in bits 16-31 (0: not a CPython process, no
+ * walk).  out is the record under construction (a map value); frame i goes
+ * to out + off + i * MS_PY_FRAME_BYTES, and every such offset up to
+ * MS_PY_MAX_FRAMES frames is <= PY_OUT_LIMIT.
  */
 static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 {

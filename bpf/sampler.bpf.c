@@ -115,6 +115,8 @@ struct {
 	__type(value, struct sample_scratch);
 } scratch SEC(".maps");
 
+/* the walk writes after the stack copy of the scratch sample */
+#define PY_OUT_LIMIT MS_SAMPLE_MAX_SIZE
 #include "python.bpf.h"
 
 static __always_inline struct ms_stats *stats__get(void)
