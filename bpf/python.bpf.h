@@ -25,6 +25,15 @@
  * 2 * MS_PY_MAX_FRAMES steps (shim frames take a step but no slot); every
  * read of the target is bpf_probe_read_user, which fails cleanly on a bad
  * address (MS_PY_READ_FAULT).
+ *
+ * Cost (issue 16): each read of the target costs far more than the bytes
+ * it copies, so the walk reads in blocks.  3.11+ frames lie one above the
+ * other in the thread's data stack, so one PY_WINDOW_BYTES read ending at a
+ * frame also holds its callers' heads (struct py_buf); a code object's
+ * first line and name come in one copy; and a code object seen earlier in
+ * the same walk (recursion, a function on the stack twice) is not read
+ * again.  A frame of 50 needs about 0.1 frame reads and, for a new code
+ * object, two reads (its fields, its name's hash), instead of four reads.
  */
 #ifndef MS_PYTHON_BPF_H
 #define MS_PYTHON_BPF_H
@@ -37,7 +46,10 @@
 
 #define PY_SEARCH_MAX 64     /* thread states looked at when the map cannot prove one */
 #define PY_INTERP_MAX 4	     /* interpreters looked at */
-#define PY_FRAME_READ_MAX 128 /* bytes of a frame read at once */
+#define PY_FRAME_READ_MAX 128 /* bytes of a frame's head the walker uses */
+#define PY_WINDOW_BYTES 2048  /* bytes of a thread's frame stack read at once (3.11+) */
+#define PY_CODE_READ_MAX 128  /* bytes of a code object read at once */
+#define PY_CODE_CACHE 16      /* code objects remembered within one walk (power of 2) */
 
 /* CPython processes: tgid -> layout (written by userspace/runtimes/py_procs.c). */
 struct {
@@ -64,8 +76,30 @@ struct {
 	__type(value, __u64);
 } py_exits SEC(".maps");
 
+/*
+ * Per-CPU walk scratch.  win holds win_len bytes of the target from
+ * win_base: one frame's head, or (3.11+, where a thread's frames sit one
+ * above the other in its data stack chunks, each caller below its callee)
+ * PY_WINDOW_BYTES ending at a frame's head, which holds several callers'
+ * heads too, so the walk reads the target once per window instead of once
+ * per frame.  code holds a code object's fields the walk uses, read in one
+ * copy.  The cache maps a code object's address to its fingerprint for the
+ * rest of one walk only: every frame of one walk runs at once, so its code
+ * objects are all alive and an address names one object throughout (a
+ * cache kept across walks could hand a freed object's fingerprint to a new
+ * one at the same address; the fingerprint exists to catch exactly that).
+ */
 struct py_buf {
-	__u8 frame[PY_FRAME_READ_MAX];
+	__u8 win[PY_WINDOW_BYTES + 8]; /* 8 of slack: reads bounded by one compare */
+	__u8 code[PY_CODE_READ_MAX];
+	__u64 cache_code[PY_CODE_CACHE];
+	__u32 cache_fp[PY_CODE_CACHE];
+	/* Window state: here rather than in struct py_walk (the stack), where
+	 * the verifier would track each value and multiply the states of the
+	 * bpf_loop callback it explores. */
+	__u64 win_base;	 /* target address of win[0] */
+	__u32 win_len;	 /* valid bytes in win (0: none) */
+	__u32 no_window; /* a window read failed: read frames one by one */
 };
 
 struct {
@@ -83,6 +117,8 @@ struct py_walk {
 	__u32 off;   /* byte offset of the first ms_py_frame in out */
 	__u32 n;     /* frames written */
 	__u64 frame; /* next frame to read, 0 at the end */
+	__u32 code_lo;	/* code object bytes [code_lo, code_lo + code_len) are read */
+	__u32 code_len;
 	__u32 status;
 };
 
@@ -95,25 +131,94 @@ static __always_inline __u64 py__read_ptr(__u64 addr, __u16 off, bool *fault)
 	return v;
 }
 
-static __always_inline __u64 py__buf64(const struct py_buf *b, __u32 off)
+static __always_inline __u64 py__win64(const struct py_buf *b, __u32 off)
 {
-	if (off > PY_FRAME_READ_MAX - 8)
+	if (off > PY_WINDOW_BYTES) /* not "> 2^n - 1": clang would test it with a mask */
 		return 0;
-	return *(const __u64 *)&b->frame[off];
+	return *(const __u64 *)&b->win[off];
 }
 
-static __always_inline __u32 py__buf32(const struct py_buf *b, __u32 off)
+static __always_inline __u32 py__win32(const struct py_buf *b, __u32 off)
 {
-	if (off > PY_FRAME_READ_MAX - 4)
+	if (off > PY_WINDOW_BYTES)
 		return 0;
-	return *(const __u32 *)&b->frame[off];
+	return *(const __u32 *)&b->win[off];
 }
 
-static __always_inline __u32 py__buf8(const struct py_buf *b, __u32 off)
+static __always_inline __u32 py__win8(const struct py_buf *b, __u32 off)
 {
-	if (off > PY_FRAME_READ_MAX - 1)
+	if (off > PY_WINDOW_BYTES)
 		return 0;
-	return b->frame[off];
+	return b->win[off];
+}
+
+/*
+ * Make the head of frame w->frame (rd bytes) readable in b->win; its offset
+ * there, or -1 if it cannot be read.  3.11+: a frame outside the current
+ * window brings in PY_WINDOW_BYTES ending at its head (its callers' heads
+ * lie below it); when that fails (the chunk's start is near), the frame's
+ * head alone, and from then on frame by frame.
+ */
+static __always_inline long py__frame_at(struct py_walk *w, struct py_buf *b, __u32 rd)
+{
+	__u64 f = w->frame, lo;
+
+	if (b->win_len >= rd && f >= b->win_base && f - b->win_base <= b->win_len - rd)
+		return (long)(f - b->win_base);
+	if (w->l->frame_kind == MS_PY_FRAMES_INTERP && !b->no_window &&
+	    f + rd >= PY_WINDOW_BYTES) {
+		lo = f + rd - PY_WINDOW_BYTES;
+		if (!bpf_probe_read_user(b->win, PY_WINDOW_BYTES, (const void *)lo)) {
+			b->win_base = lo;
+			b->win_len = PY_WINDOW_BYTES;
+			return PY_WINDOW_BYTES - rd;
+		}
+		b->no_window = 1;
+	}
+	if (bpf_probe_read_user(b->win, rd, (const void *)f)) {
+		b->win_len = 0;
+		return -1;
+	}
+	b->win_base = f;
+	b->win_len = rd;
+	return 0;
+}
+
+/* The fingerprint of code object code (ms_py__fingerprint): from this
+ * walk's cache, or read (its fields in one copy, then its name's hash) and
+ * cached.  0 and *fault set when a read fails. */
+static __always_inline __u32 py__code_fp(struct py_walk *w, struct py_buf *b, __u64 code,
+					 bool *fault)
+{
+	const struct ms_py_layout *l = w->l;
+	__u32 slot = (__u32)(code >> 4) & (PY_CODE_CACHE - 1), len = w->code_len, o;
+	__u64 name = 0, name_hash = 0;
+	__s32 fl = 0;
+	__u32 fp;
+
+	if (b->cache_code[slot] == code)
+		return b->cache_fp[slot];
+	if (len > PY_CODE_READ_MAX)
+		len = PY_CODE_READ_MAX;
+	if (!len || bpf_probe_read_user(b->code, len, (const void *)(code + w->code_lo))) {
+		*fault = true;
+		return 0;
+	}
+	o = l->code_firstlineno - w->code_lo;
+	if (o <= PY_CODE_READ_MAX - 4)
+		fl = *(const __s32 *)&b->code[o];
+	o = l->code_name - w->code_lo;
+	if (o <= PY_CODE_READ_MAX - 8)
+		name = *(const __u64 *)&b->code[o];
+	if (bpf_probe_read_user(&name_hash, sizeof(name_hash),
+				(const void *)(name + MS_PY_UNICODE_HASH_OFF))) {
+		*fault = true;
+		return 0;
+	}
+	fp = ms_py__fingerprint(fl, name, name_hash);
+	b->cache_code[slot] = code;
+	b->cache_fp[slot] = fp;
+	return fp;
 }
 
 /* One frame: read it, emit it (or note a shim), move to its caller. */
@@ -123,8 +228,10 @@ static long py__step(__u32 i, void *vctx)
 	const struct ms_py_layout *l = w->l;
 	struct py_buf *b = w->buf;
 	struct ms_py_frame *f;
-	__u32 rd = l->fr_read, o, owner = 0, flags = 0, instr = 0xffffffff, fl = 0;
-	__u64 code, ptr, base, name = 0, name_hash = 0;
+	__u32 rd = l->fr_read, o, owner = 0, flags = 0, instr = 0xffffffff, fp;
+	__u64 code, ptr, base;
+	bool fault = false;
+	long at;
 
 	if (!w->frame) {
 		w->status = MS_PY_OK;
@@ -132,14 +239,15 @@ static long py__step(__u32 i, void *vctx)
 	}
 	if (rd > PY_FRAME_READ_MAX)
 		rd = PY_FRAME_READ_MAX;
-	if (bpf_probe_read_user(b->frame, rd, (const void *)w->frame)) {
+	at = py__frame_at(w, b, rd);
+	if (at < 0 || at > PY_WINDOW_BYTES) {
 		w->status = MS_PY_READ_FAULT;
 		return 1;
 	}
-	code = py__buf64(b, l->fr_code);
+	code = py__win64(b, at + l->fr_code);
 	if (l->fr_owner != MS_PY_NO_FIELD)
-		owner = py__buf8(b, l->fr_owner);
-	w->frame = py__buf64(b, l->fr_previous);
+		owner = py__win8(b, at + l->fr_owner);
+	w->frame = py__win64(b, at + l->fr_previous);
 	if (l->cstack_owner != 0xff && owner == l->cstack_owner) {
 		/* A shim frame _PyEval_EvalFrameDefault pushes (3.12+): the frame
 		 * inside it is the first its activation runs. */
@@ -157,24 +265,22 @@ static long py__step(__u32 i, void *vctx)
 		return 1;
 	}
 	if (l->frame_kind == MS_PY_FRAMES_OBJECTS) {
-		int lasti = (int)py__buf32(b, l->fr_instr);
+		int lasti = (int)py__win32(b, at + l->fr_instr);
 
 		if (lasti >= 0)
 			instr = (__u32)lasti * 2;
 	} else {
-		ptr = py__buf64(b, l->fr_instr);
+		ptr = py__win64(b, at + l->fr_instr);
 		base = code + l->code_adaptive;
 		if (ptr >= base && ptr - base < (1u << 30))
 			instr = (__u32)(ptr - base);
 	}
 	if (l->flags & MS_PY_L_EVERY_FRAME_ENTRY)
 		flags |= MS_PY_F_ENTRY;
-	else if (l->fr_is_entry != MS_PY_NO_FIELD && py__buf8(b, l->fr_is_entry))
+	else if (l->fr_is_entry != MS_PY_NO_FIELD && py__win8(b, at + l->fr_is_entry))
 		flags |= MS_PY_F_ENTRY;
-	if (bpf_probe_read_user(&fl, sizeof(fl), (const void *)(code + l->code_firstlineno)) ||
-	    bpf_probe_read_user(&name, sizeof(name), (const void *)(code + l->code_name)) ||
-	    bpf_probe_read_user(&name_hash, sizeof(name_hash),
-				(const void *)(name + MS_PY_UNICODE_HASH_OFF))) {
+	fp = py__code_fp(w, b, code, &fault);
+	if (fault) {
 		w->status = MS_PY_READ_FAULT;
 		return 1;
 	}
@@ -184,7 +290,7 @@ static long py__step(__u32 i, void *vctx)
 	f = (struct ms_py_frame *)(w->out + o);
 	f->code = code;
 	f->instr = instr;
-	f->fingerprint = ms_py__fingerprint(fl, name, name_hash);
+	f->fingerprint = fp;
 	f->flags = flags;
 	f->reserved = 0;
 	w->n++;
@@ -343,6 +449,17 @@ static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 	w.off = off;
 	w.frame = fp;
 	w.status = MS_PY_DEPTH;
+	/* the code object's fields in one copy: [code_lo, code_lo + code_len) */
+	w.code_lo = l->code_firstlineno < l->code_name ? l->code_firstlineno : l->code_name;
+	w.code_len = (l->code_firstlineno + 4 > l->code_name + 8 ? l->code_firstlineno + 4
+								  : l->code_name + 8) -
+		     w.code_lo;
+	if (w.code_len > PY_CODE_READ_MAX)
+		return MS_PY_READ_FAULT << 16; /* no layout has them that far apart */
+	for (int i = 0; i < PY_CODE_CACHE; i++)
+		w.buf->cache_code[i] = 0;
+	w.buf->win_len = 0;
+	w.buf->no_window = 0;
 	bpf_loop(2 * MS_PY_MAX_FRAMES, py__step, &w, 0);
 	if (w.n > MS_PY_MAX_FRAMES)
 		w.n = MS_PY_MAX_FRAMES;

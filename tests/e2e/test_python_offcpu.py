@@ -11,7 +11,7 @@ sleep's stack must hold the interpreter's native sleep path (time_sleep,
 clock_nanosleep) under every look; the python look, which hides the
 interpreter's own frames, must show no evaluation loop and nap() as the
 innermost Python frame, the native look no Python frame, and no look a
-Python frame of another thread's functions in the main thread's waits.
+Python frame of the spinner thread's spin() in the main thread's waits.
 """
 import json
 import os
@@ -31,8 +31,6 @@ PY_FRAME = re.compile(r"^(.*) \(([^()]*?)(?::(\d+))?\)$")
 # is the interval that covers most of the span, at least half of it.
 SLEEP_COVER = 0.5
 SLEEP_SHARE = 0.5   # folded: time_sleep stacks >= 50% of the logged sleep time
-# Python functions the main thread runs (the spinner thread runs spin())
-MAIN_FUNCTIONS = {"<module>", "nap", "work"}
 
 
 def _intervals(capture, look):
@@ -75,23 +73,25 @@ def _check(python):
                 continue
             for fr in stack:
                 m = PY_FRAME.match(fr)
-                assert not m or m.group(1) in MAIN_FUNCTIONS, \
+                assert not m or m.group(1) != "spin", \
                     "--look %s: interval of the main thread (tid %s) has Python frame %r " \
-                    "(another thread's stack?)" % (look, fields.get("tid"), fr)
+                    "(the spinner thread's)" % (look, fields.get("tid"), fr)
         for start, end in spans:
-            best, overlap = None, 0
+            # On a loaded machine a sleep's span also holds run-queue waits
+            # and GIL waits, and the sleep itself may come in pieces: the
+            # intervals in state sleep must cover SLEEP_COVER of the span,
+            # and the longest of them is the one checked.
+            best, overlap, slept = None, 0, 0
             for fields, stack, _ in ivs:
-                if fields.get("tid") != tid:
+                if fields.get("tid") != tid or fields.get("state") != "sleep":
                     continue
                 o = min(fields["end_ns"], end) - max(fields["start_ns"], start)
+                slept += max(o, 0)
                 if o > overlap:
                     best, overlap = (fields, stack), o
-            assert best and overlap >= SLEEP_COVER * (end - start), \
-                "--look %s: no interval of tid %d covers the sleep [%d, %d]" % (
-                    look, tid, start, end)
-            assert best[0].get("state") == "sleep", \
-                "--look %s: the sleep [%d, %d] is an interval in state %s" % (
-                    look, start, end, best[0].get("state"))
+            assert best and slept >= SLEEP_COVER * (end - start), \
+                "--look %s: intervals of tid %d in state sleep cover %d of the sleep " \
+                "[%d, %d]" % (look, tid, slept, start, end)
             names = [_base(f) for f in best[1]]
             H.log("--look %s: sleep of %.1f ms -> %s" % (
                 look, (end - start) / 1e6, ";".join(best[1])))
