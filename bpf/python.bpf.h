@@ -26,14 +26,11 @@
  * read of the target is bpf_probe_read_user, which fails cleanly on a bad
  * address (MS_PY_READ_FAULT).
  *
- * Cost (issue 16): each read of the target costs far more than the bytes
- * it copies, so the walk reads in blocks.  3.11+ frames lie one above the
- * other in the thread's data stack, so one PY_WINDOW_BYTES read ending at a
- * frame also holds its callers' heads (struct py_buf); a code object's
- * first line and name come in one copy; and a code object seen earlier in
- * the same walk (recursion, a function on the stack twice) is not read
- * again.  A frame of 50 needs about 0.1 frame reads and, for a new code
- * object, two reads (its fields, its name's hash), instead of four reads.
+ * Cost (issue 16): each read of the target costs a fixed price plus its
+ * bytes, so a frame's head comes in one copy, a code object's first line
+ * and name in one copy, and a code object seen earlier in the same walk
+ * (recursion, a function on the stack twice) is not read again: a frame
+ * of a known code object costs one read instead of four.
  */
 #ifndef MS_PYTHON_BPF_H
 #define MS_PYTHON_BPF_H
@@ -47,7 +44,7 @@
 #define PY_SEARCH_MAX 64     /* thread states looked at when the map cannot prove one */
 #define PY_INTERP_MAX 4	     /* interpreters looked at */
 #define PY_FRAME_READ_MAX 128 /* bytes of a frame's head the walker uses */
-#define PY_WINDOW_BYTES 2048  /* bytes of a thread's frame stack read at once (3.11+) */
+#define PY_WINDOW_BYTES PY_FRAME_READ_MAX /* bytes of b->win (one frame's head) */
 #define PY_CODE_READ_MAX 128  /* bytes of a code object read at once */
 #define PY_CODE_CACHE 16      /* code objects remembered within one walk (power of 2) */
 
@@ -77,29 +74,19 @@ struct {
 } py_exits SEC(".maps");
 
 /*
- * Per-CPU walk scratch.  win holds win_len bytes of the target from
- * win_base: one frame's head, or (3.11+, where a thread's frames sit one
- * above the other in its data stack chunks, each caller below its callee)
- * PY_WINDOW_BYTES ending at a frame's head, which holds several callers'
- * heads too, so the walk reads the target once per window instead of once
- * per frame.  code holds a code object's fields the walk uses, read in one
- * copy.  The cache maps a code object's address to its fingerprint for the
- * rest of one walk only: every frame of one walk runs at once, so its code
- * objects are all alive and an address names one object throughout (a
- * cache kept across walks could hand a freed object's fingerprint to a new
- * one at the same address; the fingerprint exists to catch exactly that).
+ * Per-CPU walk scratch.  win holds a frame's head; code a code object's
+ * fields the walk uses, read in one copy.  The cache maps a code object's
+ * address to its fingerprint for the rest of one walk only: every frame of
+ * one walk runs at once, so its code objects are all alive and an address
+ * names one object throughout (a cache kept across walks could hand a
+ * freed object's fingerprint to a new one at the same address; the
+ * fingerprint exists to catch exactly that).
  */
 struct py_buf {
 	__u8 win[PY_WINDOW_BYTES + 8]; /* 8 of slack: reads bounded by one compare */
 	__u8 code[PY_CODE_READ_MAX];
 	__u64 cache_code[PY_CODE_CACHE];
 	__u32 cache_fp[PY_CODE_CACHE];
-	/* Window state: here rather than in struct py_walk (the stack), where
-	 * the verifier would track each value and multiply the states of the
-	 * bpf_loop callback it explores. */
-	__u64 win_base;	 /* target address of win[0] */
-	__u32 win_len;	 /* valid bytes in win (0: none) */
-	__u32 no_window; /* a window read failed: read frames one by one */
 };
 
 struct {
@@ -152,35 +139,14 @@ static __always_inline __u32 py__win8(const struct py_buf *b, __u32 off)
 	return b->win[off];
 }
 
-/*
- * Make the head of frame w->frame (rd bytes) readable in b->win; its offset
- * there, or -1 if it cannot be read.  3.11+: a frame outside the current
- * window brings in PY_WINDOW_BYTES ending at its head (its callers' heads
- * lie below it); when that fails (the chunk's start is near), the frame's
- * head alone, and from then on frame by frame.
- */
+/* Read the head of frame w->frame (rd bytes) into b->win in one copy; its
+ * offset there (0), or -1 if it cannot be read.  (Reading several frames'
+ * heads at once from 3.11's data stack, 512 or 2048 bytes per copy, made
+ * the walk slower, not faster: measured, issue 16.) */
 static __always_inline long py__frame_at(struct py_walk *w, struct py_buf *b, __u32 rd)
 {
-	__u64 f = w->frame, lo;
-
-	if (b->win_len >= rd && f >= b->win_base && f - b->win_base <= b->win_len - rd)
-		return (long)(f - b->win_base);
-	if (w->l->frame_kind == MS_PY_FRAMES_INTERP && !b->no_window &&
-	    f + rd >= PY_WINDOW_BYTES) {
-		lo = f + rd - PY_WINDOW_BYTES;
-		if (!bpf_probe_read_user(b->win, PY_WINDOW_BYTES, (const void *)lo)) {
-			b->win_base = lo;
-			b->win_len = PY_WINDOW_BYTES;
-			return PY_WINDOW_BYTES - rd;
-		}
-		b->no_window = 1;
-	}
-	if (bpf_probe_read_user(b->win, rd, (const void *)f)) {
-		b->win_len = 0;
+	if (bpf_probe_read_user(b->win, rd, (const void *)w->frame))
 		return -1;
-	}
-	b->win_base = f;
-	b->win_len = rd;
 	return 0;
 }
 
@@ -458,8 +424,6 @@ static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 		return MS_PY_READ_FAULT << 16; /* no layout has them that far apart */
 	for (int i = 0; i < PY_CODE_CACHE; i++)
 		w.buf->cache_code[i] = 0;
-	w.buf->win_len = 0;
-	w.buf->no_window = 0;
 	bpf_loop(2 * MS_PY_MAX_FRAMES, py__step, &w, 0);
 	if (w.n > MS_PY_MAX_FRAMES)
 		w.n = MS_PY_MAX_FRAMES;

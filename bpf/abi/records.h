@@ -181,14 +181,16 @@ struct ms_stats {
 	__u64 stack_copy_short;	   /* copied 0 < n < stack_size: the stack ended (VMA end or an
 				      unreadable page, see MS_SAMPLE_F_STACK_*); normal */
 	__u64 stack_vma_busy;	   /* VMA lookup failed: copy bounded by page reads (..._NO_VMA) */
+	__u64 py_walks;		   /* samples whose CPython walk ran (a CPython process) */
+	__u64 py_walk_ns;	   /* their walks' summed time (bpf_ktime_get_ns), for the bench */
 };
-_Static_assert(sizeof(struct ms_stats) == 64, "ms_stats size");
+_Static_assert(sizeof(struct ms_stats) == 80, "ms_stats size");
 
 #define MS_STATS_NAMES                                                                             \
 	"bpf.samples_seen", "bpf.ringbuf_full", "bpf.kstack_err", "bpf.ustack_err",                \
 		"bpf.filter_full", "bpf.stack_copy_err", "bpf.stack_copy_short",                   \
-		"bpf.stack_vma_busy"
-#define MS_STATS_COUNT 8
+		"bpf.stack_vma_busy", "bpf.py_walks", "bpf.py_walk_ns"
+#define MS_STATS_COUNT 10
 
 /* ---- off-CPU intervals (bpf/offcpu.bpf.c) ------------------------------- */
 
