@@ -41,32 +41,42 @@ def samplers():
 
 def one(ms, python, extra, tmp, secs):
     """Our sampler is the handle_sample program that appears with our record
-    (bpftool may not name owner pids); the newest if others appear too."""
+    (bpftool may not name owner pids); the newest if others appear too.
+    Its counters are read from its first sight until the recording ends
+    (the last reading before the program goes away), and divided by the
+    samples the capture holds: on a loaded machine the target's share of
+    a CPU, hence its rate, varies too much for a rate times a wall-clock
+    window to count them."""
     out = os.path.join(tmp, "pywalk.msc")
     before = set(samplers())
     proc = subprocess.Popen([ms, "record", "-q", "-o", out] + extra +
                             ["--", python, os.path.join(HERE, "py_deep.py"), "50", str(secs)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)  # start-up and the interpreter's imports
-    new = sorted(set(samplers()) - before)
+    # start-up and the interpreter's imports; a loaded machine takes longer
+    new, give_up = [], time.monotonic() + 60.0
+    while not new and proc.poll() is None and time.monotonic() < give_up:
+        time.sleep(0.2)
+        new = sorted(set(samplers()) - before)
     if not new:
-        proc.wait(timeout=secs + 60)
+        proc.kill()
+        proc.wait()
         return None
-    t_a, a = time.monotonic(), samplers().get(new[-1])
-    time.sleep(max(secs - 2.0, 1.0))
-    t_b, b = time.monotonic(), samplers().get(new[-1])
-    proc.wait(timeout=secs + 60)
-    if not a or not b or b[1] <= a[1]:
+    first = last = samplers().get(new[-1])
+    while proc.poll() is None:
+        time.sleep(0.2)
+        cur = samplers().get(new[-1])
+        if cur:
+            last = cur
+    if not first or not last or last[1] <= first[1]:
         return None
     rep = subprocess.run([ms, "report", out], capture_output=True, text=True).stdout
-    m = re.search(r"rate\s+([\d.]+) samples per thread-second", rep)
-    rate = float(m.group(1)) if m else 0.0
-    # The program runs for every task's samples on the CPUs (the filter is in
-    # it); the target, a busy single thread, takes `rate` of them per second.
-    target = rate * (t_b - t_a)
-    return dict(ns_per_run=(b[0] - a[0]) / (b[1] - a[1]), runs=b[1] - a[1],
-                target_samples=target,
-                ns_per_target_sample=(b[0] - a[0]) / target if target else None)
+    m = re.search(r"samples\s+(\d+) from", rep)
+    target = int(m.group(1)) if m else 0
+    # The program runs for every task's samples on the CPUs (the filter is
+    # in it); the capture's samples are the target's (a busy single thread).
+    return dict(ns_per_run=(last[0] - first[0]) / (last[1] - first[1]),
+                runs=last[1] - first[1], target_samples=target,
+                ns_per_target_sample=(last[0] - first[0]) / target if target else None)
 
 
 def measure(ms, tmp, secs=4.0):

@@ -19,6 +19,12 @@
  * e.g. hrtimer_wakeup under the APIC timer interrupt) and the user FP
  * chain.
  *
+ * CPython: for a thread of a process in the sampler's "py_procs" map, the
+ * switch-out also walks the interpreter's frames with the sampler's walker
+ * (bpf/python.bpf.h, its maps shared) into the slot; the record then ends
+ * with them (MS_OFFCPU_F_PYTHON, struct ms_offcpu_py), so a wait shows the
+ * Python function that called time.sleep.
+ *
  * DWARF stacks: when stack_copy_bytes is set, an interval that passed the
  * threshold is not written at switch-in; it moves to "offcpu_copywait" and
  * waits there for the thread's next syscall exit (tp_btf sys_exit, in the thread's own context,
@@ -68,6 +74,9 @@ const volatile __u64 wakeup_bytes = 0;
 
 #include "bpf/stack_copy.bpf.h"
 #include "bpf/scope.bpf.h"
+/* the walk writes into the slot's py_frames */
+#define PY_OUT_LIMIT ((MS_PY_MAX_FRAMES - 1) * MS_PY_FRAME_BYTES)
+#include "bpf/python.bpf.h"
 
 
 /* Recorded processes: tgid -> 1.  Replaced by the sampler's map before load. */
@@ -201,22 +210,60 @@ static __always_inline struct ms_offcpu_slot *slot__get(__u32 tid, struct ms_off
 	return bpf_map_lookup_elem(&offcpu_pending, &tid);
 }
 
+/* Bytes of the slot's CPython part as the record carries it (0 without). */
+static __always_inline __u32 slot__py_bytes(const struct ms_offcpu_slot *s)
+{
+	__u32 n = s->py.py_len;
+
+	if (!(s->rec.flags & MS_OFFCPU_F_PYTHON))
+		return 0;
+	if (n > MS_PY_MAX_FRAMES)
+		n = MS_PY_MAX_FRAMES;
+	return sizeof(struct ms_offcpu_py) + n * MS_PY_FRAME_BYTES;
+}
+
+/* Output head bytes of the slot's record, then its CPython part of py
+ * bytes (contiguous in the slot), as one ring record.  0 or -errno. */
+static __always_inline long slot__output(struct ms_offcpu_slot *s, __u32 head, __u32 py,
+					 __u64 flags)
+{
+	struct bpf_dynptr d;
+	long err;
+
+	if (!py)
+		return bpf_ringbuf_output(&offcpu_events, &s->rec, head, flags);
+	/* a reservation that failed is released all the same */
+	err = bpf_ringbuf_reserve_dynptr(&offcpu_events, head + py, 0, &d);
+	if (!err)
+		err = bpf_dynptr_write(&d, 0, &s->rec, head, 0);
+	if (!err)
+		err = bpf_dynptr_write(&d, head, &s->py, py, 0);
+	if (err) {
+		bpf_ringbuf_discard_dynptr(&d, 0);
+		return err;
+	}
+	bpf_ringbuf_submit_dynptr(&d, flags);
+	return 0;
+}
+
 /* Write the slot's record to the ring as it stands (extra flags or'ed in). */
 static __always_inline void slot__emit(struct ms_offcpu_slot *s, __u32 extra,
 				       struct ms_offcpu_stats *st)
 {
-	__u32 size = sizeof(struct ms_offcpu) + slot__ips(s) * 8;
+	__u32 size = sizeof(struct ms_offcpu) + slot__ips(s) * 8, py = slot__py_bytes(s);
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
 	if (size > sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8) /* bounds the verifier */
 		size = sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8;
+	if (py > MS_OFFCPU_PY_MAX_BYTES) /* bounds the verifier */
+		py = MS_OFFCPU_PY_MAX_BYTES;
 	s->rec.hdr.type = MS_REC_OFFCPU;
-	s->rec.hdr.size = size;
+	s->rec.hdr.size = size + py;
 	s->rec.flags |= extra;
 	s->rec.stack_copy_len = 0;
 	if (!wakeup_bytes || bpf_ringbuf_query(&offcpu_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&offcpu_events, &s->rec, size, flags))
+	if (slot__output(s, size, py, flags))
 		st->ringbuf_full++;
 	else
 		st->intervals++;
@@ -245,7 +292,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, unsi
 {
 	struct ms_offcpu_slot *s;
 	struct pt_regs *uregs;
-	__u32 tid = prev->pid, k = 0, u = 0;
+	__u32 tid = prev->pid, k = 0, u = 0, walk;
 	long n;
 
 	if (!tid || (prev->flags & PF_EXITING) || !task__is_recorded(prev))
@@ -309,6 +356,16 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, unsi
 				if (insn == 0x050f)
 					s->reserved = 1;
 			}
+		}
+		/* current is prev: the walker's own thread lookup applies */
+		walk = py__walk(s->py_frames, 0, prev);
+		if (walk) {
+			s->py.py_len = walk & 0xffff;
+			if (s->py.py_len > MS_PY_MAX_FRAMES) /* cannot happen */
+				s->py.py_len = MS_PY_MAX_FRAMES;
+			s->py.py_status = walk >> 16;
+			s->py.reserved = 0;
+			s->rec.flags |= MS_OFFCPU_F_PYTHON;
 		}
 	}
 	s->rec.kstack_len = k;
@@ -494,7 +551,7 @@ int BPF_PROG(handle_waking, struct task_struct *p)
 static __always_inline void slot__emit_copy(struct ms_offcpu_slot *s, struct pt_regs *regs,
 					    __u32 extra, struct ms_offcpu_stats *st)
 {
-	__u32 cpu, head, copy = 0, sc = 0, size, zero = 0;
+	__u32 cpu, head, copy = 0, sc = 0, size, zero = 0, py;
 	__u64 flags = BPF_RB_NO_WAKEUP;
 	struct copy_scratch *buf;
 	struct ms_offcpu *r;
@@ -531,8 +588,15 @@ static __always_inline void slot__emit_copy(struct ms_offcpu_slot *s, struct pt_
 		    (sc & SC_NO_VMA ? MS_OFFCPU_F_STACK_NO_VMA : 0);
 	r->stack_copy_len = copy;
 	size = head + copy;
-	if (size > MS_OFFCPU_MAX_SIZE)
-		size = MS_OFFCPU_MAX_SIZE;
+	py = slot__py_bytes(s);
+	if (py > MS_OFFCPU_PY_MAX_BYTES) /* bounds the verifier */
+		py = MS_OFFCPU_PY_MAX_BYTES;
+	if (size > MS_OFFCPU_MAX_SIZE - MS_OFFCPU_PY_MAX_BYTES) /* cannot happen */
+		size = MS_OFFCPU_MAX_SIZE - MS_OFFCPU_PY_MAX_BYTES;
+	if (py && bpf_probe_read_kernel(buf->bytes + size, py, &s->py))
+		r->flags &= ~MS_OFFCPU_F_PYTHON;
+	else
+		size += py;
 	r->hdr.type = MS_REC_OFFCPU;
 	r->hdr.size = size;
 	if (!wakeup_bytes || bpf_ringbuf_query(&offcpu_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)

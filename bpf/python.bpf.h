@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The CPython frame walker, included by bpf/sampler.bpf.c.  For a process in
- * "py_procs" it finds the sampled thread's PyThreadState and appends one
- * struct ms_py_frame per interpreted frame (innermost first) to the sample
- * under construction (bpf/abi/python.h).
+ * The CPython frame walker, included by bpf/sampler.bpf.c (frames of a
+ * sample) and bpf/offcpu.bpf.c (frames of a thread at switch-out; the maps
+ * below are the sampler's, shared by bpf_map__reuse_fd).  For a process in
+ * "py_procs" it finds the current thread's PyThreadState and appends one
+ * struct ms_py_frame per interpreted frame (innermost first) to the record
+ * under construction (bpf/abi/python.h).  The includer defines PY_OUT_LIMIT,
+ * the largest byte offset of a frame in its output buffer (the buffer has
+ * room for a frame there).
  *
  * Thread identity.  "py_threads" (kernel tid -> state, refreshed by
  * userspace about every 20 ms from the interpreter's thread list) is used
@@ -21,15 +25,28 @@
  * 2 * MS_PY_MAX_FRAMES steps (shim frames take a step but no slot); every
  * read of the target is bpf_probe_read_user, which fails cleanly on a bad
  * address (MS_PY_READ_FAULT).
+ *
+ * Cost (issue 16): each read of the target costs a fixed price plus its
+ * bytes, so a frame's head comes in one copy, a code object's first line
+ * and name in one copy, and a code object seen earlier in the same walk
+ * (recursion, a function on the stack twice) is not read again: a frame
+ * of a known code object costs one read instead of four.
  */
 #ifndef MS_PYTHON_BPF_H
 #define MS_PYTHON_BPF_H
 
 #include "bpf/abi/python.h"
 
+#ifndef PY_OUT_LIMIT
+#error "define PY_OUT_LIMIT (the largest frame offset in the walk's output) first"
+#endif
+
 #define PY_SEARCH_MAX 64     /* thread states looked at when the map cannot prove one */
 #define PY_INTERP_MAX 4	     /* interpreters looked at */
-#define PY_FRAME_READ_MAX 128 /* bytes of a frame read at once */
+#define PY_FRAME_READ_MAX 128 /* bytes of a frame's head the walker uses */
+#define PY_WINDOW_BYTES PY_FRAME_READ_MAX /* bytes of b->win (one frame's head) */
+#define PY_CODE_READ_MAX 128  /* bytes of a code object read at once */
+#define PY_CODE_CACHE 16      /* code objects remembered within one walk (power of 2) */
 
 /* CPython processes: tgid -> layout (written by userspace/runtimes/py_procs.c). */
 struct {
@@ -56,8 +73,20 @@ struct {
 	__type(value, __u64);
 } py_exits SEC(".maps");
 
+/*
+ * Per-CPU walk scratch.  win holds a frame's head; code a code object's
+ * fields the walk uses, read in one copy.  The cache maps a code object's
+ * address to its fingerprint for the rest of one walk only: every frame of
+ * one walk runs at once, so its code objects are all alive and an address
+ * names one object throughout (a cache kept across walks could hand a
+ * freed object's fingerprint to a new one at the same address; the
+ * fingerprint exists to catch exactly that).
+ */
 struct py_buf {
-	__u8 frame[PY_FRAME_READ_MAX];
+	__u8 win[PY_WINDOW_BYTES + 8]; /* 8 of slack: reads bounded by one compare */
+	__u8 code[PY_CODE_READ_MAX];
+	__u64 cache_code[PY_CODE_CACHE];
+	__u32 cache_fp[PY_CODE_CACHE];
 };
 
 struct {
@@ -75,6 +104,8 @@ struct py_walk {
 	__u32 off;   /* byte offset of the first ms_py_frame in out */
 	__u32 n;     /* frames written */
 	__u64 frame; /* next frame to read, 0 at the end */
+	__u32 code_lo;	/* code object bytes [code_lo, code_lo + code_len) are read */
+	__u32 code_len;
 	__u32 status;
 };
 
@@ -87,25 +118,73 @@ static __always_inline __u64 py__read_ptr(__u64 addr, __u16 off, bool *fault)
 	return v;
 }
 
-static __always_inline __u64 py__buf64(const struct py_buf *b, __u32 off)
+static __always_inline __u64 py__win64(const struct py_buf *b, __u32 off)
 {
-	if (off > PY_FRAME_READ_MAX - 8)
+	if (off > PY_WINDOW_BYTES) /* not "> 2^n - 1": clang would test it with a mask */
 		return 0;
-	return *(const __u64 *)&b->frame[off];
+	return *(const __u64 *)&b->win[off];
 }
 
-static __always_inline __u32 py__buf32(const struct py_buf *b, __u32 off)
+static __always_inline __u32 py__win32(const struct py_buf *b, __u32 off)
 {
-	if (off > PY_FRAME_READ_MAX - 4)
+	if (off > PY_WINDOW_BYTES)
 		return 0;
-	return *(const __u32 *)&b->frame[off];
+	return *(const __u32 *)&b->win[off];
 }
 
-static __always_inline __u32 py__buf8(const struct py_buf *b, __u32 off)
+static __always_inline __u32 py__win8(const struct py_buf *b, __u32 off)
 {
-	if (off > PY_FRAME_READ_MAX - 1)
+	if (off > PY_WINDOW_BYTES)
 		return 0;
-	return b->frame[off];
+	return b->win[off];
+}
+
+/* Read the head of frame w->frame (rd bytes) into b->win in one copy; its
+ * offset there (0), or -1 if it cannot be read.  (Reading several frames'
+ * heads at once from 3.11's data stack, 512 or 2048 bytes per copy, made
+ * the walk slower, not faster: measured, issue 16.) */
+static __always_inline long py__frame_at(struct py_walk *w, struct py_buf *b, __u32 rd)
+{
+	if (bpf_probe_read_user(b->win, rd, (const void *)w->frame))
+		return -1;
+	return 0;
+}
+
+/* The fingerprint of code object code (ms_py__fingerprint): from this
+ * walk's cache, or read (its fields in one copy, then its name's hash) and
+ * cached.  0 and *fault set when a read fails. */
+static __always_inline __u32 py__code_fp(struct py_walk *w, struct py_buf *b, __u64 code,
+					 bool *fault)
+{
+	const struct ms_py_layout *l = w->l;
+	__u32 slot = (__u32)(code >> 4) & (PY_CODE_CACHE - 1), len = w->code_len, o;
+	__u64 name = 0, name_hash = 0;
+	__s32 fl = 0;
+	__u32 fp;
+
+	if (b->cache_code[slot] == code)
+		return b->cache_fp[slot];
+	if (len > PY_CODE_READ_MAX)
+		len = PY_CODE_READ_MAX;
+	if (!len || bpf_probe_read_user(b->code, len, (const void *)(code + w->code_lo))) {
+		*fault = true;
+		return 0;
+	}
+	o = l->code_firstlineno - w->code_lo;
+	if (o <= PY_CODE_READ_MAX - 4)
+		fl = *(const __s32 *)&b->code[o];
+	o = l->code_name - w->code_lo;
+	if (o <= PY_CODE_READ_MAX - 8)
+		name = *(const __u64 *)&b->code[o];
+	if (bpf_probe_read_user(&name_hash, sizeof(name_hash),
+				(const void *)(name + MS_PY_UNICODE_HASH_OFF))) {
+		*fault = true;
+		return 0;
+	}
+	fp = ms_py__fingerprint(fl, name, name_hash);
+	b->cache_code[slot] = code;
+	b->cache_fp[slot] = fp;
+	return fp;
 }
 
 /* One frame: read it, emit it (or note a shim), move to its caller. */
@@ -115,8 +194,10 @@ static long py__step(__u32 i, void *vctx)
 	const struct ms_py_layout *l = w->l;
 	struct py_buf *b = w->buf;
 	struct ms_py_frame *f;
-	__u32 rd = l->fr_read, o, owner = 0, flags = 0, instr = 0xffffffff, fl = 0;
-	__u64 code, ptr, base, name = 0, name_hash = 0;
+	__u32 rd = l->fr_read, o, owner = 0, flags = 0, instr = 0xffffffff, fp;
+	__u64 code, ptr, base;
+	bool fault = false;
+	long at;
 
 	if (!w->frame) {
 		w->status = MS_PY_OK;
@@ -124,20 +205,21 @@ static long py__step(__u32 i, void *vctx)
 	}
 	if (rd > PY_FRAME_READ_MAX)
 		rd = PY_FRAME_READ_MAX;
-	if (bpf_probe_read_user(b->frame, rd, (const void *)w->frame)) {
+	at = py__frame_at(w, b, rd);
+	if (at < 0 || at > PY_WINDOW_BYTES) {
 		w->status = MS_PY_READ_FAULT;
 		return 1;
 	}
-	code = py__buf64(b, l->fr_code);
+	code = py__win64(b, at + l->fr_code);
 	if (l->fr_owner != MS_PY_NO_FIELD)
-		owner = py__buf8(b, l->fr_owner);
-	w->frame = py__buf64(b, l->fr_previous);
+		owner = py__win8(b, at + l->fr_owner);
+	w->frame = py__win64(b, at + l->fr_previous);
 	if (l->cstack_owner != 0xff && owner == l->cstack_owner) {
 		/* A shim frame _PyEval_EvalFrameDefault pushes (3.12+): the frame
 		 * inside it is the first its activation runs. */
 		if (w->n > 0) {
 			o = w->off + (w->n - 1) * MS_PY_FRAME_BYTES;
-			if (o <= MS_SAMPLE_MAX_SIZE) {
+			if (o <= PY_OUT_LIMIT) {
 				f = (struct ms_py_frame *)(w->out + o);
 				f->flags |= MS_PY_F_ENTRY;
 			}
@@ -149,34 +231,32 @@ static long py__step(__u32 i, void *vctx)
 		return 1;
 	}
 	if (l->frame_kind == MS_PY_FRAMES_OBJECTS) {
-		int lasti = (int)py__buf32(b, l->fr_instr);
+		int lasti = (int)py__win32(b, at + l->fr_instr);
 
 		if (lasti >= 0)
 			instr = (__u32)lasti * 2;
 	} else {
-		ptr = py__buf64(b, l->fr_instr);
+		ptr = py__win64(b, at + l->fr_instr);
 		base = code + l->code_adaptive;
 		if (ptr >= base && ptr - base < (1u << 30))
 			instr = (__u32)(ptr - base);
 	}
 	if (l->flags & MS_PY_L_EVERY_FRAME_ENTRY)
 		flags |= MS_PY_F_ENTRY;
-	else if (l->fr_is_entry != MS_PY_NO_FIELD && py__buf8(b, l->fr_is_entry))
+	else if (l->fr_is_entry != MS_PY_NO_FIELD && py__win8(b, at + l->fr_is_entry))
 		flags |= MS_PY_F_ENTRY;
-	if (bpf_probe_read_user(&fl, sizeof(fl), (const void *)(code + l->code_firstlineno)) ||
-	    bpf_probe_read_user(&name, sizeof(name), (const void *)(code + l->code_name)) ||
-	    bpf_probe_read_user(&name_hash, sizeof(name_hash),
-				(const void *)(name + MS_PY_UNICODE_HASH_OFF))) {
+	fp = py__code_fp(w, b, code, &fault);
+	if (fault) {
 		w->status = MS_PY_READ_FAULT;
 		return 1;
 	}
 	o = w->off + w->n * MS_PY_FRAME_BYTES;
-	if (o > MS_SAMPLE_MAX_SIZE) /* cannot happen; bounds the verifier */
+	if (o > PY_OUT_LIMIT) /* cannot happen; bounds the verifier */
 		return 1;
 	f = (struct ms_py_frame *)(w->out + o);
 	f->code = code;
 	f->instr = instr;
-	f->fingerprint = ms_py__fingerprint(fl, name, name_hash);
+	f->fingerprint = fp;
 	f->flags = flags;
 	f->reserved = 0;
 	w->n++;
@@ -294,8 +374,10 @@ static __always_inline __u64 py__thread_state(const struct ms_py_layout *l,
 /*
  * Walk the CPython frames of the current thread (task) into out + off.
  * Returns the frames written (<= MS_PY_MAX_FRAMES) in the low 16 bits and
- * the walk's status (MS_PY_*) in bits 16-31.  out is the sample scratch;
- * off <= MS_SAMPLE_MAX_SIZE - MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES.
+ * the walk's status (MS_PY_*) in bits 16-31 (0: not a CPython process, no
+ * walk).  out is the record under construction (a map value); frame i goes
+ * to out + off + i * MS_PY_FRAME_BYTES, and every such offset up to
+ * MS_PY_MAX_FRAMES frames is <= PY_OUT_LIMIT.
  */
 static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 {
@@ -333,6 +415,15 @@ static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 	w.off = off;
 	w.frame = fp;
 	w.status = MS_PY_DEPTH;
+	/* the code object's fields in one copy: [code_lo, code_lo + code_len) */
+	w.code_lo = l->code_firstlineno < l->code_name ? l->code_firstlineno : l->code_name;
+	w.code_len = (l->code_firstlineno + 4 > l->code_name + 8 ? l->code_firstlineno + 4
+								  : l->code_name + 8) -
+		     w.code_lo;
+	if (w.code_len > PY_CODE_READ_MAX)
+		return MS_PY_READ_FAULT << 16; /* no layout has them that far apart */
+	for (int i = 0; i < PY_CODE_CACHE; i++)
+		w.buf->cache_code[i] = 0;
 	bpf_loop(2 * MS_PY_MAX_FRAMES, py__step, &w, 0);
 	if (w.n > MS_PY_MAX_FRAMES)
 		w.n = MS_PY_MAX_FRAMES;

@@ -115,6 +115,8 @@ struct {
 	__type(value, struct sample_scratch);
 } scratch SEC(".maps");
 
+/* the walk writes after the stack copy of the scratch sample */
+#define PY_OUT_LIMIT MS_SAMPLE_MAX_SIZE
 #include "python.bpf.h"
 
 static __always_inline struct ms_stats *stats__get(void)
@@ -288,7 +290,13 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	if (size > MS_SAMPLE_MAX_SIZE - MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES) /* cannot happen */
 		size = MS_SAMPLE_MAX_SIZE - MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES;
 	if (!(s->flags & MS_SAMPLE_F_KTHREAD)) {
+		__u64 t0 = bpf_ktime_get_ns();
 		__u32 walk = py__walk((__u8 *)s, size, task), npy = walk & 0xffff;
+
+		if (walk) {
+			stats->py_walks++;
+			stats->py_walk_ns += bpf_ktime_get_ns() - t0;
+		}
 
 		if (npy > MS_PY_MAX_FRAMES) /* cannot happen; bounds the verifier */
 			npy = MS_PY_MAX_FRAMES;

@@ -22,8 +22,16 @@
 #include <linux/types.h>
 #endif
 
-/* 2: ms_sample carries the cgroup id and namespace ids (issue 15) */
-#define MS_ABI_VERSION 2
+/*
+ * 2: ms_sample carries the cgroup id and namespace ids (issue 15).
+ * 3: an ms_offcpu record may carry the thread's CPython frames at switch-out
+ *    (MS_OFFCPU_F_PYTHON, struct ms_offcpu_py; issue 21).  Every ABI-2
+ *    record reads the same under ABI 3 (the flag is never set in them), so a
+ *    build of ABI 3 replays ABI-2 raw streams (MS_ABI_VERSION_MIN); an older
+ *    build refuses ABI 3 rather than count its Python intervals as bad.
+ */
+#define MS_ABI_VERSION 3
+#define MS_ABI_VERSION_MIN 2
 
 /* Record type tags (ms_rec_header.type). */
 #define MS_REC_SAMPLE 1
@@ -173,14 +181,16 @@ struct ms_stats {
 	__u64 stack_copy_short;	   /* copied 0 < n < stack_size: the stack ended (VMA end or an
 				      unreadable page, see MS_SAMPLE_F_STACK_*); normal */
 	__u64 stack_vma_busy;	   /* VMA lookup failed: copy bounded by page reads (..._NO_VMA) */
+	__u64 py_walks;		   /* samples whose CPython walk ran (a CPython process) */
+	__u64 py_walk_ns;	   /* their walks' summed time (bpf_ktime_get_ns), for the bench */
 };
-_Static_assert(sizeof(struct ms_stats) == 64, "ms_stats size");
+_Static_assert(sizeof(struct ms_stats) == 80, "ms_stats size");
 
 #define MS_STATS_NAMES                                                                             \
 	"bpf.samples_seen", "bpf.ringbuf_full", "bpf.kstack_err", "bpf.ustack_err",                \
 		"bpf.filter_full", "bpf.stack_copy_err", "bpf.stack_copy_short",                   \
-		"bpf.stack_vma_busy"
-#define MS_STATS_COUNT 8
+		"bpf.stack_vma_busy", "bpf.py_walks", "bpf.py_walk_ns"
+#define MS_STATS_COUNT 10
 
 /* ---- off-CPU intervals (bpf/offcpu.bpf.c) ------------------------------- */
 
@@ -211,6 +221,9 @@ _Static_assert(sizeof(struct ms_stats) == 64, "ms_stats size");
  * first, it exited, or recording stopped before its syscall exit.  Only the
  * frame-pointer chain. */
 #define MS_OFFCPU_F_NO_COPY_CHANCE (1u << 11)
+/* ABI 3: a struct ms_offcpu_py and its CPython frames end the record (the
+ * thread's process runs CPython and was walked at switch-out). */
+#define MS_OFFCPU_F_PYTHON (1u << 12)
 
 /*
  * ms_offcpu.state: the thread's state at switch-out, from sched_switch's
@@ -244,9 +257,14 @@ _Static_assert(sizeof(struct ms_stats) == 64, "ms_stats size");
  * first), then waker_kstack_len kernel and waker_ustack_len user return
  * addresses of the waker at sched_waking (for CAUSE_TASK; for an interrupt
  * cause only the kernel stack of the interrupt), then stack_copy_len bytes
- * of the thread's user stack from regs.sp upward.  hdr.size is
+ * of the thread's user stack from regs.sp upward, then, with
+ * MS_OFFCPU_F_PYTHON, a struct ms_offcpu_py and its py_len struct
+ * ms_py_frame (bpf/abi/python.h; innermost first): the thread's CPython
+ * frames at switch-out, walked as the sampler walks them.  hdr.size is
  * sizeof(struct ms_offcpu) + 8 * (sum of the four lengths) +
- * stack_copy_len (a multiple of 8).
+ * stack_copy_len (a multiple of 8) + (with MS_OFFCPU_F_PYTHON)
+ * sizeof(struct ms_offcpu_py) + py_len * MS_PY_FRAME_BYTES.
+ * bpf/abi/offcpu_parts.h locates the parts.
  */
 struct ms_offcpu {
 	struct ms_rec_header hdr; /* type = MS_REC_OFFCPU */
@@ -274,9 +292,21 @@ _Static_assert(sizeof(struct ms_offcpu) == 136, "ms_offcpu size");
 _Static_assert(__builtin_offsetof(struct ms_offcpu, time_ns) == 8, "ms_offcpu.time_ns offset");
 _Static_assert(__builtin_offsetof(struct ms_offcpu, regs) == 72, "ms_offcpu.regs offset");
 
+/* The CPython part of an interval (MS_OFFCPU_F_PYTHON), after the copy. */
+struct ms_offcpu_py {
+	__u16 py_len;	 /* struct ms_py_frame entries that follow, <= MS_PY_MAX_FRAMES */
+	__u16 py_status; /* MS_PY_* (bpf/abi/python.h): how the walk went */
+	__u32 reserved;	 /* 0 */
+};
+_Static_assert(sizeof(struct ms_offcpu_py) == 8, "ms_offcpu_py size");
+
 #define MS_OFFCPU_MAX_IPS (4 * MS_MAX_STACK_DEPTH)
-/* Largest interval record (bytes): four full callchains and a full copy. */
-#define MS_OFFCPU_MAX_SIZE (sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8 + MS_STACK_COPY_MAX)
+/* Bytes of the largest CPython part (header and a full walk). */
+#define MS_OFFCPU_PY_MAX_BYTES (sizeof(struct ms_offcpu_py) + MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES)
+/* Largest interval record (bytes): four full callchains, a full copy and a
+ * full CPython walk. */
+#define MS_OFFCPU_MAX_SIZE                                                                         \
+	(sizeof(struct ms_offcpu) + MS_OFFCPU_MAX_IPS * 8 + MS_STACK_COPY_MAX + MS_OFFCPU_PY_MAX_BYTES)
 
 /*
  * The waker's user stack for an interval, taken with the recording's
@@ -324,8 +354,17 @@ struct ms_offcpu_slot {
 	__u32 reserved; /* BPF-private: 1 if switched out inside a system call */
 	struct ms_offcpu rec;
 	__u64 ips[MS_OFFCPU_MAX_IPS];
+	/* valid with MS_OFFCPU_F_PYTHON in rec.flags: the CPython part as the
+	 * record carries it (py.py_len frames in py_frames, innermost first) */
+	struct ms_offcpu_py py;
+	__u8 py_frames[MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES];
 };
-_Static_assert(sizeof(struct ms_offcpu_slot) == 8 + 136 + MS_OFFCPU_MAX_IPS * 8, "slot size");
+_Static_assert(sizeof(struct ms_offcpu_slot) ==
+		       8 + 136 + MS_OFFCPU_MAX_IPS * 8 + MS_OFFCPU_PY_MAX_BYTES,
+	       "slot size");
+_Static_assert(__builtin_offsetof(struct ms_offcpu_slot, py_frames) ==
+		       __builtin_offsetof(struct ms_offcpu_slot, py) + sizeof(struct ms_offcpu_py),
+	       "the CPython part is contiguous in the slot");
 
 /* Per-CPU off-CPU counters (map "offcpu_stats"), stored like ms_stats. */
 struct ms_offcpu_stats {

@@ -5,12 +5,13 @@ tests/fixtures/python/sleeps.py logs its main thread's native id and the
 CLOCK_MONOTONIC span of every time.sleep (called from nap()) while a
 second thread spins in Python.  A look rebuilds the stack table; every
 interval's stack and waker stack must be mapped through it like the
-samples' stacks.  Off-CPU stacks carry no Python frames (the off-CPU
-program does not walk CPython), so each sleep's stack must hold the
-interpreter's native sleep path (time_sleep, clock_nanosleep) under every
-look, and the python look, which hides the interpreter's own frames, must
-show no evaluation loop and no Python frame of another function (nap() if
-Python frames ever appear).
+samples' stacks.  Off-CPU stacks carry the thread's Python frames at
+switch-out (the off-CPU program walks CPython like the sampler), so each
+sleep's stack must hold the interpreter's native sleep path (time_sleep,
+clock_nanosleep) under every look; the python look, which hides the
+interpreter's own frames, must show no evaluation loop and nap() as the
+innermost Python frame, the native look no Python frame, and no look a
+Python frame of the spinner thread's spin() in the main thread's waits.
 """
 import json
 import os
@@ -68,25 +69,29 @@ def _check(python):
         ivs = _intervals(rec.capture, look)
         assert ivs, "report --off-cpu --look %s listed no interval" % look
         for fields, stack, waker in ivs:
-            for fr in stack + waker:
+            if fields.get("tid") != tid:
+                continue
+            for fr in stack:
                 m = PY_FRAME.match(fr)
-                assert not m or m.group(1) == "nap", \
-                    "--look %s: interval of tid %s has Python frame %r (off-CPU stacks " \
-                    "have no Python frames; another stack's?)" % (look, fields.get("tid"), fr)
+                assert not m or m.group(1) != "spin", \
+                    "--look %s: interval of the main thread (tid %s) has Python frame %r " \
+                    "(the spinner thread's)" % (look, fields.get("tid"), fr)
         for start, end in spans:
-            best, overlap = None, 0
+            # On a loaded machine a sleep's span also holds run-queue waits
+            # and GIL waits, and the sleep itself may come in pieces: the
+            # intervals in state sleep must cover SLEEP_COVER of the span,
+            # and the longest of them is the one checked.
+            best, overlap, slept = None, 0, 0
             for fields, stack, _ in ivs:
-                if fields.get("tid") != tid:
+                if fields.get("tid") != tid or fields.get("state") != "sleep":
                     continue
                 o = min(fields["end_ns"], end) - max(fields["start_ns"], start)
+                slept += max(o, 0)
                 if o > overlap:
                     best, overlap = (fields, stack), o
-            assert best and overlap >= SLEEP_COVER * (end - start), \
-                "--look %s: no interval of tid %d covers the sleep [%d, %d]" % (
-                    look, tid, start, end)
-            assert best[0].get("state") == "sleep", \
-                "--look %s: the sleep [%d, %d] is an interval in state %s" % (
-                    look, start, end, best[0].get("state"))
+            assert best and slept >= SLEEP_COVER * (end - start), \
+                "--look %s: intervals of tid %d in state sleep cover %d of the sleep " \
+                "[%d, %d]" % (look, tid, slept, start, end)
             names = [_base(f) for f in best[1]]
             H.log("--look %s: sleep of %.1f ms -> %s" % (
                 look, (end - start) / 1e6, ";".join(best[1])))
@@ -97,8 +102,8 @@ def _check(python):
             if look == "python":
                 assert "_PyEval_EvalFrameDefault" not in names, \
                     "--look python kept the evaluation loop: %s" % ";".join(best[1])
-                if py:
-                    assert py[-1] == "nap", "sleep called from %s, not nap" % py[-1]
+                assert py and py[-1] == "nap", "sleep called from %s, not nap" % (
+                    py[-1] if py else "no Python frame")
             if look == "native":
                 assert not py, "--look native has Python frames %s" % py
     # convert with a look: every format that carries intervals

@@ -97,3 +97,19 @@ def test_vmtest_python_frames_walked():
         H.log("attempt %d: no outer;middle;inner stack; report:\n%s" % (
             attempt, H.report(rec.capture).stdout[:1500]))
     assert hits, "python look has no outer;middle;inner stack:\n" + text[-4000:]
+
+
+def test_vmtest_python_offcpu_frames_walked():
+    """bpf/offcpu.bpf.c's CPython walk at switch-out (issue 21 item 6)
+    passes the verifier on this kernel: a sleep in time.sleep under
+    outer -> waiter carries those Python frames in its off-CPU stack."""
+    py = "/root/.pyenv/versions/3.11.7/bin/python3.11"
+    if not os.access(py, os.X_OK):
+        H.skip("%s absent" % py)
+    script = os.path.join(H.REPO, "tests", "fixtures", "python", "waits.py")
+    rec = H.record([py, script, "100", "0.02"], extra=["--off-cpu"], timeout=500)
+    text = H.run([H.BIN, "convert", rec.capture, "--to", "folded", "--look", "python",
+                  "--weight", "off-cpu-ns"], check=True).stdout
+    hits = [l for l in text.splitlines() if "outer (" in l and "waiter (" in l and
+            "time_sleep" in l]
+    assert hits, "no off-CPU stack under outer;waiter;time_sleep:\n" + text[-4000:]

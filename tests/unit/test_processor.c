@@ -769,6 +769,115 @@ static void test_offcpu_records(void **state)
 	capture__free(c);
 }
 
+/* An off-CPU interval of pid with one user ip and, with MS_OFFCPU_F_PYTHON,
+ * a CPython part claiming claim frames, status status, holding npy. */
+static void feed_py_interval(uint32_t pid, uint64_t start, uint64_t uip, int npy, int claim,
+			     uint32_t status, bool python)
+{
+	union {
+		struct ms_offcpu r;
+		uint8_t b[sizeof(struct ms_offcpu) + 8 + sizeof(struct ms_offcpu_py) +
+			  4 * sizeof(struct ms_py_frame)];
+	} u;
+	struct ms_py_frame f = { .code = 0x1000, .instr = 4, .fingerprint = 7,
+				 .flags = MS_PY_F_ENTRY };
+	struct ms_offcpu_py py = { .py_len = claim, .py_status = status };
+	uint8_t *at = u.b + sizeof(struct ms_offcpu) + 8;
+
+	memset(&u, 0, sizeof(u));
+	u.r.hdr.type = MS_REC_OFFCPU;
+	u.r.hdr.size = sizeof(struct ms_offcpu) + 8;
+	u.r.start_ns = start;
+	u.r.time_ns = start + 1000;
+	u.r.pid = pid;
+	u.r.tid = pid;
+	u.r.arch = MS_ARCH_X86_64;
+	u.r.state = MS_OFFCPU_STATE_SLEEP;
+	u.r.ustack_len = 1;
+	memcpy(u.b + sizeof(struct ms_offcpu), &uip, 8);
+	if (python) {
+		u.r.flags |= MS_OFFCPU_F_PYTHON;
+		memcpy(at, &py, sizeof(py));
+		for (int i = 0; i < npy; i++)
+			memcpy(at + sizeof(py) + i * sizeof(f), &f, sizeof(f));
+		u.r.hdr.size += sizeof(py) + npy * sizeof(f);
+	}
+	feed(MS_CHUNK_BPF, 0, &u, u.r.hdr.size, 0);
+}
+
+/* The innermost frame's function of interval i (in arrival order). */
+static const char *interval_leaf(const struct capture *c, uint32_t i)
+{
+	uint32_t st = c->intervals[i].stack;
+
+	return capture__string(c, c->frames[c->stacks[st].frame].function);
+}
+
+/*
+ * ABI 3: an off-CPU interval carries the thread's CPython frames at
+ * switch-out (MS_OFFCPU_F_PYTHON).  They are placed as in a sample (here
+ * without a runtime to name them: unreadable marks after the native frames,
+ * the stack ending in the unplaced mark), counted by walk status; an
+ * interval without the flag (every ABI-2 record) keeps its native stack.
+ * A CPython part that claims more frames than the record holds, a flag
+ * without the part, or an unknown status is a bad interval.
+ */
+static void test_offcpu_python_frames(void **state)
+{
+	struct exe_map m;
+	uint32_t pid = 4545;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
+
+	find_map(marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 100);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &m, 100);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 1000);
+	feed_py_interval(pid, 1100, one, 2, 2, MS_PY_OK, true);
+	feed_py_interval(pid, 3100, one, 0, 0, MS_PY_NONE, false);    /* an ABI-2 record */
+	feed_py_interval(pid, 5100, one, 1, 3, MS_PY_OK, true);	     /* claims 3, holds 1 */
+	{
+		/* the flag with nothing after the callchain */
+		union {
+			struct ms_offcpu r;
+			uint8_t b[sizeof(struct ms_offcpu) + 8];
+		} u;
+
+		memset(&u, 0, sizeof(u));
+		u.r.hdr.type = MS_REC_OFFCPU;
+		u.r.hdr.size = sizeof(u);
+		u.r.start_ns = 7100;
+		u.r.time_ns = 8100;
+		u.r.pid = u.r.tid = pid;
+		u.r.arch = MS_ARCH_X86_64;
+		u.r.ustack_len = 1;
+		u.r.flags = MS_OFFCPU_F_PYTHON;
+		memcpy(u.b + sizeof(struct ms_offcpu), &one, 8);
+		feed(MS_CHUNK_BPF, 0, &u, u.r.hdr.size, 0);
+	}
+	feed_py_interval(pid, 9100, one, 1, 1, MS_PY_STATUS_COUNT, true); /* unknown status */
+	feed(MS_CHUNK_END, 0, NULL, 0, 20000);
+
+	struct capture *c = finish();
+	uint32_t st;
+
+	assert_int_equal(c->nintervals, 2);
+	assert_int_equal(capture__counter(c, "processor.bad_offcpu"), 3);
+	assert_string_equal(interval_leaf(c, 0), "[python frames unplaced]");
+	st = c->stacks[c->intervals[0].stack].parent;
+	assert_string_equal(capture__string(c, c->frames[c->stacks[st].frame].function),
+			    "[python code unreadable]");
+	st = c->stacks[st].parent;
+	assert_string_equal(capture__string(c, c->frames[c->stacks[st].frame].function),
+			    "[python code unreadable]");
+	st = c->stacks[st].parent;
+	assert_string_equal(capture__string(c, c->frames[c->stacks[st].frame].function),
+			    "marker_function_one");
+	assert_string_equal(interval_leaf(c, 1), "marker_function_one");
+	assert_int_equal(capture__counter(c, "python.offcpu_walk.ok"), 1);
+	assert_int_equal(capture__counter(c, "processor.py_code_unreadable"), 2);
+	capture__free(c);
+}
+
 /* Interpreted frames without a runtime to name them (a replay): each is an
  * unreadable mark; with no evaluation-loop activation to place them before,
  * they follow the native frames and the stack ends in the unplaced mark.
@@ -1185,6 +1294,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_held_budget_drops_whole_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duty_changes_weight_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_python_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_python_frames_unplaced_and_unreadable, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fp_chain_left_code, setup, teardown),

@@ -248,7 +248,8 @@ static void expect_bad(struct fixture *fx, unsigned char *copy, const char *what
 /*
  * The header's stream version (offset 12): this build's and version 1
  * (written as 0 before the field existed) replay; anything newer or older
- * is refused with -EPROTONOSUPPORT, as is another record ABI (offset 8).
+ * is refused with -EPROTONOSUPPORT, as is a record ABI (offset 8) outside
+ * MS_ABI_VERSION_MIN..MS_ABI_VERSION.
  */
 static void test_versions(void **state)
 {
@@ -276,6 +277,14 @@ static void test_versions(void **state)
 	v = MS_ABI_VERSION + 98;
 	memcpy(copy + 8, &v, 4);
 	assert_int_equal(replay_bytes(fx, copy, fx->size, &s), -EPROTONOSUPPORT);
+	/* an older record ABI that reads the same replays; one before it does not */
+	for (v = MS_ABI_VERSION_MIN - 1; v <= MS_ABI_VERSION + 1; v++) {
+		memcpy(copy, fx->bytes, fx->size);
+		memcpy(copy + 8, &v, 4);
+		assert_int_equal(replay_bytes(fx, copy, fx->size, &s),
+				 v >= MS_ABI_VERSION_MIN && v <= MS_ABI_VERSION ? 0
+										 : -EPROTONOSUPPORT);
+	}
 	free(copy);
 }
 

@@ -715,16 +715,23 @@ static int collector__snapshot_all(struct collector *c, __u64 time)
 
 /* ---- lifetime ---- */
 
-/* Load bpf/offcpu.bpf.c sharing the sampler's target map; its ring joins
+/* Load bpf/offcpu.bpf.c sharing the sampler's target, scope and CPython
+ * maps (offcpu_shared_maps); its ring joins
  * a reader of its own (bpf_ring.h) and the epoll set. */
 static int collector__open_offcpu(struct collector *c, char *err, size_t errlen)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
+	struct offcpu_shared_maps maps = {
+		.targets = bpf_map__fd(c->skel->maps.targets),
+		.scope = bpf_map__fd(c->skel->maps.scope_cgroups),
+		.py_procs = bpf_map__fd(c->skel->maps.py_procs),
+		.py_threads = bpf_map__fd(c->skel->maps.py_threads),
+		.py_exits = bpf_map__fd(c->skel->maps.py_exits),
+	};
 	int ret;
 
-	c->offcpu = offcpu__new(&c->opts, bpf_map__fd(c->skel->maps.targets),
-				bpf_map__fd(c->skel->maps.scope_cgroups), c->opts.ringbuf_bytes, c->nr_possible, c->have_find_vma, err,
-				errlen);
+	c->offcpu = offcpu__new(&c->opts, &maps, c->opts.ringbuf_bytes, c->nr_possible,
+				c->have_find_vma, err, errlen);
 	if (!c->offcpu)
 		return -errno;
 	ev.data.fd = offcpu__ring_fd(c->offcpu);

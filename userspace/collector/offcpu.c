@@ -48,7 +48,7 @@ static void __attribute__((format(printf, 3, 4))) oerrf(char *err, size_t errlen
 	va_end(ap);
 }
 
-struct offcpu *offcpu__new(const struct record_options *o, int targets_fd, int scope_fd,
+struct offcpu *offcpu__new(const struct record_options *o, const struct offcpu_shared_maps *maps,
 			   __u32 ring_bytes, int nr_possible, bool have_find_vma, char *err,
 			   size_t errlen)
 {
@@ -72,9 +72,15 @@ struct offcpu *offcpu__new(const struct record_options *o, int targets_fd, int s
 	oc->skel->rodata->wakeup_bytes = ring_bytes / 4;
 	oc->skel->rodata->self_tgid = o->include_self ? 0 : (__u32)getpid();
 	oc->skel->rodata->cgroup_filter = o->ncgroup_ids > 0;
-	ret = bpf_map__reuse_fd(oc->skel->maps.targets, targets_fd);
+	ret = bpf_map__reuse_fd(oc->skel->maps.targets, maps->targets);
 	if (!ret)
-		ret = bpf_map__reuse_fd(oc->skel->maps.scope_cgroups, scope_fd);
+		ret = bpf_map__reuse_fd(oc->skel->maps.scope_cgroups, maps->scope);
+	if (!ret)
+		ret = bpf_map__reuse_fd(oc->skel->maps.py_procs, maps->py_procs);
+	if (!ret)
+		ret = bpf_map__reuse_fd(oc->skel->maps.py_threads, maps->py_threads);
+	if (!ret)
+		ret = bpf_map__reuse_fd(oc->skel->maps.py_exits, maps->py_exits);
 	if (!ret)
 		ret = bpf_map__set_max_entries(oc->skel->maps.offcpu_events, ring_bytes);
 	if (!ret)
@@ -288,7 +294,7 @@ static int offcpu__sweep_map(struct offcpu *oc, int fd, __u64 stop_ns, offcpu_em
 		goto cleanup;
 	}
 	for (__u32 i = 0; i < n && !err; i++) {
-		__u32 nips;
+		__u32 nips, py;
 
 		if (bpf_map_lookup_elem(fd, &keys[i], slot))
 			continue;
@@ -306,8 +312,17 @@ static int offcpu__sweep_map(struct offcpu *oc, int fd, __u64 stop_ns, offcpu_em
 		       slot->rec.waker_kstack_len + slot->rec.waker_ustack_len;
 		if (nips > MS_OFFCPU_MAX_IPS)
 			continue;
+		py = 0;
+		if (slot->rec.flags & MS_OFFCPU_F_PYTHON) {
+			if (slot->py.py_len > MS_PY_MAX_FRAMES)
+				continue;
+			/* the CPython part right after the callchains, as the
+			 * record carries it */
+			py = sizeof(slot->py) + (__u32)slot->py.py_len * MS_PY_FRAME_BYTES;
+			memmove((__u8 *)&slot->rec + sizeof(slot->rec) + nips * 8, &slot->py, py);
+		}
 		slot->rec.hdr.type = MS_REC_OFFCPU;
-		slot->rec.hdr.size = sizeof(struct ms_offcpu) + nips * 8;
+		slot->rec.hdr.size = sizeof(struct ms_offcpu) + nips * 8 + py;
 		slot->rec.stack_copy_len = 0;
 		err = emit(ctx, &slot->rec, slot->rec.hdr.size);
 	}

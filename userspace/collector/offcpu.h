@@ -29,14 +29,22 @@ typedef int (*offcpu_emit_fn)(void *ctx, const void *rec, size_t len);
 /* Emits one "name=value" COUNTER chunk. */
 typedef int (*offcpu_counter_fn)(void *ctx, const char *name, __u64 value);
 
+/* Maps of the sampler (bpf/sampler.bpf.c) the off-CPU program shares. */
+struct offcpu_shared_maps {
+	int targets;	 /* "targets": the tgid filter */
+	int scope;	 /* "scope_cgroups" (bpf/scope.bpf.h) */
+	int py_procs;	 /* "py_procs", "py_threads", "py_exits" (bpf/python.bpf.h): */
+	int py_threads;	 /* the CPython walk at switch-out reads the layouts and */
+	int py_exits;	 /* thread states userspace keeps for the sampler */
+};
+
 /*
- * Open and load bpf/offcpu.bpf.c sharing targets_fd (the sampler's tgid
- * filter map) and scope_fd (its "scope_cgroups" map, bpf/scope.bpf.h)
- * through bpf_map__reuse_fd.  ring_bytes: the events ring
- * (power of two); nr_possible: possible CPUs (scratch map size).  Returns
- * NULL with errno set and err naming the step on failure.
+ * Open and load bpf/offcpu.bpf.c sharing the sampler's maps (through
+ * bpf_map__reuse_fd).  ring_bytes: the events ring (power of two);
+ * nr_possible: possible CPUs (scratch map size).  Returns NULL with errno
+ * set and err naming the step on failure.
  */
-struct offcpu *offcpu__new(const struct record_options *o, int targets_fd, int scope_fd,
+struct offcpu *offcpu__new(const struct record_options *o, const struct offcpu_shared_maps *maps,
 			   __u32 ring_bytes, int nr_possible, bool have_find_vma, char *err,
 			   size_t errlen);
 

@@ -15,6 +15,7 @@
 #include "../../bpf/abi/records.h"
 #include "../../bpf/abi/python.h"
 #include "../../bpf/abi/sample_parts.h"
+#include "../../bpf/abi/offcpu_parts.h"
 #include "../../capture/merge.h"
 #include "../runtimes/jit_funcs.h"
 #include "../runtimes/jitdump.h"
@@ -197,6 +198,7 @@ struct processor {
 	uint32_t py_tail; /* reason frame python__splice wants at the stack's end, or NONE */
 	uint32_t splice_scratch[(MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH) * 2 + 8 + 2 * MS_PY_MAX_FRAMES + 16];
 	uint64_t py_status[MS_PY_STATUS_COUNT]; /* samples by walk status */
+	uint64_t offcpu_py_status[MS_PY_STATUS_COUNT]; /* off-CPU intervals by walk status */
 
 	uint64_t problems[MS_PROBLEM_COUNT];
 
@@ -257,12 +259,23 @@ int tasks__drop_exited(struct processor *p);
 int tasks__process_info(struct processor *p, const struct ms_process_info *info);
 
 /* python.c */
-/* Splice the sample's interpreted frames (parts->py, parts->npy) into its
- * native user frames user[0..nuser) (root first); writes out, returns its
- * length, or -ENOMEM. */
-int python__splice(struct processor *p, const struct ms_sample *s,
-			const struct ms_sample_parts *parts, uint32_t *user, uint32_t nuser,
-			uint32_t *out);
+/* The CPython walk of one record (a sample, or an off-CPU interval at
+ * switch-out): its process, status (MS_PY_*) and frames, innermost first. */
+struct py_walk_parts {
+	uint32_t pid;
+	uint32_t status;
+	const struct ms_py_frame *py;
+	uint32_t npy;
+};
+/* Should a stack of process pid with this walk status get its interpreted
+ * frames spliced (and, where they are missing, a mark)?  A walk that
+ * happened, or a process whose layout the tracker knows. */
+bool python__wants_splice(struct processor *p, uint32_t pid, uint32_t status);
+/* Splice the walk's interpreted frames into the native user frames
+ * user[0..nuser) (root first); writes out, returns its length, or -ENOMEM.
+ * Sets p->py_tail to the mark the stack must end in, or CAPTURE_NONE. */
+int python__splice(struct processor *p, const struct py_walk_parts *w, uint32_t *user,
+		   uint32_t nuser, uint32_t *out);
 void python__release(struct processor *p);
 void python__drained(struct processor *p, const void *rec, uint32_t len);
 uint32_t python__native_flags(const char *name);
@@ -328,6 +341,9 @@ struct stack_parts {
 	uint32_t copy_len;
 	uint32_t root_mark;
 	bool k_returns; /* the innermost kernel address is a return address too */
+	/* the thread's CPython walk, spliced into the user part as in a
+	 * sample; NULL: none (a waker, an interval without one) */
+	const struct py_walk_parts *py;
 };
 /* Append the stack of sp (root first) to the builder; *stack is its row
  * (CAPTURE_NONE if empty).  ps NULL: kernel frames only.  Returns 0 or

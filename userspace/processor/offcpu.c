@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Off-CPU intervals: validate a struct ms_offcpu (bpf/abi/records.h), build
- * the thread's stack at switch-out and the waker's stack, decide the cause,
- * and append one capture_interval (event "off-cpu", unit "nanoseconds").
+ * the thread's stack at switch-out (with its CPython frames, spliced as in a
+ * sample's stack) and the waker's stack, decide the cause, and append one
+ * capture_interval (event "off-cpu", unit "nanoseconds").
  *
  * Cause.  The BPF program records the context sched_waking ran in.  When
  * the waker's kernel stack shows that the wakeup ran inside an interrupt
@@ -168,9 +169,9 @@ void offcpu__release(struct processor *p)
 
 int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 {
-	const uint64_t *ips = (const uint64_t *)(r + 1);
-	uint32_t nips = (uint32_t)r->kstack_len + r->ustack_len + r->waker_kstack_len +
-			r->waker_ustack_len;
+	struct ms_offcpu_parts parts;
+	struct py_walk_parts walk;
+	const uint64_t *ips;
 	struct stack_parts sp = { .root_mark = CAPTURE_NONE };
 	struct capture_interval row = { 0 };
 	struct thread_state *ts, *wts;
@@ -180,16 +181,13 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 	uint32_t skip;
 	int err;
 
-	if (r->arch != MS_ARCH_X86_64 || r->kstack_len > MS_MAX_STACK_DEPTH ||
-	    r->ustack_len > MS_MAX_STACK_DEPTH || r->waker_kstack_len > MS_MAX_STACK_DEPTH ||
-	    r->waker_ustack_len > MS_MAX_STACK_DEPTH || r->stack_copy_len % 8 ||
-	    r->stack_copy_len > MS_STACK_COPY_MAX ||
-	    sizeof(*r) + (size_t)nips * 8 + r->stack_copy_len != len ||
+	if (r->arch != MS_ARCH_X86_64 || ms_offcpu__parts(r, len, &parts) ||
 	    r->start_ns > r->time_ns || r->state >= MS_OFFCPU_STATE_COUNT ||
 	    r->cause > MS_OFFCPU_CAUSE_TASK || !r->tid) {
 		processor__problem(p, MS_PROBLEM_BAD_OFFCPU);
 		return 0;
 	}
+	ips = (const uint64_t *)parts.ips;
 	if (!tasks__find_process(p, r->pid))
 		processor__problem(p, MS_PROBLEM_SAMPLE_UNKNOWN_PROCESS);
 	ts = tasks__thread(p, r->pid, r->tid, r->time_ns);
@@ -208,8 +206,15 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 	sp.ustack_err = r->flags & MS_OFFCPU_F_USTACK_ERR;
 	sp.copy_wanted = p->stack_copy_on && p->call_graph != MS_CG_FP;
 	sp.regs = (r->flags & MS_OFFCPU_F_USER_REGS) ? &r->regs : NULL;
-	sp.copy = (const uint8_t *)(ips + nips);
-	sp.copy_len = r->stack_copy_len;
+	sp.copy = parts.stack_copy;
+	sp.copy_len = parts.copy_len;
+	/* the CPython frames at switch-out, placed as in a sample */
+	walk = (struct py_walk_parts){
+		.pid = r->pid, .status = parts.py_status, .py = parts.py, .npy = parts.npy,
+	};
+	sp.py = &walk;
+	if (parts.py_status != MS_PY_NONE)
+		p->offcpu_py_status[parts.py_status]++;
 	if ((r->flags & MS_OFFCPU_F_START_UNKNOWN) && !r->kstack_len && !r->ustack_len) {
 		sp.user = false;
 		sp.root_mark = stacks__marker(p, &p->offcpu_marks[MARK_START_UNKNOWN],

@@ -597,10 +597,18 @@ int processor__finish(struct processor *p)
 			"python.walk.no_namespace",
 		};
 
-		for (int i = 1; i < MS_PY_STATUS_COUNT; i++)
+		char name[64];
+
+		for (int i = 1; i < MS_PY_STATUS_COUNT; i++) {
 			if (p->py_status[i])
 				capture_builder__add_counter(p->b, py_status_names[i],
 							     p->py_status[i]);
+			/* "python.walk.ok" -> "python.offcpu_walk.ok" */
+			snprintf(name, sizeof(name), "python.offcpu_walk.%s",
+				 py_status_names[i] + strlen("python.walk."));
+			if (p->offcpu_py_status[i])
+				capture_builder__add_counter(p->b, name, p->offcpu_py_status[i]);
+		}
 	}
 	if (p->lag_rounds) {
 		capture_builder__add_counter(p->b, "processor.lag_max_ms",

@@ -120,12 +120,22 @@ static bool is_eval(struct processor *p, uint32_t row)
 		out[n++] = id_;                                                                    \
 	} while (0)
 
-int python__splice(struct processor *p, const struct ms_sample *s,
-		   const struct ms_sample_parts *parts, uint32_t *user, uint32_t nuser,
-		   uint32_t *out)
+bool python__wants_splice(struct processor *p, uint32_t pid, uint32_t status)
 {
-	const struct ms_py_frame *py = parts->py;
-	uint32_t m = parts->npy, nact = 0, nseg = 0, n = 0, seg_end[MS_PY_MAX_FRAMES + 1];
+	/* A stack of a process whose layout the tracker knows, walked before
+	 * the layout was known (status NONE), still gets "[python frames
+	 * unknown]" where its native stack runs the evaluation loop.  With no
+	 * layout for the process (an unsupported version, refused layout,
+	 * --python off) nothing was to be walked: its native stack is the
+	 * whole story and gets no mark. */
+	return status != MS_PY_NONE || (p->py && py_tracker__layout(p->py, (pid_t)pid));
+}
+
+int python__splice(struct processor *p, const struct py_walk_parts *s, uint32_t *user,
+		   uint32_t nuser, uint32_t *out)
+{
+	const struct ms_py_frame *py = s->py;
+	uint32_t m = s->npy, nact = 0, nseg = 0, n = 0, seg_end[MS_PY_MAX_FRAMES + 1];
 	int i;
 
 	p->py_tail = CAPTURE_NONE;
@@ -147,14 +157,14 @@ int python__splice(struct processor *p, const struct ms_sample *s,
 		memcpy(out, user, nuser * sizeof(*out));
 		if (nact) {
 			processor__problem(p, MS_PROBLEM_PY_UNKNOWN);
-			p->py_tail = py_mark(p, s->py_status == MS_PY_OK ? PY_MARK_UNPLACED
+			p->py_tail = py_mark(p, s->status == MS_PY_OK ? PY_MARK_UNPLACED
 									 : PY_MARK_UNKNOWN);
 			if (p->py_tail == CAPTURE_NONE)
 				return -ENOMEM;
 		}
 		return (int)nuser;
 	}
-	if (s->py_status == MS_PY_OK && nseg == nact) {
+	if (s->status == MS_PY_OK && nseg == nact) {
 		uint32_t j = 0;
 		int next = (int)m - 1;
 
@@ -181,27 +191,47 @@ int python__splice(struct processor *p, const struct ms_sample *s,
 #undef PUSH_PY
 
 /*
- * A BPF record just drained (untrusted; its parts located by
- * ms_sample__parts, which refuses a misaligned or malformed one): read the code objects of its interpreted frames into
+ * A BPF record just drained (untrusted; a sample or an off-CPU interval,
+ * its parts located by ms_sample__parts or ms_offcpu__parts, which refuse a
+ * misaligned or malformed one): read the code objects of its interpreted frames into
  * the namer's cache now, while the program most likely still runs, rather
  * than when the ordered record is processed a watermark later.
  */
 void python__drained(struct processor *p, const void *rec, uint32_t len)
 {
-	const struct ms_sample *s = rec;
-	struct ms_sample_parts parts;
+	const struct ms_rec_header *h = rec;
+	const struct ms_py_frame *py;
 	const struct py_layout *l;
+	uint32_t pid, npy;
 
-	if (!p->py || len < sizeof(struct ms_rec_header) ||
-	    ((const struct ms_rec_header *)rec)->type != MS_REC_SAMPLE ||
-	    ms_sample__parts(s, len, &parts) || !parts.npy)
+	if (!p->py || len < sizeof(struct ms_rec_header) || ((uintptr_t)rec & 7))
 		return;
-	l = py_tracker__layout(p->py, (pid_t)s->pid);
+	if (h->type == MS_REC_SAMPLE) {
+		struct ms_sample_parts parts;
+
+		if (ms_sample__parts(rec, len, &parts))
+			return;
+		pid = ((const struct ms_sample *)rec)->pid;
+		py = parts.py;
+		npy = parts.npy;
+	} else if (h->type == MS_REC_OFFCPU && h->size == len) {
+		struct ms_offcpu_parts parts;
+
+		if (ms_offcpu__parts(rec, len, &parts))
+			return;
+		pid = ((const struct ms_offcpu *)rec)->pid;
+		py = parts.py;
+		npy = parts.npy;
+	} else {
+		return;
+	}
+	if (!npy)
+		return;
+	l = py_tracker__layout(p->py, (pid_t)pid);
 	if (!l || (!p->py_namer && !(p->py_namer = py_namer__new())))
 		return;
-	for (uint32_t i = 0; i < parts.npy; i++)
-		py_namer__code(p->py_namer, (pid_t)s->pid, l, parts.py[i].code,
-			       parts.py[i].fingerprint);
+	for (uint32_t i = 0; i < npy; i++)
+		py_namer__code(p->py_namer, (pid_t)pid, l, py[i].code, py[i].fingerprint);
 }
 
 void python__release(struct processor *p)

@@ -676,17 +676,14 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		return err;
 	nuser = n;
 	p->py_status[s->py_status]++;
-	/* A sample of a process whose layout the tracker knows, walked before
-	 * the layout was known (status NONE), still gets "[python frames
-	 * unknown]" where its native stack runs the evaluation loop.  With no
-	 * layout for the process (an unsupported version, refused layout,
-	 * --python off) nothing was to be walked: its native stack is the
-	 * whole story and gets no mark. */
-	bool py_splice = s->py_status != MS_PY_NONE ||
-			 (p->py && py_tracker__layout(p->py, (pid_t)s->pid));
+	bool py_splice = python__wants_splice(p, s->pid, s->py_status);
 
 	if (py_splice) {
-		err = python__splice(p, s, &parts, out, nuser, p->splice_scratch);
+		struct py_walk_parts w = {
+			.pid = s->pid, .status = s->py_status, .py = parts.py, .npy = parts.npy,
+		};
+
+		err = python__splice(p, &w, out, nuser, p->splice_scratch);
 		if (err < 0)
 			return err;
 		n = (uint32_t)err;
@@ -781,6 +778,7 @@ int stacks__build(struct processor *p, struct proc_state *ps, const struct stack
 		  uint32_t *stack)
 {
 	uint32_t *out = p->stack_scratch, n = 0, parent = CAPTURE_NONE;
+	bool py_splice = false;
 	int i, err = 0;
 
 	p->stack_run_module = CAPTURE_NONE;
@@ -796,11 +794,24 @@ int stacks__build(struct processor *p, struct proc_state *ps, const struct stack
 		err = fp_user_stack(p, ps, sp->uips, sp->u, sp->copy_wanted && !sp->copy_len, out,
 				    &n);
 	}
+	/* Interpreted frames, placed as in a sample's stack (stacks__sample). */
+	if (!err && ps && sp->user && sp->py)
+		py_splice = python__wants_splice(p, sp->py->pid, sp->py->status);
+	if (py_splice) {
+		err = python__splice(p, sp->py, out, n, p->splice_scratch);
+		if (err < 0)
+			return err;
+		n = (uint32_t)err;
+		out = p->splice_scratch;
+		err = 0;
+	}
 	p->stack_run_module = CAPTURE_NONE;
 	for (i = (int)sp->k - 1; !err && i >= 0; i--)
 		err = kernel_frame(p, sp->kips[i], i != 0 || sp->k_returns, out, &n);
 	if (err)
 		return err;
+	if (py_splice && p->py_tail != CAPTURE_NONE)
+		out[n++] = p->py_tail; /* why the interpreted frames could not be placed */
 	for (uint32_t k = 0; k < n; k++)
 		parent = capture_builder__add_stack(p->b, parent, out[k]);
 	*stack = parent;

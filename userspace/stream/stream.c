@@ -298,11 +298,11 @@ int stream__replay(const char *path, stream_sink_fn sink, void *ctx)
 		err = -EPROTONOSUPPORT;
 		goto cleanup;
 	}
-	if (hdr.abi != MS_ABI_VERSION) {
+	if (hdr.abi < MS_ABI_VERSION_MIN || hdr.abi > MS_ABI_VERSION) {
 		fprintf(stderr,
 			"microscope: %s: raw stream of record ABI %u; this build reads record ABI "
-			"%u\n",
-			r.path, hdr.abi, MS_ABI_VERSION);
+			"%u to %u\n",
+			r.path, hdr.abi, MS_ABI_VERSION_MIN, MS_ABI_VERSION);
 		err = -EPROTONOSUPPORT;
 		goto cleanup;
 	}

@@ -39,7 +39,9 @@
  * The on-disk form is a file header { "MSRAW\0\0\1", u32 abi, u32 version }
  * then for each chunk struct ms_chunk followed by len payload bytes padded to
  * 8.  abi is MS_ABI_VERSION (bpf/abi/records.h), version the stream version
- * below.  Everything read back from a file is untrusted.
+ * below; a replay takes record ABIs MS_ABI_VERSION_MIN to MS_ABI_VERSION
+ * (records.h says why an older ABI reads the same) and refuses others,
+ * naming both.  Everything read back from a file is untrusted.
  *
  * Stream versions (MS_STREAM_VERSION; a replay refuses any other, naming
  * both, rather than misread it):
