@@ -292,8 +292,8 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 		ret = fail(err, errlen, "not a pprof profile: the protobuf message does not parse");
 		goto cleanup;
 	}
-	import_budget__init(&ib, b, raw_len, len, CAPTURE_LIMIT_INPUT_MEMORY_K, pb_limit - pbb.left + len + (raw ? raw_len : 0),
-			    err, errlen);
+	import_budget__init(&ib, b, raw_len, len, CAPTURE_LIMIT_INPUT_MEMORY_K,
+			    pb_limit - pbb.left + len + (raw ? raw_len : 0), err, errlen);
 	in.p = p;
 	if (!p->n_string_table || p->string_table[0][0]) {
 		ret = fail(err, errlen, "string_table[0] must be \"\" (%s)",
