@@ -233,23 +233,31 @@ fuzz-replay: $(FUZZ_REPLAYS)
 	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
 		$(OUTPUT)/tests/fuzz/replay_$$t tests/fuzz/$$t; done
 
+# FUZZ_JOBS harnesses run at once (their output kept together per harness);
+# FUZZ_TIMEOUT is libFuzzer's per-input limit in wall-clock seconds: raise it
+# on a loaded machine or under nice, where 20 s can pass without a hang.
+FUZZ_JOBS ?= 1
+FUZZ_TIMEOUT ?= 20
 fuzz:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/fuzz CC=$(FUZZ_CC) \
 		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_FLAGS)" \
 		LDLIBS="$(LDLIBS) $(FUZZ_FLAGS)" fuzz-bins
-	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
-		mkdir -p $(OUTPUT)/fuzz/corpus/$$t; \
-		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
-		$(OUTPUT)/fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
-			-rss_limit_mb=2048 -print_final_stats=1 -len_control=0 \
-			-artifact_prefix=$(OUTPUT)/fuzz/crash-$$t- \
-			$(OUTPUT)/fuzz/corpus/$$t tests/fuzz/$$t; \
-	done
+	$(Q)$(MAKE) --no-print-directory -k -j$(FUZZ_JOBS) -O \
+		$(patsubst %,fuzz-run-%,$(FUZZ_TARGETS))
+
+fuzz-run-%:
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus/$*
+	$(Q)echo "fuzz: $* for $(FUZZ_SECONDS) s"
+	$(Q)$(OUTPUT)/fuzz/tests/fuzz/fuzz_$* -max_total_time=$(FUZZ_SECONDS) \
+		-timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 -print_final_stats=1 -len_control=0 \
+		-artifact_prefix=$(OUTPUT)/fuzz/crash-$*- \
+		$(OUTPUT)/fuzz/corpus/$* tests/fuzz/$*
 
 .PHONY: fuzz-bins fuzz-long
 fuzz-bins: $(FUZZ_BINS)
 
-# Ten minutes of each harness (FUZZ_LONG_SECONDS): 0 crashes (libFuzzer exits
+# Ten minutes of each harness (FUZZ_LONG_SECONDS; `make fuzz-long FUZZ_JOBS=9
+# FUZZ_TIMEOUT=120` runs them side by side): 0 crashes (libFuzzer exits
 # non-zero on one), and the capture harness must get at least half of its
 # inputs to row validation (it repairs checksums; tests/fuzz/fuzz_capture_reader.c).
 FUZZ_LONG_SECONDS ?= 600

@@ -17,30 +17,50 @@
 struct tree_storage {
 	struct analysis_node *nodes;
 	uint32_t nnodes, cap;
-	struct u64map children; /* (parent node << 32 | key) -> node */
+	struct u64map children; /* (parent node << 32 | key) -> node, see tree_child */
 };
 
-/* The child of parent with key, created if new; U64MAP_EMPTY on ENOMEM. */
+/*
+ * The child of parent with key, created if new; U64MAP_EMPTY on ENOMEM.
+ *
+ * Most nodes have one child (a deep stack is a chain), so the hash map only
+ * holds the children of parents with two or more: while the tree is built,
+ * a node's first_child is its child looked up last (a hint) and nchildren
+ * is 1 once its children are in the map.  tree_finish resets both.
+ */
 static uint32_t tree_child(struct tree_storage *st, uint32_t parent, uint32_t key)
 {
-	uint32_t id = st->nnodes;
-	bool inserted;
+	struct analysis_node *p = &st->nodes[parent];
+	uint32_t id = st->nnodes, hint = p->first_child;
+	bool inserted = true;
 
-	if (u64map__upsert(&st->children, (uint64_t)parent << 32 | key, &id, &inserted))
+	if (hint != CAPTURE_NONE && st->nodes[hint].key == key)
+		return hint;
+	if (hint != CAPTURE_NONE && !p->nchildren) {
+		/* a second child: the first one joins the map */
+		if (u64map__upsert(&st->children, (uint64_t)parent << 32 | st->nodes[hint].key,
+				   &hint, &inserted))
+			return U64MAP_EMPTY;
+		p->nchildren = 1;
+	}
+	if (p->nchildren &&
+	    u64map__upsert(&st->children, (uint64_t)parent << 32 | key, &id, &inserted))
 		return U64MAP_EMPTY;
-	if (!inserted)
-		return id;
-	if (analysis__grow((void **)&st->nodes, &st->cap, (uint64_t)st->nnodes + 1,
-			   sizeof(*st->nodes)))
-		return U64MAP_EMPTY; /* the map entry is never looked up again */
-	st->nodes[id] = (struct analysis_node){
-		.key = key,
-		.parent = parent,
-		.first_child = CAPTURE_NONE,
-		.next_sibling = CAPTURE_NONE,
-		.depth = st->nodes[parent].depth + 1,
-	};
-	st->nnodes++;
+	if (inserted) {
+		/* the map entry, if any, is never looked up again after ENOMEM */
+		if (analysis__grow((void **)&st->nodes, &st->cap, (uint64_t)st->nnodes + 1,
+				   sizeof(*st->nodes)))
+			return U64MAP_EMPTY;
+		st->nodes[id] = (struct analysis_node){
+			.key = key,
+			.parent = parent,
+			.first_child = CAPTURE_NONE,
+			.next_sibling = CAPTURE_NONE,
+			.depth = st->nodes[parent].depth + 1,
+		};
+		st->nnodes++;
+	}
+	st->nodes[parent].first_child = id;
 	return id;
 }
 
@@ -168,6 +188,7 @@ static int tree_finish(struct analysis_tree *t, struct tree_storage *st)
 	for (i = 0; i < st->nnodes; i++) {
 		st->nodes[i].total = st->nodes[i].self;
 		st->nodes[i].nchildren = 0;
+		st->nodes[i].first_child = CAPTURE_NONE; /* a hint of tree_child until now */
 	}
 	for (i = st->nnodes - 1; i > 0; i--) {
 		struct analysis_node *n = &st->nodes[i];

@@ -23,6 +23,39 @@ uint64_t capture_limits__max_memory(void)
 	return ram > CAPTURE_LIMIT_MEMORY_FLOOR ? ram : CAPTURE_LIMIT_MEMORY_FLOOR;
 }
 
+/* The input-proportional default bound, saturated. */
+static uint64_t input_bound(uint64_t input_bytes, unsigned k)
+{
+	uint64_t bound;
+
+	if (__builtin_mul_overflow(input_bytes, (uint64_t)k, &bound) ||
+	    __builtin_add_overflow(bound, CAPTURE_LIMIT_INPUT_MEMORY_SLACK, &bound))
+		return UINT64_MAX;
+	return bound;
+}
+
+uint64_t capture_limits__memory_for(uint64_t input_bytes, unsigned k)
+{
+	uint64_t max = capture_limits__max_memory(), bound = input_bound(input_bytes, k);
+
+	return max_memory || max <= bound ? max : bound;
+}
+
+/* The rules as messages state them: keep in step with limits.h. */
+_Static_assert(CAPTURE_LIMIT_INPUT_MEMORY_K == 256 && CAPTURE_LIMIT_TEXT_MEMORY_K == 16 &&
+		       CAPTURE_LIMIT_INPUT_MEMORY_SLACK == 64ull << 20,
+	       "the messages of capture_limits__memory_name state these values");
+#define INPUT_RULE(k)                                                                     \
+	"the default " CAPTURE_LIMIT_MEMORY_NAME " for this input: " k " x its bytes + 64 MiB; " \
+	"give " CAPTURE_LIMIT_MEMORY_NAME " to raise it"
+
+const char *capture_limits__memory_name(uint64_t input_bytes, unsigned k)
+{
+	if (max_memory || capture_limits__max_memory() <= input_bound(input_bytes, k))
+		return CAPTURE_LIMIT_MEMORY_NAME;
+	return k == CAPTURE_LIMIT_TEXT_MEMORY_K ? INPUT_RULE("16") : INPUT_RULE("256");
+}
+
 void capture_limits__set_max_memory(uint64_t bytes)
 {
 	max_memory = bytes;

@@ -63,8 +63,40 @@
 /* The name under which messages cite the budget. */
 #define CAPTURE_LIMIT_MEMORY_NAME "--max-memory"
 
+/*
+ * Unless --max-memory is given, work on one input (reading a capture,
+ * importing a profile) may use at most K x the input's bytes as stored +
+ * CAPTURE_LIMIT_INPUT_MEMORY_SLACK of the budget, so a few-KB bomb is
+ * stopped within ~100 MiB whatever the RAM:
+ *   - CAPTURE_LIMIT_INPUT_MEMORY_K for compressed input (captures, .pb.gz;
+ *     a bomb is small on disk).  Captures inflate 3-40x; a pprof import
+ *     takes 20-50x its .pb.gz (a 200k-sample, 20k-function profile: 11 MB
+ *     gzip, 13 MB inflated, 257 MB RSS; a repetitive one: 2.8 MB, 148 MB);
+ *   - CAPTURE_LIMIT_TEXT_MEMORY_K for text (folded, perf script): real
+ *     folded files repeat their frames and need a few x their bytes; 1M
+ *     distinct 8-byte frames (tests/bombs) need 25x and are refused.
+ * Bigger needs are met by giving --max-memory, which replaces this bound.
+ */
+#define CAPTURE_LIMIT_INPUT_MEMORY_K	 256u
+#define CAPTURE_LIMIT_TEXT_MEMORY_K	 16u /* must be another value than the one above */
+#define CAPTURE_LIMIT_INPUT_MEMORY_SLACK (64ull << 20)
+
 /* The memory budget in bytes: the value set, else the default above. */
 uint64_t capture_limits__max_memory(void);
+
+/*
+ * The memory budget (bytes) for work on one input of input_bytes bytes as
+ * stored: --max-memory when set, else the smaller of the default and k x
+ * input_bytes + CAPTURE_LIMIT_INPUT_MEMORY_SLACK (k: one of the _K above).
+ */
+uint64_t capture_limits__memory_for(uint64_t input_bytes, unsigned k);
+
+/*
+ * The limit capture_limits__memory_for(input_bytes, k) applies, named for
+ * messages: "--max-memory", or a statement of the input-proportional
+ * default and how to raise it when that is the smaller.  A string constant.
+ */
+const char *capture_limits__memory_name(uint64_t input_bytes, unsigned k);
 
 /* Set the budget (bytes; 0 restores the default).  Not thread-safe: the
  * CLI calls it once before any work. */

@@ -398,6 +398,7 @@ static int capture__parse(const void *buf, size_t len, const char *name, struct 
 	struct capture *c = NULL;
 	ZSTD_DCtx *dctx = NULL;
 	size_t pos, total = 0, at[CAPTURE_TABLE_COUNT];
+	uint64_t max_memory;
 	uint32_t data_len;
 	int e, t;
 
@@ -455,11 +456,13 @@ static int capture__parse(const void *buf, size_t len, const char *name, struct 
 	}
 
 	/* the inflated tables and the input together stay inside the budget */
-	if (total > capture_limits__max_memory() || len > capture_limits__max_memory() - total) {
+	max_memory = capture_limits__memory_for(len, CAPTURE_LIMIT_INPUT_MEMORY_K);
+	if (total > max_memory || len > max_memory - total) {
 		e = READ_FAIL(r, -EFBIG,
 			      "%zu bytes of tables (inflated) and %zu of input exceed the memory "
-			      "limit of %llu bytes (" CAPTURE_LIMIT_MEMORY_NAME ")",
-			      total, len, (unsigned long long)capture_limits__max_memory());
+			      "limit of %llu bytes (%s)",
+			      total, len, (unsigned long long)max_memory,
+			      capture_limits__memory_name(len, CAPTURE_LIMIT_INPUT_MEMORY_K));
 		goto cleanup;
 	}
 	e = -ENOMEM;

@@ -174,10 +174,13 @@ int formats__samples_by_thread(const struct capture *c, uint32_t **order)
 #define IMPORT_CHECK_EVERY (1u << 16)
 
 void import_budget__init(struct import_budget *ib, const struct capture_builder *b,
-			 size_t in_bytes, uint64_t held, char *err, size_t errlen)
+			 size_t in_bytes, uint64_t stored_bytes, unsigned k, uint64_t held,
+			 char *err, size_t errlen)
 {
 	*ib = (struct import_budget){
 		.units_max = capture_limits__import_units(in_bytes),
+		.max_memory = capture_limits__memory_for(stored_bytes, k),
+		.memory_name = capture_limits__memory_name(stored_bytes, k),
 		.held = held,
 		.in_bytes = in_bytes,
 		.b = b,
@@ -191,7 +194,7 @@ void import_budget__init(struct import_budget *ib, const struct capture_builder 
 
 int import_budget__memory(struct import_budget *ib)
 {
-	uint64_t max = capture_limits__max_memory(), need;
+	uint64_t max = ib->max_memory, need;
 
 	need = ib->held + 2 * (uint64_t)capture_builder__bytes(ib->b);
 	if (need <= max)
@@ -199,8 +202,8 @@ int import_budget__memory(struct import_budget *ib)
 	if (ib->errlen)
 		snprintf(ib->err, ib->errlen,
 			 "importing needs more than the memory limit of %" PRIu64
-			 " bytes (" CAPTURE_LIMIT_MEMORY_NAME "; %" PRIu64 " bytes so far)",
-			 max, need);
+			 " bytes (%s; %" PRIu64 " bytes so far)",
+			 max, ib->memory_name, need);
 	return -EFBIG;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "capture/formats/formats.h"
+#include "capture/limits.h"
 
 enum folded_skip {
 	FOLDED_SKIP_BLANK,
@@ -145,7 +146,7 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
 	uint32_t event;
 	int i, err = 0;
 
-	import_budget__init(&ib, b, len, len, errbuf, errlen);
+	import_budget__init(&ib, b, len, len, CAPTURE_LIMIT_TEXT_MEMORY_K, len, errbuf, errlen);
 	if (memchr(text, '\0', len)) {
 		snprintf(errbuf, errlen, "binary data (a NUL byte at offset %zu): not a capture, "
 			 "pprof or folded file",

@@ -83,6 +83,8 @@ int formats__samples_by_thread(const struct capture *c, uint32_t **order);
  */
 struct import_budget {
 	uint64_t units_left, units_max;
+	uint64_t max_memory; /* bytes: capture_limits__memory_for(the input as stored) */
+	const char *memory_name; /* capture_limits__memory_name of the same */
 	uint64_t held;	/* bytes held outside the builder (input, inflated data, parser) */
 	size_t in_bytes;	/* input bytes the unit budget was computed from */
 	uint64_t next_check; /* units_left at which memory is checked next */
@@ -91,8 +93,15 @@ struct import_budget {
 	size_t errlen;
 };
 
+/*
+ * in_bytes: the input the work units are computed from (a .pb.gz's inflated
+ * bytes); stored_bytes: the input as given, which the memory limit follows
+ * (capture_limits__memory_for with k, CAPTURE_LIMIT_INPUT_MEMORY_K or
+ * CAPTURE_LIMIT_TEXT_MEMORY_K); held: bytes already held outside the builder.
+ */
 void import_budget__init(struct import_budget *ib, const struct capture_builder *b,
-			 size_t in_bytes, uint64_t held, char *err, size_t errlen);
+			 size_t in_bytes, uint64_t stored_bytes, unsigned k, uint64_t held,
+			 char *err, size_t errlen);
 
 /* Check the memory now: 0 or -EFBIG (err set). */
 int import_budget__memory(struct import_budget *ib);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "capture/formats/formats.h"
+#include "capture/limits.h"
 
 /* Limits on untrusted input (policy, stated once). */
 #define PERF_SCRIPT_MAX_LINE 65536	 /* bytes per line; longer lines are an error */
@@ -403,7 +404,7 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 	struct import_budget ib;
 	int err = 0;
 
-	import_budget__init(&ib, b, len, len, errbuf, errlen);
+	import_budget__init(&ib, b, len, len, CAPTURE_LIMIT_TEXT_MEMORY_K, len, errbuf, errlen);
 	if (memchr(text, '\0', len)) {
 		snprintf(errbuf, errlen, "binary data (a NUL byte at offset %zu): not perf script "
 			 "text (perf.data itself is not read: run `perf script` on it)",

@@ -47,9 +47,10 @@ static int gunzip(const unsigned char *in, size_t len, unsigned char **out, size
 	z_stream z = { 0 };
 	size_t cap = len * 4 + 4096, used = 0, max;
 	unsigned char *buf = NULL;
-	uint64_t by_ratio, by_memory = capture_limits__max_memory() / 4;
+	uint64_t by_ratio, by_memory;
 	int rc = Z_OK, ret;
 
+	by_memory = capture_limits__memory_for(len, CAPTURE_LIMIT_INPUT_MEMORY_K) / 4;
 	if (__builtin_mul_overflow((uint64_t)len, CAPTURE_LIMIT_GZIP_RATIO, &by_ratio))
 		by_ratio = UINT64_MAX;
 	max = (size_t)(by_ratio < by_memory ? by_ratio : by_memory);
@@ -69,9 +70,10 @@ static int gunzip(const unsigned char *in, size_t len, unsigned char **out, size
 				ret = -EFBIG;
 				snprintf(err, errlen,
 					 "gzip data inflates beyond %zu bytes (%s: %u x the input "
-					 "or a quarter of " CAPTURE_LIMIT_MEMORY_NAME ")",
+					 "or a quarter of the memory limit, %s)",
 					 max, by_ratio < by_memory ? "the gzip ratio limit" :
-					 "the memory limit", CAPTURE_LIMIT_GZIP_RATIO);
+					 "the memory limit", CAPTURE_LIMIT_GZIP_RATIO,
+					 capture_limits__memory_name(len, CAPTURE_LIMIT_INPUT_MEMORY_K));
 				goto cleanup;
 			}
 			nb = realloc(buf, cap);
@@ -262,7 +264,7 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 	struct pb_budget pbb = { 0 };
 	ProtobufCAllocator pb_allocator = { pb_alloc, pb_free, &pbb };
 	struct import_budget ib;
-	uint64_t max = capture_limits__max_memory(), pb_limit;
+	uint64_t max = capture_limits__memory_for(len, CAPTURE_LIMIT_INPUT_MEMORY_K), pb_limit;
 	int ret = -ENOMEM;
 
 	if (errlen)
@@ -282,16 +284,16 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 		ret = -EFBIG;
 		snprintf(err, errlen,
 			 "decoding the %zu-byte protobuf message needs more than half the memory "
-			 "limit of %" PRIu64 " bytes (" CAPTURE_LIMIT_MEMORY_NAME ")",
-			 raw_len, max);
+			 "limit of %" PRIu64 " bytes (%s)",
+			 raw_len, max, capture_limits__memory_name(len, CAPTURE_LIMIT_INPUT_MEMORY_K));
 		goto cleanup;
 	}
 	if (!p) {
 		ret = fail(err, errlen, "not a pprof profile: the protobuf message does not parse");
 		goto cleanup;
 	}
-	import_budget__init(&ib, b, raw_len, pb_limit - pbb.left + len + (raw ? raw_len : 0), err,
-			    errlen);
+	import_budget__init(&ib, b, raw_len, len, CAPTURE_LIMIT_INPUT_MEMORY_K,
+			    pb_limit - pbb.left + len + (raw ? raw_len : 0), err, errlen);
 	in.p = p;
 	if (!p->n_string_table || p->string_table[0][0]) {
 		ret = fail(err, errlen, "string_table[0] must be \"\" (%s)",

@@ -45,14 +45,14 @@ def _bombs():
     return out
 
 
-def _measured(argv, stdin=None):
+def _measured(argv, stdin=None, stdout=subprocess.DEVNULL, env=None):
     """Run argv under /usr/bin/time: (status, stderr, rss KiB, cpu s)."""
     H.require_tool("/usr/bin/time")
     tfile = H.tmp_path("time.out")
     full = ["/usr/bin/time", "-o", tfile, "-f", "%M %U %S"] + argv
     H.log("$ " + " ".join(full))
     proc = subprocess.run(full, stdin=stdin if stdin is not None else subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+                          stdout=stdout, stderr=subprocess.PIPE, timeout=120, env=env)
     with open(tfile) as f:
         last = f.read().strip().splitlines()[-1].split()
     rss, user, sys_ = int(last[0]), float(last[1]), float(last[2])
@@ -72,7 +72,7 @@ CASES = [
     ("capture-2gib.msc", "report", 1, "exceeds the inflation limit"),
     ("capture-16gib.msc", "report", 1, "exceeds the inflation limit"),
     ("capture-256mib.msc", "report", 1, "exceeds the inflation limit"),
-    ("capture-256mib-ratio900.msc", "report", 1, "(--max-memory)"),
+    ("capture-256mib-ratio900.msc", "report", 1, "(--max-memory)"),  # the limit given
     ("capture-2gib.msc", "convert", 1, "exceeds the inflation limit"),
     ("capture-16gib.msc", "symbolize", 1, "exceeds the inflation limit"),
     ("sparse-2gib.msc", "report", 1, "bad magic"),
@@ -86,13 +86,32 @@ CASES = [
 ]
 
 
-def _argv(cmd, path):
+# Without --max-memory: the default follows the input (256 x its bytes +
+# 64 MiB, capture/limits.h), whatever the machine's RAM.
+DEFAULT_RULE = "the default --max-memory for this input: 256 x its bytes + 64 MiB"
+TEXT_RULE = "the default --max-memory for this input: 16 x its bytes + 64 MiB"
+DEFAULT_CASES = [
+    # 2.3 GB of RSS and 17 s of CPU with a quarter of RAM as the default
+    ("pprof-strings.pb.gz", "convert", 1, "gzip data inflates beyond 33479680 bytes"),
+    ("pprof-strings.pb.gz", "convert", 1, DEFAULT_RULE),
+    ("capture-256mib-ratio900.msc", "report", 1, DEFAULT_RULE),
+    ("pprof-inline.pb.gz", "convert", 1, DEFAULT_RULE),
+    ("capture-16gib.msc", "report", 1, "exceeds the inflation limit"),
+    ("pprof-zeros.pb.gz", "convert", 1, "protobuf field number 0"),
+    # 7.9 MB of text, 1M distinct frames: 25 x its bytes (300 MB of RSS)
+    ("deep-distinct.folded", "convert", 1, TEXT_RULE),
+    ("deep.folded", "convert", 0, ""),
+]
+
+
+def _argv(cmd, path, max_memory=MAX_MEMORY):
     out = H.tmp_path("bomb-out")
+    first = [H.BIN] + (["--max-memory", max_memory] if max_memory else [])
     if cmd == "report":
-        return [H.BIN, "--max-memory", MAX_MEMORY, "report", path]
+        return first + ["report", path]
     if cmd == "symbolize":
-        return [H.BIN, "--max-memory", MAX_MEMORY, "symbolize", path, "-o", out + ".msc"]
-    return [H.BIN, "--max-memory", MAX_MEMORY, "convert", path, "-o", out + ".folded"]
+        return first + ["symbolize", path, "-o", out + ".msc"]
+    return first + ["convert", path, "-o", out + ".folded"]
 
 
 @H.timeout(600)
@@ -108,6 +127,26 @@ def test_bombs_rejected_within_bounds():
         _assert_bounded("%s %s" % (cmd, name), rss, cpu)
 
 
+@H.timeout(600)
+def test_bombs_default_memory_limit():
+    """The same bounds with no --max-memory (issue 14: a quarter of RAM let
+    the strings bomb reach 2.3 GB)."""
+    bombs = _bombs()
+    env = dict(os.environ)
+    env.pop("MICROSCOPE_MAX_MEMORY", None)
+    for name, cmd, status, phrase in DEFAULT_CASES:
+        path = os.path.join(bombs, name)
+        rc, err, rss, cpu = _measured(_argv(cmd, path, max_memory=None), env=env)
+        assert rc == status, "%s %s: status %d, want %d\n%s" % (cmd, name, rc, status, err)
+        assert phrase in err, "%s %s: the message does not name the limit (%r):\n%s" % (
+            cmd, name, phrase, err)
+        _assert_bounded("%s %s (default limit)" % (cmd, name), rss, cpu)
+    # a given --max-memory replaces the input-proportional default
+    rc, err, _, _ = _measured(_argv("report", os.path.join(bombs, "capture-256mib-ratio900.msc"),
+                                    max_memory="1G"), env=env)
+    assert rc == 1 and DEFAULT_RULE not in err and "thread 0 out of range" in err, err
+
+
 @H.timeout(300)
 def test_deep_folded_exports_within_bounds():
     """A 1M-deep stack imports, and every export of it stays bounded (the
@@ -121,11 +160,19 @@ def test_deep_folded_exports_within_bounds():
                                        "--to", fmt, "-o", out])
         assert rc == 0, "convert --to %s: status %d\n%s" % (fmt, rc, err)
         _assert_bounded("convert --to " + fmt, rss, cpu)
-    rc, err, rss, cpu = _measured([H.BIN, "report", cap])
+    out = H.tmp_path("deep.report")
+    with open(out, "wb") as f:
+        rc, err, rss, cpu = _measured([H.BIN, "report", cap], stdout=f)
     assert rc == 0, err
-    # report of a 1M-deep stack: 4.4 to 5.0 s of CPU here, on the 5 s limit
-    # of issue 14 (its call tree is the cost; not yet bounded below that)
-    _assert_bounded("report", rss, cpu, cpu_limit=2 * CPU_LIMIT_S)
+    # report of a 1M-deep stack: 0.9 s of CPU here (5.0 s when it printed
+    # 1M lines and hashed every tree node); the call tree stops at 1024 levels
+    _assert_bounded("report", rss, cpu, cpu_limit=2.0)
+    with open(out) as f:
+        lines = f.read().splitlines()
+    assert len(lines) < 1100, "%d lines of report" % len(lines)
+    cut = "(1 subtree below depth 1024 not shown: see the flame graph, --svg)"
+    assert any(line.strip() == cut for line in lines), lines[-20:]
+    assert lines[-1].split()[-1] == "f" and lines[-1].split()[1] == "1", lines[-1]
 
 
 @H.timeout(300)

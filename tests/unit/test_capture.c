@@ -1594,6 +1594,31 @@ static void test_limits(void **state)
 		assert_int_equal(capture_limits__max_inflated(UINT64_MAX / 2),
 				 CAPTURE_LIMIT_TABLE_BYTES);
 	}
+
+	/* the default follows the input (256 x its bytes + 64 MiB, 16 x for
+	 * text) up to the RAM-derived default; a given --max-memory replaces it */
+	{
+		uint64_t dflt = capture_limits__max_memory();
+		const unsigned in_k = CAPTURE_LIMIT_INPUT_MEMORY_K, text_k = CAPTURE_LIMIT_TEXT_MEMORY_K;
+
+		assert_true(dflt >= CAPTURE_LIMIT_MEMORY_FLOOR);
+		assert_int_equal(capture_limits__memory_for(1 << 20, in_k),
+				 (320ull << 20) < dflt ? (320ull << 20) : dflt);
+		assert_int_equal(capture_limits__memory_for(1 << 20, text_k),
+				 (80ull << 20) < dflt ? (80ull << 20) : dflt);
+		assert_int_equal(capture_limits__memory_for(0, in_k), 64ull << 20);
+		assert_int_equal(capture_limits__memory_for(UINT64_MAX / 8, in_k), dflt);
+		assert_string_equal(capture_limits__memory_name(0, in_k),
+				    "the default --max-memory for this input: 256 x its bytes + "
+				    "64 MiB; give --max-memory to raise it");
+		assert_non_null(strstr(capture_limits__memory_name(0, text_k), ": 16 x its bytes"));
+		assert_string_equal(capture_limits__memory_name(UINT64_MAX / 8, in_k),
+				    "--max-memory");
+		capture_limits__set_max_memory(16ull << 30);
+		assert_int_equal(capture_limits__memory_for(0, in_k), 16ull << 30);
+		assert_string_equal(capture_limits__memory_name(0, text_k), "--max-memory");
+		capture_limits__set_max_memory(0);
+	}
 }
 
 /* Publication: 0600 under umask 0, a symlink refused and its target kept,

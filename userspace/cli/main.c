@@ -28,8 +28,10 @@ static const char usage[] =
 	"--max-memory SIZE (before the command, or among the options of report,\n"
 	"convert and symbolize; also $MICROSCOPE_MAX_MEMORY) bounds what reading\n"
 	"and importing untrusted files may allocate: SIZE in bytes, K, M, G or T\n"
-	"(default: a quarter of physical RAM).  A file that would need more is\n"
-	"refused with an error naming the limit (docs/capture-format.md, Limits).\n";
+	"(default: a quarter of physical RAM, and for one input at most 256 x its\n"
+	"bytes + 64 MiB, 16 x for folded and perf script text).  A file that\n"
+	"would need more is refused with an error naming the limit\n"
+	"(docs/capture-format.md, Limits).\n";
 
 /* Apply a --max-memory value; 0 or 2 (usage error, message printed). */
 static int set_max_memory(const char *value)

@@ -29,6 +29,9 @@
 #define REPORT_DEFAULT_LIMIT	   20
 #define REPORT_DEFAULT_MIN_PERCENT 0.5
 #define REPORT_INDENT_MAX	   32 /* deeper tree levels stop indenting and print "[+N]" */
+/* The printed call tree stops at this depth (a crafted 1M-deep stack would be
+ * 1M lines, 100 MB of text); the flame graph draws 4096 levels. */
+#define REPORT_TREE_MAX_DEPTH 1024
 
 static const char report_usage[] =
 	"usage: microscope report [FILE] [--sort self|total] [--limit N] [--threads]\n"
@@ -96,7 +99,7 @@ static const char report_usage[] =
 	"\n"
 	"Kernel functions are marked \" [k]\".  Percentages are of the event's total\n"
 	"weight.  The call tree hides children under --min-percent and beyond\n"
-	"--limit behind one \"… N more\" line.\n";
+	"--limit behind one \"… N more\" line, and stops at 1024 levels.\n";
 
 static int report_usage_error(const char *fmt, const char *arg)
 {
@@ -200,6 +203,7 @@ static int print_tree(const struct report *r, const struct analysis_tree *t)
 {
 	struct tree_level *st = NULL, *top;
 	size_t depth = 0, cap = 0;
+	uint32_t cut_deep = 0;
 	int err = 0;
 
 	printf("\ncall tree (%s; under %g%% hidden, at most %" PRIu32 " children each)\n",
@@ -239,6 +243,10 @@ static int print_tree(const struct report *r, const struct analysis_tree *t)
 		print_node(r, c);
 		if (c->first_child == CAPTURE_NONE)
 			continue;
+		if (c->depth >= REPORT_TREE_MAX_DEPTH) {
+			cut_deep++;
+			continue;
+		}
 		if (depth == cap) {
 			struct tree_level *ns = realloc(st, cap * 2 * sizeof(*st));
 
@@ -252,6 +260,10 @@ static int print_tree(const struct report *r, const struct analysis_tree *t)
 		st[depth++] = (struct tree_level){ .node = (uint32_t)(c - t->nodes),
 						   .next = c->first_child };
 	}
+	if (cut_deep)
+		printf("  (%" PRIu32 " subtree%s below depth %u not shown: see the flame graph, "
+		       "--svg)\n",
+		       cut_deep, cut_deep == 1 ? "" : "s", REPORT_TREE_MAX_DEPTH);
 cleanup:
 	free(st);
 	return err;

@@ -72,6 +72,16 @@ struct builder {
 	size_t fdes;
 };
 
+/* Give back the unused tail of a finished array (it stays as it is if
+ * realloc fails: the shrink is only a saving). */
+static void shrink(void **p, size_t bytes)
+{
+	void *np = realloc(*p, bytes ? bytes : 1);
+
+	if (np)
+		*p = np;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -810,6 +820,9 @@ static int finish(struct unwind_module *m, struct builder *b, size_t n_eh)
 	m->rows[k++] = none;
 	m->nrows = (uint32_t)k;
 	m->base = base;
+	/* room was made for 2n + 1 rows; merging usually leaves fewer than n */
+	shrink((void **)&m->starts, k * sizeof(*m->starts));
+	shrink((void **)&m->rows, k * sizeof(*m->rows));
 
 	/* Page index: about two rows per page. */
 	uint64_t span = at - base;
@@ -888,6 +901,8 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 	err = finish(m, &b, n_eh);
 	if (err)
 		goto out;
+	shrink(&b.full.p, b.full.n * sizeof(*m->full));
+	shrink(&b.ops.p, b.ops.n * sizeof(*m->ops));
 	m->full = b.full.p;
 	m->nfull = b.full.n;
 	m->ops = b.ops.p;
