@@ -22,8 +22,9 @@
 #include <linux/types.h>
 #endif
 
-/* 2: ms_sample carries the cgroup id and namespace ids (issue 15) */
-#define MS_ABI_VERSION 2
+/* 2: ms_sample carries the cgroup id and namespace ids (issue 15)
+ * 3: MS_SAMPLE_F_KUNWIND samples carry a struct ms_kunwind (kunwind.h) */
+#define MS_ABI_VERSION 3
 
 /* Record type tags (ms_rec_header.type). */
 #define MS_REC_SAMPLE 1
@@ -67,6 +68,14 @@
  */
 #define MS_SAMPLE_F_EXEC_REPLACED (1u << 8)
 /* x86-64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl). */
+/*
+ * KUNWIND: the kernel unwound the user stack from CFI (bpf/abi/kunwind.h):
+ * the user callchain holds the pcs it found, a struct ms_kunwind
+ * (MS_KUNWIND_BYTES) follows the callchains, and the stack copy starts at
+ * its copy_sp instead of regs.sp.
+ */
+#define MS_SAMPLE_F_KUNWIND (1u << 9)
+#define MS_KUNWIND_BYTES 88
 #define MS_NR_EXECVE_X86_64 59
 #define MS_NR_EXECVEAT_X86_64 322
 
@@ -150,12 +159,12 @@ _Static_assert(__builtin_offsetof(struct ms_sample, ips) == 144, "ms_sample.ips 
 /* Bytes of one struct ms_py_frame (bpf/abi/python.h). */
 #define MS_PY_FRAME_BYTES 24
 
-/* Largest sample record the sampler writes: two full callchains, a full
- * stack copy and a full Python walk (bytes; 70784).  A larger hdr.size is
- * malformed. */
+/* Largest sample record the sampler writes: two full callchains, the
+ * in-kernel unwind's state, a full stack copy and a full Python walk (bytes;
+ * 70872).  A larger hdr.size is malformed. */
 #define MS_SAMPLE_MAX_SIZE                                                                         \
-	(sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 + MS_STACK_COPY_MAX +                \
-	 MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES)
+	(sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 + MS_KUNWIND_BYTES +                 \
+	 MS_STACK_COPY_MAX + MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES)
 _Static_assert(MS_SAMPLE_MAX_SIZE % 8 == 0, "MS_SAMPLE_MAX_SIZE is a multiple of 8");
 
 /*
