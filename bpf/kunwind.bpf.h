@@ -104,8 +104,10 @@ static __always_inline int ku__read(struct ku_state *st, __u64 addr, __u64 *out)
 /* The value of slot i (1..7), reading it if saved; -1 if not recoverable. */
 static __always_inline int ku__reg(struct ku_state *st, __u32 i, __u64 *out)
 {
-	if (i >= MS_KU_SLOTS)
-		return -1;
+	/* A mask, not a compare: 6.1's verifier loses a compare's bound
+	 * through ku__slot()'s switch arithmetic. */
+	barrier_var(i);
+	i &= MS_KU_SLOTS - 1;
 	if (st->mode[i] == KU_AT) {
 		if (ku__read(st, st->addr[i], &st->val[i])) {
 			st->mode[i] = KU_UNDEF;
