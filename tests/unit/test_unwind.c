@@ -42,8 +42,29 @@
 
 #include <cmocka.h>
 
+#include "bpf/abi/kunwind.h"
 #include "userspace/unwind/unwind.h"
 #include "userspace/unwind/unwind_internal.h"
+
+/* The in-kernel unwinder reads the compact rows as they are
+ * (unwind_module__table): same layout, same flag and rule values. */
+_Static_assert(sizeof(struct unwind_row) == sizeof(struct ms_ku_row), "row size");
+_Static_assert(__builtin_offsetof(struct unwind_row, cfa_reg) ==
+		   __builtin_offsetof(struct ms_ku_row, cfa_reg) &&
+		   __builtin_offsetof(struct unwind_row, flags) ==
+		       __builtin_offsetof(struct ms_ku_row, flags) &&
+		   __builtin_offsetof(struct unwind_row, kinds) ==
+		       __builtin_offsetof(struct ms_ku_row, kinds) &&
+		   __builtin_offsetof(struct unwind_row, off8) ==
+		       __builtin_offsetof(struct ms_ku_row, off8),
+	       "row fields");
+_Static_assert(UNWIND_ROW_NONE == MS_KU_ROW_NONE && UNWIND_ROW_FULL == MS_KU_ROW_FULL &&
+		   UNWIND_ROW_SIGNAL == MS_KU_ROW_SIGNAL,
+	       "row flags");
+_Static_assert(UNWIND_RULE_UNDEF == MS_KU_RULE_UNDEF && UNWIND_RULE_SAME == MS_KU_RULE_SAME &&
+		   UNWIND_RULE_OFFSET == MS_KU_RULE_OFFSET &&
+		   UNWIND_RULE_VAL_OFFSET == MS_KU_RULE_VAL_OFFSET,
+	       "rule kinds");
 
 #define LIBC_PATH   "/lib/x86_64-linux-gnu/libc.so.6"
 #define PYTHON_PATH "/usr/bin/python3.11"

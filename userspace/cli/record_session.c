@@ -39,7 +39,7 @@
 #include "../stream/meta.h"
 #include "../runtimes/py_procs.h"
 #include "../stream/memory_policy.h"
-#include "../unwind/kunwind.h"
+#include "../processor/kunwind_maps.h"
 #include "../symbols/symbols.h"
 #include "cli_util.h"
 #include "record.h"

@@ -22,9 +22,9 @@
 #include "../runtimes/py_procs.h"
 #include "../stream/meta.h"
 #include "../stream/perf_records.h"
-#include "../unwind/kunwind.h"
 #include "../unwind/unwind.h"
 #include "hashmap.h"
+#include "kunwind_maps.h"
 #include "problems.h"
 #include "processor.h"
 

@@ -106,6 +106,24 @@ struct unwind_proof_row {
  */
 struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *rows, size_t n);
 
+/*
+ * The compiled table, read-only, as the sampler's in-kernel unwinder loads
+ * it: nrows rows (the last a sentinel) of UNWIND_ROW_BYTES bytes each, row i
+ * covering ELF vaddrs [base + starts[i], base + starts[i + 1]).  A row's
+ * bytes are laid out as bpf/abi/kunwind.h's struct ms_ku_row (cfa_off,
+ * cfa_reg, flags, kinds, off8[8]; flag and rule values alike), which
+ * userspace/processor/kunwind_maps.c and tests/unit/test_unwind.c check.
+ * Borrowed from m.
+ */
+#define UNWIND_ROW_BYTES 16
+struct unwind_table_view {
+	uint64_t base;
+	uint32_t nrows; /* 0: no CFI at all */
+	const uint32_t *starts;
+	const void *rows;
+};
+void unwind_module__table(const struct unwind_module *m, struct unwind_table_view *out);
+
 /* Frees the module and its tables.  Accepts NULL. */
 void unwind_module__free(struct unwind_module *m);
 

@@ -10,14 +10,14 @@
  *
  * Not thread-safe; the processor's thread only.
  */
-#ifndef MS_UNWIND_KUNWIND_H
-#define MS_UNWIND_KUNWIND_H
+#ifndef MS_PROCESSOR_KUNWIND_MAPS_H
+#define MS_PROCESSOR_KUNWIND_MAPS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bpf/abi/kunwind.h"
-#include "userspace/unwind/unwind.h"
+#include "../../bpf/abi/kunwind.h"
+#include "../unwind/unwind.h"
 
 struct kunwind_maps;
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Loading compiled CFI into the in-kernel unwinder's maps (kunwind.h).
- * The kernel's row is the compact row of unwind_internal.h byte for byte,
+ * Loading compiled CFI into the in-kernel unwinder's maps (kunwind_maps.h).
+ * The kernel's row is the unwinder's compact row byte for byte
+ * (unwind_module__table),
  * so a module loads as two array copies (its starts and its rows) written
  * with BPF_MAP_UPDATE_BATCH, then its descriptor, last, so that the
  * sampler never sees a descriptor whose rows are not written yet.
@@ -11,22 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "userspace/unwind/kunwind.h"
-#include "userspace/unwind/unwind_internal.h"
+#include "kunwind_maps.h"
 
-_Static_assert(sizeof(struct unwind_row) == sizeof(struct ms_ku_row), "rows are the same bytes");
-_Static_assert(__builtin_offsetof(struct unwind_row, kinds) ==
-		   __builtin_offsetof(struct ms_ku_row, kinds),
-	       "ms_ku_row.kinds");
-_Static_assert(__builtin_offsetof(struct unwind_row, off8) ==
-		   __builtin_offsetof(struct ms_ku_row, off8),
-	       "ms_ku_row.off8");
-_Static_assert(UNWIND_ROW_NONE == MS_KU_ROW_NONE && UNWIND_ROW_FULL == MS_KU_ROW_FULL &&
-		   UNWIND_ROW_SIGNAL == MS_KU_ROW_SIGNAL,
-	       "row flags");
-_Static_assert(UNWIND_RULE_OFFSET == MS_KU_RULE_OFFSET &&
-		   UNWIND_RULE_VAL_OFFSET == MS_KU_RULE_VAL_OFFSET && UNWIND_RULE_SAME == MS_KU_RULE_SAME,
-	       "rule kinds");
+_Static_assert(UNWIND_ROW_BYTES == sizeof(struct ms_ku_row), "rows are the same bytes");
 
 /* Rows written per batch call (bounds the key array). */
 #define KU_BATCH 8192
@@ -97,6 +85,7 @@ int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
 			      const struct unwind_module *m)
 {
 	struct ms_ku_module desc = {0};
+	struct unwind_table_view t = {0};
 	int err;
 
 	if (module >= km->fds.modules_cap)
@@ -104,24 +93,26 @@ int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
 	if (km->tried[module])
 		return -EALREADY;
 	km->tried[module] = 1;
-	if (!m || m->nrows < 2)
+	if (m)
+		unwind_module__table(m, &t);
+	if (t.nrows < 2)
 		return 0; /* no CFI: the descriptor stays "not loaded"; userspace unwinds */
-	if (m->nrows > km->fds.rows_cap - km->next_row) {
+	if (t.nrows > km->fds.rows_cap - km->next_row) {
 		km->st.modules_full++;
 		return -ENOSPC;
 	}
-	err = write_array(km, km->fds.starts, km->next_row, m->starts, sizeof(uint32_t), m->nrows);
+	err = write_array(km, km->fds.starts, km->next_row, t.starts, sizeof(uint32_t), t.nrows);
 	if (!err)
-		err = write_array(km, km->fds.rows, km->next_row, m->rows, sizeof(struct ms_ku_row),
-				  m->nrows);
+		err = write_array(km, km->fds.rows, km->next_row, t.rows, sizeof(struct ms_ku_row),
+				  t.nrows);
 	if (err)
 		return err;
-	desc.base = m->base;
+	desc.base = t.base;
 	desc.first = km->next_row;
-	desc.nrows = m->nrows;
+	desc.nrows = t.nrows;
 	if (bpf_map_update_elem(km->fds.modules, &module, &desc, BPF_ANY))
 		return -errno;
-	km->next_row += m->nrows;
+	km->next_row += t.nrows;
 	km->st.rows = km->next_row;
 	km->st.modules_loaded++;
 	return 0;
