@@ -30,7 +30,6 @@
 /* Settings (rodata): 0 off, MS_KU_MODE_ON or MS_KU_MODE_VERIFY. */
 const volatile __u32 kunwind_mode = 0;
 
-#define KU_PROCS_MAX 4096
 
 /* Lazy register states (struct ku_state.mode). */
 #define KU_UNDEF 0 /* not recoverable */
@@ -81,7 +80,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, KU_PROCS_MAX);
+	__uint(max_entries, 1); /* set by userspace (MS_KU_PROCS_MAX) */
 	__type(key, __u32);
 	__type(value, struct ms_ku_proc);
 } ku_procs SEC(".maps");

@@ -847,8 +847,8 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	if (!ret)
 		ret = bpf_map__set_max_entries(c->skel->maps.ku_modules,
 					       kunwind ? MS_KU_MODULES_MAX : 1);
-	if (!ret && !kunwind)
-		ret = bpf_map__set_max_entries(c->skel->maps.ku_procs, 1);
+	if (!ret)
+		ret = bpf_map__set_max_entries(c->skel->maps.ku_procs, kunwind ? MS_KU_PROCS_MAX : 1);
 	if (ret) {
 		errf(err, errlen, "BPF unwinder table sizes: %s", strerror(-ret));
 		goto cleanup;

@@ -53,5 +53,9 @@ _Static_assert(((2ull * MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BA
  * is unwound in userspace. */
 #define MS_KU_ROWS_MAX (512u << 10)
 #define MS_KU_MODULES_MAX 16384u
+/* Processes whose mappings the in-kernel unwinder holds (a preallocated
+ * hash, as perf_event programs require: 4 KiB each, 4 MiB); the samples of
+ * others are unwound in userspace. */
+#define MS_KU_PROCS_MAX 1024u
 
 #endif
