@@ -47,6 +47,8 @@ DEPS_PKGS += e2fsprogs
 DEPS_PKGS += libmicrohttpd-dev libjansson-dev
 # frames proved from JIT code (issue 18): the capstone disassembler
 DEPS_PKGS += libcapstone-dev
+# the zsh completion, tested in a real zsh (tests/e2e/test_analysis_cli.py)
+DEPS_PKGS += zsh
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -322,6 +324,12 @@ $(OUTPUT)/bench/sym_bench: bench/sym_bench.c $(LIB)
 	$(Q)mkdir -p $(@D) $(OUTPUT)/obj/bench
 	$(Q)$(CC) $(CFLAGS) -MF $(OUTPUT)/obj/bench/sym_bench.d $< $(LIB) $(LDLIBS) -o $@
 
+# The production preset's steady-state cost on 2 busy CPUs beside perf record -a -F 19 -g
+# (bench/production.py; $(OUTPUT)/bench/production.json; also in make bench).  Root.
+.PHONY: bench-production
+bench-production: all $(OUTPUT)/bench/work
+	$(Q)$(PYTHON) bench/production.py $(OUTPUT)
+
 # Symbolization throughput beside eu-addr2line and addr2line (bench/symbols.py).
 .PHONY: bench-symbols
 bench-symbols: all $(OUTPUT)/bench/sym_bench
@@ -329,6 +337,11 @@ bench-symbols: all $(OUTPUT)/bench/sym_bench
 
 bench-smoke: all $(BENCH_BINS)
 	$(Q)$(PYTHON) bench/run.py --smoke $(BENCH_ARGS) $(OUTPUT)
+
+# Only `record -a` beside `perf record -a -g` on 2 busy CPUs (also part of `make bench`).
+.PHONY: bench-host
+bench-host: all $(BENCH_BINS)
+	$(Q)$(PYTHON) bench/run.py --host $(BENCH_ARGS) $(OUTPUT)
 
 # Compares $(OUTPUT)/bench/results.json with bench/overhead.json: exit 1 if a metric got worse
 # beyond its noise band, 3 if they cannot be compared (no results, smoke vs full baseline).

@@ -728,6 +728,37 @@ void analysis_lanes__release(struct analysis_lanes *l);
 int analysis_lanes__top_keys(const struct analysis_lanes *l, const struct analysis_names *n,
 			     const struct analysis_query *q, uint32_t *tops);
 
+/* ---- source lines (analysis/source.c) ------------------------------------ */
+
+/*
+ * Per-line costs of one function, for a source view.  A function's frames
+ * are those whose function name is exactly function (truncation marks
+ * excepted; inlined copies included: their line is in the inlined
+ * function's file).  For each matched sample or interval (q, as a tree
+ * counts them) whose stack holds such a frame, the innermost one is
+ * charged: its (file, line) gets the weight in total, and in self too when
+ * it is the stack's innermost frame.  So the lines' totals add up to
+ * total, each row counted once however deep the recursion.
+ */
+struct analysis_source_line {
+	uint32_t file; /* string id: the frame's source file ("" if unknown) */
+	uint32_t line; /* 0 if unknown */
+	uint64_t self, total;
+};
+
+struct analysis_source {
+	struct analysis_source_line *lines; /* [nlines] by file name, then line */
+	uint32_t nlines;
+	uint64_t total;	 /* weight of the rows through the function */
+	uint64_t weight; /* weight of every row q matched */
+};
+
+/* Returns 0, -EINVAL (a bad query) or -ENOMEM (s released). */
+int analysis_source__init(struct analysis_source *s, const struct capture *c,
+			  const struct analysis_query *q, const char *function);
+/* Accepts a zeroed or released value. */
+void analysis_source__release(struct analysis_source *s);
+
 /*
  * Write stack's display names root first, separated by ';', kernel names
  * followed by " [k]", into buf (NUL-terminated, truncated to fit); "" for

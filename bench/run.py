@@ -16,7 +16,12 @@ Measures, in one run on one machine (numbers only, nothing is asserted):
   5. `microscope report` time and peak RSS on a synthetic capture;
   (full) 6. lost samples system-wide at 999 Hz with 16 KiB copies;
   (full) 7. BPF run time per sample of the CPython walk at 50 frames beside
-     native-only sampling (bench/py_walk.py, kernel BPF stats).
+     native-only sampling (bench/py_walk.py, kernel BPF stats);
+  (full) 8. the production preset's steady-state cost on 2 busy CPUs beside
+     perf record -a -F 19 -g for the same time (bench/production.py);
+  (full, or alone with --host) 9. `record -a` at 999 Hz for 10 s on 2 busy
+     CPUs beside `perf record -a -g`: recorder CPU, time to finish after
+     sampling stopped, processing lag.
 Prints tables and writes BUILD_DIR/bench/results.json.  Exits 0 when it
 produced numbers (a peer that fails or is missing is reported as such), 1 if
 microscope itself could not be measured, 2 for a usage error.
@@ -615,6 +620,60 @@ class Bench:
         d["lost_fraction"] = ratio(d["lost"], (d["lost"] or 0) + (d["samples"] or 0))
         return d
 
+    def host(self, secs=10, rate=999):
+        """Issue 15's keeping-up figures: `record -a` at rate Hz for secs on 2
+        busy CPUs (two `work` processes), beside `perf record -a -g` on the
+        same load in the same run: recorder CPU, and how long each took to
+        finish after sampling stopped (microscope: its own figure, from the
+        halt to the sealed capture; perf: wall after its `sleep` ended)."""
+        loads = [subprocess.Popen([self.work], env=self.env(secs * 8, os.devnull),
+                                  stdout=subprocess.DEVNULL, start_new_session=True)
+                 for _ in range(2)]
+        d = {"duration_s": secs, "rate_hz": rate, "busy_cpus": 2,
+             "loadavg_start": read_first("/proc/loadavg")}
+        try:
+            out = os.path.join(self.tmp, "host.msc")
+            r = run([self.ms, "record", "-a", "-F", str(rate), "-d", str(secs), "-o", out, "-f"],
+                    timeout=secs + 20 * self.mode["timeout"], workdir=self.tmp)
+            m = re.search(r"sealed ([\d.]+) s after sampling stopped; processing lag max "
+                          r"([\d.]+) s, mean ([\d.]+) s", r.stderr)
+            d["microscope"] = {"status": "ok" if not r.rc else "failed: " + r.why(),
+                               "recorder_cpu_s": r.cpu, "wall_s": r.wall,
+                               "seal_after_stop_s": float(m.group(1)) if m else None,
+                               "lag_max_s": float(m.group(2)) if m else None,
+                               "lag_mean_s": float(m.group(3)) if m else None}
+            rm(out)
+            data = os.path.join(self.tmp, "host.perf.data")
+            r = run(["perf", "record", "-a", "-g", "-F", str(rate), "-o", data, "--",
+                     "sleep", str(secs)], timeout=secs + 20 * self.mode["timeout"],
+                    workdir=self.tmp)
+            d["perf"] = {"status": "ok" if not r.rc else "failed: " + r.why(),
+                         "recorder_cpu_s": r.cpu, "wall_s": r.wall,
+                         "seal_after_stop_s": max(0.0, r.wall - secs)}
+            rm(data)
+        finally:
+            for p in loads:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        d["loadavg_end"] = read_first("/proc/loadavg")
+        return d
+
+
+def print_host(h):
+    print()
+    print("record -a at %d Hz for %d s on %d busy CPUs, beside perf record -a -g "
+          "(load %s -> %s)" % (h["rate_hz"], h["duration_s"], h["busy_cpus"],
+                               h["loadavg_start"], h["loadavg_end"]))
+    rows = []
+    for tool in ("microscope", "perf"):
+        t = h.get(tool, {})
+        rows.append([tool, t.get("status", "-"), fmt(t.get("recorder_cpu_s"), "%.2f"),
+                     fmt(t.get("seal_after_stop_s"), "%.2f"), fmt(t.get("lag_max_s"), "%.2f"),
+                     fmt(t.get("wall_s"), "%.1f")])
+    table(["tool", "status", "recorder CPU s", "done after stop s", "lag max s", "wall s"],
+          rows)
+
 
 def rm(path):
     try:
@@ -1086,6 +1145,8 @@ def main():
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--smoke", action="store_true", help="the CI subset (about 2 minutes)")
     g.add_argument("--full", action="store_true", help="everything (about 8 minutes)")
+    g.add_argument("--host", action="store_true",
+                   help="only the record -a rows beside perf record -a -g (issue 15)")
     g.add_argument("--make-baseline", nargs="+", metavar="RESULTS",
                    help="write bench/overhead.json from these results.json files (the first "
                         "gives the numbers, all of them the noise band)")
@@ -1121,6 +1182,17 @@ def main():
     shutil.rmtree(b.tmp, ignore_errors=True)
     os.makedirs(b.keep)
     os.makedirs(b.buildid_dir)
+    if args.host:
+        log("bench: record -a beside perf record -a -g")
+        h = b.host()
+        out = args.output or os.path.join(b.out_dir, "host.json")
+        with open(out + ".tmp", "w") as f:
+            json.dump(h, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(out + ".tmp", out)
+        shutil.rmtree(b.tmp, ignore_errors=True)
+        print_host(h)
+        return 0 if h.get("microscope", {}).get("status") == "ok" else 1
     t0 = time.monotonic()
     res = {"mode_name": mode, "mode": dict(b.mode),
            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -1144,9 +1216,15 @@ def main():
         log("bench: 6. system-wide loss, %d s" % b.mode["syswide_s"])
         res["syswide"] = b.syswide()
     if mode == "full":
+        log("bench: 9. record -a beside perf record -a -g")
+        res["host"] = b.host()
+    if mode == "full":
         log("bench: 7. CPython walk cost (BPF stats)")
         import py_walk
         res["python_walk"] = py_walk.measure(b.ms, b.tmp)
+        log("bench: 8. production preset beside perf -F 19, 2 busy CPUs")
+        import production
+        res["production"] = production.measure(b.build, b.tmp)
     res["system"]["loadavg_end"] = read_first("/proc/loadavg")
     res["system"]["perf_event_max_sample_rate_end"] = read_first(
         "/proc/sys/kernel/perf_event_max_sample_rate")
@@ -1161,9 +1239,14 @@ def main():
     shutil.rmtree(b.tmp, ignore_errors=True)
 
     print_report(res)
+    if "host" in res:
+        print_host(res["host"])
     if "python_walk" in res:
         import py_walk
         py_walk.print_table(res["python_walk"])
+    if "production" in res:
+        import production
+        production.print_table(res["production"])
     print_compare(res["baseline_compare"])
     print()
     print("bench (%s): %.0f s; load average %s -> %s; results in %s" % (

@@ -232,6 +232,14 @@ void capture_builder__free(struct capture_builder *b)
 	free(b);
 }
 
+void capture_builder__swap(struct capture_builder *a, struct capture_builder *b)
+{
+	struct capture_builder t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
 struct str_key {
 	const char *s;
 	size_t len; /* without the NUL */
@@ -602,6 +610,11 @@ struct capture_process *capture_builder__process(struct capture_builder *b, uint
 struct capture_module *capture_builder__module(struct capture_builder *b, uint32_t id)
 {
 	return builder__row(b, CAPTURE_TABLE_MODULES, id);
+}
+
+struct capture_frame *capture_builder__frame(struct capture_builder *b, uint32_t id)
+{
+	return builder__row(b, CAPTURE_TABLE_FRAMES, id);
 }
 
 uint32_t capture_builder__sample_count(const struct capture_builder *b)

@@ -284,6 +284,10 @@ void capture_builder__set_meta(struct capture_builder *b, const char *key, const
 struct capture_thread *capture_builder__thread(struct capture_builder *b, uint32_t id);
 struct capture_process *capture_builder__process(struct capture_builder *b, uint32_t id);
 struct capture_module *capture_builder__module(struct capture_builder *b, uint32_t id);
+/* A frame named after it was added (a JIT frame named when the capture is
+ * sealed).  The row keeps its id; it is not interned under its new
+ * contents, so a later add of equal contents makes a second, equal row. */
+struct capture_frame *capture_builder__frame(struct capture_builder *b, uint32_t id);
 
 /* Row counts so far (table sizes). */
 uint32_t capture_builder__sample_count(const struct capture_builder *b);

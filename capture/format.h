@@ -209,6 +209,8 @@ int capture_builder__view(struct capture_builder *b, struct capture *view);
 uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_table t,
 				     const void *row);
 void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns);
+/* merge.c: exchange the whole contents of a and b (rows, indexes, error). */
+void capture_builder__swap(struct capture_builder *a, struct capture_builder *b);
 struct ZSTD_CCtx_s *capture_builder__cctx(struct capture_builder *b);
 char *capture_builder__msg(struct capture_builder *b, size_t *len);
 

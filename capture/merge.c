@@ -329,6 +329,82 @@ int capture_builder__merge_builder(struct capture_builder *dst, struct capture_b
 	return err ? err : merge(dst, &view, since_ns, until_ns, false);
 }
 
+/* capture_refs_fn pass 1: copy the row an owner holds (and what it needs). */
+static void compact__keep(void *ctx, enum capture_table t, uint32_t *id)
+{
+	struct remap *r = ctx;
+
+	if (*id == CAPTURE_NONE)
+		return;
+	switch (t) {
+	case CAPTURE_TABLE_STRINGS:
+		remap__string(r, *id);
+		break;
+	case CAPTURE_TABLE_MODULES:
+		remap__module(r, *id);
+		break;
+	case CAPTURE_TABLE_PROCESSES:
+		remap__process(r, *id);
+		break;
+	case CAPTURE_TABLE_THREADS:
+		remap__thread(r, *id);
+		break;
+	case CAPTURE_TABLE_FRAMES:
+		remap__frame(r, *id);
+		break;
+	case CAPTURE_TABLE_STACKS:
+		remap__stack(r, *id);
+		break;
+	case CAPTURE_TABLE_EVENTS:
+		remap__event(r, *id);
+		break;
+	case CAPTURE_TABLE_CGROUPS:
+		remap__cgroup(r, *id);
+		break;
+	default:
+		remap__bad(r);
+	}
+}
+
+/* capture_refs_fn pass 2: the id of the row pass 1 copied. */
+static void compact__rewrite(void *ctx, enum capture_table t, uint32_t *id)
+{
+	struct remap *r = ctx;
+
+	if (*id != CAPTURE_NONE)
+		*id = r->map[t][*id]; /* pass 1 checked t and the range */
+}
+
+int capture_builder__compact(struct capture_builder *b, capture_refs_fn refs, void *owner)
+{
+	struct capture_builder *dst = capture_builder__new();
+	struct capture view, check;
+	struct remap r;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	if (!dst)
+		return -ENOMEM;
+	err = capture_builder__view(b, &view);
+	if (!err)
+		err = remap__init(&r, dst, &view);
+	if (err)
+		goto cleanup;
+	/* The owner's rows first, so ids of long-lived rows stay small. */
+	refs(owner, compact__keep, &r);
+	if (!r.bad)
+		remap__rows(&r, 0, UINT64_MAX, true);
+	err = r.bad ? -EINVAL : capture_builder__view(dst, &check);
+	if (err)
+		goto cleanup;
+	refs(owner, compact__rewrite, &r);
+	capture_builder__swap(b, dst); /* dst now holds the old rows */
+cleanup:
+	remap__release(&r);
+	capture_builder__free(dst);
+	return err;
+}
+
 bool capture_builder__time_range(struct capture_builder *b, uint64_t *first_ns,
 				 uint64_t *last_ns)
 {

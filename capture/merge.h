@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
+#include "capture/format.h"
 
 /*
  * Copy into dst the samples of src with since_ns <= time_ns < until_ns and
@@ -50,6 +51,29 @@ int capture_builder__take(struct capture_builder *src, struct capture_builder *d
 /* capture_builder__merge() from another builder's rows (src unchanged). */
 int capture_builder__merge_builder(struct capture_builder *dst, struct capture_builder *src,
 				   uint64_t since_ns, uint64_t until_ns);
+
+/*
+ * Ids of b's rows that b's owner holds (a processor's caches).  A
+ * capture_refs_fn calls ref(ctx, table, &id) once for every id it holds,
+ * with table one of strings, modules, processes, threads, frames, stacks,
+ * events or cgroups; CAPTURE_NONE ids are passed over.  ref may rewrite
+ * *id: the walk must reach the same ids in the same places each time.
+ */
+typedef void (*capture_ref_fn)(void *ctx, enum capture_table table, uint32_t *id);
+typedef void (*capture_refs_fn)(void *owner, capture_ref_fn ref, void *ctx);
+
+/*
+ * Rebuild b with only the rows it still needs: those of its samples and
+ * intervals (capture_builder__take() left them: all of them are kept),
+ * every event, the mappings of every process kept, its meta and counters,
+ * and the rows refs(owner) reaches, whose ids it then rewrites to the
+ * new ones (refs is called twice).  Everything else (strings, frames,
+ * stacks, processes and threads nothing holds any more) is freed, so
+ * a long recording's dictionaries follow what is live, not the run.
+ * Returns 0, -ENOMEM or -EINVAL (a held id out of range, or a bad table);
+ * on failure b and the owner's ids are unchanged.
+ */
+int capture_builder__compact(struct capture_builder *b, capture_refs_fn refs, void *owner);
 
 /* The earliest and latest time (ns) of b's samples and interval ends:
  * false (and nothing set) when b has neither. */

@@ -18,6 +18,9 @@
 #define SEGMENT_PREFIX "seg-"
 #define SEGMENT_SUFFIX ".msc"
 #define SEGMENT_TEMP   ".tmp."
+/* file_out (file_io.h) names its temporaries PATH.tmp.XXXXXX (mkostemp);
+ * older recorders used PATH.tmp.PID: either is a tag of letters and digits. */
+#define SEGMENT_TEMP_TAG_MAX 16
 /* "seg-" 8 digits "T" 6 digits "Z-" 8 digits ".msc" */
 #define SEGMENT_NAME_LEN 33
 #define SEGMENT_BASE_LEN 29 /* without ".msc" */
@@ -83,11 +86,11 @@ bool segment_name__is_segment(const char *name, uint64_t *sequence)
 	       !strcmp(name + SEGMENT_BASE_LEN, SEGMENT_SUFFIX);
 }
 
-bool segment_name__is_temp(const char *name, pid_t *pid)
+bool segment_name__is_temp(const char *name)
 {
-	uint64_t seq, v = 0;
+	uint64_t seq;
 	const char *p;
-	size_t suffix;
+	size_t suffix, n;
 
 	if (!segment_shape(name, &seq))
 		return false;
@@ -96,15 +99,13 @@ bool segment_name__is_temp(const char *name, pid_t *pid)
 	if (!suffix || strncmp(p, SEGMENT_TEMP, strlen(SEGMENT_TEMP)))
 		return false;
 	p += strlen(SEGMENT_TEMP);
-	if (!*p || strlen(p) > 9)
+	n = strlen(p);
+	if (!n || n > SEGMENT_TEMP_TAG_MAX)
 		return false;
-	for (; *p; p++) {
-		if (!isdigit((unsigned char)*p))
+	for (; *p; p++)
+		if (!isalnum((unsigned char)*p))
 			return false;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	*pid = (pid_t)v;
-	return v > 0;
+	return true;
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -134,9 +135,7 @@ static int list_names(const char *dir, bool temps, char ***names, size_t *n)
 		return -errno;
 	while ((errno = 0, de = readdir(d))) {
 		uint64_t seq;
-		pid_t pid;
-
-		if (temps ? !segment_name__is_temp(de->d_name, &pid)
+		if (temps ? !segment_name__is_temp(de->d_name)
 			  : !segment_name__is_segment(de->d_name, &seq))
 			continue;
 		if (len == cap) {

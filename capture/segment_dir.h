@@ -6,9 +6,10 @@
  * Layout (owned by this file; nothing else names these files):
  *   DIR/seg-YYYYMMDDTHHMMSSZ-NNNNNNNN.msc       a complete segment, published
  *                                               atomically (capture_builder__write)
- *   DIR/seg-...msc.tmp.PID                      a segment being written by PID
+ *   DIR/seg-...msc.tmp.XXXXXX                   a segment being written (file_out's
+ *                                               temporary, capture/file_io.h)
  *   DIR/seg-...{.pb.gz,.speedscope.json,.folded}  its export (record --export),
- *                                               and their .tmp.PID while written
+ *                                               and their .tmp.XXXXXX while written
  *   DIR/.microscope.lock                        flock'ed by the one recorder
  * The UTC time is the segment's start (wall clock, seconds) and NNNNNNNN
  * its sequence number, which a recorder continues from the highest one in
@@ -50,8 +51,9 @@ int segment_name__format(char *buf, size_t len, uint64_t realtime_ns, uint64_t s
 /* Is name exactly a complete segment's name?  Sets *sequence if so. */
 bool segment_name__is_segment(const char *name, uint64_t *sequence);
 /* Is name the temporary of a segment or of a segment's export
- * ("seg-...msc.tmp.PID", "seg-...pb.gz.tmp.PID")?  Sets *pid if so. */
-bool segment_name__is_temp(const char *name, pid_t *pid);
+ * ("seg-...msc.tmp.XXXXXX", "seg-...pb.gz.tmp.XXXXXX": a tag of 1 to 16
+ * letters and digits, as file_out makes them)? */
+bool segment_name__is_temp(const char *name);
 
 /* The complete segments of dir, in name (= time) order: *names (malloc'd
  * array of malloc'd names; free with segment_dir__free_names) and *n.

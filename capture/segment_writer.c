@@ -95,12 +95,11 @@ static int writer__scan(struct segment_writer *w, char *err, size_t errlen)
 	rewinddir(d);
 	while ((errno = 0, de = readdir(d))) {
 		uint64_t seq;
-		pid_t pid;
 
 		if (segment_name__is_segment(de->d_name, &seq)) {
 			if (seq + 1 > w->next_sequence)
 				w->next_sequence = seq + 1;
-		} else if (segment_name__is_temp(de->d_name, &pid)) {
+		} else if (segment_name__is_temp(de->d_name)) {
 			if (unlinkat(w->dir_fd, de->d_name, 0) && errno != ENOENT) {
 				rc = -errno;
 				snprintf(err, errlen, "%s/%s: removing a stale temporary: %s",

@@ -1,21 +1,37 @@
 // SPDX-License-Identifier: MIT
 /*
- * Chrome trace event JSON exporter.  Per thread, samples in time order
- * become nested B/E slices: the slices a sample shares with the previous
- * one (same labels from the root down) stay open, the rest close and open
- * at the sample's time.  Because every thread's events are written in one
- * time-ordered sequence that only ever closes the innermost open slice,
- * slices nest by construction.
+ * Chrome trace event JSON exporter, compact: about 100-200 bytes per sample
+ * whatever the stack depth.
  *
- * Slices are bounded (capture/limits.h, CAPTURE_LIMIT_EXPORT_K events per
- * row): a deep stack alternating with another would otherwise be reopened
- * in full after every sample (a 36 KB capture of a 10k-deep stack made
- * 2 GB).  When the slices stop there, every sample is also written in the
- * format's compact form, once each: "stackFrames" (one entry per stack row,
- * named by its frame's label, with its parent) and "samples" (ts, pid, tid,
- * weight and the "sf" of its leaf), so nothing is lost.  (Only then: a
- * viewer that finds "samples", speedscope, shows them instead of the
- * slices, and the slices carry the off-CPU intervals.)
+ * Layout (trace_layout): every sample and off-CPU interval of a thread gets
+ * a drawn span [start, end) in ns.  An interval keeps its real bounds; a
+ * sample starts at its time and lasts its duration (weight x period), cut at
+ * the thread's next item, trimmed or dropped where it would overlap an
+ * interval; a sample that starts within 1/TRACE_JITTER_DIV of the previous
+ * sample's length of that one's end (timer jitter, either way) starts at its
+ * end, so a run of samples is drawn without slivers or overlaps and every
+ * span keeps its length.
+ *
+ * Two views of the same spans, in integer µs from t0 (one floor for every
+ * boundary, so nesting survives the rounding and µs values are exact in a
+ * double):
+ *
+ * - "samples" + "stackFrames", the format's compact form, read by
+ *   speedscope: one entry per span at its start ("sf" its leaf: a stack row,
+ *   an off-CPU leaf "off-CPU: <state> (woken by ...)" or an event marker
+ *   "[<event>]") and one entry without "sf" where a span ends before the next
+ *   starts.  speedscope weighs an entry by the time to the next one, so each
+ *   function's total is the sum of its spans and gaps stay blank.
+ *
+ * - "X" slices in "traceEvents", read by Perfetto and chrome://tracing (which
+ *   ignore "samples"): per thread, a frame's slice spans the consecutive items
+ *   that have it at the same depth from the root, across gaps of up to
+ *   TRACE_BRIDGE_NS (it was on the stack); an off-CPU interval's leaf is a
+ *   slice of its own at its bounds, with args (exact ns, cpu, edge flags).
+ *   Slices are written parents first (trace_walk runs twice: once to learn
+ *   where each slice ends, once to write it).  They are bounded
+ *   (capture/limits.h, CAPTURE_LIMIT_EXPORT_K events per row): past the
+ *   limit they stop, said in a note; the samples still hold everything.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,66 +41,12 @@
 #include "capture/formats/formats.h"
 #include "capture/limits.h"
 
-struct trace_thread {
-	FILE *out;
-	uint64_t events_left; /* B/E events the budget still allows */
-	uint64_t pid, tid;
-	const char **open; /* labels of the open slices, outermost first */
-	uint32_t nopen;
-	uint64_t t0;
-	bool first_event;
-};
-
-static void put_ts(FILE *out, uint64_t ns)
-{
-	fprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
-}
-
-static void trace_args(struct trace_thread *t, const struct capture *c,
-		       const struct capture_interval *v, bool clamped);
-
-/* One B/E event; v (B of an interval's leaf only) adds its fields as args. */
-static void trace_event_iv(struct trace_thread *t, char ph, const char *name, uint64_t ns,
-			   const struct capture *c, const struct capture_interval *v, bool clamped)
-{
-	if (t->events_left)
-		t->events_left--;
-	fputs(t->first_event ? "\n" : ",\n", t->out);
-	t->first_event = false;
-	fprintf(t->out, "{\"ph\":\"%c\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":", ph,
-		t->pid, t->tid);
-	put_ts(t->out, ns - t->t0);
-	fputs(",\"name\":", t->out);
-	formats__json_string(t->out, name);
-	if (v)
-		trace_args(t, c, v, clamped);
-	fputc('}', t->out);
-}
-
-static void trace_event(struct trace_thread *t, char ph, const char *name, uint64_t ns)
-{
-	trace_event_iv(t, ph, name, ns, NULL, NULL, false);
-}
-
-static void close_to(struct trace_thread *t, uint32_t depth, uint64_t ns)
-{
-	while (t->nopen > depth) {
-		t->nopen--;
-		trace_event(t, 'E', t->open[t->nopen], ns);
-	}
-}
-
-static void metadata(FILE *out, bool *first, const char *what, uint64_t pid, uint64_t tid,
-		     const char *name)
-{
-	fputs(*first ? "\n" : ",\n", out);
-	*first = false;
-	fprintf(out, "{\"ph\":\"M\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"name\":\"%s\","
-		     "\"args\":{\"name\":",
-		pid, tid, what);
-	formats__json_string(out, name);
-	fputs("}}", out);
-}
+/* A sample within 1/TRACE_JITTER_DIV of the previous one's length of its end
+ * (timer jitter, a delayed sample; either way) starts where it ends. */
+#define TRACE_JITTER_DIV 2u
+/* Frames shared by consecutive items of a thread stay one slice across a gap
+ * up to this long. */
+#define TRACE_BRIDGE_NS 100000000ull
 
 #define EDGE_FLAGS (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)
 
@@ -112,30 +74,6 @@ static const char *state_word(uint32_t state)
 static const char *cause_word(uint32_t cause)
 {
 	return cause < CAPTURE_OFFCPU_CAUSE_COUNT ? cause_words[cause] : "?";
-}
-
-static void trace_args(struct trace_thread *t, const struct capture *c,
-		       const struct capture_interval *v, bool clamped)
-{
-	char waker[300];
-
-	fprintf(t->out, ",\"args\":{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
-		",\"ns\":%" PRIu64 ",\"state\":\"%s\",\"cause\":\"%s\"",
-		v->start_ns, v->end_ns, v->weight, state_word(v->state), cause_word(v->cause));
-	if (v->waker_thread != CAPTURE_NONE) {
-		formats__thread_label(c, v->waker_thread, waker, sizeof(waker));
-		fputs(",\"waker\":", t->out);
-		formats__json_string(t->out, waker);
-	}
-	if (v->cpu != CAPTURE_NONE)
-		fprintf(t->out, ",\"cpu\":%" PRIu32, v->cpu);
-	if (v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN)
-		fputs(",\"start_unknown\":true", t->out);
-	if (v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN)
-		fputs(",\"end_unknown\":true", t->out);
-	if (clamped)
-		fputs(",\"clamped\":true", t->out);
-	fputc('}', t->out);
 }
 
 /* "off-CPU: sleep (woken by comm-tid) [start unknown]": malloc'd or NULL. */
@@ -187,101 +125,72 @@ static int item_cmp(const void *pa, const void *pb)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/*
- * The compact form: "stackFrames" ({"<stack id + 1>": {"name", "parent"}},
- * one per stack row, "category" the module kind) and "samples" (one per
- * sample: ts in us from t0, pid, tid, cpu, weight, event name, "sf" the
- * leaf's stack id + 1; an empty stack has no "sf").  Output O(rows).
- */
-static int trace_compact(const struct capture *c, uint32_t event, FILE *out,
-			 const struct trace_thread *t, char **labels, char **markers)
+struct trace {
+	const struct capture *c;
+	uint32_t event;
+	FILE *out;
+	char **labels, **markers, **ivnames;
+	struct trace_item *items;
+	size_t nitems;
+	uint64_t t0;
+	bool timed, any_unknown;
+	uint64_t trimmed, dropped, cut_short, clamped_ivs, edge_ivs;
+	/* the walk */
+	const char **path;
+	uint32_t *path_frames, maxdepth;
+	const char **open;  /* labels of the open slices, outermost first */
+	size_t *open_slice; /* their index in ends[] */
+	uint32_t nopen;
+	uint64_t *ends; /* per slice, in opening order: its end (ns) */
+	size_t nslices, slices_cap;
+	uint64_t budget;
+	size_t cut_item; /* the item where slices stopped, or SIZE_MAX */
+	bool first_event;
+};
+
+static uint64_t trace_us(const struct trace *t, uint64_t ns)
 {
-	uint32_t i;
-
-	fputs("\"stackFrames\":{", out);
-	for (i = 0; i < c->nstacks; i++) {
-		const struct capture_stack *st = &c->stacks[i];
-
-		fprintf(out, "%s\n\"%" PRIu32 "\":{\"category\":\"%s\",\"name\":", i ? "," : "",
-			i + 1,
-			c->frames[st->frame].flags & CAPTURE_FRAME_F_KERNEL ? "kernel" : "user");
-		formats__json_string(out, labels[st->frame]);
-		if (st->parent != CAPTURE_NONE)
-			fprintf(out, ",\"parent\":\"%" PRIu32 "\"", st->parent + 1);
-		fputc('}', out);
-	}
-	fputs("\n},\"samples\":[", out);
-	for (i = 0; i < c->nsamples; i++) {
-		const struct capture_sample *smp = &c->samples[i];
-		uint64_t pid = 0, tid = 0;
-
-		if (smp->thread != CAPTURE_NONE) {
-			pid = c->processes[c->threads[smp->thread].process].pid;
-			tid = c->threads[smp->thread].tid;
-		}
-		fprintf(out, "%s\n{\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":", i ? "," : "",
-			pid, tid);
-		put_ts(out, smp->time_ns > t->t0 ? smp->time_ns - t->t0 : 0);
-		if (smp->cpu != CAPTURE_NONE)
-			fprintf(out, ",\"cpu\":%" PRIu32, smp->cpu);
-		fprintf(out, ",\"weight\":%" PRIu64 ",\"name\":", smp->weight);
-		formats__json_string(out, smp->event == event ? capture__string(
-						  c, c->events[event].name) : markers[smp->event]);
-		if (smp->stack != CAPTURE_NONE)
-			fprintf(out, ",\"sf\":\"%" PRIu32 "\"", smp->stack + 1);
-		fputc('}', out);
-	}
-	fputs("\n],", out);
-	return ferror(out) ? -EIO : 0;
+	return ns > t->t0 ? (ns - t->t0) / 1000 : 0;
 }
 
-int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
-			 struct formats_note *note)
+static void trace_ids(const struct trace *t, uint32_t thread, uint64_t *pid, uint64_t *tid)
 {
-	struct trace_thread t = { .out = out, .first_event = true };
-	char **labels = NULL, **markers = NULL, **ivnames = NULL;
-	uint32_t *path_frames = NULL, i, maxdepth = 1, s;
-	struct trace_item *items = NULL;
-	size_t nitems = 0, k, kept;
-	const char **path = NULL;
-	bool *seen_proc = NULL, *seen_thread = NULL, timed = false, any_unknown = false;
-	uint64_t cursor = 0, tmin = UINT64_MAX, hard_end = 0, trimmed = 0, dropped = 0;
-	uint64_t edge_ivs = 0, clamped_ivs = 0, slices_cut_ns = 0, budget;
-	size_t slices_cut_item = SIZE_MAX;
-	int err;
+	const struct capture *c = t->c;
 
-	err = formats__labels_new(c, &labels);
-	if (err)
-		goto cleanup;
-	err = -ENOMEM;
-	markers = calloc((size_t)c->nevents + 1, sizeof(*markers));
-	ivnames = calloc((size_t)c->nintervals + 1, sizeof(*ivnames));
-	seen_proc = calloc((size_t)c->nprocesses + 1, 1);
-	seen_thread = calloc((size_t)c->nthreads + 1, 1);
-	items = calloc((size_t)c->nsamples + c->nintervals + 1, sizeof(*items));
-	if (!markers || !ivnames || !seen_proc || !seen_thread || !items)
-		goto cleanup;
-	for (i = 0; i < c->nevents; i++)
-		if (i != event && asprintf(&markers[i], "[%s]",
-					   capture__string(c, c->events[i].name)) < 0) {
-			markers[i] = NULL;
-			goto cleanup;
-		}
-	/* the deepest stack bounds the path buffers */
+	*pid = 0;
+	*tid = 0;
+	if (thread != CAPTURE_NONE) {
+		*pid = c->processes[c->threads[thread].process].pid;
+		*tid = c->threads[thread].tid;
+	}
+}
+
+/* Collect the items, sort them per thread and time, and draw their spans. */
+static int trace_layout(struct trace *t)
+{
+	const struct capture *c = t->c;
+	uint64_t tmin = UINT64_MAX, hard_end = 0, cursor = 0, *ivnext;
+	size_t k, kept;
+	uint32_t i, s;
+
+	t->items = calloc((size_t)c->nsamples + c->nintervals + 1, sizeof(*t->items));
+	if (!t->items)
+		return -ENOMEM;
+	t->maxdepth = 2;
 	for (i = 0; i < c->nsamples; i++) {
 		uint32_t d = 2;
 
 		for (s = c->samples[i].stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
 			d++;
-		if (d > maxdepth)
-			maxdepth = d;
+		if (d > t->maxdepth)
+			t->maxdepth = d;
 		if (c->samples[i].time_ns) {
-			timed = true;
+			t->timed = true;
 			if (c->samples[i].time_ns < tmin)
 				tmin = c->samples[i].time_ns;
 		}
-		items[nitems++] = (struct trace_item){ .key = c->samples[i].time_ns,
-						       .thread = c->samples[i].thread, .id = i };
+		t->items[t->nitems++] = (struct trace_item){
+			.key = c->samples[i].time_ns, .thread = c->samples[i].thread, .id = i };
 	}
 	for (i = 0; i < c->nintervals; i++) {
 		const struct capture_interval *v = &c->intervals[i];
@@ -289,42 +198,42 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 
 		for (s = v->stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
 			d++;
-		if (d > maxdepth)
-			maxdepth = d;
-		timed = true;
+		if (d > t->maxdepth)
+			t->maxdepth = d;
+		t->timed = true;
 		if (v->start_ns < tmin)
 			tmin = v->start_ns;
-		ivnames[i] = interval_name(c, v);
-		if (!ivnames[i])
-			goto cleanup;
+		t->ivnames[i] = interval_name(c, v);
+		if (!t->ivnames[i])
+			return -ENOMEM;
 		if (v->flags & EDGE_FLAGS)
-			edge_ivs++;
-		items[nitems++] = (struct trace_item){ .key = v->start_ns, .thread = v->thread,
-						       .id = i, .interval = true };
+			t->edge_ivs++;
+		t->items[t->nitems++] = (struct trace_item){
+			.key = v->start_ns, .thread = v->thread, .id = i, .interval = true };
 	}
-	qsort(items, nitems, sizeof(*items), item_cmp);
-	path = calloc(maxdepth, sizeof(*path));
-	path_frames = calloc(maxdepth, sizeof(*path_frames));
-	t.open = calloc(maxdepth, sizeof(*t.open));
-	if (!path || !path_frames || !t.open)
-		goto cleanup;
-	t.t0 = timed ? tmin : 0;
-	budget = ((uint64_t)c->nsamples + c->nintervals + c->nstacks) * CAPTURE_LIMIT_EXPORT_K +
-		 CAPTURE_LIMIT_EXPORT_SLACK;
-	t.events_left = budget;
+	qsort(t->items, t->nitems, sizeof(*t->items), item_cmp);
+	t->t0 = t->timed ? tmin : 0;
+	/* per item, the start of its thread's next interval: no sample span,
+	 * moved or not, reaches past it */
+	ivnext = calloc(t->nitems + 1, sizeof(*ivnext));
+	if (!ivnext)
+		return -ENOMEM;
+	for (k = t->nitems; k-- > 0;) {
+		const struct trace_item *n1 = k + 1 < t->nitems ? &t->items[k + 1] : NULL;
 
-	/*
-	 * Spans.  A sample covers [time, time + duration) (until the thread's
-	 * next item when its duration is unknown); without any times, items are
-	 * laid end to end.  An interval keeps its real bounds; samples that
-	 * would overlap the thread's last interval start at its end or are
-	 * dropped (the next item's start cuts one that runs into an interval).
-	 */
-	for (k = 0, kept = 0; k < nitems; k++) {
-		struct trace_item *it = &items[k];
-		const struct trace_item *next = k + 1 < nitems ? &items[k + 1] : NULL;
+		ivnext[k] = !n1 || n1->thread != t->items[k].thread ? UINT64_MAX
+			    : n1->interval ? n1->key : ivnext[k + 1];
+	}
 
-		if (k == 0 || items[k - 1].thread != it->thread)
+	for (k = 0, kept = 0; k < t->nitems; k++) {
+		struct trace_item *it = &t->items[k];
+		const struct trace_item *next = k + 1 < t->nitems ? &t->items[k + 1] : NULL;
+		struct trace_item *prev = kept && t->items[kept - 1].thread == it->thread
+						  ? &t->items[kept - 1] : NULL;
+
+		if (next && next->thread != it->thread)
+			next = NULL;
+		if (!prev)
 			hard_end = 0;
 		if (it->interval) {
 			const struct capture_interval *v = &c->intervals[it->id];
@@ -337,21 +246,19 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 				if (it->end < it->start)
 					it->end = it->start;
 				it->clamped = true;
-				clamped_ivs++;
+				t->clamped_ivs++;
 			}
 			hard_end = it->end;
 		} else {
 			const struct capture_sample *smp = &c->samples[it->id];
 			uint64_t dur = formats__sample_ns(&c->events[smp->event], c, smp);
 
-			if (timed) {
-				it->start = smp->time_ns ? smp->time_ns : t.t0;
+			if (t->timed) {
+				it->start = smp->time_ns ? smp->time_ns : t->t0;
 				if (!dur) {
-					any_unknown = true;
+					t->any_unknown = true;
 					/* unknown duration: until the thread's next item, or 1 µs */
-					dur = next && next->thread == it->thread && next->key > it->start
-						      ? next->key - it->start
-						      : 1000;
+					dur = next && next->key > it->start ? next->key - it->start : 1000;
 				}
 			} else {
 				/* no times at all (imported data): laid end to end */
@@ -359,161 +266,414 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 				if (!dur)
 					dur = smp->weight * 1000;
 			}
+			/* timer jitter: within 1/TRACE_JITTER_DIV of the previous
+			 * sample's length of its end, start at its end */
+			if (t->timed && prev && !prev->interval) {
+				uint64_t tol = (prev->end - prev->start) / TRACE_JITTER_DIV;
+
+				if (it->start >= prev->end - tol && it->start <= prev->end + tol)
+					it->start = prev->end;
+			}
 			if (__builtin_add_overflow(it->start, dur, &it->end))
 				it->end = UINT64_MAX;
 			cursor = it->end;
-			if (timed && it->start < hard_end) {
+			/* not for a next sample that will start at this one's end */
+			if (t->timed && next && next->key < it->end &&
+			    (next->interval || next->key < it->end - dur / TRACE_JITTER_DIV)) {
+				uint64_t to = next->key > it->start ? next->key : it->start;
+
+				t->cut_short++;
+				it->end = to;
+			}
+			if (t->timed && it->end > ivnext[k]) {
+				if (it->start > ivnext[k])
+					it->start = ivnext[k];
+				if (it->end != ivnext[k])
+					t->cut_short++;
+				it->end = ivnext[k];
+			}
+			if (t->timed && it->start < hard_end) {
 				if (it->end <= hard_end) {
-					dropped++;
+					t->dropped++;
 					continue;
 				}
 				it->start = hard_end;
-				trimmed++;
+				t->trimmed++;
 			}
 		}
-		items[kept++] = *it;
+		t->items[kept++] = *it;
 	}
-	nitems = kept;
+	t->nitems = kept;
+	free(ivnext);
+	return 0;
+}
 
-	fputs("{\"traceEvents\":[", out);
-	{
-		bool first = true;
+/* The root-first labels of item k into t->path; returns their count. */
+static uint32_t trace_path(struct trace *t, size_t k)
+{
+	const struct capture *c = t->c;
+	const struct trace_item *it = &t->items[k];
+	const struct capture_interval *v = it->interval ? &c->intervals[it->id] : NULL;
+	uint32_t stack = v ? v->stack : c->samples[it->id].stack, n = 0, d, s;
 
-		for (k = 0; k < nitems; k++) {
-			uint32_t th = items[k].thread;
-			char name[300];
+	for (s = stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
+		t->path_frames[n++] = c->stacks[s].frame;
+	for (d = 0; d < n; d++)
+		t->path[d] = t->labels[t->path_frames[n - 1 - d]];
+	if (!n)
+		t->path[n++] = "[empty stack]";
+	if (v)
+		t->path[n++] = t->ivnames[it->id];
+	else if (c->samples[it->id].event != t->event)
+		t->path[n++] = t->markers[c->samples[it->id].event];
+	return n;
+}
 
-			if (th == CAPTURE_NONE) {
-				if (k == 0 || items[k - 1].thread != th) {
-					metadata(out, &first, "process_name", 0, 0, "[no process]");
-					metadata(out, &first, "thread_name", 0, 0, "[no thread]");
-				}
-				continue;
-			}
-			if (!seen_proc[c->threads[th].process]) {
-				const struct capture_process *pr =
-					&c->processes[c->threads[th].process];
-				const char *comm = capture__string(c, pr->comm);
+static void trace_args(struct trace *t, const struct capture_interval *v, bool clamped)
+{
+	FILE *out = t->out;
 
-				seen_proc[c->threads[th].process] = true;
-				snprintf(name, sizeof(name), "%s (%" PRIu32 ")",
-					 comm[0] ? comm : "[unknown]", pr->pid);
-				metadata(out, &first, "process_name", pr->pid, pr->pid, name);
-			}
-			if (!seen_thread[th]) {
-				seen_thread[th] = true;
-				formats__thread_label(c, th, name, sizeof(name));
-				metadata(out, &first,
-					 "thread_name", c->processes[c->threads[th].process].pid,
-					 c->threads[th].tid, name);
-			}
-		}
-		t.first_event = first;
+	fprintf(out, ",\"args\":{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64, v->start_ns,
+		v->end_ns);
+	if (v->cpu != CAPTURE_NONE)
+		fprintf(out, ",\"cpu\":%" PRIu32, v->cpu);
+	if (v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN)
+		fputs(",\"start_unknown\":true", out);
+	if (v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN)
+		fputs(",\"end_unknown\":true", out);
+	if (clamped)
+		fputs(",\"clamped\":true", out);
+	fputc('}', out);
+}
+
+static void trace_close_to(struct trace *t, uint32_t depth, uint64_t ns, bool write)
+{
+	while (t->nopen > depth) {
+		t->nopen--;
+		if (!write)
+			t->ends[t->open_slice[t->nopen]] = ns;
 	}
+}
 
-	for (k = 0; k < nitems; k++) {
-		const struct trace_item *it = &items[k];
-		const struct trace_item *next = k + 1 < nitems ? &items[k + 1] : NULL;
-		const struct capture_interval *v = it->interval ? &c->intervals[it->id] : NULL;
-		uint32_t stack = v ? v->stack : c->samples[it->id].stack;
-		uint32_t n = 0, d, common;
+/*
+ * One pass over the items opening and closing slices.  The first (write
+ * false) records each slice's end in t->ends; the second, taking the same
+ * decisions, writes each slice as an "X" event when it opens.
+ */
+static int trace_walk(struct trace *t, bool write)
+{
+	const struct capture *c = t->c;
+	uint64_t left = t->budget;
+	size_t k;
 
-		if (it->thread == CAPTURE_NONE) {
-			t.pid = 0;
-			t.tid = 0;
-		} else {
-			t.pid = c->processes[c->threads[it->thread].process].pid;
-			t.tid = c->threads[it->thread].tid;
+	t->nopen = 0;
+	t->nslices = 0;
+	for (k = 0; k < t->nitems; k++) {
+		const struct trace_item *it = &t->items[k];
+		const struct trace_item *prev = k && t->items[k - 1].thread == it->thread
+							? &t->items[k - 1] : NULL;
+		uint32_t n = trace_path(t, k), common = 0, d;
+		uint64_t pid, tid;
+
+		if (prev && (it->start <= prev->end || it->start - prev->end <= TRACE_BRIDGE_NS)) {
+			/* an interval's leaf is its own slice, never continued */
+			while (common < t->nopen && common < n &&
+			       !strcmp(t->open[common], t->path[common]) &&
+			       strncmp(t->path[common], "off-CPU: ", 9))
+				common++;
 		}
-		/* the root-first path of labels */
-		for (s = stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
-			path_frames[n++] = c->stacks[s].frame;
-		for (d = 0; d < n; d++)
-			path[d] = labels[path_frames[n - 1 - d]];
-		if (!n)
-			path[n++] = "[empty stack]";
-		if (v)
-			path[n++] = ivnames[it->id];
-		else if (c->samples[it->id].event != event)
-			path[n++] = markers[c->samples[it->id].event];
-
-		common = 0;
-		/* an interval's leaf is its own slice, never continued */
-		while (common < t.nopen && common < n && !strcmp(t.open[common], path[common]) &&
-		       strncmp(path[common], "off-CPU: ", 9))
-			common++;
-		/* this item's events (closing all later included) must fit the budget */
-		if ((uint64_t)(t.nopen - common) + 2 * (uint64_t)(n - common) + common >
-		    t.events_left) {
-			close_to(&t, 0, it->start);
-			if (!slices_cut_ns) {
-				slices_cut_ns = it->start;
-				slices_cut_item = k;
-			}
-			break;
+		trace_close_to(t, common, k ? t->items[k - 1].end : 0, write);
+		if (n - common > left) {
+			trace_close_to(t, 0, k ? t->items[k - 1].end : 0, write);
+			t->cut_item = k;
+			return 0;
 		}
-		close_to(&t, common, it->start);
+		left -= n - common;
+		trace_ids(t, it->thread, &pid, &tid);
 		for (d = common; d < n; d++) {
-			t.open[t.nopen++] = path[d];
-			trace_event_iv(&t, 'B', path[d], it->start, c, v && d + 1 == n ? v : NULL,
-				       it->clamped);
+			size_t idx = t->nslices++;
+
+			if (!write) {
+				if (idx == t->slices_cap) {
+					size_t cap = t->slices_cap ? 2 * t->slices_cap : 4096;
+					uint64_t *ends = realloc(t->ends, cap * sizeof(*ends));
+
+					if (!ends)
+						return -ENOMEM;
+					t->ends = ends;
+					t->slices_cap = cap;
+				}
+				t->ends[idx] = it->end;
+			} else {
+				uint64_t ts = trace_us(t, it->start), te = trace_us(t, t->ends[idx]);
+				bool leaf_iv = it->interval && d + 1 == n;
+
+				/* a slice under 1 µs is dropped, and so are all it holds */
+				if (te > ts || leaf_iv) {
+					fprintf(t->out, "%s\n{\"ph\":\"X\",\"pid\":%" PRIu64 ",\"tid\":%"
+						PRIu64 ",\"ts\":%" PRIu64 ",\"dur\":%" PRIu64 ",\"name\":",
+						t->first_event ? "" : ",", pid, tid, ts, te - ts);
+					t->first_event = false;
+					formats__json_string(t->out, t->path[d]);
+					if (leaf_iv)
+						trace_args(t, &c->intervals[it->id], it->clamped);
+					fputc('}', t->out);
+				}
+			}
+			t->open[t->nopen] = t->path[d];
+			t->open_slice[t->nopen++] = idx;
 		}
-		/* close what the next item of this thread will not continue */
-		if (!next || next->thread != it->thread || next->start > it->end)
-			close_to(&t, 0, it->end);
-		else if (v)
-			close_to(&t, n - 1, it->end); /* the interval ends before the next item */
+	}
+	trace_close_to(t, 0, t->nitems ? t->items[t->nitems - 1].end : 0, write);
+	return 0;
+}
+
+static void metadata(FILE *out, bool *first, const char *what, uint64_t pid, uint64_t tid,
+		     const char *name)
+{
+	fputs(*first ? "\n" : ",\n", out);
+	*first = false;
+	fprintf(out, "{\"ph\":\"M\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"name\":\"%s\","
+		     "\"args\":{\"name\":",
+		pid, tid, what);
+	formats__json_string(out, name);
+	fputs("}}", out);
+}
+
+/* "M" events naming each process and thread that has items. */
+static int trace_metadata(struct trace *t)
+{
+	const struct capture *c = t->c;
+	bool *seen_proc = calloc((size_t)c->nprocesses + 1, 1);
+	bool *seen_thread = calloc((size_t)c->nthreads + 1, 1);
+	char name[300];
+	size_t k;
+
+	if (!seen_proc || !seen_thread) {
+		free(seen_proc);
+		free(seen_thread);
+		return -ENOMEM;
+	}
+	t->first_event = true;
+	for (k = 0; k < t->nitems; k++) {
+		uint32_t th = t->items[k].thread;
+
+		if (th == CAPTURE_NONE) {
+			if (k == 0 || t->items[k - 1].thread != th) {
+				metadata(t->out, &t->first_event, "process_name", 0, 0, "[no process]");
+				metadata(t->out, &t->first_event, "thread_name", 0, 0, "[no thread]");
+			}
+			continue;
+		}
+		if (!seen_proc[c->threads[th].process]) {
+			const struct capture_process *pr = &c->processes[c->threads[th].process];
+			const char *comm = capture__string(c, pr->comm);
+
+			seen_proc[c->threads[th].process] = true;
+			snprintf(name, sizeof(name), "%s (%" PRIu32 ")", comm[0] ? comm : "[unknown]",
+				 pr->pid);
+			metadata(t->out, &t->first_event, "process_name", pr->pid, pr->pid, name);
+		}
+		if (!seen_thread[th]) {
+			seen_thread[th] = true;
+			formats__thread_label(c, th, name, sizeof(name));
+			metadata(t->out, &t->first_event, "thread_name",
+				 c->processes[c->threads[th].process].pid, c->threads[th].tid, name);
+		}
+	}
+	free(seen_proc);
+	free(seen_thread);
+	return 0;
+}
+
+/*
+ * Stack frame ids: stack row s is s + 1; then "[empty stack]", then one
+ * leaf per marker sample and one per interval (parent its stack).
+ */
+static uint64_t sf_empty(const struct trace *t)
+{
+	return (uint64_t)t->c->nstacks + 1;
+}
+
+static uint64_t sf_leaf(const struct trace *t, const struct trace_item *it)
+{
+	const struct capture *c = t->c;
+	uint32_t stack;
+
+	if (it->interval)
+		return sf_empty(t) + 1 + c->nsamples + it->id;
+	if (c->samples[it->id].event != t->event)
+		return sf_empty(t) + 1 + it->id;
+	stack = c->samples[it->id].stack;
+	return stack == CAPTURE_NONE ? sf_empty(t) : (uint64_t)stack + 1;
+}
+
+static void sf_entry(FILE *out, bool *first, uint64_t id, const char *name, uint64_t parent)
+{
+	fprintf(out, "%s\n\"%" PRIu64 "\":{\"name\":", *first ? "" : ",", id);
+	*first = false;
+	formats__json_string(out, name);
+	if (parent)
+		fprintf(out, ",\"parent\":%" PRIu64, parent);
+	fputc('}', out);
+}
+
+/* "stackFrames" (the rows the items use) and "samples" (module comment). */
+static int trace_compact(struct trace *t)
+{
+	const struct capture *c = t->c;
+	bool *used = calloc((size_t)c->nstacks + 1, 1), first = true, empty = false;
+	FILE *out = t->out;
+	size_t k;
+	uint32_t s;
+
+	if (!used)
+		return -ENOMEM;
+	fputs("\"stackFrames\":{", out);
+	for (k = 0; k < t->nitems; k++) {
+		const struct trace_item *it = &t->items[k];
+		uint32_t stack = it->interval ? c->intervals[it->id].stack
+					      : c->samples[it->id].stack;
+		uint64_t leaf = sf_leaf(t, it), parent = stack == CAPTURE_NONE ? sf_empty(t)
+									: (uint64_t)stack + 1;
+
+		if (stack == CAPTURE_NONE)
+			empty = true;
+		for (s = stack; s != CAPTURE_NONE && !used[s]; s = c->stacks[s].parent)
+			used[s] = true;
+		if (it->interval)
+			sf_entry(out, &first, leaf, t->ivnames[it->id], parent);
+		else if (c->samples[it->id].event != t->event)
+			sf_entry(out, &first, leaf, t->markers[c->samples[it->id].event], parent);
+	}
+	if (empty)
+		sf_entry(out, &first, sf_empty(t), "[empty stack]", 0);
+	for (s = 0; s < c->nstacks; s++)
+		if (used[s])
+			sf_entry(out, &first, (uint64_t)s + 1, t->labels[c->stacks[s].frame],
+				 c->stacks[s].parent == CAPTURE_NONE ? 0 : c->stacks[s].parent + 1ull);
+	free(used);
+	fputs("\n},\"samples\":[", out);
+	for (k = 0; k < t->nitems; k++) {
+		const struct trace_item *it = &t->items[k];
+		const struct trace_item *next = k + 1 < t->nitems && t->items[k + 1].thread ==
+							 it->thread ? &t->items[k + 1] : NULL;
+		uint64_t pid, tid;
+
+		trace_ids(t, it->thread, &pid, &tid);
+		fprintf(out, "%s\n{\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%" PRIu64
+			",\"sf\":%" PRIu64 "}", k ? "," : "", pid, tid, trace_us(t, it->start),
+			sf_leaf(t, it));
+		/* a gap (or the thread's end): an entry without a stack */
+		if (!next || trace_us(t, next->start) > trace_us(t, it->end))
+			fprintf(out, ",\n{\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%" PRIu64 "}",
+				pid, tid, trace_us(t, it->end));
 	}
 	fputs("\n],", out);
-	/* Only where slices stopped: viewers that find "samples" (speedscope)
-	 * show them instead of the slices, which carry the off-CPU intervals. */
-	if (slices_cut_item < nitems) {
-		err = trace_compact(c, event, out, &t, labels, markers);
-		if (err)
-			goto cleanup;
-	}
-	fputs("\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"microscope\"", out);
-	fprintf(out, ",\"t0_ns\":%" PRIu64 "}}\n", t.t0);
-	if (!timed && c->nsamples)
+	return ferror(out) ? -EIO : 0;
+}
+
+static void trace_notes(const struct trace *t, struct formats_note *note)
+{
+	const struct capture *c = t->c;
+
+	if (!t->timed && c->nsamples)
 		formats_note__add(note, "the capture has no sample times: samples laid end to "
 				  "end, 1 us per unit of weight");
-	else if (any_unknown)
+	else if (t->any_unknown)
 		formats_note__add(note, "samples of unknown duration last until the thread's next "
 				  "sample");
 	if (c->nintervals)
-		formats_note__add(note, "%u off-CPU intervals drawn as slices (state, cause, waker "
-				  "in args; waker stacks not carried)", c->nintervals);
-	if (edge_ivs)
+		formats_note__add(note, "%u off-CPU intervals drawn at their bounds (waker stacks "
+				  "not carried)", c->nintervals);
+	if (t->edge_ivs)
 		formats_note__add(note, "%" PRIu64 " intervals cut by the recording's edges drawn "
-				  "clamped to them (args start_unknown/end_unknown)", edge_ivs);
-	if (trimmed || dropped)
+				  "clamped to them (args start_unknown/end_unknown)", t->edge_ivs);
+	if (t->trimmed || t->dropped)
 		formats_note__add(note, "%" PRIu64 " samples trimmed and %" PRIu64 " dropped where "
-				  "they overlapped off-CPU intervals", trimmed, dropped);
-	if (clamped_ivs)
+				  "they overlapped off-CPU intervals", t->trimmed, t->dropped);
+	if (t->cut_short)
+		formats_note__add(note, "%" PRIu64 " samples cut short by their thread's next "
+				  "sample or interval", t->cut_short);
+	if (t->clamped_ivs)
 		formats_note__add(note, "%" PRIu64 " overlapping intervals clamped (args clamped)",
-				  clamped_ivs);
-	if (slices_cut_item < nitems)
-		formats_note__add(note, "slices stop at ts %" PRIu64 " ns (item %zu of %zu): the "
+				  t->clamped_ivs);
+	if (t->cut_item < t->nitems)
+		formats_note__add(note, "slices stop at ts %" PRIu64 " us (item %zu of %zu): the "
 				  "output limit of %u events per row (capture/limits.h); every "
 				  "sample is in \"samples\"/\"stackFrames\"",
-				  slices_cut_ns - t.t0, slices_cut_item, nitems,
+				  trace_us(t, t->items[t->cut_item].start), t->cut_item, t->nitems,
 				  CAPTURE_LIMIT_EXPORT_K);
-	err = 0;
+}
+
+int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
+			 struct formats_note *note)
+{
+	struct trace t = { .c = c, .event = event, .out = out, .cut_item = SIZE_MAX };
+	uint32_t i;
+	int err;
+
+	err = formats__labels_new(c, &t.labels);
+	if (err)
+		goto cleanup;
+	err = -ENOMEM;
+	t.markers = calloc((size_t)c->nevents + 1, sizeof(*t.markers));
+	t.ivnames = calloc((size_t)c->nintervals + 1, sizeof(*t.ivnames));
+	if (!t.markers || !t.ivnames)
+		goto cleanup;
+	for (i = 0; i < c->nevents; i++)
+		if (i != event && asprintf(&t.markers[i], "[%s]",
+					   capture__string(c, c->events[i].name)) < 0) {
+			t.markers[i] = NULL;
+			goto cleanup;
+		}
+	err = trace_layout(&t);
+	if (err)
+		goto cleanup;
+	err = -ENOMEM;
+	t.path = calloc(t.maxdepth, sizeof(*t.path));
+	t.path_frames = calloc(t.maxdepth, sizeof(*t.path_frames));
+	t.open = calloc(t.maxdepth, sizeof(*t.open));
+	t.open_slice = calloc(t.maxdepth, sizeof(*t.open_slice));
+	if (!t.path || !t.path_frames || !t.open || !t.open_slice)
+		goto cleanup;
+	t.budget = ((uint64_t)c->nsamples + c->nintervals + c->nstacks) * CAPTURE_LIMIT_EXPORT_K +
+		   CAPTURE_LIMIT_EXPORT_SLACK;
+
+	err = trace_walk(&t, false);
+	if (err)
+		goto cleanup;
+	fputs("{\"traceEvents\":[", out);
+	err = trace_metadata(&t);
+	if (err)
+		goto cleanup;
+	t.cut_item = SIZE_MAX;
+	err = trace_walk(&t, true);
+	if (err)
+		goto cleanup;
+	fputs("\n],", out);
+	err = trace_compact(&t);
+	if (err)
+		goto cleanup;
+	fprintf(out, "\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"microscope\","
+		     "\"t0_ns\":%" PRIu64 "}}\n", t.t0);
+	trace_notes(&t, note);
+	err = ferror(out) ? -EIO : 0;
 cleanup:
-	formats__labels_free(labels, c->nframes);
-	if (markers)
+	formats__labels_free(t.labels, c->nframes);
+	if (t.markers)
 		for (i = 0; i < c->nevents; i++)
-			free(markers[i]);
-	free(markers);
-	if (ivnames)
+			free(t.markers[i]);
+	free(t.markers);
+	if (t.ivnames)
 		for (i = 0; i < c->nintervals; i++)
-			free(ivnames[i]);
-	free(ivnames);
-	free(items);
-	free(path);
-	free(path_frames);
+			free(t.ivnames[i]);
+	free(t.ivnames);
+	free(t.items);
+	free(t.path);
+	free(t.path_frames);
 	free(t.open);
-	free(seen_proc);
-	free(seen_thread);
+	free(t.open_slice);
+	free(t.ends);
 	return err;
 }

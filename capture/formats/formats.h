@@ -209,20 +209,20 @@ int pprof__import(const void *buf, size_t len, struct capture_builder *b,
 
 /*
  * Chrome trace event JSON ({"traceEvents": [...]}, the format of
- * chrome://tracing, Perfetto and speedscope) of c's samples: per process
- * and thread a track named by "M" metadata events; each thread's samples in
- * time order, consecutive samples sharing a stack prefix coalesced into
- * nested "B"/"E" slices named by frame labels (kernel frames "name [k]").
- * A sample covers [time, time + formats__sample_ns) cut at the thread's
- * next sample; samples of unknown duration last until the next one.
- * Samples of other events than event are drawn with a leaf "[<event name>]"
- * Off-CPU intervals are slices at their real [start_ns, end_ns): their stack
- * and a leaf "off-CPU: <state> (woken by ...)" whose B event has args
- * (start_ns, end_ns, ns, state, cause, waker, cpu, start_unknown,
- * end_unknown, clamped); incomplete ones are drawn clamped to the window
- * edges that bound them.  Sample slices are trimmed (or dropped) so that
- * they never overlap a thread's interval.  ts in µs from otherData.t0_ns,
- * the earliest sample or interval.  Returns 0 or -ENOMEM.
+ * chrome://tracing, Perfetto and speedscope) of c's samples and off-CPU
+ * intervals, per thread in time order, each drawn over a span (a sample
+ * [time, time + formats__sample_ns) cut at the thread's next item, jitter
+ * closed; an interval its real bounds; samples trimmed or dropped where
+ * they would overlap an interval), in integer µs from otherData.t0_ns:
+ * "samples" + "stackFrames" (one entry per span, one without "sf" per gap;
+ * speedscope weighs each by the time to the next) and "X" slices in
+ * traceEvents (a frame's slice spans the consecutive items that have it at
+ * the same depth, parents first; an interval's leaf "off-CPU: <state>
+ * (woken by ...)" carries args start_ns, end_ns, cpu, start_unknown,
+ * end_unknown, clamped), "M" events naming processes and threads.  Samples
+ * of other events than event get a leaf "[<event name>]".  Slices stop at
+ * CAPTURE_LIMIT_EXPORT_K events per row (noted).  docs/formats.md.
+ * Returns 0, -ENOMEM or -EIO.
  */
 int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 			 struct formats_note *note);

@@ -32,7 +32,9 @@ _microscope()
 	--sort) COMPREPLY=($(compgen -W "self total" -- "$cur")); return 0 ;;
 	--to) COMPREPLY=($(compgen -W "folded pprof speedscope chrome svg capture frames" -- "$cur")); return 0 ;;
 	--from) COMPREPLY=($(compgen -W "capture pprof folded perf-script" -- "$cur")); return 0 ;;
-	--weight) COMPREPLY=($(compgen -W "samples off-cpu-ns" -- "$cur")); return 0 ;;
+	--weight) COMPREPLY=($(compgen -W "samples off-cpu-ns wall" -- "$cur")); return 0 ;;
+	--by) COMPREPLY=($(compgen -W "process thread container module" -- "$cur")); return 0 ;;
+	--python) COMPREPLY=($(compgen -W "bpf off" -- "$cur")); return 0 ;;
 	--call-graph) COMPREPLY=($(compgen -W "fp dwarf auto" -- "$cur")); return 0 ;;
 	--preset) COMPREPLY=($(compgen -W "light default detailed production" -- "$cur")); return 0 ;;
 	--export) COMPREPLY=($(compgen -W "pprof speedscope folded" -- "$cur")); return 0 ;;

@@ -189,15 +189,16 @@ def test_rate_line_separates_off_cpu_from_loss():
 
 def test_man_page_and_completion_installed():
     """make install puts a man page (generated from the help texts) that
-    man -l renders, and bash/zsh completions; bash completes subcommands,
-    --look values and report's options."""
+    man -l renders, and bash/zsh completions; bash and zsh (driven on a pty)
+    complete subcommands, enumerated values (--look, --to, --weight,
+    --preset), options from the help texts, after a global --max-memory."""
     dest = H.tmp_path("install-root")
     H.run(["make", "-s", "-C", H.REPO, "install", "DESTDIR=" + dest, "PREFIX=/usr"],
           check=True, timeout=300)
     page = os.path.join(dest, "usr/share/man/man1/microscope.1")
     bash = os.path.join(dest, "usr/share/bash-completion/completions/microscope")
-    zsh = os.path.join(dest, "usr/share/zsh/site-functions/_microscope")
-    assert all(os.path.isfile(p) for p in (page, bash, zsh))
+    zsh_fn = os.path.join(dest, "usr/share/zsh/site-functions/_microscope")
+    assert all(os.path.isfile(p) for p in (page, bash, zsh_fn))
     text = H.run(["man", "-l", page], env=dict(os.environ, MANWIDTH="100", MANPAGER="cat",
                                                PAGER="cat"), check=True).stdout
     assert "MICROSCOPE(1)" in text and "MICROSCOPE REPORT" in text, text[:500]
@@ -219,6 +220,48 @@ def test_man_page_and_completion_installed():
     assert complete(["microscope", "convert", "--look", "n"]) == ["native"]
     assert complete([H.BIN, "report", "--gran"]) == ["--granularity"]
     assert "--diff" in complete([H.BIN, "report", "--d"])
+    assert complete(["microscope", "--max-memory", "1G", "convert", "--to", "c"]) == \
+        ["capture", "chrome"]
+    assert complete(["microscope", "convert", "--weight", ""]) == ["off-cpu-ns", "samples", "wall"]
+
+    # zsh: an interactive zsh on a pty with compinit and the installed
+    # _microscope, TAB pressed after each line (tests/e2e/zsh_complete.zsh)
+    zsh = H.require_tool("zsh")
+    bindir = H.tmp_path("zsh-bin")
+    os.makedirs(bindir, exist_ok=True)
+    os.symlink(H.BIN, os.path.join(bindir, "microscope"))
+    lines = ["microscope re", "microscope con", "microscope report --look ",
+             "microscope convert --look n", "microscope report --gran", "microscope report --d",
+             "microscope --max-memory 1G convert --to c", "microscope convert --weight ",
+             "microscope record --pre", "microscope record --preset "]
+    proc = H.run([zsh, "-f", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                          "zsh_complete.zsh"),
+                  os.path.dirname(zsh_fn)] + lines,
+                 env=dict(os.environ, PATH=bindir + ":" + os.environ["PATH"]), check=True,
+                 timeout=180)
+    got, cur = {}, None
+    for line in proc.stdout.splitlines():
+        if line.startswith("== "):
+            cur = line[3:]
+            got[cur] = set()
+        elif cur is not None:
+            got[cur].add(line)
+    H.log("zsh completions: %r" % got)
+    want = {
+        "microscope re": {"record", "report"},
+        "microscope con": {"convert"},
+        "microscope report --look ": {"logical", "native", "python"},
+        "microscope convert --look n": {"native"},
+        "microscope report --gran": {"--granularity"},
+        "microscope --max-memory 1G convert --to c": {"capture", "chrome"},
+        "microscope convert --weight ": {"off-cpu-ns", "samples", "wall"},
+        "microscope record --pre": {"--preset"},
+        "microscope record --preset ": {"light", "default", "detailed", "production"},
+    }
+    for line, words in want.items():
+        assert got.get(line) == words, "zsh completes %r to %r, expected %r" % (
+            line, got.get(line), words)
+    assert "--diff" in got["microscope report --d"], got["microscope report --d"]
 
 
 def _section(out, title):

@@ -30,7 +30,8 @@ def _sample_span_s(capture):
     with open(out) as f:
         d = json.load(f)
     events = d["traceEvents"] if isinstance(d, dict) else d
-    ts = [e["ts"] for e in events if "ts" in e]
+    ts = [e["ts"] + e.get("dur", 0) for e in events if "ts" in e] + \
+        [e["ts"] for e in events if "ts" in e]
     assert ts, "no timed events in the Chrome trace of %s" % capture
     return (max(ts) - min(ts)) / 1e6
 

@@ -18,7 +18,7 @@ import time
 import helpers as H
 
 SEG_RE = re.compile(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc$")
-TMP_RE = re.compile(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc\.tmp\.\d+$")
+TMP_RE = re.compile(r"^seg-\d{8}T\d{6}Z-\d{8}\.(msc|pb\.gz|speedscope\.json|folded)\.tmp\.[A-Za-z0-9]+$")
 
 
 def _segments(d):
@@ -167,7 +167,11 @@ def test_sigkill_leaves_no_partial_segment():
             assert p.returncode == 0, "%s fails validation after SIGKILL:\n%s" % (s, p.stderr)
         H.log("run %d: %d segments, temporaries %s" % (run, len(_segments(d)), _temps(d)))
     # A next start cleans the temporaries a killed recorder left.
-    with open(os.path.join(d, _segments(d)[-1] + ".tmp.999999"), "w") as f:
+    # (an older recorder's PID tag, and file_out's own mkostemp tag)
+    for tag in (".tmp.999999", ".tmp.Ab3xYz"):
+        with open(os.path.join(d, _segments(d)[-1] + tag), "w") as f:
+            f.write("partial")
+    with open(os.path.join(d, _segments(d)[-1][:-4] + ".pb.gz.tmp.q1W2e3"), "w") as f:
         f.write("partial")
     proc = _start_continuous(d, 2, "1s")
     proc.communicate(timeout=60)
@@ -197,7 +201,7 @@ def _chrome_span_s(capture):
     H.run([H.BIN, "convert", capture, "--to", "chrome", "-o", out], check=True)
     with open(out) as f:
         ev = [e for e in json.load(f)["traceEvents"] if "ts" in e]
-    ts = [e["ts"] for e in ev]
+    ts = [e["ts"] for e in ev] + [e["ts"] + e.get("dur", 0) for e in ev]
     return (max(ts) - min(ts)) / 1e6
 
 
@@ -329,3 +333,43 @@ def test_export_beside_each_segment():
         else:
             assert mine == {}, s
     assert checked >= 2, checked
+
+
+RECORDER_RE = re.compile(r"recorder\s+(\d+) processes, (\d+) threads, (\d+) mappings, "
+                         r"(\d+) modules, (\d+) rows held, RSS (\d+) KiB")
+CHURN_PROCESSES = 1000
+CHURN_SEGMENTS_READ = 24  # read evenly over the run: the test's own time stays bounded
+
+
+@H.timeout(300)
+def test_recorder_state_flat_under_process_churn():
+    """Issue 17, memory: 1 s segments over a command that starts and ends
+    1,000 processes one after another.  What the recorder holds as each
+    segment begins (meta recorder.*, the report's "recorder" line) is what
+    the live processes need, never what the run saw: a few processes,
+    threads and modules, and rows bounded by one segment; its RSS from the
+    3rd segment to the last grows by at most 10 %.  Counts, not time: the
+    workload is a fixed number of processes however fast the machine is."""
+    H.require_root()
+    d = H.tmp_path("churn-segs")
+    H.run([H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment", "1s", "--",
+           H.fixture("spawner"), str(CHURN_PROCESSES)], timeout=240, check=True)
+    states = []
+    segs = _segments(d)
+    step = max(1, len(segs) // CHURN_SEGMENTS_READ)
+    for s in segs[::step]:
+        m = RECORDER_RE.search(H.report(os.path.join(d, s)).stdout)
+        if m:
+            states.append([int(x) for x in m.groups()])
+    H.log("recorder state per segment (processes, threads, mappings, modules, rows, RSS KiB):\n"
+          + "\n".join("  %s" % st for st in states))
+    assert len(states) >= 6, "too few segments with samples: %d" % len(states)
+    for procs, threads, maps, mods, rows, rss in states:
+        # the spawner and the child of the moment (the recorder's own command)
+        assert procs <= 4 and threads <= 4, (procs, threads)
+        assert maps <= 40 and mods <= 12, (maps, mods)
+    rows = [st[4] for st in states]
+    half = len(rows) // 2
+    assert max(rows[half:]) <= 2 * max(rows[:half]), rows  # one segment's worth, not the run's
+    early, late = states[2][5], max(st[5] for st in states[len(states) // 2:])
+    assert late <= early * 1.10, "RSS grew from %d KiB to %d KiB" % (early, late)

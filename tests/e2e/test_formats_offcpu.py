@@ -6,8 +6,9 @@ with test_offcpu.  The truths are the capture's own intervals, read from
 `microscope report --off-cpu` (tid, start_ns, end_ns, ns, start/end known):
 pprof's off-cpu/nanoseconds total equals the intervals' (complete, and
 clipped ones' part inside the window) exactly, the
-Chrome trace draws every interval at its exact bounds (µs from otherData.t0_ns)
-and all B/E nest per thread, speedscope gets an off-CPU profile per thread
+Chrome trace draws every interval at its bounds (integer µs from
+otherData.t0_ns, exact ns in args) both as an X slice (the slices nest per
+thread) and in the "samples" speedscope reads, speedscope gets an off-CPU profile per thread
 whose weights are the complete intervals' ns, folded --weight off-cpu-ns sums
 to the same total.
 """
@@ -85,27 +86,6 @@ def test_pprof_off_cpu_total_matches_report():
     assert sum(int(l.rsplit(" ", 1)[1]) for l in folded.splitlines() if l) == total
 
 
-def _nest(events):
-    """B/E per (pid, tid) nest, names match, times never go back; returns
-    [(B event, end ts)] of every slice."""
-    open_, last, slices = {}, {}, []
-    for e in events:
-        if e["ph"] not in "BE":
-            continue
-        key = (e["pid"], e["tid"])
-        assert e["ts"] >= last.get(key, 0), ("time goes back", e)
-        last[key] = e["ts"]
-        if e["ph"] == "B":
-            open_.setdefault(key, []).append(e)
-        else:
-            assert open_.get(key), ("E without B", e)
-            b = open_[key].pop()
-            assert b["name"] == e["name"], (b, e)
-            slices.append((b, e["ts"]))
-    assert all(not v for v in open_.values()), "unclosed slices"
-    return slices
-
-
 @H.timeout(300)
 def test_chrome_trace_draws_intervals_at_their_bounds():
     rec, sleeps, ivs, complete = _recording()
@@ -116,47 +96,60 @@ def test_chrome_trace_draws_intervals_at_their_bounds():
     with open(out) as f:
         doc = json.load(f)
     t0 = doc["otherData"]["t0_ns"]
-    slices = _nest(doc["traceEvents"])
-    off = {(b["tid"], b["args"]["start_ns"], b["args"]["end_ns"]): (b, end)
-           for b, end in slices if b["name"].startswith("off-CPU: ")}
+    us = lambda ns: (ns - t0) // 1000  # one floor for every boundary
+    slices = F._x_nest(doc["traceEvents"])
+    off = {(e["tid"], e["args"]["start_ns"], e["args"]["end_ns"]): e
+           for e, _ in slices if e["name"].startswith("off-CPU: ")}
     assert len(off) == len(ivs), "%d off-CPU slices for %d intervals" % (len(off), len(ivs))
     bad = []
     for iv in ivs:
-        got = off.get((iv.tid, iv.start_ns, iv.end_ns))
-        if not got:
+        e = off.get((iv.tid, iv.start_ns, iv.end_ns))
+        if not e:
             bad.append("no slice for " + iv.text())
             continue
-        b, end = got
-        # exact µs: the trace prints ns / 1000 with 3 decimals
-        if round(b["ts"] * 1000) != iv.start_ns - t0 or round(end * 1000) != iv.end_ns - t0:
-            bad.append("slice [%.3f, %.3f] us, interval [%d, %d] ns - t0 %d" % (
-                b["ts"], end, iv.start_ns, iv.end_ns, t0))
-        if iv.complete == bool(b["args"].get("start_unknown") or b["args"].get("end_unknown")):
-            bad.append("edge flags wrong: %r for %s" % (b["args"], iv.text()))
+        # µs from t0, floored (Perfetto reads integer µs exactly)
+        if e["ts"] != us(iv.start_ns) or e["ts"] + e["dur"] != us(iv.end_ns):
+            bad.append("slice [%d, %d] us, interval [%d, %d] ns - t0 %d" % (
+                e["ts"], e["ts"] + e["dur"], iv.start_ns, iv.end_ns, t0))
+        if iv.complete == bool(e["args"].get("start_unknown") or e["args"].get("end_unknown")):
+            bad.append("edge flags wrong: %r for %s" % (e["args"], iv.text()))
     assert not bad, "\n".join(bad)
-    long_ = sorted(((b, end) for (t, _, _), (b, end) in off.items()
-                   if t == tid and "start_unknown" not in b["args"]
-                   and "end_unknown" not in b["args"] and end - b["ts"] > LONG_NS / 1000),
-                   key=lambda be: be[0]["ts"])
+    long_ = sorted((e for (t, _, _), e in off.items()
+                    if t == tid and "start_unknown" not in e["args"]
+                    and "end_unknown" not in e["args"] and e["dur"] > LONG_NS / 1000),
+                   key=lambda e: e["ts"])
     H.log("sleeper off-CPU slices: " + ", ".join(
-        "%s %.3f ms" % (b["name"], (end - b["ts"]) / 1000) for b, end in long_))
+        "%s %.3f ms" % (e["name"], e["dur"] / 1000) for e in long_))
     assert len(long_) == 10, "%d long off-CPU slices on the sleeper thread" % len(long_)
-    for (b, end), s in zip(long_, sorted(sleeps, key=lambda s: s["start_ns"])):
-        assert b["name"].startswith("off-CPU: sleep"), b
-        assert abs(b["args"]["start_ns"] - s["start_ns"]) <= OC.SPAN_TOLERANCE_NS, (b, s)
-        assert abs(b["args"]["end_ns"] - s["end_ns"]) <= OC.SPAN_TOLERANCE_NS, (b, s)
-    # on-CPU slices of the sleeper never overlap its off-CPU time
-    spans = sorted((b["args"]["start_ns"] - t0, b["args"]["end_ns"] - t0)
-                   for (t, _, _), (b, _) in off.items() if t == tid)
-    for b, end in slices:
-        if b["tid"] != tid or b["name"].startswith("off-CPU: ") or not (end > b["ts"]):
+    for e, s in zip(long_, sorted(sleeps, key=lambda s: s["start_ns"])):
+        assert e["name"].startswith("off-CPU: sleep"), e
+        assert abs(e["args"]["start_ns"] - s["start_ns"]) <= OC.SPAN_TOLERANCE_NS, (e, s)
+        assert abs(e["args"]["end_ns"] - s["end_ns"]) <= OC.SPAN_TOLERANCE_NS, (e, s)
+    # on-CPU leaf slices of the sleeper never overlap its off-CPU time
+    spans = sorted((us(e["args"]["start_ns"]), us(e["args"]["end_ns"]))
+                   for (t, _, _), e in off.items() if t == tid)
+    for e, _ in slices:
+        if e["tid"] != tid or e["name"].startswith("off-CPU: ") or not e["dur"]:
             continue
-        # a leaf sample slice (no off-CPU slice inside it) must not overlap an interval
-        lo, hi = round(b["ts"] * 1000), round(end * 1000)
+        lo, hi = e["ts"], e["ts"] + e["dur"]
         inside = [sp for sp in spans if lo <= sp[0] and sp[1] <= hi]
         if not inside:
             assert not any(sp[0] < hi and lo < sp[1] for sp in spans), \
-                ("sampled slice overlaps off-CPU time", b, end)
+                ("sampled slice overlaps off-CPU time", e)
+    # speedscope reads "samples": each interval is an entry at its start
+    # whose leaf is its off-CPU frame, and the next entry is at its end
+    frames = doc["stackFrames"]
+    entries = [smp for smp in doc["samples"] if smp["tid"] == tid]
+    at = {}
+    for a, b in zip(entries, entries[1:]):
+        if "sf" in a and frames[str(a["sf"])]["name"].startswith("off-CPU: "):
+            at[a["ts"]] = b["ts"]
+    for e in long_:
+        assert at.get(e["ts"]) == e["ts"] + e["dur"], \
+            ("samples do not draw", e, at.get(e["ts"]))
+    total, _ = F._speedscope_totals(doc)
+    drawn = sum(v for k, v in total.items() if k.startswith("off-CPU: sleep"))
+    assert drawn >= sum(e["dur"] for e in long_), (drawn, total)
     F._speedscope(out, "off-CPU: sleep", "chrome-offcpu")
 
 

@@ -483,3 +483,59 @@ def test_host_python_before_and_during():
         if name == "before":
             assert sum(mine) >= 0.9 * len(mine), "python before: %d of %d" % (
                 sum(mine), len(mine))
+
+
+def _pyembed():
+    if not os.path.exists("/usr/include/python3.11/Python.h"):
+        H.skip("python3.11-dev is not installed: `make deps` installs it")
+    out = os.path.join(H.SESSION_TMP, "pyembed")
+    if not os.path.exists(out):
+        H.run([os.environ.get("CC") or "gcc", "-O2", "-g", "-fno-omit-frame-pointer",
+               "-Wno-deprecated-declarations", "-I/usr/include/python3.11",
+               os.path.join(H.REPO, "tests", "fixtures", "python", "embed.c"),
+               "-L/usr/lib/x86_64-linux-gnu", "-lpython3.11", "-o", out + ".tmp"], check=True)
+        os.rename(out + ".tmp", out)
+    return out
+
+
+@H.timeout(900)
+def test_host_python_embedded():
+    """-a walks CPython embedded in a program not named python* (a C
+    program linking libpython3.11): one running before the recording (found
+    in /proc/PID/maps) and one started during it (found from its libpython
+    MMAP2 record): >= 90 % of each one's samples since detection show its
+    Python functions, and the one running before: >= 90 % of all."""
+    H.require_root()
+    embed = _pyembed()
+    burn = os.path.join(H.REPO, "tests", "fixtures", "pyburn.py")
+    before = subprocess.Popen([embed, burn, "4"], stdout=subprocess.DEVNULL)
+    try:
+        proc, capture, _ = H.start_record(output=H.tmp_path("pyembed.msc"), system_wide=True,
+                                          extra=NO_BUDGET)
+        try:
+            wait_recording(proc)
+            wait_steady(proc)
+            during = subprocess.Popen([embed, burn, "3"], stdout=subprocess.DEVNULL)
+            assert during.wait(timeout=600) == 0
+            time.sleep(0.5)
+        finally:
+            stop_recording(proc)
+    finally:
+        before.kill()
+        before.wait()
+    t = tables(capture)
+    for name, pid in (("before", before.pid), ("during", during.pid)):
+        comms = {p[2] for p in t["process"] if int(p[0]) == pid}
+        assert "pyembed" in comms, "pid %d: comms %s" % (pid, comms)
+        mine = [int(x[5]) for x in t["sample"] if int(x[0]) == pid]
+        assert mine, "no samples of the embedded python started %s the recording" % name
+        first = mine.index(1) if 1 in mine else len(mine)
+        after = mine[first:]
+        H.log("embedded %s (pid %d): %d of %d samples with Python frames; %d before the "
+              "first" % (name, pid, sum(mine), len(mine), first))
+        assert after and sum(after) >= 0.9 * len(after), \
+            "embedded %s: %d of %d samples since detection with Python frames" % (
+                name, sum(after), len(after))
+        if name == "before":
+            assert sum(mine) >= 0.9 * len(mine), "embedded before: %d of %d" % (
+                sum(mine), len(mine))

@@ -132,7 +132,8 @@ def test_deep_folded_exports_within_bounds():
 def test_chrome_trace_not_amplified():
     """Two 10k-deep stacks sampled alternately (a 220 KB capture): slices
     would reopen 10k levels per sample (3.6 GB); the output stops slices at
-    its limit and carries every sample once in "samples"/"stackFrames"."""
+    its limit (16 events per row) and carries every sample once in
+    "samples"/"stackFrames"."""
     bombs = _bombs()
     out = H.tmp_path("alt.json")
     rc, err, rss, cpu = _measured([H.BIN, "convert", os.path.join(bombs, "chrome-alternating.msc"),
@@ -144,18 +145,18 @@ def test_chrome_trace_not_amplified():
     assert "output limit of 16 events per row" in err, err
     with open(out) as f:
         doc = json.load(f)
-    assert len(doc["samples"]) == 2000, len(doc["samples"])
+    entries = [smp for smp in doc["samples"] if "sf" in smp]
+    assert len(entries) == 2000, len(entries)
     assert len(doc["stackFrames"]) == 20000, len(doc["stackFrames"])
     # a sample's stack is whole: 10000 frames up to a root named a or b
-    frames, sf, depth = doc["stackFrames"], doc["samples"][1]["sf"], 0
+    frames, sf, depth = doc["stackFrames"], entries[1]["sf"], 0
     while sf:
         depth += 1
-        last = frames[sf]["name"]
-        sf = frames[sf].get("parent")
+        last = frames[str(sf)]["name"]
+        sf = frames[str(sf)].get("parent")
     assert depth == 10000 and last == "b", (depth, last)
-    slices = [e for e in doc["traceEvents"] if e["ph"] in "BE"]
-    opened = sum(1 for e in slices if e["ph"] == "B")
-    assert opened == len(slices) - opened, "unbalanced B/E: %d of %d" % (opened, len(slices))
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert 0 < len(slices) <= (2000 + 20000) * 16 + 65536, len(slices)
 
 
 def test_devices_and_pipes_refused_or_bounded():

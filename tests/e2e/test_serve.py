@@ -172,9 +172,10 @@ def test_timeline_shows_ten_sleeps_with_their_waker():
     assert len(sleeps) == 10, rec.fixture_lines
     tid = sleeps[0]["tid"]
     with Server(rec.capture) as srv:
-        api = srv.api("/api/intervals?min_ns=90000000")
+        api = srv.api("/api/intervals?min_ns=90000000&incomplete=0")
+        every = srv.api("/api/intervals?min_ns=90000000")
         res = pages(srv, {"timeline": {"tid": tid}}, "offcpu-sleeper")
-    long_ = [iv for iv in res["timeline"]["intervals"] if iv["ns"] >= 90e6]
+    long_ = [iv for iv in res["timeline"]["intervals"] if iv["ns"] >= 90e6 and not iv["clipped"]]
     for iv in long_:
         H.log("interval %s: %.3f ms %s, waker %s" % (iv["id"], iv["ns"] / 1e6, iv["state"],
                                                      iv["waker"]))
@@ -199,7 +200,11 @@ def test_timeline_shows_ten_sleeps_with_their_waker():
     assert len(timer) >= 8, "%d of 10 sleeps show a hrtimer waker: %r" % (
         len(timer), [iv["waker"] for iv in long_])
     assert "hrtimer_wakeup" in res["timeline"]["detail"], res["timeline"]["detail"]
-    assert api["total"] == 10, "/api/intervals?min_ns=90000000: %d" % api["total"]
+    assert api["total"] == 10, "/api/intervals?min_ns=90000000&incomplete=0: %d" % api["total"]
+    # By default (as report) intervals cut by the recording's edges are listed
+    # too, marked; incomplete=0 leaves exactly those out.
+    clipped = [iv for iv in every["intervals"] if not (iv["start_known"] and iv["end_known"])]
+    assert every["total"] == api["total"] + len(clipped), (every["total"], len(clipped))
 
 
 @H.timeout(300)
@@ -213,6 +218,187 @@ def test_diff_view_puts_changed_function_first():
     assert rows and rows[0]["name"] == "changed", rows[:5]
     # base 2 of 10 units, new 5 of 10: about +30 percentage points.
     assert 15 < rows[0]["delta"] < 45, rows[0]
+
+
+@H.timeout(300)
+def test_granularity_line_and_address():
+    """granularity=line keys a native frame by its source line, address by
+    its module offset; the totals stay those of function granularity."""
+    rec = _ratio()
+    with Server(rec.capture) as srv:
+        by = {g: srv.api("/api/flat?granularity=%s&sort=total&limit=1000" % g)
+              for g in ("function", "line", "address", "frame")}
+        fl = srv.api("/api/flamegraph?granularity=line&min_share=0")
+    for g, f in by.items():
+        H.log("%s: %d rows, total %d, e.g. %s" % (g, f["nrows"], f["total"],
+                                                   [r["name"] for r in f["rows"][:4]]))
+    assert len({f["total"] for f in by.values()}) == 1, {g: f["total"] for g, f in by.items()}
+    fn = {r["name"]: r for r in by["function"]["rows"]}
+    assert "leaf_a" in fn, list(fn)[:20]
+    # Line: leaf_a's rows are "leaf_a (ratio.c:N)", their self adding up to leaf_a's.
+    lines = [r for r in by["line"]["rows"] if r["name"].startswith("leaf_a (")]
+    assert lines and all(re.match(r"leaf_a \(ratio\.c:\d+\)$", r["name"]) for r in lines), lines
+    assert sum(r["self"] for r in lines) == fn["leaf_a"]["self"], (lines, fn["leaf_a"])
+    addrs = [r for r in by["address"]["rows"] if r["name"].startswith("leaf_a (")]
+    assert addrs and all(re.match(r"leaf_a \(ratio\+0x[0-9a-f]+\)$", r["name"]) for r in addrs), \
+        addrs
+    assert sum(r["self"] for r in addrs) == fn["leaf_a"]["self"]
+    assert len(addrs) >= len(lines), (len(addrs), len(lines))
+    assert any(n["name"].startswith("leaf_a (ratio.c:") for n in fl["nodes"])
+
+
+def test_clipped_off_cpu_counts_by_default():
+    """As report: off-CPU time clipped by the recording window counts, under
+    its own leaf; incomplete=0 leaves exactly that out."""
+    with Server(_corpus("offcpu-sleeper.msc")) as srv:
+        every = srv.api("/api/flat?event=off-cpu&limit=1000")
+        complete = srv.api("/api/flat?event=off-cpu&incomplete=0&limit=1000")
+        tree = srv.api("/api/flamegraph?event=off-cpu&min_share=0")
+        offcpu = srv.api("/api/offcpu?by=state")
+        offcpu0 = srv.api("/api/offcpu?by=state&incomplete=0")
+    clipped = [r for r in every["rows"] if r["name"] == "[clipped by the recording window]"]
+    H.log("off-CPU total %d, complete %d, clipped %r" % (every["total"], complete["total"], clipped))
+    assert clipped and clipped[0]["self"] > 0, every["rows"][:5]
+    assert every["total"] == complete["total"] + clipped[0]["self"], (every["total"],
+                                                                       complete["total"])
+    assert not any(r["name"].startswith("[clipped") for r in complete["rows"])
+    assert tree["total"] == every["total"]
+    assert offcpu["total"] == every["total"] and offcpu0["total"] == complete["total"], (
+        offcpu["total"], offcpu0["total"])
+
+
+@H.timeout(200)
+def test_segment_directory_is_one_live_profile():
+    """serve DIR (a continuous recording's segments) answers for all its
+    segments as one profile, and a segment added later shows up without a
+    restart: the totals are report's of the same directory."""
+    H.require_root()
+    src = H.tmp_path("segs-src")
+    argv = [H.BIN, "record", "-q", "-F", "199", "--continuous", src, "--segment", "1s", "--",
+            H.fixture("spinner"), "5"]
+    H.run(argv, timeout=120)
+    segs = sorted(n for n in os.listdir(src) if re.match(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc$", n))
+    assert len(segs) >= 2, segs
+    d = H.tmp_path("segs-served")
+    os.makedirs(d)
+    for n in segs[:-1]:
+        shutil.copy(os.path.join(src, n), os.path.join(d, n))
+
+    def samples_of(path):
+        m = re.search(r"^  samples\s+(\d+)", H.report(path).stdout, re.M)
+        return int(m.group(1)) if m else 0
+
+    first = samples_of(d)
+    with Server(d) as srv:
+        info = srv.api("/api/info")
+        st, hdr, _ = srv.get("/api/flat?limit=1")
+        assert info["live"] and info["segments"] == len(segs) - 1, info
+        assert info["summary"]["samples"] == first, (info["summary"]["samples"], first)
+        assert hdr.get("Cache-Control") == "no-cache", hdr
+        # One more segment: the next look at the directory reads it.
+        tmp = os.path.join(d, "incoming.part")
+        shutil.copy(os.path.join(src, segs[-1]), tmp)
+        os.rename(tmp, os.path.join(d, segs[-1]))
+        for _ in range(300):
+            now = srv.api("/api/info")
+            if now["segments"] == len(segs):
+                break
+            time.sleep(0.1)
+        assert now["segments"] == len(segs), now["segments"]
+        assert now["version"] != info["version"]
+        assert now["summary"]["samples"] == samples_of(d) > first, now["summary"]["samples"]
+        # A time selection over the whole profile: the two halves add up.
+        span = now["span_ns"]
+        a = srv.api("/api/flamegraph?end=%d" % (span // 2))["total"]
+        b = srv.api("/api/flamegraph?start=%d" % (span // 2))["total"]
+        whole = srv.api("/api/flamegraph")["total"]
+        assert a > 0 and b > 0 and a + b == whole, (a, b, whole)
+
+
+@H.timeout(300)
+def test_labels_filter_and_group():
+    """label=tid:N keeps one thread's samples (tid:!N the others), label=comm:
+    by name; /api/groups splits the weight by thread and process, adding up
+    to the total; every view answers for the labels' samples."""
+    rec = H.cached_record("threads4", [H.fixture("threads4")])
+    lines = [H.parse_kv(l) for l in rec.fixture_lines if l.startswith("tid=")]
+    assert len(lines) == 4, rec.fixture_lines
+    with Server(rec.capture) as srv:
+        total = srv.api("/api/flat?limit=1")["total"]
+        groups = srv.api("/api/groups?by=thread")
+        procs = srv.api("/api/groups?by=process")
+        spin = {}
+        for ln in lines:
+            one = srv.api("/api/flat?label=tid:%d&limit=1000" % ln["tid"])
+            rest = srv.api("/api/flat?label=tid:!%d&limit=1" % ln["tid"])
+            fg = srv.api("/api/flamegraph?label=tid:%d" % ln["tid"])
+            names = {r["name"]: r for r in one["rows"]}
+            spin[ln["func"]] = (one["total"], names.get(ln["func"], {}).get("self", 0))
+            assert one["total"] + rest["total"] == total, (ln, one["total"], rest["total"], total)
+            assert fg["total"] == one["total"], (fg["total"], one["total"])
+            # Only this thread's function: no other spin_K in its table.
+            others = [n for n in names if n.startswith("spin_") and n != ln["func"]]
+            assert not others, (ln, others)
+            row = [g for g in groups["rows"] if g["name"].endswith("/%d]" % ln["tid"])]
+            assert row and row[0]["weight"] == one["total"], (row, one["total"])
+        comm = srv.api("/api/flat?label=comm:threads4&limit=1")["total"]
+        none = srv.api("/api/flat?label=comm:no-such-comm&limit=1")
+        st, _, body = srv.get("/api/flat?label=colour:red")
+    H.log("per thread (total, self in its spin): %r" % spin)
+    assert sum(g["weight"] for g in groups["rows"]) == groups["total"] == total
+    assert len(procs["rows"]) == 1 and procs["rows"][0]["weight"] == total, procs
+    # The thread doing 4 units has about 4 times the samples of the one doing 1.
+    assert spin["spin_3"][0] > 2 * spin["spin_0"][0], spin
+    assert comm == total and none["total"] == 0 and none["event"] == "cpu-clock", none
+    assert st == 400 and b"colour" in body, (st, body)
+
+
+@H.timeout(300)
+def test_source_view_and_time_selection_in_the_page():
+    """Clicking leaf_a in the function table opens its source view: each
+    sampled line's self/total (from the capture's line tables, as
+    /api/source counts them) beside the fixture's own source text.  Dragging
+    across the timeline selects a zone of time: the URL holds it and the
+    flame graph answers for it (its total is the window's, below the whole)."""
+    rec = _ratio()
+    with Server(rec.capture, "--source-dir", H.REPO) as srv:
+        api = srv.api("/api/source?function=leaf_a")
+        res = pages(srv, {"source": {"name": "leaf_a"}, "zone": {}}, "ratio-source")
+        zone = res["zone"]
+        m = re.search(r"start=(\d+)&end=(\d+)", zone["flameHash"])
+        assert m, zone
+        window = srv.api("/api/flamegraph?start=%s&end=%s" % m.groups())
+        # No off-CPU intervals in this capture: the timeline lists none (no 400).
+        assert srv.api("/api/intervals")["total"] == 0
+    with Server(rec.capture) as srv:
+        bare = srv.api("/api/source?function=leaf_a")
+    src = res["source"]
+    H.log("source rows with costs: %r" % [r for r in src["rows"] if r["total"]])
+    f = api["files"][0]
+    assert f["file"].endswith("tests/fixtures/ratio.c") and f["readable"], f
+    assert sum(l["total"] for l in f["lines"]) == api["function_total"] > 0, api
+    # leaf_a's own total in the function table equals the lines' sum.
+    flat = {r["name"]: r for r in srv_flat(rec.capture)}
+    assert api["function_total"] == flat["leaf_a"]["total"], (api["function_total"], flat["leaf_a"])
+    with open(os.path.join(H.REPO, "tests", "fixtures", "ratio.c")) as fh:
+        text = fh.read().split("\n")
+    costed = [r for r in src["rows"] if r["total"] is not None]
+    assert {(r["line"], r["self"], r["total"]) for r in costed} == \
+        {(l["line"], l["self"], l["total"]) for l in f["lines"]}, (costed, f["lines"])
+    for r in src["rows"]:
+        assert r["text"] == text[r["line"] - 1], (r, text[r["line"] - 1])
+    assert any("leaf_a" in r["text"] for r in src["rows"]), src["rows"]
+    # Without --source-dir the relative path is not read: costs only, and why.
+    assert not bare["files"][0]["readable"] and "source-dir" in bare["files"][0]["why"], bare
+    assert "text" not in bare["files"][0]
+    # The zone: in the URL, shaded, and what the flame graph answers.
+    assert not zone["shade"]["hidden"] and not zone["chip"]["hidden"], zone
+    assert zone["total"] == window["total"] and 0 < zone["total"] < zone["whole"], zone
+
+
+def srv_flat(capture):
+    with Server(capture) as srv:
+        return srv.api("/api/flat?limit=1000&sort=total")["rows"]
 
 
 # ---------------------------------------------------------------- HTTP surface
@@ -255,7 +441,7 @@ def test_bad_queries_get_400_with_a_message():
                   "/api/lanes?buckets=100000", "/api/calltree?node=99999999",
                   "/api/diff", "/api/flat?focus=a%00b", "/api/offcpu?by=mood",
                   "/api/flat?" + "&".join("k%d=1" % i for i in range(40)),
-                  "/api/flat?granularity=line", "/api/intervals?limit=5001"]:
+                  "/api/flat?granularity=bogus", "/api/flat?label=pid", "/api/flat?label=pid:", "/api/groups?by=state", "/api/source", "/api/source?function=", "/api/intervals?limit=5001"]:
             st, hdr, body = srv.get(q)
             assert st == 400, "%s: status %d %s" % (q[:80], st, body[:200])
             msg = json.loads(body)["error"]

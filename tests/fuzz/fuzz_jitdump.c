@@ -5,7 +5,11 @@
  * the piece size; its low bit whether the header's pid is checked), each
  * parse going on from where the last stopped, a commit after each.
  * Invariants: live functions sorted and disjoint, within jit_policy.h's
- * bounds, source lines inside the line table and sorted.
+ * bounds, source lines inside the line table and sorted.  Then the same
+ * bytes as a history (every load staged, none committed; jitdump__history
+ * reads a file the same way) and lookups at each load's start over time
+ * windows around its load time: a load returned covers the address and was
+ * made at or before the window's start.
  */
 #include <string.h>
 
@@ -61,6 +65,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (!jit_funcs__line(&f, fn, fn->end - 1, &line, &file))
 			FUZZ_INVARIANT(file >= f.names && file < f.names + f.names_len, "file");
+	}
+	jitdump__release(&d);
+	jit_funcs__release(&f);
+
+	struct jit_history x;
+
+	jitdump__init(&d);
+	jit_funcs__init(&f);
+	if (jitdump__parse(&d, &f, data, size, pid, 1) >= 0 && !jit_history__init(&x, &f)) {
+		for (uint32_t i = 0; i < f.nstaged && i < 256; i++) {
+			const struct jit_fn *want = &f.staged[i], *got;
+
+			for (int w = 0; w < 3; w++) {
+				uint64_t first = want->since_ns + (uint64_t)w - 1, last = first + w * 1000;
+
+				got = jit_history__find(&x, want->start, first, last);
+				FUZZ_INVARIANT(!got || (got->start <= want->start &&
+							want->start < got->end &&
+							got->since_ns <= first),
+					       "history lookup %u: a load not covering it then", i);
+			}
+		}
+		jit_history__release(&x);
 	}
 	jitdump__release(&d);
 	jit_funcs__release(&f);

@@ -120,7 +120,7 @@ static void unescape(char *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct serve_app app;
+	struct serve_app app = { 0 };
 	struct serve_query q;
 	enum serve_endpoint ep;
 	char *text, *nl, *pair, *save = NULL, err[256], canon[4096];

@@ -4,9 +4,11 @@
  * "TIME_NS TID FRAME;FRAME;..." (root first, display names as the report
  * shows them), under the given look (default python).  For tests that need
  * each sample's time and thread, which folded stacks do not carry.
+ * sample_stacks CAPTURE counters: one line per counter, "NAME VALUE".
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
@@ -20,13 +22,22 @@ int main(int argc, char **argv)
 	char err[512], name[2048];
 	uint32_t path[4096];
 
-	if (argc < 2 || (argc > 2 && analysis_look__parse(argv[2], &kind))) {
-		fprintf(stderr, "usage: sample_stacks CAPTURE [logical|native|python]\n");
+	bool counters = argc > 2 && !strcmp(argv[2], "counters");
+
+	if (argc < 2 || (argc > 2 && !counters && analysis_look__parse(argv[2], &kind))) {
+		fprintf(stderr, "usage: sample_stacks CAPTURE [logical|native|python|counters]\n");
 		return 2;
 	}
 	if (capture__open(argv[1], &c, err, sizeof(err))) {
 		fprintf(stderr, "sample_stacks: %s\n", err);
 		return 1;
+	}
+	if (counters) {
+		for (uint32_t i = 0; i < c->ncounters; i++)
+			printf("%s %llu\n", capture__string(c, c->counters[i].name),
+			       (unsigned long long)c->counters[i].value);
+		capture__free(c);
+		return 0;
 	}
 	if (analysis_look__new(c, kind, &look)) {
 		fprintf(stderr, "sample_stacks: out of memory\n");

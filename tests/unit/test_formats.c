@@ -611,11 +611,23 @@ static void test_json_exports(void **state)
 
 	assert_int_equal(chrome_trace__export(c, 0, f, &note), 0);
 	fclose(f);
-	/* 5 samples, each one level deeper: 5 B, closed once at the end */
+	if (getenv("TEST_FORMATS_DUMP"))
+		fputs(text, stderr);
+	/* 5 samples, each one level deeper: main spans all 5 ms, do_sys the last */
 	assert_non_null(strstr(text, "\"thread_name\",\"args\":{\"name\":\"worker-43\"}"));
-	assert_non_null(strstr(text, "\"ph\":\"B\",\"pid\":42,\"tid\":43,\"ts\":0.000,\"name\":\"main\""));
-	assert_non_null(strstr(text, "\"ph\":\"B\",\"pid\":42,\"tid\":43,\"ts\":4000.000,\"name\":\"do_sys [k]\""));
-	assert_non_null(strstr(text, "\"ph\":\"E\",\"pid\":42,\"tid\":43,\"ts\":5000.000,\"name\":\"main\""));
+	assert_non_null(strstr(text, "{\"ph\":\"X\",\"pid\":42,\"tid\":43,\"ts\":0,\"dur\":5000,"
+				     "\"name\":\"main\"}"));
+	assert_non_null(strstr(text, "{\"ph\":\"X\",\"pid\":42,\"tid\":43,\"ts\":4000,\"dur\":1000,"
+				     "\"name\":\"do_sys [k]\"}"));
+	/* the compact form: one entry per sample at its start, its leaf's
+	 * stack row + 1 as "sf", and one without "sf" where the thread ends */
+	assert_non_null(strstr(text, "\"2\":{\"name\":\"outer\",\"parent\":1}"));
+	assert_non_null(strstr(text, "{\"pid\":42,\"tid\":43,\"ts\":1000,\"sf\":2},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":2000,\"sf\":3}"));
+	assert_non_null(strstr(text, "{\"pid\":42,\"tid\":43,\"ts\":4000,\"sf\":5},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":5000}\n]"));
+	/* the unused truncation row is not written */
+	assert_null(strstr(text, "no CFI"));
 	free(text);
 	text = NULL;
 	f = open_memstream(&text, &len);
@@ -700,39 +712,34 @@ static struct capture *offcpu_capture(void)
 	return c;
 }
 
-/* B/E events (one per line) nest per thread and never go back in time. */
+/* X events (one per line, one thread) are written parents first, in time
+ * order, and each lies within the slice it is written inside. */
 static void assert_trace_nests(const char *text)
 {
-	char names[64][128];
-	double last = -1;
-	int depth = 0;
+	double start[64], end[64], last = -1;
+	int depth = 0, n = 0;
 	const char *l;
 
-	for (l = text; (l = strstr(l, "{\"ph\":\"")); l++) {
-		char ph = l[7], name[128];
-		const char *ts = strstr(l, "\"ts\":"), *nm = strstr(l, "\"name\":\"");
-		size_t n;
+	for (l = text; (l = strstr(l, "{\"ph\":\"X\"")); l++) {
+		const char *ts = strstr(l, "\"ts\":"), *dur = strstr(l, "\"dur\":");
+		double t, e;
 
-		if (ph != 'B' && ph != 'E')
-			continue;
 		assert_non_null(ts);
-		assert_non_null(nm);
-		assert_true(strtod(ts + 5, NULL) >= last);
-		last = strtod(ts + 5, NULL);
-		nm += 8;
-		n = strcspn(nm, "\"");
-		assert_true(n < sizeof(name));
-		memcpy(name, nm, n);
-		name[n] = '\0';
-		if (ph == 'B') {
-			assert_true(depth < 64);
-			strcpy(names[depth++], name);
-		} else {
-			assert_true(depth > 0);
-			assert_string_equal(names[--depth], name);
-		}
+		assert_non_null(dur);
+		t = strtod(ts + 5, NULL);
+		e = t + strtod(dur + 6, NULL);
+		assert_true(t >= last);
+		last = t;
+		while (depth > 0 && t >= end[depth - 1] && e > end[depth - 1])
+			depth--;
+		if (depth > 0)
+			assert_true(t >= start[depth - 1] && e <= end[depth - 1]);
+		assert_true(depth < 64);
+		start[depth] = t;
+		end[depth++] = e;
+		n++;
 	}
-	assert_int_equal(depth, 0);
+	assert_true(n > 0);
 }
 
 static void test_offcpu_exports(void **state)
@@ -752,29 +759,32 @@ static void test_offcpu_exports(void **state)
 	assert_trace_nests(text);
 	if (getenv("TEST_FORMATS_DUMP"))
 		fputs(text, stderr);
-	/* A keeps its real bounds (µs from t0 = 1000 ns) */
-	assert_non_null(strstr(text, "\"ph\":\"B\",\"pid\":42,\"tid\":43,\"ts\":500.000,"
+	/* A keeps its real bounds (µs from t0 = 1000 ns), exact ns in args */
+	assert_non_null(strstr(text, "{\"ph\":\"X\",\"pid\":42,\"tid\":43,\"ts\":500,\"dur\":1000,"
 				     "\"name\":\"off-CPU: sleep (woken by hardirq)\",\"args\":"
-				     "{\"start_ns\":501000,\"end_ns\":1501000,\"ns\":1000000,"
-				     "\"state\":\"sleep\",\"cause\":\"hardirq\",\"cpu\":1}"));
-	assert_non_null(strstr(text, "\"ph\":\"E\",\"pid\":42,\"tid\":43,\"ts\":1500.000,"
-				     "\"name\":\"off-CPU: sleep (woken by hardirq)\"}"));
-	/* sample 1 (at 1000 µs, inside A) starts at A's end; B is clamped behind it */
-	assert_non_null(strstr(text, "\"ph\":\"B\",\"pid\":42,\"tid\":43,\"ts\":1500.000,"
-				     "\"name\":\"outer\"}"));
-	/* no slice at 1000 µs (dropped, said in the note); no compact form: the
-	 * slices did not stop at the output limit */
-	assert_null(strstr(text, "\"ts\":1000.000"));
-	assert_null(strstr(text, "\"stackFrames\""));
+				     "{\"start_ns\":501000,\"end_ns\":1501000,\"cpu\":1}}"));
+	/* sample 0 is cut at A's start; sample 1 (at 1000 µs, inside A) is
+	 * dropped, said in the note; outer opens at A's end */
+	assert_non_null(strstr(text, "\"ts\":1500,\"dur\":2999,\"name\":\"outer\"}"));
+	assert_null(strstr(text, "\"ts\":1000,"));
 	/* B clamped to start at A's end; C drawn with its flag */
-	assert_non_null(strstr(text, "\"ts\":1500.000,\"name\":\"off-CPU: runnable (preempted)\","
-				     "\"args\":{\"start_ns\":1400000,\"end_ns\":1600000"));
-	assert_non_null(strstr(text, "\"clamped\":true"));
+	assert_non_null(strstr(text, "\"ts\":1500,\"dur\":99,\"name\":\"off-CPU: runnable (preempted)\","
+				     "\"args\":{\"start_ns\":1400000,\"end_ns\":1600000,\"clamped\":true}"));
 	assert_non_null(strstr(text, "\"name\":\"off-CPU: sleep (woken by worker-43) [end unknown]\""));
 	assert_non_null(strstr(text, "\"end_unknown\":true"));
+	/* the compact form: A's leaf (id nstacks 6 + 1 + 1 + nsamples 5 + 0)
+	 * under main; the gap after B, before sample 2, has an entry of its own */
+	assert_non_null(strstr(text, "\"13\":{\"name\":\"off-CPU: sleep (woken by hardirq)\","
+				     "\"parent\":1}"));
+	assert_non_null(strstr(text, "{\"pid\":42,\"tid\":43,\"ts\":0,\"sf\":1},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":500,\"sf\":13},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":1500,\"sf\":14},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":1599},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":2000,\"sf\":3}"));
 	assert_non_null(strstr(text, "\"t0_ns\":1000"));
 	assert_non_null(strstr(note.text, "3 off-CPU intervals drawn"));
-	assert_non_null(strstr(note.text, "samples trimmed"));
+	assert_non_null(strstr(note.text, "0 samples trimmed and 1 dropped"));
+	assert_non_null(strstr(note.text, "3 samples cut short"));
 	free(text);
 
 	/* speedscope: an off-CPU profile of the complete intervals */

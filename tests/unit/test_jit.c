@@ -23,7 +23,6 @@
 
 #include <cmocka.h>
 
-#include "userspace/runtimes/gdb_jit.h"
 #include "userspace/runtimes/jit_funcs.h"
 #include "userspace/runtimes/jit_policy.h"
 #include "userspace/runtimes/jit_proc.h"
@@ -600,7 +599,9 @@ static void jd_debug(struct jd_buf *j, uint64_t addr, const uint32_t (*ent)[2], 
 
 static void test_jitdump_records(void **state)
 {
-	static const uint32_t ent[][2] = { { 0, 10 }, { 0x10, 11 }, { 0x30, 13 } };
+	/* V8 writes positions 0x40 after the code they describe (jitdump.c,
+	 * V8_POSITION_SKEW): these name offsets 0, 0x10 and 0x30. */
+	static const uint32_t ent[][2] = { { 0x40, 10 }, { 0x50, 11 }, { 0x70, 13 } };
 	struct jd_buf j = { .len = 0 };
 	struct jitdump d;
 	struct jit_funcs f;
@@ -775,89 +776,143 @@ static void test_jitdump_marker(void **state)
 	jit_funcs__release(&f);
 }
 
-/* ---- the GDB JIT interface ----------------------------------------------- */
-
-struct test_entry {
-	struct test_entry *next, *prev;
-	const char *symfile_addr;
-	uint64_t symfile_size;
-};
-
-static struct {
-	uint32_t version, action_flag;
-	struct test_entry *relevant, *first;
-} test_descriptor;
-
-__attribute__((noinline)) int gdb_jit_marker(int x)
+/*
+ * The history of a jitdump file read again from its start (a writer held
+ * its records until it exited): a frame is named by the load that named
+ * its address over all its samples' times, never by a later load, and not
+ * at all when the name changed between its first and last sample.
+ */
+static void test_jitdump_history(void **state)
 {
-	return x * 7 + 3;
+	static const uint32_t ent[][2] = { { 0x40, 10 }, { 0x50, 11 } }; /* V8's skew */
+	struct jd_buf j = { .len = 0 };
+	struct jitdump d;
+	struct jit_funcs h;
+	struct jit_history x;
+	const struct jit_fn *fn;
+	char path[64];
+	uint32_t line;
+	const char *file;
+	int fd;
+
+	jd_header(&j, JITDUMP_MAGIC, 42, 0);
+	jd_load(&j, 100, 0x1000, 0x40, "JS:~old");
+	jd_debug(&j, 0x1000, ent, 2);
+	jd_load(&j, 500, 0x1000, 0x40, "JS:*new"); /* same range, rewritten at 500 */
+	jd_load(&j, 300, 0x2000, 0x20, "JS:*other");
+	snprintf(path, sizeof(path), "/tmp/test-jit-history-%d.dump", (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, j.b, j.len), (ssize_t)j.len);
+	unlink(path);
+	jitdump__init(&d);
+	jit_funcs__init(&h);
+	/* No kept file: nothing. */
+	assert_int_equal(jitdump__history(&d, &h, 42, 1), 0);
+	d.fd = fd;
+	d.kept = true;
+	d.offset = 12345; /* where live reads stopped: the history starts over */
+	assert_int_equal(jitdump__history(&d, &h, 42, 1), 3);
+	assert_int_equal(d.offset, 12345);
+	assert_int_equal(jit_history__init(&x, &h), 0);
+	fn = jit_history__find(&x, 0x1010, 150, 450);
+	assert_non_null(fn);
+	assert_string_equal(jit_funcs__name(&h, fn), "JS:~old");
+	fn = jit_history__find(&x, 0x1010, 500, 900);
+	assert_non_null(fn);
+	assert_string_equal(jit_funcs__name(&h, fn), "JS:*new");
+	assert_int_equal(jit_funcs__line(&h, fn, 0x1010, &line, &file), 0);
+	assert_int_equal(line, 11);
+	/* Samples on both sides of the rewrite: neither name. */
+	assert_null(jit_history__find(&x, 0x1010, 150, 600));
+	/* Before any load, past every load's end. */
+	assert_null(jit_history__find(&x, 0x1010, 50, 60));
+	assert_null(jit_history__find(&x, 0x2000, 200, 250));
+	assert_non_null(jit_history__find(&x, 0x2000, 300, 300));
+	assert_null(jit_history__find(&x, 0x2020, 400, 400));
+	assert_null(jit_history__find(&x, 0xfff, 400, 400));
+	assert_int_equal(x.cut, 0);
+	jit_history__release(&x);
+	jit_funcs__release(&h);
+	jitdump__release(&d); /* closes fd */
 }
 
-/* This test's own executable as the registered object: its function
- * symbols become functions at their ELF addresses. */
-static void test_gdb_jit(void **state)
+/* A debug-info record naming file name (one entry at addr, line 7). */
+static void jd_debug_file(struct jd_buf *j, uint64_t addr, const char *name)
 {
-	struct test_entry e1 = { 0 }, e2 = { 0 };
-	struct jit_target t = self_target(0);
+	jd_prefix(j, JIT_CODE_DEBUG_INFO, (uint32_t)(16 + 16 + 16 + strlen(name) + 1), 5);
+	jd_u64(j, addr);
+	jd_u64(j, 1);
+	jd_u64(j, addr);
+	jd_u32(j, 7);
+	jd_u32(j, 0);
+	jd_put(j, name, strlen(name) + 1);
+}
+
+/*
+ * Source file names must be well-formed UTF-8 without control characters
+ * (V8 11 writes a freed buffer's bytes): others are left out, the line
+ * kept, and counted (bad_text).
+ */
+static void test_jitdump_file_names(void **state)
+{
+	static const char *const names[] = {
+		"/srv/app.js", "/srv/\xd0\xb4\xd0\xbe\xd0\xbc.js", "\xe0]", "\xc0\xaf", "a\x01b",
+		"\xed\xa0\x80", "\xf4\x90\x80\x80", "ok\xf0\x9f\x98\x80",
+	};
+	static const bool kept[] = { true, true, false, false, false, false, false, true };
+	struct jd_buf j = { .len = 0 };
+	struct jitdump d;
 	struct jit_funcs f;
-	struct gdb_jit g;
-	struct stat st;
-	uint8_t *img;
-	uint32_t added;
-	int fd = open("/proc/self/exe", O_RDONLY);
+	uint32_t line, bad = 0;
+	const char *file;
 
-	assert_true(fd >= 0 && !fstat(fd, &st));
-	img = malloc((size_t)st.st_size);
-	assert_int_equal(read(fd, img, (size_t)st.st_size), st.st_size);
-	close(fd);
+	jd_header(&j, JITDUMP_MAGIC, 42, 0);
+	for (uint32_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		jd_debug_file(&j, 0x1000 + i * 0x100, names[i]);
+		jd_load(&j, 100, 0x1000 + i * 0x100, 0x10, "fn");
+	}
+	jitdump__init(&d);
 	jit_funcs__init(&f);
-	gdb_jit__init(&g, (uintptr_t)&test_descriptor);
-	test_descriptor.version = 1;
-	/* An empty list: nothing, and nothing copied again while unchanged. */
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 1, &added), 0);
-	assert_int_equal(added, 0);
-	e1.symfile_addr = (const char *)img;
-	e1.symfile_size = (uint64_t)st.st_size;
-	test_descriptor.first = &e1;
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 2, &added), 0);
-	assert_true(added > 10);
-	assert_int_equal(g.nobjs, 1);
-	uint64_t reads = g.reads;
+	assert_true(jitdump__parse(&d, &f, j.b, j.len, 42, 1) > 0);
+	assert_int_equal(jit_funcs__commit(&f), (int)(sizeof(names) / sizeof(names[0])));
+	for (uint32_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct jit_fn *fn = jit_funcs__find(&f, 0x1000 + i * 0x100, 0);
 
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 3, &added), 0);
-	assert_int_equal(added, 0);
-	assert_int_equal(g.reads, reads); /* the list's bytes did not change */
-	/* The marker is named at its ELF address (this is a PIE: the
-	 * object's addresses are its own, as the interface says). */
-	bool found = false;
-
-	for (uint32_t i = 0; i < f.n; i++)
-		if (!strcmp(jit_funcs__name(&f, &f.fns[i]), "gdb_jit_marker")) {
-			found = true;
-			assert_true(f.fns[i].flags & JIT_FN_GDB);
-			assert_int_equal(f.fns[i].object, 0);
-		}
-	assert_true(found);
-	/* A second entry of garbage, a cyclic list, a wrong version: counted. */
-	e2.symfile_addr = "not an ELF object";
-	e2.symfile_size = 17;
-	e1.next = &e2;
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 4, &added), 0);
-	assert_int_equal(f.problems[JIT_PROBLEM_GDB_BAD], 1);
-	e2.next = &e1;
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 5, &added), 0);
-	assert_int_equal(f.problems[JIT_PROBLEM_GDB_BAD], 2);
-	e2.next = NULL;
-	e2.symfile_size = JIT_GDB_IMAGE_MAX + 1ull;
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 6, &added), 0);
-	assert_int_equal(f.problems[JIT_PROBLEM_GDB_BAD], 3);
-	test_descriptor.version = 2;
-	assert_int_equal(gdb_jit__read(&g, &f, &t, 7, &added), 0);
-	assert_int_equal(f.problems[JIT_PROBLEM_GDB_BAD], 4);
-	assert_true(gdb_jit_marker(1) == 10);
-	gdb_jit__release(&g);
+		assert_non_null(fn);
+		assert_int_equal(jit_funcs__line(&f, fn, fn->start, &line, &file), 0);
+		assert_int_equal(line, 7);
+		assert_string_equal(file, kept[i] ? names[i] : "");
+		bad += !kept[i];
+	}
+	assert_int_equal(f.problems[JIT_PROBLEM_BAD_TEXT], bad);
+	jitdump__release(&d);
 	jit_funcs__release(&f);
-	free(img);
+
+	/* Positions of a V8 load are 0x40 after their code, others' are not. */
+	static const uint32_t ent[][2] = { { 0x40, 20 }, { 0x48, 21 } };
+
+	j.len = 0;
+	jd_header(&j, JITDUMP_MAGIC, 42, 0);
+	jd_debug(&j, 0x1000, ent, 2);
+	jd_load(&j, 100, 0x1000, 0x60, "JS:*f /srv/a.js:1:1");
+	jd_debug(&j, 0x2000, ent, 2);
+	jd_load(&j, 100, 0x2000, 0x60, "Lcom/example/A;run");
+	jitdump__init(&d);
+	jit_funcs__init(&f);
+	assert_true(jitdump__parse(&d, &f, j.b, j.len, 42, 1) > 0);
+	assert_int_equal(jit_funcs__commit(&f), 2);
+	const struct jit_fn *v8 = jit_funcs__find(&f, 0x1000, 0), *java = jit_funcs__find(&f, 0x2000, 0);
+
+	assert_int_equal(jit_funcs__line(&f, v8, 0x1000, &line, &file), 0);
+	assert_int_equal(line, 20);
+	assert_int_equal(jit_funcs__line(&f, v8, 0x1008, &line, &file), 0);
+	assert_int_equal(line, 21);
+	assert_int_equal(jit_funcs__line(&f, java, 0x2000, &line, &file), -ENOENT);
+	assert_int_equal(jit_funcs__line(&f, java, 0x2040, &line, &file), 0);
+	assert_int_equal(line, 20);
+	jitdump__release(&d);
+	jit_funcs__release(&f);
 }
 
 int main(void)
@@ -877,7 +932,8 @@ int main(void)
 		cmocka_unit_test(test_jitdump_records),
 		cmocka_unit_test(test_jitdump_damaged),
 		cmocka_unit_test(test_jitdump_marker),
-		cmocka_unit_test(test_gdb_jit),
+		cmocka_unit_test(test_jitdump_history),
+		cmocka_unit_test(test_jitdump_file_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

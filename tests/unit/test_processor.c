@@ -565,6 +565,47 @@ static void test_malformed_counted(void **state)
  * counted; the ones held are all processed (here: counted as unknown, since
  * their type is not a sample's); a side-band record fed after the budget
  * is full is still accepted. */
+/*
+ * Live ordering under a round budget: each round brings 50 samples whose
+ * times overlap the previous round's (so new arrivals merge into the held
+ * run, not just append), and the 1 ns budget releases only part of what is
+ * due each round (records then wait at the front of held[]).  Every sample
+ * still comes out once, in time order, none counted late, and the lag seen
+ * is at least one round (the release limit trails the newest round by one).
+ */
+static void test_round_budget_keeps_order(void **state)
+{
+	enum { ROUNDS = 12, PER = 50 };
+	struct exe_map m;
+	uint32_t pid = 4343;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1, mean = 0;
+
+	(void)state;
+	processor__set_round_budget(proc, 1, 1000000000ull);
+	find_map(marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid, 100);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, pid, &m, 100);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 1000);
+	for (uint64_t k = 0; k < ROUNDS; k++) {
+		/* times 1000k+500 .. 1000k+1970 in a scrambled order; the round
+		 * before released only what is below 1000k, so none is late */
+		for (uint64_t j = 0; j < PER; j++)
+			feed_sample(pid, 1000 * k + 500 + (j * 29 % PER) * 30, &one, 1);
+		feed(MS_CHUNK_ROUND, 0, NULL, 0, 2000 + 1000 * k);
+	}
+	assert_true(processor__lag_ns(proc, &mean) >= 1000);
+	assert_true(mean > 0);
+	feed(MS_CHUNK_END, 0, NULL, 0, 2000 + 1000 * ROUNDS);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nsamples, ROUNDS * PER);
+	for (uint32_t i = 1; i < c->nsamples; i++)
+		assert_true(c->samples[i - 1].time_ns < c->samples[i].time_ns);
+	assert_int_equal(capture__counter(c, "processor.late_record"), 0);
+	capture__free(c);
+}
+
 static void test_held_budget_drops_whole_samples(void **state)
 {
 	enum { REC = 65536, EXTRA = 7 };
@@ -1012,10 +1053,127 @@ static void test_jit_perf_map(void **state)
 	capture__free(c);
 }
 
+/* Append a jitdump record (id, time, body) to path; a header first when
+ * the file is new. */
+static void jd_append(const char *path, uint32_t id, uint64_t time, const void *body, uint32_t len)
+{
+	FILE *f = fopen(path, "a");
+	uint32_t prefix[2] = { id, 16 + len };
+
+	assert_non_null(f);
+	if (ftell(f) == 0) {
+		uint32_t h[6] = { 0x4A695444u, 1, 40, 62, 0, (uint32_t)getpid() };
+		uint64_t h2[2] = { 1, 0 };
+
+		fwrite(h, sizeof(h), 1, f);
+		fwrite(h2, sizeof(h2), 1, f);
+	}
+	fwrite(prefix, sizeof(prefix), 1, f);
+	fwrite(&time, sizeof(time), 1, f);
+	fwrite(body, len, 1, f);
+	fclose(f);
+}
+
+static void jd_append_load(const char *path, uint64_t time, uint64_t addr, uint64_t size,
+			   const char *name)
+{
+	uint8_t body[512] = { 0 };
+	uint32_t pid = (uint32_t)getpid(), len = 40 + (uint32_t)strlen(name) + 1 + (uint32_t)size;
+	uint64_t idx = 1;
+
+	assert_true(len <= sizeof(body));
+	memcpy(body, &pid, 4);
+	memcpy(body + 4, &pid, 4);
+	memcpy(body + 8, &addr, 8);
+	memcpy(body + 16, &addr, 8);
+	memcpy(body + 24, &size, 8);
+	memcpy(body + 32, &idx, 8);
+	memcpy(body + 40, name, strlen(name) + 1);
+	jd_append(path, 0 /* JIT_CODE_LOAD */, time, body, len);
+}
+
+/*
+ * A jitdump writer that holds its records (V8 keeps 2 MiB in stdio until
+ * it exits): frames no record read while recording names get rows of their
+ * own, named when the capture is sealed from the whole file, by the load
+ * that named their address over all their samples' times (a load written
+ * late but made before the sample names it; a range rewritten between two
+ * samples of one frame names neither).
+ */
+static void test_jit_jitdump_late(void **state)
+{
+	uint32_t pid = (uint32_t)getpid();
+	struct exe_map anon = { .path = "//anon" }, marker = { 0 };
+	char line[256];
+	FILE *stat_f;
+	unsigned long long start_ticks = 0;
+	struct timespec ts;
+	uint64_t a = 0x7f0000100000ull, t, ip, ms = 1000000;
+
+	snprintf(marker.path, sizeof(marker.path), "/tmp/jit-%u.dump", pid);
+	unlink(marker.path);
+	snprintf(line, sizeof(line), "/proc/%u/stat", pid);
+	stat_f = fopen(line, "r");
+	assert_non_null(stat_f);
+	assert_non_null(fgets(line, sizeof(line), stat_f));
+	fclose(stat_f);
+	assert_int_equal(sscanf(strrchr(line, ')') + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%*u %*u %*d %*d %*d %*d %*d %*d %llu", &start_ticks), 1);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 10000000000ull;
+
+	processor__read_processes(proc, true);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, pid, 1, pid,
+		  start_ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK)));
+	jd_append_load(marker.path, t, a, 0x100, "early");
+	marker.start = 0x7f0000900000ull;
+	marker.end = marker.start + 0x1000;
+	feed_mmap2(0, pid, &marker, t);
+	anon.start = a;
+	anon.end = a + 0x3000;
+	feed_mmap2(0, pid, &anon, t);
+	ip = a + 0x10;
+	feed_sample(pid, t + 1 * ms, &ip, 1); /* read: early */
+	ip = a + 0x1010;
+	feed_sample(pid, t + 2 * ms, &ip, 1); /* read: nothing yet */
+	ip = a + 0x2010;
+	feed_sample(pid, t + 3 * ms, &ip, 1);
+	feed_sample(pid, t + 4 * ms, &ip, 1);
+	process_until(t + 5 * ms);
+	/* What the writer held: made before the samples, written after. */
+	jd_append_load(marker.path, t + 1500000, a + 0x1000, 0x100, "buffered");
+	jd_append_load(marker.path, t + 2500000, a + 0x2000, 0x100, "c_old");
+	jd_append_load(marker.path, t + 3500000, a + 0x2000, 0x100, "c_new");
+	feed(MS_CHUNK_END, 0, NULL, 0, t + 30 * ms);
+
+	struct capture *c = finish();
+
+	unlink(marker.path);
+	assert_int_equal(c->nsamples, 4);
+	assert_string_equal(leaf_name(c, 0), "early");
+	assert_string_equal(leaf_name(c, 1), "buffered");
+	assert_string_equal(leaf_name(c, 2), ""); /* c_old, then c_new */
+	assert_string_equal(leaf_name(c, 3), "");
+	assert_int_equal(counter(c, "jit.late_named"), 1);
+	assert_int_equal(counter(c, "jit.late_unnamed"), 1);
+	uint32_t fr = c->stacks[c->samples[1].stack].frame;
+
+	assert_int_equal(c->frames[fr].line, 0);
+	assert_int_equal(c->modules[c->frames[fr].module].kind, CAPTURE_MODULE_JIT);
+	snprintf(line, sizeof(line), "jit-%u.dump", pid);
+	assert_string_equal(capture__string(c, c->modules[c->frames[fr].module].path), line);
+	fr = c->stacks[c->samples[2].stack].frame;
+	assert_int_equal(c->frames[fr].module, CAPTURE_NONE);
+	assert_int_equal(c->frames[fr].line, 0);
+	assert_int_equal(c->frames[fr].address, a + 0x2010);
+	capture__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_order_and_symbols, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_budget_keeps_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_drops_mappings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sample_id_layouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_perf_record_round_trip, setup, teardown),
@@ -1032,6 +1190,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fp_chain_left_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_innermost_user_pc_not_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jit_perf_map, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_jitdump_late, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("processor", tests, NULL, NULL);
 }

@@ -213,7 +213,6 @@ static void test_segment_names(void **state)
 {
 	char buf[SEGMENT_NAME_MAX];
 	uint64_t seq;
-	pid_t pid;
 
 	(void)state;
 	/* 2026-12-02 14:17:00 UTC */
@@ -227,14 +226,16 @@ static void test_segment_names(void **state)
 	assert_false(segment_name__is_segment("seg-2026120xT141700Z-00000042.msc", &seq));
 	assert_false(segment_name__is_segment("Seg-20261202T141700Z-00000042.msc", &seq));
 	assert_false(segment_name__is_segment("seg-20261202T141700Z-00000042.msc.tmp.5", &seq));
-	assert_true(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.5", &pid));
-	assert_int_equal(pid, 5);
-	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.", &pid));
-	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.5x", &pid));
-	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.0", &pid));
-	assert_false(segment_name__is_temp("other.msc.tmp.5", &pid));
-	assert_true(segment_name__is_temp("seg-20261202T141700Z-00000042.pb.gz.tmp.5", &pid));
-	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.gz.tmp.5", &pid));
+	assert_true(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.5"));
+	/* file_out's own temporaries (mkostemp's XXXXXX) */
+	assert_true(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.aZ09xq"));
+	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp."));
+	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.5-x"));
+	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.../x"));
+	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.msc.tmp.0123456789abcdefg"));
+	assert_false(segment_name__is_temp("other.msc.tmp.5"));
+	assert_true(segment_name__is_temp("seg-20261202T141700Z-00000042.pb.gz.tmp.5"));
+	assert_false(segment_name__is_temp("seg-20261202T141700Z-00000042.gz.tmp.5"));
 	assert_false(segment_name__is_segment("seg-20261202T141700Z-00000042.pb.gz", &seq));
 }
 
@@ -302,6 +303,8 @@ static void test_writer_and_reader(void **state)
 	assert_non_null(mkdtemp(dir));
 	/* a killed recorder's temporary, a foreign file, and a foreign look-alike */
 	touch(dir, "seg-20200101T000000Z-00000007.msc.tmp.99", 10);
+	touch(dir, "seg-20200101T000000Z-00000008.msc.tmp.Ab3xYz", 10); /* file_out's */
+	touch(dir, "seg-20200101T000000Z-00000008.pb.gz.tmp.q1W2e3", 10);
 	touch(dir, "notes.txt", 10);
 	touch(dir, "seg-20200101T000000Z-00000001.msc.bak", 10);
 	policy.retain_bytes = 1; /* only the newest segment stays */
@@ -311,6 +314,8 @@ static void test_writer_and_reader(void **state)
 	assert_int_equal(chmod(dir, 0700), 0);
 	assert_int_equal(segment_writer__open(dir, &policy, &w, err, sizeof(err)), 0);
 	assert_false(exists(dir, "seg-20200101T000000Z-00000007.msc.tmp.99"));
+	assert_false(exists(dir, "seg-20200101T000000Z-00000008.msc.tmp.Ab3xYz"));
+	assert_false(exists(dir, "seg-20200101T000000Z-00000008.pb.gz.tmp.q1W2e3"));
 	/* a second writer is kept out while the first holds the lock */
 	assert_int_equal(segment_writer__open(dir, &policy, &w2, err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "another recorder (pid"));

@@ -213,7 +213,29 @@ static void test_query_parse(void **state)
 			 -EINVAL);
 	assert_int_equal(parse(&q, SERVE_EP_FLAMEGRAPH,
 			       (const char *[]){ "granularity", "line", NULL }, err),
+			 0);
+	assert_int_equal(q.granularity, SERVE_GRAN_LINE);
+	assert_int_equal(parse(&q, SERVE_EP_FLAMEGRAPH,
+			       (const char *[]){ "granularity", "module", NULL }, err),
 			 -EINVAL);
+	assert_non_null(strstr(err, "granularity"));
+	/* label terms: known fields with values, at most 8 of them */
+	assert_int_equal(parse(&q, SERVE_EP_FLAT,
+			       (const char *[]){ "label", "comm:app,pid:!200", NULL }, err),
+			 0);
+	assert_string_equal(q.label, "comm:app,pid:!200");
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "label", "comm", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "label", "pid:!", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "label", "app:x", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_FLAT,
+			       (const char *[]){ "label", "pid:1,pid:2,pid:3,pid:4,pid:5,pid:6,pid:7,"
+							  "pid:8,pid:9", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_SOURCE, (const char *[]){ NULL }, err), -EINVAL);
+	assert_non_null(strstr(err, "function"));
 	assert_int_equal(parse(&q, SERVE_EP_INTERVALS,
 			       (const char *[]){ "limit", "5000", NULL }, err),
 			 0);
@@ -257,7 +279,7 @@ static struct analysis_flat *flat_of(const struct serve_profile *p, const char *
 		assert_int_equal(analysis_select__new(p->views[0], sel, s), 0);
 		q.select = *s;
 	}
-	*t = analysis_tree__new(p->names[0], &q);
+	*t = analysis_tree__new(p->names[0][SERVE_GRAN_FUNCTION], &q);
 	assert_non_null(*t);
 	return analysis_flat__new(*t, ANALYSIS_SORT_TOTAL);
 }
@@ -368,7 +390,7 @@ static int str_cmp(const void *a, const void *b)
 static void test_shape_matches_tree(void **state)
 {
 	struct fx *fx = *state;
-	const struct analysis_names *n = fx->p->names[0];
+	const struct analysis_names *n = fx->p->names[0][SERVE_GRAN_FUNCTION];
 	struct analysis_shape *sh;
 	struct analysis_filter_spec spec = { 0 };
 	const char *focus[] = { NULL, "^b$", "^leaf$", "^schedule$" };
@@ -468,18 +490,134 @@ static void test_api_answers(void **state)
 	assert_int_equal(parse(&q, SERVE_EP_DIFF, (const char *[]){ NULL }, err), 0);
 	assert_int_equal(serve_api__answer(&app, &q, &body, &len, err, sizeof(err)), -EINVAL);
 	/* intervals of app: 3 complete by start; the first woken by worker-101 */
-	assert_int_equal(parse(&q, SERVE_EP_INTERVALS, (const char *[]){ "thread", "0", NULL }, err),
+	assert_int_equal(parse(&q, SERVE_EP_INTERVALS,
+			       (const char *[]){ "thread", "0", "incomplete", "0", NULL }, err),
 			 0);
 	assert_int_equal(serve_api__answer(&app, &q, &body, &len, err, sizeof(err)), 0);
 	assert_non_null(strstr(body, "\"total\":3"));
 	assert_non_null(strstr(body, "\"comm\":\"worker\""));
 	free(body);
+	/* by default (as report) the incomplete one is listed too */
+	assert_int_equal(parse(&q, SERVE_EP_INTERVALS, (const char *[]){ "thread", "0", NULL }, err),
+			 0);
+	assert_int_equal(serve_api__answer(&app, &q, &body, &len, err, sizeof(err)), 0);
+	assert_non_null(strstr(body, "\"total\":4"));
+	free(body);
+	/* label=comm:worker keeps worker-101's 3 samples; by thread, one group */
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "label", "comm:worker", NULL },
+			       err), 0);
+	assert_int_equal(serve_api__answer(&app, &q, &body, &len, err, sizeof(err)), 0);
+	assert_non_null(strstr(body, "\"total\":3"));
+	free(body);
+	assert_int_equal(parse(&q, SERVE_EP_GROUPS,
+			       (const char *[]){ "by", "process", "label", "pid:!200", NULL }, err),
+			 0);
+	assert_int_equal(serve_api__answer(&app, &q, &body, &len, err, sizeof(err)), 0);
+	/* app [100] holds app-100's 6 and worker-101's 3; other [200] is left out */
+	assert_non_null(strstr(body, "\"total\":9"));
+	assert_non_null(strstr(body, "\"nrows\":1"));
+	free(body);
+}
+
+/*
+ * analysis_source: per-line costs of f.  Samples (weight 1):
+ *   main;f@10        x4   innermost f frame: line 10, the stack's leaf -> self
+ *   main;f@10';g     x2   f@10' (another address of line 10), g is the leaf
+ *   main;f@10;f@11   x3   recursion: the innermost f frame, line 11, is charged
+ *   main;g           x1   no f
+ * So line 10: self 4, total 4 + 2 = 6; line 11: self 3, total 3; the
+ * lines' totals add up to f's total 9 of all 10.  A frame of g at line 10
+ * of f.c is not f's.
+ */
+static void test_source_lines(void **state)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct capture_event ev = { .period = 1 };
+	struct capture_frame fr = { .module = CAPTURE_NONE };
+	struct analysis_source src;
+	struct analysis_query q;
+	struct capture *c = NULL;
+	uint32_t f_main, f10, f10b, f11, f_g, s1, s2, s3, s4, e, i;
+	char err[256];
+	void *buf;
+	size_t len;
+
+	(void)state;
+	assert_non_null(b);
+	ev.name = capture_builder__string(b, "cpu-clock");
+	ev.unit = capture_builder__string(b, "samples");
+	e = capture_builder__add_event(b, &ev);
+	fr.file = capture_builder__string(b, "/src/f.c");
+	fr.function = capture_builder__string(b, "main");
+	fr.line = 5;
+	fr.address = 0x100;
+	f_main = capture_builder__add_frame(b, &fr);
+	fr.function = capture_builder__string(b, "f");
+	fr.line = 10;
+	fr.address = 0x200;
+	f10 = capture_builder__add_frame(b, &fr);
+	fr.address = 0x204;
+	f10b = capture_builder__add_frame(b, &fr);
+	fr.line = 11;
+	fr.address = 0x210;
+	f11 = capture_builder__add_frame(b, &fr);
+	fr.function = capture_builder__string(b, "g");
+	fr.line = 10;
+	fr.address = 0x300;
+	f_g = capture_builder__add_frame(b, &fr);
+	s1 = path(b, (uint32_t[]){ f_main, f10 }, 2);
+	s2 = path(b, (uint32_t[]){ f_main, f10b, f_g }, 3);
+	s3 = path(b, (uint32_t[]){ f_main, f10, f11 }, 3);
+	s4 = path(b, (uint32_t[]){ f_main, f_g }, 2);
+	for (i = 0; i < 4; i++)
+		sample(b, 100 + i, CAPTURE_NONE, s1, e);
+	for (i = 0; i < 2; i++)
+		sample(b, 200 + i, CAPTURE_NONE, s2, e);
+	for (i = 0; i < 3; i++)
+		sample(b, 300 + i, CAPTURE_NONE, s3, e);
+	sample(b, 400, CAPTURE_NONE, s4, e);
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
+	if (capture__open_mem(buf, len, "src.msc", &c, err, sizeof(err)))
+		fail_msg("open_mem: %s", err);
+	free(buf);
+	capture_builder__free(b);
+
+	analysis_query__init(&q, e);
+	assert_int_equal(analysis_source__init(&src, c, &q, "f"), 0);
+	assert_int_equal(src.weight, 10);
+	assert_int_equal(src.total, 9);
+	assert_int_equal(src.nlines, 2);
+	assert_string_equal(capture__string(c, src.lines[0].file), "/src/f.c");
+	assert_int_equal(src.lines[0].line, 10);
+	assert_int_equal(src.lines[0].self, 4);
+	assert_int_equal(src.lines[0].total, 6);
+	assert_int_equal(src.lines[1].line, 11);
+	assert_int_equal(src.lines[1].self, 3);
+	assert_int_equal(src.lines[1].total, 3);
+	analysis_source__release(&src);
+	/* A time window: only the recursion's samples (t 300..302). */
+	q.start_ns = 300;
+	assert_int_equal(analysis_source__init(&src, c, &q, "f"), 0);
+	assert_int_equal(src.total, 3);
+	assert_int_equal(src.nlines, 1);
+	assert_int_equal(src.lines[0].line, 11);
+	analysis_source__release(&src);
+	/* No such function: nothing charged, nothing listed. */
+	q.start_ns = 0;
+	assert_int_equal(analysis_source__init(&src, c, &q, "nope"), 0);
+	assert_int_equal(src.total, 0);
+	assert_int_equal(src.nlines, 0);
+	analysis_source__release(&src);
+	q.event = 7;
+	assert_int_equal(analysis_source__init(&src, c, &q, "f"), -EINVAL);
+	capture__free(c);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_query_parse),
+		cmocka_unit_test(test_source_lines),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_diff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shape_matches_tree, setup, teardown),

@@ -7,6 +7,8 @@
 //          "timeline": {"tid": N},
 //          "table": {},
 //          "diff": {},
+//          "source": {"name": FUNC},                     // table row click -> source view
+//          "zone": {},                                   // drag across the timeline
 //          "paint": {}}                                    // bench/serve.py
 // Prints one JSON line with one result object per section and "errors"
 // (page errors, console errors, timeouts).  Screenshots go to SHOTS/<section>*.png.
@@ -71,7 +73,7 @@ async function timeline(page, s) {
   await open(page, 'view=timeline', 'timeline');
   const ivs = await page.$$eval('rect.offcpu', (els) => els.map((e) => ({
     id: e.dataset.id, tid: Number(e.dataset.tid), ns: Number(e.dataset.ns), state: e.dataset.state,
-    cause: e.dataset.cause, waker: e.dataset.waker, cls: e.getAttribute('class'),
+    cause: e.dataset.cause, waker: e.dataset.waker, clipped: e.dataset.clipped === '1', cls: e.getAttribute('class'),
     fill: getComputedStyle(e).fill, title: e.querySelector('title').textContent })));
   const lanes = await page.$$eval('.lane', (els) => els.map((e) => Number(e.dataset.tid)));
   await page.screenshot({ path: path.join(spec.shots, 'timeline.png'), fullPage: true });
@@ -107,27 +109,119 @@ async function diff(page) {
   return { rows: rows.slice(0, 20) };
 }
 
-// First meaningful paint: navigation start to the flame graph drawn, in ms.
+let userDir = null;
+
+// CPU seconds (utime + stime, proc(5) fields 14, 15) of this run's chromium:
+// every process whose command line names its profile directory, so other
+// browsers on a shared machine are not counted.
+function chromiumCpu(by) {
+  const tick = 100; // USER_HZ on Linux
+  let sum = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+      if (!cmd.includes(userDir)) continue;
+      const f = fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
+      const t = (Number(f[11]) + Number(f[12])) / tick;
+      sum += t;
+      if (by) {
+        const m = /--type=([a-z-]+)/.exec(cmd);
+        const k = m ? m[1] + (/--utility-sub-type=([\w.]+)/.exec(cmd) || ['', ''])[1] : 'browser';
+        by[k] = (by[k] || 0) + t;
+      }
+    } catch (e) { /* exited */ }
+  }
+  return sum;
+}
+
+async function source(page, s) {
+  await open(page, 'view=table', 'table');
+  await page.click(`#functions tr[data-name="${s.name}"]`);
+  await page.waitForFunction(() => location.hash.includes('view=source'));
+  await ready(page, 'source');
+  const rows = await page.$$eval('table.source tr[data-line]', (els) => els.map((e) => ({
+    line: Number(e.dataset.line), self: e.dataset.self ? Number(e.dataset.self) : null,
+    total: e.dataset.total ? Number(e.dataset.total) : null, text: e.querySelector('pre').textContent })));
+  const notes = await page.$$eval('#view .note', (els) => els.map((e) => e.textContent));
+  await page.screenshot({ path: path.join(spec.shots, 'source.png'), fullPage: true });
+  return { hash: await page.evaluate(() => location.hash), rows, notes };
+}
+
+// A time selection: drag across the middle half of the timeline's lanes;
+// the URL then holds start/end and the flame graph answers for them.
+async function zone(page) {
+  await open(page, 'view=timeline', 'timeline');
+  const lane = await page.$eval('.lane svg', (e) => { const r = e.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width, h: r.height }; });
+  await page.mouse.move(lane.x + lane.w * 0.25, lane.y + 4);
+  await page.mouse.down();
+  await page.mouse.move(lane.x + lane.w * 0.5, lane.y + 4, { steps: 5 });
+  await page.mouse.move(lane.x + lane.w * 0.75, lane.y + 4, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForFunction(() => location.hash.includes('start=') && location.hash.includes('end='));
+  await ready(page, 'timeline');
+  const hash = await page.evaluate(() => location.hash);
+  const shade = await page.$eval('#zone', (e) => ({ hidden: e.hidden, start: e.dataset.start, end: e.dataset.end }));
+  const chip = await page.$eval('#selection', (e) => ({ hidden: e.hidden, text: e.textContent }));
+  await page.screenshot({ path: path.join(spec.shots, 'zone.png'), fullPage: true });
+  await page.click('#tabs a[data-view="flame"]');
+  await ready(page, 'flame');
+  const flameHash = await page.evaluate(() => location.hash);
+  const total = await page.$eval('#flame-head', (e) => Number(e.dataset.total));
+  await page.click('#selection-clear');
+  await page.waitForFunction(() => !location.hash.includes('start='));
+  await ready(page, 'flame');
+  const whole = await page.$eval('#flame-head', (e) => Number(e.dataset.total));
+  return { hash, shade, chip, flameHash, total, whole };
+}
+
+// First meaningful paint: navigation start to the flame graph drawn, in ms
+// (wall clock: on a loaded machine mostly waiting for a CPU), and the CPU
+// work it took: the renderer's main thread (CDP ThreadTime), every
+// chromium process of this run (/proc), for bench/serve.py to add the
+// server's.
 async function paint(page) {
-  const runs = [];
+  const runs = [], cpu = [], thread = [], kinds = [];
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable', { timeDomain: 'threadTicks' });
+  const metric = async (name) => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === name).value;
   for (let i = 0; i < 3; i++) {
     await page.goto('about:blank');
+    const k0 = {};
+    const c0 = chromiumCpu(k0);
+    const t0 = await metric('ThreadTime');
     await page.goto(spec.base + '#view=flame');
     await ready(page, 'flame');
     runs.push(await page.evaluate(() => performance.now()));
+    thread.push(Math.round(1000 * (await metric('ThreadTime') - t0)));
+    const k1 = {};
+    cpu.push(Math.round(1000 * (chromiumCpu(k1) - c0)));
+    kinds.push(Object.fromEntries(Object.keys(k1).map((k) => [k, Math.round(1000 * (k1[k] - (k0[k] || 0)))])));
   }
+  // The same navigation to a static asset of the server: what chromium
+  // spends on any navigation, for comparison.
+  const baseline = [];
+  for (let i = 0; i < 3; i++) {
+    await page.goto('about:blank');
+    const c0 = chromiumCpu();
+    await page.goto(spec.base + 'favicon.svg');
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    baseline.push(Math.round(1000 * (chromiumCpu() - c0)));
+  }
+  await page.goto(spec.base + '#view=flame');
+  await ready(page, 'flame');
   const resources = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => ({
     name: r.name.replace(/^https?:\/\/[^/]+/, ''), start: Math.round(r.startTime), ms: Math.round(r.duration) })));
   const nav = await page.evaluate(() => { const n = performance.getEntriesByType('navigation')[0]; return { dcl: Math.round(n.domContentLoadedEventEnd), load: Math.round(n.loadEventEnd) }; });
   const frames = await page.$$eval('.frame', (els) => els.length);
   await page.screenshot({ path: path.join(spec.shots, 'paint.png') });
   const marks = await page.evaluate(() => performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)]));
-  return { ms: runs, frames, resources, nav, marks };
+  return { ms: runs, chromium_cpu_ms: cpu, baseline_cpu_ms: baseline, renderer_thread_ms: thread, cpu_by_process: kinds, frames, resources, nav, marks };
 }
 
 async function main() {
   fs.mkdirSync(spec.shots, { recursive: true });
-  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ms-chromium-'));
+  userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ms-chromium-'));
   const context = await chromium.launchPersistentContext(userDir, {
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -142,7 +236,7 @@ async function main() {
     page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
     page.on('request', (r) => requests.push(r.url()));
-    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['paint', paint]]) {
+    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['source', source], ['zone', zone], ['paint', paint]]) {
       if (!spec[name]) continue;
       try {
         out[name] = await fn(page, spec[name]);

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Limits (policy). */
 #define CGROUP_PATH_MAX 1024	   /* bytes of a cgroup path, NUL included */
@@ -117,5 +118,27 @@ int cgroup__of_pid(const char *proc_root, int pid, char *rel, size_t len);
  */
 int cgroup_containers__find(const char *proc_root, const char *query,
 			    char (*paths)[CGROUP_PATH_MAX], const char **runtimes, int max);
+
+/* Pid namespaces below the one given to --pid-ns that a walk climbs. */
+#define PID_NS_MAX_DEPTH 32
+
+/*
+ * record --pid-ns REF: open the pid namespace REF names, a host pid (its
+ * process's namespace, proc_root/PID/ns/pid) or the path of a namespace
+ * file (/proc/PID/ns/pid, or a bind mount of one).  Returns an fd (the
+ * caller closes it), or -errno with a message in err: the file's open error,
+ * -EINVAL when it is not a pid namespace.
+ */
+int pid_ns__open(const char *proc_root, const char *ref, char *err, size_t errlen);
+
+/*
+ * The host pid (as proc_root shows it) of the process whose pid is ns_pid
+ * in the pid namespace ns_fd (pid_ns__open), found among the processes of
+ * proc_root whose own namespace is that one or nested below it (at most
+ * PID_NS_MAX_DEPTH levels).  Returns 0 and *host, or -ESRCH (none), -EINVAL
+ * (several: contradictory evidence), -errno, each with a message in err.
+ */
+int pid_ns__host_pid(const char *proc_root, int ns_fd, pid_t ns_pid, pid_t *host, char *err,
+		     size_t errlen);
 
 #endif

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "record.h"
 #include "record_scope.h"
+#include "../cgroups/cgroups.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -46,6 +47,9 @@ static const char record_usage[] =
 	"                       cri-o, podman id or short id, systemd-nspawn machine or\n"
 	"                       lxc name; repeatable); alone it implies -a\n"
 	"      --include-self   with -a, also sample microscope's own process\n"
+	"      --pid-ns NS      -p gives pids as pid namespace NS sees them (a\n"
+	"                       container's): NS is a host pid (its namespace) or a\n"
+	"                       namespace file such as /proc/PID/ns/pid\n"
 	"  -d, --duration SEC   sample for SEC seconds, counted from when sampling\n"
 	"                       starts (after setup); a command still running then\n"
 	"                       is sent SIGTERM, as on SIGINT (below)\n"
@@ -121,7 +125,7 @@ enum { OPT_PYTHON = 0x5059 };
 enum { OPT_SYMBOLIZE = 0x5359, OPT_DEBUG_DIR = 0x4444 };
 enum { OPT_CONTINUOUS = 0x434e, OPT_SEGMENT = 0x5347, OPT_RETAIN = 0x5254, OPT_WINDOW = 0x574e };
 enum { OPT_EXPORT = 0x4558 };
-enum { OPT_CGROUP = 0x4347 + 0x100, OPT_CONTAINER, OPT_INCLUDE_SELF, OPT_VERIFY_UNWIND };
+enum { OPT_CGROUP = 0x4347 + 0x100, OPT_CONTAINER, OPT_INCLUDE_SELF, OPT_PID_NS, OPT_VERIFY_UNWIND };
 
 static const struct option record_longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -152,6 +156,7 @@ static const struct option record_longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "container", required_argument, NULL, OPT_CONTAINER },
 	{ "include-self", no_argument, NULL, OPT_INCLUDE_SELF },
+	{ "pid-ns", required_argument, NULL, OPT_PID_NS },
 	{ "verify-unwind", no_argument, NULL, OPT_VERIFY_UNWIND },
 	{ 0 },
 };
@@ -365,6 +370,9 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 	case OPT_INCLUDE_SELF:
 		o->include_self = true;
 		return 0;
+	case OPT_PID_NS:
+		o->pid_ns = arg;
+		return 0;
 	}
 	fputs(record_usage, stderr);
 	return -EINVAL;
@@ -456,6 +464,37 @@ static int record__validate(const struct record_options *o)
 	return 0;
 }
 
+/*
+ * --pid-ns: every -p pid from the namespace's numbering to the host's
+ * (cgroups.h pid_ns__host_pid).  Returns 0, or -errno after printing why.
+ */
+static int record__translate_pids(struct record_options *o)
+{
+	char why[512] = "";
+	int fd, err = 0;
+
+	if (!o->npids) {
+		usage_error("--pid-ns needs -p PID");
+		return -EINVAL;
+	}
+	fd = pid_ns__open("/proc", o->pid_ns, why, sizeof(why));
+	if (fd < 0) {
+		fprintf(stderr, "microscope record: %s\n", why);
+		return fd;
+	}
+	for (size_t i = 0; i < o->npids && !err; i++) {
+		pid_t host;
+
+		err = pid_ns__host_pid("/proc", fd, o->pids[i], &host, why, sizeof(why));
+		if (err)
+			fprintf(stderr, "microscope record: --pid-ns %s: %s\n", o->pid_ns, why);
+		else
+			o->pids[i] = host;
+	}
+	close(fd);
+	return err;
+}
+
 /* argv (NULL-terminated) joined by spaces into buf, truncated to len. */
 static void join_args(char *buf, size_t len, char **argv)
 {
@@ -479,6 +518,8 @@ int cmd_record(int argc, char **argv)
 		return 0;
 	}
 	if (record__validate(&o))
+		return 2;
+	if (o.pid_ns && !o.replay && record__translate_pids(&o))
 		return 2;
 	/* Before anything is attached: a scope that selects nothing is a usage error. */
 	if (!o.replay && record_scope__resolve(&o, "/proc/self/mountinfo", "/proc", o.cgroups,

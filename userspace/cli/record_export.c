@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Per-segment exports of record --continuous --export (record_export.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
@@ -89,9 +87,10 @@ static int export__render(const struct record_export *e, const struct capture *c
 int record_export__segment(void *ctx, const char *path, const struct capture *segment)
 {
 	struct record_export *e = ctx;
-	char *text = NULL, *out = NULL, *tmp = NULL;
+	struct file_out o = { .fd = -1, .slot = -1 };
+	char *text = NULL, *out = NULL, msg[512] = "";
 	size_t len = 0, plen = strlen(path);
-	int fd = -1, err;
+	int err;
 
 	err = export__render(e, segment, &text, &len);
 	if (err)
@@ -103,32 +102,23 @@ int record_export__segment(void *ctx, const char *path, const struct capture *se
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	if (asprintf(&tmp, "%s.tmp.%d", out, (int)getpid()) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
+	/* file_out (capture/file_io.h): 0600 temporary beside it, fsync, rename,
+	 * directory fsync; a symlink under the export's name is refused */
+	err = file_out__open(&o, out, msg, sizeof(msg));
+	if (err)
+		goto cleanup;
+	err = file__write_all(o.fd, text, len);
+	if (err) {
+		snprintf(msg, sizeof(msg), "%s: write: %s", out, strerror(-err));
+		file_out__abort(&o);
 		goto cleanup;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	err = file__write_all(fd, text, len);
-	if (!err && fsync(fd))
-		err = -errno;
-	if (close(fd) && !err)
-		err = -errno;
-	fd = -1;
-	if (!err && rename(tmp, out))
-		err = -errno;
-	if (!err)
-		err = file__fsync_parent(out);
+	err = file_out__commit(&o, msg, sizeof(msg));
 cleanup:
-	if (err && tmp)
-		unlink(tmp);
+	if (err && err != -ENOMEM && out)
+		fprintf(stderr, "microscope record: --export: %s\n", msg);
 	free(text);
 	free(out);
-	free(tmp);
 	return err;
 }
 

@@ -15,7 +15,11 @@ struct record_export;
 /* fmt: "pprof", "speedscope" or "folded".  Returns 0 with *out or -EINVAL / -ENOMEM. */
 int record_export__new(const char *fmt, struct record_export **out);
 
-/* ctx is the struct record_export *.  Returns 0 or -errno. */
+/* A segment_published_fn: writes segment's export beside path (".msc"
+ * replaced by the format's suffix, capture/segment_dir.h), published with
+ * file_out (capture/file_io.h: a 0600 temporary, fsync, rename, directory
+ * fsync; a symlink under the export's name is refused with -ELOOP).  ctx
+ * is the struct record_export *.  Returns 0 or -errno (message printed). */
 int record_export__segment(void *ctx, const char *path, const struct capture *segment);
 
 /* Accepts NULL. */

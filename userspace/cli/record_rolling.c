@@ -159,7 +159,7 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 		}
 	}
 	r->cut_ns = until;
-	return 0;
+	return 1;
 }
 
 /* "20261202T142300.123Z" for CLOCK_MONOTONIC ns. */

@@ -13,8 +13,10 @@
  *               freed, so memory follows the window; a snapshot merges the
  *               slices of the last --window into window-START-END.msc
  *
- * In both, the processor's builder keeps its dictionaries (ids it holds
- * stay valid) and loses its samples, intervals and counters at each move.
+ * In both, the processor's builder loses its samples, intervals and
+ * counters at each move; then the processor compacts its dictionaries to
+ * the rows still needed (processor__compact), so memory follows the
+ * segment or window and the live processes, not the length of the run.
  */
 #ifndef MS_RECORD_ROLLING_H
 #define MS_RECORD_ROLLING_H
@@ -35,7 +37,9 @@ int record_rolling__open(const struct record_options *o, uint64_t release_lag_ns
 			 struct record_rolling **out);
 
 /* At each drain round: cut a segment or a slice when due.  now_ns is
- * CLOCK_MONOTONIC.  Returns 0 or -errno (message printed). */
+ * CLOCK_MONOTONIC.  Returns 1 when it cut one (the caller then compacts
+ * the processor's state: processor__compact), 0 when none was due, or
+ * -errno (message printed). */
 int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns);
 
 /* Window mode: write the last --window to a new window-START-END.msc beside

@@ -19,8 +19,9 @@
  * is reported as "microscope record: STEP: REASON" and ends the recording
  * with status 1 (127 when the command cannot be run).
  */
-#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@
 #include "record.h"
 #include "record_rolling.h"
 #include "record_status.h"
+#include "record_python.h"
 
 /* Live processing: at most this much per drain round (ns), at most this far
  * behind the newest record (ns) (processor__set_round_budget). */
@@ -65,10 +67,12 @@ struct record_session {
 	struct budget_monitor *budget; /* --budget, or NULL */
 	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
 	struct kunwind_maps *ku;       /* --call-graph dwarf-kernel, or NULL */
+	struct record_python pyw;      /* -a: which processes run CPython */
 	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
 	double t_end;		       /* CLOCK_MONOTONIC s when --duration ends, or 0 */
+	double t_halt;		       /* CLOCK_MONOTONIC s when sampling was halted, or 0 */
 	int status;		       /* exit status so far */
 	struct record_status live;     /* the status line on a TTY */
 };
@@ -169,6 +173,8 @@ static int session__sink(void *ctx, const struct ms_chunk *c, const void *payloa
 	 * Its return (processes known) is not needed here. */
 	if (c->kind == MS_CHUNK_ROUND && s->py)
 		(void)py_tracker__poll(s->py, c->time);
+	if (s->py && s->o->system_wide)
+		record_python__chunk(&s->pyw, c, payload);
 	return processor__sink(s->proc, c, payload);
 }
 
@@ -317,43 +323,6 @@ static int session__open_kunwind(struct record_session *s)
 	return 0;
 }
 
-/*
- * -a with Python frames: every running process whose comm starts with
- * "python" joins the target map the CPython tracker walks (those started
- * later join at exec, bpf/sampler.bpf.c handle_exec).  A process that
- * vanished meanwhile is skipped.  Returns 0 or -errno.
- */
-static int session__add_python_processes(struct record_session *s)
-{
-	char path[64], comm[32];
-	struct dirent *de;
-	DIR *d = opendir("/proc");
-	int err = 0;
-
-	if (!d)
-		return -errno;
-	while (!err && (de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		FILE *f;
-
-		if (*end || pid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "python", 6)) {
-			err = collector__add_target(s->col, (pid_t)pid);
-			if (err == -ESRCH)
-				err = 0;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return err;
-}
-
 /* The command and every -p pid into the collector's kernel filter. */
 static int session__add_targets(struct record_session *s)
 {
@@ -361,7 +330,7 @@ static int session__add_targets(struct record_session *s)
 	int err;
 
 	if (o->system_wide && o->python == MS_PYTHON_BPF) {
-		err = session__add_python_processes(s);
+		err = record_python__scan(&s->pyw, s->col);
 		if (err) {
 			step_failed(err, "finding the CPython processes");
 			return err;
@@ -521,6 +490,63 @@ static bool session__any_alive(const struct record_session *s)
 	return false;
 }
 
+/* Resident set size of this process (KiB), 0 if unknown. */
+static uint64_t self_rss_kib(void)
+{
+	unsigned long long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+}
+
+/* After a segment or slice was cut: bound the processor's state by the
+ * live processes (processor__compact), and say in the next segment's meta
+ * what the recorder holds ("recorder.*": a week-long run can be checked
+ * for growth from its own segments).  Out of memory is not fatal: the
+ * state stays as it was and recording goes on. */
+static int session__compact(struct record_session *s)
+{
+	struct processor_state st;
+	struct mallinfo2 mi;
+	char buf[32];
+	int err = processor__compact(s->proc);
+
+	if (err == -ENOMEM) {
+		fprintf(stderr, "microscope record: compacting the recorder's state: %s\n",
+			strerror(ENOMEM));
+		return 0;
+	}
+	if (err) {
+		step_failed(err, "compacting the recorder's state");
+		return err;
+	}
+	processor__state(s->proc, &st);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.processes);
+	capture_builder__set_meta(s->b, "recorder.processes", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.threads);
+	capture_builder__set_meta(s->b, "recorder.threads", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.mappings);
+	capture_builder__set_meta(s->b, "recorder.mappings", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.modules);
+	capture_builder__set_meta(s->b, "recorder.modules", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st.rows);
+	capture_builder__set_meta(s->b, "recorder.rows", buf);
+	/* What was freed goes back to the system, not only to malloc's free
+	 * lists: a week-long run's RSS is what it uses, not its peak. */
+	malloc_trim(0);
+	mi = mallinfo2();
+	snprintf(buf, sizeof(buf), "%" PRIu64, (uint64_t)(mi.uordblks + mi.hblkhd) / 1024);
+	capture_builder__set_meta(s->b, "recorder.heap_kib", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, self_rss_kib());
+	capture_builder__set_meta(s->b, "recorder.rss_kib", buf);
+	return 0;
+}
+
 /* Drain rounds until the command exits, the -p targets are gone, the
  * duration ends or a stop signal arrives.  Returns 0 or -errno of a drain. */
 static int session__drain(struct record_session *s)
@@ -546,6 +572,9 @@ static int session__drain(struct record_session *s)
 			step_failed(err, "draining rings");
 			return err;
 		}
+		err = record_python__flush(&s->pyw, s->col);
+		if (err)
+			step_failed(err, "adding an embedded CPython process");
 		if (o->argv && waitpid(s->launch.pid, &wstatus, WNOHANG) == s->launch.pid) {
 			s->child_done = true;
 			s->status = exit_status_of(wstatus);
@@ -556,6 +585,8 @@ static int session__drain(struct record_session *s)
 		if (s->t_end && now_s() >= s->t_end)
 			return 0;
 		err = record_rolling__tick(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+		if (err > 0)
+			err = session__compact(s);
 		if (!err && snapshot_requested) {
 			snapshot_requested = 0;
 			err = record_rolling__snapshot(s->roll, s->b, (uint64_t)(now_s() * 1e9));
@@ -626,6 +657,24 @@ static int session__seal(struct record_session *s)
 			strerror(-err));
 		return err;
 	}
+	if (s->py) {
+		uint64_t cpu, refreshes, skipped;
+
+		py_tracker__costs(s->py, &cpu, &refreshes, &skipped);
+		capture_builder__add_counter(s->b, "python.tracker_cpu_us", cpu / 1000);
+		capture_builder__add_counter(s->b, "python.thread_map_refreshes", refreshes);
+		capture_builder__add_counter(s->b, "python.thread_map_unchanged", skipped);
+		if (s->pyw.embedded)
+			capture_builder__add_counter(s->b, "python.libpython_processes",
+						     s->pyw.embedded);
+		if (s->pyw.dropped)
+			capture_builder__add_counter(s->b, "python.libpython_queue_full",
+						     s->pyw.dropped);
+	}
+	/* How long the backlog took once sampling stopped (docs/host.md). */
+	if (s->t_halt > 0)
+		capture_builder__add_counter(s->b, "record.finish_ms",
+					     (uint64_t)((now_s() - s->t_halt) * 1e3));
 	if (!s->o->continuous && !s->o->force && (err = cli__keep_previous(path)))
 		fprintf(stderr, "microscope record: keeping the previous %s as .old: %s\n", path,
 			strerror(-err));
@@ -658,6 +707,14 @@ static int session__seal(struct record_session *s)
 			st.st_size = 0;
 		fprintf(stderr, "[ microscope: %llu samples written to %s (%.1f KiB) ]\n",
 			(unsigned long long)processor__samples(s->proc), path, st.st_size / 1024.0);
+		if (s->t_halt > 0 && s->o->system_wide) {
+			uint64_t mean, max = processor__lag_ns(s->proc, &mean);
+
+			fprintf(stderr,
+				"[ microscope: sealed %.2f s after sampling stopped; processing "
+				"lag max %.2f s, mean %.2f s ]\n",
+				now_s() - s->t_halt, max / 1e9, mean / 1e9);
+		}
 	}
 	return 0;
 }
@@ -676,6 +733,7 @@ static void session__finish(struct record_session *s)
 	 * have halted it already): what follows is processing the backlog. */
 	collector__halt_sampling(s->col);
 	halt_col = NULL;
+	s->t_halt = collector__halted_at(s->col) ? collector__halted_at(s->col) / 1e9 : now_s();
 	record_status__finish(&s->live);
 	if (o->argv)
 		session__end_command(s);
@@ -732,6 +790,7 @@ static void session__init(struct record_session *s, const struct record_options 
 	memset(s, 0, sizeof(*s));
 	s->o = o;
 	s->launch = (struct launcher){ .pid = -1, .gate_fd = -1, .error_fd = -1 };
+	record_python__init(&s->pyw);
 	s->status = 1;
 }
 

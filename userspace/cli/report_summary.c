@@ -182,6 +182,25 @@ static void print_kunwind(const struct report *r)
 		       capture__counter(r->c, "processor.kunwind_mismatch"));
 }
 
+/* A continuous recording's segment: what the recorder held as it began
+ * (meta recorder.*, record_session.c), so a long run's growth shows. */
+static void print_recorder_state(const struct capture *c)
+{
+	const char *rows = capture__meta(c, "recorder.rows");
+	const char *procs = capture__meta(c, "recorder.processes");
+	const char *threads = capture__meta(c, "recorder.threads");
+	const char *maps = capture__meta(c, "recorder.mappings");
+	const char *rss = capture__meta(c, "recorder.rss_kib");
+	const char *mods = capture__meta(c, "recorder.modules");
+	const char *heap = capture__meta(c, "recorder.heap_kib");
+
+	if (!rows || !procs || !threads || !maps || !rss)
+		return;
+	printf("  recorder   %s processes, %s threads, %s mappings, %s modules, %s rows held, "
+	       "RSS %s KiB, heap %s KiB (as the segment began)\n",
+	       procs, threads, maps, mods ? mods : "?", rows, rss, heap ? heap : "?");
+}
+
 void print_summary(const struct report *r, const struct analysis_summary *s, uint32_t event)
 {
 	const struct capture *c = r->c;
@@ -237,6 +256,7 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 	else
 		printf("  duration   %s (%s)\n", buf,
 		       s->duration_from_meta ? "recording" : "first to last sample");
+	print_recorder_state(c);
 	if (s->rate_hz > 0)
 		print_rate(c, s, freq);
 	if (capture__meta(r->c, "call_graph")) {

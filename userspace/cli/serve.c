@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * microscope serve CAPTURE [--diff BASE] [--port N] [--bind ADDR] [--open]
+ * microscope serve CAPTURE|DIR [--diff BASE] [--port N] [--bind ADDR] [--open]
  * An adapter: parses options into struct serve_options and calls
  * serve__run (userspace/serve/).
  */
@@ -15,14 +15,20 @@
 #include "userspace/serve/serve.h"
 
 static const char serve_usage[] =
-	"usage: microscope serve CAPTURE [--diff BASE] [--port N] [--bind ADDR] [--open]\n"
+	"usage: microscope serve CAPTURE|DIR [--diff BASE] [--source-dir DIR] [--port N]\n"
+	"                        [--bind ADDR] [--open]\n"
 	"\n"
 	"Serve CAPTURE's flame graph, call tree, function table, per-thread timeline\n"
 	"(samples and off-CPU intervals with their wakers) and summary to a browser.\n"
 	"Queries run in this process over analysis/; the pages ask typed queries\n"
 	"(docs/api.md) and never load raw rows.  Read-only; works offline.\n"
+	"A DIR of segments (record --continuous) is served as one profile, read\n"
+	"again when its segments change: new segments appear without a restart.\n"
+	"Drag across the timeline to select a time range for every view.\n"
 	"\n"
 	"  --diff BASE     also compare CAPTURE with BASE (the diff view)\n"
+	"  --source-dir D  the source view reads relative source paths (as DWARF\n"
+	"                  names them, from the build's directory) below D\n"
 	"  --port N        TCP port (default 0: a free one, printed)\n"
 	"  --bind ADDR     listen on this numeric address instead of 127.0.0.1;\n"
 	"                  anyone who can reach it can read the profile (a warning\n"
@@ -34,7 +40,7 @@ static const char serve_usage[] =
 	"SIGINT or SIGTERM.  Exit status 0, 1 when a capture cannot be read or the\n"
 	"address bound, 2 for a usage error.\n";
 
-enum { OPT_DIFF = 0x5301, OPT_PORT, OPT_BIND, OPT_OPEN };
+enum { OPT_DIFF = 0x5301, OPT_PORT, OPT_BIND, OPT_OPEN, OPT_SOURCE_DIR };
 
 static int serve_usage_error(const char *msg, const char *arg)
 {
@@ -63,6 +69,7 @@ int cmd_serve(int argc, char **argv)
 		{ "port", required_argument, NULL, OPT_PORT },
 		{ "bind", required_argument, NULL, OPT_BIND },
 		{ "open", no_argument, NULL, OPT_OPEN },
+		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -96,6 +103,9 @@ int cmd_serve(int argc, char **argv)
 		case OPT_OPEN:
 			o.open = true;
 			break;
+		case OPT_SOURCE_DIR:
+			o.source_dir = optarg;
+			break;
 		case 'h':
 			fputs(serve_usage, stdout);
 			return 0;
@@ -104,7 +114,7 @@ int cmd_serve(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return serve_usage_error("%s", "expected one CAPTURE");
+		return serve_usage_error("%s", "expected one CAPTURE or DIR");
 	o.capture = argv[optind];
 	if (!bind_is_loopback(o.bind))
 		fprintf(stderr,

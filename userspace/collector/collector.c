@@ -1336,6 +1336,11 @@ void collector__halt_sampling(struct collector *c)
 	c->halted = 1;
 }
 
+uint64_t collector__halted_at(const struct collector *c)
+{
+	return c && c->halted ? c->halt_ns : 0;
+}
+
 /*
  * Wait up to timeout_ms (-1: forever) for a ring to signal, then emit ROUND
  * (CLOCK_MONOTONIC ns, taken before draining) and drain every ring.  Returns

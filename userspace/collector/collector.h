@@ -67,6 +67,9 @@ int collector__stop(struct collector *c);
  */
 void collector__halt_sampling(struct collector *c);
 
+/* CLOCK_MONOTONIC ns when collector__halt_sampling halted sampling, or 0. */
+uint64_t collector__halted_at(const struct collector *c);
+
 /*
  * Change the sampling duty while recording: every per-CPU sampling event's
  * period becomes factor times the requested one (factor 1 = -F as given)

@@ -76,7 +76,8 @@ struct record_options {
 	uint32_t event;	       /* MS_EVENT_* */
 	const char *output;    /* capture path */
 	const char *save_raw;  /* directory for the raw ring stream, or NULL */
-	pid_t pids[MS_MAX_PIDS]; /* -p targets (tgids) */
+	pid_t pids[MS_MAX_PIDS]; /* -p targets (tgids; host pids once record.c translated --pid-ns) */
+	const char *pid_ns;	 /* --pid-ns: -p was given as this pid namespace sees it, or NULL */
 	size_t npids;
 	bool system_wide;      /* -a */
 	double duration_s;     /* 0 = until the command exits / a signal */

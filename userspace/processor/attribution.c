@@ -138,3 +138,24 @@ void attribution__free(struct attribution *a)
 	u64map__release(&a->paths);
 	free(a);
 }
+
+void attribution__refs(struct attribution *a, capture_ref_fn ref, void *ctx)
+{
+	if (!a)
+		return;
+	for (uint32_t i = 0; i < a->paths.cap; i++) {
+		uint32_t id;
+
+		if (!a->paths.keys[i])
+			continue;
+		id = (uint32_t)a->paths.vals[i];
+		ref(ctx, CAPTURE_TABLE_STRINGS, &id);
+		a->paths.vals[i] = id;
+	}
+}
+
+void attribution__forget_rows(struct attribution *a)
+{
+	if (a)
+		u64map__release(&a->rows);
+}

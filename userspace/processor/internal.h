@@ -15,6 +15,7 @@
 #include "../../bpf/abi/records.h"
 #include "../../bpf/abi/python.h"
 #include "../../bpf/abi/sample_parts.h"
+#include "../../capture/merge.h"
 #include "../runtimes/jit_funcs.h"
 #include "../runtimes/jitdump.h"
 #include "../runtimes/perf_map.h"
@@ -64,6 +65,7 @@ struct thread_state {
 	uint32_t tid;
 	uint32_t row;  /* capture thread row */
 	uint32_t proc; /* index into processor.procs */
+	bool exited;   /* its EXIT record was seen */
 };
 
 /* A module as the processor knows it: its capture row and frame caches. */
@@ -107,8 +109,11 @@ struct processor {
 	struct symbolizer *sym;
 
 	/* ordering */
-	struct held_record *held;
+	struct held_record *held; /* held[held_first, nheld) wait; [held_first, held_sorted) in order */
 	size_t nheld, held_cap;
+	size_t held_first, held_sorted;
+	struct held_record *held_tmp; /* merge scratch: the unsorted tail */
+	size_t held_tmp_cap;
 	uint8_t *held_bytes;
 	size_t held_len, held_bytes_cap;
 	size_t held_live; /* bytes of held_bytes still held (the rest: released records) */
@@ -118,6 +123,9 @@ struct processor {
 	uint64_t last_released; /* time of the last released record */
 	uint64_t round_budget_ns; /* processor__set_round_budget; 0 = none */
 	uint64_t max_lag_ns;	  /* records older than newest round - this are always released */
+	uint64_t lag_max_seen_ns; /* largest (round time - oldest record still held) after a release */
+	uint64_t lag_sum_ns, lag_rounds; /* for the mean of the same */
+	uint64_t oldest_released; /* time of the oldest record released since the last round, 0 */
 	uint64_t first_round, end_time;
 
 	/* tasks */
@@ -158,6 +166,11 @@ struct processor {
 	/* code with no file (jit.c) */
 	bool read_processes; /* processor__read_processes: live, may read /proc */
 	uint64_t jit_reads;
+	uint64_t jit_read_cpu_ns, jit_late_cpu_ns; /* thread CPU spent reading, naming late */
+	/* frames named at seal time (jit.c): serial making their rows unique,
+	 * frames named, left unnamed, not kept (JIT_LATE_FRAMES_MAX), lookups cut */
+	uint32_t jit_late_serial;
+	uint64_t jit_late_named, jit_late_unnamed, jit_late_full, jit_history_cut;
 	uint64_t own_pidns, own_mntns; /* our namespaces' inodes, 0 until needed */
 	uint32_t stack_scratch[(MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH) * 2 + 8];
 	/* Frame rows of each (module, address): ranges of chain_rows, packed in
@@ -254,6 +267,9 @@ struct proc_state *tasks__process(struct processor *p, uint32_t pid, uint64_t ti
 struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t tid, uint64_t time);
 const struct proc_mapping *tasks__find_mapping(const struct proc_state *ps, uint64_t addr);
 void tasks__release(struct processor *p);
+/* Free the processes that exited and the threads that exited or were
+ * replaced (compact.c).  Returns 0 or -ENOMEM (nothing dropped). */
+int tasks__drop_exited(struct processor *p);
 
 int tasks__process_info(struct processor *p, const struct ms_process_info *info);
 
@@ -306,6 +322,11 @@ int attribution__sample(struct processor *p, struct thread_state *ts, uint32_t s
 			const struct ms_sample *s);
 /* Accepts NULL. */
 void attribution__free(struct attribution *a);
+/* The builder ids a holds (its cgroup paths' strings), for compact.c.
+ * Accepts NULL. */
+void attribution__refs(struct attribution *a, capture_ref_fn ref, void *ctx);
+/* Forget a's cgroup rows (made again on demand).  Accepts NULL. */
+void attribution__forget_rows(struct attribution *a);
 
 /* pins.c: keep map_file (a /proc/PID/map_files link of a mapping of path,
  * maj:min:ino as its MMAP2 record says; else path in process pid's mount
@@ -380,6 +401,8 @@ bool jit__unwind_find(struct processor *p, struct proc_state *ps, uint64_t pc,
 /* Counters "jit.*" and meta "jit.perf_map.PID" / "jit.jitdump.PID". */
 void jit__finish(struct processor *p);
 void jit__release(struct proc_state *ps);
+/* Forget ps's cached JIT frame and module rows (made again on demand). */
+void jit__forget_rows(struct proc_state *ps);
 /* offcpu.c */
 int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len);
 /* Keep the waker's stack copy of r (MS_REC_OFFCPU_WAKER) for its interval.

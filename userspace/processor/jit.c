@@ -11,7 +11,13 @@
  * Each anonymous mapping a function lies in becomes a module of its own
  * (CAPTURE_MODULE_JIT, path the file that named it), its frames named now:
  * no build ID proves a map later.  A frame in no function stays an
- * anonymous frame of no module.  Nothing is read when replaying a stream
+ * anonymous frame of no module, except in a process that announced a
+ * jitdump file: a writer may hold its records in a buffer until it exits
+ * (V8 keeps up to 2 MiB), so such a frame gets a row of its own, named when
+ * the capture is sealed from the whole file read again from its start: the
+ * load that named its address over all the times of its samples, or none
+ * when the name changed in between (jitdump records carry their times, so
+ * no sample is named by a later load).  Nothing is read when replaying a stream
  * (processor__read_processes): the pid then names another process, if any.
  *
  * Objects registered through the GDB JIT interface (gdb_jit.h) are read the
@@ -59,6 +65,14 @@ struct jit_state {
 	bool gdb_looked; /* the modules were searched for a descriptor */
 	bool mapped_gdb; /* mapped something since: search again if none was found */
 	struct u64map gdb_mods;
+	/* frames named at seal time: (ip << 1 | is_return) + 1 -> index */
+	struct jit_late {
+		uint64_t ip, first_ns, last_ns;
+		uint32_t row;
+		bool is_return;
+	} *late;
+	uint32_t nlate, late_cap;
+	struct u64map late_index;
 };
 
 static uint64_t monotonic_ns(void)
@@ -66,6 +80,15 @@ static uint64_t monotonic_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* This thread's CPU time (ns): what reads cost the recorder. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -103,6 +126,7 @@ int jit__mapped(struct processor *p, struct proc_state *ps, uint64_t start, uint
 	if (!js)
 		return 0;
 	jit_funcs__map(&js->funcs, start, end, time);
+	gdb_jit__remapped(&js->gdb);
 	js->mapped = true;
 	js->mapped_gdb = true;
 	return 0;
@@ -330,10 +354,16 @@ static int lookup(struct processor *p, struct proc_state *ps, uint64_t at, struc
 	js = state(ps);
 	if (!js)
 		return -ENOMEM;
-	*fnp = jit_funcs__find(&js->funcs, at, time);
-	if (!*fnp && read_on(p, ps, js, time))
-		*fnp = jit_funcs__find(&js->funcs, at, time);
 	*jsp = js;
+	*fnp = jit_funcs__find(&js->funcs, at, time);
+	if (!*fnp && p->read_processes) {
+		uint64_t cpu = thread_cpu_ns();
+		bool found = read_on(p, ps, js, time);
+
+		p->jit_read_cpu_ns += thread_cpu_ns() - cpu;
+		if (found)
+			*fnp = jit_funcs__find(&js->funcs, at, time);
+	}
 	return *fnp ? 0 : -ENOENT;
 }
 
@@ -390,14 +420,61 @@ bool jit__unwind_find(struct processor *p, struct proc_state *ps, uint64_t pc,
 	return true;
 }
 
+/*
+ * The row of a frame at ip that no record read so far names, in a process
+ * that announced a jitdump file: one row per (ip, is_return) and process,
+ * made unique by a serial number in its line until jit__finish names it or
+ * clears it; the times of the samples using it are kept.  -ENOENT when it
+ * is not to wait (no jitdump file, JIT_LATE_FRAMES_MAX reached: counted),
+ * 0, or -ENOMEM.
+ */
+static int late_frame(struct processor *p, struct jit_state *js, uint64_t ip, bool is_return,
+		      uint32_t *row)
+{
+	uint64_t key = (ip << 1 | is_return) + 1, *at, time = p->sample_time;
+	struct jit_late *l;
+
+	if (!js->dump_path || !p->read_processes || ip >> 63)
+		return -ENOENT;
+	at = u64map__get(&js->late_index, key);
+	if (at) {
+		l = &js->late[*at];
+		l->first_ns = time < l->first_ns ? time : l->first_ns;
+		l->last_ns = time > l->last_ns ? time : l->last_ns;
+		*row = l->row;
+		return 0;
+	}
+	if (js->nlate >= JIT_LATE_FRAMES_MAX) {
+		p->jit_late_full++;
+		return -ENOENT;
+	}
+	if (array__reserve((void **)&js->late, &js->late_cap, js->nlate + 1, sizeof(*js->late)))
+		return -ENOMEM;
+	struct capture_frame frame = {
+		.module = CAPTURE_NONE,
+		.flags = CAPTURE_FRAME_F_UNSYMBOLIZED,
+		.address = ip,
+		.line = ++p->jit_late_serial,
+	};
+	*row = capture_builder__add_frame(p->b, &frame);
+	if (*row == CAPTURE_NONE || u64map__put(&js->late_index, key, js->nlate))
+		return -ENOMEM;
+	js->late[js->nlate++] = (struct jit_late){
+		.ip = ip, .first_ns = time, .last_ns = time, .row = *row, .is_return = is_return,
+	};
+	return 0;
+}
+
 int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
 	       uint32_t *row)
 {
 	uint64_t at = is_return && ip ? ip - 1 : ip;
 	const struct jit_fn *fn;
-	struct jit_state *js;
+	struct jit_state *js = NULL;
 	int err = lookup(p, ps, at, &js, &fn);
 
+	if (err == -ENOENT && js)
+		return late_frame(p, js, ip, is_return, row);
 	if (err)
 		return err;
 	uint64_t *cached = u64map__get(&js->frames, ip + 1);
@@ -426,11 +503,95 @@ int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_
 	return 0;
 }
 
+/*
+ * Name the late frames of ps from the whole jitdump file, read again from
+ * its start (opened now if no read found it yet: the process may have
+ * exited).  A frame no load names over all its samples' times gets its
+ * line back (0): a frame of no module.  0 or -ENOMEM.
+ */
+static int name_late(struct processor *p, struct proc_state *ps, struct jit_state *js)
+{
+	struct jit_funcs h;
+	struct jit_history x;
+	struct jit_target t;
+	uint64_t now = monotonic_ns();
+	uint32_t added;
+	int err;
+
+	uint64_t cpu = thread_cpu_ns();
+
+	if (!js->dump.kept && p->read_processes && !target(p, ps, &t)) {
+		err = jitdump__read(&js->dump, &js->funcs, &t, js->dump_start, js->dump_end,
+				    js->dump_path, now, &added);
+		if (err)
+			return err;
+	}
+	jit_funcs__init(&h);
+	memset(&x, 0, sizeof(x));
+	err = jitdump__history(&js->dump, &h, js->dump.pid, now);
+	if (err >= 0)
+		err = jit_history__init(&x, &h);
+	for (uint32_t i = 0; err >= 0 && i < js->nlate; i++) {
+		const struct jit_late *l = &js->late[i];
+		uint64_t at = l->is_return && l->ip ? l->ip - 1 : l->ip;
+		const struct jit_fn *fn = jit_history__find(&x, at, l->first_ns, l->last_ns);
+		uint32_t module = CAPTURE_NONE, name = 0, file = 0, line = 0;
+		const char *file_name = "";
+		struct capture_frame *row;
+
+		if (fn) {
+			p->sample_time = l->first_ns;
+			module = jit_module(p, ps, js, fn);
+			if (module == CAPTURE_NONE) {
+				err = -ENOMEM;
+				break;
+			}
+			jit_funcs__line(&h, fn, at, &line, &file_name);
+			name = capture_builder__string(p->b, jit_funcs__name(&h, fn));
+			file = capture_builder__string(p->b, file_name);
+			p->jit_late_named++;
+		} else {
+			p->jit_late_unnamed++;
+		}
+		row = capture_builder__frame(p->b, l->row);
+		if (!row)
+			continue;
+		row->line = line;
+		if (fn) {
+			row->module = module;
+			row->flags &= ~CAPTURE_FRAME_F_UNSYMBOLIZED;
+			row->function = name;
+			row->file = file;
+		}
+	}
+	p->jit_history_cut += x.cut;
+	jit_history__release(&x);
+	jit_funcs__release(&h);
+	p->jit_late_cpu_ns += thread_cpu_ns() - cpu;
+	return err < 0 ? err : 0;
+}
+
+void jit__forget_rows(struct proc_state *ps)
+{
+	if (!ps->jit)
+		return;
+	u64map__release(&ps->jit->frames);
+	u64map__release(&ps->jit->modules);
+	/* late frames' rows went with the segment cut: those frames stay
+	 * unnamed there (a later segment's samples make new ones) */
+	u64map__release(&ps->jit->late_index);
+	ps->jit->nlate = 0;
+}
+
 void jit__finish(struct processor *p)
 {
 	uint64_t totals[JIT_PROBLEM_COUNT] = { 0 }, proved = 0, unproved = 0;
 	char key[96], value[256];
 
+	for (uint32_t i = 0; i < p->nprocs; i++)
+		if (p->procs[i].jit && p->procs[i].jit->nlate &&
+		    name_late(p, &p->procs[i], p->procs[i].jit))
+			capture_builder__add_counter(p->b, "jit.late_no_memory", 1);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct jit_state *js = p->procs[i].jit;
 		uint32_t pid = p->procs[i].pid;
@@ -464,12 +625,24 @@ void jit__finish(struct processor *p)
 			snprintf(key, sizeof(key), "jit.%s", jit_problem__name((unsigned int)k));
 			capture_builder__add_counter(p->b, key, totals[k]);
 		}
-	if (p->jit_reads)
+	if (p->jit_reads) {
 		capture_builder__add_counter(p->b, "jit.reads", p->jit_reads);
+		capture_builder__add_counter(p->b, "jit.read_cpu_ms", p->jit_read_cpu_ns / 1000000);
+	}
 	if (proved)
 		capture_builder__add_counter(p->b, "jit.frames_proved", proved);
 	if (unproved)
 		capture_builder__add_counter(p->b, "jit.frames_unproved", unproved);
+	if (p->jit_late_cpu_ns)
+		capture_builder__add_counter(p->b, "jit.late_cpu_ms", p->jit_late_cpu_ns / 1000000);
+	if (p->jit_late_named)
+		capture_builder__add_counter(p->b, "jit.late_named", p->jit_late_named);
+	if (p->jit_late_unnamed)
+		capture_builder__add_counter(p->b, "jit.late_unnamed", p->jit_late_unnamed);
+	if (p->jit_late_full)
+		capture_builder__add_counter(p->b, "jit.late_full", p->jit_late_full);
+	if (p->jit_history_cut)
+		capture_builder__add_counter(p->b, "jit.history_cut", p->jit_history_cut);
 }
 
 void jit__release(struct proc_state *ps)
@@ -494,6 +667,8 @@ void jit__release(struct proc_state *ps)
 	gdb_jit__release(&js->gdb);
 	u64map__release(&js->proofs);
 	free(js->proof_rows);
+	u64map__release(&js->late_index);
+	free(js->late);
 	free(js);
 	ps->jit = NULL;
 }

@@ -67,6 +67,7 @@ void processor__free(struct processor *p)
 	pins__free(p->pins);
 	offcpu__release(p);
 	free(p->held);
+	free(p->held_tmp);
 	free(p->held_bytes);
 	free(p->duty_changes);
 	free(p);
@@ -185,7 +186,7 @@ void processor__set_round_budget(struct processor *p, uint64_t budget_ns, uint64
 bool processor__behind(const struct processor *p)
 {
 	/* release() leaves held[] sorted by time */
-	return p->nheld && p->have_round && p->held[0].time < p->prev_round;
+	return p->nheld > p->held_first && p->have_round && p->held[p->held_first].time < p->prev_round;
 }
 
 static uint64_t mono_ns(void)
@@ -194,6 +195,61 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Move the held records down to held[0] (released ones leave a gap at the
+ * front until it outweighs the rest: amortized O(1) per record). */
+static void held_shift(struct processor *p)
+{
+	if (!p->held_first)
+		return;
+	memmove(p->held, p->held + p->held_first, (p->nheld - p->held_first) * sizeof(*p->held));
+	p->nheld -= p->held_first;
+	p->held_sorted = p->held_sorted > p->held_first ? p->held_sorted - p->held_first : 0;
+	p->held_first = 0;
+}
+
+/*
+ * Put held[] in (time, seq) order: only the records that arrived since the
+ * last sort are sorted, then merged into the sorted run from its end (a
+ * drain round's records mostly follow the run), so a round costs what it
+ * brought in, not the size of the backlog.  Returns 0 or -ENOMEM (then
+ * held[] is sorted whole, in place).
+ */
+static int held_sort(struct processor *p)
+{
+	size_t first = p->held_sorted > p->held_first ? p->held_sorted : p->held_first;
+	size_t ntail = p->nheld - first, i, j, k;
+
+	if (!ntail)
+		return 0;
+	qsort(p->held + first, ntail, sizeof(*p->held), held_cmp);
+	if (first > p->held_first && held_cmp(&p->held[first - 1], &p->held[first]) > 0) {
+		if (ntail > p->held_tmp_cap) {
+			struct held_record *t = realloc(p->held_tmp, ntail * sizeof(*t));
+
+			if (!t) {
+				qsort(p->held + p->held_first, p->nheld - p->held_first,
+				      sizeof(*p->held), held_cmp);
+				p->held_sorted = p->nheld;
+				return -ENOMEM;
+			}
+			p->held_tmp = t;
+			p->held_tmp_cap = ntail;
+		}
+		memcpy(p->held_tmp, p->held + first, ntail * sizeof(*p->held));
+		i = first; /* prefix [held_first, i) left to place */
+		j = ntail; /* tail [0, j) left to place */
+		k = p->nheld;
+		while (j) {
+			if (i > p->held_first && held_cmp(&p->held[i - 1], &p->held_tmp[j - 1]) > 0)
+				p->held[--k] = p->held[--i];
+			else
+				p->held[--k] = p->held_tmp[--j];
+		}
+	}
+	p->held_sorted = p->nheld;
+	return 0;
 }
 
 static int held_offset_cmp(const void *a, const void *b)
@@ -211,6 +267,7 @@ static void held_compact(struct processor *p)
 {
 	size_t out = 0;
 
+	held_shift(p);
 	qsort(p->held, p->nheld, sizeof(*p->held), held_offset_cmp);
 	for (size_t i = 0; i < p->nheld; i++) {
 		if (p->held[i].offset != out)
@@ -220,6 +277,7 @@ static void held_compact(struct processor *p)
 		out += (p->held[i].len + 7) & ~7u;
 	}
 	qsort(p->held, p->nheld, sizeof(*p->held), held_cmp);
+	p->held_sorted = p->nheld;
 	p->held_len = out;
 	p->held_live = out;
 }
@@ -232,20 +290,24 @@ static void held_compact(struct processor *p)
  */
 static int release(struct processor *p, uint64_t limit)
 {
-	size_t n = 0, i;
+	size_t n, i;
 	uint64_t deadline = 0, must = 0;
 	int err = 0;
 
-	if (!p->nheld)
+	if (p->nheld == p->held_first)
 		return 0;
-	qsort(p->held, p->nheld, sizeof(*p->held), held_cmp);
+	(void)held_sort(p); /* -ENOMEM: sorted whole instead */
+	n = p->held_first;
 	while (n < p->nheld && (limit == UINT64_MAX || p->held[n].time < limit))
 		n++;
+	if (n > p->held_first &&
+	    (!p->oldest_released || p->held[p->held_first].time < p->oldest_released))
+		p->oldest_released = p->held[p->held_first].time;
 	if (p->round_budget_ns && limit != UINT64_MAX) {
 		deadline = mono_ns() + p->round_budget_ns;
 		must = limit > p->max_lag_ns ? limit - p->max_lag_ns : 0;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = p->held_first; i < n; i++) {
 		const struct held_record *h = &p->held[i];
 
 		if (deadline && h->time >= must && !(i & 15) && mono_ns() > deadline)
@@ -256,21 +318,49 @@ static int release(struct processor *p, uint64_t limit)
 			return err;
 	}
 	n = i;
-	for (i = 0; i < n; i++)
+	for (i = p->held_first; i < n; i++)
 		p->held_live -= (p->held[i].len + 7) & ~7u;
-	memmove(p->held, p->held + n, (p->nheld - n) * sizeof(*p->held));
-	p->nheld -= n;
-	if (!p->nheld) {
+	p->held_first = n;
+	if (p->held_first == p->nheld) {
+		p->nheld = p->held_first = p->held_sorted = 0;
 		p->held_len = 0;
 		p->held_live = 0;
 		return 0;
 	}
+	if (p->held_first > (p->nheld - p->held_first))
+		held_shift(p);
 	/* Released records leave dead bytes behind; rebuild only once they
 	 * outweigh the live ones, so a round that releases a little of a
 	 * large backlog (round budget) does not copy the whole backlog. */
 	if (p->held_len - p->held_live > p->held_live)
 		held_compact(p);
 	return 0;
+}
+
+/* How far processing runs behind the drain at a round: the round's time
+ * minus the oldest record released by it or still waiting though due
+ * (stamped before the previous round), 0 when none. */
+static void note_lag(struct processor *p, uint64_t round_ns)
+{
+	uint64_t oldest = p->oldest_released, lag = 0;
+
+	if (p->nheld > p->held_first && p->held[p->held_first].time < p->prev_round &&
+	    (!oldest || p->held[p->held_first].time < oldest))
+		oldest = p->held[p->held_first].time;
+	if (oldest && round_ns > oldest)
+		lag = round_ns - oldest;
+	p->oldest_released = 0;
+	if (lag > p->lag_max_seen_ns)
+		p->lag_max_seen_ns = lag;
+	p->lag_sum_ns += lag;
+	p->lag_rounds++;
+}
+
+uint64_t processor__lag_ns(const struct processor *p, uint64_t *mean_ns)
+{
+	if (mean_ns)
+		*mean_ns = p->lag_rounds ? p->lag_sum_ns / p->lag_rounds : 0;
+	return p->lag_max_seen_ns;
 }
 
 static int hold(struct processor *p, const struct ms_chunk *c, const void *payload)
@@ -298,6 +388,8 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 		processor__problem(p, MS_PROBLEM_HELD_BUDGET_FULL);
 		return 0;
 	}
+	if (p->nheld == p->held_cap)
+		held_shift(p);
 	if (p->nheld == p->held_cap) {
 		size_t ncap = p->held_cap ? p->held_cap * 2 : 4096;
 		struct held_record *nh = realloc(p->held, ncap * sizeof(*nh));
@@ -460,6 +552,8 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 			p->first_round = c->time;
 		else
 			err = release(p, p->prev_round);
+		if (!err)
+			note_lag(p, c->time);
 		p->prev_round = c->time;
 		p->have_round = true;
 		return err;
@@ -520,6 +614,12 @@ int processor__finish(struct processor *p)
 			if (p->py_status[i])
 				capture_builder__add_counter(p->b, py_status_names[i],
 							     p->py_status[i]);
+	}
+	if (p->lag_rounds) {
+		capture_builder__add_counter(p->b, "processor.lag_max_ms",
+					     p->lag_max_seen_ns / 1000000);
+		capture_builder__add_counter(p->b, "processor.lag_mean_ms",
+					     p->lag_sum_ns / p->lag_rounds / 1000000);
 	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);

@@ -74,8 +74,36 @@ void processor__set_round_budget(struct processor *p, uint64_t budget_ns, uint64
  * (the caller should come back soon rather than sleep). */
 bool processor__behind(const struct processor *p);
 
+/*
+ * How far processing ran behind draining (live recordings): after each
+ * round, the round's time minus the oldest due record still held (0 when
+ * none).  Returns the largest so far (ns); *mean_ns (may be NULL) gets the
+ * mean over rounds.  processor__finish stores both as the counters
+ * processor.lag_max_ms and processor.lag_mean_ms.
+ */
+uint64_t processor__lag_ns(const struct processor *p, uint64_t *mean_ns);
+
 /* Samples appended so far. */
 uint64_t processor__samples(const struct processor *p);
+
+/*
+ * Between segments or window slices of a long recording, after the
+ * caller moved the builder's samples out (capture_builder__take): release
+ * the state of processes and threads that exited, forget the cached
+ * frame rows, and rebuild the builder with only the rows still needed
+ * (userspace/processor/compact.c).  Ids the processor handed out before
+ * are no longer valid.  Returns 0, or -ENOMEM (the builder is then
+ * unchanged and recording may go on).
+ */
+int processor__compact(struct processor *p);
+
+/* What the processor holds now, for tests and status: its tables' rows. */
+struct processor_state {
+	uint64_t processes, threads, modules, mappings; /* processor's own tables */
+	uint64_t rows; /* builder rows: strings, modules, processes, threads,
+			  mappings, frames, stacks, cgroups */
+};
+void processor__state(const struct processor *p, struct processor_state *out);
 
 /* Accepts NULL. */
 void processor__free(struct processor *p);

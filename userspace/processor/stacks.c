@@ -114,7 +114,8 @@ uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uin
 }
 
 /* Records the module's DWARF problem (once per module) as a counted problem
- * and meta "symbols.problem.N" = "PATH (BUILD_ID): TEXT". */
+ * and meta "symbols.problem.ID" = "PATH (BUILD_ID): TEXT" (ID: the build ID's
+ * first 16 hex digits, or a hash of the path). */
 static void module_check_dwarf(struct processor *p, struct module_state *ms)
 {
 	const struct capture_module *row;
@@ -136,7 +137,18 @@ static void module_check_dwarf(struct processor *p, struct module_state *ms)
 	if (bid && bid_len <= 64)
 		hex(bid, bid_len, hexid);
 	(void)row;
-	snprintf(key, sizeof(key), "symbols.problem.%u", p->nmodule_problems++);
+	/* Keyed by the module, not by a count: a long recording that frees and
+	 * loads a module again (processor__compact) states its problem once. */
+	if (hexid[0]) {
+		snprintf(key, sizeof(key), "symbols.problem.%.16s", hexid);
+	} else {
+		uint64_t h = 1469598103934665603ull; /* FNV-1a 64 of the path */
+
+		for (const char *c = sym_module__path(ms->sym); c && *c; c++)
+			h = (h ^ (uint8_t)*c) * 1099511628211ull;
+		snprintf(key, sizeof(key), "symbols.problem.%016" PRIx64, h);
+	}
+	p->nmodule_problems++;
 	snprintf(val, sizeof(val), "%s (%s): %s", sym_module__path(ms->sym),
 		 hexid[0] ? hexid : "no build ID", why);
 	capture_builder__set_meta(p->b, key, val);

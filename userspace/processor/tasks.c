@@ -81,7 +81,7 @@ struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t t
 	if (idx) {
 		ts = &p->threads[*idx];
 		/* Same tid in a live process of the same pid: the same thread. */
-		if (p->procs[ts->proc].pid == pid && !p->procs[ts->proc].exited)
+		if (p->procs[ts->proc].pid == pid && !p->procs[ts->proc].exited && !ts->exited)
 			return ts;
 	}
 	ps = tasks__process(p, pid, time);
@@ -93,6 +93,7 @@ struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t t
 	ts = &p->threads[p->nthreads];
 	ts->tid = tid;
 	ts->proc = ps - p->procs;
+	ts->exited = false;
 	struct capture_thread row = { .tid = tid, .process = ps->row };
 	struct capture_process *prow = capture_builder__process(p->b, ps->row);
 
@@ -433,6 +434,8 @@ static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 		/* A new process: it inherits its parent's address space. */
 		uint64_t *pidx = u64map__get(&p->pid_to_proc, (uint64_t)t.ppid + 1);
 		bool parent_tracked = pidx && p->procs[*pidx].tracked && !p->procs[*pidx].exited;
+		/* an index, not a pointer into the map: tasks__process below may grow it */
+		uint64_t parent_idx = pidx ? *pidx : UINT64_MAX;
 		uint64_t *old = u64map__get(&p->pid_to_proc, (uint64_t)t.pid + 1);
 
 		if (!parent_tracked && !p->system_wide)
@@ -448,8 +451,8 @@ static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 
 		if (prow)
 			prow->ppid = t.ppid;
-		if (pidx) {
-			struct proc_state *parent = &p->procs[*pidx];
+		if (parent_idx != UINT64_MAX) {
+			struct proc_state *parent = &p->procs[parent_idx];
 
 			if (maps_reserve(ps, parent->nmaps))
 				return -ENOMEM;
@@ -490,6 +493,11 @@ static int on_exit_record(struct processor *p, const uint8_t *rec, uint32_t len,
 
 		if (idx)
 			p->procs[*idx].exited = true;
+	} else {
+		uint64_t *idx = u64map__get(&p->tid_to_thread, (uint64_t)t.tid + 1);
+
+		if (idx && p->procs[p->threads[*idx].proc].pid == t.pid)
+			p->threads[*idx].exited = true;
 	}
 	return 0;
 }
@@ -561,4 +569,75 @@ void tasks__release(struct processor *p)
 	free(p->threads);
 	u64map__release(&p->pid_to_proc);
 	u64map__release(&p->tid_to_thread);
+}
+
+int tasks__drop_exited(struct processor *p)
+{
+	uint32_t *to = malloc((p->nprocs ? p->nprocs : 1) * sizeof(*to));
+	bool *live = malloc((p->nthreads ? p->nthreads : 1) * sizeof(*live));
+	struct u64map pids = { 0 }, tids = { 0 };
+	uint32_t n = 0;
+	int err = 0;
+
+	if (!to || !live) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	/* A thread is live when its tid still names it and nothing ended it. */
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		uint64_t *idx = u64map__get(&p->tid_to_thread, (uint64_t)p->threads[i].tid + 1);
+
+		live[i] = idx && *idx == i && !p->threads[i].exited &&
+			  !p->procs[p->threads[i].proc].exited;
+	}
+	for (uint32_t i = 0; i < p->nprocs; i++) {
+		to[i] = CAPTURE_NONE;
+		if (p->procs[i].exited)
+			continue;
+		if (u64map__put(&pids, (uint64_t)p->procs[i].pid + 1, n)) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		to[i] = n++;
+	}
+	n = 0;
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		if (!live[i])
+			continue;
+		if (u64map__put(&tids, (uint64_t)p->threads[i].tid + 1, n++)) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	/* Nothing can fail from here on: move the live ones down. */
+	n = 0;
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		if (!live[i])
+			continue;
+		p->threads[n] = p->threads[i];
+		p->threads[n++].proc = to[p->threads[i].proc];
+	}
+	p->nthreads = n;
+	n = 0;
+	for (uint32_t i = 0; i < p->nprocs; i++) {
+		if (to[i] == CAPTURE_NONE) {
+			free(p->procs[i].maps);
+			jit__release(&p->procs[i]);
+			continue;
+		}
+		p->procs[n++] = p->procs[i];
+	}
+	p->nprocs = n;
+	u64map__release(&p->pid_to_proc);
+	u64map__release(&p->tid_to_thread);
+	p->pid_to_proc = pids;
+	p->tid_to_thread = tids;
+	pids = (struct u64map){ 0 };
+	tids = (struct u64map){ 0 };
+cleanup:
+	u64map__release(&pids);
+	u64map__release(&tids);
+	free(to);
+	free(live);
+	return err;
 }

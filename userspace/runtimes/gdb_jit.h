@@ -9,7 +9,14 @@
  * at (LLVM's JITs, CPython 3.15's).
  *
  * The descriptor and list are read from the live process (process_vm_readv)
- * and the objects copied only when their bytes changed since the last read.
+ * and the objects copied only when their bytes changed since the last read,
+ * or when a mapping was made since (gdb_jit__remapped): code can be
+ * unregistered, its region remapped and an object registered again at the
+ * same address.  An object no longer listed has its functions ended; an
+ * object listed whose functions are not live (ended by a mapping, or
+ * unlisted before) is copied again: the same bytes make its functions live
+ * again, other bytes make a new object.  An object is whole while all the
+ * functions its last staging made live still are.
  * Objects are kept append-only (an index never changes), bounded by
  * JIT_GDB_OBJECTS_MAX, JIT_GDB_IMAGE_MAX each and JIT_CODE_MAX in all; their
  * function symbols become functions of the process's table (JIT_FN_GDB,
@@ -20,6 +27,7 @@
 #ifndef MS_GDB_JIT_H
 #define MS_GDB_JIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "jit_funcs.h"
@@ -30,6 +38,9 @@
 struct gdb_jit_object {
 	uint64_t addr, size; /* the symfile in the process */
 	uint8_t *image;	     /* owned copy of size bytes */
+	uint32_t nfuncs;     /* its functions live after the read that staged it */
+	bool listed;	     /* in the list last read */
+	bool staged;	     /* its functions staged by the read under way */
 };
 
 struct gdb_jit {
@@ -39,9 +50,16 @@ struct gdb_jit {
 	uint32_t nobjs, objs_cap;
 	uint64_t image_bytes;
 	uint64_t reads;	     /* reads that found the list changed */
+	uint64_t restaged;   /* objects whose functions were made live again */
+	bool remapped;	     /* a mapping was made since the last read */
 };
 
 void gdb_jit__init(struct gdb_jit *g, uint64_t descriptor);
+
+/* The process mapped something: the next read walks the list even when its
+ * bytes did not change, and copies again the objects whose functions the
+ * mapping ended. */
+void gdb_jit__remapped(struct gdb_jit *g);
 void gdb_jit__release(struct gdb_jit *g);
 
 /*

@@ -460,6 +460,21 @@ uint32_t jit_funcs__map(struct jit_funcs *f, uint64_t start, uint64_t end, uint6
 	return ended;
 }
 
+uint32_t jit_funcs__end_object(struct jit_funcs *f, uint32_t object)
+{
+	uint32_t ended = 0;
+
+	for (uint32_t i = 0; i < f->n; i++) {
+		struct jit_fn *fn = &f->fns[i];
+
+		if ((fn->flags & JIT_FN_GDB) && fn->object == object && !(fn->flags & JIT_FN_ENDED)) {
+			fn->flags |= JIT_FN_ENDED;
+			ended++;
+		}
+	}
+	return ended;
+}
+
 const struct jit_fn *jit_funcs__find(const struct jit_funcs *f, uint64_t addr, uint64_t time_ns)
 {
 	uint32_t i = lower_bound(f->fns, f->n, addr + 1);

@@ -141,6 +141,10 @@ int jit_funcs__commit(struct jit_funcs *f);
  */
 uint32_t jit_funcs__map(struct jit_funcs *f, uint64_t start, uint64_t end, uint64_t map_ns);
 
+/* End every live function of GDB JIT object index object (it was
+ * unregistered).  Returns the number of functions ended. */
+uint32_t jit_funcs__end_object(struct jit_funcs *f, uint32_t object);
+
 /*
  * The live function covering addr for a sample at time_ns, or NULL: none
  * covers it, or the one that does was loaded after time_ns (jitdump load

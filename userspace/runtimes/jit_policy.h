@@ -52,6 +52,16 @@
 #define JIT_GDB_OBJECTS_MAX 4096
 #define JIT_GDB_IMAGE_MAX (16u << 20)
 
+/* A jitdump writer may buffer its records (V8 holds up to 2 MiB in stdio
+ * until it exits), so a frame in code no record read yet names is named
+ * when the capture is sealed, from the whole file read again from its
+ * start (jitdump.h, jitdump__history): at most JIT_HISTORY_READ_MAX bytes,
+ * JIT_LATE_FRAMES_MAX frames per process waiting, each lookup examining at
+ * most JIT_HISTORY_SCAN_MAX loads. */
+#define JIT_HISTORY_READ_MAX (256u << 20)
+#define JIT_LATE_FRAMES_MAX (1u << 16)
+#define JIT_HISTORY_SCAN_MAX 4096u
+
 /* A read that found nothing new is not made again for this much of the
  * samples' time (ns) unless the process maps something. */
 #define JIT_QUIET_NS (20ull * 1000 * 1000)

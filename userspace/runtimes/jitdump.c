@@ -108,13 +108,43 @@ static bool parse_header(struct jitdump *d, struct jit_funcs *f, const uint8_t *
 	return true;
 }
 
-/* Could these bytes be a file name?  No control bytes, none that UTF-8
- * never uses (V8 11 writes a pointer's bytes for a script's name). */
+/* Could these bytes be a file name?  Well-formed UTF-8 (RFC 3629: no
+ * overlong forms, surrogates or code points past U+10FFFF) without control
+ * characters: V8 11 writes a freed buffer's bytes for a script's name, and
+ * a byte over 0x7f there seldom starts a well-formed sequence. */
 static bool is_text(const uint8_t *s, size_t len)
 {
-	for (size_t i = 0; i < len; i++)
-		if (s[i] < 0x20 || s[i] == 0x7f || s[i] == 0xc0 || s[i] == 0xc1 || s[i] >= 0xf5)
+	for (size_t i = 0; i < len;) {
+		uint8_t c = s[i];
+		size_t n;
+		uint8_t lo = 0x80, hi = 0xbf;
+
+		if (c < 0x20 || c == 0x7f)
 			return false;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			lo = c == 0xe0 ? 0xa0 : 0x80;
+			hi = c == 0xed ? 0x9f : 0xbf;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			lo = c == 0xf0 ? 0x90 : 0x80;
+			hi = c == 0xf4 ? 0x8f : 0xbf;
+		} else {
+			return false;
+		}
+		if (len - i - 1 < n || s[i + 1] < lo || s[i + 1] > hi)
+			return false;
+		for (size_t k = 2; k <= n; k++)
+			if (s[i + k] < 0x80 || s[i + k] > 0xbf)
+				return false;
+		i += n + 1;
+	}
 	return true;
 }
 
@@ -123,7 +153,28 @@ static bool is_text(const uint8_t *s, size_t len)
  * source-line entries of the next function (entries out of address order
  * are left out).  A malformed entry ends them (counted).  0 or -ENOMEM.
  */
-static int add_lines(struct jitdump *d, struct jit_funcs *f, uint64_t code_addr)
+/*
+ * V8 (src/diagnostics/perf-jit.cc) writes each source position kElfHeaderSize
+ * (0x40) bytes after the code it describes, for the perf inject of its day
+ * (which put the code after a 64-byte ELF header and took positions as they
+ * came); perf since "perf inject: Fix GEN_ELF_TEXT_OFFSET for jit" adds the
+ * header itself, and Java agents write the code's own addresses.  V8's loads
+ * are told by their names' code-kind prefixes.
+ */
+#define V8_POSITION_SKEW 0x40
+
+static bool is_v8_name(const uint8_t *name, size_t len)
+{
+	static const char *const kinds[] = { "JS:", "LazyCompile:", "Function:", "Script:",
+					      "Eval:" };
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (len >= strlen(kinds[i]) && !memcmp(name, kinds[i], strlen(kinds[i])))
+			return true;
+	return false;
+}
+
+static int add_lines(struct jitdump *d, struct jit_funcs *f, uint64_t code_addr, uint64_t skew)
 {
 	const uint8_t *p = d->debug, *end;
 	const char *file = "";
@@ -161,6 +212,7 @@ static int add_lines(struct jitdump *d, struct jit_funcs *f, uint64_t code_addr)
 				file_len = JIT_NAME_MAX;
 		}
 		p = nul + 1;
+		addr = addr - code_addr >= skew ? addr - skew : code_addr;
 		if (addr < last)
 			continue;
 		last = addr;
@@ -193,7 +245,8 @@ static int on_load(struct jitdump *d, struct jit_funcs *f, const uint8_t *r, uin
 		jit_funcs__problem(f, JIT_PROBLEM_BAD_RECORD);
 		return 0;
 	}
-	err = add_lines(d, f, code_addr);
+	err = add_lines(d, f, code_addr,
+			is_v8_name(body + 40, (size_t)(nul - (body + 40))) ? V8_POSITION_SKEW : 0);
 	if (err)
 		return err;
 	return jit_funcs__add(f, code_addr, code_size, (const char *)body + 40,
@@ -416,4 +469,131 @@ read:
 cleanup:
 	free(buf); /* fd stays open in d (jitdump__release closes it) */
 	return err;
+}
+
+int jitdump__history(const struct jitdump *d, struct jit_funcs *h, uint32_t expect_pid,
+		     uint64_t read_ns)
+{
+	struct jitdump r;
+	uint8_t *buf = NULL;
+	uint64_t total = 0;
+	struct stat st;
+	int err = 0;
+
+	if (!d->kept || fstat(d->fd, &st))
+		return 0;
+	jitdump__init(&r);
+	buf = malloc(JIT_READ_MAX);
+	if (!buf)
+		return -ENOMEM;
+	while (r.state == JITDUMP_READING || r.state == JITDUMP_UNREAD) {
+		size_t want = JIT_READ_MAX, have = 0;
+		ssize_t used;
+
+		if ((uint64_t)st.st_size <= r.offset || total >= JIT_HISTORY_READ_MAX)
+			break;
+		if (want > (uint64_t)st.st_size - r.offset)
+			want = (size_t)((uint64_t)st.st_size - r.offset);
+		while (have < want) {
+			ssize_t got = pread(d->fd, buf + have, want - have, (off_t)(r.offset + have));
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0)
+				break;
+			have += (size_t)got;
+		}
+		used = jitdump__parse(&r, h, buf, have, expect_pid, read_ns);
+		if (used < 0) {
+			err = (int)used;
+			goto cleanup;
+		}
+		if (!used)
+			break; /* a partial record at the end, or a bad header */
+		total += (uint64_t)used;
+	}
+	err = (int)h->nstaged; /* h was empty */
+cleanup:
+	free(buf);
+	free(r.debug);
+	return err;
+}
+
+static int by_start_cmp(const void *a, const void *b)
+{
+	const struct jit_fn *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int jit_history__init(struct jit_history *x, const struct jit_funcs *h)
+{
+	memset(x, 0, sizeof(*x));
+	x->h = h;
+	if (!h->nstaged)
+		return 0;
+	x->by_start = malloc((size_t)h->nstaged * sizeof(*x->by_start));
+	if (!x->by_start)
+		return -ENOMEM;
+	memcpy(x->by_start, h->staged, (size_t)h->nstaged * sizeof(*x->by_start));
+	x->n = h->nstaged;
+	qsort(x->by_start, x->n, sizeof(*x->by_start), by_start_cmp);
+	for (uint32_t i = 0; i < x->n; i++)
+		if (x->by_start[i].end - x->by_start[i].start > x->max_size)
+			x->max_size = x->by_start[i].end - x->by_start[i].start;
+	return 0;
+}
+
+void jit_history__release(struct jit_history *x)
+{
+	free(x->by_start);
+	memset(x, 0, sizeof(*x));
+}
+
+/* Is load a made later than load b (time, then file order)? */
+static bool later(const struct jit_fn *a, const struct jit_fn *b)
+{
+	if (a->since_ns != b->since_ns)
+		return a->since_ns > b->since_ns;
+	return a->seq > b->seq;
+}
+
+const struct jit_fn *jit_history__find(struct jit_history *x, uint64_t addr, uint64_t first_ns,
+				       uint64_t last_ns)
+{
+	const struct jit_fn *best = NULL;
+	uint32_t lo = 0, hi = x->n, seen = 0;
+
+	/* Loads starting at or before addr: those in reach of max_size. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (x->by_start[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int pass = 0; pass < 2 && (!pass || best); pass++)
+		for (uint32_t i = lo; i > 0; i--) {
+			const struct jit_fn *fn = &x->by_start[i - 1];
+
+			if (addr - fn->start >= x->max_size)
+				break;
+			if (++seen > 2 * JIT_HISTORY_SCAN_MAX) {
+				x->cut++;
+				return NULL;
+			}
+			if (addr >= fn->end)
+				continue;
+			if (!pass) {
+				/* The latest made at or before first_ns. */
+				if (fn->since_ns <= first_ns && (!best || later(fn, best)))
+					best = fn;
+			} else if (fn != best && later(fn, best) && fn->since_ns <= last_ns) {
+				return NULL; /* another load named it before last_ns */
+			}
+		}
+	return best;
 }

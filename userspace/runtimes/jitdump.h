@@ -107,4 +107,41 @@ ssize_t jitdump__parse(struct jitdump *d, struct jit_funcs *f, const uint8_t *bu
 int jitdump__read(struct jitdump *d, struct jit_funcs *f, const struct jit_target *t,
 		  uint64_t start, uint64_t end, const char *path, uint64_t read_ns, uint32_t *added);
 
+/*
+ * The history of the kept file of d (jitdump__read found it): every code
+ * load from its start, in file order, staged in h (an empty table, not
+ * committed: no load replaces another; jit_funcs__add commits only past
+ * JIT_FUNCS_MAX) with its load time and source lines.  Reads at most
+ * JIT_HISTORY_READ_MAX bytes, whole records; d is not changed.  expect_pid:
+ * as jitdump__parse.  Returns the loads staged (0 when d has no kept file
+ * or its header is bad), or -ENOMEM.
+ */
+int jitdump__history(const struct jitdump *d, struct jit_funcs *h, uint32_t expect_pid,
+		     uint64_t read_ns);
+
+/* Loads of a history sorted by start, for jitdump__history_find. */
+struct jit_history {
+	const struct jit_funcs *h; /* borrowed */
+	struct jit_fn *by_start;   /* owned copy of h->staged, sorted by start */
+	uint32_t n;
+	uint64_t max_size;	   /* the largest load's size */
+	uint64_t cut;		   /* lookups that hit JIT_HISTORY_SCAN_MAX */
+};
+
+/* Index h's staged loads.  0 or -ENOMEM. */
+int jit_history__init(struct jit_history *x, const struct jit_funcs *h);
+void jit_history__release(struct jit_history *x);
+
+/*
+ * The load that named addr at every time of [first_ns, last_ns] (the
+ * samples' clock): the latest load covering addr made at or before
+ * first_ns, when no other load covering addr was made after it and at or
+ * before last_ns (else the name changed in between: NULL).  NULL too when
+ * none covers addr then, or after JIT_HISTORY_SCAN_MAX loads examined
+ * (counted in x->cut).  A load of unknown time (0) counts as made before
+ * every sample.
+ */
+const struct jit_fn *jit_history__find(struct jit_history *x, uint64_t addr, uint64_t first_ns,
+				       uint64_t last_ns);
+
 #endif

@@ -85,6 +85,51 @@ static int namer__grow(struct py_namer *n)
 	return 0;
 }
 
+static void py_namer_entries__free(struct py_code_entry *e, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		free(e[i].c.qualname);
+		free(e[i].c.filename);
+		free(e[i].c.linetable);
+	}
+}
+
+void py_namer__retain(struct py_namer *n, bool (*keep)(void *ctx, pid_t pid), void *ctx)
+{
+	uint32_t out = 0;
+
+	if (!n)
+		return;
+	for (uint32_t i = 0; i < n->n; i++) {
+		if (keep(ctx, n->e[i].pid)) {
+			n->e[out++] = n->e[i];
+			continue;
+		}
+		free(n->e[i].c.qualname);
+		free(n->e[i].c.filename);
+		free(n->e[i].c.linetable);
+	}
+	if (out == n->n)
+		return;
+	n->n = out;
+	/* rehash what is left into a table sized for it (never fails: emptied) */
+	free(n->slots);
+	n->slots = NULL;
+	n->nslots = 0;
+	if (!n->n)
+		return;
+	n->nslots = 512; /* namer__grow doubles it: at most half full */
+	while (n->nslots < 2 * n->n)
+		n->nslots *= 2;
+	n->nslots /= 2;
+	if (namer__grow(n)) {
+		/* out of memory: forget everything rather than lose the index */
+		py_namer_entries__free(n->e, n->n);
+		n->n = 0;
+		n->nslots = 0;
+	}
+}
+
 /* Append UTF-8 of code point cp to out (room checked by the caller: 4 bytes). */
 static size_t utf8_put(char *out, uint32_t cp)
 {

@@ -38,10 +38,19 @@ void py_namer__free(struct py_namer *n);
 /*
  * The code object at code in process pid whose walker fingerprint was fp.
  * Returns the cached entry, or NULL when it cannot be read or its
- * fingerprint differs (cached as such).  Valid until py_namer__free.
+ * fingerprint differs (cached as such).  Valid until py_namer__free or
+ * py_namer__retain.
  */
 const struct py_code *py_namer__code(struct py_namer *n, pid_t pid, const struct py_layout *l,
 				     uint64_t code, uint32_t fp);
+
+/*
+ * Forget the code objects of every process keep(ctx, pid) says is gone,
+ * so a long recording's cache follows its live processes.  Pointers from
+ * py_namer__code are invalid afterwards.
+ */
+#include <stdbool.h>
+void py_namer__retain(struct py_namer *n, bool (*keep)(void *ctx, pid_t pid), void *ctx);
 
 /*
  * The source line of the instruction at byte offset instr of a code object

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -29,7 +30,14 @@
 #define PY_TASKS_MAX 4096
 #define PY_RETRY_FAST_NS (5ull * 1000 * 1000)
 #define PY_RETRY_SLOW_NS (1000ull * 1000 * 1000)
+/* A process gone from "targets" is forgotten this long after (ns): longer
+ * than the processor holds samples back (record_session.c's max lag). */
+#define PY_FORGET_NS (30ull * 1000 * 1000 * 1000)
 #define PY_FAST_TRIES 2000 /* 10 s of fast tries (start-up under emulation is slow) */
+/* A process whose thread count has not changed is refreshed this often
+ * (ns); one whose count changed, at every refresh for PY_HOT_NS after. */
+#define PY_FULL_REFRESH_NS (1000ull * 1000 * 1000)
+#define PY_HOT_NS (200ull * 1000 * 1000)
 
 struct py_task {
 	uint32_t tid;	 /* kernel tid */
@@ -47,6 +55,11 @@ struct py_proc {
 	struct py_layout layout;
 	uint32_t *tids; /* tids written to py_threads at the last refresh */
 	uint32_t ntids, tids_cap;
+	uint64_t task_nlink; /* st_nlink of /proc/PID/task (2 + threads) at the last look */
+	uint64_t next_full;  /* refresh at the next period from then on even if unchanged */
+	uint64_t hot_until;  /* thread count changed: refresh every period until then */
+	uint64_t seen;	  /* the poll pass that last found it in "targets" */
+	uint64_t gone_ns; /* when a pass first missed it (it exited), 0 while there */
 };
 
 struct py_tracker {
@@ -54,12 +67,15 @@ struct py_tracker {
 	struct py_proc *procs;
 	uint32_t nprocs, procs_cap;
 	uint64_t last_refresh;
+	uint64_t pass; /* poll passes over "targets" */
 	uint32_t undetected; /* recorded processes still being tried (last poll) */
 	uint64_t errors;
 	char describe[512];
 	struct py_task *tasks;
 	uint32_t ntasks, tasks_cap;
 	uint64_t self_pidns;
+	uint64_t cpu_ns;		/* thread CPU time spent in py_tracker__poll */
+	uint64_t refreshes, skipped;	/* thread map refreshes done, and left out as unchanged */
 };
 
 int py_mem__read(pid_t pid, uint64_t addr, void *buf, size_t n)
@@ -364,13 +380,80 @@ static void proc__refresh(struct py_tracker *t, struct py_proc *pp)
 	pp->ntids = nn;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Whether a known process's thread map needs rewriting now.  Its threads
+ * and their states change only when it runs; a thread starting or ending
+ * changes the thread count, which one stat() of /proc/PID/task gives (its
+ * link count is 2 + the threads, fs/proc/base.c proc_task_getattr).  So an
+ * idle process costs one stat() per refresh period, and a full refresh
+ * every PY_FULL_REFRESH_NS catches a state swapped without a count change.
+ */
+static bool proc__refresh_due(struct py_tracker *t, struct py_proc *pp, uint64_t now_ns)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pp->pid);
+	if (stat(path, &st))
+		return false; /* gone: its exit clears its entries */
+	if (st.st_nlink != pp->task_nlink) {
+		pp->task_nlink = st.st_nlink;
+		pp->hot_until = now_ns + PY_HOT_NS;
+	}
+	if (now_ns < pp->hot_until || now_ns >= pp->next_full) {
+		pp->next_full = now_ns + PY_FULL_REFRESH_NS;
+		t->refreshes++;
+		return true;
+	}
+	t->skipped++;
+	return false;
+}
+
+/* Forget the processes that left "targets" (they exited) PY_FORGET_NS
+ * ago: their layout (the processor may still name their last samples
+ * until then), thread-map entries and tids, so a long system-wide run
+ * keeps only live interpreters. */
+static void tracker__prune(struct py_tracker *t, uint64_t now_ns)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < t->nprocs; i++) {
+		struct py_proc *pp = &t->procs[i];
+		uint32_t key = (uint32_t)pp->pid;
+
+		if (pp->seen != t->pass && !pp->gone_ns)
+			pp->gone_ns = now_ns ? now_ns : 1;
+		if (pp->seen == t->pass || now_ns - pp->gone_ns < PY_FORGET_NS) {
+			t->procs[n++] = *pp;
+			continue;
+		}
+		if (pp->active) {
+			bpf_map_delete_elem(t->procs_fd, &key);
+			for (uint32_t j = 0; j < pp->ntids; j++)
+				bpf_map_delete_elem(t->threads_fd, &pp->tids[j]);
+		}
+		free(pp->tids);
+	}
+	t->nprocs = n;
+}
+
 int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 {
 	uint32_t key, next, *prev = NULL;
+	uint64_t cpu0;
 	int active = 0;
 
 	if (!t)
 		return 0;
+	cpu0 = thread_cpu_ns();
 	/* Detection of a new process is not held to the refresh period: the
 	 * samples taken before it are all "[python frames unknown]". */
 	if (t->last_refresh && now_ns - t->last_refresh < PY_REFRESH_NS && !t->undetected)
@@ -380,12 +463,17 @@ int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 	if (refresh)
 		t->last_refresh = now_ns;
 	t->undetected = 0;
+	t->pass++;
 	while (!bpf_map_get_next_key(t->targets_fd, prev, &next)) {
 		struct py_proc *pp;
 
 		key = next;
 		prev = &key;
 		pp = tracker__proc(t, (pid_t)key, true);
+		if (pp) {
+			pp->seen = t->pass;
+			pp->gone_ns = 0;
+		}
 		if (!pp || pp->failed)
 			continue;
 		if (!pp->active) {
@@ -398,14 +486,25 @@ int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 									  : PY_RETRY_SLOW_NS);
 			if (proc__detect(t, pp))
 				continue;
+			(void)proc__refresh_due(t, pp, now_ns);
 			proc__refresh(t, pp); /* just detected: fill its thread map now */
 			continue;
 		}
-		if (refresh)
+		if (refresh && proc__refresh_due(t, pp, now_ns))
 			proc__refresh(t, pp);
 	}
+	tracker__prune(t, now_ns);
 count:
 	for (uint32_t i = 0; i < t->nprocs; i++)
 		active += t->procs[i].active;
+	t->cpu_ns += thread_cpu_ns() - cpu0;
 	return active;
+}
+
+void py_tracker__costs(const struct py_tracker *t, uint64_t *cpu_ns, uint64_t *refreshes,
+		       uint64_t *skipped)
+{
+	*cpu_ns = t ? t->cpu_ns : 0;
+	*refreshes = t ? t->refreshes : 0;
+	*skipped = t ? t->skipped : 0;
 }

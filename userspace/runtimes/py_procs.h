@@ -44,6 +44,15 @@ const struct py_layout *py_tracker__layout(const struct py_tracker *t, pid_t pid
  * /usr/lib/libpython3.11.so.1.0"), or NULL. */
 const char *py_tracker__describe(const struct py_tracker *t);
 
+/*
+ * What the tracker cost: CPU time of the calling thread spent in
+ * py_tracker__poll (ns), thread maps rewritten, and refreshes left out
+ * because the process's thread count had not changed (a full refresh still
+ * runs every second per process).
+ */
+void py_tracker__costs(const struct py_tracker *t, uint64_t *cpu_ns, uint64_t *refreshes,
+		       uint64_t *skipped);
+
 /* Counters: layout failures (messages go to stderr once per process). */
 uint64_t py_tracker__errors(const struct py_tracker *t);
 

@@ -93,6 +93,51 @@ static const char *exact_pattern(const char *name, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * label=FIELD:[!]VALUE,...: the scope (analysis/scope.h) of the look's
+ * capture that keeps what the terms say, and keys over it; every query of
+ * the request then runs on that view.  The syntax was checked by the parser.
+ */
+static int label_scope(struct api_ctx *ctx)
+{
+	struct analysis_key_options o = {
+		.granularity = serve__granularity(ctx->sq->granularity),
+	};
+	char *term, *next, *colon;
+	uint32_t f;
+	int rc;
+
+	snprintf(ctx->label, sizeof(ctx->label), "%s", ctx->sq->label);
+	for (term = ctx->label; term; term = next) {
+		next = strchr(term, ',');
+		if (next)
+			*next++ = '\0';
+		colon = strchr(term, ':');
+		if (!colon)
+			return api__fail(ctx, "label: '%.64s' is not FIELD:VALUE", term);
+		*colon = '\0';
+		for (f = 0; f < ANALYSIS_FIELD_COUNT; f++)
+			if (!strcmp(term, analysis__field_name(f)))
+				break;
+		if (f == ANALYSIS_FIELD_COUNT)
+			return api__fail(ctx, "label: '%.32s' is not a field", term);
+		rc = analysis_scope_filter__add(&ctx->terms, f, colon + 1);
+		if (rc)
+			return rc == -EINVAL ? api__fail(ctx, "label: %s:'%.64s' is not a valid value",
+							 term, colon + 1)
+					     : rc;
+	}
+	rc = analysis_scope__new(ctx->c, &ctx->terms, false, &ctx->scope);
+	if (rc)
+		return rc;
+	ctx->c = analysis_scope__capture(ctx->scope);
+	ctx->scope_names = analysis_names__new_opts(ctx->c, &o);
+	if (!ctx->scope_names)
+		return -ENOMEM;
+	ctx->names = ctx->scope_names;
+	return 0;
+}
+
 int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct serve_query *sq,
 		  bool offcpu, char *err, size_t errlen)
 {
@@ -106,7 +151,9 @@ int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct ser
 	ctx->err = err;
 	ctx->errlen = errlen;
 	ctx->c = p->views[sq->look];
-	ctx->names = p->names[sq->look];
+	ctx->names = serve_profile__names(p, sq->look, sq->granularity);
+	if (!ctx->names)
+		return -ENOMEM;
 	if (sq->event[0]) {
 		if (analysis__find_event(ctx->c, sq->event, &event))
 			return api__fail(ctx, "event: '%.64s' is not an event of %s", sq->event,
@@ -121,6 +168,12 @@ int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct ser
 			return api__fail(ctx, "%s has no events", p->name);
 	}
 	analysis_query__init(&ctx->q, event);
+	/* The event is the capture's default even when the labels keep none of its samples. */
+	if (sq->label[0]) {
+		rc = label_scope(ctx);
+		if (rc)
+			return rc;
+	}
 	if (sq->thread != UINT32_MAX) {
 		if (sq->thread >= ctx->c->nthreads)
 			return api__fail(ctx, "thread: %u is not a thread id (0 to %u)",
@@ -167,8 +220,13 @@ void api_ctx__release(struct api_ctx *ctx)
 {
 	analysis_filter__free(ctx->filter);
 	analysis_select__free(ctx->select);
+	analysis_names__free(ctx->scope_names);
+	analysis_scope__free(ctx->scope);
+	analysis_scope_filter__release(&ctx->terms);
 	ctx->filter = NULL;
 	ctx->select = NULL;
+	ctx->scope_names = NULL;
+	ctx->scope = NULL;
 }
 
 static json_t *counts_json(const struct capture *c, const struct analysis_count *v, uint32_t n,
@@ -250,7 +308,10 @@ static int api_info(struct api_ctx *ctx, const struct serve_app *app, json_t *ou
 			       "threads", (json_int_t)c->nthreads, "processes",
 			       (json_int_t)c->nprocesses, "modules", (json_int_t)c->nmodules,
 			       "stacks", (json_int_t)c->nstacks, "frames", (json_int_t)c->nframes)) ||
-	    api__set(out, "diff", app->base ? json_string(app->base->name) : json_null())) {
+	    api__set(out, "diff", app->base ? json_string(app->base->name) : json_null()) ||
+	    api__set(out, "segments", json_integer(p->segments)) ||
+	    api__set(out, "live", json_boolean(app->live)) ||
+	    api__set(out, "version", json_sprintf("%016" PRIx64, p->hash))) {
 		events = meta = NULL; /* owned by out or freed by api__set's failure path */
 		goto cleanup;
 	}
@@ -290,9 +351,8 @@ int serve_api__answer(const struct serve_app *app, const struct serve_query *q, 
 	*body = NULL;
 	*len = 0;
 	err[0] = '\0';
-	rc = api_ctx__init(&ctx, app->profile, q,
-			   q->endpoint == SERVE_EP_OFFCPU || q->endpoint == SERVE_EP_INTERVALS, err,
-			   errlen);
+	/* /api/intervals lists none of a capture without them; /api/offcpu is a 400 there. */
+	rc = api_ctx__init(&ctx, app->profile, q, q->endpoint == SERVE_EP_OFFCPU, err, errlen);
 	if (rc)
 		goto cleanup;
 	rc = -ENOMEM;
@@ -324,6 +384,13 @@ int serve_api__answer(const struct serve_app *app, const struct serve_query *q, 
 	case SERVE_EP_OFFCPU:
 		rc = api__offcpu(&ctx, out);
 		break;
+	case SERVE_EP_GROUPS:
+		rc = api__groups(&ctx, out);
+		break;
+	case SERVE_EP_SOURCE:
+		ctx.source_dir = app->source_dir;
+		rc = api__source(&ctx, out);
+		break;
 	case SERVE_EP_DIFF:
 		if (!app->base) {
 			rc = api__fail(&ctx, "no capture to diff against (serve CAPTURE --diff BASE)");
@@ -354,7 +421,7 @@ cleanup:
 void serve_api__etag(const struct serve_app *app, const struct serve_query *q, char *buf,
 		     size_t size)
 {
-	char canon[4 * SERVE_MAX_VALUE + 512];
+	char canon[6 * SERVE_MAX_VALUE + 512];
 	uint64_t h = 0xcbf29ce484222325ull;
 	size_t n, i;
 

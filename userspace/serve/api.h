@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "analysis/scope.h"
 #include "internal.h"
 
 /* One request's resolved analysis inputs: view, names, query, filter. */
@@ -20,6 +21,13 @@ struct api_ctx {
 	struct analysis_query q;
 	struct analysis_filter *filter; /* focus/ignore, owned, or NULL */
 	struct analysis_select *select; /* process/module, owned, or NULL */
+	/* label=: the view of the look's capture its terms keep (owned), keys
+	 * over it (owned), and the terms' text the filter borrows. */
+	struct analysis_scope *scope;
+	struct analysis_names *scope_names;
+	struct analysis_scope_filter terms;
+	char label[SERVE_MAX_VALUE + 1];
+	const char *source_dir; /* the app's --source-dir, or NULL */
 	char *err;
 	size_t errlen;
 };
@@ -42,6 +50,8 @@ json_t *api__u64(uint64_t v);
 const char *api__key_kind(uint32_t kind);
 /* json_object_set_new that reports failure (-ENOMEM) when value is NULL. */
 int api__set(json_t *obj, const char *key, json_t *value);
+/* "event", "unit" and "total" of an aggregate answer (docs/api.md "head"). */
+int api__head(struct api_ctx *ctx, json_t *out, uint64_t total);
 /* A thread's {"id","tid","comm","pid"}. */
 json_t *api__thread(const struct capture *c, uint32_t thread);
 
@@ -52,5 +62,7 @@ int api__lanes(struct api_ctx *ctx, json_t *out);
 int api__intervals(struct api_ctx *ctx, json_t *out);
 int api__offcpu(struct api_ctx *ctx, json_t *out);
 int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out);
+int api__groups(struct api_ctx *ctx, json_t *out);
+int api__source(struct api_ctx *ctx, json_t *out);
 
 #endif

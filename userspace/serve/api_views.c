@@ -19,7 +19,7 @@ static json_t *key_json(const struct analysis_names *n, uint32_t key)
 			 api__key_kind(n->keys[key].kind));
 }
 
-static int head(struct api_ctx *ctx, json_t *out, uint64_t total)
+int api__head(struct api_ctx *ctx, json_t *out, uint64_t total)
 {
 	const struct capture_event *e = &ctx->c->events[ctx->q.event];
 
@@ -33,7 +33,16 @@ static int head(struct api_ctx *ctx, json_t *out, uint64_t total)
 /* The query's call tree (shared from the profile's cache when unfiltered). */
 static struct analysis_tree *tree_new(struct api_ctx *ctx, int *rc, bool *owned)
 {
-	struct analysis_tree *t = serve_profile__tree(ctx->p, ctx->sq->look, &ctx->q, owned);
+	struct analysis_tree *t;
+
+	/* A label scope is this request's own view: its tree is its own too. */
+	if (ctx->scope) {
+		*owned = true;
+		t = analysis_tree__new(ctx->names, &ctx->q);
+	} else {
+		t = serve_profile__tree(ctx->p, ctx->sq->look, ctx->sq->granularity, &ctx->q,
+					owned);
+	}
 
 	*rc = t ? 0 : errno == EINVAL ? api__fail(ctx, "bad query") : -ENOMEM;
 	return t;
@@ -126,8 +135,8 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 
 	/* Without thread roots the weights go on the capture's tree shape (node
 	 * ids then stay the same whatever the filters); with them, a tree. */
-	if (!ctx->q.per_thread) {
-		sh = serve_profile__shape(ctx->p, sq->look);
+	if (!ctx->q.per_thread && !ctx->scope) {
+		sh = serve_profile__shape(ctx->p, sq->look, sq->granularity);
 		if (!sh)
 			return -ENOMEM;
 		rc = analysis_shape__weigh(sh, &ctx->q, &w);
@@ -149,7 +158,7 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 	if (nout < 0)
 		goto cleanup;
 	arr = json_array();
-	if (head(ctx, out, t ? t->nodes[0].total : w.total[0]) ||
+	if (api__head(ctx, out, t ? t->nodes[0].total : w.total[0]) ||
 	    api__set(out, "samples", api__u64(t ? t->nodes[0].samples : w.samples)) ||
 	    api__set(out, "min_share", json_real(sq->min_share)) ||
 	    api__set(out, "pruned", json_integer(nonzero - (uint32_t)nout)) ||
@@ -195,7 +204,7 @@ int api__calltree(struct api_ctx *ctx, json_t *out)
 	nd = &t->nodes[sq->node];
 	node = key_json(ctx->names, nd->key);
 	arr = json_array();
-	if (head(ctx, out, t->nodes[0].total) || api__set(out, "node", node) ||
+	if (api__head(ctx, out, t->nodes[0].total) || api__set(out, "node", node) ||
 	    api__set(node, "id", json_integer(sq->node)) ||
 	    api__set(node, "self", api__u64(nd->self)) ||
 	    api__set(node, "total", api__u64(nd->total)) ||
@@ -241,7 +250,7 @@ int api__flat(struct api_ctx *ctx, json_t *out)
 	if (!f)
 		goto cleanup;
 	arr = json_array();
-	if (head(ctx, out, f->total_weight) || api__set(out, "nrows", json_integer(f->nrows)) ||
+	if (api__head(ctx, out, f->total_weight) || api__set(out, "nrows", json_integer(f->nrows)) ||
 	    api__set(out, "offset", json_integer(sq->offset)) ||
 	    api__set(out, "sort", json_string(sq->sort == SERVE_SORT_TOTAL ? "total" : "self")) ||
 	    api__set(out, "rows", arr))
@@ -451,7 +460,7 @@ int api__offcpu(struct api_ctx *ctx, json_t *out)
 		count += g.rows[i].count;
 	rc = -ENOMEM;
 	arr = json_array();
-	if (head(ctx, out, g.total_ns) || api__set(out, "by", json_string(by_names[sq->by])) ||
+	if (api__head(ctx, out, g.total_ns) || api__set(out, "by", json_string(by_names[sq->by])) ||
 	    api__set(out, "count", api__u64(count)) ||
 	    api__set(out, "nrows", json_integer(g.nrows)) ||
 	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
@@ -525,7 +534,7 @@ int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out)
 		goto cleanup;
 	rc = -ENOMEM;
 	arr = json_array();
-	if (head(ctx, out, d.new_weight) || api__set(out, "base", json_string(base->name)) ||
+	if (api__head(ctx, out, d.new_weight) || api__set(out, "base", json_string(base->name)) ||
 	    api__set(out, "base_total", api__u64(d.base_weight)) ||
 	    api__set(out, "nrows", json_integer(d.nrows)) ||
 	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
@@ -551,5 +560,43 @@ cleanup:
 	tree_put(t, owned);
 	tree_put(bt, bowned);
 	api_ctx__release(&bctx);
+	return rc;
+}
+
+int api__groups(struct api_ctx *ctx, json_t *out)
+{
+	static const enum analysis_by bys[] = {
+		[SERVE_GROUP_PROCESS] = ANALYSIS_BY_PROCESS,
+		[SERVE_GROUP_THREAD] = ANALYSIS_BY_THREAD,
+		[SERVE_GROUP_CONTAINER] = ANALYSIS_BY_CONTAINER,
+		[SERVE_GROUP_MODULE] = ANALYSIS_BY_MODULE,
+	};
+	static const char *const by_names[] = { "process", "thread", "container", "module" };
+	const struct serve_query *sq = ctx->sq;
+	struct analysis_groups g = { 0 };
+	json_t *arr;
+	uint32_t i;
+	int rc;
+
+	rc = analysis_groups__init(&g, ctx->c, ctx->q.event, bys[sq->group_by]);
+	if (rc)
+		return rc == -EINVAL ? api__fail(ctx, "bad query") : rc;
+	rc = -ENOMEM;
+	arr = json_array();
+	if (api__head(ctx, out, g.total) || api__set(out, "by", json_string(by_names[sq->group_by])) ||
+	    api__set(out, "nrows", json_integer(g.nrows)) ||
+	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
+		goto cleanup;
+	for (i = sq->offset; i < g.nrows && i - sq->offset < sq->limit; i++) {
+		json_t *o = json_pack("{s:s,s:o,s:o}", "name", g.rows[i].name, "weight",
+				      api__u64(g.rows[i].weight), "samples",
+				      api__u64(g.rows[i].samples));
+
+		if (!o || json_array_append_new(arr, o))
+			goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	analysis_groups__release(&g);
 	return rc;
 }

@@ -31,7 +31,9 @@
 extern char **environ;
 
 struct server {
-	struct serve_app app;
+	struct serve_live live;	       /* the capture or segment directory served */
+	const char *source_dir;	       /* --source-dir, or NULL */
+	struct serve_profile *base;    /* --diff, or NULL */
 	bool loopback_only;
 	uint16_t port;
 };
@@ -175,7 +177,11 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *conn,
 	static const char immutable[] = "public, max-age=31536000, immutable";
 	struct serve_query q;
 	struct arg_state st = { .q = &q };
+	struct serve_app app = { .base = s->base, .source_dir = s->source_dir };
+	/* A segment directory's answers change as segments come: revalidate. */
+	const char *cache = immutable;
 	char etag[80], err[256];
+	enum MHD_Result ret;
 	char *body;
 	size_t len;
 	int rc;
@@ -186,19 +192,30 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *conn,
 		st.rc = serve_query__finish(&q, st.err, sizeof(st.err));
 	if (st.rc)
 		return queue_error(conn, MHD_HTTP_BAD_REQUEST, st.err);
-	serve_api__etag(&s->app, &q, etag, sizeof(etag));
-	if (etag_matches(conn, etag))
-		return queue(conn, MHD_HTTP_NOT_MODIFIED, "", 0, MHD_RESPMEM_PERSISTENT, NULL, etag,
-			     immutable);
-	rc = serve_api__answer(&s->app, &q, &body, &len, err, sizeof(err));
+	/* One profile for the ETag and the answer, even if a rescan replaces it. */
+	app.profile = serve_live__profile(&s->live);
+	app.live = app.profile->segments > 0;
+	if (app.live)
+		cache = "no-cache";
+	serve_api__etag(&app, &q, etag, sizeof(etag));
+	if (etag_matches(conn, etag)) {
+		ret = queue(conn, MHD_HTTP_NOT_MODIFIED, "", 0, MHD_RESPMEM_PERSISTENT, NULL, etag,
+			    cache);
+		goto out;
+	}
+	rc = serve_api__answer(&app, &q, &body, &len, err, sizeof(err));
 	if (rc == -EINVAL)
-		return queue_error(conn, MHD_HTTP_BAD_REQUEST, err);
-	if (rc == -ENOENT)
-		return queue_error(conn, MHD_HTTP_NOT_FOUND, err);
-	if (rc)
-		return queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, err);
-	return queue(conn, MHD_HTTP_OK, body, len, MHD_RESPMEM_MUST_FREE,
-		     "application/json", etag, immutable);
+		ret = queue_error(conn, MHD_HTTP_BAD_REQUEST, err);
+	else if (rc == -ENOENT)
+		ret = queue_error(conn, MHD_HTTP_NOT_FOUND, err);
+	else if (rc)
+		ret = queue_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, err);
+	else
+		ret = queue(conn, MHD_HTTP_OK, body, len, MHD_RESPMEM_MUST_FREE,
+			    "application/json", etag, cache);
+out:
+	serve_profile__put(app.profile);
+	return ret;
 }
 
 static const struct serve_asset *find_asset(const char *url)
@@ -274,27 +291,12 @@ static void open_browser(const char *url)
 	waitpid(pid, NULL, 0);
 }
 
-/* Build the tree and the shape the first pages ask for (the default event's, logical look). */
-static void warm(struct serve_profile *p)
-{
-	struct analysis_query q;
-	struct analysis_tree *t;
-	uint32_t event = analysis__default_event(p->capture);
-	bool owned;
-
-	if (event == CAPTURE_NONE)
-		return;
-	analysis_query__init(&q, event);
-	t = serve_profile__tree(p, SERVE_LOOK_LOGICAL, &q, &owned);
-	if (owned)
-		analysis_tree__free(t);
-	serve_profile__shape(p, SERVE_LOOK_LOGICAL);
-}
-
 int serve__run(const struct serve_options *opts)
 {
-	struct serve_profile *profile = NULL, *base = NULL;
+	struct serve_profile *base = NULL;
 	struct server srv = { .loopback_only = opts->loopback_only };
+	struct timespec rescan = { .tv_sec = SERVE_RESCAN_S };
+	bool live = false;
 	struct sockaddr_storage ss = { 0 };
 	struct MHD_Daemon *d = NULL;
 	const union MHD_DaemonInfo *info;
@@ -317,11 +319,12 @@ int serve__run(const struct serve_options *opts)
 			bind);
 		return -EINVAL;
 	}
-	rc = serve_profile__open(opts->capture, &profile, err, sizeof(err));
+	rc = serve_live__open(&srv.live, opts->capture, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "microscope serve: %s\n", err);
 		goto cleanup;
 	}
+	live = true;
 	if (opts->diff) {
 		rc = serve_profile__open(opts->diff, &base, err, sizeof(err));
 		if (rc) {
@@ -329,15 +332,15 @@ int serve__run(const struct serve_options *opts)
 			goto cleanup;
 		}
 	}
-	srv.app.profile = profile;
-	srv.app.base = base;
+	srv.base = base;
+	srv.source_dir = opts->source_dir;
 	/* Queries allocate and free the same large arrays again and again: keep
 	 * them in the heap rather than mapping fresh, zeroed pages each time
 	 * (page faults were a fifth of a large query's CPU time).  Bounded: at
 	 * most SERVE_THREADS queries hold such arrays at once. */
 	mallopt(M_MMAP_THRESHOLD, SERVE_MMAP_THRESHOLD);
 	mallopt(M_TRIM_THRESHOLD, 2 * SERVE_MMAP_THRESHOLD);
-	warm(profile);
+	serve_profile__warm(srv.live.current);
 
 	/* SIGINT/SIGTERM are taken by sigwait below; the daemon's threads inherit the mask. */
 	sigemptyset(&set);
@@ -367,13 +370,21 @@ int serve__run(const struct serve_options *opts)
 	fflush(stdout);
 	if (opts->open)
 		open_browser(url);
-	while (sigwait(&set, &sig) == 0 && sig != SIGINT && sig != SIGTERM)
-		;
+	/* Until SIGINT/SIGTERM; a segment directory is looked at again every
+	 * SERVE_RESCAN_S seconds (on this thread: requests are never delayed). */
+	for (;;) {
+		sig = sigtimedwait(&set, NULL, &rescan);
+		if (sig == SIGINT || sig == SIGTERM)
+			break;
+		if (sig < 0 && errno == EAGAIN)
+			serve_live__rescan(&srv.live);
+	}
 	rc = 0;
 cleanup:
 	if (d)
 		MHD_stop_daemon(d);
 	serve_profile__free(base);
-	serve_profile__free(profile);
+	if (live)
+		serve_live__release(&srv.live);
 	return rc;
 }

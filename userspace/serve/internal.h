@@ -24,39 +24,57 @@
 #define SERVE_TREE_CACHE 4
 
 struct serve_cached_tree {
-	uint32_t look, event;
+	uint32_t look, granularity, event;
 	bool per_thread, incomplete;
 	struct analysis_tree *tree; /* owned by the profile; read-only once here */
 };
 
 struct serve_profile {
 	char name[256];		/* the file's basename, for titles */
+	int refs;		/* serve_profile__get/put (atomic); 1 when new */
+	uint32_t segments;	/* segments merged (a DIR), 0 for a file */
 	struct capture *capture;
 	struct analysis_look *looks[SERVE_NLOOKS]; /* [SERVE_LOOK_LOGICAL] is NULL */
 	const struct capture *views[SERVE_NLOOKS];
-	struct analysis_names *names[SERVE_NLOOKS];
+	/* Keys per look and granularity: [look][SERVE_GRAN_FUNCTION] built at
+	 * load, the others on first use (guarded by lock; never freed before
+	 * the profile, so a pointer handed out stays valid). */
+	struct analysis_names *names[SERVE_NLOOKS][SERVE_GRAN_COUNT];
 	uint64_t origin_ns; /* earliest sample or interval time: API times count from it */
 	uint64_t last_ns;   /* latest sample time or interval end */
 	uint64_t hash;	    /* of the capture's tables: part of every ETag */
-	pthread_mutex_t lock; /* guards trees, ntrees and shapes */
-	struct analysis_shape *shapes[SERVE_NLOOKS]; /* built on first use */
+	pthread_mutex_t lock; /* guards names (but [..][FUNCTION]), trees, ntrees and shapes */
+	struct analysis_shape *shapes[SERVE_NLOOKS][SERVE_GRAN_COUNT]; /* built on first use */
 	struct serve_cached_tree trees[SERVE_TREE_CACHE];
 	uint32_t ntrees;
 };
 
 /*
- * The call tree of q over look's view.  An unfiltered q (all threads, no
- * time bounds, no filter) is answered from the profile's cache, building
- * it once (*owned false: do not free it); any other is built for the
- * caller (*owned true).  Returns NULL and sets errno (EINVAL, ENOMEM).
+ * The keys of look's view at granularity gran (enum serve_granularity),
+ * built on first use and kept for the profile's life.  Returns NULL and
+ * sets errno (ENOMEM).
  */
-/*
- * The tree shape of look's view (analysis_shape), built on first use and
- * kept.  Returns NULL and sets errno (ENOMEM).
- */
-const struct analysis_shape *serve_profile__shape(struct serve_profile *p, uint32_t look);
+/* The analysis_granularity of gran (enum serve_granularity). */
+enum analysis_granularity serve__granularity(uint32_t gran);
 
-struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look,
+const struct analysis_names *serve_profile__names(struct serve_profile *p, uint32_t look,
+						  uint32_t gran);
+
+/*
+ * The tree shape of look's view at gran (analysis_shape), built on first
+ * use and kept.  Returns NULL and sets errno (ENOMEM).
+ */
+const struct analysis_shape *serve_profile__shape(struct serve_profile *p, uint32_t look,
+						  uint32_t gran);
+
+/*
+ * The call tree of q over look's view at gran.  An unfiltered q (all
+ * threads, no time bounds, no filter) is answered from the profile's
+ * cache, building it once (*owned false: do not free it); any other is
+ * built for the caller (*owned true).  Returns NULL and sets errno
+ * (EINVAL, ENOMEM).
+ */
+struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look, uint32_t gran,
 					  const struct analysis_query *q, bool *owned);
 
 /*
@@ -69,11 +87,57 @@ int serve_profile__new(struct capture *c, const char *name, struct serve_profile
 int serve_profile__open(const char *path, struct serve_profile **out, char *err, size_t errlen);
 /* Accepts NULL. */
 void serve_profile__free(struct serve_profile *p);
+/* Another reference to p (a request in flight); put frees at the last one.
+ * put accepts NULL. */
+struct serve_profile *serve_profile__get(struct serve_profile *p);
+void serve_profile__put(struct serve_profile *p);
+/* Build what the first pages ask for (the default event's tree and shape,
+ * logical look, function granularity), so the first request is not slow. */
+void serve_profile__warm(struct serve_profile *p);
 
+/*
+ * What one request answers from.  For a segment directory the served
+ * profile is replaced when segments come or go (live.c), so a request
+ * takes a reference to the current one (serve_live__profile) and answers
+ * everything, its ETag included, from that one.
+ */
 struct serve_app {
 	struct serve_profile *profile; /* the capture served */
 	struct serve_profile *base;    /* --diff: the base of /api/diff, or NULL */
+	bool live;		       /* a segment directory: answers may change */
+	const char *source_dir;	       /* --source-dir, or NULL */
 };
+
+/*
+ * A segment directory served live: its profile, reloaded by
+ * serve_live__rescan when the set of complete segments changes.
+ * path is borrowed.  current and reloads are guarded by lock; signature
+ * is the main thread's (the only one that rescans).
+ */
+struct serve_live {
+	const char *path;
+	pthread_mutex_t lock;
+	struct serve_profile *current; /* one reference held here */
+	uint64_t signature;	       /* of the segment names current was read from */
+	uint32_t reloads;	       /* profiles replaced since start */
+};
+
+/*
+ * Open path (a capture file or a segment directory) into l.  Returns 0 or
+ * -errno with a message in err naming the file.
+ */
+int serve_live__open(struct serve_live *l, const char *path, char *err, size_t errlen);
+/* A reference to the current profile (serve_profile__put it). */
+struct serve_profile *serve_live__profile(struct serve_live *l);
+/*
+ * If l is a directory whose complete segments differ from those current
+ * was read from, read them again and make that the current profile
+ * (requests in flight keep the old one until they put it).  Returns 1 when
+ * replaced, 0 when unchanged, or -errno (the old profile stays; a message
+ * on stderr).
+ */
+int serve_live__rescan(struct serve_live *l);
+void serve_live__release(struct serve_live *l);
 
 /*
  * Answer q: 0 with *body (malloc'd JSON, caller frees) of *len bytes;

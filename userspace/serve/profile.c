@@ -71,6 +71,7 @@ int serve_profile__new(struct capture *c, const char *name, struct serve_profile
 		return -ENOMEM;
 	}
 	p->capture = c;
+	p->refs = 1;
 	pthread_mutex_init(&p->lock, NULL);
 	slash = strrchr(name, '/');
 	snprintf(p->name, sizeof(p->name), "%s", slash ? slash + 1 : name);
@@ -82,8 +83,7 @@ int serve_profile__new(struct capture *c, const char *name, struct serve_profile
 				goto nomem;
 			p->views[i] = analysis_look__capture(p->looks[i]);
 		}
-		p->names[i] = analysis_names__new(p->views[i]);
-		if (!p->names[i])
+		if (!serve_profile__names(p, (uint32_t)i, SERVE_GRAN_FUNCTION))
 			goto nomem;
 	}
 	time_span(p);
@@ -112,48 +112,83 @@ int serve_profile__open(const char *path, struct serve_profile **out, char *err,
 
 void serve_profile__free(struct serve_profile *p)
 {
-	int i;
+	int i, g;
 
 	if (!p)
 		return;
 	for (i = 0; i < (int)p->ntrees; i++)
 		analysis_tree__free(p->trees[i].tree);
 	for (i = 0; i < SERVE_NLOOKS; i++)
-		analysis_shape__free(p->shapes[i]);
+		for (g = 0; g < SERVE_GRAN_COUNT; g++)
+			analysis_shape__free(p->shapes[i][g]);
 	pthread_mutex_destroy(&p->lock);
 	for (i = SERVE_NLOOKS - 1; i >= 0; i--) {
-		analysis_names__free(p->names[i]);
+		for (g = 0; g < SERVE_GRAN_COUNT; g++)
+			analysis_names__free(p->names[i][g]);
 		analysis_look__free(p->looks[i]);
 	}
 	capture__free(p->capture);
 	free(p);
 }
 
-struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look,
+static const enum analysis_granularity granularities[SERVE_GRAN_COUNT] = {
+	[SERVE_GRAN_FUNCTION] = ANALYSIS_GRANULARITY_FUNCTION,
+	[SERVE_GRAN_LINE] = ANALYSIS_GRANULARITY_LINE,
+	[SERVE_GRAN_ADDRESS] = ANALYSIS_GRANULARITY_ADDRESS,
+	[SERVE_GRAN_FRAME] = ANALYSIS_GRANULARITY_FRAME,
+};
+
+enum analysis_granularity serve__granularity(uint32_t gran)
+{
+	return gran < SERVE_GRAN_COUNT ? granularities[gran] : ANALYSIS_GRANULARITY_FUNCTION;
+}
+
+const struct analysis_names *serve_profile__names(struct serve_profile *p, uint32_t look,
+						  uint32_t gran)
+{
+	struct analysis_key_options o = { .granularity = granularities[gran] };
+	struct analysis_names *n;
+
+	/* Built at load, read-only since: no lock (serve_profile__new). */
+	if (gran == SERVE_GRAN_FUNCTION && p->names[look][gran])
+		return p->names[look][gran];
+	pthread_mutex_lock(&p->lock);
+	if (!p->names[look][gran])
+		p->names[look][gran] = analysis_names__new_opts(p->views[look], &o);
+	n = p->names[look][gran];
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look, uint32_t gran,
 					  const struct analysis_query *q, bool *owned)
 {
+	const struct analysis_names *names = serve_profile__names(p, look, gran);
 	struct analysis_tree *t = NULL;
 	uint32_t i;
 
 	*owned = true;
+	if (!names)
+		return NULL;
 	if (q->thread != CAPTURE_NONE || q->start_ns > p->origin_ns || q->end_ns || q->filter ||
 	    q->select || q->wall)
-		return analysis_tree__new(p->names[look], q);
+		return analysis_tree__new(names, q);
 	pthread_mutex_lock(&p->lock);
 	for (i = 0; i < p->ntrees; i++) {
 		const struct serve_cached_tree *e = &p->trees[i];
 
-		if (e->look == look && e->event == q->event && e->per_thread == q->per_thread &&
-		    e->incomplete == !q->complete_only) {
+		if (e->look == look && e->granularity == gran && e->event == q->event &&
+		    e->per_thread == q->per_thread && e->incomplete == !q->complete_only) {
 			t = e->tree;
 			*owned = false;
 			goto out;
 		}
 	}
-	t = analysis_tree__new(p->names[look], q);
+	t = analysis_tree__new(names, q);
 	if (t && p->ntrees < SERVE_TREE_CACHE) {
 		p->trees[p->ntrees++] = (struct serve_cached_tree){
 			.look = look,
+			.granularity = gran,
 			.event = q->event,
 			.per_thread = q->per_thread,
 			.incomplete = !q->complete_only,
@@ -166,17 +201,49 @@ out:
 	return t;
 }
 
-const struct analysis_shape *serve_profile__shape(struct serve_profile *p, uint32_t look)
+const struct analysis_shape *serve_profile__shape(struct serve_profile *p, uint32_t look,
+						  uint32_t gran)
 {
+	const struct analysis_names *names = serve_profile__names(p, look, gran);
 	const struct analysis_shape *sh;
 	int err = 0;
 
+	if (!names)
+		return NULL;
 	pthread_mutex_lock(&p->lock);
-	if (!p->shapes[look])
-		err = analysis_shape__new(p->names[look], &p->shapes[look]);
-	sh = p->shapes[look];
+	if (!p->shapes[look][gran])
+		err = analysis_shape__new(names, &p->shapes[look][gran]);
+	sh = p->shapes[look][gran];
 	pthread_mutex_unlock(&p->lock);
 	if (err)
 		errno = -err;
 	return sh;
+}
+
+struct serve_profile *serve_profile__get(struct serve_profile *p)
+{
+	__atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
+	return p;
+}
+
+void serve_profile__put(struct serve_profile *p)
+{
+	if (p && __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		serve_profile__free(p);
+}
+
+void serve_profile__warm(struct serve_profile *p)
+{
+	struct analysis_query q;
+	struct analysis_tree *t;
+	uint32_t event = analysis__default_event(p->capture);
+	bool owned;
+
+	if (event == CAPTURE_NONE)
+		return;
+	analysis_query__init(&q, event);
+	t = serve_profile__tree(p, SERVE_LOOK_LOGICAL, SERVE_GRAN_FUNCTION, &q, &owned);
+	if (owned)
+		analysis_tree__free(t);
+	serve_profile__shape(p, SERVE_LOOK_LOGICAL, SERVE_GRAN_FUNCTION);
 }

@@ -19,7 +19,8 @@ static const char *const endpoint_names[SERVE_EP_COUNT] = {
 	[SERVE_EP_FLAMEGRAPH] = "flamegraph", [SERVE_EP_CALLTREE] = "calltree",
 	[SERVE_EP_FLAT] = "flat",	    [SERVE_EP_LANES] = "lanes",
 	[SERVE_EP_INTERVALS] = "intervals", [SERVE_EP_OFFCPU] = "offcpu",
-	[SERVE_EP_DIFF] = "diff",
+	[SERVE_EP_DIFF] = "diff",	    [SERVE_EP_GROUPS] = "groups",
+	[SERVE_EP_SOURCE] = "source",
 };
 
 static const char *const param_names[SERVE_P_COUNT] = {
@@ -33,14 +34,15 @@ static const char *const param_names[SERVE_P_COUNT] = {
 	[SERVE_P_NODE] = "node",	 [SERVE_P_OFFSET] = "offset",
 	[SERVE_P_LIMIT] = "limit",	 [SERVE_P_SORT] = "sort",
 	[SERVE_P_BUCKETS] = "buckets",	 [SERVE_P_BY] = "by",
-	[SERVE_P_MIN_NS] = "min_ns",
+	[SERVE_P_MIN_NS] = "min_ns",	 [SERVE_P_LABEL] = "label",
+	[SERVE_P_FUNCTION] = "function",
 };
 
 #define P(x) (1u << SERVE_P_##x)
 /* The filters every aggregating endpoint takes. */
 #define FILTERS                                                                            \
 	(P(EVENT) | P(THREAD) | P(PROCESS) | P(MODULE) | P(FOCUS) | P(IGNORE) | P(START) | \
-	 P(END) | P(LOOK) | P(GRANULARITY) | P(INCOMPLETE))
+	 P(END) | P(LOOK) | P(GRANULARITY) | P(INCOMPLETE) | P(LABEL))
 
 static const uint32_t endpoint_params[SERVE_EP_COUNT] = {
 	[SERVE_EP_INFO] = P(EVENT),
@@ -49,11 +51,13 @@ static const uint32_t endpoint_params[SERVE_EP_COUNT] = {
 	[SERVE_EP_CALLTREE] = FILTERS | P(THREADS) | P(NODE) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_FLAT] = FILTERS | P(SORT) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_LANES] = P(THREAD) | P(PROCESS) | P(START) | P(END) | P(BUCKETS) | P(OFFSET) |
-			   P(LIMIT),
+			   P(LIMIT) | P(LABEL),
 	[SERVE_EP_INTERVALS] = P(THREAD) | P(PROCESS) | P(START) | P(END) | P(INCOMPLETE) |
-			       P(MIN_NS) | P(OFFSET) | P(LIMIT),
+			       P(MIN_NS) | P(OFFSET) | P(LIMIT) | P(LABEL),
 	[SERVE_EP_OFFCPU] = FILTERS | P(BY) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_DIFF] = FILTERS | P(OFFSET) | P(LIMIT),
+	[SERVE_EP_GROUPS] = P(EVENT) | P(BY) | P(LABEL) | P(OFFSET) | P(LIMIT),
+	[SERVE_EP_SOURCE] = (FILTERS & ~P(GRANULARITY)) | P(FUNCTION),
 };
 
 int serve_query__endpoint(const char *path, enum serve_endpoint *ep)
@@ -91,6 +95,8 @@ void serve_query__init(struct serve_query *q, enum serve_endpoint ep)
 	q->sort = SERVE_SORT_SELF;
 	q->by = SERVE_BY_STATE;
 	q->look = SERVE_LOOK_LOGICAL;
+	/* As report: clipped off-CPU intervals count (marked) unless incomplete=0. */
+	q->incomplete = true;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -167,6 +173,44 @@ static void set_text(char *dst, const char *v)
 	memcpy(dst, v, n + 1);
 }
 
+static const char *const label_fields[] = { "pid", "tid", "comm", "module", "container",
+					    "cgroup" };
+
+/* label=FIELD:[!]VALUE[,...]: known fields, non-empty values, at most
+ * SERVE_MAX_LABEL_TERMS terms. */
+static int check_label(const char *v, char *err, size_t errlen)
+{
+	const char *term = v, *colon, *end;
+	unsigned n = 0, i;
+
+	for (;;) {
+		end = strchr(term, ',');
+		if (!end)
+			end = term + strlen(term);
+		colon = memchr(term, ':', (size_t)(end - term));
+		if (!colon)
+			return fail(err, errlen, "label: '%.*s' is not FIELD:VALUE",
+				    (int)(end - term > 64 ? 64 : end - term), term);
+		for (i = 0; i < sizeof(label_fields) / sizeof(label_fields[0]); i++)
+			if (strlen(label_fields[i]) == (size_t)(colon - term) &&
+			    !memcmp(term, label_fields[i], (size_t)(colon - term)))
+				break;
+		if (i == sizeof(label_fields) / sizeof(label_fields[0]))
+			return fail(err, errlen,
+				    "label: '%.*s' is not pid, tid, comm, module, container or cgroup",
+				    (int)(colon - term > 32 ? 32 : colon - term), term);
+		if (end - colon < 2 || (colon[1] == '!' && end - colon < 3))
+			return fail(err, errlen, "label: %.*s has no value",
+				    (int)(colon - term), term);
+		if (++n > SERVE_MAX_LABEL_TERMS)
+			return fail(err, errlen, "label: more than %d terms",
+				    SERVE_MAX_LABEL_TERMS);
+		if (!*end)
+			return 0;
+		term = end + 1;
+	}
+}
+
 int serve_query__set(struct serve_query *q, const char *key, const char *value, char *err,
 		     size_t errlen)
 {
@@ -203,6 +247,16 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 		return 0;
 	case SERVE_P_MODULE:
 		set_text(q->module, value);
+		return 0;
+	case SERVE_P_FUNCTION:
+		if (!*value)
+			return fail(err, errlen, "function: empty name");
+		set_text(q->function, value);
+		return 0;
+	case SERVE_P_LABEL:
+		if (check_label(value, err, errlen))
+			return -EINVAL;
+		set_text(q->label, value);
 		return 0;
 	case SERVE_P_FOCUS:
 		set_text(q->focus, value);
@@ -247,9 +301,18 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 				    value);
 		return 0;
 	case SERVE_P_GRANULARITY:
-		if (strcmp(value, "function"))
+		if (!strcmp(value, "function"))
+			q->granularity = SERVE_GRAN_FUNCTION;
+		else if (!strcmp(value, "line"))
+			q->granularity = SERVE_GRAN_LINE;
+		else if (!strcmp(value, "address"))
+			q->granularity = SERVE_GRAN_ADDRESS;
+		else if (!strcmp(value, "frame"))
+			q->granularity = SERVE_GRAN_FRAME;
+		else
 			return fail(err, errlen,
-				    "granularity: '%.32s' is not supported (only 'function')", value);
+				    "granularity: '%.32s' is not function, line, address or frame",
+				    value);
 		return 0;
 	case SERVE_P_THREADS:
 		if (parse_bool(value, &q->per_thread))
@@ -300,6 +363,21 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 		q->buckets = (uint32_t)u;
 		return 0;
 	case SERVE_P_BY:
+		if (q->endpoint == SERVE_EP_GROUPS) {
+			if (!strcmp(value, "process"))
+				q->group_by = SERVE_GROUP_PROCESS;
+			else if (!strcmp(value, "thread"))
+				q->group_by = SERVE_GROUP_THREAD;
+			else if (!strcmp(value, "container"))
+				q->group_by = SERVE_GROUP_CONTAINER;
+			else if (!strcmp(value, "module"))
+				q->group_by = SERVE_GROUP_MODULE;
+			else
+				return fail(err, errlen,
+					    "by: '%.32s' is not process, thread, container or module",
+					    value);
+			return 0;
+		}
 		if (!strcmp(value, "state"))
 			q->by = SERVE_BY_STATE;
 		else if (!strcmp(value, "function"))
@@ -316,6 +394,8 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 
 int serve_query__finish(struct serve_query *q, char *err, size_t errlen)
 {
+	if (q->endpoint == SERVE_EP_SOURCE && !q->function[0])
+		return fail(err, errlen, "/api/source needs function=NAME");
 	if (q->end_ns && q->end_ns <= q->start_ns)
 		return fail(err, errlen, "end (%" PRIu64 ") must be after start (%" PRIu64 ")",
 			    q->end_ns, q->start_ns);
@@ -329,11 +409,12 @@ size_t serve_query__canonical(const struct serve_query *q, char *buf, size_t siz
 	/* Text fields are last and length-prefixed, so no value can forge another field. */
 	return (size_t)snprintf(
 		buf, size,
-		"%s|%u|%u|%" PRIu64 "|%" PRIu64 "|%d|%d|%d|%.17g|%u|%u|%u|%u|%d|%u|%d|%" PRIu64
-		"|%zu:%s|%zu:%s|%zu:%s|%zu:%s",
+		"%s|%u|%u|%" PRIu64 "|%" PRIu64 "|%d|%d|%d|%d|%.17g|%u|%u|%u|%u|%d|%u|%d|%" PRIu64
+		"|%d|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s",
 		serve_query__endpoint_name(q->endpoint), q->thread, q->process, q->start_ns,
-		q->end_ns, q->look, q->per_thread, q->incomplete, q->min_share, q->max_nodes,
-		q->node, q->offset, q->limit, q->sort, q->buckets, q->by, q->min_ns,
+		q->end_ns, q->look, q->granularity, q->per_thread, q->incomplete, q->min_share, q->max_nodes,
+		q->node, q->offset, q->limit, q->sort, q->buckets, q->by, q->min_ns, q->group_by,
 		strlen(q->event), q->event, strlen(q->module), q->module, strlen(q->focus),
-		q->focus, strlen(q->ignore), q->ignore);
+		q->focus, strlen(q->ignore), q->ignore, strlen(q->label), q->label, strlen(q->function),
+		q->function);
 }

@@ -30,6 +30,10 @@
 #define SERVE_DEFAULT_BUCKETS 400
 #define SERVE_MAX_LANES 256	     /* lanes in one page */
 #define SERVE_DEFAULT_LANES 64
+#define SERVE_MAX_SOURCE_BYTES (4 << 20) /* a source file larger is not shown */
+#define SERVE_MAX_SOURCE_LINES 2000	/* lines of text of one file in a response */
+#define SERVE_SOURCE_CONTEXT 8		/* lines shown around the sampled ones */
+#define SERVE_MAX_SOURCE_FILES 16	/* files of one function in a response */
 
 enum serve_endpoint {
 	SERVE_EP_INFO = 0,    /* /api/info: the capture, its events, counts, summary */
@@ -41,12 +45,30 @@ enum serve_endpoint {
 	SERVE_EP_INTERVALS,   /* /api/intervals: off-CPU intervals with wakers, paged */
 	SERVE_EP_OFFCPU,      /* /api/offcpu: off-CPU time by state, function or waker */
 	SERVE_EP_DIFF,	      /* /api/diff: flat diff against the --diff capture */
+	SERVE_EP_GROUPS,      /* /api/groups: weight per process, thread, container or module */
+	SERVE_EP_SOURCE,      /* /api/source: per-line costs of a function, with its source text */
 	SERVE_EP_COUNT,
 };
 
 enum serve_sort { SERVE_SORT_SELF = 0, SERVE_SORT_TOTAL = 1 };
 enum serve_by { SERVE_BY_STATE = 0, SERVE_BY_FUNCTION = 1, SERVE_BY_WAKER = 2 };
+/* /api/groups?by=: analysis_by's values. */
+enum serve_group_by {
+	SERVE_GROUP_PROCESS = 0,
+	SERVE_GROUP_THREAD = 1,
+	SERVE_GROUP_CONTAINER = 2,
+	SERVE_GROUP_MODULE = 3,
+};
+#define SERVE_MAX_LABEL_TERMS 8 /* terms of one label= filter */
 enum serve_look { SERVE_LOOK_LOGICAL = 0, SERVE_LOOK_NATIVE = 1, SERVE_LOOK_PYTHON = 2 };
+/* What a key stands for (analysis_granularity; report --granularity). */
+enum serve_granularity {
+	SERVE_GRAN_FUNCTION = 0, /* default, as report */
+	SERVE_GRAN_LINE = 1,
+	SERVE_GRAN_ADDRESS = 2,
+	SERVE_GRAN_FRAME = 3, /* as recorded: the exporters' labels */
+	SERVE_GRAN_COUNT,
+};
 
 /* Bits of serve_query.set: which parameters the request gave. */
 enum serve_param {
@@ -71,6 +93,8 @@ enum serve_param {
 	SERVE_P_BUCKETS,
 	SERVE_P_BY,
 	SERVE_P_MIN_NS,
+	SERVE_P_LABEL,
+	SERVE_P_FUNCTION,
 	SERVE_P_COUNT,
 };
 
@@ -86,8 +110,9 @@ struct serve_query {
 	uint64_t start_ns; /* from the capture's origin (info.origin_ns) */
 	uint64_t end_ns;   /* 0: no upper bound */
 	enum serve_look look;
+	enum serve_granularity granularity;
 	bool per_thread; /* threads=1: a root per thread */
-	bool incomplete; /* incomplete=1: off-CPU intervals cut by the window count too */
+	bool incomplete; /* off-CPU intervals cut by the window count too (default; incomplete=0: not) */
 	double min_share; /* percent 0..100 */
 	uint32_t max_nodes;
 	uint32_t node; /* calltree: whose children; 0 = the root */
@@ -95,7 +120,13 @@ struct serve_query {
 	enum serve_sort sort;
 	uint32_t buckets;
 	enum serve_by by;
+	enum serve_group_by group_by; /* /api/groups */
 	uint64_t min_ns; /* intervals: shortest listed */
+	/* label=FIELD:[!]VALUE[,...]: analysis_scope filter terms (pid, tid,
+	 * comm, module, container, cgroup); "" = none.  Checked here for
+	 * syntax, resolved by the answerer. */
+	char label[SERVE_MAX_VALUE + 1];
+	char function[SERVE_MAX_VALUE + 1]; /* /api/source: the function's name, exact */
 };
 
 /*

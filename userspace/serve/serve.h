@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `microscope serve`: an HTTP server over one capture (and optionally a
- * second one to diff against) for the browser pages in web/.
+ * `microscope serve`: an HTTP server over one capture or segment
+ * directory (and optionally a second capture to diff against) for the
+ * browser pages in web/.
  *
  * The contract with the CLI: the CLI parses options into struct
  * serve_options and calls serve__run(), which loads the captures, serves
@@ -12,8 +13,9 @@
  *   - the built-in front-end assets (a fixed table compiled into the
  *     binary, web_assets.h), "/" being index.html;
  *   - 404 for every other path: no request path ever reaches the file
- *     system.  Only GET and HEAD; every response is immutable (the
- *     captures cannot change while served) and carries an ETag.
+ *     system.  Only GET and HEAD; every response carries an ETag; it is
+ *     immutable for a capture file; for a segment directory (reread every
+ *     SERVE_RESCAN_S when its segments change, live.c) it is revalidated.
  */
 #ifndef MS_SERVE_H
 #define MS_SERVE_H
@@ -27,11 +29,13 @@
 #define SERVE_CONNECTION_MEMORY 65536 /* bytes per connection (request line + headers) */
 #define SERVE_CONNECTION_TIMEOUT 15   /* seconds of inactivity */
 #define SERVE_MMAP_THRESHOLD (256 << 20) /* bytes: smaller query arrays stay in the heap */
+#define SERVE_RESCAN_S 2	      /* seconds between looks at a segment directory */
 
 struct serve_options {
-	const char *capture;   /* path of the capture to serve */
+	const char *capture;   /* path of the capture, or of a segment directory, to serve */
 	const char *diff;      /* path of a capture to diff against (the base), or NULL */
 	const char *bind;      /* numeric IPv4/IPv6 address; "127.0.0.1" by default */
+	const char *source_dir; /* relative source paths of the capture are read below it, or NULL */
 	uint16_t port;	       /* 0: any free port */
 	bool open;	       /* start a browser (xdg-open) on the URL */
 	bool loopback_only;    /* refuse peers that are not loopback (set unless --bind) */

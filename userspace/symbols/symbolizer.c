@@ -8,7 +8,8 @@
  *   MISMATCH  file key + mapping's ID  -> a refused file (build ID mismatch)
  *   FAILED    path tried + mapping's ID-> a file that could not be opened
  * A module may sit under several keys; keys compare against the module's
- * own fields, so slots hold no copies.  Modules are never evicted.
+ * own fields, so slots hold no copies.  A module lives until its owner
+ * says nothing maps it any more (symbolizer__forget).
  *
  * Not thread-safe: one symbolizer belongs to one thread (the processor).
  */
@@ -202,6 +203,41 @@ static struct sym_module *symbolizer__add_module(struct symbolizer *s, const cha
 	m->next = s->modules;
 	s->modules = m;
 	return m;
+}
+
+int symbolizer__forget(struct symbolizer *s, struct sym_module *m)
+{
+	struct cache_slot *slots = NULL;
+	struct sym_module **link;
+	size_t i;
+
+	if (!m || m == s->vdso || m == s->kernel)
+		return 0;
+	for (link = &s->modules; *link && *link != m; link = &(*link)->next)
+		;
+	if (!*link)
+		return -ENOENT;
+	/* Every key naming m goes: the table is rebuilt without them. */
+	if (s->nr_slots) {
+		slots = calloc(s->nr_slots, sizeof(*slots));
+		if (!slots)
+			return -ENOMEM;
+		for (i = 0; i < s->nr_slots; i++) {
+			if (!s->slots[i].m)
+				continue;
+			if (s->slots[i].m == m)
+				s->nr_used--;
+			else
+				slots__put(slots, s->nr_slots, &s->slots[i]);
+		}
+		free(s->slots);
+		s->slots = slots;
+	}
+	*link = m->next;
+	if (m->pin_fd >= 0 && s->nr_pinned)
+		s->nr_pinned--;
+	sym_module__free(m);
+	return 0;
 }
 
 struct symbolizer *symbolizer__new(void)

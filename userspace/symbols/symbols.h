@@ -67,6 +67,14 @@ struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
 					   const char *open_path, const char *path, uint32_t maj,
 					   uint32_t min, uint64_t ino);
 
+/*
+ * Free m and every cache key naming it: its owner knows no process maps it
+ * any more (a long recording's modules follow the live processes).  The
+ * vdso and the kernel are kept.  A later mapping of the same file loads it
+ * again.  Returns 0, -ENOENT (not this symbolizer's) or -ENOMEM (m kept).
+ */
+int symbolizer__forget(struct symbolizer *s, struct sym_module *m);
+
 /* The vdso of this kernel (read from this process's own vdso image). */
 struct sym_module *symbolizer__vdso(struct symbolizer *s);
 

@@ -7,6 +7,7 @@ export interface Count { name: string; value: number; }
 export interface Info {
   name: string; origin_ns: number; span_ns: number; event: number; events: Event[];
   meta: Record<string, string>; diff: string | null;
+  segments: number; live: boolean; version: string;
   counts: Record<string, number>;
   summary: {
     samples: number; weight: number; duration_ns: number; threads: number; rate_hz: number;
@@ -33,21 +34,55 @@ export interface Offcpu { event: string; unit: string; total: number; by: string
 export interface DiffRow { name: string; kind: string; base_self: number; base_total: number; self: number; total: number; self_delta: number; total_delta: number; }
 export interface Diff { event: string; unit: string; total: number; base: string; base_total: number; nrows: number; offset: number; rows: DiffRow[]; }
 
+export interface GroupRow { name: string; weight: number; samples: number; }
+export interface Groups { event: string; unit: string; total: number; by: string; nrows: number; offset: number; rows: GroupRow[]; }
+
+export interface SourceLine { line: number; self: number; total: number; }
+export interface SourceFile { file: string; lines: SourceLine[]; readable: boolean; why?: string; first_line?: number; text?: string[]; }
+export interface Source { event: string; unit: string; total: number; function: string; function_total: number; files: SourceFile[]; }
+
 export type Params = Record<string, string | number | boolean | undefined>;
 
 export class ApiError extends Error {}
 
-export async function get<T>(endpoint: string, params: Params = {}): Promise<T> {
+function url(endpoint: string, params: Params): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) {
     if (v === undefined || v === '') continue;
     q.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
   }
   const s = q.toString();
-  const r = await fetch('/api/' + endpoint + (s ? '?' + s : ''));
+  return '/api/' + endpoint + (s ? '?' + s : '');
+}
+
+async function fetchJson<T>(u: string): Promise<T> {
+  const r = await fetch(u);
   const body = await r.json();
   if (!r.ok) throw new ApiError(body.error || r.statusText);
   return body as T;
+}
+
+// Answers asked before they are needed (the first view's, while /api/info
+// loads): taken once by the get() that asks the same URL.
+const early = new Map<string, Promise<unknown>>();
+
+export function prefetch(endpoint: string, params: Params = {}): void {
+  const u = url(endpoint, params);
+  if (!early.has(u)) {
+    const p = fetchJson(u);
+    p.catch(() => undefined); // reported by the get() that takes it
+    early.set(u, p);
+  }
+}
+
+export async function get<T>(endpoint: string, params: Params = {}): Promise<T> {
+  const u = url(endpoint, params);
+  const p = early.get(u);
+  if (p) {
+    early.delete(u);
+    return p as Promise<T>;
+  }
+  return fetchJson<T>(u);
 }
 
 export function pct(part: number, whole: number): string {

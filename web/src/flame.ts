@@ -1,11 +1,12 @@
 // Flame graph as an icicle (root on top): DOM boxes, click to zoom, regex
 // search with the matched share, tooltips.  The tree comes pruned from
 // /api/flamegraph; the page only lays it out.
-import { Flame, FlameNode, fmtWeight, get, pct } from './api';
+import { Flame, FlameNode, Params, fmtWeight, get, pct } from './api';
 import { State, filters, writeState } from './state';
 import { showTip, hideTip } from './tooltip';
 
 const ROW = 18;
+const MIN_PX = 2;
 
 interface Laid { n: FlameNode; depth: number; children: Laid[]; parent?: Laid; }
 
@@ -22,18 +23,24 @@ function build(f: Flame): Map<number, Laid> {
   return byId;
 }
 
-export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
-  // Unzoomed, a node under one pixel of the page's width is not drawn: ask
-  // only for wider ones (fewer frames to lay out); zoomed, the default share.
-  const px = Math.max(root.clientWidth, 600);
+// The flame graph query of s for a graph px wide.  Unzoomed, ask only for
+// nodes of a pixel or more (fewer to send and lay out; those under MIN_PX
+// still count in the search's share); zoomed, the default share.
+export function flameParams(s: State, width: number): Params {
+  const px = Math.max(width, 600);
   const minShare = s.zoom ? undefined : Math.max(0.05, Math.ceil(100000 / px) / 1000);
-  const f = await get<Flame>('flamegraph', { ...filters(s), min_share: minShare });
+  return { ...filters(s), min_share: minShare };
+}
+
+export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
+  const f = await get<Flame>('flamegraph', flameParams(s, root.clientWidth));
   performance.mark('flame-fetched');
   const byId = build(f);
   const top = f.nodes.length ? byId.get(f.nodes[0].id)! : undefined;
   root.innerHTML = '';
   const head = document.createElement('div');
   head.id = 'flame-head';
+  head.dataset.total = String(f.total);
   head.textContent = `${f.event}: ${fmtWeight(f.total, f.unit)}` + (f.pruned ? ` (${f.pruned} nodes under ${f.min_share}% hidden)` : '');
   root.appendChild(head);
   if (!top) return;
@@ -58,16 +65,19 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
     if (d) writeState({ ...s, zoom: Number(d.dataset.id) === top.n.id ? undefined : d.dataset.id });
   });
 
-  const place = (l: Laid, x: number, w: number, ancestor: boolean, inMatch: boolean) => {
-    if (w < 0.5) return;
+  // The matched share counts every node the answer holds, drawn or not.
+  const count = (l: Laid, inMatch: boolean) => {
+    const isMatch = !!re && re.test(l.n.name);
+    if (isMatch && !inMatch) matched += l.n.total;
+    for (const c of l.children) count(c, inMatch || isMatch);
+  };
+  const place = (l: Laid, x: number, w: number, ancestor: boolean) => {
+    // Narrower than MIN_PX a box is all border: not drawn (its weight is in its parent's width).
+    if (w < MIN_PX) return;
     maxDepth = Math.max(maxDepth, l.depth);
     const d = document.createElement('div');
     d.className = 'frame ' + l.n.kind + (ancestor ? ' ancestor' : '');
-    const isMatch = !!re && re.test(l.n.name);
-    if (isMatch) {
-      d.classList.add('match');
-      if (!inMatch) matched += l.n.total;
-    }
+    if (re && re.test(l.n.name)) d.classList.add('match');
     d.style.left = x + 'px';
     d.style.top = l.depth * ROW + 'px';
     d.style.width = w + 'px';
@@ -82,7 +92,7 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
     let cx = x;
     for (const c of l.children) {
       const cw = l.n.total ? w * c.n.total / l.n.total : 0;
-      place(c, cx, cw, false, inMatch || isMatch);
+      place(c, cx, cw, false);
       cx += cw;
     }
   };
@@ -91,10 +101,11 @@ export async function renderFlame(root: HTMLElement, s: State): Promise<void> {
   for (let a = zoom.parent; a; a = a.parent) chain.unshift(a);
   let underMatch = false;
   for (const a of chain) {
-    place(a, 0, width, true, false);
+    place(a, 0, width, true);
     if (re && re.test(a.n.name)) underMatch = true;
   }
-  place(zoom, 0, width, false, underMatch);
+  place(zoom, 0, width, false);
+  if (re) count(zoom, underMatch);
   performance.mark('flame-placed');
   box.appendChild(frag);
   box.style.height = (maxDepth + 1) * ROW + 'px';

@@ -1,10 +1,10 @@
 // microscope's browser pages: each view asks typed queries (api.ts) and
 // renders the answer; the URL fragment holds the view state (state.ts).
 import './style.css';
-import { Info, Thread, get } from './api';
-import { renderFlame } from './flame';
+import { Info, Thread, fmtNs, get, prefetch } from './api';
+import { flameParams, renderFlame } from './flame';
 import { State, readState, writeState } from './state';
-import { renderDiff, renderOffcpu, renderSummary, renderTable, renderTree } from './tables';
+import { renderDiff, renderGroups, renderOffcpu, renderSource, renderSummary, renderTable, renderTree } from './tables';
 import { renderTimeline } from './timeline';
 import { hideTip } from './tooltip';
 
@@ -28,11 +28,15 @@ function setupFilters(threads: Thread[]): void {
   bind('f-event', 'event');
   bind('f-thread', 'thread');
   bind('f-look', 'look');
+  bind('f-gran', 'gran');
   bind('f-focus', 'focus');
   bind('f-ignore', 'ignore');
   bind('f-module', 'module');
+  bind('f-label', 'label');
   bind('f-search', 'search', true);
   document.getElementById('filters')!.addEventListener('submit', (e) => e.preventDefault());
+  document.getElementById('selection-clear')!.addEventListener('click', () =>
+    writeState({ ...readState(), start: undefined, end: undefined, zoom: undefined }));
 }
 
 function syncFilters(s: State): void {
@@ -43,9 +47,15 @@ function syncFilters(s: State): void {
   set('f-event', s.event || info.events[info.event]?.name);
   set('f-thread', s.thread);
   set('f-look', s.look || 'logical');
+  set('f-gran', s.gran || 'function');
+  const sel = document.getElementById('selection')!;
+  sel.hidden = !s.start && !s.end;
+  document.getElementById('selection-range')!.textContent =
+    `${fmtNs(Number(s.start || 0))} – ${s.end ? fmtNs(Number(s.end)) : 'end'}`;
   set('f-focus', s.focus);
   set('f-ignore', s.ignore);
   set('f-module', s.module);
+  set('f-label', s.label);
   set('f-search', s.search);
 }
 
@@ -68,8 +78,10 @@ async function render(): Promise<void> {
     switch (s.view) {
       case 'tree': await renderTree(root, s); break;
       case 'table': await renderTable(root, s); break;
-      case 'timeline': await renderTimeline(root, s); break;
+      case 'timeline': await renderTimeline(root, s, info); break;
       case 'offcpu': await renderOffcpu(root, s); break;
+      case 'groups': await renderGroups(root, s); break;
+      case 'source': await renderSource(root, s); break;
       case 'diff': await renderDiff(root, s); break;
       case 'summary': renderSummary(root, info); break;
       default: await renderFlame(root, s);
@@ -85,6 +97,10 @@ async function render(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // The first view's answer is asked at once, beside /api/info: the first
+  // paint waits for one round trip, not two.
+  const first = readState();
+  if (first.view === 'flame') prefetch('flamegraph', flameParams(first, document.getElementById('view')!.clientWidth));
   const [i, threads] = await Promise.all([get<Info>('info'), get<{ threads: Thread[] }>('threads', { limit: 1000 })]);
   info = i;
   document.title = `microscope — ${info.name}`;
@@ -95,6 +111,26 @@ async function main(): Promise<void> {
   window.addEventListener('hashchange', render);
   if (!location.hash) writeState(readState(), true);
   await render();
+  if (info.live) watch();
+}
+
+// A segment directory (continuous mode): new segments are read by the
+// server; the page asks /api/info now and then and redraws when it changed.
+const WATCH_MS = 5000;
+
+function watch(): void {
+  const badge = document.getElementById('live')!;
+  badge.hidden = false;
+  badge.textContent = `live: ${info.segments} segments`;
+  setInterval(async () => {
+    try {
+      const i = await get<Info>('info');
+      if (i.version === info.version) return;
+      info = i;
+      badge.textContent = `live: ${info.segments} segments (updated ${new Date().toLocaleTimeString()})`;
+      await render();
+    } catch { /* the next look */ }
+  }, WATCH_MS);
 }
 
 main().catch((e) => {

@@ -2,9 +2,12 @@
 export interface State {
   view: string; event?: string; thread?: string; look?: string; focus?: string; ignore?: string;
   module?: string; search?: string; zoom?: string; sort?: string; by?: string;
+  gran?: string; label?: string; group?: string; fn?: string;
+  // The time selection (a zone of the timeline): ns from the capture's origin.
+  start?: string; end?: string;
 }
 
-const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'focus', 'ignore', 'module', 'search', 'zoom', 'sort', 'by'];
+const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'label', 'start', 'end', 'group', 'fn', 'search', 'zoom', 'sort', 'by'];
 
 export function readState(): State {
   const p = new URLSearchParams(location.hash.replace(/^#/, ''));
@@ -30,5 +33,8 @@ export function writeState(s: State, replace = false): void {
 
 // The filters every aggregating query takes, from the state.
 export function filters(s: State): Record<string, string | undefined> {
-  return { event: s.event, thread: s.thread, look: s.look, focus: s.focus, ignore: s.ignore, module: s.module };
+  return {
+    event: s.event, thread: s.thread, look: s.look, granularity: s.gran, focus: s.focus, ignore: s.ignore,
+    module: s.module, label: s.label, start: s.start, end: s.end,
+  };
 }

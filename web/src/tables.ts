@@ -1,6 +1,6 @@
 // Tables: functions (self/total, sorted by the server), call tree pages,
 // off-CPU groups, diff and summary.
-import { CallTree, Diff, Flat, Info, Offcpu, fmtNs, fmtWeight, get, pct } from './api';
+import { CallTree, Diff, Flat, Groups, Info, Offcpu, Source, fmtNs, fmtWeight, get, pct } from './api';
 import { State, filters, writeState } from './state';
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: string): HTMLElementTagNameMap[K] {
@@ -40,9 +40,56 @@ export async function renderTable(root: HTMLElement, s: State): Promise<void> {
   for (const r of f.rows) {
     const tr = row([r.name + (r.kind === 'kernel' ? ' [k]' : ''), String(r.self), pct(r.self, f.total), String(r.total), pct(r.total, f.total)]);
     tr.dataset.name = r.name;
+    if (r.kind === 'function' || r.kind === 'inline') {
+      tr.style.cursor = 'pointer';
+      tr.title = 'source view of ' + r.name;
+      tr.addEventListener('click', () => writeState({ ...s, view: 'source', fn: r.name }));
+    }
     t.appendChild(tr);
   }
   root.appendChild(t);
+}
+
+// The source view of one function: per-line self/total from the capture's
+// line tables, beside the text when the server can read the file.
+export async function renderSource(root: HTMLElement, s: State): Promise<void> {
+  root.innerHTML = '';
+  if (!s.fn) {
+    root.appendChild(el('p', 'Pick a function in the Functions table to see its lines.'));
+    return;
+  }
+  const f = filters(s);
+  const r = await get<Source>('source', { ...f, granularity: undefined, function: s.fn });
+  root.appendChild(el('div', `${r.function}: ${fmtWeight(r.function_total, r.unit)} of ${fmtWeight(r.total, r.unit)} (${pct(r.function_total, r.total)}) in ${r.files.length} file(s)`));
+  for (const file of r.files) {
+    root.appendChild(el('h4', file.file || '(no file recorded)'));
+    const cost = new Map(file.lines.map((l) => [l.line, l]));
+    const t = el('table');
+    t.className = 'source';
+    const h = el('tr');
+    for (const c of ['line', 'self', 'total', 'total %', 'source']) h.appendChild(el('th', c, c === 'source' ? 'name' : undefined));
+    t.appendChild(h);
+    const max = Math.max(1, ...file.lines.map((l) => l.total));
+    const add = (n: number, text: string | undefined) => {
+      const c = cost.get(n);
+      const tr = row([String(n || '?'), c ? String(c.self) : '', c ? String(c.total) : '', c ? pct(c.total, r.total) : '', el('pre', text ?? '')], 4);
+      tr.dataset.line = String(n);
+      if (c) {
+        tr.dataset.self = String(c.self);
+        tr.dataset.total = String(c.total);
+        tr.classList.add('hot');
+        tr.style.setProperty('--heat', String(c.total / max));
+      }
+      t.appendChild(tr);
+    };
+    if (file.readable && file.text) {
+      file.text.forEach((text, i) => add(file.first_line! + i, text));
+    } else {
+      for (const l of file.lines) add(l.line, undefined);
+    }
+    root.appendChild(t);
+    if (!file.readable) root.appendChild(el('p', `source text not shown: ${file.why}`, 'note'));
+  }
 }
 
 export async function renderTree(root: HTMLElement, s: State): Promise<void> {
@@ -91,7 +138,7 @@ export async function renderTree(root: HTMLElement, s: State): Promise<void> {
 export async function renderOffcpu(root: HTMLElement, s: State): Promise<void> {
   const by = s.by === 'function' || s.by === 'waker' ? s.by : 'state';
   const f = filters(s);
-  const r = await get<Offcpu>('offcpu', { thread: f.thread, look: f.look, focus: f.focus, ignore: f.ignore, module: f.module, by });
+  const r = await get<Offcpu>('offcpu', { ...f, event: undefined, by });
   root.innerHTML = '';
   const pick = el('div');
   for (const b of ['state', 'function', 'waker']) {
@@ -115,7 +162,8 @@ export async function renderOffcpu(root: HTMLElement, s: State): Promise<void> {
 
 export async function renderDiff(root: HTMLElement, s: State): Promise<void> {
   const f = filters(s);
-  const d = await get<Diff>('diff', { event: f.event, look: f.look, focus: f.focus, ignore: f.ignore, module: f.module, limit: 300 });
+  // Row ids and times are this capture's: the base answers the rest of the query.
+  const d = await get<Diff>('diff', { ...f, thread: undefined, start: undefined, end: undefined, limit: 300 });
   root.innerHTML = '';
   root.appendChild(el('div', `this capture (${fmtWeight(d.total, d.unit)}) against ${d.base} (${fmtWeight(d.base_total, d.unit)}); most changed self share first`));
   const t = el('table');
@@ -151,4 +199,34 @@ export function renderSummary(root: HTMLElement, info: Info): void {
   for (const [k, v] of Object.entries(info.meta)) add('meta ' + k, v);
   dl.querySelectorAll('dd').forEach((d) => ((d as HTMLElement).style.whiteSpace = 'pre-wrap'));
   root.appendChild(dl);
+}
+
+// Weight per process, thread, container or module (labels as pprof's
+// -tagfocus sees them), of the samples the labels filter keeps.
+export async function renderGroups(root: HTMLElement, s: State): Promise<void> {
+  const by = ['thread', 'container', 'module'].includes(s.group || '') ? s.group! : 'process';
+  const r = await get<Groups>('groups', { event: s.event, label: s.label, by, limit: 500 });
+  root.innerHTML = '';
+  const pick = el('div');
+  for (const b of ['process', 'thread', 'container', 'module']) {
+    const a = el('a', b);
+    a.href = '#';
+    a.style.marginRight = '1em';
+    if (b === by) a.style.fontWeight = 'bold';
+    a.addEventListener('click', (e) => { e.preventDefault(); writeState({ ...s, group: b }); });
+    pick.appendChild(a);
+  }
+  root.appendChild(pick);
+  root.appendChild(el('div', `${r.nrows} ${r.by} groups, ${r.event}: ${fmtWeight(r.total, r.unit)}`));
+  const t = el('table');
+  t.id = 'groups';
+  const h = el('tr');
+  for (const c of [r.by, 'weight', 'share', 'samples']) h.appendChild(el('th', c, c === r.by ? 'name' : undefined));
+  t.appendChild(h);
+  for (const x of r.rows) {
+    const tr = row([x.name, fmtWeight(x.weight, r.unit), pct(x.weight, r.total), String(x.samples)]);
+    tr.dataset.name = x.name;
+    t.appendChild(tr);
+  }
+  root.appendChild(t);
 }

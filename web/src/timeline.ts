@@ -1,8 +1,8 @@
 // Per-thread timeline: on-CPU sample density per bucket (/api/lanes) and
 // off-CPU intervals coloured by state with links to their wakers
 // (/api/intervals).  Click an interval for its stack and its waker's stack.
-import { Interval, Intervals, Lanes, fmtNs, get } from './api';
-import { State } from './state';
+import { Info, Interval, Intervals, Lanes, fmtNs, get } from './api';
+import { State, writeState } from './state';
 import { showTip, hideTip } from './tooltip';
 
 const SVGNS = 'http://www.w3.org/2000/svg';
@@ -26,7 +26,7 @@ export function wakerText(iv: Interval): string {
   return who + (frames.length ? ' (' + frames.join(' < ') + ')' : '');
 }
 
-export async function renderTimeline(root: HTMLElement, s: State): Promise<void> {
+export async function renderTimeline(root: HTMLElement, s: State, info: Info): Promise<void> {
   const buckets = 500;
   const [lanes, ivs] = await Promise.all([
     get<Lanes>('lanes', { thread: s.thread, buckets, limit: 256 }),
@@ -79,13 +79,15 @@ export async function renderTimeline(root: HTMLElement, s: State): Promise<void>
     const g = groups.get(iv.thread.id);
     if (!g) continue;
     const x = xOf(iv.start_ns);
-    const r = svg('rect', { class: 'offcpu ' + stateClass(iv.state), x, y: 16, width: Math.max(0.6, xOf(iv.end_ns) - x), height: 11 });
+    const clipped = !(iv.start_known && iv.end_known);
+    const r = svg('rect', { class: 'offcpu ' + stateClass(iv.state) + (clipped ? ' clipped' : ''), x, y: 16, width: Math.max(0.6, xOf(iv.end_ns) - x), height: 11 });
     const text = `${iv.state} for ${fmtNs(iv.ns)}${iv.start_known && iv.end_known ? '' : ' (cut by the recording edge)'}\n` +
       `blocked in ${iv.blocking}\nwoken by ${wakerText(iv)}`;
     r.dataset.id = String(iv.id);
     r.dataset.tid = String(iv.thread.tid);
     r.dataset.ns = String(iv.ns);
     r.dataset.state = iv.state;
+    r.dataset.clipped = clipped ? '1' : '0';
     r.dataset.cause = iv.cause;
     r.dataset.waker = wakerText(iv);
     r.appendChild(svg('title', {})).textContent = text;
@@ -110,5 +112,48 @@ export async function renderTimeline(root: HTMLElement, s: State): Promise<void>
     overlay.appendChild(l);
   }
   box.appendChild(overlay);
+  selection(box, s, info, lanes.start_ns, span, lanes.lanes.length * LANE_H);
   root.appendChild(detail);
+}
+
+// The time selection: drag across the lanes to select a zone of time; every
+// view then answers for it (start/end of the queries, in the URL).  The
+// selected zone is shaded; the selection chip above clears it.
+function selection(box: HTMLElement, s: State, info: Info, start: number, span: number, height: number): void {
+  const shade = document.createElement('div');
+  shade.id = 'zone';
+  shade.style.top = '0';
+  shade.style.height = height + 'px';
+  box.appendChild(shade);
+  const width = () => box.clientWidth - NAME_W;
+  const nsAt = (x: number) => Math.round(start + span * Math.min(1, Math.max(0, (x - NAME_W) / width())));
+  const draw = (a: number, b: number) => {
+    const x0 = NAME_W + width() * (Math.min(a, b) - start) / span;
+    const x1 = NAME_W + width() * (Math.max(a, b) - start) / span;
+    shade.style.left = x0 + 'px';
+    shade.style.width = Math.max(1, x1 - x0) + 'px';
+    shade.hidden = false;
+  };
+  shade.hidden = true;
+  if (s.start || s.end) draw(Number(s.start || 0), s.end ? Number(s.end) : info.span_ns + 1);
+  shade.dataset.start = s.start || '';
+  shade.dataset.end = s.end || '';
+  let from: number | undefined;
+  const x = (e: MouseEvent) => e.clientX - box.getBoundingClientRect().left;
+  box.addEventListener('mousedown', (e) => {
+    if (x(e) < NAME_W || (e.target as Element).classList.contains('offcpu')) return;
+    from = nsAt(x(e));
+    e.preventDefault();
+  });
+  box.addEventListener('mousemove', (e) => { if (from !== undefined) draw(from, nsAt(x(e))); });
+  box.addEventListener('mouseleave', () => { if (from !== undefined) { from = undefined; shade.hidden = !(s.start || s.end); } });
+  box.addEventListener('mouseup', (e) => {
+    if (from === undefined) return;
+    const to = nsAt(x(e));
+    const [a, b] = [Math.min(from, to), Math.max(from, to)];
+    from = undefined;
+    // A click (no drag) is not a selection.
+    if (b - a < span / 500) return;
+    writeState({ ...s, start: String(a), end: String(b), zoom: undefined });
+  });
 }

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The served profile of `serve CAPTURE|DIR`: a capture file loaded once,
+ * or a segment directory (capture/segment_dir.h, continuous mode) read as
+ * one logical profile and read again when its complete segments change,
+ * so new segments appear (and retired ones go) without a restart.
+ *
+ * Who owns what: struct serve_live holds one reference to the current
+ * profile; each request takes its own (serve_live__profile) and puts it
+ * when answered, so a replaced profile is freed by the last request that
+ * still reads it.  Rescans run on serve__run's main thread only, never on
+ * a request's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/segment_dir.h"
+#include "internal.h"
+
+static void note_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "microscope serve: %s\n", line);
+}
+
+/* FNV-1a of the complete segments' names (name order = time order); 0 for a file. */
+static int dir_signature(const char *path, uint64_t *sig, uint32_t *count)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	char **names = NULL;
+	size_t n = 0, i;
+	const unsigned char *b;
+	int rc;
+
+	rc = segment_dir__list(path, &names, &n);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++) {
+		for (b = (const unsigned char *)names[i]; *b; b++) {
+			h ^= *b;
+			h *= 0x100000001b3ull;
+		}
+		h ^= '/';
+		h *= 0x100000001b3ull;
+	}
+	segment_dir__free_names(names, n);
+	*sig = h;
+	*count = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	return 0;
+}
+
+/* Read path (file or directory) into a new profile. */
+static int load(const char *path, bool quiet, struct serve_profile **out, uint32_t segments,
+		char *err, size_t errlen)
+{
+	struct capture *c;
+	int rc;
+
+	*out = NULL;
+	rc = segment_dir__open_path(path, &c, err, errlen, quiet ? NULL : note_line, NULL);
+	if (rc)
+		return rc;
+	rc = serve_profile__new(c, path, out);
+	if (rc) {
+		snprintf(err, errlen, "%s: out of memory building the views", path);
+		return rc;
+	}
+	(*out)->segments = segments;
+	return 0;
+}
+
+int serve_live__open(struct serve_live *l, const char *path, char *err, size_t errlen)
+{
+	uint32_t count = 0;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	l->path = path;
+	pthread_mutex_init(&l->lock, NULL);
+	if (segment_dir__is_dir(path)) {
+		rc = dir_signature(path, &l->signature, &count);
+		if (rc) {
+			snprintf(err, errlen, "%s: cannot list the segments: %s", path,
+				 strerror(-rc));
+			return rc;
+		}
+	}
+	return load(path, false, &l->current, count, err, errlen);
+}
+
+struct serve_profile *serve_live__profile(struct serve_live *l)
+{
+	struct serve_profile *p;
+
+	pthread_mutex_lock(&l->lock);
+	p = serve_profile__get(l->current);
+	pthread_mutex_unlock(&l->lock);
+	return p;
+}
+
+int serve_live__rescan(struct serve_live *l)
+{
+	struct serve_profile *fresh = NULL, *old;
+	char err[512];
+	uint64_t sig;
+	uint32_t count;
+	int rc;
+
+	if (!segment_dir__is_dir(l->path))
+		return 0;
+	rc = dir_signature(l->path, &sig, &count);
+	if (rc || sig == l->signature)
+		return rc;
+	/* Read outside the lock: requests go on with the current profile. */
+	rc = load(l->path, true, &fresh, count, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "microscope serve: rereading %s: %s (still serving the last read)\n",
+			l->path, err);
+		return rc;
+	}
+	/* Its first answers are built before requests see it. */
+	serve_profile__warm(fresh);
+	pthread_mutex_lock(&l->lock);
+	old = l->current;
+	l->current = fresh;
+	l->signature = sig;
+	l->reloads++;
+	pthread_mutex_unlock(&l->lock);
+	serve_profile__put(old);
+	return 1;
+}
+
+void serve_live__release(struct serve_live *l)
+{
+	serve_profile__put(l->current);
+	l->current = NULL;
+	pthread_mutex_destroy(&l->lock);
+}
