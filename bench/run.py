@@ -155,7 +155,8 @@ class Config:
     def label(self):
         if self.tool == "none":
             return "unrecorded"
-        kind = {"microscope": {"fp": "microscope fp", "dwarf": "microscope dwarf 16K"},
+        kind = {"microscope": {"fp": "microscope fp", "dwarf": "microscope dwarf 16K",
+                               "dwarf-kernel": "microscope dwarf-kernel 16K"},
                 "perf": {"fp": "perf -g", "dwarf": "perf dwarf,16384"},
                 "bpftrace": {"fp": "bpftrace profile"}}[self.tool][self.cg]
         return kind
@@ -210,7 +211,7 @@ class Bench:
             # --budget 0: the full rate, as perf records it (the default preset's
             # budget would lengthen the period at 4999 Hz; bench/README.md)
             cmd = [self.ms, "record", "-F", str(cfg.rate), "--budget", "0", "--call-graph", cfg.cg]
-            if cfg.cg == "dwarf":
+            if cfg.cg in ("dwarf", "dwarf-kernel"):
                 cmd += ["--stack-size", str(STACK_SIZE)]
             return cmd + ["-o", out, "--", self.work]
         if cfg.tool == "perf":
@@ -292,7 +293,7 @@ class Bench:
     def configs(self):
         cfgs = [Config("unrecorded", "none", None, 0)]
         for rate in self.mode["rates"]:
-            for cg in ("fp", "dwarf"):
+            for cg in ("fp", "dwarf", "dwarf-kernel"):
                 cfgs.append(Config("ms-%s-%d" % (cg, rate), "microscope", cg, rate))
             for cg in ("fp", "dwarf"):
                 c = Config("perf-%s-%d" % (cg, rate), "perf", cg, rate)
@@ -312,6 +313,8 @@ class Bench:
         no-work runs (fixed cost) are interleaved in the same rounds, so they
         see the same machine as the runs they are subtracted from."""
         cfgs = self.configs()
+        if self.args.only:
+            cfgs = [c for c in cfgs if c.tool == "none" or re.search(self.args.only, c.name)]
         live = [c for c in cfgs if not c.unavailable]
         fixed = [Config(c.name + "-nowork", c.tool, c.cg, c.rate) for c in live
                  if c.tool != "none"]
@@ -1153,6 +1156,8 @@ def main():
     ap.add_argument("--runs", type=int, help="interleaved runs per configuration")
     ap.add_argument("--scale", type=float, help="work per run (MS_FIXTURE_SCALE)")
     ap.add_argument("--no-bpf-peer", action="store_true", help="skip bpftrace")
+    ap.add_argument("--only", metavar="REGEX",
+                    help="matrix configurations whose name matches (e.g. 'ms-.*-999|perf-dwarf')")
     ap.add_argument("--baseline", default=BASELINE, help="baseline to compare with")
     ap.add_argument("--output", help="results file (default BUILD_DIR/bench/results.json)")
     ap.add_argument("build", nargs="?", help="build directory (OUTPUT)")

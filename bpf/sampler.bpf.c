@@ -54,6 +54,7 @@ const volatile __u32 have_find_vma = 1;
 
 #include "bpf/stack_copy.bpf.h"
 #include "bpf/scope.bpf.h"
+#include "bpf/kunwind.bpf.h"
 
 /* -a with Python frames: a process whose comm starts with "python" after an
  * exec joins "targets", the map the CPython tracker
@@ -102,10 +103,10 @@ struct sample_scratch {
 	__u8 bytes[MS_SAMPLE_MAX_SIZE + PAGE_BYTES];
 };
 _Static_assert(sizeof(struct sample_scratch) ==
-		   sizeof(struct ms_sample) + 2 * STACK_BYTES + MS_STACK_COPY_MAX +
-			   MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES + PAGE_BYTES,
-	       "scratch holds a header, two full callchains, a full copy, a full Python walk and "
-	       "a page of slack");
+		   sizeof(struct ms_sample) + 2 * STACK_BYTES + MS_KUNWIND_BYTES +
+			   MS_STACK_COPY_MAX + MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES + PAGE_BYTES,
+	       "scratch holds a header, two full callchains, the in-kernel unwind's state, a full "
+	       "copy, a full Python walk and a page of slack");
 _Static_assert(sizeof(struct sample_scratch) % 8 == 0, "scratch is 8-aligned");
 
 struct {
@@ -167,10 +168,13 @@ static __always_inline bool ctx__kernel_mode(struct bpf_perf_event_data *ctx)
  * stack_copy_bytes.  dst has room for MS_STACK_COPY_MAX + PAGE_BYTES bytes.
  */
 static __always_inline __u32 stack__copy(__u8 *dst, struct task_struct *task, __u64 sp,
-					 __u32 *flags, struct ms_stats *stats)
+					 __u32 want, __u32 *flags, struct ms_stats *stats)
 {
-	__u32 want = stack_copy_bytes < MS_STACK_COPY_MAX ? stack_copy_bytes : MS_STACK_COPY_MAX;
-	__u32 out = 0, copy = stack_copy__user(dst, task, sp, want, &out);
+	__u32 out = 0, copy;
+
+	if (want > MS_STACK_COPY_MAX)
+		want = MS_STACK_COPY_MAX;
+	copy = stack_copy__user(dst, task, sp, want, &out);
 
 	if (out & SC_NO_VMA) { /* no VMA bound: read pages until one faulted */
 		*flags |= MS_SAMPLE_F_STACK_NO_VMA;
@@ -196,7 +200,8 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	struct ms_stats *stats;
 	struct ms_sample *s;
 	struct pt_regs *uregs = NULL;
-	__u32 cpu, k = 0, u = 0, copy = 0, size, off;
+	__u32 cpu, k = 0, u = 0, copy = 0, size, off, want;
+	__u64 copy_sp;
 	long n;
 
 	if (tid == 0) /* the idle task of this CPU */
@@ -252,7 +257,20 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	 * ones bpf_task_pt_regs() returns.
 	 */
 	__builtin_memset(&s->regs, 0, sizeof(s->regs));
-	if (!(s->flags & MS_SAMPLE_F_KTHREAD)) {
+	if (!(s->flags & MS_SAMPLE_F_KTHREAD) && kunwind_mode) {
+		uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+		if (uregs) {
+			user_regs__copy(&s->regs, uregs);
+			s->flags |= MS_SAMPLE_F_USER_REGS | MS_SAMPLE_F_KUNWIND;
+			if (k > MS_MAX_STACK_DEPTH) /* cannot happen; bounds the verifier */
+				k = MS_MAX_STACK_DEPTH;
+			u = ku__unwind(&s->regs, tgid, &s->ips[k]);
+			if (u > MS_KU_MAX_FRAMES) /* cannot happen; bounds the verifier */
+				u = MS_KU_MAX_FRAMES;
+			if (!u) /* no state: nothing unwound, no hand-over */
+				s->flags &= ~MS_SAMPLE_F_KUNWIND;
+		}
+	} else if (!(s->flags & MS_SAMPLE_F_KTHREAD)) {
 		n = bpf_get_stack(ctx, &s->ips[k], STACK_BYTES, BPF_F_USER_STACK);
 		if (n < 0) {
 			s->flags |= MS_SAMPLE_F_USTACK_ERR;
@@ -275,8 +293,25 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	off = sizeof(struct ms_sample) + (k + u) * sizeof(__u64);
 	if (off > sizeof(struct ms_sample) + 2 * STACK_BYTES) /* cannot happen; bounds the verifier */
 		off = sizeof(struct ms_sample) + 2 * STACK_BYTES;
-	if (stack_copy_bytes && (s->flags & MS_SAMPLE_F_USER_REGS) && s->regs.sp)
-		copy = stack__copy((__u8 *)s + off, task, s->regs.sp, &s->flags, stats);
+	copy_sp = s->regs.sp;
+	want = stack_copy_bytes;
+	if (s->flags & MS_SAMPLE_F_KUNWIND) {
+		/* The hand-over state follows the pcs found; the copy starts where
+		 * the kernel stopped (userspace reads no further than the whole
+		 * copy would have reached: a constant size keeps the verifier's
+		 * states few). */
+		struct ku_state *st = ku__state();
+
+		if (!st) /* cannot happen: ku__unwind found it */
+			return 0;
+		__builtin_memcpy((__u8 *)s + off, &st->ku, sizeof(st->ku));
+		off += sizeof(struct ms_kunwind);
+		copy_sp = st->ku.copy_sp;
+		if (st->ku.status != MS_KU_RESUME && kunwind_mode != MS_KU_MODE_VERIFY)
+			copy_sp = 0; /* done: nothing to copy */
+	}
+	if (want && (s->flags & MS_SAMPLE_F_USER_REGS) && copy_sp)
+		copy = stack__copy((__u8 *)s + off, task, copy_sp, want, &s->flags, stats);
 	/* In execve past the point of no return the saved user registers are
 	 * the old program's and its stack is gone (records.h). */
 	if (!copy && uregs && stack_copy_bytes && (s->flags & MS_SAMPLE_F_KERNEL_MODE) &&
@@ -352,6 +387,8 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	struct ms_stats *stats;
 	__u8 one = 1;
 
+	if (kunwind_mode) /* a new address space: its mappings are told again */
+		bpf_map_delete_elem(&ku_procs, &tgid);
 	if (!system_wide || !python_exec_targets)
 		return 0;
 	bpf_get_current_comm(comm, sizeof(comm));
@@ -375,11 +412,15 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 	__u32 tgid;
 
 	py__thread_exit(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid));
-	if (system_wide && !python_exec_targets)
+	if (system_wide && !python_exec_targets && !kunwind_mode)
 		return 0;
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	tgid = BPF_CORE_READ(p, tgid);
+	if (kunwind_mode)
+		bpf_map_delete_elem(&ku_procs, &tgid);
+	if (system_wide && !python_exec_targets)
+		return 0;
 	bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }

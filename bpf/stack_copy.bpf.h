@@ -85,15 +85,18 @@ static __noinline __u32 stack_copy__user(__u8 *dst, struct task_struct *task, __
 		len = want;
 		copy = sc_copy_pages(dst, sp, len) & ~7u;
 	} else {
-		len = want;
+		__u64 n = want;
+
 		if (vma.end - sp < want) {
-			len = (__u32)(vma.end - sp) & ~7u;
+			n = (vma.end - sp) & ~7ull;
 			*out |= SC_END;
 		}
-		if (len > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
-			len = MS_STACK_COPY_MAX;
+		barrier_var(n); /* keep the bound below: clang proves it from want */
+		if (n > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
+			n = MS_STACK_COPY_MAX;
+		len = (__u32)n;
 		copy = len;
-		if (bpf_probe_read_user(dst, len, (const void *)sp))
+		if (bpf_probe_read_user(dst, n, (const void *)sp))
 			copy = sc_copy_pages(dst, sp, len) & ~7u;
 	}
 	if (copy < len)

@@ -25,12 +25,15 @@
 /*
  * 2: ms_sample carries the cgroup id and namespace ids (issue 15).
  * 3: an ms_offcpu record may carry the thread's CPython frames at switch-out
- *    (MS_OFFCPU_F_PYTHON, struct ms_offcpu_py; issue 21).  Every ABI-2
- *    record reads the same under ABI 3 (the flag is never set in them), so a
- *    build of ABI 3 replays ABI-2 raw streams (MS_ABI_VERSION_MIN); an older
- *    build refuses ABI 3 rather than count its Python intervals as bad.
+ *    (MS_OFFCPU_F_PYTHON, struct ms_offcpu_py; issue 21).
+ * 4: MS_SAMPLE_F_KUNWIND samples carry a struct ms_kunwind (kunwind.h;
+ *    issue 16).
+ * Every older record reads the same under a newer ABI (the flags are never
+ * set in them), so a build replays raw streams of ABI MS_ABI_VERSION_MIN
+ * and later; an older build refuses a newer ABI rather than count its
+ * records as bad.
  */
-#define MS_ABI_VERSION 3
+#define MS_ABI_VERSION 4
 #define MS_ABI_VERSION_MIN 2
 
 /* Record type tags (ms_rec_header.type). */
@@ -75,6 +78,14 @@
  */
 #define MS_SAMPLE_F_EXEC_REPLACED (1u << 8)
 /* x86-64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl). */
+/*
+ * KUNWIND: the kernel unwound the user stack from CFI (bpf/abi/kunwind.h):
+ * the user callchain holds the pcs it found, a struct ms_kunwind
+ * (MS_KUNWIND_BYTES) follows the callchains, and the stack copy starts at
+ * its copy_sp instead of regs.sp.
+ */
+#define MS_SAMPLE_F_KUNWIND (1u << 9)
+#define MS_KUNWIND_BYTES 88
 #define MS_NR_EXECVE_X86_64 59
 #define MS_NR_EXECVEAT_X86_64 322
 
@@ -158,12 +169,12 @@ _Static_assert(__builtin_offsetof(struct ms_sample, ips) == 144, "ms_sample.ips 
 /* Bytes of one struct ms_py_frame (bpf/abi/python.h). */
 #define MS_PY_FRAME_BYTES 24
 
-/* Largest sample record the sampler writes: two full callchains, a full
- * stack copy and a full Python walk (bytes; 70784).  A larger hdr.size is
- * malformed. */
+/* Largest sample record the sampler writes: two full callchains, the
+ * in-kernel unwind's state, a full stack copy and a full Python walk (bytes;
+ * 70872).  A larger hdr.size is malformed. */
 #define MS_SAMPLE_MAX_SIZE                                                                         \
-	(sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 + MS_STACK_COPY_MAX +                \
-	 MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES)
+	(sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 + MS_KUNWIND_BYTES +                 \
+	 MS_STACK_COPY_MAX + MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES)
 _Static_assert(MS_SAMPLE_MAX_SIZE % 8 == 0, "MS_SAMPLE_MAX_SIZE is a multiple of 8");
 
 /*

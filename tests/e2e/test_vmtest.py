@@ -6,6 +6,7 @@ supported kernel: the programs load and attach, stacks reach main (with
 frame pointers and with DWARF), a dlopen'ed function is named, a forked
 child is recorded, and nothing of ours stays loaded."""
 import os
+import re
 
 import helpers as H
 
@@ -37,6 +38,20 @@ def test_vmtest_dwarf_stacks_reach_main():
     chain = H.count_where(prof, lambda st: "chain_leaf" in st and "chain_a" in st)
     assert chain > 0, "no chain_leaf sample reached chain_a:\n" + H.show_stacks(prof)
     _majority_reach_main(prof, "nofp_chain --call-graph dwarf")
+
+
+@H.timeout(600)
+def test_vmtest_dwarf_kernel_loads_and_equals_copy_path():
+    """The in-kernel unwinder (bpf_loop, binary search per frame) passes
+    this kernel's verifier, unwinds, and its stacks equal the copy path's."""
+    rec = H.record([H.fixture("nofp_chain")], env=SHORT, timeout=500,
+                   extra=["--call-graph", "dwarf-kernel", "--verify-unwind"])
+    rep = H.report(rec.capture, "--limit", "3").stdout
+    H.log(rep)
+    assert "  kunwind " in rep, "no sample was unwound in the kernel:\n" + rep
+    assert re.search(r"^  verified +[1-9]\d* stacks against the copy path: 0 differ$", rep,
+                     re.M), rep
+    _majority_reach_main(H.folded(rec.capture), "nofp_chain --call-graph dwarf-kernel")
 
 
 @H.timeout(600)

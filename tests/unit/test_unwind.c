@@ -42,8 +42,29 @@
 
 #include <cmocka.h>
 
+#include "bpf/abi/kunwind.h"
 #include "userspace/unwind/unwind.h"
 #include "userspace/unwind/unwind_internal.h"
+
+/* The in-kernel unwinder reads the compact rows as they are
+ * (unwind_module__table): same layout, same flag and rule values. */
+_Static_assert(sizeof(struct unwind_row) == sizeof(struct ms_ku_row), "row size");
+_Static_assert(__builtin_offsetof(struct unwind_row, cfa_reg) ==
+		   __builtin_offsetof(struct ms_ku_row, cfa_reg) &&
+		   __builtin_offsetof(struct unwind_row, flags) ==
+		       __builtin_offsetof(struct ms_ku_row, flags) &&
+		   __builtin_offsetof(struct unwind_row, kinds) ==
+		       __builtin_offsetof(struct ms_ku_row, kinds) &&
+		   __builtin_offsetof(struct unwind_row, off8) ==
+		       __builtin_offsetof(struct ms_ku_row, off8),
+	       "row fields");
+_Static_assert(UNWIND_ROW_NONE == MS_KU_ROW_NONE && UNWIND_ROW_FULL == MS_KU_ROW_FULL &&
+		   UNWIND_ROW_SIGNAL == MS_KU_ROW_SIGNAL,
+	       "row flags");
+_Static_assert(UNWIND_RULE_UNDEF == MS_KU_RULE_UNDEF && UNWIND_RULE_SAME == MS_KU_RULE_SAME &&
+		   UNWIND_RULE_OFFSET == MS_KU_RULE_OFFSET &&
+		   UNWIND_RULE_VAL_OFFSET == MS_KU_RULE_VAL_OFFSET,
+	       "rule kinds");
 
 #define LIBC_PATH   "/lib/x86_64-linux-gnu/libc.so.6"
 #define PYTHON_PATH "/usr/bin/python3.11"
@@ -1019,6 +1040,43 @@ static void test_samples_vs_libdw(void **state)
 	assert_true(through_debug_frame * 10 >= (size_t)nsamples * 9);
 }
 
+/*
+ * unwind__resume_ex from the interrupted frame itself (what userspace does
+ * when the kernel's unwinder could not take a step) gives exactly
+ * unwind__stack_ex's frames, flags and ending, for every sample; with only
+ * the pc known (no register for a CFA) it stops at once with [register not
+ * recoverable].
+ */
+static void test_resume_equals_stack(void **state)
+{
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	uint8_t fa[MAX_FRAMES], fb[MAX_FRAMES];
+	enum unwind_reason wa, wb;
+
+	if (nsamples == 0)
+		collect_samples();
+	assert_true(nsamples > 0);
+	for (int i = 0; i < nsamples; i++) {
+		const struct sample *s = &samples[i];
+		struct unwind_resume r = {.regs = s->regs, .valid = 0xff, .activation = true};
+		size_t na = unwind__stack_ex(&s->regs, s->bytes, s->len, find_map, NULL, a, fa,
+					     MAX_FRAMES, &wa);
+		size_t nb = unwind__resume_ex(&r, s->bytes, s->regs.sp, s->len, find_map, NULL, b,
+					      fb, MAX_FRAMES, &wb);
+
+		assert_int_equal(na, nb);
+		assert_int_equal(wa, wb);
+		assert_memory_equal(a, b, na * sizeof(a[0]));
+		assert_memory_equal(fa, fb, na);
+		r.valid = 1; /* only ip: neither rsp nor rbp for a CFA */
+		nb = unwind__resume_ex(&r, s->bytes, s->regs.sp, s->len, find_map, NULL, b, fb,
+				       MAX_FRAMES, &wb);
+		assert_int_equal(nb, 1);
+		assert_true(wb == UNWIND_REG_UNRECOVERABLE);
+	}
+	printf("  %d samples: resuming at the first frame gives the same stacks\n", (int)nsamples);
+}
+
 /* ------------------------------------------------------------------------ */
 /* 3. Endings */
 
@@ -1399,6 +1457,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_open_errors),	   cmocka_unit_test(test_abi_defaults),
 	    cmocka_unit_test(test_table_vs_libdw), cmocka_unit_test(test_samples_vs_libdw),
+	    cmocka_unit_test(test_resume_equals_stack),
 	    cmocka_unit_test(test_truncated_copy), cmocka_unit_test(test_depth_limit_and_missing),
 	    cmocka_unit_test(test_loop),	   cmocka_unit_test(test_garbage),
 	    cmocka_unit_test(test_plt_expression), cmocka_unit_test(test_speed),

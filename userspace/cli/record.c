@@ -53,9 +53,13 @@ static const char record_usage[] =
 	"  -d, --duration SEC   sample for SEC seconds, counted from when sampling\n"
 	"                       starts (after setup); a command still running then\n"
 	"                       is sent SIGTERM, as on SIGINT (below)\n"
-	"      --call-graph fp|dwarf|auto\n"
+	"      --call-graph fp|dwarf|dwarf-kernel|auto\n"
 	"                       user stacks from frame pointers only (fp), from the\n"
-	"                       copied stack with CFI (dwarf), or both (auto, default)\n"
+	"                       copied stack with CFI (dwarf), with CFI in the kernel,\n"
+	"                       copying the stack only where it stops (dwarf-kernel),\n"
+	"                       or fp and dwarf both (auto, default)\n"
+	"      --verify-unwind  with dwarf-kernel: also copy every whole stack and count\n"
+	"                       samples whose two unwinds differ (kunwind_mismatch)\n"
 	"      --stack-size BYTES  user stack bytes copied per sample (default 16384,\n"
 	"                       max 65536, 0 = none; rounded up to 8; not with fp)\n"
 	"      --budget PCT     keep microscope's own cost (recorder CPU, BPF run\n"
@@ -121,7 +125,7 @@ enum { OPT_PYTHON = 0x5059 };
 enum { OPT_SYMBOLIZE = 0x5359, OPT_DEBUG_DIR = 0x4444 };
 enum { OPT_CONTINUOUS = 0x434e, OPT_SEGMENT = 0x5347, OPT_RETAIN = 0x5254, OPT_WINDOW = 0x574e };
 enum { OPT_EXPORT = 0x4558 };
-enum { OPT_CGROUP = 0x4347 + 0x100, OPT_CONTAINER, OPT_INCLUDE_SELF, OPT_PID_NS };
+enum { OPT_CGROUP = 0x4347 + 0x100, OPT_CONTAINER, OPT_INCLUDE_SELF, OPT_PID_NS, OPT_VERIFY_UNWIND };
 
 static const struct option record_longopts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -153,6 +157,7 @@ static const struct option record_longopts[] = {
 	{ "container", required_argument, NULL, OPT_CONTAINER },
 	{ "include-self", no_argument, NULL, OPT_INCLUDE_SELF },
 	{ "pid-ns", required_argument, NULL, OPT_PID_NS },
+	{ "verify-unwind", no_argument, NULL, OPT_VERIFY_UNWIND },
 	{ 0 },
 };
 
@@ -276,8 +281,12 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 		return 0;
 	case OPT_CALL_GRAPH:
 		if (record_options__parse_call_graph(arg, &o->call_graph))
-			return usage_error("unknown call graph '%s' (fp, dwarf, auto)", arg);
+			return usage_error("unknown call graph '%s' (fp, dwarf, dwarf-kernel, auto)",
+					   arg);
 		o->explicit |= MS_OPT_SET_CALL_GRAPH;
+		return 0;
+	case OPT_VERIFY_UNWIND:
+		o->verify_unwind = true;
 		return 0;
 	case OPT_PRESET:
 		*preset = arg;

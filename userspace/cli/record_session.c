@@ -39,6 +39,8 @@
 #include "../budget/monitor.h"
 #include "../stream/meta.h"
 #include "../runtimes/py_procs.h"
+#include "../stream/memory_policy.h"
+#include "../processor/kunwind_maps.h"
 #include "../symbols/symbols.h"
 #include "cli_util.h"
 #include "record.h"
@@ -64,6 +66,7 @@ struct record_session {
 	struct collector *col;
 	struct budget_monitor *budget; /* --budget, or NULL */
 	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
+	struct kunwind_maps *ku;       /* --call-graph dwarf-kernel, or NULL */
 	struct record_python pyw;      /* -a: which processes run CPython */
 	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
@@ -295,6 +298,31 @@ static int session__open_python(struct record_session *s)
 	return 0;
 }
 
+/* The in-kernel unwinder's tables (--call-graph dwarf-kernel). */
+static int session__open_kunwind(struct record_session *s)
+{
+	struct collector *col = s->col;
+	struct kunwind_fds fds = {
+		.rows = collector__map_fd(col, "ku_rows"),
+		.starts = collector__map_fd(col, "ku_starts"),
+		.modules = collector__map_fd(col, "ku_modules"),
+		.procs = collector__map_fd(col, "ku_procs"),
+		.rows_cap = MS_KU_ROWS_MAX,
+		.modules_cap = MS_KU_MODULES_MAX,
+	};
+	int err;
+
+	errno = 0;
+	s->ku = kunwind_maps__new(&fds);
+	if (!s->ku) {
+		err = neg_errno();
+		step_failed(err, "opening the in-kernel unwinder's tables");
+		return err;
+	}
+	processor__set_kunwind(s->proc, s->ku);
+	return 0;
+}
+
 /* The command and every -p pid into the collector's kernel filter. */
 static int session__add_targets(struct record_session *s)
 {
@@ -375,6 +403,11 @@ static int session__wire(struct record_session *s, const char *record_command)
 	}
 	if (o->python == MS_PYTHON_BPF) {
 		err = session__open_python(s);
+		if (err)
+			return err;
+	}
+	if (o->call_graph == MS_CALL_GRAPH_DWARF_KERNEL) {
+		err = session__open_kunwind(s);
 		if (err)
 			return err;
 	}
@@ -747,6 +780,7 @@ static void session__release(struct record_session *s)
 	record_rolling__free(s->roll);
 	processor__free(s->proc);
 	py_tracker__free(s->py);
+	kunwind_maps__free(s->ku);
 	symbolizer__free(s->sym);
 	capture_builder__free(s->b);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/abi/kunwind.h"
 #include "analysis/budget.h"
 #include "capture/capture.h"
 #include "report.h"
@@ -142,6 +143,45 @@ static void print_fp_warning(const struct report *r, const struct analysis_summa
 	       percent(cut < s->samples ? cut : s->samples, s->samples));
 }
 
+/*
+ * --call-graph dwarf-kernel: how much the kernel unwound (processor
+ * counters kunwind.*): samples it unwound whole, the frames on each side,
+ * where it stopped, and --verify-unwind's comparison.
+ */
+static void print_kunwind(const struct report *r)
+{
+	static const char *const stops[] = {
+#define KU_STOP_COUNTER(id, name) "kunwind.stop." name,
+		MS_KU_STOPS(KU_STOP_COUNTER)
+#undef KU_STOP_COUNTER
+	};
+	uint64_t done = capture__counter(r->c, "kunwind.done");
+	uint64_t resumed = capture__counter(r->c, "kunwind.resumed");
+	uint64_t kf = capture__counter(r->c, "kunwind.frames.kernel");
+	uint64_t uf = capture__counter(r->c, "kunwind.frames.user");
+	const char *sep = "; stops: ";
+
+	if (!done && !resumed)
+		return;
+	printf("  kunwind    %" PRIu64 " of %" PRIu64 " user stacks unwound whole in the kernel "
+	       "(%.1f%%), frames %.1f%% in the kernel",
+	       done, done + resumed, percent(done, done + resumed), percent(kf, kf + uf));
+	for (size_t i = 1; i < sizeof(stops) / sizeof(stops[0]); i++) {
+		uint64_t v = capture__counter(r->c, stops[i]);
+
+		if (v) {
+			printf("%s%s %" PRIu64, sep, stops[i] + strlen("kunwind.stop."), v);
+			sep = ", ";
+		}
+	}
+	printf("\n");
+	if (capture__meta(r->c, "verify_unwind"))
+		printf("  verified   %" PRIu64 " stacks against the copy path: %" PRIu64
+		       " differ\n",
+		       capture__counter(r->c, "kunwind.verified"),
+		       capture__counter(r->c, "processor.kunwind_mismatch"));
+}
+
 /* A continuous recording's segment: what the recorder held as it began
  * (meta recorder.*, record_session.c), so a long run's growth shows. */
 static void print_recorder_state(const struct capture *c)
@@ -231,6 +271,7 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 			printf(" (preset %s)", preset);
 		printf("\n");
 	}
+	print_kunwind(r);
 	print_budget(c);
 	printf("  lost       %" PRIu64, s->lost);
 	if (s->nlost_counters) {

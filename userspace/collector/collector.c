@@ -40,6 +40,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf/abi/kunwind.h"
 #include "bpf/abi/records.h"
 #include "bpf_ring.h"
 #include "collector.h"
@@ -760,6 +761,7 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct collector *c = NULL;
 	long page_size = sysconf(_SC_PAGESIZE);
+	bool kunwind;
 	int ret, i;
 
 	if (err && errlen)
@@ -836,6 +838,26 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	ret = bpf_map__set_max_entries(c->skel->maps.samples, c->opts.ringbuf_bytes);
 	if (ret) {
 		errf(err, errlen, "BPF ring buffer size: %s", strerror(-ret));
+		goto cleanup;
+	}
+	/* In-kernel unwinding: its tables at their policy sizes (a single
+	 * entry each when off, so nothing is allocated). */
+	kunwind = o->call_graph == MS_CALL_GRAPH_DWARF_KERNEL;
+	c->skel->rodata->kunwind_mode = !kunwind ? 0
+				       : o->verify_unwind ? MS_KU_MODE_VERIFY
+							  : MS_KU_MODE_ON;
+	if (!ret)
+		ret = bpf_map__set_max_entries(c->skel->maps.ku_rows, kunwind ? MS_KU_ROWS_MAX : 1);
+	if (!ret)
+		ret = bpf_map__set_max_entries(c->skel->maps.ku_starts,
+					       kunwind ? MS_KU_ROWS_MAX : 1);
+	if (!ret)
+		ret = bpf_map__set_max_entries(c->skel->maps.ku_modules,
+					       kunwind ? MS_KU_MODULES_MAX : 1);
+	if (!ret)
+		ret = bpf_map__set_max_entries(c->skel->maps.ku_procs, kunwind ? MS_KU_PROCS_MAX : 1);
+	if (ret) {
+		errf(err, errlen, "BPF unwinder table sizes: %s", strerror(-ret));
 		goto cleanup;
 	}
 	/* One scratch record per possible CPU (indexed by CPU id). */
@@ -1141,6 +1163,8 @@ static int collector__emit_meta(struct collector *c)
 	META_U64(FREQ_HZ, c->opts.freq_hz);
 	META_TEXT(CLOCK, "CLOCK_MONOTONIC");
 	META_TEXT(CALL_GRAPH, record_options__call_graph_name(c->opts.call_graph));
+	if (c->opts.verify_unwind)
+		META_U64(VERIFY_UNWIND, 1);
 	META_TEXT(BPF_FIND_VMA, c->have_find_vma ? "yes" : "no (stack copies bounded page by page)");
 	/* Bytes copied per sample at most: 0 with --call-graph fp. */
 	META_U64(STACK_SIZE, copy_bytes);

@@ -104,6 +104,7 @@ static const char *const call_graph_names[] = {
 	[MS_CALL_GRAPH_AUTO] = "auto",
 	[MS_CALL_GRAPH_FP] = "fp",
 	[MS_CALL_GRAPH_DWARF] = "dwarf",
+	[MS_CALL_GRAPH_DWARF_KERNEL] = "dwarf-kernel",
 };
 
 int record_options__parse_call_graph(const char *arg, uint32_t *mode)
@@ -181,11 +182,17 @@ int record_options__check(const struct record_options *o, char *err, size_t errl
 				    "bad stack size %u (a multiple of 8 bytes, 0..%d)",
 				    o->stack_size, MS_MAX_STACK_SIZE);
 	if (o->call_graph != MS_CALL_GRAPH_AUTO && o->call_graph != MS_CALL_GRAPH_FP &&
-	    o->call_graph != MS_CALL_GRAPH_DWARF)
+	    o->call_graph != MS_CALL_GRAPH_DWARF && o->call_graph != MS_CALL_GRAPH_DWARF_KERNEL)
 		return check_failed(err, errlen, "unknown call-graph mode %u", o->call_graph);
-	if (o->call_graph == MS_CALL_GRAPH_DWARF && !o->stack_size)
-		return check_failed(err, errlen, "--call-graph dwarf needs a stack copy "
-						 "(--stack-size greater than 0)");
+	if ((o->call_graph == MS_CALL_GRAPH_DWARF || o->call_graph == MS_CALL_GRAPH_DWARF_KERNEL) &&
+	    !o->stack_size)
+		return check_failed(err, errlen, "--call-graph %s needs a stack copy "
+						 "(--stack-size greater than 0)",
+				    record_options__call_graph_name(o->call_graph));
+	if (o->verify_unwind && o->call_graph != MS_CALL_GRAPH_DWARF_KERNEL)
+		return check_failed(err, errlen, "--verify-unwind compares the in-kernel unwinder "
+						 "with the copy path: it needs --call-graph "
+						 "dwarf-kernel");
 	if (o->call_graph == MS_CALL_GRAPH_FP && (o->explicit & MS_OPT_SET_STACK_SIZE) &&
 	    o->stack_size)
 		return check_failed(err, errlen,

@@ -61,11 +61,15 @@
  * record_options.call_graph: how user stacks are to be unwound.  fp: the
  * kernel's frame-pointer walk only, no stack copy.  dwarf: CFI unwinding
  * from the copied stack.  auto: both are recorded (frame-pointer chain and
- * stack copy) and the unwinder chooses per module.
+ * stack copy) and the unwinder chooses per module.  dwarf-kernel: CFI
+ * unwinding in the sampler from tables userspace loads (bpf/kunwind.bpf.h);
+ * a stack is copied only from where the kernel stopped, and userspace
+ * finishes from there.
  */
 #define MS_CALL_GRAPH_AUTO 0
 #define MS_CALL_GRAPH_FP 1
 #define MS_CALL_GRAPH_DWARF 2
+#define MS_CALL_GRAPH_DWARF_KERNEL 3
 
 struct record_options {
 	uint32_t freq_hz;      /* samples per second per CPU, 1..100000 */
@@ -80,6 +84,9 @@ struct record_options {
 	uint32_t stack_size;   /* user stack bytes to copy per sample: multiple of 8,
 				  0..MS_MAX_STACK_SIZE; 0 = no copy */
 	uint32_t call_graph;   /* MS_CALL_GRAPH_* */
+	bool verify_unwind;    /* --verify-unwind: dwarf-kernel, plus a whole stack copy per
+				  sample; both unwinds compared (processor counter
+				  "processor.kunwind_mismatch") */
 	uint32_t ringbuf_bytes; /* BPF ring buffer size, power of two; 0 = automatic
 				   (collector.c, ringbuf_auto) */
 	uint32_t perf_pages;	/* side-band perf ring pages per CPU, power of two */

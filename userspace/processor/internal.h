@@ -26,6 +26,7 @@
 #include "../stream/perf_records.h"
 #include "../unwind/unwind.h"
 #include "hashmap.h"
+#include "kunwind_maps.h"
 #include "problems.h"
 #include "processor.h"
 
@@ -55,6 +56,9 @@ struct proc_state {
 	struct proc_mapping *maps; /* sorted by start, non-overlapping */
 	uint32_t nmaps;
 	uint32_t maps_cap;
+	uint32_t maps_gen; /* bumped at every change of maps */
+	uint32_t ku_gen;   /* maps_gen last told to the in-kernel unwinder */
+	bool ku_told;	   /* ku_gen is valid */
 	struct jit_state *jit; /* code with no file (jit.c); NULL until needed */
 };
 
@@ -181,12 +185,25 @@ struct processor {
 	uint8_t unwind_flags[MS_UNWIND_MAX_DEPTH];
 	uint32_t call_graph; /* MS_CG_* from meta "call_graph" */
 	bool stack_copy_on;  /* meta "stack_size" > 0 */
+	uint64_t stack_size; /* meta "stack_size": bytes a whole copy holds at most */
 	uint32_t trunc_rows[UNWIND_REASON__COUNT]; /* frame row per unwind reason */
 	uint64_t unwind_reasons[UNWIND_REASON__COUNT]; /* DWARF unwinds by ending */
 	uint64_t unwind_fp_fallback; /* auto: CFI could not start, FP chain used */
 	uint64_t exec_replaced;	     /* samples in execve with no user part (EXEC_REPLACED) */
 	uint64_t fp_not_kept;	     /* FP chains cut at a frame without a frame pointer */
 	uint64_t fp_not_kept_leaf;   /* ... of them at the interrupted (innermost) frame */
+
+	/* In-kernel unwinding (kunwind.c): the sampler's tables (NULL when
+	 * replaying: nothing is loaded, the samples still carry their pcs) */
+	struct kunwind_maps *kunwind;
+	bool verify_unwind;			      /* meta "verify_unwind" */
+	uint64_t ku_status[3];			      /* [MS_KU_DONE], [MS_KU_RESUME] */
+	uint64_t ku_cause[MS_KU_STOP_COUNT];	      /* samples by where the kernel stopped */
+	uint64_t ku_kernel_frames, ku_user_frames;     /* frames unwound on each side */
+	uint64_t ku_verified;			      /* samples compared with the copy path */
+	uint64_t ku_load_errors;		      /* table writes that failed */
+	uint64_t verify_pcs[MS_UNWIND_MAX_DEPTH];
+	uint8_t verify_flags[MS_UNWIND_MAX_DEPTH];
 
 	/* CPython (userspace/runtimes/): layouts from the recording's tracker
 	 * (NULL when replaying: interpreted frames are then unreadable) */
@@ -287,6 +304,20 @@ uint32_t python__native_flags(const char *name);
 bool python__module_has_eval(const struct sym_module *m);
 
 /* stacks.c */
+struct stacks_unwind_ctx {
+	struct processor *p;
+	struct proc_state *ps;
+};
+/* unwind_find_fn over ctx (a struct stacks_unwind_ctx): the module of pc
+ * in the process's mappings as of the sample's time, or a JIT's. */
+bool stacks__unwind_find(void *ctx, uint64_t pc, struct unwind_map *map);
+/* The module's compiled CFI, opened on first need (NULL if it has none). */
+struct unwind_module *stacks__module_cfi(struct processor *p, struct module_state *ms);
+/* Append the user frames p->unwind_pcs/unwind_flags[0..depth) (root first,
+ * after a truncation mark unless reason is the outermost frame) to out.
+ * Counts reason.  Returns 0 or -ENOMEM. */
+int stacks__emit_unwound(struct processor *p, struct proc_state *ps, size_t depth,
+			 enum unwind_reason reason, uint32_t *out, uint32_t *n);
 int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len);
 uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uint32_t kind,
 				const char *path);
@@ -354,6 +385,17 @@ int stacks__build(struct processor *p, struct proc_state *ps, const struct stack
 uint32_t stacks__marker(struct processor *p, uint32_t *slot, const char *name);
 /* The kernel symbol of ip (looked up at ip - 1 for a return address), or NULL. */
 const char *stacks__kernel_name(struct processor *p, uint64_t ip, bool is_return);
+
+/* kunwind.c */
+/* The user frames of a sample the kernel unwound (parts->ku set): its pcs,
+ * then userspace's unwind from where the kernel stopped; with
+ * verify_unwind, compared with the copy path's unwind (problem
+ * KUNWIND_MISMATCH).  Loads what the kernel lacked.  Returns 1 (frames
+ * appended) or -ENOMEM. */
+int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
+			const struct ms_sample_parts *parts, uint32_t *out, uint32_t *n);
+/* Counters "kunwind.*". */
+void kunwind__finish(struct processor *p);
 
 /* jit.c */
 /* A mapping [start, end) of ps made at time (path: its file name, NULL if

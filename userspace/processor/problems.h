@@ -34,7 +34,9 @@
 	X(FP_LEFT_CODE, "fp_left_code",                                                            \
 	  "frame-pointer chain cut where it left mapped code (one per stack)")                      \
 	X(HELD_BUDGET_FULL, "held_budget_full",                                                    \
-	  "sample dropped whole: processing fell behind and held records filled their budget")
+	  "sample dropped whole: processing fell behind and held records filled their budget")     \
+	X(KUNWIND_MISMATCH, "kunwind_mismatch",                                                    \
+	  "--verify-unwind: the in-kernel unwind and the copy path's differ")
 
 enum ms_problem {
 #define MS_PROBLEM_ENUM(id, name, text) MS_PROBLEM_##id,

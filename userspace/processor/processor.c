@@ -51,6 +51,11 @@ void processor__set_python(struct processor *p, const struct py_tracker *tracker
 	p->py = tracker;
 }
 
+void processor__set_kunwind(struct processor *p, struct kunwind_maps *km)
+{
+	p->kunwind = km;
+}
+
 void processor__free(struct processor *p)
 {
 	if (!p)
@@ -465,6 +470,7 @@ static int meta(struct processor *p, const void *payload, uint32_t len)
 		break;
 	case MS_META_STACK_SIZE:
 		p->stack_copy_on = m.u64 != 0;
+		p->stack_size = m.u64;
 		break;
 	case MS_META_SYMBOLIZE:
 		if (p->symbolize_forced) {
@@ -474,9 +480,15 @@ static int meta(struct processor *p, const void *payload, uint32_t len)
 		p->symbolize_deferred = !strcmp(m.value, "deferred");
 		break;
 	case MS_META_CALL_GRAPH:
+		/* dwarf-kernel: samples carry their own unwind state (kunwind.c);
+		 * any without it are unwound as dwarf. */
 		p->call_graph = !strcmp(m.value, "fp")	    ? MS_CG_FP
-				: !strcmp(m.value, "dwarf") ? MS_CG_DWARF
-							    : MS_CG_AUTO;
+				: !strcmp(m.value, "dwarf") || !strcmp(m.value, "dwarf-kernel")
+				    ? MS_CG_DWARF
+				    : MS_CG_AUTO;
+		break;
+	case MS_META_VERIFY_UNWIND:
+		p->verify_unwind = m.u64 != 0;
 		break;
 	case MS_META_PERF_SAMPLE_TYPE:
 		perf_sample_id__layout(m.u64, &p->sideband_id);
@@ -576,6 +588,7 @@ int processor__finish(struct processor *p)
 		if (p->problems[i])
 			capture_builder__add_counter(p->b, problem_names[i], p->problems[i]);
 	jit__finish(p);
+	kunwind__finish(p);
 	for (int i = 0; i < UNWIND_REASON__COUNT; i++) {
 		char name[96], *d;
 

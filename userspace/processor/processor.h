@@ -43,6 +43,11 @@ int processor__finish(struct processor *p);
 /* Name interpreted frames with the layouts of tracker (borrowed; must
  * outlive the processor).  Without one, interpreted frames are unreadable. */
 void processor__set_python(struct processor *p, const struct py_tracker *tracker);
+/* Load what samples unwound in the kernel lacked (--call-graph dwarf-kernel)
+ * into km's tables (borrowed; must outlive the processor).  Without one
+ * such samples are still processed, nothing is loaded. */
+struct kunwind_maps;
+void processor__set_kunwind(struct processor *p, struct kunwind_maps *km);
 /* Symbolize deferred (true) or immediately, whatever the stream's meta
  * "symbolize" says (record --replay DIR --symbolize MODE).  Call before
  * the first chunk. */

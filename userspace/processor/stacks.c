@@ -427,7 +427,7 @@ static struct unwind_module *open_vdso_cfi(void)
  * replaced, memfd and other-namespace files), never from whatever its path
  * holds now.
  */
-static struct unwind_module *module_cfi(struct processor *p, struct module_state *ms)
+struct unwind_module *stacks__module_cfi(struct processor *p, struct module_state *ms)
 {
 	int fd;
 
@@ -448,14 +448,9 @@ static struct unwind_module *module_cfi(struct processor *p, struct module_state
 	return ms->cfi;
 }
 
-struct unwind_ctx {
-	struct processor *p;
-	struct proc_state *ps;
-};
-
-static bool unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
+bool stacks__unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
 {
-	struct unwind_ctx *ctx = vctx;
+	struct stacks_unwind_ctx *ctx = vctx;
 	const struct proc_mapping *m = tasks__find_mapping(ctx->ps, pc);
 	struct module_state *ms;
 	uint64_t vaddr;
@@ -463,7 +458,7 @@ static bool unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
 	if (!m || m->module == CAPTURE_NONE)
 		return jit__unwind_find(ctx->p, ctx->ps, pc, map);
 	ms = &ctx->p->modules[m->module];
-	map->module = module_cfi(ctx->p, ms);
+	map->module = stacks__module_cfi(ctx->p, ms);
 	if (!map->module)
 		return false;
 	sym_module__to_vaddr(ms->sym, pc - m->start + m->pgoff, &vaddr);
@@ -473,27 +468,36 @@ static bool unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
 	return true;
 }
 
-static bool dwarf_user_frames(struct processor *p, struct proc_state *ps, const void *regs_in,
+/* 1: user frames done; 0: none made (the caller falls back); -ENOMEM. */
+static int dwarf_user_frames(struct processor *p, struct proc_state *ps, const void *regs_in,
 			      const uint8_t *copy, uint32_t copy_len, uint32_t fp_len, uint32_t *out,
 			      uint32_t *n)
 {
-	struct unwind_ctx ctx = { .p = p, .ps = ps };
+	struct stacks_unwind_ctx ctx = { .p = p, .ps = ps };
 	struct unwind_regs regs;
 	enum unwind_reason reason;
 	size_t depth;
-
 	int err;
 
 	if (p->call_graph == MS_CG_FP || !copy_len || !regs_in)
 		return 0;
 	memcpy(&regs, regs_in, sizeof(regs));
-	depth = unwind__stack_ex(&regs, copy, copy_len, unwind_find, &ctx, p->unwind_pcs,
+	depth = unwind__stack_ex(&regs, copy, copy_len, stacks__unwind_find, &ctx, p->unwind_pcs,
 				 p->unwind_flags, MS_UNWIND_MAX_DEPTH, &reason);
 	if (p->call_graph == MS_CG_AUTO && depth <= 1 && fp_len > 1 &&
 	    reason != UNWIND_END_OUTERMOST) {
 		p->unwind_fp_fallback++;
 		return 0;
 	}
+	err = stacks__emit_unwound(p, ps, depth, reason, out, n);
+	return err ? err : 1;
+}
+
+int stacks__emit_unwound(struct processor *p, struct proc_state *ps, size_t depth,
+			 enum unwind_reason reason, uint32_t *out, uint32_t *n)
+{
+	int err;
+
 	p->unwind_reasons[reason]++;
 	if (reason != UNWIND_END_OUTERMOST) {
 		err = push(p, unwind_reason_frame(p, reason), out, n);
@@ -509,12 +513,14 @@ static bool dwarf_user_frames(struct processor *p, struct proc_state *ps, const 
 		if (err)
 			return err;
 	}
-	return 1;
+	return 0;
 }
 
 static int dwarf_user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
 			     const struct ms_sample_parts *parts, uint32_t *out, uint32_t *n)
 {
+	if (parts->ku)
+		return kunwind__user_stack(p, ps, s, parts, out, n);
 	return dwarf_user_frames(p, ps, (s->flags & MS_SAMPLE_F_USER_REGS) ? &s->regs : NULL,
 				 parts->stack_copy, parts->copy_len, parts->nu, out, n);
 }
@@ -573,10 +579,10 @@ static uint32_t fp_chain_proven(struct processor *p, struct proc_state *ps, cons
 	 * the walk found nothing above it (code built without them). */
 	for (uint32_t i = 0; i + 1 < keep || (i == 0 && keep == 1); i++) {
 		uint64_t pc = i ? uips[i] - 1 : uips[i];
-		struct unwind_ctx ctx = {.p = p, .ps = ps};
+		struct stacks_unwind_ctx ctx = {.p = p, .ps = ps};
 		struct unwind_map map;
 
-		if (!ps || !unwind_find(&ctx, pc, &map))
+		if (!ps || !stacks__unwind_find(&ctx, pc, &map))
 			continue;
 		if (unwind_module__fp_state(map.module, pc - map.bias) == UNWIND_FP_NOT_KEPT) {
 			p->fp_not_kept++;

@@ -162,6 +162,7 @@ static int maps_insert(struct proc_state *ps, const struct proc_mapping *m)
 		}
 	}
 	ps->nmaps = out;
+	ps->maps_gen++;
 	/* Insert m and tail in sorted position. */
 	for (int k = 0; k < 1 + have_tail; k++) {
 		const struct proc_mapping *ins = k ? &tail : m;
@@ -393,8 +394,11 @@ static int on_comm(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 		if (prow)
 			prow->comm = sid;
 	}
-	if (r.misc & PERF_RECORD_MISC_COMM_EXEC)
+	if (r.misc & PERF_RECORD_MISC_COMM_EXEC) {
 		ps->nmaps = 0; /* exec replaced the address space */
+		ps->maps_gen++;
+		ps->ku_told = false; /* the sampler forgot the process at exec */
+	}
 	return 0;
 }
 
@@ -454,6 +458,7 @@ static int on_fork(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 				return -ENOMEM;
 			memcpy(ps->maps, parent->maps, parent->nmaps * sizeof(*ps->maps));
 			ps->nmaps = parent->nmaps;
+			ps->maps_gen++;
 			if (prow) {
 				struct capture_process *pp = capture_builder__process(p->b, parent->row);
 

@@ -46,4 +46,16 @@ _Static_assert(((2ull * MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BA
 		       MS_RECORDER_RSS_CEILING_MIB,
 	       "MS_RECORDER_RSS_CEILING_MIB is the sum of its parts");
 
+/* In-kernel unwinder tables (bpf/abi/kunwind.h), allocated by the kernel at
+ * load with --call-graph dwarf-kernel only: rows of compiled CFI of all
+ * loaded modules (20 bytes each: 10 MiB; libc has about 9k rows, a CPython
+ * about 40k), and module slots (16 bytes each).  A module that does not fit
+ * is unwound in userspace. */
+#define MS_KU_ROWS_MAX (512u << 10)
+#define MS_KU_MODULES_MAX 16384u
+/* Processes whose mappings the in-kernel unwinder holds (a preallocated
+ * hash, as perf_event programs require: 4 KiB each, 4 MiB); the samples of
+ * others are unwound in userspace. */
+#define MS_KU_PROCS_MAX 1024u
+
 #endif

@@ -47,7 +47,9 @@ enum ms_meta_type {
 	X(EVENT_NOTE, "event.note", TEXT, "", "why the event used differs from the one asked for") \
 	X(FREQ_HZ, "freq_hz", U64, "Hz", "sampling frequency of the sampling event")               \
 	X(CLOCK, "clock", TEXT, "", "the clock of every time stamp (CLOCK_MONOTONIC)")            \
-	X(CALL_GRAPH, "call_graph", TEXT, "", "user stack policy: auto, fp or dwarf")              \
+	X(CALL_GRAPH, "call_graph", TEXT, "", "user stack policy: auto, fp, dwarf or dwarf-kernel") \
+	X(VERIFY_UNWIND, "verify_unwind", BOOL, "",                                                \
+	  "every in-kernel unwind checked against the copy path's (--verify-unwind)")              \
 	X(BPF_FIND_VMA, "bpf.find_vma", TEXT, "",                                                  \
 	  "yes, or why stack copies are bounded page by page")                                     \
 	X(STACK_SIZE, "stack_size", U64, "bytes", "user stack bytes copied per sample at most (0: none)") \

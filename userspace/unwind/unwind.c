@@ -410,41 +410,23 @@ static int step_full(const struct unwind_module *m, const struct unwind_full *f,
 	return 0;
 }
 
-size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len,
-			unwind_find_fn find, void *ctx, uint64_t *pcs, uint8_t *frame_flags,
-			size_t max, enum unwind_reason *reason)
+/*
+ * The unwind loop from frame n - 1 (pcs[0..n) written, its registers in *st,
+ * its pc in pc): see unwind__stack_ex.
+ */
+static size_t unwind_loop(struct regs *stp, const struct reader *rdp, uint64_t pc, bool activation,
+			  bool have_prev, uint64_t prev_cfa, unwind_find_fn find, void *ctx,
+			  uint64_t *pcs, uint8_t *frame_flags, size_t n, size_t max,
+			  enum unwind_reason *reason)
 {
-	const struct reader rd = {.bytes = stack, .lo = regs->sp, .len = stack ? stack_len : 0};
-	struct regs st;
+	struct regs st = *stp;
+	const struct reader rd = *rdp;
 	/* Mappings seen in this unwind, most recent at maps[last]; an empty
 	 * range [0, 0) matches nothing. */
 	struct unwind_map maps[MAP_CACHE] = {{0}};
 	unsigned nmaps = 0, last = 0;
-	bool have_prev = false, prev_signal = false, activation = true;
-	uint64_t prev_cfa = 0;
-	size_t n = 0;
+	bool prev_signal = false;
 	int why;
-
-	if (max == 0) {
-		*reason = UNWIND_DEPTH_LIMIT;
-		return 0;
-	}
-	memset(&st, 0, sizeof(st));
-	st.r[UNWIND_REG_RA] = regs->ip;
-	st.r[UNWIND_REG_SP] = regs->sp;
-	st.r[UNWIND_REG_BP] = regs->bp;
-	st.r[UNWIND_REG_BX] = regs->bx;
-	st.r[12] = regs->r12;
-	st.r[13] = regs->r13;
-	st.r[14] = regs->r14;
-	st.r[15] = regs->r15;
-	st.valid = 1u << UNWIND_REG_RA | 1u << UNWIND_REG_SP | 1u << UNWIND_REG_BP |
-		   1u << UNWIND_REG_BX | 0xfu << 12;
-	uint64_t pc = regs->ip;
-	pcs[n] = pc;
-	if (frame_flags)
-		frame_flags[n] = UNWIND_FRAME_ACTIVATION;
-	n++;
 
 	for (;;) {
 		uint64_t lookup = activation ? pc : pc - 1;
@@ -559,6 +541,61 @@ size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, si
 	}
 	*reason = (enum unwind_reason)why;
 	return n;
+}
+
+/* DWARF register of each field of struct unwind_regs (ip, sp, bp, bx, r12..r15). */
+static const uint8_t regs_dwarf[8] = {UNWIND_REG_RA, UNWIND_REG_SP, UNWIND_REG_BP, UNWIND_REG_BX,
+				      12, 13, 14, 15};
+
+static void regs__load(struct regs *st, const struct unwind_regs *regs, uint32_t valid)
+{
+	const uint64_t *f = (const uint64_t *)regs;
+
+	memset(st, 0, sizeof(*st));
+	for (int i = 0; i < 8; i++) {
+		if (!(valid & (1u << i)))
+			continue;
+		st->r[regs_dwarf[i]] = f[i];
+		st->valid |= 1u << regs_dwarf[i];
+	}
+}
+
+size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len,
+			unwind_find_fn find, void *ctx, uint64_t *pcs, uint8_t *frame_flags,
+			size_t max, enum unwind_reason *reason)
+{
+	const struct reader rd = {.bytes = stack, .lo = regs->sp, .len = stack ? stack_len : 0};
+	struct regs st;
+
+	if (max == 0) {
+		*reason = UNWIND_DEPTH_LIMIT;
+		return 0;
+	}
+	regs__load(&st, regs, 0xff);
+	pcs[0] = regs->ip;
+	if (frame_flags)
+		frame_flags[0] = UNWIND_FRAME_ACTIVATION;
+	return unwind_loop(&st, &rd, regs->ip, true, false, 0, find, ctx, pcs, frame_flags, 1, max,
+			   reason);
+}
+
+size_t unwind__resume_ex(const struct unwind_resume *r, const uint8_t *stack, uint64_t stack_lo,
+			 size_t stack_len, unwind_find_fn find, void *ctx, uint64_t *pcs,
+			 uint8_t *frame_flags, size_t max, enum unwind_reason *reason)
+{
+	const struct reader rd = {.bytes = stack, .lo = stack_lo, .len = stack ? stack_len : 0};
+	struct regs st;
+
+	if (max == 0) {
+		*reason = UNWIND_DEPTH_LIMIT;
+		return 0;
+	}
+	regs__load(&st, &r->regs, r->valid);
+	pcs[0] = r->regs.ip;
+	if (frame_flags)
+		frame_flags[0] = r->activation ? UNWIND_FRAME_ACTIVATION : 0;
+	return unwind_loop(&st, &rd, r->regs.ip, r->activation, r->have_prev, r->prev_cfa, find,
+			   ctx, pcs, frame_flags, 1, max, reason);
 }
 
 size_t unwind__stack(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len,

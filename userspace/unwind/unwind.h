@@ -106,6 +106,24 @@ struct unwind_proof_row {
  */
 struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *rows, size_t n);
 
+/*
+ * The compiled table, read-only, as the sampler's in-kernel unwinder loads
+ * it: nrows rows (the last a sentinel) of UNWIND_ROW_BYTES bytes each, row i
+ * covering ELF vaddrs [base + starts[i], base + starts[i + 1]).  A row's
+ * bytes are laid out as bpf/abi/kunwind.h's struct ms_ku_row (cfa_off,
+ * cfa_reg, flags, kinds, off8[8]; flag and rule values alike), which
+ * userspace/processor/kunwind_maps.c and tests/unit/test_unwind.c check.
+ * Borrowed from m.
+ */
+#define UNWIND_ROW_BYTES 16
+struct unwind_table_view {
+	uint64_t base;
+	uint32_t nrows; /* 0: no CFI at all */
+	const uint32_t *starts;
+	const void *rows;
+};
+void unwind_module__table(const struct unwind_module *m, struct unwind_table_view *out);
+
 /* Frees the module and its tables.  Accepts NULL. */
 void unwind_module__free(struct unwind_module *m);
 
@@ -232,6 +250,32 @@ enum {
 size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len,
 			unwind_find_fn find, void *ctx, uint64_t *pcs, uint8_t *frame_flags,
 			size_t max, enum unwind_reason *reason);
+
+/*
+ * Where to go on from when an unwind was started elsewhere (the sampler's
+ * in-kernel unwinder, bpf/abi/kunwind.h): the registers of the frame to
+ * continue from, which of them are known, and what the loop knew there.
+ */
+struct unwind_resume {
+	struct unwind_regs regs; /* regs.ip: the frame's pc */
+	uint32_t valid;		 /* bit i: field i of regs is known (ip, sp, bp, bx, r12..r15) */
+	bool activation;	 /* the frame is the first one: its row is looked up at ip */
+	bool have_prev;		 /* a frame below it was unwound: prev_cfa holds its CFA */
+	uint64_t prev_cfa;
+};
+
+/*
+ * unwind__stack_ex() from a resume point instead of the interrupted
+ * registers: pcs[0] = r->regs.ip (the resume frame itself, with
+ * frame_flags[0] = ACTIVATION if r->activation, plus SIGNAL when its row is
+ * a signal frame's), then its callers.  stack holds the stack_len bytes at
+ * runtime addresses [stack_lo, stack_lo + stack_len).  Same steps, checks
+ * and reasons as an unwind that reached that frame itself, so splicing
+ * gives the same stack.
+ */
+size_t unwind__resume_ex(const struct unwind_resume *r, const uint8_t *stack, uint64_t stack_lo,
+			 size_t stack_len, unwind_find_fn find, void *ctx, uint64_t *pcs,
+			 uint8_t *frame_flags, size_t max, enum unwind_reason *reason);
 
 /* unwind__stack_ex() without frame flags. */
 size_t unwind__stack(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len,

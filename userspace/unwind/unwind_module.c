@@ -1109,3 +1109,12 @@ bool unwind_module__rules_at(const struct unwind_module *m, uint64_t vaddr,
 	}
 	return true;
 }
+
+void unwind_module__table(const struct unwind_module *m, struct unwind_table_view *out)
+{
+	_Static_assert(sizeof(struct unwind_row) == UNWIND_ROW_BYTES, "unwind_row size");
+	out->base = m->base;
+	out->nrows = m->nrows;
+	out->starts = m->starts;
+	out->rows = m->rows;
+}

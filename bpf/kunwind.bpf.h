@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The in-kernel DWARF unwinder of the sampler (bpf/abi/kunwind.h has the
+ * tables and the record part).  Per frame (one bpf_loop iteration): the
+ * process's mapping holding the pc (a cached range, else a binary search of
+ * its ku_procs entry), the module's row (binary search of ku_starts), then
+ * one step with the compact row: CFA = rsp/rbp/rbx/r12-r15 + offset, the
+ * return address read at CFA + offset, the other registers' rules applied
+ * lazily (a register saved at an address is read only when a CFA needs it
+ * or when the kernel hands over to userspace).
+ *
+ * The steps, checks and their order are userspace/unwind/unwind.c's
+ * (unwind_loop) for compact rows, so where the kernel goes on it finds what
+ * userspace would: every read is confined to the bytes the stack copy
+ * would hold, [sp, sp + stack_copy_bytes), the row is looked up at pc for
+ * the first frame and at pc - 1 after, the CFA must grow.  Anything else
+ * (no table yet, a full/expression row, a signal frame, a failed read, the
+ * depth bound) stops the kernel *before* stepping that frame: it hands
+ * userspace the frame's registers, and userspace redoes that step with its
+ * own unwinder over a stack copy taken from the frame's sp.
+ *
+ * The includer defines stack_copy_bytes and includes vmlinux.h, the libbpf
+ * headers and bpf/abi/records.h first.
+ */
+#ifndef MS_BPF_KUNWIND_H
+#define MS_BPF_KUNWIND_H
+
+#include "bpf/abi/kunwind.h"
+
+/* Settings (rodata): 0 off, MS_KU_MODE_ON or MS_KU_MODE_VERIFY. */
+const volatile __u32 kunwind_mode = 0;
+
+
+/* Lazy register states (struct ku_state.mode). */
+#define KU_UNDEF 0 /* not recoverable */
+#define KU_VAL 1   /* val[] holds it */
+#define KU_AT 2	   /* saved at addr[], not read yet */
+
+struct ku_state {
+	__u64 pcs[MS_KU_MAX_FRAMES + 1]; /* + 1: the index mask's room */
+	__u64 val[MS_KU_SLOTS];
+	__u64 addr[MS_KU_SLOTS];
+	__u8 mode[MS_KU_SLOTS];
+	__u64 pc, prev_cfa, sp0, win_end;
+	__u64 map_start, map_end, map_bias;
+	__u32 map_module;
+	__u32 n, tgid, module;
+	__u8 status, cause, pad[6];
+	struct ms_kunwind ku; /* the hand-over state ku__unwind made */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ku_state);
+} ku_state SEC(".maps");
+
+/* Sizes set by userspace before load (userspace/collector/collector.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ms_ku_row);
+} ku_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ku_starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ms_ku_module);
+} ku_modules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* set by userspace (MS_KU_PROCS_MAX) */
+	__type(key, __u32);
+	__type(value, struct ms_ku_proc);
+} ku_procs SEC(".maps");
+
+static __always_inline struct ku_state *ku__state(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&ku_state, &zero);
+}
+
+/* 8 bytes at addr, only inside the copy window (as userspace's reader). */
+static __always_inline int ku__read(struct ku_state *st, __u64 addr, __u64 *out)
+{
+	if (addr < st->sp0 || addr + 8 > st->win_end || addr + 8 < addr)
+		return -1;
+	return bpf_probe_read_user(out, 8, (const void *)addr) ? -1 : 0;
+}
+
+/* The value of slot i (1..7), reading it if saved; -1 if not recoverable. */
+static __always_inline int ku__reg(struct ku_state *st, __u32 i, __u64 *out)
+{
+	/* A mask, not a compare: 6.1's verifier loses a compare's bound
+	 * through ku__slot()'s switch arithmetic. */
+	barrier_var(i);
+	i &= MS_KU_SLOTS - 1;
+	if (st->mode[i] == KU_AT) {
+		if (ku__read(st, st->addr[i], &st->val[i])) {
+			st->mode[i] = KU_UNDEF;
+			return -1;
+		}
+		st->mode[i] = KU_VAL;
+	}
+	if (st->mode[i] != KU_VAL)
+		return -1;
+	*out = st->val[i];
+	return 0;
+}
+
+/* Slot of a DWARF register (x86-64 psABI numbering), or -1. */
+static __always_inline int ku__slot(__u32 reg)
+{
+	switch (reg) {
+	case 16:
+		return 0;
+	case 7:
+		return 1;
+	case 6:
+		return 2;
+	case 3:
+		return 3;
+	case 12 ... 15:
+		return (int)reg - 8;
+	default:
+		return -1;
+	}
+}
+
+static __always_inline long ku__stop(struct ku_state *st, __u8 status, __u8 cause)
+{
+	st->status = status;
+	st->cause = cause;
+	return 1;
+}
+
+/* Cache the process's mapping holding addr; 0, or -1 with st->cause set. */
+static __always_inline int ku__find_map(struct ku_state *st, __u64 addr)
+{
+	struct ms_ku_proc *pr = bpf_map_lookup_elem(&ku_procs, &st->tgid);
+	__u32 lo = 0, hi, mid;
+	int k;
+
+	if (!pr) {
+		st->cause = MS_KU_STOP_NO_PROC;
+		return -1;
+	}
+	hi = pr->n < MS_KU_PROC_MAPS ? pr->n : MS_KU_PROC_MAPS;
+	for (k = 0; k < 9 && lo < hi; k++) {
+		mid = ((lo + hi) / 2) & (MS_KU_PROC_MAPS - 1);
+		struct ms_ku_mapping *m = &pr->maps[mid];
+
+		if (addr < m->start) {
+			hi = mid;
+		} else if (addr >= m->end) {
+			lo = mid + 1;
+		} else {
+			st->map_start = m->start;
+			st->map_end = m->end;
+			st->map_bias = m->bias;
+			st->map_module = m->module;
+			return 0;
+		}
+	}
+	st->cause = MS_KU_STOP_NO_MAPPING;
+	return -1;
+}
+
+/* One frame: bpf_loop callback.  Returns 1 to stop (status set). */
+static long ku__step(__u32 index, void *unused)
+{
+	struct ku_state *st = ku__state();
+	struct ms_ku_module *mod;
+	struct ms_ku_row *row;
+	__u64 lookup, vaddr, off, cfa, base, ra;
+	__u32 lo, hi, mid, *start, kinds;
+	int slot, k, s;
+
+	if (!st)
+		return 1;
+	lookup = st->n == 1 ? st->pc : st->pc - 1;
+	if (lookup - st->map_start >= st->map_end - st->map_start &&
+	    ku__find_map(st, lookup))
+		return ku__stop(st, MS_KU_RESUME, st->cause);
+	mod = bpf_map_lookup_elem(&ku_modules, &st->map_module);
+	if (!mod || mod->nrows < 2) {
+		st->module = st->map_module;
+		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_NO_ROWS);
+	}
+	vaddr = lookup - st->map_bias;
+	off = vaddr - mod->base;
+	hi = mod->first + mod->nrows - 1; /* the sentinel: starts[hi] ends the last row */
+	start = bpf_map_lookup_elem(&ku_starts, &hi);
+	if (vaddr < mod->base || !start || off >= *start)
+		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_NO_ROW);
+	/* starts[lo] <= off < starts[hi] */
+	lo = mod->first;
+	for (k = 0; k < MS_KU_SEARCH_STEPS && hi - lo > 1; k++) {
+		mid = lo + (hi - lo) / 2;
+		start = bpf_map_lookup_elem(&ku_starts, &mid);
+		if (!start)
+			return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_NO_ROW);
+		if (*start <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	row = bpf_map_lookup_elem(&ku_rows, &lo);
+	if (hi - lo > 1 || !row || (row->flags & MS_KU_ROW_NONE))
+		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_NO_ROW);
+	if (row->flags & (MS_KU_ROW_FULL | MS_KU_ROW_SIGNAL))
+		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_UNSUPPORTED);
+	kinds = row->kinds;
+	if ((kinds & 3) == MS_KU_RULE_UNDEF) /* the outermost frame */
+		return ku__stop(st, MS_KU_DONE, MS_KU_STOP_NONE);
+	slot = ku__slot(row->cfa_reg);
+	if (slot <= 0)
+		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_UNSUPPORTED);
+	if (ku__reg(st, (__u32)slot, &base))
+		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_REG);
+	cfa = base + (__u64)(__s64)row->cfa_off;
+	if ((kinds & 3) != MS_KU_RULE_OFFSET)
+		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_UNSUPPORTED);
+	if (ku__read(st, cfa + (__u64)((__s64)row->off8[0] * 8), &ra))
+		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_READ);
+	if (st->n > 1 && cfa <= st->prev_cfa)
+		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_LOOP);
+	if (ra == 0)
+		return ku__stop(st, MS_KU_DONE, MS_KU_STOP_NONE);
+	if (st->n >= MS_KU_MAX_FRAMES)
+		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_DEPTH);
+
+	/* Commit: the caller's registers. */
+	for (s = 1; s < MS_KU_SLOTS; s++) {
+		__u64 at = cfa + (__u64)((__s64)row->off8[s] * 8);
+
+		switch ((kinds >> (2 * s)) & 3) {
+		case MS_KU_RULE_UNDEF:
+			st->mode[s] = KU_UNDEF;
+			break;
+		case MS_KU_RULE_SAME:
+			break;
+		case MS_KU_RULE_OFFSET:
+			st->mode[s] = KU_AT;
+			st->addr[s] = at;
+			break;
+		default:
+			st->mode[s] = KU_VAL;
+			st->val[s] = at;
+			break;
+		}
+	}
+	st->pcs[st->n & 0x7f] = ra;
+	st->n++;
+	st->pc = ra;
+	st->val[0] = ra;
+	st->prev_cfa = cfa;
+	return 0;
+}
+
+/*
+ * Unwind the user stack of the current task from regs (tgid's mappings).
+ * Writes the pcs into pcs_out (room for MS_KU_MAX_FRAMES) and the hand-over
+ * state into this CPU's ku_state ku (copy_sp: where the stack copy must
+ * start).  Returns the number of pcs (>= 1), 0 when the state is missing.
+ */
+static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid, __u64 *pcs_out)
+{
+	struct ku_state *st = ku__state();
+	struct ms_kunwind *ku;
+	__u32 n, s, valid = 1;
+	__u64 v;
+
+	if (!st || !regs || !pcs_out)
+		return 0;
+	ku = &st->ku;
+	st->val[0] = regs->ip;
+	st->val[1] = regs->sp;
+	st->val[2] = regs->bp;
+	st->val[3] = regs->bx;
+	st->val[4] = regs->r12;
+	st->val[5] = regs->r13;
+	st->val[6] = regs->r14;
+	st->val[7] = regs->r15;
+	for (s = 0; s < MS_KU_SLOTS; s++)
+		st->mode[s] = KU_VAL;
+	st->pcs[0] = regs->ip;
+	st->pc = regs->ip;
+	st->n = 1;
+	st->tgid = tgid;
+	st->sp0 = regs->sp;
+	st->win_end = regs->sp + stack_copy_bytes;
+	st->map_start = st->map_end = 0;
+	st->prev_cfa = 0;
+	st->module = 0;
+	st->status = MS_KU_RESUME;
+	st->cause = MS_KU_STOP_DEPTH;
+	bpf_loop(MS_KU_MAX_FRAMES, ku__step, NULL, 0);
+
+	n = st->n;
+	if (n > MS_KU_MAX_FRAMES || n < 1) /* cannot happen; bounds the verifier */
+		n = 1;
+	bpf_probe_read_kernel(pcs_out, n * sizeof(__u64), st->pcs);
+	ku->status = st->status;
+	ku->cause = st->cause;
+	ku->module = st->module;
+	ku->prev_cfa = st->prev_cfa;
+	ku->reserved = 0;
+	__builtin_memset(&ku->regs, 0, sizeof(ku->regs));
+	ku->regs.ip = st->pc;
+	if (st->status == MS_KU_RESUME) {
+		for (s = 1; s < MS_KU_SLOTS; s++) {
+			if (ku__reg(st, s, &v) == 0) {
+				valid |= 1u << s;
+				((__u64 *)&ku->regs)[s & 7] = v;
+			}
+		}
+	}
+	ku->valid = valid;
+	ku->copy_sp = regs->sp;
+	if (kunwind_mode != MS_KU_MODE_VERIFY && (valid & 2) && ku->regs.sp >= regs->sp &&
+	    ku->regs.sp < st->win_end)
+		ku->copy_sp = ku->regs.sp;
+	return n;
+}
+
+#endif

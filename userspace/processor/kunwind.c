@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Samples the sampler unwound in the kernel (--call-graph dwarf-kernel,
+ * bpf/kunwind.bpf.h): their pcs, then userspace's own unwinder from where
+ * the kernel stopped, over the stack copied from there, so the frames are
+ * those the copy path would have found.  With --verify-unwind each sample
+ * also carries the whole copy, and both unwinds are compared.
+ *
+ * Tables are loaded lazily, as samples ask: a sample that stopped for want
+ * of its process's mappings (NO_PROC, NO_MAPPING) has them written when
+ * they changed since they were last written; one that stopped at a module
+ * without rows (NO_ROWS) has that module's compiled CFI loaded (once).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const ku_stop_names[] = {
+#define KU_STOP_NAME(id, name) "kunwind.stop." name,
+	MS_KU_STOPS(KU_STOP_NAME)
+#undef KU_STOP_NAME
+};
+
+/* The process's executable file mappings, as the kernel's table wants them. */
+static void tell_mappings(struct processor *p, struct proc_state *ps)
+{
+	struct ms_ku_mapping maps[MS_KU_PROC_MAPS];
+	uint32_t n = 0;
+
+	if (ps->ku_told && ps->ku_gen == ps->maps_gen)
+		return;
+	for (uint32_t i = 0; i < ps->nmaps && n < MS_KU_PROC_MAPS; i++) {
+		const struct proc_mapping *m = &ps->maps[i];
+		struct module_state *ms;
+		uint64_t vaddr;
+
+		if (m->module == CAPTURE_NONE || m->module >= p->nmodules)
+			continue;
+		ms = &p->modules[m->module];
+		if ((ms->kind != CAPTURE_MODULE_FILE && ms->kind != CAPTURE_MODULE_VDSO) ||
+		    !sym_module__to_vaddr(ms->sym, m->pgoff, &vaddr))
+			continue;
+		maps[n++] = (struct ms_ku_mapping){
+			.start = m->start, .end = m->end, .bias = m->start - vaddr, .module = m->module,
+		};
+	}
+	if (kunwind_maps__set_proc(p->kunwind, ps->pid, maps, n))
+		p->ku_load_errors++;
+	ps->ku_told = true;
+	ps->ku_gen = ps->maps_gen;
+}
+
+/* Load the rows of module (once). */
+static void load_module(struct processor *p, uint32_t module)
+{
+	int err;
+
+	if (module >= p->nmodules || kunwind_maps__tried(p->kunwind, module))
+		return;
+	err = kunwind_maps__load_module(p->kunwind, module,
+					stacks__module_cfi(p, &p->modules[module]));
+	if (err && err != -ENOSPC)
+		p->ku_load_errors++;
+}
+
+/*
+ * Give the kernel what this sample lacked: the process's mappings, and the
+ * rows of every module of its stack (unwind_pcs[0..depth), so that the
+ * next samples of the same code need no further round trip).
+ */
+static void feed(struct processor *p, struct proc_state *ps, const struct ms_kunwind *ku,
+		 size_t depth)
+{
+	if (!p->kunwind)
+		return;
+	switch (ku->cause) {
+	case MS_KU_STOP_NO_PROC:
+	case MS_KU_STOP_NO_MAPPING:
+		tell_mappings(p, ps);
+		/* fallthrough */
+	case MS_KU_STOP_NO_ROWS:
+		if (ku->cause == MS_KU_STOP_NO_ROWS)
+			load_module(p, ku->module);
+		for (size_t i = 0; i < depth; i++) {
+			const struct proc_mapping *m = tasks__find_mapping(ps, p->unwind_pcs[i]);
+
+			if (m && m->module != CAPTURE_NONE)
+				load_module(p, m->module);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The copy path's unwind of the sample (verify_pcs, *vdepth, *vreason);
+ * true when it equals the spliced one in unwind_pcs.
+ */
+static bool same_as_copy_path(struct processor *p, struct proc_state *ps,
+			      const struct ms_sample *s, const struct ms_sample_parts *parts,
+			      size_t depth, enum unwind_reason reason, size_t *vdepth,
+			      enum unwind_reason *vreason)
+{
+	struct stacks_unwind_ctx ctx = {.p = p, .ps = ps};
+	struct unwind_regs regs;
+
+	memcpy(&regs, &s->regs, sizeof(regs));
+	*vdepth = unwind__stack_ex(&regs, parts->stack_copy, parts->copy_len, stacks__unwind_find,
+				   &ctx, p->verify_pcs, p->verify_flags, MS_UNWIND_MAX_DEPTH,
+				   vreason);
+	return *vdepth == depth && *vreason == reason &&
+	       !memcmp(p->verify_pcs, p->unwind_pcs, depth * sizeof(p->unwind_pcs[0])) &&
+	       !memcmp(p->verify_flags, p->unwind_flags, depth);
+}
+
+int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
+			const struct ms_sample_parts *parts, uint32_t *out, uint32_t *n)
+{
+	const struct ms_kunwind *ku = parts->ku;
+	struct stacks_unwind_ctx ctx = {.p = p, .ps = ps};
+	enum unwind_reason reason = UNWIND_END_OUTERMOST;
+	size_t nu = parts->nu, depth = nu;
+	int err;
+
+	/* ms_sample__parts checked status, cause and nu >= 1; nu <= 127 */
+	memcpy(p->unwind_pcs, parts->uips, nu * sizeof(p->unwind_pcs[0]));
+	memset(p->unwind_flags, 0, nu);
+	p->unwind_flags[0] = UNWIND_FRAME_ACTIVATION;
+	p->ku_status[ku->status]++;
+	p->ku_cause[ku->cause]++;
+	p->ku_kernel_frames += nu;
+	if (ku->status == MS_KU_RESUME) {
+		/* The sampler copies stack_size bytes from where it stopped; read
+		 * no further than the whole copy from sp would have held. */
+		uint64_t window = s->regs.sp + p->stack_size - parts->copy_sp;
+		size_t copy_len = parts->copy_len;
+		struct unwind_resume r = {
+			.valid = ku->valid,
+			.activation = nu == 1,
+			.have_prev = nu > 1,
+			.prev_cfa = ku->prev_cfa,
+		};
+		size_t more;
+
+		memcpy(&r.regs, &ku->regs, sizeof(r.regs));
+		r.regs.ip = parts->uips[nu - 1];
+		if (parts->copy_sp < s->regs.sp || parts->copy_sp - s->regs.sp >= p->stack_size)
+			copy_len = 0;
+		else if (copy_len > window)
+			copy_len = window;
+		more = unwind__resume_ex(&r, parts->stack_copy, parts->copy_sp, copy_len,
+					 stacks__unwind_find, &ctx, p->unwind_pcs + nu - 1,
+					 p->unwind_flags + nu - 1, MS_UNWIND_MAX_DEPTH - (nu - 1),
+					 &reason);
+		depth = nu - 1 + (more ? more : 1);
+		p->ku_user_frames += depth - nu;
+		feed(p, ps, ku, depth);
+	}
+	if (p->verify_unwind && parts->copy_sp == s->regs.sp) {
+		size_t vdepth;
+		enum unwind_reason vreason;
+
+		p->ku_verified++;
+		if (!same_as_copy_path(p, ps, s, parts, depth, reason, &vdepth, &vreason)) {
+			processor__problem(p, MS_PROBLEM_KUNWIND_MISMATCH);
+			/* The capture keeps the reference: the copy path's frames. */
+			memcpy(p->unwind_pcs, p->verify_pcs, vdepth * sizeof(p->unwind_pcs[0]));
+			memcpy(p->unwind_flags, p->verify_flags, vdepth);
+			depth = vdepth;
+			reason = vreason;
+		}
+	}
+	err = stacks__emit_unwound(p, ps, depth, reason, out, n);
+	return err ? err : 1;
+}
+
+void kunwind__finish(struct processor *p)
+{
+	struct kunwind_stats st;
+
+	if (p->ku_status[MS_KU_DONE])
+		capture_builder__add_counter(p->b, "kunwind.done", p->ku_status[MS_KU_DONE]);
+	if (p->ku_status[MS_KU_RESUME])
+		capture_builder__add_counter(p->b, "kunwind.resumed", p->ku_status[MS_KU_RESUME]);
+	for (int i = 1; i < MS_KU_STOP_COUNT; i++)
+		if (p->ku_cause[i])
+			capture_builder__add_counter(p->b, ku_stop_names[i], p->ku_cause[i]);
+	if (p->ku_kernel_frames)
+		capture_builder__add_counter(p->b, "kunwind.frames.kernel", p->ku_kernel_frames);
+	if (p->ku_user_frames)
+		capture_builder__add_counter(p->b, "kunwind.frames.user", p->ku_user_frames);
+	if (p->ku_verified)
+		capture_builder__add_counter(p->b, "kunwind.verified", p->ku_verified);
+	if (p->ku_load_errors)
+		capture_builder__add_counter(p->b, "kunwind.load_errors", p->ku_load_errors);
+	if (!p->kunwind)
+		return;
+	kunwind_maps__stats(p->kunwind, &st);
+	capture_builder__add_counter(p->b, "kunwind.modules_loaded", st.modules_loaded);
+	capture_builder__add_counter(p->b, "kunwind.rows", st.rows);
+	if (st.modules_full)
+		capture_builder__add_counter(p->b, "kunwind.modules_full", st.modules_full);
+}
