@@ -4,8 +4,8 @@
 stack asks for ~330 MB/s of stack copies per busy CPU, more than the
 processor unwinds: before, the drain round never ended and RSS grew without
 bound (2.6 GB at 10 s).  Now the rings, the drain rounds and the held
-records have byte budgets (userspace/stream/memory_policy.h), so RSS at 5 s
-and at 20 s stays under the documented ceiling (or within 10 % of each
+records have byte budgets (userspace/stream/memory_policy.h), so RSS at 10 s
+and at 60 s stays under the documented ceiling (or within 10 % of each
 other), and what could not be kept is counted by reason in the report's
 `lost` and `problems` lines.  Measured: RSS from /proc/PID/status, never time."""
 import os
@@ -14,7 +14,8 @@ import time
 
 import helpers as H
 
-SECONDS = 20
+SECONDS = 60     # the issue's acceptance: RSS at 10 s and at 60 s
+EARLY = 10
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -42,7 +43,7 @@ def _counted(line):
     return int(m.group(1)), parts
 
 
-@H.timeout(240)
+@H.timeout(300)
 def test_overload_dwarf_64k_rss_stays_under_the_ceiling():
     ceiling = _ceiling_mib()
     env = dict(os.environ, MS_FIXTURE_SCALE="100")
@@ -55,7 +56,7 @@ def test_overload_dwarf_64k_rss_stays_under_the_ceiling():
     try:
         while proc.poll() is None and time.monotonic() - t0 < SECONDS + 60:
             t = time.monotonic() - t0
-            for mark in (5, SECONDS):
+            for mark in (EARLY, SECONDS):
                 if mark not in rss and t >= mark:
                     rss[mark] = _status_kib(proc.pid, "VmRSS")
             hwm = _status_kib(proc.pid, "VmHWM") or 0
@@ -66,14 +67,14 @@ def test_overload_dwarf_64k_rss_stays_under_the_ceiling():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    H.log("RSS (KiB): at 5 s %s, at %d s %s, peak %s; ceiling %d MiB" % (
-        rss.get(5), SECONDS, rss.get(SECONDS), rss.get("hwm"), ceiling))
-    assert rss.get(5) and rss.get(SECONDS), "recorder ended before %d s:\n%s" % (SECONDS, err)
-    a, b = rss[5], rss[SECONDS]
+    H.log("RSS (KiB): at %d s %s, at %d s %s, peak %s; ceiling %d MiB" % (
+        EARLY, rss.get(EARLY), SECONDS, rss.get(SECONDS), rss.get("hwm"), ceiling))
+    assert rss.get(EARLY) and rss.get(SECONDS), "recorder ended before %d s:\n%s" % (SECONDS, err)
+    a, b = rss[EARLY], rss[SECONDS]
     within = abs(b - a) <= 0.10 * max(a, b)
     assert within or max(a, b) <= ceiling * 1024, \
-        "RSS %d KiB at 5 s, %d KiB at %d s: neither within 10 %% nor under %d MiB" % (
-            a, b, SECONDS, ceiling)
+        "RSS %d KiB at %d s, %d KiB at %d s: neither within 10 %% nor under %d MiB" % (
+            a, EARLY, b, SECONDS, ceiling)
     assert rss["hwm"] <= ceiling * 1024, "peak RSS %d KiB over the %d MiB ceiling" % (
         rss["hwm"], ceiling)
 
