@@ -33,6 +33,7 @@
 #include "userspace/processor/processor.h"
 #include "userspace/stream/perf_records.h"
 #include "userspace/stream/stream.h"
+#include "self_maps.h"
 
 #define CHURN_PER_SEGMENT 40
 #define SEGMENT_NS 1000000ull
@@ -50,37 +51,6 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) int compact_marker_
 	volatile int v = x;
 
 	return v * 5 + 2;
-}
-
-struct exe_map {
-	uint64_t start, end, pgoff;
-	char path[512];
-};
-
-static void find_map(void *fn, struct exe_map *m)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[1024];
-	uint64_t a = (uint64_t)(uintptr_t)fn;
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, off;
-		char perms[8], path[512] = "";
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %511s", &s, &e, perms, &off, path) < 4)
-			continue;
-		if (a >= s && a < e) {
-			m->start = s;
-			m->end = e;
-			m->pgoff = off;
-			snprintf(m->path, sizeof(m->path), "%s", path);
-			fclose(f);
-			return;
-		}
-	}
-	fclose(f);
-	fail_msg("no mapping for function");
 }
 
 static struct processor *proc;
