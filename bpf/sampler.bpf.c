@@ -201,6 +201,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	struct ms_sample *s;
 	struct pt_regs *uregs = NULL;
 	__u32 cpu, k = 0, u = 0, copy = 0, size, off, want;
+	bool kunwound = false;
 	__u64 copy_sp;
 	long n;
 
@@ -260,6 +261,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	if (!(s->flags & MS_SAMPLE_F_KTHREAD) && kunwind_mode) {
 		uregs = (struct pt_regs *)bpf_task_pt_regs(task);
 		if (uregs) {
+			kunwound = true;
 			user_regs__copy(&s->regs, uregs);
 			s->flags |= MS_SAMPLE_F_USER_REGS | MS_SAMPLE_F_KUNWIND;
 			if (k > MS_MAX_STACK_DEPTH) /* cannot happen; bounds the verifier */
@@ -267,8 +269,10 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 			u = ku__unwind(&s->regs, tgid, &s->ips[k]);
 			if (u > MS_KU_MAX_FRAMES) /* cannot happen; bounds the verifier */
 				u = MS_KU_MAX_FRAMES;
-			if (!u) /* no state: nothing unwound, no hand-over */
+			if (!u) { /* no state: nothing unwound, no hand-over */
 				s->flags &= ~MS_SAMPLE_F_KUNWIND;
+				kunwound = false;
+			}
 		}
 	} else if (!(s->flags & MS_SAMPLE_F_KTHREAD)) {
 		n = bpf_get_stack(ctx, &s->ips[k], STACK_BYTES, BPF_F_USER_STACK);
@@ -295,7 +299,11 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 		off = sizeof(struct ms_sample) + 2 * STACK_BYTES;
 	copy_sp = s->regs.sp;
 	want = stack_copy_bytes;
-	if (s->flags & MS_SAMPLE_F_KUNWIND) {
+	/* kunwound, not s->flags: a flag read back from memory is unknown to
+	 * the verifier, which then walks the rest (the CPython walk) once per
+	 * value of off; without kunwind_mode the branch is dead code (a 64 KiB
+	 * --stack-size went over the 1M-instruction limit). */
+	if (kunwound) {
 		/* The hand-over state follows the pcs found; the copy starts where
 		 * the kernel stopped (userspace reads no further than the whole
 		 * copy would have reached: a constant size keeps the verifier's

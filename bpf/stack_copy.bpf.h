@@ -85,18 +85,16 @@ static __noinline __u32 stack_copy__user(__u8 *dst, struct task_struct *task, __
 		len = want;
 		copy = sc_copy_pages(dst, sp, len) & ~7u;
 	} else {
-		__u64 n = want;
-
+		len = want;
 		if (vma.end - sp < want) {
-			n = (vma.end - sp) & ~7ull;
+			len = (__u32)(vma.end - sp) & ~7u;
 			*out |= SC_END;
 		}
-		barrier_var(n); /* keep the bound below: clang proves it from want */
-		if (n > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
-			n = MS_STACK_COPY_MAX;
-		len = (__u32)n;
+		barrier_var(len); /* keep the bound below: clang proves it from want */
+		if (len > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
+			len = MS_STACK_COPY_MAX;
 		copy = len;
-		if (bpf_probe_read_user(dst, n, (const void *)sp))
+		if (bpf_probe_read_user(dst, len, (const void *)sp))
 			copy = sc_copy_pages(dst, sp, len) & ~7u;
 	}
 	if (copy < len)
