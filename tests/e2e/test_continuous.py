@@ -288,15 +288,18 @@ def test_preset_production():
     system without a command, 60 s segments unless --segment says otherwise."""
     H.require_root()
     d = H.tmp_path("prod")
-    # a busy process, so the system-wide recording has samples even when the
-    # loaded machine keeps other tasks idle
-    spin, _ = H.start_fixture([H.fixture("spinner"), "6"])
+    # busy processes, so the system-wide recording has samples even when the
+    # loaded machine keeps other tasks idle; two of them, so "not just one
+    # process" holds on a quiet machine too (it once saw the spinner alone)
+    spins = [H.start_fixture([H.fixture("spinner"), "6"], out_name="spin%d.out" % i)[0]
+             for i in range(2)]
     try:
         p = H.run([H.BIN, "record", "--preset", "production", "--continuous", d, "-d", "3"],
                   check=True)
     finally:
-        spin.kill()
-        spin.communicate()
+        for spin in spins:
+            spin.kill()
+            spin.communicate()
     segs = _segments(d)
     assert len(segs) == 1, segs  # 3 s in one 60 s segment
     out = H.report(d).stdout
