@@ -913,6 +913,29 @@ static void test_jitdump_file_names(void **state)
 	assert_int_equal(line, 20);
 	jitdump__release(&d);
 	jit_funcs__release(&f);
+
+	/* A V8 position naming a file its load's name does not hold is Node's
+	 * garbage ("k^" passed the text check): the line stays, the file goes. */
+	j.len = 0;
+	jd_header(&j, JITDUMP_MAGIC, 42, 0);
+	jd_debug_file(&j, 0x1000, "/srv/a.js");
+	jd_load(&j, 100, 0x1000, 0x60, "JS:*f /srv/a.js:1:1");
+	jd_debug_file(&j, 0x2000, "k^");
+	jd_load(&j, 100, 0x2000, 0x60, "JS:*g /srv/a.js:3:1");
+	jitdump__init(&d);
+	jit_funcs__init(&f);
+	assert_true(jitdump__parse(&d, &f, j.b, j.len, 42, 1) > 0);
+	assert_int_equal(jit_funcs__commit(&f), 2);
+	assert_int_equal(jit_funcs__line(&f, jit_funcs__find(&f, 0x1000, 0), 0x1000, &line, &file),
+			 0);
+	assert_string_equal(file, "/srv/a.js");
+	assert_int_equal(jit_funcs__line(&f, jit_funcs__find(&f, 0x2000, 0), 0x2000, &line, &file),
+			 0);
+	assert_int_equal(line, 7);
+	assert_string_equal(file, "");
+	assert_int_equal(f.problems[JIT_PROBLEM_BAD_TEXT], 1);
+	jitdump__release(&d);
+	jit_funcs__release(&f);
 }
 
 int main(void)

@@ -174,8 +174,22 @@ static bool is_v8_name(const uint8_t *name, size_t len)
 	return false;
 }
 
-static int add_lines(struct jitdump *d, struct jit_funcs *f, uint64_t code_addr, uint64_t skew)
+/*
+ * V8's load names carry their script ("JS:*leaf /srv/app.js:2:14"), and
+ * Node 20 often writes a freed buffer's bytes as a position's file name:
+ * a V8 position whose file the load's name does not hold is such garbage
+ * (counted as bad text; its line is kept).
+ */
+static bool v8_file_ok(const uint8_t *load, size_t load_len, const uint8_t *file, size_t len)
 {
+	return len && len <= load_len && memmem(load, load_len, file, len);
+}
+
+static int add_lines(struct jitdump *d, struct jit_funcs *f, uint64_t code_addr,
+		     const uint8_t *load, size_t load_len)
+{
+	bool v8 = is_v8_name(load, load_len);
+	uint64_t skew = v8 ? V8_POSITION_SKEW : 0;
 	const uint8_t *p = d->debug, *end;
 	const char *file = "";
 	size_t file_len = 0;
@@ -204,7 +218,8 @@ static int add_lines(struct jitdump *d, struct jit_funcs *f, uint64_t code_addr,
 		if (!(nul - name == 1 && name[0] == 0xff)) {
 			file = (const char *)name;
 			file_len = (size_t)(nul - name);
-			if (!is_text(name, file_len)) {
+			if (!is_text(name, file_len) ||
+			    (v8 && !v8_file_ok(load, load_len, name, file_len))) {
 				jit_funcs__problem(f, JIT_PROBLEM_BAD_TEXT);
 				file_len = 0;
 			}
@@ -245,8 +260,7 @@ static int on_load(struct jitdump *d, struct jit_funcs *f, const uint8_t *r, uin
 		jit_funcs__problem(f, JIT_PROBLEM_BAD_RECORD);
 		return 0;
 	}
-	err = add_lines(d, f, code_addr,
-			is_v8_name(body + 40, (size_t)(nul - (body + 40))) ? V8_POSITION_SKEW : 0);
+	err = add_lines(d, f, code_addr, body + 40, (size_t)(nul - (body + 40)));
 	if (err)
 		return err;
 	return jit_funcs__add(f, code_addr, code_size, (const char *)body + 40,
