@@ -355,8 +355,11 @@ def test_recorder_state_flat_under_process_churn():
     workload is a fixed number of processes however fast the machine is."""
     H.require_root()
     d = H.tmp_path("churn-segs")
+    # Each child burns 8x the fixture's 2 ms so that even a fast machine's
+    # run spans a dozen 1 s segments (CI's 1,000 plain children took 5.7 s).
+    env = dict(os.environ, MS_FIXTURE_SCALE="8")
     H.run([H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment", "1s", "--",
-           H.fixture("spawner"), str(CHURN_PROCESSES)], timeout=240, check=True)
+           H.fixture("spawner"), str(CHURN_PROCESSES)], timeout=240, check=True, env=env)
     states = []
     segs = _segments(d)
     step = max(1, len(segs) // CHURN_SEGMENTS_READ)
