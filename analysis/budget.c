@@ -42,6 +42,7 @@ int analysis_budget__init(struct analysis_budget *b, const struct capture *c)
 	b->steady_bpf_run_ns = capture__counter(c, "budget.steady_bpf_run_time_ns");
 	b->steady_perf_estimate_ns = capture__counter(c, "budget.steady_perf_estimate_ns");
 	b->steady_observed_ns = capture__counter(c, "budget.steady_observed_ns");
+	b->steady_closed = capture__counter(c, "budget.steady_closed") != 0;
 	if (!list)
 		return 0;
 

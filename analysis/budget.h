@@ -26,13 +26,16 @@ struct analysis_budget {
 	/* Cost the recorder measured while sampling (ns), and over how long. */
 	uint64_t recorder_cpu_ns, bpf_run_ns, perf_estimate_ns, observed_ns;
 	/*
-	 * The same over the steady state (counters budget.steady_*): from the
-	 * first observation after warm-up and after the last duty change
-	 * settled, to the end; steady_observed_ns 0 if the recording never got
-	 * there (shorter than warm-up, or a change in its last second).
+	 * The same over the steady state (counters budget.steady_*): the
+	 * longest span one duty was held after warm-up and after the change
+	 * before it settled; the last span (to the end) unless a later change
+	 * closed a longer one (steady_closed: a change near the end).
+	 * steady_observed_ns 0 if the recording never got there (shorter than
+	 * warm-up).
 	 */
 	uint64_t steady_recorder_cpu_ns, steady_bpf_run_ns, steady_perf_estimate_ns;
 	uint64_t steady_observed_ns;
+	bool steady_closed;
 };
 
 /*

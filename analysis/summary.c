@@ -16,6 +16,11 @@ static const char *const problem_suffixes[] = {
 	"_err", "_error", "_errors", "_full",
 };
 
+/* Counters that measure (a time, a size) rather than count events. */
+static const char *const measure_suffixes[] = {
+	"_ms", "_us", "_ns", "_kib",
+};
+
 static bool has_suffix(const char *s, const char *suffix)
 {
 	size_t ls = strlen(s), lx = strlen(suffix);
@@ -33,6 +38,10 @@ enum analysis_counter_class analysis__counter_class(const char *name)
 	 * target, not a fault of the recording: the report says it apart. */
 	if (!strcmp(name, "processor.frame_no_symbol"))
 		return ANALYSIS_COUNTER_INFO;
+	/* A measurement (processor.lag_max_ms) is never a number of problems. */
+	for (i = 0; i < sizeof(measure_suffixes) / sizeof(measure_suffixes[0]); i++)
+		if (has_suffix(name, measure_suffixes[i]))
+			return ANALYSIS_COUNTER_INFO;
 	for (i = 0; i < sizeof(problem_prefixes) / sizeof(problem_prefixes[0]); i++)
 		if (!strncmp(name, problem_prefixes[i], strlen(problem_prefixes[i])))
 			return ANALYSIS_COUNTER_PROBLEM;

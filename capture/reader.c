@@ -165,8 +165,12 @@ static int reader__table_header(struct reader *r, uint32_t k, size_t pos, int t,
 			    "come from %llu zstd bytes",
 			    ti->name, k, pos, (unsigned long long)h->raw_size,
 			    (unsigned long long)h->stored_size);
-		/* a valid frame may still be a bomb: the policy of capture/limits.h */
-		if (h->raw_size > capture_limits__max_inflated(h->stored_size))
+		/* A valid frame may still be a bomb: the policy of capture/limits.h.
+		 * sample_cgroups parallels samples (a constant column when every
+		 * sample is in one cgroup: 1.2 MB from 58 bytes is real) and is
+		 * bounded by the samples table's rows instead, checked below. */
+		if (t != CAPTURE_TABLE_SAMPLE_CGROUPS &&
+		    h->raw_size > capture_limits__max_inflated(h->stored_size))
 			return READ_FAIL(
 			    r, -EFBIG,
 			    "table '%s' (chunk %u at offset %zu): raw size %llu from %llu zstd "
@@ -453,6 +457,14 @@ static int capture__parse(const void *buf, size_t len, const char *name, struct 
 			e = READ_FAIL(r, -EBADMSG, "tables too large for this machine");
 			goto cleanup;
 		}
+	}
+
+	if (r->seen[CAPTURE_TABLE_SAMPLE_CGROUPS] && r->h[CAPTURE_TABLE_SAMPLE_CGROUPS].row_count &&
+	    r->h[CAPTURE_TABLE_SAMPLE_CGROUPS].row_count != r->h[CAPTURE_TABLE_SAMPLES].row_count) {
+		e = READ_FAIL(r, -EBADMSG, "table 'sample_cgroups': %llu rows for %llu samples",
+			      (unsigned long long)r->h[CAPTURE_TABLE_SAMPLE_CGROUPS].row_count,
+			      (unsigned long long)r->h[CAPTURE_TABLE_SAMPLES].row_count);
+		goto cleanup;
 	}
 
 	/* the inflated tables and the input together stay inside the budget */

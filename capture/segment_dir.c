@@ -222,6 +222,11 @@ static uint64_t to_monotonic(uint64_t real_ns, uint64_t start_ns, uint64_t realt
 struct dir_span {
 	uint32_t read;
 	uint64_t start_ns, end_ns, realtime_ns; /* of the first and last segment read */
+	/* Recorders whose segments were read: a recording is one meta
+	 * start_time_ns (a restart or another command starts a new one). */
+	uint32_t recordings;
+	uint64_t recording_start_ns;
+	uint64_t covered_ns; /* the segments' own durations, summed */
 };
 
 /* Merge one segment into b if it overlaps the range.  Returns 0 (also when
@@ -232,7 +237,7 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 {
 	char path[4096], why[512];
 	struct capture *c = NULL;
-	uint64_t start = 0, end = UINT64_MAX, real = 0, lo = 0, hi = UINT64_MAX;
+	uint64_t start = 0, end = UINT64_MAX, real = 0, lo = 0, hi = UINT64_MAX, rec;
 	int err;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
@@ -276,6 +281,14 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 		span->realtime_ns = real;
 	}
 	span->end_ns = end;
+	if (end != UINT64_MAX && end > start)
+		span->covered_ns += end - start;
+	if (!meta_u64(c, "start_time_ns", &rec))
+		rec = 0;
+	if (span->recordings == 0 || rec != span->recording_start_ns) {
+		span->recordings++;
+		span->recording_start_ns = rec;
+	}
 cleanup:
 	capture__free(c);
 	return err;
@@ -339,7 +352,16 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 	capture_builder__set_meta(b, "segments", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu32, capture_builder__sample_count(b));
 	capture_builder__set_meta(b, "samples", buf);
-	if (span.end_ns != UINT64_MAX && span.end_ns > span.start_ns) {
+	if (span.recordings > 1)
+		notef(note, ctx,
+		      "%s: segments of %" PRIu32 " recordings (a restarted recorder or another "
+		      "command) read as one profile; its duration is their segments' sum",
+		      dir, span.recordings);
+	if (span.recordings > 1 && span.covered_ns) {
+		/* Monotonic times of different recordings do not subtract. */
+		snprintf(buf, sizeof(buf), "%" PRIu64, span.covered_ns);
+		capture_builder__set_meta(b, "duration_ns", buf);
+	} else if (span.end_ns != UINT64_MAX && span.end_ns > span.start_ns) {
 		snprintf(buf, sizeof(buf), "%" PRIu64, span.start_ns);
 		capture_builder__set_meta(b, SEGMENT_META_START, buf);
 		snprintf(buf, sizeof(buf), "%" PRIu64, span.end_ns);

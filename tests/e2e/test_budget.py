@@ -80,7 +80,7 @@ def test_budget_1pct_lowers_duty_and_keeps_shares():
     H.log("own cost: " + cost)
     # The report separates the steady state the controller held from the
     # whole-run average (start-up at the full rate included), and says which is which.
-    assert "held in steady state (the last" in cost, out
+    assert re.search(r"held in steady state \((the last|the longest span at one duty,) ", cost), out
     avg = re.search(r"^ {13}([\d.]+)% of one CPU averaged over the whole recording, start-up "
                     r"at the full rate included", out, re.M)
     assert avg, "no whole-recording average line:\n%s" % out
@@ -149,9 +149,13 @@ def test_default_budget_keeps_the_unbudgeted_shares():
     CFI reading) does not lower the duty at all."""
     H.require_root()
     shares, lines = {}, {}
+    # The controller acts after its 2 s warm-up and two intervals over the
+    # budget: the fixture must outlast that on a fast machine (its plain
+    # 2.5 s did not on CI's), so it runs 3x its work.
+    env = dict(os.environ, MS_FIXTURE_SCALE="3")
     for name, extra in (("default", []), ("unbudgeted", ["--budget", "0"])):
         cap = H.tmp_path("ratio-%s.msc" % name)
-        H.record([H.fixture("ratio")], output=cap, freq=4999, extra=extra)
+        H.record([H.fixture("ratio")], output=cap, freq=4999, extra=extra, env=env)
         shares[name] = H.self_shares(H.folded(cap))
         lines[name] = _budget_lines(cap)[0] if name == "default" else ""
     H.log("default budget: %s" % lines["default"])

@@ -162,6 +162,9 @@ def test_usage_errors_exit_2():
         (["-p", "1,,2"], r"bad pid list"),
         (["-p", "1,"], r"bad pid list"),
         (["-p", ",1"], r"bad pid list"),
+        (["--off-cpu-min", "500"], r"--off-cpu-min .*needs --off-cpu"),
+        (["--window", "0s"], r"bad --window"),
+        (["--window", "0.5s"], r"bad --window"),
     ]
     for args, why in cases:
         argv = [H.BIN, "record", "-o", H.tmp_path("cli-usage.msc")] + args
@@ -173,6 +176,9 @@ def test_usage_errors_exit_2():
     # fp without a copy is fine
     H.record(cmd=["true"], output=H.tmp_path("cli-fp.msc"),
              extra=["--call-graph", "fp", "--stack-size", "0", "-q"])
+    # --off-cpu-min with --off-cpu is fine
+    H.record(cmd=["true"], output=H.tmp_path("cli-offmin.msc"),
+             extra=["--off-cpu", "--off-cpu-min", "500", "-q"])
 
 
 def test_help_texts():

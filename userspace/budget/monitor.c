@@ -27,7 +27,16 @@ struct budget_monitor {
 	/* Steady state: the observation after warm-up and after the last duty change settled. */
 	struct budget_obs steady;
 	bool have_steady;
+	/* The longest steady span a later duty change closed ([held_from, held_to]):
+	 * reported when the last one is shorter (a change near the end). */
+	struct budget_obs held_from, held_to;
+	bool have_held;
 };
+
+static uint64_t span_ns(const struct budget_obs *from, const struct budget_obs *to)
+{
+	return to->time_ns > from->time_ns ? to->time_ns - from->time_ns : 0;
+}
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -146,6 +155,12 @@ int budget_monitor__tick(struct budget_monitor *m, const struct budget_recorder 
 	if (d.action != BUDGET_SKIP)
 		m->steps++;
 	if (d.action == BUDGET_LOWER || d.action == BUDGET_RAISE) {
+		if (m->have_steady &&
+		    (!m->have_held || span_ns(&m->steady, &o) > span_ns(&m->held_from, &m->held_to))) {
+			m->held_from = m->steady;
+			m->held_to = o;
+			m->have_held = true;
+		}
 		m->have_steady = false;
 	} else if (!m->have_steady && !m->ctl.settling &&
 		   o.time_ns - m->first.time_ns >= m->ctl.cfg.warmup_ns) {
@@ -187,14 +202,26 @@ int budget_monitor__finish(struct budget_monitor *m, const struct budget_recorde
 	COUNTER("budget.peak_factor", b->peak_factor);
 	COUNTER("budget.final_factor", b->factor);
 	COUNTER("budget.steps", m->steps);
-	/* The same since the steady baseline: what the controller held (docs/budget.md). */
+	/* The same over the longest span the controller held one duty after
+	 * warm-up: the last (to the end) unless a change near the end left it
+	 * shorter than one a change closed earlier (docs/budget.md). */
+	const struct budget_obs *from = NULL, *to = NULL;
+
 	if (m->have_steady && o.time_ns > m->steady.time_ns) {
-		COUNTER("budget.steady_recorder_cpu_ns",
-			o.recorder_cpu_ns - m->steady.recorder_cpu_ns);
-		COUNTER("budget.steady_bpf_run_time_ns", o.bpf_run_ns - m->steady.bpf_run_ns);
+		from = &m->steady;
+		to = &o;
+	}
+	if (m->have_held && (!from || span_ns(&m->held_from, &m->held_to) > span_ns(from, to))) {
+		from = &m->held_from;
+		to = &m->held_to;
+	}
+	if (from) {
+		COUNTER("budget.steady_recorder_cpu_ns", to->recorder_cpu_ns - from->recorder_cpu_ns);
+		COUNTER("budget.steady_bpf_run_time_ns", to->bpf_run_ns - from->bpf_run_ns);
 		COUNTER("budget.steady_perf_estimate_ns",
-			(o.sampler_runs - m->steady.sampler_runs) * b->cfg.perf_ns_per_sample);
-		COUNTER("budget.steady_observed_ns", o.time_ns - m->steady.time_ns);
+			(to->sampler_runs - from->sampler_runs) * b->cfg.perf_ns_per_sample);
+		COUNTER("budget.steady_observed_ns", to->time_ns - from->time_ns);
+		COUNTER("budget.steady_closed", to != &o);
 	}
 #undef COUNTER
 	return err;

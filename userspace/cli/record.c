@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "../../capture/output_check.h"
+#include "../stream/memory_policy.h"
 #include "../stream/stream.h"
 #include "commands.h"
 #include "record.h"
@@ -308,6 +310,7 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 			return usage_error("bad --off-cpu-min '%s' (microseconds, 0..%llu)", arg,
 					   MS_MAX_OFF_CPU_MIN_US);
 		o->off_cpu_min_ns = us * 1000;
+		o->explicit |= MS_OPT_SET_OFF_CPU_MIN;
 		return 0;
 	case OPT_PYTHON:
 		if (!strcmp(arg, "bpf"))
@@ -352,6 +355,7 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 	case OPT_WINDOW:
 		if (record_options__parse_duration(arg, &o->window_ns))
 			return usage_error("bad --window '%s' (a duration: 10s, 5m)", arg);
+		o->explicit |= MS_OPT_SET_WINDOW;
 		return 0;
 	case OPT_EXPORT:
 		if (strcmp(arg, "pprof") && strcmp(arg, "speedscope") && strcmp(arg, "folded"))
@@ -511,6 +515,9 @@ int cmd_record(int argc, char **argv)
 	char cmdline[4096], scope_desc[1024], why[512];
 	bool help;
 
+	/* Freed start-up tables go back to the kernel (memory_policy.h). */
+	mallopt(M_MMAP_THRESHOLD, MS_RECORDER_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, MS_RECORDER_MMAP_THRESHOLD);
 	if (record__parse(argc, argv, &o, &help))
 		return 2;
 	if (help) {

@@ -139,11 +139,13 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 
 	if (!r)
 		return 0;
+	/* The first segment starts with the recording, not a lag before it:
+	 * a segment of nothing but start-up lag would be near-empty. */
+	if (!r->cut_ns)
+		r->cut_ns = now_ns;
 	if (r->segments) /* a segment ends where every record of it was released */
 		until = now_ns > r->lag_ns ? now_ns - r->lag_ns : 0;
-	if (!r->cut_ns)
-		r->cut_ns = until;
-	if (until - r->cut_ns < r->period_ns)
+	if (until < r->cut_ns || until - r->cut_ns < r->period_ns)
 		return 0;
 	if (r->segments) {
 		err = segment_writer__publish(r->segments, b, r->cut_ns, until, why, sizeof(why));
@@ -260,6 +262,8 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 
 	if (!r->segments)
 		return window__write(r, b, now_ns, r->o->output, total_samples);
+	/* The last segment: what the release lag held back and the rest (it
+	 * is up to one segment and the lag long; its meta says so). */
 	err = segment_writer__publish(r->segments, b, r->cut_ns ? r->cut_ns : now_ns, UINT64_MAX,
 				      why, sizeof(why));
 	if (err) {

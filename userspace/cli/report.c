@@ -780,6 +780,13 @@ static int report_run(int argc, char **argv)
 	format_weight(&r, r.total, wbuf, sizeof(wbuf));
 	r.wwidth = (int)strlen(wbuf) > 5 ? (int)strlen(wbuf) : 5;
 
+	if (!sum.samples && c->nsamples)
+		fprintf(stderr,
+			"microscope report: none of the capture's %" PRIu32 " samples is selected: "
+			"check --event, the scope (--pid, --tid, --comm, --module, --container, "
+			"--cgroup), --since/--until and "
+			"--focus/--ignore options\n",
+			c->nsamples);
 	if (opt.off_cpu) {
 		if (print_offcpu_summary(&r) || print_offcpu_tables(&r))
 			goto cleanup;

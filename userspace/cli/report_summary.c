@@ -47,12 +47,14 @@ static void print_budget(const struct capture *c)
 		char d[32];
 
 		format_duration(b.steady_observed_ns, d, sizeof(d));
-		printf("  own cost   %.2f%% of one CPU held in steady state (the last %s, after "
+		printf("  own cost   %.2f%% of one CPU held in steady state (%s %s, after "
 		       "start-up%s; recorder %.2f%%, BPF %.2f%%, perf estimate %.2f%%)\n",
 		       100.0 * (double)(b.steady_recorder_cpu_ns + b.steady_bpf_run_ns +
 					b.steady_perf_estimate_ns) /
 			       (double)b.steady_observed_ns,
-		       d, b.changes ? " and the last duty change" : "",
+		       b.steady_closed ? "the longest span at one duty," : "the last", d,
+		       b.steady_closed ? " before a late duty change"
+				       : (b.changes ? " and the last duty change" : ""),
 		       100.0 * (double)b.steady_recorder_cpu_ns / (double)b.steady_observed_ns,
 		       100.0 * (double)b.steady_bpf_run_ns / (double)b.steady_observed_ns,
 		       100.0 * (double)b.steady_perf_estimate_ns / (double)b.steady_observed_ns);
@@ -201,6 +203,19 @@ static void print_recorder_state(const struct capture *c)
 	       procs, threads, maps, mods ? mods : "?", rows, rss, heap ? heap : "?");
 }
 
+/* How far the live recorder fell behind its rings (processor.lag_*_ms):
+ * shown once it is large enough for a reader to notice the delay. */
+static void print_lag(const struct capture *c)
+{
+	uint64_t max = capture__counter(c, "processor.lag_max_ms");
+
+	if (max < 100)
+		return;
+	printf("  lag        the recorder fell up to %" PRIu64 " ms behind its rings (mean %" PRIu64
+	       " ms a drain round): late processing, counted apart from losses\n",
+	       max, capture__counter(c, "processor.lag_mean_ms"));
+}
+
 void print_summary(const struct report *r, const struct analysis_summary *s, uint32_t event)
 {
 	const struct capture *c = r->c;
@@ -280,6 +295,7 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 		printf(")");
 	}
 	printf("\n");
+	print_lag(c);
 	printf("  problems   %" PRIu64, s->problems);
 	if (s->nproblem_counters) {
 		printf(" (");

@@ -241,7 +241,11 @@ int record_options__check(const struct record_options *o, char *err, size_t errl
 		return check_failed(err, errlen,
 				    "--retain %.3f s is shorter than one segment (%.3f s)",
 				    o->retain_ns / 1e9, o->segment_ns / 1e9);
-	if (o->window_ns && (o->window_ns < MS_MIN_WINDOW_NS || o->window_ns > MS_MAX_WINDOW_NS))
+	if ((o->explicit & MS_OPT_SET_OFF_CPU_MIN) && !o->off_cpu)
+		return check_failed(err, errlen, "--off-cpu-min sets the off-CPU threshold: it "
+						 "needs --off-cpu (or a preset that records it)");
+	if ((o->window_ns || (o->explicit & MS_OPT_SET_WINDOW)) &&
+	    (o->window_ns < MS_MIN_WINDOW_NS || o->window_ns > MS_MAX_WINDOW_NS))
 		return check_failed(err, errlen, "bad --window %.3f s (1 s .. 1 h)",
 				    o->window_ns / 1e9);
 	if (o->window_ns && o->continuous)

@@ -180,6 +180,8 @@ int record_options__parse_size(const char *arg, uint64_t *bytes);
 #define MS_OPT_SET_OFF_CPU (1u << 4)
 #define MS_OPT_SET_SYMBOLIZE (1u << 5)
 #define MS_OPT_SET_SEGMENT (1u << 6)
+#define MS_OPT_SET_OFF_CPU_MIN (1u << 7)
+#define MS_OPT_SET_WINDOW (1u << 8)
 
 /*
  * The one validator: every field within the limits above (frequency, event,

@@ -38,6 +38,12 @@
 /* What the rest takes at most: program, libraries, BPF objects, symbol,
  * line and unwind tables of the few modules a recording reads. */
 #define MS_RECORDER_BASE_BYTES (64u << 20)
+/* The recorder's malloc: buffers from this size up are mapped on their own
+ * and returned to the kernel when freed (glibc would otherwise raise its
+ * threshold after the first such free and carve later ones from the heap,
+ * which then keeps start-up's freed tables, kallsyms' 10 MB among them, as
+ * RSS), and a heap top of this much free is trimmed. */
+#define MS_RECORDER_MMAP_THRESHOLD (256u << 10)
 /* The documented ceiling of the recorder's RSS (docs/recorder-memory.md):
  * the sampler's largest ring twice, the held budget and the rest, 160 MiB
  * (--off-cpu adds its own ring, twice: 64 MiB more). */
