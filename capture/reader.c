@@ -84,6 +84,8 @@ static int reader__file_header(struct reader *r)
 	struct capture_file_header fh;
 	uint32_t crc;
 
+	if (!r->len)
+		return READ_FAIL(r, -EBADMSG, "empty file (0 bytes): not a microscope capture");
 	if (r->len < CAPTURE_MAGIC_LEN || memcmp(r->buf, CAPTURE_MAGIC, CAPTURE_MAGIC_LEN))
 		return READ_FAIL(r, -EBADMSG, "not a microscope capture (bad magic)");
 	if (r->len < sizeof(fh))

@@ -209,7 +209,7 @@ static void print_lag(const struct capture *c)
 {
 	uint64_t max = capture__counter(c, "processor.lag_max_ms");
 
-	if (max < 100)
+	if (max < 1000) /* below a second: a drain round's ordinary lateness */
 		return;
 	printf("  lag        the recorder fell up to %" PRIu64 " ms behind its rings (mean %" PRIu64
 	       " ms a drain round): late processing, counted apart from losses\n",

@@ -77,6 +77,12 @@ int cmd_snapshot(int argc, char **argv)
 		return 2;
 	}
 	err = recorder_has_window((pid_t)pid, &yes);
+	if (err == -ENOENT) {
+		fprintf(stderr, "microscope snapshot: no process %ld (the pid of a running "
+				"`microscope record --window`)\n",
+			pid);
+		return 1;
+	}
 	if (err) {
 		fprintf(stderr, "microscope snapshot: pid %ld: %s\n", pid, strerror(-err));
 		return 1;

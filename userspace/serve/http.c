@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,24 @@ static const struct serve_asset *find_asset(const char *url)
  * decode to a shorter, different path; it is refused instead.  The value
  * returned becomes the request's context.
  */
+/* libmicrohttpd's own messages: kept (the last one names why listening
+ * failed) and, once serving, printed with our prefix. */
+static char mhd_last_error[256];
+static volatile int mhd_serving;
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	size_t n;
+
+	(void)cls;
+	vsnprintf(mhd_last_error, sizeof(mhd_last_error), fmt, ap);
+	n = strlen(mhd_last_error);
+	while (n && (mhd_last_error[n - 1] == '\n' || mhd_last_error[n - 1] == '.'))
+		mhd_last_error[--n] = '\0';
+	if (mhd_serving)
+		fprintf(stderr, "microscope serve: %s\n", mhd_last_error);
+}
+
 static int path_ok, path_bad;
 
 static void *uri_check(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -355,13 +374,19 @@ int serve__run(const struct serve_options *opts)
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTION_LIMIT,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_CONNECTION_MEMORY,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_CONNECTION_TIMEOUT,
-			     MHD_OPTION_URI_LOG_CALLBACK, uri_check, NULL, MHD_OPTION_END);
+			     MHD_OPTION_URI_LOG_CALLBACK, uri_check, NULL,
+			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	if (!d) {
 		rc = -EADDRNOTAVAIL;
-		fprintf(stderr, "microscope serve: cannot listen on %s port %u\n", bind,
-			(unsigned)opts->port);
+		fprintf(stderr, "microscope serve: cannot listen on %s port %u: %s%s\n", bind,
+			(unsigned)opts->port, mhd_last_error[0] ? mhd_last_error : "refused",
+			errno == EADDRINUSE || strstr(mhd_last_error, "in use")
+				? " (another server has it: choose another --port, or leave it out "
+				  "for any free one)"
+				: "");
 		goto cleanup;
 	}
+	mhd_serving = 1;
 	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	srv.port = info ? info->port : opts->port;
 	snprintf(url, sizeof(url), "http://%s%s%s:%u/", (flags & MHD_USE_IPv6) ? "[" : "", bind,
