@@ -484,7 +484,7 @@ bool analysis__sample_container(const struct capture *c, uint32_t i, char *buf, 
  * (kernel, interpreted and unknown apart).  Strings are interned, so the
  * cgroups of one container share its key.
  */
-#define KEY_SPECIAL (1ull << 40)
+#define KEY_SPECIAL (1ull << 63) /* above every row key, a thread's (process, tid) too */
 static uint64_t group__key(const struct capture *c, uint32_t i, enum analysis_by by)
 {
 	const struct capture_sample *s = &c->samples[i];
@@ -495,7 +495,12 @@ static uint64_t group__key(const struct capture *c, uint32_t i, enum analysis_by
 	case ANALYSIS_BY_PROCESS:
 		return s->thread == CAPTURE_NONE ? KEY_SPECIAL : c->threads[s->thread].process;
 	case ANALYSIS_BY_THREAD:
-		return s->thread == CAPTURE_NONE ? KEY_SPECIAL : s->thread;
+		/* A thread is its tid in its process: rows the processor made
+		 * for it at two moments (before and after its name was known,
+		 * say) are one group, as label=tid:N is one selection. */
+		return s->thread == CAPTURE_NONE ? KEY_SPECIAL
+						 : (uint64_t)(c->threads[s->thread].process & 0x7fffffffu) << 32 |
+							   c->threads[s->thread].tid;
 	case ANALYSIS_BY_CONTAINER:
 		cg = capture__sample_cgroup(c, i);
 		if (cg == CAPTURE_NONE)
