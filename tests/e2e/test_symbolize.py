@@ -255,7 +255,9 @@ def test_replaced_binary_keeps_running_build_names():
     app = H.tmp_path("app")
     shutil.copy(_variant("gcc_plain"), app)
     ready = H.tmp_path("ready")
-    proc = subprocess.Popen([app, "6", ready], stderr=subprocess.PIPE, text=True)
+    # It runs long enough for both recordings on a loaded machine (it is
+    # killed at the end); at 6 s the second once found it gone: no samples.
+    proc = subprocess.Popen([app, "60", ready], stderr=subprocess.PIPE, text=True)
     try:
         _wait_ready(ready, proc)
         shutil.copy(_variant("gcc_alt"), app + ".new")
