@@ -644,6 +644,10 @@ struct analysis_offcpu_group {
 	uint32_t count; /* intervals */
 	uint64_t ns;	/* their summed weight */
 	uint64_t clipped_ns; /* part of ns from intervals cut by the window (inside it) */
+	/* By waker thread, a row of id CAPTURE_NONE is per cause
+	 * (CAPTURE_OFFCPU_CAUSE_NONE: no wakeup seen; _HARDIRQ, _SOFTIRQ:
+	 * woken from an interrupt, which has no waker thread); else 0. */
+	uint32_t cause;
 };
 
 /* Off-CPU nanoseconds of q's intervals (q->event is the off-CPU event) per group. */

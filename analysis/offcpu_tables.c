@@ -66,7 +66,9 @@ static int group_cmp(const void *pa, const void *pb)
 
 	if (a->ns != b->ns)
 		return a->ns > b->ns ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->cause < b->cause ? -1 : a->cause > b->cause;
 }
 
 int analysis_offcpu_table__init(struct analysis_offcpu_table *t, const struct analysis_names *n,
@@ -95,8 +97,8 @@ int analysis_offcpu_table__init(struct analysis_offcpu_table *t, const struct an
 	default:
 		return -EINVAL;
 	}
-	none = slots; /* the last slot: no blocker / no waker */
-	acc = calloc((size_t)slots + 1, sizeof(*acc));
+	none = slots; /* the last slots: no blocker / no waker, by cause */
+	acc = calloc((size_t)slots + CAPTURE_OFFCPU_CAUSE_COUNT, sizeof(*acc));
 	if (!acc)
 		return -ENOMEM;
 	for (i = 0; i < c->nintervals; i++) {
@@ -124,9 +126,18 @@ int analysis_offcpu_table__init(struct analysis_offcpu_table *t, const struct an
 		default:
 			id = v->state < CAPTURE_OFFCPU_STATE_COUNT ? v->state : CAPTURE_NONE;
 		}
-		if (id == CAPTURE_NONE || id >= slots)
-			id = none;
-		acc[id].id = id == none ? CAPTURE_NONE : id;
+		if (id == CAPTURE_NONE || id >= slots) {
+			uint32_t cause = 0;
+
+			/* an interrupt wakes with no waker thread: say which */
+			if (by == ANALYSIS_OFFCPU_BY_WAKER_THREAD &&
+			    (v->cause == CAPTURE_OFFCPU_CAUSE_HARDIRQ ||
+			     v->cause == CAPTURE_OFFCPU_CAUSE_SOFTIRQ))
+				cause = v->cause;
+			id = none + cause;
+			acc[id].cause = cause;
+		}
+		acc[id].id = id >= none ? CAPTURE_NONE : id;
 		acc[id].count++;
 		analysis__sat_add(&acc[id].ns, v->weight);
 		analysis__sat_add(&t->total_ns, v->weight);
@@ -135,7 +146,7 @@ int analysis_offcpu_table__init(struct analysis_offcpu_table *t, const struct an
 			analysis__sat_add(&t->clipped_ns, v->weight);
 		}
 	}
-	for (i = 0; i <= slots; i++)
+	for (i = 0; i < slots + CAPTURE_OFFCPU_CAUSE_COUNT; i++)
 		if (acc[i].count)
 			acc[t->nrows++] = acc[i];
 	qsort(acc, t->nrows, sizeof(*acc), group_cmp);

@@ -114,7 +114,8 @@ static int setup(void **state)
 	samples(b, (uint32_t[]){ run4, leaf6 }, 2, ev_cpu, thr, 2);
 
 	/* Off-CPU: read() blocked twice (100 ns woken by the writer's write(),
-	 * 50 ns with no waker seen), a kernel-only wait of 30 ns (runnable),
+	 * 50 ns with no waker seen), a kernel-only wait of 30 ns (runnable,
+	 * woken from a hard interrupt),
 	 * and an interval cut by the recording's start (no total counts it). */
 	{
 		uint32_t rd = frame(b, "read", app, 0x300, 0, "", 0);
@@ -154,8 +155,10 @@ static int setup(void **state)
 		capture_builder__add_interval(b, &v);
 		v.stack = konly;
 		v.state = CAPTURE_OFFCPU_STATE_RUNNABLE;
+		v.cause = CAPTURE_OFFCPU_CAUSE_HARDIRQ; /* an interrupt: no waker thread */
 		v.start_ns = 5000, v.end_ns = 5030, v.weight = 30;
 		capture_builder__add_interval(b, &v);
+		v.cause = CAPTURE_OFFCPU_CAUSE_NONE;
 		v.flags = CAPTURE_INTERVAL_F_START_UNKNOWN;
 		v.start_ns = 2000, v.end_ns = 3000, v.weight = 1000;
 		capture_builder__add_interval(b, &v);
@@ -479,8 +482,14 @@ static void test_offcpu_tables(void **state)
 	assert_int_equal(analysis_offcpu_table__init(&t, n, &q, ANALYSIS_OFFCPU_BY_WAKER_THREAD), 0);
 	assert_int_equal(t.rows[0].id, thr_writer);
 	assert_int_equal(t.rows[0].ns, 100);
+	/* no waker thread: one row per cause */
+	assert_int_equal(t.nrows, 3);
 	assert_int_equal(t.rows[1].id, CAPTURE_NONE);
-	assert_int_equal(t.rows[1].ns, 80);
+	assert_int_equal(t.rows[1].ns, 50);
+	assert_int_equal(t.rows[1].cause, CAPTURE_OFFCPU_CAUSE_NONE);
+	assert_int_equal(t.rows[2].id, CAPTURE_NONE);
+	assert_int_equal(t.rows[2].ns, 30);
+	assert_int_equal(t.rows[2].cause, CAPTURE_OFFCPU_CAUSE_HARDIRQ);
 	analysis_offcpu_table__release(&t);
 	assert_int_equal(analysis_offcpu_table__init(&t, n, &q, ANALYSIS_OFFCPU_BY_WAKER_FUNCTION),
 			 0);

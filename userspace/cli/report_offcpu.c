@@ -151,7 +151,10 @@ static int print_offcpu_table(const struct report *r, enum analysis_offcpu_by by
 
 		if (g->id == CAPTURE_NONE)
 			snprintf(name, sizeof(name), "%s",
-				 by == ANALYSIS_OFFCPU_BY_BLOCKER ? "[no frame]" : "[no waker seen]");
+				 by == ANALYSIS_OFFCPU_BY_BLOCKER		 ? "[no frame]"
+				 : g->cause == CAPTURE_OFFCPU_CAUSE_HARDIRQ ? "[hard interrupt]"
+				 : g->cause == CAPTURE_OFFCPU_CAUSE_SOFTIRQ ? "[softirq]"
+									     : "[no waker seen]");
 		else if (by == ANALYSIS_OFFCPU_BY_WAKER_THREAD)
 			snprintf(name, sizeof(name), "%s-%" PRIu32, thread_comm(c, g->id),
 				 c->threads[g->id].tid);
