@@ -72,7 +72,11 @@ static const char report_usage[] =
 	"                      (as 'microscope convert FILE -o OUT.svg')\n"
 	"  --granularity G     what a row is: function (default; a Python function\n"
 	"                      whatever its line, an unsymbolized module as\n"
-	"                      \"libfoo.so+?\"), line (\"name (file.c:12)\") or address\n"
+	"                      \"libfoo.so+?\"), line (\"name (file.c:12)\"), address\n"
+	"                      or module (one row per binary or library, \"[kernel]\",\n"
+	"                      a Python file: which library the time goes to, like\n"
+	"                      perf report --sort dso; a run of frames of one module\n"
+	"                      in a stack is one frame)\n"
 	"  --inline show|fold  inlined calls as frames of their own, or folded into\n"
 	"                      the function they were inlined into (default: folded in\n"
 	"                      the function table, shown in the call tree)\n"
@@ -384,7 +388,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		case 'G':
 			if (analysis_granularity__parse(optarg, &o->granularity))
 				return report_usage_error(
-					"--granularity takes function, line or address, not '%s'",
+					"--granularity takes function, line, address or module, not '%s'",
 					optarg);
 			break;
 		case 'i':
@@ -529,7 +533,7 @@ static int report_write_svg(const struct capture *c, const struct analysis_query
 		err = -errno;
 		goto cleanup;
 	}
-	err = convert__write_svg(c, q, title, f);
+	err = convert__write_svg(c, q, ANALYSIS_GRANULARITY_FRAME, title, f);
 	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
