@@ -90,7 +90,8 @@ static const char report_usage[] =
 	"                      @SECONDS: the segments and samples of that span\n"
 	"                      (1.5, 1.5s, 200ms, 30us)\n"
 	"  --diff BASE NEW     compare two captures: per-function share changes, largest\n"
-	"                      first, '*' where a two-proportion test says significant\n"
+	"                      first, '*' where a two-proportion test says significant;\n"
+	"                      --since/--until narrow NEW (BASE is compared whole)\n"
 	"  --look LOOK         how stacks with Python frames are seen: logical (default;\n"
 	"                      Python frames spliced into native stacks), native\n"
 	"                      (Python frames dropped) or python (from the outermost\n"
@@ -216,7 +217,8 @@ static int print_tree(const struct report *r, const struct analysis_tree *t)
 		printf("  (no samples)\n");
 		return 0;
 	}
-	printf("  %6s  %6s  %*s  %s\n", "total%", "self%", r->wwidth, "total", "function");
+	printf("  %6s  %6s  %*s  %s\n", "total%", "self%", r->wwidth, "total",
+	       r->opt->granularity == ANALYSIS_GRANULARITY_MODULE ? "module" : "function");
 	cap = 64;
 	st = malloc(cap * sizeof(*st));
 	if (!st)
@@ -278,13 +280,14 @@ static void print_flat(const struct report *tr, const struct analysis_flat *f)
 	struct report flat_report = *tr, *r = &flat_report;
 	uint32_t i, n = f->nrows < r->opt->limit ? f->nrows : r->opt->limit;
 	char sbuf[32], tbuf[32];
+	const char *what = r->opt->granularity == ANALYSIS_GRANULARITY_MODULE ? "module" : "function";
 
 	r->names = f->names; /* the table's keys may fold inlined calls */
-	printf("\nfunctions by %s (%s; top %" PRIu32 " of %" PRIu32 ")\n",
+	printf("\n%ss by %s (%s; top %" PRIu32 " of %" PRIu32 ")\n", what,
 	       r->opt->sort == ANALYSIS_SORT_SELF ? "self" : "total", r->ns ? "ms" : r->unit, n,
 	       f->nrows);
 	printf("  %6s  %*s  %6s  %*s  %s\n", "self%", r->wwidth, "self", "total%", r->wwidth,
-	       "total", "function");
+	       "total", what);
 	for (i = 0; i < n; i++) {
 		const struct analysis_flat_row *row = &f->rows[i];
 
@@ -678,6 +681,12 @@ static int report_run(int argc, char **argv)
 			.keys = { .granularity = opt.granularity,
 				  .fold_inline = opt.inline_mode != REPORT_INLINE_SHOW },
 			.filter_spec = &opt.filter,
+			/* --since/--until narrow NEW; BASE is compared whole */
+			.new_range = { opt.since_real_ns, opt.until_real_ns },
+			.start_ns = opt.since_ns,
+			.end_ns = opt.until_ns,
+			.start_set = opt.since_set,
+			.end_set = opt.until_set,
 		};
 
 		return cli_diff__report(&d);
