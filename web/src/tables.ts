@@ -169,7 +169,11 @@ export async function renderDiff(root: HTMLElement, s: State): Promise<void> {
   const d = await get<Diff>('diff', { ...f, thread: undefined, limit: 300 });
   const zone = s.start || s.end ? ' in the time selection' : '';
   root.innerHTML = '';
-  root.appendChild(el('div', `this capture${zone} (${fmtWeight(d.total, d.unit)}) against ${d.base} (${fmtWeight(d.base_total, d.unit)}); most changed self share first`));
+  const head = el('div', `this capture${zone} (${fmtWeight(d.total, d.unit)}) against ${d.base} (${fmtWeight(d.base_total, d.unit)}); most changed self share first`);
+  head.id = 'diff-head';
+  head.dataset.total = String(d.total);
+  head.dataset.baseTotal = String(d.base_total);
+  root.appendChild(head);
   const t = el('table');
   t.id = 'diff';
   const h = el('tr');
