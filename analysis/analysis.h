@@ -69,7 +69,17 @@ enum analysis_key_kind {
  *             (file basename), interpreted frames "function (file:line)",
  *             others as FUNCTION but unnamed frames by address;
  *   ADDRESS   named native frames "name (module+0xaddress)", unnamed
- *             "module+0xaddress", interpreted frames as LINE.
+ *             "module+0xaddress", interpreted frames as LINE;
+ *   MODULE    one key per module (perf report --sort dso): a native frame
+ *             its module's basename ("libc.so.6", "[vdso]", "[unknown]"
+ *             without one), every kernel frame "[kernel]" (kind KERNEL),
+ *             an interpreted frame its source file as recorded
+ *             ("/src/app.py": a Python module is its file), inlined calls
+ *             their module like any frame (kind FUNCTION).  Consecutive
+ *             frames of one module collapse into one: the names' row_keys
+ *             fold a stack row whose key is its caller's, so a stack reads
+ *             "app;libc.so.6;[kernel]" and a module's self is the sum of
+ *             its functions' selves.
  * Truncation frames keep their reason at every granularity.
  */
 enum analysis_granularity {
@@ -77,6 +87,7 @@ enum analysis_granularity {
 	ANALYSIS_GRANULARITY_FUNCTION = 1,
 	ANALYSIS_GRANULARITY_LINE = 2,
 	ANALYSIS_GRANULARITY_ADDRESS = 3,
+	ANALYSIS_GRANULARITY_MODULE = 4,
 };
 
 /*
@@ -115,6 +126,11 @@ struct analysis_names {
 	uint32_t no_thread_key;	     /* root for samples with thread CAPTURE_NONE */
 	uint32_t empty_stack_key;    /* leaf for samples with stack CAPTURE_NONE */
 	uint32_t clipped_key;	     /* leaf below an off-CPU interval cut by the window */
+	/* [capture->nstacks] stack row -> key, ANALYSIS_KEY_FOLDED for a row
+	 * that adds nothing to its caller's (MODULE: a frame of its caller's
+	 * module); NULL when every row is its frame's key.  Read it through
+	 * analysis_names__row_key. */
+	const uint32_t *row_keys;
 	struct analysis_key_options options; /* how the keys were made */
 	/* private */
 	void *storage;
@@ -136,8 +152,18 @@ struct analysis_names *analysis_names__new_opts(const struct capture *c,
 /* Accepts NULL. */
 void analysis_names__free(struct analysis_names *n);
 
-/* "function", "line" or "address" into *g: 0, or -EINVAL. */
+/* "function", "line", "address" or "module" into *g: 0, or -EINVAL. */
 int analysis_granularity__parse(const char *name, enum analysis_granularity *g);
+
+/*
+ * The key of the names' capture's stack row s: its frame's key, or
+ * ANALYSIS_KEY_FOLDED when the row charges its caller's node (an inlined
+ * call under fold_inline; a frame of its caller's module at MODULE).
+ */
+static inline uint32_t analysis_names__row_key(const struct analysis_names *n, uint32_t s)
+{
+	return n->row_keys ? n->row_keys[s] : n->frame_keys[n->capture->stacks[s].frame];
+}
 
 /* Frame f's key name at granularity g (rules above) into buf, like snprintf. */
 size_t analysis__frame_key_name(const struct capture *c, const struct capture_frame *f,

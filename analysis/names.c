@@ -24,6 +24,7 @@ struct names_storage {
 	uint32_t slots_cap;
 	uint32_t *frame_keys;
 	uint32_t *thread_keys;
+	uint32_t *row_keys;
 };
 
 size_t analysis__frame_name(const struct capture *c, const struct capture_frame *f, char *buf,
@@ -40,6 +41,8 @@ int analysis_granularity__parse(const char *name, enum analysis_granularity *g)
 		*g = ANALYSIS_GRANULARITY_LINE;
 	else if (!strcmp(name, "address"))
 		*g = ANALYSIS_GRANULARITY_ADDRESS;
+	else if (!strcmp(name, "module"))
+		*g = ANALYSIS_GRANULARITY_MODULE;
 	else
 		return -EINVAL;
 	return 0;
@@ -63,6 +66,15 @@ size_t analysis__frame_key_name(const struct capture *c, const struct capture_fr
 
 	if (g == ANALYSIS_GRANULARITY_FRAME || (f->flags & CAPTURE_FRAME_F_TRUNCATION))
 		return capture__frame_label(c, f, buf, size);
+	if (g == ANALYSIS_GRANULARITY_MODULE) {
+		if (f->flags & CAPTURE_FRAME_F_KERNEL)
+			n = snprintf(buf, size, "[kernel]");
+		else if ((f->flags & CAPTURE_FRAME_F_INTERPRETED) && file[0])
+			n = snprintf(buf, size, "%s", file);
+		else
+			n = snprintf(buf, size, "%s", capture__module_label(c, f->module));
+		return n < 0 ? 0 : (size_t)n;
+	}
 	if (f->flags & CAPTURE_FRAME_F_INTERPRETED) {
 		if (g == ANALYSIS_GRANULARITY_FUNCTION)
 			n = snprintf(buf, size, "%s (%s)", fn[0] ? fn : "[unknown]", file);
@@ -193,6 +205,34 @@ static int names_rank(struct names_storage *st)
 	return 0;
 }
 
+/*
+ * MODULE granularity: row_keys[s] is s's frame key, or ANALYSIS_KEY_FOLDED
+ * when it equals the key of the node its caller row charges (the nearest
+ * unfolded ancestor), so runs of one module are one node.  A row's parent
+ * has a smaller index, so one pass in row order sees callers first.
+ */
+static int names_collapse(const struct capture *c, struct names_storage *st)
+{
+	uint32_t *node_key = malloc(((size_t)c->nstacks + 1) * sizeof(*node_key));
+	uint32_t i;
+
+	st->row_keys = malloc(((size_t)c->nstacks + 1) * sizeof(*st->row_keys));
+	if (!node_key || !st->row_keys) {
+		free(node_key);
+		return -ENOMEM;
+	}
+	for (i = 0; i < c->nstacks; i++) {
+		uint32_t parent = c->stacks[i].parent;
+		uint32_t up = parent == CAPTURE_NONE ? ANALYSIS_KEY_FOLDED : node_key[parent];
+		uint32_t k = st->frame_keys[c->stacks[i].frame];
+
+		st->row_keys[i] = k == up ? ANALYSIS_KEY_FOLDED : k;
+		node_key[i] = k == ANALYSIS_KEY_FOLDED ? up : k;
+	}
+	free(node_key);
+	return 0;
+}
+
 struct analysis_names *analysis_names__new(const struct capture *c)
 {
 	static const struct analysis_key_options as_recorded = {
@@ -248,7 +288,8 @@ struct analysis_names *analysis_names__new_opts(const struct capture *c,
 			kind = ANALYSIS_KEY_TRUNCATION;
 		else if (f->flags & CAPTURE_FRAME_F_KERNEL)
 			kind = ANALYSIS_KEY_KERNEL;
-		else if (f->flags & CAPTURE_FRAME_F_INLINE)
+		else if ((f->flags & CAPTURE_FRAME_F_INLINE) &&
+			 o->granularity != ANALYSIS_GRANULARITY_MODULE)
 			kind = ANALYSIS_KEY_INLINE;
 		st->frame_keys[i] = names_intern(st, buf, len, kind);
 		if (st->frame_keys[i] == U64MAP_EMPTY)
@@ -280,6 +321,11 @@ struct analysis_names *analysis_names__new_opts(const struct capture *c,
 	err = names_rank(st);
 	if (err)
 		goto cleanup;
+	if (o->granularity == ANALYSIS_GRANULARITY_MODULE) {
+		err = names_collapse(c, st);
+		if (err)
+			goto cleanup;
+	}
 	for (i = 0; i < st->nkeys; i++)
 		st->keys[i].name = st->text + st->name_off[i];
 
@@ -287,6 +333,7 @@ struct analysis_names *analysis_names__new_opts(const struct capture *c,
 	n->nkeys = st->nkeys;
 	n->frame_keys = st->frame_keys;
 	n->thread_keys = st->thread_keys;
+	n->row_keys = st->row_keys;
 	err = 0;
 cleanup:
 	free(buf);
@@ -316,6 +363,7 @@ void analysis_names__free(struct analysis_names *n)
 		free(st->slots);
 		free(st->frame_keys);
 		free(st->thread_keys);
+		free(st->row_keys);
 		free(st);
 	}
 	free(n);

@@ -297,7 +297,7 @@ size_t analysis__stack_path(const struct analysis_names *n, uint32_t stack, char
 	for (s = stack; s != CAPTURE_NONE; s = c->stacks[s].parent)
 		chain[depth++] = s;
 	while (depth-- > 0 && len + 1 < size) {
-		uint32_t key = n->frame_keys[c->stacks[chain[depth]].frame];
+		uint32_t key = analysis_names__row_key(n, chain[depth]);
 		const struct analysis_key *k;
 		int w;
 
@@ -322,7 +322,7 @@ static uint32_t leaf_key(const struct analysis_names *n, uint32_t stack)
 	const struct capture *c = n->capture;
 
 	for (; stack != CAPTURE_NONE; stack = c->stacks[stack].parent) {
-		uint32_t k = n->frame_keys[c->stacks[stack].frame];
+		uint32_t k = analysis_names__row_key(n, stack);
 
 		if (k != ANALYSIS_KEY_FOLDED)
 			return k;

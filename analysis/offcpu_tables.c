@@ -41,7 +41,7 @@ uint32_t analysis__blocking_key(const struct analysis_names *n, uint32_t stack)
 	uint32_t s, fallback = CAPTURE_NONE;
 
 	for (s = stack; s != CAPTURE_NONE; s = c->stacks[s].parent) {
-		uint32_t k = n->frame_keys[c->stacks[s].frame];
+		uint32_t k = analysis_names__row_key(n, s);
 
 		if (k == ANALYSIS_KEY_FOLDED)
 			continue;

@@ -68,10 +68,11 @@ int analysis_shape__new(const struct analysis_names *n, struct analysis_shape **
 	/* A row's parent row comes first, so its node is known. */
 	for (i = 0; i < c->nstacks; i++) {
 		uint32_t parent = c->stacks[i].parent;
+		uint32_t up = parent == CAPTURE_NONE ? 0 : st->stack_node[parent];
+		uint32_t key = analysis_names__row_key(n, i);
 
-		node = shape_child(sh, st, &children,
-				   parent == CAPTURE_NONE ? 0 : st->stack_node[parent],
-				   n->frame_keys[c->stacks[i].frame]);
+		/* A folded row (an inlined call, a run of one module) is its caller's node. */
+		node = key == ANALYSIS_KEY_FOLDED ? up : shape_child(sh, st, &children, up, key);
 		if (node == U64MAP_EMPTY)
 			goto cleanup;
 		st->stack_node[i] = node;

@@ -71,7 +71,7 @@ static uint32_t tree_child(struct tree_storage *st, uint32_t parent, uint32_t ke
  */
 struct tree_build {
 	const struct capture *c;
-	const uint32_t *frame_keys;
+	const struct analysis_names *names;
 	const uint8_t *frame_hidden; /* [nframes] the filter's hide, or NULL */
 	uint32_t *memo; /* [nstacks] G node of a stack row, or CAPTURE_NONE */
 	uint32_t *walk; /* scratch: rows or nodes from a leaf up to a known one */
@@ -102,7 +102,7 @@ static uint32_t tree_resolve(struct tree_storage *g, struct tree_build *b, uint3
 		uint32_t key;
 
 		s = b->walk[nwalk];
-		key = b->frame_keys[b->c->stacks[s].frame];
+		key = analysis_names__row_key(b->names, s);
 		/* A folded frame (an inlined call) charges the node that holds it. */
 		if (key != ANALYSIS_KEY_FOLDED &&
 		    !(b->frame_hidden && b->frame_hidden[b->c->stacks[s].frame]))
@@ -245,7 +245,7 @@ struct analysis_tree *analysis_tree__new(const struct analysis_names *names,
 					 const struct analysis_query *q)
 {
 	const struct capture *c = names->capture;
-	struct tree_build b = { .c = c, .frame_keys = names->frame_keys };
+	struct tree_build b = { .c = c, .names = names };
 	struct thread_build tb = { 0 };
 	struct analysis_agg *rows = NULL;
 	struct analysis_tree *t = NULL;

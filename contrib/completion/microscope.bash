@@ -27,7 +27,7 @@ _microscope()
 	fi
 	case "$prev" in
 	--look) COMPREPLY=($(compgen -W "logical native python" -- "$cur")); return 0 ;;
-	--granularity) COMPREPLY=($(compgen -W "function line address" -- "$cur")); return 0 ;;
+	--granularity) COMPREPLY=($(compgen -W "function line address module" -- "$cur")); return 0 ;;
 	--inline) COMPREPLY=($(compgen -W "show fold" -- "$cur")); return 0 ;;
 	--sort) COMPREPLY=($(compgen -W "self total" -- "$cur")); return 0 ;;
 	--to) COMPREPLY=($(compgen -W "folded pprof speedscope chrome svg capture frames" -- "$cur")); return 0 ;;

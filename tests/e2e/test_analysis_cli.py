@@ -150,7 +150,7 @@ def test_cli_errors_are_short_and_suggest():
     proc = H.run([H.BIN, "convert", "--threds", "x.msc"])
     assert proc.returncode == 2 and "did you mean '--threads'?" in proc.stderr, proc.stderr
     proc = H.run([H.BIN, "report", "--granularity", "lines"])
-    assert proc.returncode == 2 and "function, line or address" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "function, line, address or module" in proc.stderr, proc.stderr
     # nothing close: no suggestion
     proc = H.run([H.BIN, "xyzzy"])
     assert proc.returncode == 2 and "did you mean" not in proc.stderr, proc.stderr
@@ -534,3 +534,73 @@ def test_focus_ignore_hide_since_until():
     assert early > 0 and late > 0 and early + late == n, (early, late, n)
     bad = H.run([H.BIN, "report", rec.capture, "--focus", "("])
     assert bad.returncode == 1 and "--focus '('" in bad.stderr, bad.stderr
+
+
+def _counts(out, heading):
+    """{name: (self, total)} in samples from a report's table after heading."""
+    rows = {}
+    for line in out.split(heading, 1)[1].splitlines()[2:]:
+        m = re.match(r"\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(\d+)\s+(.+?)\s*$", line)
+        if not m:
+            break
+        rows[m.group(3)] = (int(m.group(1)), int(m.group(2)))
+    return rows
+
+
+@H.timeout(300)
+def test_module_granularity_report_and_convert():
+    """--granularity module on dlopen_main (its CPU in libhot.so's
+    hot_function): report's "modules by self" table has libhot.so with
+    hot_function's self, every module's self adds up to the samples;
+    convert --granularity module's folded stacks never repeat a module
+    twice in a row, their libhot.so leaves weigh libhot.so's self, and
+    their stacks read dlopen_main;libc.so.6;dlopen_main;libhot.so."""
+    rec = H.cached_record("dlopen", [H.fixture("dlopen_main")])
+    mod_out = H.report(rec.capture, "--granularity", "module", "--limit", "1000").stdout
+    fn_out = H.report(rec.capture, "--limit", "1000").stdout
+    n = _total_samples(mod_out)
+    mods = _counts(mod_out, "modules by self")
+    fns = _counts(fn_out, "functions by self")
+    H.log("modules: %r" % mods)
+    assert "libhot.so" in mods and "hot_function" not in mods, mods
+    assert mods["libhot.so"][0] == fns["hot_function"][0] > 0.8 * n, (mods, fns["hot_function"])
+    assert sum(s for s, _ in mods.values()) == n, (mods, n)
+    assert mods["dlopen_main"][1] >= mods["libhot.so"][1], mods
+    folded = H.tmp_path("modules.folded")
+    H.run([H.BIN, "convert", rec.capture, "--granularity", "module", "-o", folded], check=True)
+    stacks = {}
+    for line in open(folded).read().splitlines():
+        frames, count = line.rsplit(" ", 1)
+        stacks[tuple(frames.split(";"))] = int(count)
+    for st in stacks:
+        assert all(a != b for a, b in zip(st, st[1:])), st
+    assert sum(stacks.values()) == n, (sum(stacks.values()), n)
+    assert sum(c for st, c in stacks.items() if st[-1] == "libhot.so") == mods["libhot.so"][0]
+    assert stacks.get(("dlopen_main", "libc.so.6", "dlopen_main", "libhot.so"), 0) > 0.8 * n, \
+        stacks
+    # The frames are keys only in folded and svg; pprof keeps its own frames.
+    bad = H.run([H.BIN, "convert", rec.capture, "--granularity", "module", "--to", "pprof",
+                 "-o", H.tmp_path("m.pb.gz")])
+    assert bad.returncode == 2 and "folded and svg" in bad.stderr, bad.stderr
+    bad = H.run([H.BIN, "report", rec.capture, "--granularity", "dso"])
+    assert bad.returncode == 2 and "module" in bad.stderr, bad.stderr
+
+
+def test_diff_since_until_narrow_new():
+    """report --diff BASE NEW --since/--until: NEW's side is the window's
+    samples (what report NEW --since/--until counts), BASE whole; a capture
+    against itself whole has no deltas."""
+    rec = _shares60()
+    n = _total_samples(H.report(rec.capture).stdout)
+    win = _total_samples(H.report(rec.capture, "--since", "0.3", "--until", "0.7").stdout)
+    whole = H.run([H.BIN, "report", "--diff", rec.capture, rec.capture], check=True).stdout
+    out = H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--since", "0.3",
+                 "--until", "0.7"], check=True).stdout
+    H.log(out[:800])
+
+    def side(text, name):
+        return int(re.search(r"^  %s\s+(\d+) samples" % name, text, re.M).group(1))
+    assert side(whole, "base") == side(whole, "new") == n
+    assert all(r[3] == 0 for r in diff_rows(whole)), diff_rows(whole)[:3]
+    assert 0 < win < n and side(out, "new") == win and side(out, "base") == n, (win, n, out[:400])
+    assert "window     new's samples from 0.300 s to 0.700 s" in out, out[:600]

@@ -9,7 +9,9 @@ Pages (tests/web/serve_pages.js, playwright-core driving /usr/bin/chromium):
     the function table sorts by self and by total;
   * offcpu sleeper's timeline shows its 10 sleeps (about 100 ms each, state
     sleep) with their waker (a hrtimer interrupt);
-  * shift new --diff shift base: the changed function is the first row.
+  * shift new --diff shift base: the changed function is the first row; with
+    a time selection the diff view answers for it (base whole);
+  * dlopen_main at granularity module: libhot.so's flame frame and row.
 Screenshots go to BUILD/artifacts/serve/.
 
 HTTP (no browser): path traversal in raw and encoded forms, malformed and
@@ -207,10 +209,14 @@ def test_timeline_shows_ten_sleeps_with_their_waker():
     assert every["total"] == api["total"] + len(clipped), (every["total"], len(clipped))
 
 
+def _shift():
+    return (H.cached_record("shift-base", [H.fixture("shift"), "base"]),
+            H.cached_record("shift-new", [H.fixture("shift"), "new"]))
+
+
 @H.timeout(300)
 def test_diff_view_puts_changed_function_first():
-    base = H.record([H.fixture("shift"), "base"], output=H.tmp_path("base.msc"))
-    new = H.record([H.fixture("shift"), "new"], output=H.tmp_path("new.msc"))
+    base, new = _shift()
     with Server(new.capture, "--diff", base.capture) as srv:
         res = pages(srv, {"diff": {}}, "shift")
     rows = res["diff"]["rows"]
@@ -245,6 +251,122 @@ def test_granularity_line_and_address():
     assert sum(r["self"] for r in addrs) == fn["leaf_a"]["self"]
     assert len(addrs) >= len(lines), (len(addrs), len(lines))
     assert any(n["name"].startswith("leaf_a (ratio.c:") for n in fl["nodes"])
+
+
+@H.timeout(300)
+def test_diff_answers_for_the_time_selection():
+    """/api/diff?start&end: the served capture's side is the selection's
+    (its total and each function's self those of /api/flat over the same
+    range, below the whole), the base is compared whole (its total that of
+    the diff without a range); the page's diff view asks the same."""
+    base, new = _shift()
+    with Server(base.capture) as srv:
+        base_whole = srv.api("/api/flat?limit=1000")["total"]
+    with Server(new.capture, "--diff", base.capture) as srv:
+        info = srv.api("/api/info")
+        lo, hi = info["span_ns"] // 4, info["span_ns"] * 3 // 4
+        rng = "start=%d&end=%d" % (lo, hi)
+        whole = srv.api("/api/diff?limit=1000")
+        zone = srv.api("/api/diff?limit=1000&" + rng)
+        flat = srv.api("/api/flat?limit=1000&" + rng)
+        mod = srv.api("/api/diff?limit=1000&granularity=module&" + rng)
+        res = pages(srv, {"diff": {"hash": rng}}, "shift-zone")
+    H.log("diff: whole %d, range %s %d (flat %d); base %d / %d" % (
+        whole["total"], rng, zone["total"], flat["total"], zone["base_total"], base_whole))
+    assert 0 < zone["total"] == flat["total"] < whole["total"], (zone["total"], flat["total"])
+    assert zone["base_total"] == whole["base_total"] == base_whole, \
+        (zone["base_total"], whole["base_total"], base_whole)
+    selfs = {r["name"]: r["self"] for r in flat["rows"]}
+    for r in zone["rows"]:
+        assert r["self"] == selfs.get(r["name"], 0), (r, selfs.get(r["name"]))
+    assert zone["rows"][0]["name"] == "changed", zone["rows"][:3]
+    # Other filters still apply to both sides: by module, one row per module.
+    assert mod["total"] == zone["total"] and mod["base_total"] == base_whole
+    assert all("+0x" not in r["name"] and r["name"] not in ("changed", "steady")
+               for r in mod["rows"]), mod["rows"][:5]
+    head = res["diff"]["head"]
+    assert head["total"] == zone["total"] and head["baseTotal"] == base_whole, head
+    assert "time selection" in head["text"], head
+    assert res["diff"]["rows"][0]["name"] == "changed", res["diff"]["rows"][:3]
+
+
+def _module_of(row):
+    """The module of an address-granularity row: "name (module+0xoff)",
+    "module+0xoff"; kernel rows are "[kernel]" at module granularity."""
+    if row["kind"] == "kernel":
+        return "[kernel]"
+    if row["kind"] == "truncation":
+        return row["name"]
+    m = re.match(r".*\((.+)\+0x[0-9a-f]+\)$", row["name"]) or \
+        re.match(r"(.+)\+0x[0-9a-f]+$", row["name"])
+    assert m, row
+    return m.group(1)
+
+
+@H.timeout(300)
+def test_module_granularity():
+    """granularity=module: one key per binary or library.  dlopen_main burns
+    its CPU in libhot.so's hot_function: libhot.so's self is the sum of the
+    self of every address row of libhot.so (and so for every module), the
+    totals are function granularity's, no flame graph node has its parent's
+    module (runs collapse: dlopen_main;libc.so.6;dlopen_main;libhot.so),
+    and the page's granularity selector shows the same."""
+    rec = H.cached_record("dlopen", [H.fixture("dlopen_main")])
+    truth = rec.fixture_line("cpu_ns")
+    with Server(rec.capture) as srv:
+        mod = srv.api("/api/flat?granularity=module&limit=1000")
+        fn = srv.api("/api/flat?granularity=function&limit=1000")
+        addr = srv.api("/api/flat?granularity=address&limit=1000")
+        fl = srv.api("/api/flamegraph?granularity=module&min_share=0")
+        hot_only = srv.api("/api/flat?granularity=module&focus=hot_function&limit=1000")
+        res = pages(srv, {"modules": {}}, "dlopen-modules")
+    rows = {r["name"]: r for r in mod["rows"]}
+    H.log("modules: %r" % [(r["name"], r["self"], r["total"]) for r in mod["rows"]])
+    assert mod["total"] == fn["total"] == addr["total"] > 0, (mod["total"], fn["total"])
+    assert mod["nrows"] < fn["nrows"], (mod["nrows"], fn["nrows"])
+    assert "libhot.so" in rows and "hot_function" not in rows, list(rows)
+    by_module = {}
+    for r in addr["rows"]:
+        by_module[_module_of(r)] = by_module.get(_module_of(r), 0) + r["self"]
+    assert {k: v for k, v in by_module.items() if v} == \
+        {k: r["self"] for k, r in rows.items() if r["self"]}, (by_module, rows)
+    # hot_function is libhot.so's only function: equal selves, and its share
+    # of the samples is near the fixture's share of its CPU time.
+    hot = {r["name"]: r for r in fn["rows"]}["hot_function"]
+    assert rows["libhot.so"]["self"] == hot["self"], (rows["libhot.so"], hot)
+    share = 100.0 * rows["libhot.so"]["self"] / mod["total"]
+    truth_share = 100.0 * truth["hot_function"] / truth["total"]
+    H.log("libhot.so %.2f%% of samples, fixture %.2f%% of its CPU time" % (share, truth_share))
+    assert abs(share - truth_share) < 10, (share, truth_share)
+    # The executable holds every user stack: its total is the root's.
+    assert rows["dlopen_main"]["total"] >= rows["libhot.so"]["total"]
+    assert hot_only["total"] == rows["libhot.so"]["total"], (hot_only["total"], rows["libhot.so"])
+    # Collapsed: no node repeats its parent's module, and libhot.so sits under
+    # dlopen_main (main) under libc.so.6 (__libc_start_main) under dlopen_main (_start).
+    nodes = {n["id"]: n for n in fl["nodes"]}
+    for n in fl["nodes"]:
+        p = nodes.get(n["parent"])
+        assert not p or p["kind"] == "root" or (p["name"], p["kind"]) != (n["name"], n["kind"]), \
+            (p, n)
+    big = max((n for n in fl["nodes"] if n["name"] == "libhot.so"), key=lambda n: n["total"])
+    path = []
+    n = big
+    while n and n["kind"] != "root":
+        path.append(n["name"])
+        n = nodes.get(n["parent"])
+    H.log("libhot.so's heaviest path: %s" % ";".join(reversed(path)))
+    assert path[:2] == ["libhot.so", "dlopen_main"] and "libc.so.6" in path, path
+    # The page: the selector puts gran=module in the URL; the flame graph's
+    # libhot.so frame and the table's row say what the API says.
+    pg = res["modules"]
+    assert "gran=module" in pg["hash"], pg["hash"]
+    frame = max((f for f in pg["frames"] if f["name"] == "libhot.so"),
+                key=lambda f: float(f["share"].rstrip("%")))
+    assert abs(float(frame["share"].rstrip("%")) - 100.0 * big["total"] / fl["total"]) < 0.006, \
+        (frame, big, fl["total"])
+    table = {r["name"]: r for r in pg["rows"]}
+    assert table["libhot.so"]["self"] == rows["libhot.so"]["self"], pg["rows"][:5]
+    assert "hot_function" not in table, list(table)
 
 
 def test_clipped_off_cpu_counts_by_default():

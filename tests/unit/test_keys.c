@@ -225,6 +225,11 @@ static const struct analysis_flat_row *row(const struct table *t, const char *na
 	return NULL;
 }
 
+static uint32_t t_kind(const struct table *t, const char *name)
+{
+	return t->names->keys[row(t, name)->key].kind;
+}
+
 static bool has_row(const struct table *t, const char *name)
 {
 	uint32_t i;
@@ -313,6 +318,55 @@ static void test_address(void **state)
 	table__release(&t);
 }
 
+/*
+ * Module granularity: one key per module, runs of one module collapsed, so
+ * a module's self is the sum of its functions' and no node repeats its
+ * parent's key.  Python frames are keyed by their file, kernel frames are
+ * "[kernel]".
+ */
+static void test_module(void **state)
+{
+	struct table m, f, mf;
+	char *text = NULL, path[128];
+	size_t len = 0;
+	uint32_t i;
+
+	(void)state;
+	table__init(&m, ANALYSIS_GRANULARITY_MODULE, false);
+	table__init(&mf, ANALYSIS_GRANULARITY_MODULE, true);
+	table__init(&f, ANALYSIS_GRANULARITY_FUNCTION, true);
+	assert_int_equal(m.flat->nrows, 3);
+	assert_int_equal(row(&m, "app")->self, row(&f, "hot")->self);
+	assert_int_equal(row(&m, "app")->self, 8);
+	assert_int_equal(row(&m, "app")->total, row(&f, "main")->total);
+	assert_int_equal(row(&m, "libfoo.so")->self, row(&f, "libfoo.so+?")->self);
+	assert_int_equal(row(&m, "libfoo.so")->total, 2);
+	assert_int_equal(row(&m, "app.py")->self, row(&f, "leaf (app.py)")->self);
+	assert_int_equal(row(&m, "app.py")->total, 6);
+	/* an inlined call is of its module, whether folded or shown */
+	assert_int_equal(t_kind(&m, "app"), ANALYSIS_KEY_FUNCTION);
+	assert_int_equal(row(&mf, "app")->self, 8);
+	assert_int_equal(mf.flat->nrows, 3);
+	for (i = 1; i < m.tree->nnodes; i++) {
+		uint32_t p = m.tree->nodes[i].parent;
+
+		assert_true(p == 0 || m.tree->nodes[p].key != m.tree->nodes[i].key);
+	}
+	/* main;hot;mix;step is one frame: app */
+	assert_int_equal(analysis_tree__folded(m.tree, &text, &len), 0);
+	assert_string_equal(text, "app 8\napp.py 6\napp;libfoo.so 2\n");
+	free(text);
+	/* the blocked off-CPU stack main;read;__schedule reads app;[kernel] */
+	analysis__stack_path(m.names, cap->intervals[0].stack, path, sizeof(path));
+	assert_string_equal(path, "app;[kernel] [k]");
+	/* function granularity keeps every frame */
+	analysis__stack_path(f.names, cap->intervals[0].stack, path, sizeof(path));
+	assert_string_equal(path, "main;read;__schedule [k]");
+	table__release(&f);
+	table__release(&mf);
+	table__release(&m);
+}
+
 static void test_parse(void **state)
 {
 	enum analysis_granularity g;
@@ -323,6 +377,9 @@ static void test_parse(void **state)
 	assert_int_equal(analysis_granularity__parse("function", &g), 0);
 	assert_int_equal(g, ANALYSIS_GRANULARITY_FUNCTION);
 	assert_int_equal(analysis_granularity__parse("Function", &g), -EINVAL);
+	assert_int_equal(analysis_granularity__parse("module", &g), 0);
+	assert_int_equal(g, ANALYSIS_GRANULARITY_MODULE);
+	assert_int_equal(analysis_granularity__parse("dso", &g), -EINVAL);
 	/* the plain constructor keeps the exporters' labels */
 	struct analysis_names *n = analysis_names__new(cap);
 
@@ -555,7 +612,7 @@ int main(void)
 		cmocka_unit_test(test_filters), cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_function_folded), cmocka_unit_test(test_function_shown),
 		cmocka_unit_test(test_line),		cmocka_unit_test(test_address),
-		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse),		cmocka_unit_test(test_module),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

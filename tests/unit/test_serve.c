@@ -217,6 +217,10 @@ static void test_query_parse(void **state)
 	assert_int_equal(q.granularity, SERVE_GRAN_LINE);
 	assert_int_equal(parse(&q, SERVE_EP_FLAMEGRAPH,
 			       (const char *[]){ "granularity", "module", NULL }, err),
+			 0);
+	assert_int_equal(q.granularity, SERVE_GRAN_MODULE);
+	assert_int_equal(parse(&q, SERVE_EP_FLAMEGRAPH,
+			       (const char *[]){ "granularity", "dso", NULL }, err),
 			 -EINVAL);
 	assert_non_null(strstr(err, "granularity"));
 	/* label terms: known fields with values, at most 8 of them */

@@ -6,7 +6,8 @@
 //          "flame": {"name": FUNC, "search": REGEX},   // optional sections
 //          "timeline": {"tid": N},
 //          "table": {},
-//          "diff": {},
+//          "diff": {"hash": "start=..&end=.."},           // hash: optional extra state
+//          "modules": {},                                // granularity selector -> module
 //          "source": {"name": FUNC},                     // table row click -> source view
 //          "zone": {},                                   // drag across the timeline
 //          "paint": {}}                                    // bench/serve.py
@@ -101,12 +102,35 @@ async function table(page) {
   return { bySelf: bySelf.slice(0, 30), byTotal: byTotal.slice(0, 30) };
 }
 
-async function diff(page) {
-  await open(page, 'view=diff', 'diff');
+async function diff(page, s) {
+  await open(page, 'view=diff' + (s.hash ? '&' + s.hash : ''), 'diff');
   const rows = await page.$$eval('#diff tr[data-name]', (els) => els.map((e) => ({
     name: e.dataset.name, delta: Number(e.dataset.delta) })));
+  const head = await page.$eval('#diff-head', (e) => ({ total: Number(e.dataset.total),
+    baseTotal: Number(e.dataset.baseTotal), text: e.textContent }));
   await page.screenshot({ path: path.join(spec.shots, 'diff.png'), fullPage: true });
-  return { rows: rows.slice(0, 20) };
+  return { rows: rows.slice(0, 20), head };
+}
+
+// The granularity selector set to module: the flame graph's frames and the
+// table's rows are then modules.
+async function modules(page) {
+  await open(page, 'view=flame', 'flame');
+  await page.selectOption('#f-gran', 'module');
+  await page.waitForFunction(() => location.hash.includes('gran=module'));
+  await ready(page, 'flame');
+  const frames = await page.$$eval('.frame', (els) => els.map((e) => ({
+    id: e.dataset.id, name: e.dataset.name, share: e.dataset.share })));
+  await page.screenshot({ path: path.join(spec.shots, 'modules-flame.png'), fullPage: true });
+  await page.click('#tabs a[data-view="table"]');
+  await ready(page, 'table');
+  const rows = await page.$$eval('#functions tr[data-name]', (els) => els.map((e) => {
+    const td = e.querySelectorAll('td');
+    return { name: e.dataset.name, self: Number(td[1].textContent), total: Number(td[3].textContent) };
+  }));
+  const hash = await page.evaluate(() => location.hash);
+  await page.screenshot({ path: path.join(spec.shots, 'modules-table.png'), fullPage: true });
+  return { frames, rows, hash };
 }
 
 let userDir = null;
@@ -236,7 +260,7 @@ async function main() {
     page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
     page.on('request', (r) => requests.push(r.url()));
-    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['source', source], ['zone', zone], ['paint', paint]]) {
+    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['modules', modules], ['source', source], ['zone', zone], ['paint', paint]]) {
       if (!spec[name]) continue;
       try {
         out[name] = await fn(page, spec[name]);

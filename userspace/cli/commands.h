@@ -21,10 +21,11 @@ int cmd_snapshot(int argc, char **argv);
 struct capture;
 struct analysis_query;
 /*
- * Write the flame graph SVG of q's samples of c to out (convert --to svg and
+ * Write the flame graph SVG of q's samples of c, frames keyed at
+ * granularity (enum analysis_granularity), to out (convert --to svg and
  * report --svg share it).  Returns 0 or -errno.
  */
-int convert__write_svg(const struct capture *c, const struct analysis_query *q, const char *title,
-		       FILE *out);
+int convert__write_svg(const struct capture *c, const struct analysis_query *q,
+		       unsigned int granularity, const char *title, FILE *out);
 
 #endif

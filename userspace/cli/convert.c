@@ -46,8 +46,9 @@ static void convert_print_usage(FILE *f)
 	fputs("usage: microscope convert FILE [--to FORMAT] [--from FORMAT] [-o OUT] [--threads]\n"
 	      "                          [--event NAME] [--look LOOK] [--weight W] [--complete-only]\n"
 	      "                          [--pid PID] [--tid TID] [--comm NAME] [--module NAME]\n"
-	      "                          [--container ID|NAME] [--cgroup PATH]\n"
+	      "                          [--container ID|NAME] [--cgroup PATH] [--granularity G]\n"
 	      "       microscope convert --diff BASE NEW [-o OUT.svg] [--event NAME] [--look LOOK]\n"
+	      "                          [--granularity G]\n"
 	      "\n"
 	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin; default\n"
 	      "microscope.msc) and write it in\n"
@@ -69,6 +70,11 @@ static void convert_print_usage(FILE *f)
 	      "  --look LOOK       logical (default), native (Python frames dropped) or python\n"
 	      "                    (from the outermost Python frame in, interpreter hidden);\n"
 	      "                    applies before any format\n"
+	      "  --granularity G   what a frame of folded and svg is: frame (default, as\n"
+	      "                    recorded), function, line, address or module (one frame\n"
+	      "                    per binary or library, \"[kernel]\", a Python file; a run\n"
+	      "                    of one module is one frame: app;libc.so.6;[kernel]);\n"
+	      "                    as report --granularity\n"
 	      "  --event NAME      the event to convert (default: the first with samples)\n"
 	      "  --weight W        samples (CPU samples, the default), off-cpu-ns (off-CPU\n"
 	      "                    intervals weighted by nanoseconds; needs record --off-cpu)\n"
@@ -196,7 +202,8 @@ static int convert_wall_query(const struct capture *c, struct analysis_query *q,
 
 /* convert --diff BASE NEW [-o OUT.svg]: only the differential flame graph. */
 static int convert_diff(int nfiles, char **files, const char *to, const char *out,
-			const char *event, enum analysis_look_kind look)
+			const char *event, enum analysis_look_kind look,
+			enum analysis_granularity granularity)
 {
 	/* The graph is made first (its errors are its own), then written as the
 	 * bytes of a file, atomically like every output. */
@@ -209,7 +216,7 @@ static int convert_diff(int nfiles, char **files, const char *to, const char *ou
 	struct cli_diff_options d = {
 		.event = event,
 		.look = look,
-		.keys = { .granularity = ANALYSIS_GRANULARITY_FRAME },
+		.keys = { .granularity = granularity },
 	};
 	struct convert_input in = { 0 };
 	char *text = NULL;
@@ -251,6 +258,7 @@ int cmd_convert(int argc, char **argv)
 		{ "until", required_argument, NULL, 'U' },
 		SCOPE_LONGOPTS,
 		{ "diff", no_argument, NULL, 'D' },
+		{ "granularity", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -268,6 +276,8 @@ int cmd_convert(int argc, char **argv)
 	bool threads = false, incomplete = false, complete_only = false;
 	struct analysis_look *look = NULL;
 	enum analysis_look_kind look_kind = ANALYSIS_LOOK_LOGICAL;
+	enum analysis_granularity granularity = ANALYSIS_GRANULARITY_FRAME;
+	bool granularity_set = false;
 	struct scope_options scope = { 0 };
 	struct analysis_scope *view = NULL;
 	uint32_t event;
@@ -325,6 +335,14 @@ int cmd_convert(int argc, char **argv)
 		case 'D':
 			diff = true;
 			break;
+		case 'G':
+			if (!strcmp(optarg, "frame"))
+				granularity = ANALYSIS_GRANULARITY_FRAME;
+			else if (analysis_granularity__parse(optarg, &granularity))
+				return convert_usage_error("--granularity takes frame, function, line, "
+							   "address or module, not '%s'", optarg);
+			granularity_set = true;
+			break;
 		case 'h':
 			convert_print_usage(stdout);
 			return 0;
@@ -353,7 +371,8 @@ int cmd_convert(int argc, char **argv)
 		out = NULL;
 	if (diff) {
 		scope_options__release(&scope);
-		return convert_diff(argc - optind, argv + optind, to, out, event_name, look_kind);
+		return convert_diff(argc - optind, argv + optind, to, out, event_name, look_kind,
+				    granularity);
 	}
 	if (optind < argc - 1)
 		return convert_usage_error("one capture FILE, got '%s' too", argv[argc - 1]);
@@ -370,6 +389,12 @@ int cmd_convert(int argc, char **argv)
 						   out);
 	} else {
 		fmt = convert_output__at(0);
+	}
+	/* Keys are what folded and svg draw; the others carry frames as they are. */
+	if (granularity_set && strcmp(fmt->name, "folded") && strcmp(fmt->name, "svg")) {
+		scope_options__release(&scope);
+		return convert_usage_error("--granularity applies to folded and svg, not %s",
+					   fmt->name);
 	}
 
 	rc = cli_input__read_dir_range("convert", path, range, &bytes, &nbytes, err, sizeof(err));
@@ -442,6 +467,7 @@ int cmd_convert(int argc, char **argv)
 	in.len = nbytes;
 	in.note = &export_note;
 	in.event_chosen = event_name != NULL;
+	in.granularity = granularity;
 	/* The look applies before any format: every writer sees the view. */
 	if (look_kind != ANALYSIS_LOOK_LOGICAL) {
 		if (analysis_look__new(c, look_kind, &look)) {

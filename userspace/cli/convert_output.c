@@ -130,7 +130,8 @@ static int convert_folded(const struct convert_input *in, FILE *out)
 		fprintf(stderr, "microscope convert: %s: the capture has no events\n", in->path);
 		return -EINVAL;
 	}
-	names = analysis_names__new(in->capture);
+	names = analysis_names__new_opts(in->capture, &(struct analysis_key_options){
+						 .granularity = in->granularity });
 	if (!names) {
 		err = -errno;
 		goto cleanup;
@@ -188,8 +189,8 @@ static int convert_speedscope(const struct convert_input *in, FILE *out)
 }
 
 /* The flame graph of the query's tree; also used by `report --svg`. */
-int convert__write_svg(const struct capture *c, const struct analysis_query *q, const char *title,
-		       FILE *out)
+int convert__write_svg(const struct capture *c, const struct analysis_query *q,
+		       unsigned int granularity, const char *title, FILE *out)
 {
 	struct analysis_names *names = NULL;
 	struct analysis_tree *tree = NULL;
@@ -197,7 +198,8 @@ int convert__write_svg(const struct capture *c, const struct analysis_query *q, 
 	size_t len = 0;
 	int err;
 
-	names = analysis_names__new(c);
+	names = analysis_names__new_opts(c, &(struct analysis_key_options){
+					    .granularity = (enum analysis_granularity)granularity });
 	if (!names) {
 		err = -errno;
 		goto cleanup;
@@ -228,7 +230,7 @@ static int convert_svg(const struct convert_input *in, FILE *out)
 		return err;
 	snprintf(title, sizeof(title), "Flame graph: %s (%s)", cmd ? cmd : in->path,
 		 capture__string(in->capture, in->capture->events[in->query.event].name));
-	err = convert__write_svg(in->capture, &in->query, title, out);
+	err = convert__write_svg(in->capture, &in->query, in->granularity, title, out);
 	if (!err)
 		convert_note_other_events(in, "drawn");
 	return err;

@@ -23,6 +23,8 @@ struct convert_input {
 	size_t len;
 	struct formats_note *note; /* what the conversion lost, for the caller to print */
 	bool event_chosen;	   /* --event or --weight named the event */
+	/* --granularity: how folded and svg key frames (default FRAME, as recorded) */
+	enum analysis_granularity granularity;
 };
 
 /*

@@ -34,15 +34,17 @@ static void diff_side__release(struct diff_side *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Open path and choose its event; message on stderr on failure. */
-static int diff_side__open(struct diff_side *s, const char *path, const struct cli_diff_options *o)
+/* Open path (a directory's segments in range) and choose its event;
+ * message on stderr on failure. */
+static int diff_side__open(struct diff_side *s, const char *path, struct cli_input_range range,
+			   const struct cli_diff_options *o)
 {
 	char err[512] = "";
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->path = path;
-	rc = cli_input__open("report", path, &s->c, err, sizeof(err));
+	rc = cli_input__open_range("report", path, range, &s->c, err, sizeof(err));
 	if (rc) {
 		if (err[0])
 			fprintf(stderr, "microscope: %s\n", err);
@@ -74,13 +76,18 @@ oom:
 	return -ENOMEM;
 }
 
-/* Keys, tree (and, with sort, the flat table) of one side. */
+/* Keys, tree (and, with sort, the flat table) of one side; is_new: the
+ * time window applies. */
 static int diff_side__query(struct diff_side *s, const struct analysis_key_options *keys,
-			    const struct cli_diff_options *o, bool flat)
+			    const struct cli_diff_options *o, bool flat, bool is_new)
 {
 	struct analysis_query q;
 
 	analysis_query__init(&q, s->event);
+	if (is_new && o->start_set)
+		q.start_ns = analysis__start_ns(s->view) + o->start_ns;
+	if (is_new && o->end_set)
+		q.end_ns = analysis__start_ns(s->view) + o->end_ns;
 	if (o->filter_spec && (o->filter_spec->focus || o->filter_spec->ignore ||
 			       o->filter_spec->hide)) {
 		char err[256];
@@ -112,7 +119,11 @@ static int diff_open(struct diff_side *b, struct diff_side *n, const struct cli_
 {
 	char why[256];
 
-	if (diff_side__open(b, o->base, o) || diff_side__open(n, o->new_, o))
+	struct cli_input_range range = o->new_range;
+
+	if (!range.until_ns) /* the zero value: every segment */
+		range = CLI_INPUT_ALL;
+	if (diff_side__open(b, o->base, CLI_INPUT_ALL, o) || diff_side__open(n, o->new_, range, o))
 		return -EINVAL;
 	if (analysis__diff_check(b->c, b->event, n->c, n->event, why, sizeof(why))) {
 		fprintf(stderr, "microscope: cannot compare %s with %s: %s (choose one event "
@@ -133,8 +144,8 @@ int cli_diff__report(const struct cli_diff_options *o)
 
 	memset(&b, 0, sizeof(b));
 	memset(&n, 0, sizeof(n));
-	if (diff_open(&b, &n, o) || diff_side__query(&b, &o->keys, o, true) ||
-	    diff_side__query(&n, &o->keys, o, true))
+	if (diff_open(&b, &n, o) || diff_side__query(&b, &o->keys, o, true, false) ||
+	    diff_side__query(&n, &o->keys, o, true, true))
 		goto cleanup;
 	unit = capture__string(n.c, n.c->events[n.event].unit);
 	if (analysis_diff__init(&d, b.flat, n.flat, o->sort, !strcmp(unit, "samples"))) {
@@ -146,6 +157,12 @@ int cli_diff__report(const struct cli_diff_options *o)
 	       unit);
 	printf("  base       %" PRIu64 " %s\n", d.base_weight, unit);
 	printf("  new        %" PRIu64 " %s\n", d.new_weight, unit);
+	if (o->start_set || o->end_set) {
+		printf("  window     new's samples from %.3f s", o->start_set ? o->start_ns / 1e9 : 0.0);
+		if (o->end_set)
+			printf(" to %.3f s", o->end_ns / 1e9);
+		printf(" of its recording (--since/--until); base whole\n");
+	}
 	printf("  shares     of each profile's own total; delta in percentage points\n");
 	if (d.counted)
 		printf("  marked *   significant: two-proportion z test on sample counts, "
@@ -185,8 +202,8 @@ int cli_diff__svg(const struct cli_diff_options *o, char **text, size_t *len)
 	memset(&b, 0, sizeof(b));
 	memset(&n, 0, sizeof(n));
 	keys.fold_inline = false;
-	if (diff_open(&b, &n, o) || diff_side__query(&b, &keys, o, false) ||
-	    diff_side__query(&n, &keys, o, false))
+	if (diff_open(&b, &n, o) || diff_side__query(&b, &keys, o, false, false) ||
+	    diff_side__query(&n, &keys, o, false, true))
 		goto cleanup;
 	snprintf(title, sizeof(title), "Differential flame graph: %s vs base %s (red grew, blue "
 		 "shrank)", o->new_, o->base);

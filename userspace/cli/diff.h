@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
+#include "input.h"
 
 struct cli_diff_options {
 	const char *base, *new_; /* capture paths */
@@ -20,6 +21,12 @@ struct cli_diff_options {
 	enum analysis_look_kind look;
 	struct analysis_key_options keys; /* the table's keys */
 	const struct analysis_filter_spec *filter_spec; /* NULL: none; bound to each side */
+	/* --since/--until narrow NEW only (BASE is another recording, compared
+	 * whole): new_range a directory's segments by wall-clock time (zero
+	 * value: CLI_INPUT_ALL), start_ns/end_ns from NEW's start (0: unset). */
+	struct cli_input_range new_range;
+	uint64_t start_ns, end_ns;
+	bool start_set, end_set;
 };
 
 /* Print the diff table on stdout.  Returns the exit status (0, 1; message

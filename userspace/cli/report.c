@@ -72,7 +72,11 @@ static const char report_usage[] =
 	"                      (as 'microscope convert FILE -o OUT.svg')\n"
 	"  --granularity G     what a row is: function (default; a Python function\n"
 	"                      whatever its line, an unsymbolized module as\n"
-	"                      \"libfoo.so+?\"), line (\"name (file.c:12)\") or address\n"
+	"                      \"libfoo.so+?\"), line (\"name (file.c:12)\"), address\n"
+	"                      or module (one row per binary or library, \"[kernel]\",\n"
+	"                      a Python file: which library the time goes to, like\n"
+	"                      perf report --sort dso; a run of frames of one module\n"
+	"                      in a stack is one frame)\n"
 	"  --inline show|fold  inlined calls as frames of their own, or folded into\n"
 	"                      the function they were inlined into (default: folded in\n"
 	"                      the function table, shown in the call tree)\n"
@@ -86,7 +90,8 @@ static const char report_usage[] =
 	"                      @SECONDS: the segments and samples of that span\n"
 	"                      (1.5, 1.5s, 200ms, 30us)\n"
 	"  --diff BASE NEW     compare two captures: per-function share changes, largest\n"
-	"                      first, '*' where a two-proportion test says significant\n"
+	"                      first, '*' where a two-proportion test says significant;\n"
+	"                      --since/--until narrow NEW (BASE is compared whole)\n"
 	"  --look LOOK         how stacks with Python frames are seen: logical (default;\n"
 	"                      Python frames spliced into native stacks), native\n"
 	"                      (Python frames dropped) or python (from the outermost\n"
@@ -212,7 +217,8 @@ static int print_tree(const struct report *r, const struct analysis_tree *t)
 		printf("  (no samples)\n");
 		return 0;
 	}
-	printf("  %6s  %6s  %*s  %s\n", "total%", "self%", r->wwidth, "total", "function");
+	printf("  %6s  %6s  %*s  %s\n", "total%", "self%", r->wwidth, "total",
+	       r->opt->granularity == ANALYSIS_GRANULARITY_MODULE ? "module" : "function");
 	cap = 64;
 	st = malloc(cap * sizeof(*st));
 	if (!st)
@@ -274,13 +280,14 @@ static void print_flat(const struct report *tr, const struct analysis_flat *f)
 	struct report flat_report = *tr, *r = &flat_report;
 	uint32_t i, n = f->nrows < r->opt->limit ? f->nrows : r->opt->limit;
 	char sbuf[32], tbuf[32];
+	const char *what = r->opt->granularity == ANALYSIS_GRANULARITY_MODULE ? "module" : "function";
 
 	r->names = f->names; /* the table's keys may fold inlined calls */
-	printf("\nfunctions by %s (%s; top %" PRIu32 " of %" PRIu32 ")\n",
+	printf("\n%ss by %s (%s; top %" PRIu32 " of %" PRIu32 ")\n", what,
 	       r->opt->sort == ANALYSIS_SORT_SELF ? "self" : "total", r->ns ? "ms" : r->unit, n,
 	       f->nrows);
 	printf("  %6s  %*s  %6s  %*s  %s\n", "self%", r->wwidth, "self", "total%", r->wwidth,
-	       "total", "function");
+	       "total", what);
 	for (i = 0; i < n; i++) {
 		const struct analysis_flat_row *row = &f->rows[i];
 
@@ -384,7 +391,7 @@ static int parse_options(int argc, char **argv, struct report_options *o)
 		case 'G':
 			if (analysis_granularity__parse(optarg, &o->granularity))
 				return report_usage_error(
-					"--granularity takes function, line or address, not '%s'",
+					"--granularity takes function, line, address or module, not '%s'",
 					optarg);
 			break;
 		case 'i':
@@ -529,7 +536,7 @@ static int report_write_svg(const struct capture *c, const struct analysis_query
 		err = -errno;
 		goto cleanup;
 	}
-	err = convert__write_svg(c, q, title, f);
+	err = convert__write_svg(c, q, ANALYSIS_GRANULARITY_FRAME, title, f);
 	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
@@ -674,6 +681,12 @@ static int report_run(int argc, char **argv)
 			.keys = { .granularity = opt.granularity,
 				  .fold_inline = opt.inline_mode != REPORT_INLINE_SHOW },
 			.filter_spec = &opt.filter,
+			/* --since/--until narrow NEW; BASE is compared whole */
+			.new_range = { opt.since_real_ns, opt.until_real_ns },
+			.start_ns = opt.since_ns,
+			.end_ns = opt.until_ns,
+			.start_set = opt.since_set,
+			.end_set = opt.until_set,
 		};
 
 		return cli_diff__report(&d);

@@ -346,9 +346,14 @@ static json_t *frames_json(const struct analysis_names *n, uint32_t stack, uint3
 	json_t *arr = json_array();
 	uint32_t i = 0;
 
-	for (; arr && stack != CAPTURE_NONE && i < max; stack = c->stacks[stack].parent, i++) {
-		const struct analysis_key *k = &n->keys[n->frame_keys[c->stacks[stack].frame]];
+	for (; arr && stack != CAPTURE_NONE && i < max; stack = c->stacks[stack].parent) {
+		uint32_t key = analysis_names__row_key(n, stack);
+		const struct analysis_key *k;
 
+		if (key == ANALYSIS_KEY_FOLDED)
+			continue;
+		k = &n->keys[key];
+		i++;
 		if (json_array_append_new(arr, json_pack("{s:s,s:s}", "name", k->name, "kind",
 							 api__key_kind(k->kind)))) {
 			json_decref(arr);
@@ -508,11 +513,15 @@ int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out)
 	uint32_t i;
 	int rc;
 
-	/* The base answers the same query, its event found by name; a thread
-	 * or process row id means nothing in another capture. */
+	/* The base answers the same query, its event found by name, over its
+	 * whole recording: the time selection (start, end) is a zone of the
+	 * served capture's clock, which means nothing in another recording.
+	 * A thread or process row id means nothing there either. */
 	if (sq->thread != UINT32_MAX || sq->process != UINT32_MAX)
 		return api__fail(ctx, "diff: thread and process ids do not carry across captures");
 	snprintf(bq.event, sizeof(bq.event), "%s", ev);
+	bq.start_ns = 0;
+	bq.end_ns = 0;
 	rc = api_ctx__init(&bctx, base, &bq, false, ctx->err, ctx->errlen);
 	if (rc)
 		goto cleanup;

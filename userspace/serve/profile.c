@@ -136,6 +136,7 @@ static const enum analysis_granularity granularities[SERVE_GRAN_COUNT] = {
 	[SERVE_GRAN_LINE] = ANALYSIS_GRANULARITY_LINE,
 	[SERVE_GRAN_ADDRESS] = ANALYSIS_GRANULARITY_ADDRESS,
 	[SERVE_GRAN_FRAME] = ANALYSIS_GRANULARITY_FRAME,
+	[SERVE_GRAN_MODULE] = ANALYSIS_GRANULARITY_MODULE,
 };
 
 enum analysis_granularity serve__granularity(uint32_t gran)

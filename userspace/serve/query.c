@@ -309,9 +309,12 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 			q->granularity = SERVE_GRAN_ADDRESS;
 		else if (!strcmp(value, "frame"))
 			q->granularity = SERVE_GRAN_FRAME;
+		else if (!strcmp(value, "module"))
+			q->granularity = SERVE_GRAN_MODULE;
 		else
 			return fail(err, errlen,
-				    "granularity: '%.32s' is not function, line, address or frame",
+				    "granularity: '%.32s' is not function, line, address, frame or "
+				    "module",
 				    value);
 		return 0;
 	case SERVE_P_THREADS:

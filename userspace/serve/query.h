@@ -67,6 +67,7 @@ enum serve_granularity {
 	SERVE_GRAN_LINE = 1,
 	SERVE_GRAN_ADDRESS = 2,
 	SERVE_GRAN_FRAME = 3, /* as recorded: the exporters' labels */
+	SERVE_GRAN_MODULE = 4, /* one key per module, runs of a module collapsed */
 	SERVE_GRAN_COUNT,
 };
 

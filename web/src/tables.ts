@@ -24,7 +24,8 @@ export async function renderTable(root: HTMLElement, s: State): Promise<void> {
   const sort = s.sort === 'total' ? 'total' : 'self';
   const f = await get<Flat>('flat', { ...filters(s), sort, limit: 500 });
   root.innerHTML = '';
-  root.appendChild(el('div', `${f.nrows} functions, ${f.event}: ${fmtWeight(f.total, f.unit)}`));
+  const what = s.gran === 'module' ? 'modules' : 'functions';
+  root.appendChild(el('div', `${f.nrows} ${what}, ${f.event}: ${fmtWeight(f.total, f.unit)}`));
   const t = el('table');
   t.id = 'functions';
   const h = el('tr');
@@ -40,7 +41,8 @@ export async function renderTable(root: HTMLElement, s: State): Promise<void> {
   for (const r of f.rows) {
     const tr = row([r.name + (r.kind === 'kernel' ? ' [k]' : ''), String(r.self), pct(r.self, f.total), String(r.total), pct(r.total, f.total)]);
     tr.dataset.name = r.name;
-    if (r.kind === 'function' || r.kind === 'inline') {
+    // A module has no source lines: only function rows open the source view.
+    if ((r.kind === 'function' || r.kind === 'inline') && s.gran !== 'module') {
       tr.style.cursor = 'pointer';
       tr.title = 'source view of ' + r.name;
       tr.addEventListener('click', () => writeState({ ...s, view: 'source', fn: r.name }));
@@ -162,10 +164,16 @@ export async function renderOffcpu(root: HTMLElement, s: State): Promise<void> {
 
 export async function renderDiff(root: HTMLElement, s: State): Promise<void> {
   const f = filters(s);
-  // Row ids and times are this capture's: the base answers the rest of the query.
-  const d = await get<Diff>('diff', { ...f, thread: undefined, start: undefined, end: undefined, limit: 300 });
+  // Row ids are this capture's: the base answers the rest of the query.  The
+  // time selection narrows this capture; the base is compared whole.
+  const d = await get<Diff>('diff', { ...f, thread: undefined, limit: 300 });
+  const zone = s.start || s.end ? ' in the time selection' : '';
   root.innerHTML = '';
-  root.appendChild(el('div', `this capture (${fmtWeight(d.total, d.unit)}) against ${d.base} (${fmtWeight(d.base_total, d.unit)}); most changed self share first`));
+  const head = el('div', `this capture${zone} (${fmtWeight(d.total, d.unit)}) against ${d.base} (${fmtWeight(d.base_total, d.unit)}); most changed self share first`);
+  head.id = 'diff-head';
+  head.dataset.total = String(d.total);
+  head.dataset.baseTotal = String(d.base_total);
+  root.appendChild(head);
   const t = el('table');
   t.id = 'diff';
   const h = el('tr');
