@@ -35,6 +35,17 @@
 /* Bytes of sample records (with their stack copies) held for ordering. */
 #define MS_HELD_BYTES_MAX (32u << 20)
 
+/* Open DWARF of the modules being symbolized (libelf's debug sections,
+ * libdw's line tables and DIE caches, the unit and scope tables; measured
+ * as heap deltas), bytes: past it the least recently used modules' DWARF
+ * is closed and reopened when a new address needs it (counters
+ * symbolizer.dwarf_reopened, _closed, _peak_kib).  A busy system-wide
+ * recording held 117 MiB; 64 MiB cost 59 reopens and 3x the CPU of its
+ * replay, 32 MiB 425 reopens and 13x (docs/recorder-memory.md).  Not yet
+ * within MS_RECORDER_BASE_BYTES: the ceiling does not cover a system-wide
+ * recording of many large modules. */
+#define MS_SYMBOLS_DWARF_BYTES_MAX (64u << 20)
+
 /* What the rest takes at most: program, libraries, BPF objects, symbol,
  * line and unwind tables of the few modules a recording reads. */
 #define MS_RECORDER_BASE_BYTES (64u << 20)
