@@ -7,7 +7,9 @@
  * and scope tables: tens of MiB for a large library, for as long as it is
  * open.  Its cost is measured, not estimated: the heap in use before and
  * after what allocates it (the open, and each unit's first lookup, which
- * decodes the unit's lines and compiles its scopes).  When the open DWARF
+ * decodes the unit's lines and compiles its scopes); an open counts at
+ * least the size of the debug sections it reads (decompressed), which
+ * holds under an allocator mallinfo2 does not see (sanitizers).  When the open DWARF
  * of all modules exceeds the budget, the least recently used modules'
  * DWARF is closed; a closed module reopens at the next new address that
  * needs lines (the processor caches frames per address, so an address is

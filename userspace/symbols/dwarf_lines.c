@@ -158,6 +158,37 @@ static int units_add_ranges(struct sym_dwarf *d, Dwarf_Die *cu, uint32_t unit, s
 	return 0;
 }
 
+/*
+ * Bytes of the debug sections libdw reads into memory at open (compressed
+ * ones at their decompressed size): the least an open costs, whatever the
+ * heap in use says (another allocator, such as a sanitizer's, leaves
+ * mallinfo2 unchanged).
+ */
+static size_t debug_sections_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, total = 0;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Chdr ch;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		if ((sh.sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
+			total += ch.ch_size;
+		else
+			total += sh.sh_size;
+	}
+	return total;
+}
+
 /* A .dwp next to the module or its debug file, if one exists. */
 static bool dwp_exists(const char *path, char *out, size_t size)
 {
@@ -252,7 +283,7 @@ static int sym_module__open_dwarf(struct sym_module *m)
 {
 	bool reopen = m->dwarf_tried;
 	struct sym_dwarf *d;
-	size_t before, after;
+	size_t before, after, floor;
 	int err = 0;
 
 	if (m->dwarf || (m->dwarf_tried && !m->dwarf_ok))
@@ -303,7 +334,8 @@ static int sym_module__open_dwarf(struct sym_module *m)
 	m->dwarf_ok = true;
 	sym_dwarf_lru__touch(m);
 	after = sym_heap__in_use();
-	sym_dwarf_lru__grow(m, after > before ? after - before : 0);
+	floor = debug_sections_bytes(d->elf);
+	sym_dwarf_lru__grow(m, after > before + floor ? after - before : floor);
 	if (m->lru) {
 		if (reopen)
 			m->lru->reopened++;
