@@ -331,6 +331,103 @@ static void test_zstd_debug_sections(void **state)
 	assert_int_equal(problems, 2);
 }
 
+/* One address's frames, copied (DWARF strings may go when DWARF closes). */
+struct frames_copy {
+	size_t n;
+	char function[4][128], file[4][256];
+	uint32_t line[4];
+	bool inlined[4];
+};
+
+static void frames_copy(struct sym_module *m, uint64_t a, struct frames_copy *out)
+{
+	struct sym_frame f[4];
+
+	memset(out, 0, sizeof(*out));
+	out->n = sym_module__frames(m, a, f, 4);
+	for (size_t k = 0; k < out->n; k++) {
+		snprintf(out->function[k], sizeof(out->function[k]), "%s",
+			 f[k].function ? f[k].function : "");
+		snprintf(out->file[k], sizeof(out->file[k]), "%s", f[k].file ? f[k].file : "");
+		out->line[k] = f[k].line;
+		out->inlined[k] = f[k].inlined;
+	}
+}
+
+/*
+ * The DWARF budget (symbolizer__set_dwarf_budget): two modules with DWARF
+ * (this binary and a copy with another build ID) looked up in turn under a
+ * budget of 1 byte close each other's DWARF at every turn and reopen it,
+ * counted, with the same frames as an unbounded symbolizer; unbounded,
+ * nothing closes.
+ */
+static void test_dwarf_budget_reopens(void **state)
+{
+	struct symbolizer *ref = symbolizer__new(), *s = symbolizer__new();
+	struct symbolizer_dwarf_stats st;
+	struct sym_module *r, *m1, *m2;
+	uint64_t start = 0, end = 0, a;
+	char path[PATH_MAX];
+	struct scn_loc note;
+	size_t i, naddr = 0;
+	uint8_t b;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/other-build-id", tmpdir);
+	copy_self(path);
+	assert_true(find_section(path, ".note.gnu.build-id", &note));
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	/* Elf64_Nhdr (12 bytes) and "GNU\0", then the ID: flip its first byte. */
+	assert_int_equal(pread(fd, &b, 1, (off_t)note.offset + 16), 1);
+	b ^= 0xff;
+	assert_int_equal(pwrite(fd, &b, 1, (off_t)note.offset + 16), 1);
+	close(fd);
+
+	r = symbolizer__file(ref, 0, "/proc/self/exe", "/proc/self/exe", NULL, 0);
+	m1 = symbolizer__file(s, 0, "/proc/self/exe", "/proc/self/exe", NULL, 0);
+	m2 = symbolizer__file(s, 0, path, path, NULL, 0);
+	assert_non_null(r);
+	assert_non_null(m1);
+	assert_non_null(m2);
+	assert_ptr_not_equal(m1, m2);
+	symbolizer__set_dwarf_budget(s, 1);
+	for (i = 0; i < sym_module__symbol_count(r); i++)
+		if (!strcmp(sym_module__symbol(r, i, &start, &end), "dl_marker"))
+			break;
+	assert_true(i < sym_module__symbol_count(r));
+	for (a = start; a < end && naddr < 16; a++, naddr++) {
+		struct frames_copy want, got1, got2;
+
+		frames_copy(r, a, &want);
+		frames_copy(m1, a, &got1);
+		frames_copy(m2, a, &got2);
+		assert_true(want.n >= 1);
+		assert_true(want.line[0] > 0);
+		assert_memory_equal(&got1, &want, sizeof(want));
+		assert_memory_equal(&got2, &want, sizeof(want));
+	}
+	/* m1 opens, m2 opens and closes m1, then each turn closes the other
+	 * and reopens its own. */
+	symbolizer__dwarf_stats(s, &st);
+	assert_int_equal(st.opened, 2);
+	assert_int_equal(st.reopened, 2 * naddr - 2);
+	assert_int_equal(st.closed, 2 * naddr - 1);
+	assert_true(st.bytes > 0);
+	assert_true(st.peak >= st.bytes);
+	symbolizer__dwarf_stats(ref, &st);
+	assert_int_equal(st.opened, 1);
+	assert_int_equal(st.reopened, 0);
+	assert_int_equal(st.closed, 0);
+	/* A budget set later closes what is over it, the most recent too. */
+	symbolizer__set_dwarf_budget(ref, 1);
+	symbolizer__dwarf_stats(ref, &st);
+	assert_int_equal(st.closed, 1);
+	assert_int_equal(st.bytes, 0);
+	symbolizer__free(s);
+	symbolizer__free(ref);
+}
+
 static int group_setup(void **state) { return mkdtemp(tmpdir) ? 0 : -1; }
 
 static int group_teardown(void **state)
@@ -347,6 +444,7 @@ int main(void)
 	    cmocka_unit_test(test_own_lines_and_inlines),
 	    cmocka_unit_test(test_damaged_dwarf),
 	    cmocka_unit_test(test_zstd_debug_sections),
+	    cmocka_unit_test(test_dwarf_budget_reopens),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -27,6 +27,8 @@ struct processor *processor__new(struct capture_builder *b, struct symbolizer *s
 		return NULL;
 	p->b = b;
 	p->sym = s;
+	if (s)
+		symbolizer__set_dwarf_budget(s, MS_SYMBOLS_DWARF_BYTES_MAX);
 	p->kernel_module = CAPTURE_NONE;
 	/* streams from before META perf.sample_type used this one */
 	perf_sample_id__layout(MS_SIDEBAND_SAMPLE_TYPE, &p->sideband_id);
@@ -628,6 +630,18 @@ int processor__finish(struct processor *p)
 					     p->lag_max_seen_ns / 1000000);
 		capture_builder__add_counter(p->b, "processor.lag_mean_ms",
 					     p->lag_sum_ns / p->lag_rounds / 1000000);
+	}
+	if (p->sym) {
+		struct symbolizer_dwarf_stats ds;
+
+		/* The DWARF budget's cost (stream/memory_policy.h). */
+		symbolizer__dwarf_stats(p->sym, &ds);
+		if (ds.opened) {
+			capture_builder__add_counter(p->b, "symbolizer.dwarf_opened", ds.opened);
+			capture_builder__add_counter(p->b, "symbolizer.dwarf_reopened", ds.reopened);
+			capture_builder__add_counter(p->b, "symbolizer.dwarf_closed", ds.closed);
+			capture_builder__add_counter(p->b, "symbolizer.dwarf_peak_kib", ds.peak >> 10);
+		}
 	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);

@@ -19,6 +19,9 @@
  *                 dropped whole and counted (processor.held_budget_full).
  *                 Side-band records (mappings, tasks, duty changes) are
  *                 always kept: they are small and later samples need them.
+ *   open DWARF    the modules' libelf/libdw state and line/scope tables take
+ *                 at most MS_SYMBOLS_DWARF_BYTES_MAX; past it the least
+ *                 recently used are closed and reopened on need.
  */
 #ifndef MS_STREAM_MEMORY_POLICY_H
 #define MS_STREAM_MEMORY_POLICY_H
@@ -34,6 +37,17 @@
 
 /* Bytes of sample records (with their stack copies) held for ordering. */
 #define MS_HELD_BYTES_MAX (32u << 20)
+
+/* Open DWARF of the modules being symbolized (libelf's debug sections,
+ * libdw's line tables and DIE caches, the unit and scope tables; measured
+ * as heap deltas), bytes: past it the least recently used modules' DWARF
+ * is closed and reopened when a new address needs it (counters
+ * symbolizer.dwarf_reopened, _closed, _peak_kib).  The replay of a busy
+ * system-wide recording opened 117 MiB; 64 MiB cost 55 reopens and 3x its
+ * CPU, 32 MiB 402 reopens and 14x (docs/recorder-memory.md).  Not within
+ * MS_RECORDER_BASE_BYTES: the ceiling does not cover a system-wide
+ * recording of many large modules. */
+#define MS_SYMBOLS_DWARF_BYTES_MAX (64u << 20)
 
 /* What the rest takes at most: program, libraries, BPF objects, symbol,
  * line and unwind tables of the few modules a recording reads. */

@@ -158,6 +158,37 @@ static int units_add_ranges(struct sym_dwarf *d, Dwarf_Die *cu, uint32_t unit, s
 	return 0;
 }
 
+/*
+ * Bytes of the debug sections libdw reads into memory at open (compressed
+ * ones at their decompressed size): the least an open costs, whatever the
+ * heap in use says (another allocator, such as a sanitizer's, leaves
+ * mallinfo2 unchanged).
+ */
+static size_t debug_sections_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, total = 0;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Chdr ch;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		if ((sh.sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
+			total += ch.ch_size;
+		else
+			total += sh.sh_size;
+	}
+	return total;
+}
+
 /* A .dwp next to the module or its debug file, if one exists. */
 static bool dwp_exists(const char *path, char *out, size_t size)
 {
@@ -245,17 +276,24 @@ cleanup:
 	return err;
 }
 
-/* Opens m's DWARF the first time (no-op after).  Returns 0 or -ENOMEM. */
+/* Opens m's DWARF the first time, and again after the budget closed it
+ * (dwarf_cache.c); no-op while open or when it was unusable.  Returns 0 or
+ * -ENOMEM. */
 static int sym_module__open_dwarf(struct sym_module *m)
 {
+	bool reopen = m->dwarf_tried;
 	struct sym_dwarf *d;
+	size_t before, after, floor;
 	int err = 0;
 
-	if (m->dwarf_tried)
+	if (m->dwarf || (m->dwarf_tried && !m->dwarf_ok))
 		return 0;
 	m->dwarf_tried = true;
 	if (m->dwarf_fd < 0)
 		return 0;
+	if (reopen)
+		sym_dwarf_lru__make_room(m);
+	before = sym_heap__in_use();
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -293,6 +331,17 @@ static int sym_module__open_dwarf(struct sym_module *m)
 	if (err)
 		goto fail;
 	m->dwarf = d;
+	m->dwarf_ok = true;
+	sym_dwarf_lru__touch(m);
+	after = sym_heap__in_use();
+	floor = debug_sections_bytes(d->elf);
+	sym_dwarf_lru__grow(m, after > before + floor ? after - before : floor);
+	if (m->lru) {
+		if (reopen)
+			m->lru->reopened++;
+		else
+			m->lru->opened++;
+	}
 	return 0;
 fail:
 	sym_dwarf__free(d);
@@ -330,9 +379,14 @@ size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame
 	if (!m || !max)
 		return 0;
 	sym_name = sym_module__lookup(m, vaddr, NULL);
-	if (!m->is_kernel && sym_module__open_dwarf(m) == 0 && m->dwarf)
+	if (!m->is_kernel && sym_module__open_dwarf(m) == 0 && m->dwarf) {
+		sym_dwarf_lru__touch(m);
 		u = sym_dwarf__unit(m->dwarf, vaddr);
+	}
 	if (u) {
+		/* A unit's first lookup decodes its lines and compiles its
+		 * scopes: bytes the open DWARF now holds. */
+		size_t before = u->scopes_tried ? 0 : sym_heap__in_use(), after;
 		Dwarf_Line *l = dwarf_getsrc_die(&u->cu, vaddr);
 		int ln;
 
@@ -347,6 +401,8 @@ size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame
 			u->scopes_tried = true;
 			if (dw_scopes__build(&u->scope, &u->scopes))
 				u->scopes = NULL; /* out of memory: names from symbols */
+			after = sym_heap__in_use();
+			sym_dwarf_lru__grow(m, after > before ? after - before : 0);
 		}
 		node = dw_scopes__innermost(u->scopes, vaddr);
 		for (uint32_t hops = 0; node >= 0 && n < max && hops < u->scopes->nnodes; hops++) {
@@ -388,6 +444,9 @@ size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame
 	 * DWARF's __GI___qsort_r; foo.part.0), by DWARF otherwise. */
 	if (n && sym_name)
 		out[n - 1].function = sym_name;
+	/* Over the budget: others' DWARF closes, never the one the strings
+	 * just handed out live in. */
+	sym_dwarf_lru__trim(m->lru, m);
 	return n;
 }
 
@@ -396,5 +455,6 @@ const char *sym_module__dwarf_error(struct sym_module *m)
 	if (!m)
 		return NULL;
 	sym_module__open_dwarf(m);
+	sym_dwarf_lru__trim(m->lru, m);
 	return m->dwarf_error;
 }

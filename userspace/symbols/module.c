@@ -72,7 +72,7 @@ void sym_module__free(struct sym_module *m)
 	free(m->starts);
 	free(m->syms);
 	free(m->names);
-	sym_dwarf__free(m->dwarf);
+	sym_module__close_dwarf(m);
 	if (m->dwarf_fd >= 0)
 		close(m->dwarf_fd);
 	if (m->pin_fd >= 0)
@@ -102,8 +102,8 @@ void sym_module__fail(struct sym_module *m, enum sym_error kind, const char *fmt
 	m->names = NULL;
 	m->names_len = 0;
 	m->debug_path = NULL;
-	sym_dwarf__free(m->dwarf);
-	m->dwarf = NULL;
+	sym_module__close_dwarf(m);
+	m->dwarf_ok = false;
 	if (m->dwarf_fd >= 0)
 		close(m->dwarf_fd);
 	m->dwarf_fd = -1;

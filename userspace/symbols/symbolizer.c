@@ -66,6 +66,7 @@ struct symbolizer {
 	struct sym_config cfg;
 	char why[1024]; /* symbolizer__by_build_id's last reason */
 	size_t nr_pinned; /* modules holding a pin_fd */
+	struct sym_dwarf_lru dwarf_lru; /* open DWARF under a budget (dwarf_cache.c) */
 };
 
 
@@ -200,6 +201,7 @@ static struct sym_module *symbolizer__add_module(struct symbolizer *s, const cha
 	if (!m)
 		return NULL;
 	m->cfg = &s->cfg;
+	m->lru = &s->dwarf_lru;
 	m->next = s->modules;
 	s->modules = m;
 	return m;
@@ -296,6 +298,23 @@ int symbolizer__enable_debuginfod(struct symbolizer *s)
 		return -ENOTSUP;
 	s->cfg.debuginfod = true;
 	return 0;
+}
+
+void symbolizer__set_dwarf_budget(struct symbolizer *s, size_t bytes)
+{
+	s->dwarf_lru.budget = bytes;
+	sym_dwarf_lru__trim(&s->dwarf_lru, NULL);
+}
+
+void symbolizer__dwarf_stats(const struct symbolizer *s, struct symbolizer_dwarf_stats *out)
+{
+	*out = (struct symbolizer_dwarf_stats){
+	    .opened = s->dwarf_lru.opened,
+	    .reopened = s->dwarf_lru.reopened,
+	    .closed = s->dwarf_lru.closed,
+	    .bytes = s->dwarf_lru.bytes,
+	    .peak = s->dwarf_lru.peak,
+	};
 }
 
 uint64_t symbolizer__debuginfod_fetched(const struct symbolizer *s)

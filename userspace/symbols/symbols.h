@@ -125,7 +125,10 @@ const char *sym_module__debug_path(const struct sym_module *m);
 /*
  * One frame of an address's inline chain (sym_module__frames): function
  * name, source file and line (0 unknown).  Strings are owned by the module
- * (libdw's or the symbol table's), valid for the symbolizer's life.
+ * (libdw's or the symbol table's): the symbol table's live as long as the
+ * symbolizer, DWARF's until the next sym_module__frames or
+ * sym_module__dwarf_error call of any module, which may close the DWARF of
+ * modules used less recently (symbolizer__set_dwarf_budget): copy them.
  */
 struct sym_frame {
 	const char *function; /* NULL if unknown */
@@ -176,6 +179,22 @@ int symbolizer__add_debug_dir(struct symbolizer *s, const char *dir);
  * its cache) for debug files by build ID, after every local place failed.
  * Never used while recording.  Returns 0, or -ENOTSUP when no URL is set. */
 int symbolizer__enable_debuginfod(struct symbolizer *s);
+/*
+ * Open DWARF (libelf's debug sections, libdw's line tables and DIE caches,
+ * our unit and scope tables) kept at most this many heap bytes: past it
+ * the DWARF of the least recently used modules is closed and reopened when
+ * a new address of theirs needs lines.  The module in use stays open even
+ * alone over it.  0 (the default): unbounded.
+ */
+void symbolizer__set_dwarf_budget(struct symbolizer *s, size_t bytes);
+struct symbolizer_dwarf_stats {
+	uint64_t opened;   /* modules whose DWARF was opened */
+	uint64_t reopened; /* opens again after the budget closed them */
+	uint64_t closed;   /* closes by the budget */
+	size_t bytes;	   /* heap bytes open DWARF holds now */
+	size_t peak;	   /* largest such figure */
+};
+void symbolizer__dwarf_stats(const struct symbolizer *s, struct symbolizer_dwarf_stats *out);
 /* Files debuginfod delivered so far. */
 uint64_t symbolizer__debuginfod_fetched(const struct symbolizer *s);
 

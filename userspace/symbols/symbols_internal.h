@@ -126,8 +126,14 @@ struct sym_module {
 	int dwarf_fd;
 	char *dwarf_path; /* file dwarf_fd reads, for messages; owned */
 	bool dwarf_tried;
-	struct sym_dwarf *dwarf; /* NULL until opened or when unusable */
+	struct sym_dwarf *dwarf; /* NULL until opened, when closed, or when unusable */
 	char *dwarf_error;	 /* why lines/inlines are missing or partial, or NULL */
+	bool dwarf_ok;		 /* an open succeeded: a closed DWARF is reopened on need */
+	/* Open DWARF under the symbolizer's byte budget (dwarf_cache.c). */
+	struct sym_dwarf_lru *lru; /* the symbolizer's; not owned */
+	struct sym_module *lru_prev, *lru_next; /* on lru's list while dwarf is open */
+	size_t dwarf_bytes; /* heap bytes the open DWARF took (malloc deltas) */
+	size_t dwarf_last_bytes; /* what it took when the budget last closed it */
 	bool minidebuginfo;	 /* names came from .gnu_debugdata */
 	/* A dup of the descriptor the module was read from, kept when its path
 	 * in our mount namespace does not lead to that file (deleted, replaced,
@@ -154,6 +160,37 @@ void sym_config__release(struct sym_config *cfg);
 /* dwarf_lines.c */
 struct sym_dwarf;
 void sym_dwarf__free(struct sym_dwarf *d);
+
+/*
+ * dwarf_cache.c: the modules whose DWARF is open (libelf's section data,
+ * libdw's decoded line tables and DIE caches, our unit index and scope
+ * tables), most recently used first, with the heap bytes each took.  Past
+ * the budget the least recently used are closed (sym_module__close_dwarf);
+ * a closed module reopens at the next address that needs its lines.  The
+ * symbol tables are never closed.  The recorder is single-threaded, so the
+ * difference of the heap in use around an open or a unit's first lookup is
+ * what they took.
+ */
+struct sym_dwarf_lru {
+	struct sym_module *head, *tail; /* open DWARF, most recently used first */
+	size_t bytes;			/* heap bytes of all open DWARF */
+	size_t peak;			/* largest bytes seen */
+	size_t budget;			/* bytes; 0: unbounded */
+	uint64_t opened, reopened, closed;
+};
+/* Heap bytes in use now (malloc arena and mapped chunks). */
+size_t sym_heap__in_use(void);
+/* m was used: first on the list (put there if it was not). */
+void sym_dwarf_lru__touch(struct sym_module *m);
+/* m's open DWARF took bytes more. */
+void sym_dwarf_lru__grow(struct sym_module *m, size_t bytes);
+/* Closes least recently used DWARF other than keep's while over budget. */
+void sym_dwarf_lru__trim(struct sym_dwarf_lru *lru, const struct sym_module *keep);
+/* Before reopening m: closes least recently used DWARF until what m took
+ * last time fits in the budget, so a reopen does not overshoot it. */
+void sym_dwarf_lru__make_room(struct sym_module *m);
+/* Frees m's open DWARF, if any, and takes it off the list. */
+void sym_module__close_dwarf(struct sym_module *m);
 
 /* module.c */
 struct sym_module *sym_module__new(const char *path);
