@@ -44,10 +44,12 @@
  * is closed and reopened when a new address needs it (counters
  * symbolizer.dwarf_reopened, _closed, _peak_kib).  The replay of a busy
  * system-wide recording opened 117 MiB; 64 MiB cost 55 reopens and 3x its
- * CPU, 32 MiB 402 reopens and 14x (docs/recorder-memory.md).  Not within
- * MS_RECORDER_BASE_BYTES: the ceiling does not cover a system-wide
- * recording of many large modules. */
-#define MS_SYMBOLS_DWARF_BYTES_MAX (64u << 20)
+ * CPU, 32 MiB 402 reopens and 14x (docs/recorder-memory.md).  96 MiB holds
+ * the common working set of a Python host (python3.11 33 MiB, libpython
+ * 32 MiB, libc 14 MiB) without reopening, which a recorder already behind
+ * its rings cannot afford.  Not within MS_RECORDER_BASE_BYTES: the ceiling
+ * does not cover a system-wide recording of many large modules. */
+#define MS_SYMBOLS_DWARF_BYTES_MAX (96u << 20)
 
 /* What the rest takes at most: program, libraries, BPF objects, symbol,
  * line and unwind tables of the few modules a recording reads. */
