@@ -375,7 +375,11 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	__u8 one = 1;
 	long err;
 
-	if (system_wide || ptgid == ctgid)
+	if (ptgid == ctgid) {
+		py__thread_start(ctgid);
+		return 0;
+	}
+	if (system_wide)
 		return 0;
 	if (!bpf_map_lookup_elem(&targets, &ptgid))
 		return 0;

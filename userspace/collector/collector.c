@@ -1255,7 +1255,8 @@ int collector__start(struct collector *c, char *err, size_t errlen)
 	ret = collector__pick_event(c, err, errlen);
 	if (ret)
 		return ret;
-	if (!c->opts.system_wide) {
+	/* -a: only for the CPython tracker's thread starts (py_threads_gen). */
+	if (!c->opts.system_wide || c->opts.python == MS_PYTHON_BPF) {
 		c->fork_link = bpf_program__attach(c->skel->progs.handle_fork);
 		if (!c->fork_link) {
 			ret = -errno;
@@ -1593,6 +1594,13 @@ const volatile uint64_t *collector__targets_gen(const struct collector *c)
 {
 	return c && c->skel && c->skel->bss ? (const volatile uint64_t *)&c->skel->bss->targets_gen
 					    : NULL;
+}
+
+const volatile uint64_t *collector__py_threads_gen(const struct collector *c)
+{
+	return c && c->skel && c->skel->bss
+		       ? (const volatile uint64_t *)&c->skel->bss->py_threads_gen
+		       : NULL;
 }
 
 uint64_t collector__lost(const struct collector *c)

@@ -98,6 +98,10 @@ int collector__map_fd(struct collector *c, const char *name);
  * collector__free.  NULL when the kernel cannot map it. */
 const volatile uint64_t *collector__targets_gen(const struct collector *c);
 
+/* Likewise a counter that changes whenever a thread of a process in
+ * "py_procs" starts or exits. */
+const volatile uint64_t *collector__py_threads_gen(const struct collector *c);
+
 /* Release everything.  Accepts NULL. */
 /* Samples the kernel reported lost so far (PERF_RECORD_LOST counts, the
  * rings' drops), for a live status line; 0 for NULL. */

@@ -98,6 +98,9 @@ struct py_tracker {
 	uint64_t walked_gen;		      /* its value before the last walk */
 	bool walked;
 	uint64_t walks;			      /* passes that walked "targets" */
+	const volatile uint64_t *threads_gen; /* changes with Python threads; NULL: stat each */
+	uint64_t threads_seen;		      /* its value at the last look */
+	uint64_t threads_hot_until;	      /* look at thread counts until then */
 	struct py_elf_result elf_cache[PY_ELF_CACHE];
 	uint32_t elf_cached, elf_next; /* entries used, next to replace */
 	uint32_t task_fds;	       /* py_proc.task_fd held */
@@ -495,6 +498,12 @@ static bool proc__refresh_due(struct py_tracker *t, struct py_proc *pp, uint64_t
 	char path[64];
 	struct stat st;
 
+	/* No thread of a Python process started or exited lately (the
+	 * sampler counts them; an exit's thread leaves the count a moment
+	 * after, hence the window): the counts are as last seen. */
+	if (t->threads_gen && pp->task_nlink && now_ns >= t->threads_hot_until)
+		goto decide;
+
 	/* fstat of the open directory asks the same getattr (the count is
 	 * taken at each call) without walking /proc/PID/task's path.  Once
 	 * the process is gone it keeps its last count: its exit clears its
@@ -518,6 +527,7 @@ static bool proc__refresh_due(struct py_tracker *t, struct py_proc *pp, uint64_t
 		pp->task_nlink = st.st_nlink;
 		pp->hot_until = now_ns + PY_HOT_NS;
 	}
+decide:
 	if (now_ns < pp->hot_until || now_ns >= pp->next_full) {
 		pp->next_full = now_ns + PY_FULL_REFRESH_NS;
 		t->refreshes++;
@@ -559,10 +569,13 @@ static void tracker__prune(struct py_tracker *t, uint64_t now_ns)
 	t->nprocs = n;
 }
 
-void py_tracker__watch_targets(struct py_tracker *t, const volatile uint64_t *gen)
+void py_tracker__watch(struct py_tracker *t, const volatile uint64_t *targets_gen,
+		       const volatile uint64_t *threads_gen)
 {
-	if (t)
-		t->targets_gen = gen;
+	if (!t)
+		return;
+	t->targets_gen = targets_gen;
+	t->threads_gen = threads_gen;
 }
 
 /* One recorded process in a pass: detect it, or refresh its thread map. */
@@ -623,6 +636,10 @@ int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 	if (refresh)
 		t->last_refresh = now_ns;
 	t->undetected = 0;
+	if (t->threads_gen && *t->threads_gen != t->threads_seen) {
+		t->threads_seen = *t->threads_gen;
+		t->threads_hot_until = now_ns + PY_HOT_NS;
+	}
 	gen = t->targets_gen ? *t->targets_gen : 0;
 	if (t->targets_gen && t->walked && gen == t->walked_gen) {
 		tracker__revisit(t, now_ns, refresh);

@@ -38,11 +38,16 @@ struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd,
 int py_tracker__poll(struct py_tracker *t, uint64_t now_ns);
 
 /*
- * gen (borrowed, may be NULL): a counter that changes whenever "targets"
- * changes (collector__targets_gen).  With it, a poll walks the map only
- * after a change, and otherwise visits the processes of the last walk.
+ * targets_gen (borrowed, may be NULL): a counter that changes whenever
+ * "targets" changes (collector__targets_gen).  With it, a poll walks the
+ * map only after a change, and otherwise visits the processes of the last
+ * walk.  threads_gen (borrowed, may be NULL): one that changes whenever a
+ * thread of a process in "py_procs" starts or exits
+ * (collector__py_threads_gen).  With it, thread counts are looked at only
+ * for PY_HOT_NS after a change; the full refresh each second stays.
  */
-void py_tracker__watch_targets(struct py_tracker *t, const volatile uint64_t *gen);
+void py_tracker__watch(struct py_tracker *t, const volatile uint64_t *targets_gen,
+		       const volatile uint64_t *threads_gen);
 
 /* The layout of process pid, or NULL when it is not known to run CPython. */
 const struct py_layout *py_tracker__layout(const struct py_tracker *t, pid_t pid);
