@@ -626,11 +626,16 @@ int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 
 	if (!t)
 		return 0;
-	cpu0 = thread_cpu_ns();
 	/* Detection of a new process is not held to the refresh period: the
-	 * samples taken before it are all "[python frames unknown]". */
-	if (t->last_refresh && now_ns - t->last_refresh < PY_REFRESH_NS && !t->undetected)
-		goto count;
+	 * samples taken before it are all "[python frames unknown]".  A poll
+	 * with nothing to do (most rounds: the drain loop polls twice a round)
+	 * is not timed: the CPU clock is a system call each read. */
+	if (t->last_refresh && now_ns - t->last_refresh < PY_REFRESH_NS && !t->undetected) {
+		for (uint32_t i = 0; i < t->nprocs; i++)
+			active += t->procs[i].active;
+		return active;
+	}
+	cpu0 = thread_cpu_ns();
 	bool refresh = !t->last_refresh || now_ns - t->last_refresh >= PY_REFRESH_NS;
 
 	if (refresh)
