@@ -37,7 +37,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run as R  # noqa: E402  (the bench's wait4 runner)
 
-STEADY_RE = re.compile(r"own cost\s+([\d.]+)% of one CPU held in steady state \(the last ([^,]+),"
+# "(the last S, after start-up and the last duty change; ...)", or, when the
+# controller changed the duty late (raised it again), "(the longest span at
+# one duty, S, after start-up before a late duty change; ...)".
+STEADY_RE = re.compile(r"own cost\s+([\d.]+)% of one CPU held in steady state "
+                       r"\((?:the last|the longest span at one duty,) ([^,]+),"
                        r".*?recorder ([\d.]+)%, BPF ([\d.]+)%, perf estimate ([\d.]+)%\)")
 WHOLE_RE = re.compile(r"([\d.]+)% of one CPU averaged over the whole recording")
 SAMPLES_RE = re.compile(r"^\s*samples\s+(\d+)", re.M)

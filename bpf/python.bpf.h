@@ -56,6 +56,10 @@ struct {
 	__type(value, struct ms_py_layout);
 } py_procs SEC(".maps");
 
+/* Bumped when a thread of a process in py_procs starts or exits, so the
+ * tracker looks at thread counts only after one did. */
+__u64 py_threads_gen = 0;
+
 /* Kernel tid -> its PyThreadState as of the last refresh. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -432,12 +436,20 @@ static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 
 /* A thread of a CPython process exits: its py_threads entry can no longer
  * name it; count the exit so entries written before it fail their check. */
+/* A thread started in process tgid (sched_process_fork, same tgid). */
+static __always_inline void py__thread_start(__u32 tgid)
+{
+	if (bpf_map_lookup_elem(&py_procs, &tgid))
+		__sync_fetch_and_add(&py_threads_gen, 1);
+}
+
 static __always_inline void py__thread_exit(__u32 tgid, __u32 tid)
 {
 	__u64 one = 1, *n;
 
 	if (!bpf_map_lookup_elem(&py_procs, &tgid))
 		return;
+	__sync_fetch_and_add(&py_threads_gen, 1);
 	bpf_map_delete_elem(&py_threads, &tid);
 	n = bpf_map_lookup_elem(&py_exits, &tid);
 	if (n)

@@ -67,6 +67,10 @@ const volatile __u32 python_exec_targets = 0;
  * which has no free slot; the collector reports it as "bpf.lost_no_scratch". */
 __u64 scratch_missing = 0;
 
+/* Bumped at every change of "targets" (here and by the collector through
+ * the mmap'd .bss), so the CPython tracker walks the map only after one. */
+__u64 targets_gen = 0;
+
 /* Recorded processes: tgid -> 1. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -371,11 +375,17 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	__u8 one = 1;
 	long err;
 
-	if (system_wide || ptgid == ctgid)
+	if (ptgid == ctgid) {
+		py__thread_start(ctgid);
+		return 0;
+	}
+	if (system_wide)
 		return 0;
 	if (!bpf_map_lookup_elem(&targets, &ptgid))
 		return 0;
 	err = bpf_map_update_elem(&targets, &ctgid, &one, BPF_NOEXIST);
+	if (!err)
+		__sync_fetch_and_add(&targets_gen, 1);
 	if (err && err != -EEXIST) {
 		stats = stats__get();
 		if (stats)
@@ -407,7 +417,9 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		stats = stats__get();
 		if (stats)
 			__sync_fetch_and_add(&stats->filter_full, 1);
+		return 0;
 	}
+	__sync_fetch_and_add(&targets_gen, 1);
 	return 0;
 }
 
@@ -429,7 +441,8 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 		bpf_map_delete_elem(&ku_procs, &tgid);
 	if (system_wide && !python_exec_targets)
 		return 0;
-	bpf_map_delete_elem(&targets, &tgid);
+	if (!bpf_map_delete_elem(&targets, &tgid))
+		__sync_fetch_and_add(&targets_gen, 1);
 	return 0;
 }
 

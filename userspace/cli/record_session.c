@@ -294,6 +294,7 @@ static int session__open_python(struct record_session *s)
 		step_failed(err, "starting the CPython tracker");
 		return err;
 	}
+	py_tracker__watch(s->py, collector__targets_gen(col), collector__py_threads_gen(col));
 	processor__set_python(s->proc, s->py);
 	return 0;
 }
@@ -664,6 +665,8 @@ static int session__seal(struct record_session *s)
 		capture_builder__add_counter(s->b, "python.tracker_cpu_us", cpu / 1000);
 		capture_builder__add_counter(s->b, "python.thread_map_refreshes", refreshes);
 		capture_builder__add_counter(s->b, "python.thread_map_unchanged", skipped);
+		capture_builder__add_counter(s->b, "python.targets_walks", py_tracker__walks(s->py));
+		capture_builder__add_counter(s->b, "python.elf_reads", py_tracker__elf_reads(s->py));
 		if (s->pyw.embedded)
 			capture_builder__add_counter(s->b, "python.libpython_processes",
 						     s->pyw.embedded);

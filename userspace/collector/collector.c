@@ -964,6 +964,8 @@ int collector__add_target(struct collector *c, pid_t pid)
 	if (bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
 				 BPF_ANY))
 		return -errno;
+	if (c->skel->bss) /* tell the CPython tracker the map changed */
+		__sync_fetch_and_add(&c->skel->bss->targets_gen, 1);
 	c->targets[c->ntargets++] = pid;
 	if (!c->started || c->opts.system_wide) /* system-wide: all of /proc at start */
 		return 0;
@@ -1253,7 +1255,8 @@ int collector__start(struct collector *c, char *err, size_t errlen)
 	ret = collector__pick_event(c, err, errlen);
 	if (ret)
 		return ret;
-	if (!c->opts.system_wide) {
+	/* -a: only for the CPython tracker's thread starts (py_threads_gen). */
+	if (!c->opts.system_wide || c->opts.python == MS_PYTHON_BPF) {
 		c->fork_link = bpf_program__attach(c->skel->progs.handle_fork);
 		if (!c->fork_link) {
 			ret = -errno;
@@ -1585,6 +1588,19 @@ int collector__map_fd(struct collector *c, const char *name)
 		return -ENOENT;
 	m = bpf_object__find_map_by_name(c->skel->obj, name);
 	return m ? bpf_map__fd(m) : -ENOENT;
+}
+
+const volatile uint64_t *collector__targets_gen(const struct collector *c)
+{
+	return c && c->skel && c->skel->bss ? (const volatile uint64_t *)&c->skel->bss->targets_gen
+					    : NULL;
+}
+
+const volatile uint64_t *collector__py_threads_gen(const struct collector *c)
+{
+	return c && c->skel && c->skel->bss
+		       ? (const volatile uint64_t *)&c->skel->bss->py_threads_gen
+		       : NULL;
 }
 
 uint64_t collector__lost(const struct collector *c)

@@ -92,6 +92,16 @@ int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sample
  * collector__new succeeded). */
 int collector__map_fd(struct collector *c, const char *name);
 
+/* A counter that changes whenever the "targets" map changes (a target added
+ * here, a child joining at fork, a CPython exec under -a, an exit), read
+ * from the sampler's mmap'd .bss without a system call; valid until
+ * collector__free.  NULL when the kernel cannot map it. */
+const volatile uint64_t *collector__targets_gen(const struct collector *c);
+
+/* Likewise a counter that changes whenever a thread of a process in
+ * "py_procs" starts or exits. */
+const volatile uint64_t *collector__py_threads_gen(const struct collector *c);
+
 /* Release everything.  Accepts NULL. */
 /* Samples the kernel reported lost so far (PERF_RECORD_LOST counts, the
  * rings' drops), for a live status line; 0 for NULL. */

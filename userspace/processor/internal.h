@@ -346,6 +346,10 @@ void attribution__forget_rows(struct attribution *a);
  * namespace) open unless path reaches the same file here.  Best effort: failures leave symbolization as it was. */
 void pins__pin(struct processor *p, uint32_t pid, const char *map_file, const char *path,
 	       uint32_t maj, uint32_t min, uint64_t ino);
+/* True when pins__pin found path, as it is now, to be the file of this
+ * maj:min:ino record before: nothing to pin, one stat(). */
+bool pins__host_reaches(struct processor *p, const char *path, uint32_t maj, uint32_t min,
+			uint64_t ino);
 /* "/proc/self/fd/N" of the pinned file for maj:min:ino into out: 0, or -ENOENT. */
 int pins__path(const struct processor *p, uint32_t maj, uint32_t min, uint64_t ino, char *out,
 	       size_t size);

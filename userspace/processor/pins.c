@@ -24,16 +24,49 @@
 #include "internal.h"
 
 #define PINS_MAX 256
+/* Files found to be reached by their host path, remembered so that the
+ * next process mapping one costs a stat() instead of opening its
+ * map_files link (forgotten all at once when this many). */
+#define PINS_HOST_MAX 4096
 
 struct pins {
 	struct u64map index; /* key__of(maj, min, ino) -> fd + 1 */
 	uint32_t n;
+	struct u64map host; /* host__key(record, path) -> host__val(host path's stat) */
 };
 
 static uint64_t key__of(uint32_t maj, uint32_t min, uint64_t ino)
 {
 	/* mixed, never 0 (u64map's empty key) */
 	return u64map__hash(ino ^ ((uint64_t)maj << 44) ^ ((uint64_t)min << 24)) | 1;
+}
+
+static uint64_t host__key(uint32_t maj, uint32_t min, uint64_t ino, const char *path)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+		h = (h ^ *c) * 0x100000001b3ull;
+	return u64map__hash(key__of(maj, min, ino) ^ h) | 1;
+}
+
+static uint64_t host__val(const struct stat *st)
+{
+	return u64map__hash((uint64_t)st->st_dev * 0x9e3779b97f4a7c15ull ^ (uint64_t)st->st_ino) |
+	       1;
+}
+
+bool pins__host_reaches(struct processor *p, const char *path, uint32_t maj, uint32_t min,
+			uint64_t ino)
+{
+	const uint64_t *v;
+	struct stat host;
+
+	if (!p->pins || !(v = u64map__get(&p->pins->host, host__key(maj, min, ino, path))))
+		return false;
+	/* The path still names the file it named when the mapped one was
+	 * found to be it. */
+	return !stat(path, &host) && host__val(&host) == *v;
 }
 
 void pins__pin(struct processor *p, uint32_t pid, const char *map_file, const char *path,
@@ -68,9 +101,15 @@ void pins__pin(struct processor *p, uint32_t pid, const char *map_file, const ch
 	}
 	if (fd < 0)
 		return; /* gone already: as before */
-	if (fstat(fd, &mapped) || (!stat(path, &host) && host.st_dev == mapped.st_dev &&
-				   host.st_ino == mapped.st_ino)) {
+	if (fstat(fd, &mapped)) {
+		close(fd);
+		return;
+	}
+	if (!stat(path, &host) && host.st_dev == mapped.st_dev && host.st_ino == mapped.st_ino) {
 		close(fd); /* the host path is the mapped file */
+		if (s->host.len >= PINS_HOST_MAX)
+			u64map__release(&s->host);
+		(void)u64map__put(&s->host, host__key(maj, min, ino, path), host__val(&host));
 		return;
 	}
 	if (s->n == PINS_MAX || u64map__put(&s->index, key, (uint64_t)fd + 1)) {
@@ -100,5 +139,6 @@ void pins__free(struct pins *s)
 		if (s->index.keys[i])
 			close((int)(s->index.vals[i] - 1));
 	u64map__release(&s->index);
+	u64map__release(&s->host);
 	free(s);
 }

@@ -277,6 +277,8 @@ void tasks__drained(struct processor *p, const uint8_t *rec, uint32_t len)
 	path[plen] = '\0';
 	if (ends_with(path, plen, " (deleted)"))
 		path[plen - strlen(" (deleted)")] = '\0';
+	else if (pins__host_reaches(p, path, r.f.maj, r.f.min, r.f.ino))
+		return;
 	map_file_path(r.f.pid, r.f.addr, r.f.addr + r.f.len, path, r.f.ino, map_file,
 		      sizeof(map_file));
 	pins__pin(p, r.f.pid, map_file, path, r.f.maj, r.f.min, r.f.ino);

@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,22 @@
  * (ns); one whose count changed, at every refresh for PY_HOT_NS after. */
 #define PY_FULL_REFRESH_NS (1000ull * 1000 * 1000)
 #define PY_HOT_NS (200ull * 1000 * 1000)
+/* /proc/PID/task directories held open (fstat instead of a path walk per
+ * refresh); processes beyond this many are looked at by path. */
+#define PY_TASK_FDS 64
+
+/* ELF files read for CPython (py_layout__read_elf), by identity: every new
+ * Python process maps the same interpreter, and one still starting is
+ * tried again and again before its libpython is mapped. */
+#define PY_ELF_CACHE 16
+
+struct py_elf_result {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+	int err;
+	uint32_t version;
+	uint64_t runtime_vaddr, load_vaddr;
+};
 
 struct py_task {
 	uint32_t tid;	 /* kernel tid */
@@ -56,6 +73,7 @@ struct py_proc {
 	uint32_t *tids; /* tids written to py_threads at the last refresh */
 	uint32_t ntids, tids_cap;
 	uint64_t task_nlink; /* st_nlink of /proc/PID/task (2 + threads) at the last look */
+	int task_fd;	     /* /proc/PID/task held open for fstat, or -1 */
 	uint64_t next_full;  /* refresh at the next period from then on even if unchanged */
 	uint64_t hot_until;  /* thread count changed: refresh every period until then */
 	uint64_t seen;	  /* the poll pass that last found it in "targets" */
@@ -76,6 +94,17 @@ struct py_tracker {
 	uint64_t self_pidns;
 	uint64_t cpu_ns;		/* thread CPU time spent in py_tracker__poll */
 	uint64_t refreshes, skipped;	/* thread map refreshes done, and left out as unchanged */
+	const volatile uint64_t *targets_gen; /* changes with "targets"; NULL: walk each pass */
+	uint64_t walked_gen;		      /* its value before the last walk */
+	bool walked;
+	uint64_t walks;			      /* passes that walked "targets" */
+	const volatile uint64_t *threads_gen; /* changes with Python threads; NULL: stat each */
+	uint64_t threads_seen;		      /* its value at the last look */
+	uint64_t threads_hot_until;	      /* look at thread counts until then */
+	struct py_elf_result elf_cache[PY_ELF_CACHE];
+	uint32_t elf_cached, elf_next; /* entries used, next to replace */
+	uint32_t task_fds;	       /* py_proc.task_fd held */
+	uint64_t elf_reads;	       /* ELF files read (cache misses) */
 };
 
 int py_mem__read(pid_t pid, uint64_t addr, void *buf, size_t n)
@@ -127,8 +156,11 @@ void py_tracker__free(struct py_tracker *t)
 {
 	if (!t)
 		return;
-	for (uint32_t i = 0; i < t->nprocs; i++)
+	for (uint32_t i = 0; i < t->nprocs; i++) {
 		free(t->procs[i].tids);
+		if (t->procs[i].task_fd >= 0)
+			close(t->procs[i].task_fd);
+	}
 	free(t->procs);
 	free(t->tasks);
 	free(t);
@@ -152,6 +184,7 @@ static struct py_proc *tracker__proc(struct py_tracker *t, pid_t pid, bool add)
 	}
 	memset(&t->procs[t->nprocs], 0, sizeof(t->procs[0]));
 	t->procs[t->nprocs].pid = pid;
+	t->procs[t->nprocs].task_fd = -1;
 	return &t->procs[t->nprocs++];
 }
 
@@ -173,6 +206,70 @@ const char *py_tracker__describe(const struct py_tracker *t)
 uint64_t py_tracker__errors(const struct py_tracker *t)
 {
 	return t ? t->errors : 0;
+}
+
+static void elf_result__key(struct py_elf_result *r, const struct stat *st)
+{
+	r->dev = st->st_dev;
+	r->ino = st->st_ino;
+	r->size = (uint64_t)st->st_size;
+	r->mtime_sec = st->st_mtim.tv_sec;
+	r->mtime_nsec = st->st_mtim.tv_nsec;
+}
+
+static bool elf_result__same(const struct py_elf_result *a, const struct py_elf_result *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
+/*
+ * py_layout__read_elf through the cache: a file of the same device, inode,
+ * size and mtime gives the same answer.  A result is kept only when the
+ * path still names that file after the read (not an I/O error of a file
+ * replaced or gone meanwhile).
+ */
+static int tracker__read_elf(struct py_tracker *t, const char *path, uint32_t *version,
+			     uint64_t *runtime_vaddr, uint64_t *load_vaddr)
+{
+	struct py_elf_result key = { 0 }, again = { 0 }, *r;
+	struct stat st;
+	int err;
+
+	if (stat(path, &st))
+		return -errno;
+	elf_result__key(&key, &st);
+	for (uint32_t i = 0; i < t->elf_cached; i++) {
+		r = &t->elf_cache[i];
+		if (!elf_result__same(r, &key))
+			continue;
+		if (!r->err) {
+			*version = r->version;
+			*runtime_vaddr = r->runtime_vaddr;
+			*load_vaddr = r->load_vaddr;
+		}
+		return r->err;
+	}
+	t->elf_reads++;
+	err = py_layout__read_elf(path, version, runtime_vaddr, load_vaddr);
+	if (stat(path, &st))
+		return err;
+	elf_result__key(&again, &st);
+	if (!elf_result__same(&key, &again) || (err && err != -ENOENT && err != -ENOTSUP))
+		return err;
+	key.err = err;
+	if (!err) {
+		key.version = *version;
+		key.runtime_vaddr = *runtime_vaddr;
+		key.load_vaddr = *load_vaddr;
+	}
+	if (t->elf_cached < PY_ELF_CACHE) {
+		t->elf_cache[t->elf_cached++] = key;
+	} else {
+		t->elf_cache[t->elf_next] = key;
+		t->elf_next = (t->elf_next + 1) % PY_ELF_CACHE;
+	}
+	return err;
 }
 
 /* Find the interpreter module in /proc/PID/maps and fill the layout. */
@@ -204,9 +301,9 @@ static int proc__detect(struct py_tracker *t, struct py_proc *pp)
 		if (off != 0)
 			continue;
 		snprintf(root, sizeof(root), "/proc/%d/root%s", pp->pid, file);
-		err = py_layout__read_elf(root, &version, &runtime_vaddr, &load_vaddr);
+		err = tracker__read_elf(t, root, &version, &runtime_vaddr, &load_vaddr);
 		if (err)
-			err = py_layout__read_elf(file, &version, &runtime_vaddr, &load_vaddr);
+			err = tracker__read_elf(t, file, &version, &runtime_vaddr, &load_vaddr);
 		if (err)
 			continue;
 		base = s - load_vaddr;
@@ -401,13 +498,36 @@ static bool proc__refresh_due(struct py_tracker *t, struct py_proc *pp, uint64_t
 	char path[64];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pp->pid);
-	if (stat(path, &st))
-		return false; /* gone: its exit clears its entries */
+	/* No thread of a Python process started or exited lately (the
+	 * sampler counts them; an exit's thread leaves the count a moment
+	 * after, hence the window): the counts are as last seen. */
+	if (t->threads_gen && pp->task_nlink && now_ns >= t->threads_hot_until)
+		goto decide;
+
+	/* fstat of the open directory asks the same getattr (the count is
+	 * taken at each call) without walking /proc/PID/task's path.  Once
+	 * the process is gone it keeps its last count: its exit clears its
+	 * entries and the full refresh finds no tasks. */
+	if (pp->task_fd < 0 && t->task_fds < PY_TASK_FDS) {
+		snprintf(path, sizeof(path), "/proc/%d/task", pp->pid);
+		pp->task_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pp->task_fd < 0)
+			return false; /* gone: its exit clears its entries */
+		t->task_fds++;
+	}
+	if (pp->task_fd >= 0) {
+		if (fstat(pp->task_fd, &st))
+			return false;
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/task", pp->pid);
+		if (stat(path, &st))
+			return false; /* gone: its exit clears its entries */
+	}
 	if (st.st_nlink != pp->task_nlink) {
 		pp->task_nlink = st.st_nlink;
 		pp->hot_until = now_ns + PY_HOT_NS;
 	}
+decide:
 	if (now_ns < pp->hot_until || now_ns >= pp->next_full) {
 		pp->next_full = now_ns + PY_FULL_REFRESH_NS;
 		t->refreshes++;
@@ -435,6 +555,10 @@ static void tracker__prune(struct py_tracker *t, uint64_t now_ns)
 			t->procs[n++] = *pp;
 			continue;
 		}
+		if (pp->task_fd >= 0) {
+			close(pp->task_fd);
+			t->task_fds--;
+		}
 		if (pp->active) {
 			bpf_map_delete_elem(t->procs_fd, &key);
 			for (uint32_t j = 0; j < pp->ntids; j++)
@@ -445,24 +569,93 @@ static void tracker__prune(struct py_tracker *t, uint64_t now_ns)
 	t->nprocs = n;
 }
 
+void py_tracker__watch(struct py_tracker *t, const volatile uint64_t *targets_gen,
+		       const volatile uint64_t *threads_gen)
+{
+	if (!t)
+		return;
+	t->targets_gen = targets_gen;
+	t->threads_gen = threads_gen;
+}
+
+/* One recorded process in a pass: detect it, or refresh its thread map. */
+static void tracker__visit(struct py_tracker *t, struct py_proc *pp, uint64_t now_ns, bool refresh)
+{
+	pp->seen = t->pass;
+	pp->gone_ns = 0;
+	if (pp->failed)
+		return;
+	if (!pp->active) {
+		if (pp->tries < PY_FAST_TRIES)
+			t->undetected++;
+		if (now_ns < pp->next_try)
+			return;
+		pp->tries++;
+		pp->next_try = now_ns + (pp->tries < PY_FAST_TRIES ? PY_RETRY_FAST_NS
+								  : PY_RETRY_SLOW_NS);
+		if (proc__detect(t, pp))
+			return;
+		(void)proc__refresh_due(t, pp, now_ns);
+		proc__refresh(t, pp); /* just detected: fill its thread map now */
+		return;
+	}
+	if (refresh && proc__refresh_due(t, pp, now_ns))
+		proc__refresh(t, pp);
+}
+
+/*
+ * The processes of the last walk when "targets" has not changed since
+ * (its generation counter says so): walking a hash map costs a system call
+ * per entry plus a scan of all its buckets, 50 times a second, for the
+ * same answer.
+ */
+static void tracker__revisit(struct py_tracker *t, uint64_t now_ns, bool refresh)
+{
+	uint64_t last = t->pass++;
+
+	for (uint32_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i].seen == last)
+			tracker__visit(t, &t->procs[i], now_ns, refresh);
+}
+
 int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 {
 	uint32_t key, next, *prev = NULL;
-	uint64_t cpu0;
+	uint64_t cpu0, gen;
 	int active = 0;
 
 	if (!t)
 		return 0;
-	cpu0 = thread_cpu_ns();
 	/* Detection of a new process is not held to the refresh period: the
-	 * samples taken before it are all "[python frames unknown]". */
-	if (t->last_refresh && now_ns - t->last_refresh < PY_REFRESH_NS && !t->undetected)
-		goto count;
+	 * samples taken before it are all "[python frames unknown]".  A poll
+	 * with nothing to do (most rounds: the drain loop polls twice a round)
+	 * is not timed: the CPU clock is a system call each read. */
+	if (t->last_refresh && now_ns - t->last_refresh < PY_REFRESH_NS && !t->undetected) {
+		for (uint32_t i = 0; i < t->nprocs; i++)
+			active += t->procs[i].active;
+		return active;
+	}
+	cpu0 = thread_cpu_ns();
 	bool refresh = !t->last_refresh || now_ns - t->last_refresh >= PY_REFRESH_NS;
 
 	if (refresh)
 		t->last_refresh = now_ns;
 	t->undetected = 0;
+	if (t->threads_gen && *t->threads_gen != t->threads_seen) {
+		t->threads_seen = *t->threads_gen;
+		t->threads_hot_until = now_ns + PY_HOT_NS;
+	}
+	gen = t->targets_gen ? *t->targets_gen : 0;
+	if (t->targets_gen && t->walked && gen == t->walked_gen) {
+		tracker__revisit(t, now_ns, refresh);
+		tracker__prune(t, now_ns);
+		goto count;
+	}
+	/* The generation is read before the walk: a change during it is
+	 * walked again next time. */
+	t->walked_gen = gen;
+	t->walked = true;
+	t->walks++;
 	t->pass++;
 	while (!bpf_map_get_next_key(t->targets_fd, prev, &next)) {
 		struct py_proc *pp;
@@ -470,28 +663,8 @@ int py_tracker__poll(struct py_tracker *t, uint64_t now_ns)
 		key = next;
 		prev = &key;
 		pp = tracker__proc(t, (pid_t)key, true);
-		if (pp) {
-			pp->seen = t->pass;
-			pp->gone_ns = 0;
-		}
-		if (!pp || pp->failed)
-			continue;
-		if (!pp->active) {
-			if (pp->tries < PY_FAST_TRIES)
-				t->undetected++;
-			if (now_ns < pp->next_try)
-				continue;
-			pp->tries++;
-			pp->next_try = now_ns + (pp->tries < PY_FAST_TRIES ? PY_RETRY_FAST_NS
-									  : PY_RETRY_SLOW_NS);
-			if (proc__detect(t, pp))
-				continue;
-			(void)proc__refresh_due(t, pp, now_ns);
-			proc__refresh(t, pp); /* just detected: fill its thread map now */
-			continue;
-		}
-		if (refresh && proc__refresh_due(t, pp, now_ns))
-			proc__refresh(t, pp);
+		if (pp)
+			tracker__visit(t, pp, now_ns, refresh);
 	}
 	tracker__prune(t, now_ns);
 count:
@@ -499,6 +672,16 @@ count:
 		active += t->procs[i].active;
 	t->cpu_ns += thread_cpu_ns() - cpu0;
 	return active;
+}
+
+uint64_t py_tracker__walks(const struct py_tracker *t)
+{
+	return t ? t->walks : 0;
+}
+
+uint64_t py_tracker__elf_reads(const struct py_tracker *t)
+{
+	return t ? t->elf_reads : 0;
 }
 
 void py_tracker__costs(const struct py_tracker *t, uint64_t *cpu_ns, uint64_t *refreshes,

@@ -37,6 +37,18 @@ struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd,
  */
 int py_tracker__poll(struct py_tracker *t, uint64_t now_ns);
 
+/*
+ * targets_gen (borrowed, may be NULL): a counter that changes whenever
+ * "targets" changes (collector__targets_gen).  With it, a poll walks the
+ * map only after a change, and otherwise visits the processes of the last
+ * walk.  threads_gen (borrowed, may be NULL): one that changes whenever a
+ * thread of a process in "py_procs" starts or exits
+ * (collector__py_threads_gen).  With it, thread counts are looked at only
+ * for PY_HOT_NS after a change; the full refresh each second stays.
+ */
+void py_tracker__watch(struct py_tracker *t, const volatile uint64_t *targets_gen,
+		       const volatile uint64_t *threads_gen);
+
 /* The layout of process pid, or NULL when it is not known to run CPython. */
 const struct py_layout *py_tracker__layout(const struct py_tracker *t, pid_t pid);
 
@@ -52,6 +64,13 @@ const char *py_tracker__describe(const struct py_tracker *t);
  */
 void py_tracker__costs(const struct py_tracker *t, uint64_t *cpu_ns, uint64_t *refreshes,
 		       uint64_t *skipped);
+
+/* Polls that walked "targets" (the others found it unchanged). */
+uint64_t py_tracker__walks(const struct py_tracker *t);
+
+/* Interpreter ELF files read (the others were answered from the cache of
+ * files already read, by device, inode, size and mtime). */
+uint64_t py_tracker__elf_reads(const struct py_tracker *t);
 
 /* Counters: layout failures (messages go to stderr once per process). */
 uint64_t py_tracker__errors(const struct py_tracker *t);

@@ -603,13 +603,28 @@ static bool on_overlayfs(int fd)
 
 /* True when fd is the file an MMAP2 record names (device maj:min, inode
  * ino; overlayfs reports its own device, so there the inode decides). */
-static bool same_file(int fd, uint32_t maj, uint32_t min, uint64_t ino)
+static bool same_file(int fd, uint32_t maj, uint32_t min, uint64_t ino, struct stat *st)
 {
-	struct stat st;
-
-	if (fstat(fd, &st) || (uint64_t)st.st_ino != ino)
+	if (fstat(fd, st) || (uint64_t)st->st_ino != ino)
 		return false;
-	return (major(st.st_dev) == maj && minor(st.st_dev) == min) || on_overlayfs(fd);
+	return (major(st->st_dev) == maj && minor(st->st_dev) == min) || on_overlayfs(fd);
+}
+
+/* The module already made from the file fd is open on (symbolizer__file's
+ * CACHE_FILE key, from its fstat st), or NULL: most mappings are of files
+ * another process mapped before. */
+static struct sym_module *symbolizer__known_file(struct symbolizer *s, const struct stat *st)
+{
+	struct sym_file_key key = {
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_sec = st->st_mtim.tv_sec,
+		.mtime_nsec = st->st_mtim.tv_nsec,
+	};
+	struct cache_key k = { .kind = CACHE_FILE, .file = &key };
+
+	return symbolizer__find(s, &k);
 }
 
 struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
@@ -618,6 +633,7 @@ struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
 {
 	char tried[PATH_MAX + 32], fdpath[64];
 	struct sym_module *m;
+	struct stat st;
 	int fd = -ENOENT;
 
 	if (!path || path[0] != '/')
@@ -629,7 +645,7 @@ struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
 		 * by the time the record is processed the range may hold another
 		 * file (dlclose, then a dlopen of another library at the same
 		 * base), so it must be the record's file too. */
-		if (fd >= 0 && !same_file(fd, maj, min, ino)) {
+		if (fd >= 0 && !same_file(fd, maj, min, ino, &st)) {
 			close(fd);
 			fd = -ESTALE;
 		}
@@ -644,10 +660,15 @@ struct sym_module *symbolizer__mapped_file(struct symbolizer *s, uint32_t pid,
 		}
 		if (fd < 0)
 			return symbolizer__failed(s, path, tried, fd, NULL, 0);
-		if (!same_file(fd, maj, min, ino)) {
+		if (!same_file(fd, maj, min, ino, &st)) {
 			close(fd);
 			return symbolizer__failed(s, path, tried, -ESTALE, NULL, 0);
 		}
+	}
+	m = symbolizer__known_file(s, &st);
+	if (m) {
+		close(fd);
+		return m;
 	}
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 	m = symbolizer__file(s, 0, fdpath, path, NULL, 0);
