@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to `microscope report` (report.c, report_offcpu.c): the parsed
- * options, the state the printers share, and the helpers both use.
+ * Private to `microscope report` (report.c, report_options.c, report_offcpu.c,
+ * report_summary.c): the parsed options, the state the printers share, and
+ * the helpers they use.
  */
 #ifndef MS_CLI_REPORT_H
 #define MS_CLI_REPORT_H
@@ -55,6 +56,11 @@ struct report {
 	uint64_t start_ns; /* the recording's start (analysis__start_ns) */
 	const struct analysis_query *query;
 };
+
+/* ---- report_options.c ---- */
+/* argv into o: -1 to go on, else the exit status (0 after --help, 2 for a
+ * usage error, with its message on stderr). */
+int report_options__parse(int argc, char **argv, struct report_options *o);
 
 /* Shares in percent; 0 for an empty whole. */
 double percent(uint64_t part, uint64_t whole);
