@@ -117,6 +117,18 @@ static uint64_t cache_key__hash(const struct cache_key *k)
 	return h;
 }
 
+/* The identity of the file st describes (CACHE_FILE's key). */
+static struct sym_file_key file_key__of(const struct stat *st)
+{
+	return (struct sym_file_key){
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_sec = st->st_mtim.tv_sec,
+		.mtime_nsec = st->st_mtim.tv_nsec,
+	};
+}
+
 static bool file_key__equal(const struct sym_file_key *a, const struct sym_file_key *b)
 {
 	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
@@ -500,11 +512,7 @@ struct sym_module *symbolizer__file(struct symbolizer *s, uint32_t pid, const ch
 		close(fd);
 		return symbolizer__failed(s, path, tried, err, build_id, build_id_len);
 	}
-	key.dev = st.st_dev;
-	key.ino = st.st_ino;
-	key.size = (uint64_t)st.st_size;
-	key.mtime_sec = st.st_mtim.tv_sec;
-	key.mtime_nsec = st.st_mtim.tv_nsec;
+	key = file_key__of(&st);
 
 	k.file = &key;
 	if (build_id_len) {
@@ -615,13 +623,7 @@ static bool same_file(int fd, uint32_t maj, uint32_t min, uint64_t ino, struct s
  * another process mapped before. */
 static struct sym_module *symbolizer__known_file(struct symbolizer *s, const struct stat *st)
 {
-	struct sym_file_key key = {
-		.dev = st->st_dev,
-		.ino = st->st_ino,
-		.size = (uint64_t)st->st_size,
-		.mtime_sec = st->st_mtim.tv_sec,
-		.mtime_nsec = st->st_mtim.tv_nsec,
-	};
+	struct sym_file_key key = file_key__of(st);
 	struct cache_key k = { .kind = CACHE_FILE, .file = &key };
 
 	return symbolizer__find(s, &k);
