@@ -95,7 +95,10 @@ def best_match(ivs, tid, start, end):
 def missed_switch_ins(capture):
     """offcpu.missed_switch_in of the capture, from report --off-cpu: open
     intervals found with their thread on CPU, kept with an unknown end."""
-    out = H.report(capture, "--off-cpu", "--limit", "1").stdout
+    proc = H.report(capture, "--off-cpu", "--limit", "1")
+    # the CPU samples are not --off-cpu's selection: no "none selected" note
+    assert "is selected" not in proc.stderr, proc.stderr
+    out = proc.stdout
     m = re.search(r"unseen in  (\d+) switch-in", out)
     return int(m.group(1)) if m else 0
 

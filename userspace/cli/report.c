@@ -511,7 +511,8 @@ static int report_run(int argc, char **argv)
 	format_weight(&r, r.total, wbuf, sizeof(wbuf));
 	r.wwidth = (int)strlen(wbuf) > 5 ? (int)strlen(wbuf) : 5;
 
-	if (!sum.samples && c->nsamples)
+	/* --off-cpu weighs intervals: the CPU samples are not its selection. */
+	if (!opt.off_cpu && !sum.samples && c->nsamples)
 		fprintf(stderr,
 			"microscope report: none of the capture's %" PRIu32 " samples is selected: "
 			"check --event, the scope (--pid, --tid, --comm, --module, --container, "
