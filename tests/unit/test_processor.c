@@ -496,6 +496,50 @@ static void test_process_info_and_inheritance(void **state)
 	capture__free(c);
 }
 
+/*
+ * perf writes a task's EXIT record early in do_exit, and the task can be
+ * sampled on the rest of its exit path: such a sample is the process's last,
+ * not a new unnamed process of the same pid.  A FORK of the pid after the
+ * EXIT is a new process, and so is a sample long after the exit.
+ */
+static void test_sample_on_exit_path_is_the_process(void **state)
+{
+	const uint64_t ms = 1000 * 1000;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 1;
+	struct exe_map m;
+
+	find_map(marker_function_one, &m);
+	feed(MS_CHUNK_META, 0, "mode=system-wide", 16, 0);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, 700, 1, 700, 10);
+	feed_comm(MS_SOURCE_SNAPSHOT, 700, "parentcomm", 0, 10);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, 700, &m, 10);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 100);
+	feed_task(PERF_RECORD_FORK, 2, 701, 700, 701, 140);
+	feed_sample(701, 150, &one, 1);
+	feed_task(PERF_RECORD_EXIT, 2, 701, 700, 701, 200);
+	feed_sample(701, 2 * ms, &one, 1);	/* on its exit path */
+	feed_task(PERF_RECORD_FORK, 2, 701, 700, 701, 3 * ms); /* the pid reused */
+	feed_sample(701, 4 * ms, &one, 1);
+	feed_task(PERF_RECORD_EXIT, 2, 701, 700, 701, 5 * ms);
+	feed_sample(701, 2000 * ms, &one, 1); /* long after: not that process */
+	feed(MS_CHUNK_END, 0, NULL, 0, 3000 * ms);
+
+	struct capture *c = finish();
+	uint32_t proc[4];
+
+	assert_int_equal(c->nsamples, 4);
+	for (int i = 0; i < 4; i++)
+		proc[i] = c->threads[c->samples[i].thread].process;
+	assert_int_equal(c->samples[0].thread, c->samples[1].thread);
+	assert_int_not_equal(proc[1], proc[2]);
+	assert_int_not_equal(proc[2], proc[3]);
+	assert_string_equal(capture__string(c, c->processes[proc[0]].comm), "parentcomm");
+	assert_string_equal(capture__string(c, c->processes[proc[2]].comm), "parentcomm");
+	assert_string_equal(capture__string(c, c->processes[proc[3]].comm), "");
+	assert_int_equal(capture__counter(c, "processor.sample_unknown_process"), 1);
+	capture__free(c);
+}
+
 static void test_malformed_counted(void **state)
 {
 	uint8_t junk[64];
@@ -1259,6 +1303,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unreadable_module_frames_say_why, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_forked_child_inherits_mappings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_process_info_and_inheritance, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sample_on_exit_path_is_the_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_budget_drops_whole_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duty_changes_weight_samples, setup, teardown),

@@ -111,7 +111,8 @@ struct collector {
 	__u64 bpf_records, perf_records;
 	__u64 lost_records, lost_events;
 	__u64 ring_errors;     /* malformed perf ring headers: rest of ring skipped */
-	__u64 snapshot_errors; /* /proc files of a target that could not be read */
+	__u64 snapshot_errors; /* /proc files of a live target that could not be read */
+	__u64 snapshot_exited; /* processes or threads gone between listing and reading */
 	bool have_find_vma;    /* the kernel has bpf_find_vma (stack copy bounds) */
 
 	struct perf_sample_id_layout sideband_id; /* trailer of MS_SIDEBAND_SAMPLE_TYPE */
@@ -646,6 +647,19 @@ static int snapshot__process_info(struct collector *c, pid_t pid)
 }
 
 /*
+ * A /proc read of a target that failed: a process or thread that exited
+ * between the listing and the read (ENOENT, ESRCH) is the normal race of a
+ * busy host, counted apart from a file that could not be read.
+ */
+static void snapshot__count(struct collector *c, int err)
+{
+	if (err == -ENOENT || err == -ESRCH)
+		c->snapshot_exited++;
+	else
+		c->snapshot_errors++;
+}
+
+/*
  * Synthesize FORK and COMM for every thread of pid and MMAP2 for each of its
  * executable mappings.  A process that exits meanwhile is counted, not an
  * error; only sink errors are returned.
@@ -661,7 +675,7 @@ static int collector__snapshot_process(struct collector *c, pid_t pid, __u64 tim
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	dir = opendir(path);
 	if (!dir) {
-		c->snapshot_errors++;
+		snapshot__count(c, -errno);
 		return 0;
 	}
 	err = snapshot__process_info(c, pid);
@@ -671,9 +685,11 @@ static int collector__snapshot_process(struct collector *c, pid_t pid, __u64 tim
 		if (tid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
-		if (read_small(path, comm, sizeof(comm))) {
-			c->snapshot_errors++;
-			continue; /* the thread exited */
+		err = read_small(path, comm, sizeof(comm));
+		if (err) {
+			snapshot__count(c, err);
+			err = 0;
+			continue;
 		}
 		err = snapshot__fork(c, pid, ppid, tid, time);
 		if (!err)
@@ -686,7 +702,7 @@ static int collector__snapshot_process(struct collector *c, pid_t pid, __u64 tim
 		return err;
 	err = snapshot__maps(c, pid, time);
 	if (err == -ENOENT || err == -ESRCH || err == -EACCES) {
-		c->snapshot_errors++;
+		snapshot__count(c, err);
 		err = 0;
 	}
 	return err;
@@ -1425,6 +1441,7 @@ static int collector__emit_counters(struct collector *c)
 	COUNTER("collector.bpf_records", c->bpf_records);
 	COUNTER("collector.perf_records", c->perf_records);
 	COUNTER("collector.snapshot_errors", c->snapshot_errors);
+	COUNTER("collector.snapshot_exited", c->snapshot_exited);
 #undef COUNTER
 	if (!err && c->offcpu)
 		err = offcpu__counters(c->offcpu, collector__counter, c);

@@ -53,6 +53,7 @@ struct proc_state {
 	bool tracked; /* a target, a target's descendant, or system-wide */
 	bool have_info; /* namespaces and start time known (MS_CHUNK_PROCESS or parent) */
 	bool exited;
+	uint64_t exit_time; /* its EXIT record's time, once exited by one */
 	struct proc_mapping *maps; /* sorted by start, non-overlapping */
 	uint32_t nmaps;
 	uint32_t maps_cap;
@@ -67,6 +68,7 @@ struct thread_state {
 	uint32_t row;  /* capture thread row */
 	uint32_t proc; /* index into processor.procs */
 	bool exited;   /* its EXIT record was seen */
+	uint64_t exit_time; /* that record's time */
 };
 
 /* A module as the processor knows it: its capture row and frame caches. */
@@ -267,6 +269,8 @@ int tasks__perf_record(struct processor *p, const uint8_t *rec, uint32_t len, ui
 struct proc_state *tasks__find_process(struct processor *p, uint32_t pid);
 struct proc_state *tasks__process(struct processor *p, uint32_t pid, uint64_t time);
 struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t tid, uint64_t time);
+struct thread_state *tasks__sample_thread(struct processor *p, uint32_t pid, uint32_t tid,
+					  uint64_t time, bool *known);
 const struct proc_mapping *tasks__find_mapping(const struct proc_state *ps, uint64_t addr);
 void tasks__release(struct processor *p);
 /* Free the processes that exited and the threads that exited or were

@@ -180,6 +180,7 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 	const uint64_t *wk;
 	uint32_t skip;
 	int err;
+	bool known;
 
 	if (r->arch != MS_ARCH_X86_64 || ms_offcpu__parts(r, len, &parts) ||
 	    r->start_ns > r->time_ns || r->state >= MS_OFFCPU_STATE_COUNT ||
@@ -188,11 +189,11 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 		return 0;
 	}
 	ips = (const uint64_t *)parts.ips;
-	if (!tasks__find_process(p, r->pid))
-		processor__problem(p, MS_PROBLEM_SAMPLE_UNKNOWN_PROCESS);
-	ts = tasks__thread(p, r->pid, r->tid, r->time_ns);
+	ts = tasks__sample_thread(p, r->pid, r->tid, r->time_ns, &known);
 	if (!ts)
 		return -ENOMEM;
+	if (!known)
+		processor__problem(p, MS_PROBLEM_SAMPLE_UNKNOWN_PROCESS);
 	ps = &p->procs[ts->proc];
 
 	/* The thread's stack at switch-out. */

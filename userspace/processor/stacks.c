@@ -647,17 +647,18 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 	struct proc_state *ps;
 	uint32_t nuser;
 	int i, err;
+	bool known;
 
 	if (ms_sample__parts(s, len, &parts) || s->py_status >= MS_PY_STATUS_COUNT ||
 	    (parts.npy && s->py_status == MS_PY_NONE)) {
 		processor__problem(p, MS_PROBLEM_BAD_SAMPLE);
 		return 0;
 	}
-	if (!tasks__find_process(p, s->pid))
-		processor__problem(p, MS_PROBLEM_SAMPLE_UNKNOWN_PROCESS);
-	ts = tasks__thread(p, s->pid, s->tid, s->time_ns);
+	ts = tasks__sample_thread(p, s->pid, s->tid, s->time_ns, &known);
 	if (!ts)
 		return -ENOMEM;
+	if (!known)
+		processor__problem(p, MS_PROBLEM_SAMPLE_UNKNOWN_PROCESS);
 	ps = &p->procs[ts->proc];
 	p->sample_time = s->time_ns;
 

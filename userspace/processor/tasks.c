@@ -106,6 +106,44 @@ struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t t
 	return ts;
 }
 
+/*
+ * How long after its EXIT record a task can still be sampled: perf writes
+ * the record early in do_exit, and the exit path (unmapping the address
+ * space, closing files) runs on after it.
+ */
+#define TASK_EXIT_PATH_NS (1000ull * 1000 * 1000)
+
+static bool in_exit_path(bool exited, uint64_t exit_time, uint64_t time)
+{
+	return !exited || (time >= exit_time && time - exit_time <= TASK_EXIT_PATH_NS);
+}
+
+/*
+ * The thread a sample or off-CPU interval of (pid, tid) at time belongs to:
+ * a live one, or one sampled on its exit path, still the latest of its pid
+ * (no FORK has replaced it), rather than a new unnamed process of the same
+ * pid.  *known says whether the process was seen before.
+ */
+struct thread_state *tasks__sample_thread(struct processor *p, uint32_t pid, uint32_t tid,
+					  uint64_t time, bool *known)
+{
+	uint64_t *tidx = u64map__get(&p->tid_to_thread, (uint64_t)tid + 1);
+	uint64_t *pidx = u64map__get(&p->pid_to_proc, (uint64_t)pid + 1);
+
+	if (tidx && pidx && p->threads[*tidx].proc == *pidx) {
+		struct thread_state *ts = &p->threads[*tidx];
+		struct proc_state *ps = &p->procs[*pidx];
+
+		if (in_exit_path(ps->exited, ps->exit_time, time) &&
+		    in_exit_path(ts->exited, ts->exit_time, time)) {
+			*known = true;
+			return ts;
+		}
+	}
+	*known = tasks__find_process(p, pid) != NULL;
+	return tasks__thread(p, pid, tid, time);
+}
+
 const struct proc_mapping *tasks__find_mapping(const struct proc_state *ps, uint64_t addr)
 {
 	uint32_t lo = 0, hi = ps->nmaps;
@@ -493,13 +531,17 @@ static int on_exit_record(struct processor *p, const uint8_t *rec, uint32_t len,
 	if (t.pid == t.tid) {
 		uint64_t *idx = u64map__get(&p->pid_to_proc, (uint64_t)t.pid + 1);
 
-		if (idx)
+		if (idx && !p->procs[*idx].exited) {
 			p->procs[*idx].exited = true;
+			p->procs[*idx].exit_time = time;
+		}
 	} else {
 		uint64_t *idx = u64map__get(&p->tid_to_thread, (uint64_t)t.tid + 1);
 
-		if (idx && p->procs[p->threads[*idx].proc].pid == t.pid)
+		if (idx && p->procs[p->threads[*idx].proc].pid == t.pid && !p->threads[*idx].exited) {
 			p->threads[*idx].exited = true;
+			p->threads[*idx].exit_time = time;
+		}
 	}
 	return 0;
 }
