@@ -97,12 +97,15 @@ static void convert_note_folded_losses(const struct convert_input *in)
 		times = c->samples[i].time_ns != 0;
 	for (i = 0; i < c->nsamples && !threads; i++)
 		threads = c->samples[i].thread != CAPTURE_NONE;
+	/* an interpreted frame's name holds its line ("f (app.py:3)", as
+	 * py-spy's), unless --granularity function drops it */
 	for (i = 0; i < c->nframes && !lines; i++)
-		lines = c->frames[i].line || c->frames[i].file;
+		lines = (c->frames[i].line || c->frames[i].file) &&
+			!(c->frames[i].flags & CAPTURE_FRAME_F_INTERPRETED);
 	if (times || lines || (threads && !in->query.per_thread))
 		formats_note__add(
 		    in->note, "folded keeps no %s%s%s", times ? "sample times, " : "",
-		    lines ? "source lines, " : "",
+		    lines ? "native source lines, " : "",
 		    threads && !in->query.per_thread ? "threads (--threads keeps them), " : "");
 	convert_note_other_events(in, "exported");
 	/* drop the last ", " of the first part */
