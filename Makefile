@@ -284,6 +284,12 @@ VMTEST_TIMEOUT ?= 900
 vmtest: all
 	$(Q)vmtest/matrix.sh --kernels "$(KERNELS)" --timeout $(VMTEST_TIMEOUT) $(OUTPUT)
 
+# Boots systemd in systemd-nspawn (a debootstrap'd Debian) and runs
+# contrib/microscope.service's settings under it. Root; Debian archive access.
+.PHONY: unit-check
+unit-check: all
+	$(Q)tests/tools/systemd_unit_nspawn.sh $(BIN)
+
 $(MANPAGE): $(BIN) docs/gen-man.py
 	$(call msg,MAN,$@)
 	$(Q)$(PYTHON) docs/gen-man.py $(BIN) $@

@@ -181,6 +181,25 @@ def test_usage_errors_exit_2():
              extra=["--off-cpu", "--off-cpu-min", "500", "-q"])
 
 
+def test_record_in_its_own_pid_namespace_is_refused():
+    """perf names pids as the recorder's namespace sees them (0 outside it)
+    and the sampler names host pids: a recorder in a pid namespace of its
+    own (a container without --pid=host, systemd-nspawn) is refused with
+    status 2 and a way out, before anything is attached, as -a and as a
+    launched command."""
+    H.require_root()
+    if not shutil.which("unshare"):
+        H.skip("unshare (util-linux) is not installed")
+    out = H.tmp_path("cli-pidns.msc")
+    for args in (["-a", "-d", "1"], ["--", "true"]):
+        proc = H.run(["unshare", "--pid", "--fork", "--mount-proc", H.BIN, "record",
+                      "-o", out] + args)
+        assert proc.returncode == 2, "%s: status %d\n%s" % (args, proc.returncode, proc.stderr)
+        assert re.search(r"pid namespace of its own \(pid:\[\d+\]\).*--pid=host",
+                         proc.stderr, re.S), proc.stderr
+        assert not os.path.exists(out)
+
+
 def test_help_texts():
     top = H.run([H.BIN, "--help"], check=True).stdout
     assert "pprof" in top and "speedscope" in top and "symbolize" in top, top

@@ -509,6 +509,34 @@ static void join_args(char *buf, size_t len, char **argv)
 		off += snprintf(buf + off, len - off, "%s%s", i ? " " : "", argv[i]);
 }
 
+/* The kernel's initial pid namespace (PROC_PID_INIT_INO, linux/proc_ns.h). */
+#define INIT_PID_NS_INO 0xEFFFFFFCull
+
+/*
+ * The sampler reports host tgids, while perf's side-band records carry pids
+ * as the recorder's own pid namespace sees them (0 for a task outside it):
+ * a recorder in a pid namespace of its own could join no sample to its
+ * process.  Returns 0, or -EPERM after printing why.
+ */
+static int record__check_pid_namespace(void)
+{
+	unsigned long long ino;
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+
+	if (n < 0)
+		return 0; /* no namespace files: nothing to tell */
+	link[n] = '\0';
+	if (sscanf(link, "pid:[%llu]", &ino) != 1 || ino == INIT_PID_NS_INO)
+		return 0;
+	fprintf(stderr,
+		"microscope record: this process runs in a pid namespace of its own (%s), not the\n"
+		"host's, so the kernel's samples name pids it cannot see; run it in the host's pid\n"
+		"namespace (docker/podman --pid=host, Kubernetes hostPID: true)\n",
+		link);
+	return -EPERM;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_options o;
@@ -525,6 +553,8 @@ int cmd_record(int argc, char **argv)
 		return 0;
 	}
 	if (record__validate(&o))
+		return 2;
+	if (!o.replay && record__check_pid_namespace())
 		return 2;
 	if (o.pid_ns && !o.replay && record__translate_pids(&o))
 		return 2;

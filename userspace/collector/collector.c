@@ -266,8 +266,9 @@ static void diagnose(int err, bool bpf, const char *what, char *buf, size_t len)
 		return;
 	}
 	snprintf(buf, len,
-		 "%s: %s although CAP_BPF/CAP_PERFMON are held: a security module or kernel "
-		 "lockdown (/sys/kernel/security/lockdown) may forbid it",
+		 "%s: %s although CAP_BPF/CAP_PERFMON are held: a security module, kernel "
+		 "lockdown (/sys/kernel/security/lockdown) or a seccomp filter (a container's: "
+		 "allow bpf and perf_event_open) may forbid it",
 		 what, strerror(-err));
 }
 
