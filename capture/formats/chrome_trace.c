@@ -58,6 +58,17 @@ static const char *const state_words[CAPTURE_OFFCPU_STATE_COUNT] = {
 	[CAPTURE_OFFCPU_STATE_OTHER] = "other",
 };
 
+/* Perfetto's thread-state codes (ui/src/components/sql_utils/thread_state.ts:
+ * "R" runnable, "+" preempted, "S" sleeping, "D" uninterruptible, "T"
+ * stopped; an unknown one-letter code is shown as it is). */
+static const char *const state_codes[CAPTURE_OFFCPU_STATE_COUNT] = {
+	[CAPTURE_OFFCPU_STATE_RUNNABLE] = "R+",
+	[CAPTURE_OFFCPU_STATE_SLEEP] = "S",
+	[CAPTURE_OFFCPU_STATE_DISK] = "D",
+	[CAPTURE_OFFCPU_STATE_STOPPED] = "T",
+	[CAPTURE_OFFCPU_STATE_OTHER] = "?",
+};
+
 static const char *const cause_words[CAPTURE_OFFCPU_CAUSE_COUNT] = {
 	[CAPTURE_OFFCPU_CAUSE_NONE] = "none",
 	[CAPTURE_OFFCPU_CAUSE_TASK] = "task",
@@ -125,11 +136,20 @@ static int item_cmp(const void *pa, const void *pb)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* An off-CPU leaf of "stackFrames": one per distinct (stack, name). */
+struct trace_leaf {
+	uint32_t stack;
+	uint32_t interval; /* the first interval with it (its name) */
+};
+
 struct trace {
 	const struct capture *c;
 	uint32_t event;
 	FILE *out;
 	char **labels, **markers, **ivnames;
+	uint32_t *ivleaf;	  /* per interval: its index in leaves */
+	struct trace_leaf *leaves; /* distinct off-CPU leaves */
+	uint32_t nleaves;
 	struct trace_item *items;
 	size_t nitems;
 	uint64_t t0;
@@ -308,6 +328,55 @@ static int trace_layout(struct trace *t)
 	return 0;
 }
 
+static int leaf_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct trace *t = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const struct capture_interval *x = &t->c->intervals[a], *y = &t->c->intervals[b];
+	int d;
+
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	d = strcmp(t->ivnames[a], t->ivnames[b]);
+	return d ? d : (a > b) - (a < b);
+}
+
+/*
+ * Intern the off-CPU leaves: intervals with the same stack and the same
+ * name (state, waker, edges) share one "stackFrames" entry, so an interval
+ * costs its "samples" entry and its "T" event, not a frame of its own.
+ */
+static int trace_leaves(struct trace *t)
+{
+	const struct capture *c = t->c;
+	uint32_t *order, i, prev = CAPTURE_NONE;
+
+	if (!c->nintervals)
+		return 0;
+	order = calloc(c->nintervals, sizeof(*order));
+	t->ivleaf = calloc(c->nintervals, sizeof(*t->ivleaf));
+	t->leaves = calloc(c->nintervals, sizeof(*t->leaves));
+	if (!order || !t->ivleaf || !t->leaves) {
+		free(order);
+		return -ENOMEM;
+	}
+	for (i = 0; i < c->nintervals; i++)
+		order[i] = i;
+	qsort_r(order, c->nintervals, sizeof(*order), leaf_cmp, t);
+	for (i = 0; i < c->nintervals; i++) {
+		uint32_t v = order[i];
+
+		if (prev == CAPTURE_NONE || c->intervals[v].stack != c->intervals[prev].stack ||
+		    strcmp(t->ivnames[v], t->ivnames[prev]))
+			t->leaves[t->nleaves++] = (struct trace_leaf){
+				.stack = c->intervals[v].stack, .interval = v };
+		t->ivleaf[v] = t->nleaves - 1;
+		prev = v;
+	}
+	free(order);
+	return 0;
+}
+
 /* The root-first labels of item k into t->path; returns their count. */
 static uint32_t trace_path(struct trace *t, size_t k)
 {
@@ -329,21 +398,84 @@ static uint32_t trace_path(struct trace *t, size_t k)
 	return n;
 }
 
-static void trace_args(struct trace *t, const struct capture_interval *v, bool clamped)
+/* ns as µs with up to three decimals ("12", "12.5", "12.345"): exact in a
+ * double below 2^53 ns, read back exactly by Perfetto (llround(v * 1000),
+ * json_trace_tokenizer.cc CoerceToTs). */
+static void put_us(FILE *out, uint64_t ns)
 {
+	uint64_t frac = ns % 1000;
+	int digits = 3;
+
+	fprintf(out, "%" PRIu64, ns / 1000);
+	if (!frac)
+		return;
+	while (frac % 10 == 0) {
+		frac /= 10;
+		digits--;
+	}
+	fprintf(out, ".%0*" PRIu64, digits, frac);
+}
+
+/* The innermost frame of stack that is neither kernel code nor a
+ * truncation marker, or CAPTURE_NONE. */
+static uint32_t blocking_frame(const struct capture *c, uint32_t stack)
+{
+	for (; stack != CAPTURE_NONE; stack = c->stacks[stack].parent) {
+		uint32_t f = c->stacks[stack].frame;
+
+		if (!(c->frames[f].flags & (CAPTURE_FRAME_F_KERNEL | CAPTURE_FRAME_F_TRUNCATION)))
+			return f;
+	}
+	return CAPTURE_NONE;
+}
+
+/*
+ * An off-CPU interval as a Perfetto thread-state event ("ph":"T",
+ * json_trace_parser.cc): name its state code, ts/dur its drawn bounds in
+ * exact ns (µs with decimals from t0), args cpu (the CPU it came back on),
+ * blocked_function (its innermost user frame; not for a preemption), edge
+ * and clamp flags.
+ * Other viewers ignore the phase; its stack, waker and state are also its
+ * leaf in "stackFrames".
+ */
+static void trace_state(struct trace *t, const struct trace_item *it, uint64_t pid,
+			uint64_t tid)
+{
+	const struct capture_interval *v = &t->c->intervals[it->id];
+	/* a preempted thread blocked nowhere: its frames are the slices */
+	uint32_t f = v->state == CAPTURE_OFFCPU_STATE_RUNNABLE ? CAPTURE_NONE
+							       : blocking_frame(t->c, v->stack);
+	const char *sep = "";
 	FILE *out = t->out;
 
-	fprintf(out, ",\"args\":{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64, v->start_ns,
-		v->end_ns);
-	if (v->cpu != CAPTURE_NONE)
-		fprintf(out, ",\"cpu\":%" PRIu32, v->cpu);
-	if (v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN)
-		fputs(",\"start_unknown\":true", out);
-	if (v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN)
-		fputs(",\"end_unknown\":true", out);
-	if (clamped)
-		fputs(",\"clamped\":true", out);
-	fputc('}', out);
+	fprintf(out, "%s\n{\"ph\":\"T\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":",
+		t->first_event ? "" : ",", pid, tid);
+	t->first_event = false;
+	put_us(out, it->start - t->t0);
+	fputs(",\"dur\":", out);
+	put_us(out, it->end - it->start);
+	fprintf(out, ",\"name\":\"%s\",\"args\":{",
+		v->state < CAPTURE_OFFCPU_STATE_COUNT ? state_codes[v->state] : "?");
+	if (v->cpu != CAPTURE_NONE) {
+		fprintf(out, "\"cpu\":%" PRIu32, v->cpu);
+		sep = ",";
+	}
+	if (f != CAPTURE_NONE) {
+		fprintf(out, "%s\"blocked_function\":", sep);
+		formats__json_string(out, t->labels[f]);
+		sep = ",";
+	}
+	if (v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN) {
+		fprintf(out, "%s\"start_unknown\":1", sep);
+		sep = ",";
+	}
+	if (v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN) {
+		fprintf(out, "%s\"end_unknown\":1", sep);
+		sep = ",";
+	}
+	if (it->clamped)
+		fprintf(out, "%s\"clamped\":1", sep);
+	fputs("}}", out);
 }
 
 static void trace_close_to(struct trace *t, uint32_t depth, uint64_t ns, bool write)
@@ -362,7 +494,6 @@ static void trace_close_to(struct trace *t, uint32_t depth, uint64_t ns, bool wr
  */
 static int trace_walk(struct trace *t, bool write)
 {
-	const struct capture *c = t->c;
 	uint64_t left = t->budget;
 	size_t k;
 
@@ -372,17 +503,25 @@ static int trace_walk(struct trace *t, bool write)
 		const struct trace_item *it = &t->items[k];
 		const struct trace_item *prev = k && t->items[k - 1].thread == it->thread
 							? &t->items[k - 1] : NULL;
-		uint32_t n = trace_path(t, k), common = 0, d;
+		/* an interval's leaf is no slice (its "T" event stands for it) */
+		uint32_t n = trace_path(t, k) - it->interval, common = 0, d;
 		uint64_t pid, tid;
 
 		if (prev && (it->start <= prev->end || it->start - prev->end <= TRACE_BRIDGE_NS)) {
-			/* an interval's leaf is its own slice, never continued */
 			while (common < t->nopen && common < n &&
-			       !strcmp(t->open[common], t->path[common]) &&
-			       strncmp(t->path[common], "off-CPU: ", 9))
+			       !strcmp(t->open[common], t->path[common]))
 				common++;
 		}
 		trace_close_to(t, common, k ? t->items[k - 1].end : 0, write);
+		if (it->interval) {
+			/* the frames it shares with the open slices stay open
+			 * across it (they were on the stack); it opens none */
+			if (write) {
+				trace_ids(t, it->thread, &pid, &tid);
+				trace_state(t, it, pid, tid);
+			}
+			continue;
+		}
 		if (n - common > left) {
 			trace_close_to(t, 0, k ? t->items[k - 1].end : 0, write);
 			t->cut_item = k;
@@ -406,17 +545,14 @@ static int trace_walk(struct trace *t, bool write)
 				t->ends[idx] = it->end;
 			} else {
 				uint64_t ts = trace_us(t, it->start), te = trace_us(t, t->ends[idx]);
-				bool leaf_iv = it->interval && d + 1 == n;
 
 				/* a slice under 1 µs is dropped, and so are all it holds */
-				if (te > ts || leaf_iv) {
+				if (te > ts) {
 					fprintf(t->out, "%s\n{\"ph\":\"X\",\"pid\":%" PRIu64 ",\"tid\":%"
 						PRIu64 ",\"ts\":%" PRIu64 ",\"dur\":%" PRIu64 ",\"name\":",
 						t->first_event ? "" : ",", pid, tid, ts, te - ts);
 					t->first_event = false;
 					formats__json_string(t->out, t->path[d]);
-					if (leaf_iv)
-						trace_args(t, &c->intervals[it->id], it->clamped);
 					fputc('}', t->out);
 				}
 			}
@@ -488,7 +624,8 @@ static int trace_metadata(struct trace *t)
 
 /*
  * Stack frame ids: stack row s is s + 1; then "[empty stack]", then one
- * leaf per marker sample and one per interval (parent its stack).
+ * leaf per marker sample and one per distinct off-CPU leaf (parent its
+ * stack).
  */
 static uint64_t sf_empty(const struct trace *t)
 {
@@ -501,7 +638,7 @@ static uint64_t sf_leaf(const struct trace *t, const struct trace_item *it)
 	uint32_t stack;
 
 	if (it->interval)
-		return sf_empty(t) + 1 + c->nsamples + it->id;
+		return sf_empty(t) + 1 + c->nsamples + t->ivleaf[it->id];
 	if (c->samples[it->id].event != t->event)
 		return sf_empty(t) + 1 + it->id;
 	stack = c->samples[it->id].stack;
@@ -525,7 +662,7 @@ static int trace_compact(struct trace *t)
 	bool *used = calloc((size_t)c->nstacks + 1, 1), first = true, empty = false;
 	FILE *out = t->out;
 	size_t k;
-	uint32_t s;
+	uint32_t s, i;
 
 	if (!used)
 		return -ENOMEM;
@@ -534,17 +671,22 @@ static int trace_compact(struct trace *t)
 		const struct trace_item *it = &t->items[k];
 		uint32_t stack = it->interval ? c->intervals[it->id].stack
 					      : c->samples[it->id].stack;
-		uint64_t leaf = sf_leaf(t, it), parent = stack == CAPTURE_NONE ? sf_empty(t)
-									: (uint64_t)stack + 1;
+		uint64_t parent = stack == CAPTURE_NONE ? sf_empty(t) : (uint64_t)stack + 1;
 
 		if (stack == CAPTURE_NONE)
 			empty = true;
 		for (s = stack; s != CAPTURE_NONE && !used[s]; s = c->stacks[s].parent)
 			used[s] = true;
-		if (it->interval)
-			sf_entry(out, &first, leaf, t->ivnames[it->id], parent);
-		else if (c->samples[it->id].event != t->event)
-			sf_entry(out, &first, leaf, t->markers[c->samples[it->id].event], parent);
+		if (!it->interval && c->samples[it->id].event != t->event)
+			sf_entry(out, &first, sf_leaf(t, it), t->markers[c->samples[it->id].event],
+				 parent);
+	}
+	for (i = 0; i < t->nleaves; i++) {
+		const struct trace_leaf *lf = &t->leaves[i];
+
+		sf_entry(out, &first, sf_empty(t) + 1 + c->nsamples + i,
+			 t->ivnames[lf->interval],
+			 lf->stack == CAPTURE_NONE ? sf_empty(t) : lf->stack + 1ull);
 	}
 	if (empty)
 		sf_entry(out, &first, sf_empty(t), "[empty stack]", 0);
@@ -584,8 +726,8 @@ static void trace_notes(const struct trace *t, struct formats_note *note)
 		formats_note__add(note, "samples of unknown duration last until the thread's next "
 				  "sample");
 	if (c->nintervals)
-		formats_note__add(note, "%u off-CPU intervals drawn at their bounds (waker stacks "
-				  "not carried)", c->nintervals);
+		formats_note__add(note, "%u off-CPU intervals drawn at their bounds (thread-state "
+				  "events; waker stacks not carried)", c->nintervals);
 	if (t->edge_ivs)
 		formats_note__add(note, "%" PRIu64 " intervals cut by the recording's edges drawn "
 				  "clamped to them (args start_unknown/end_unknown)", t->edge_ivs);
@@ -630,6 +772,9 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 	err = trace_layout(&t);
 	if (err)
 		goto cleanup;
+	err = trace_leaves(&t);
+	if (err)
+		goto cleanup;
 	err = -ENOMEM;
 	t.path = calloc(t.maxdepth, sizeof(*t.path));
 	t.path_frames = calloc(t.maxdepth, sizeof(*t.path_frames));
@@ -655,7 +800,7 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 	err = trace_compact(&t);
 	if (err)
 		goto cleanup;
-	fprintf(out, "\"displayTimeUnit\":\"ns\",\"otherData\":{\"exporter\":\"microscope\","
+	fprintf(out, "\"otherData\":{\"exporter\":\"microscope\","
 		     "\"t0_ns\":%" PRIu64 "}}\n", t.t0);
 	trace_notes(&t, note);
 	err = ferror(out) ? -EIO : 0;
@@ -669,6 +814,8 @@ cleanup:
 		for (i = 0; i < c->nintervals; i++)
 			free(t.ivnames[i]);
 	free(t.ivnames);
+	free(t.ivleaf);
+	free(t.leaves);
 	free(t.items);
 	free(t.path);
 	free(t.path_frames);

@@ -759,28 +759,44 @@ static void test_offcpu_exports(void **state)
 	assert_trace_nests(text);
 	if (getenv("TEST_FORMATS_DUMP"))
 		fputs(text, stderr);
-	/* A keeps its real bounds (µs from t0 = 1000 ns), exact ns in args */
-	assert_non_null(strstr(text, "{\"ph\":\"X\",\"pid\":42,\"tid\":43,\"ts\":500,\"dur\":1000,"
-				     "\"name\":\"off-CPU: sleep (woken by hardirq)\",\"args\":"
-				     "{\"start_ns\":501000,\"end_ns\":1501000,\"cpu\":1}}"));
-	/* sample 0 is cut at A's start; sample 1 (at 1000 µs, inside A) is
-	 * dropped, said in the note; outer opens at A's end */
-	assert_non_null(strstr(text, "\"ts\":1500,\"dur\":2999,\"name\":\"outer\"}"));
+	/* A keeps its real bounds, a thread-state event (Perfetto's "T") in
+	 * exact µs from t0 = 1000 ns, with the CPU and the blocking frame */
+	assert_non_null(strstr(text, "{\"ph\":\"T\",\"pid\":42,\"tid\":43,\"ts\":500,\"dur\":1000,"
+				     "\"name\":\"S\",\"args\":{\"cpu\":1,\"blocked_function\":\"main\"}}"));
+	/* main stays open across both intervals (on their stacks); sample 0
+	 * is cut at A's start; sample 1 (at 1000 µs, inside A) is dropped,
+	 * said in the note; outer opens at A's end */
+	assert_non_null(strstr(text, "{\"ph\":\"X\",\"pid\":42,\"tid\":43,\"ts\":0,\"dur\":4999,"
+				     "\"name\":\"main\"}"));
+	assert_non_null(strstr(text, "\"ts\":2000,\"dur\":2499,\"name\":\"outer\"}"));
 	assert_null(strstr(text, "\"ts\":1000,"));
-	/* B clamped to start at A's end; C drawn with its flag */
-	assert_non_null(strstr(text, "\"ts\":1500,\"dur\":99,\"name\":\"off-CPU: runnable (preempted)\","
-				     "\"args\":{\"start_ns\":1400000,\"end_ns\":1600000,\"clamped\":true}"));
-	assert_non_null(strstr(text, "\"name\":\"off-CPU: sleep (woken by worker-43) [end unknown]\""));
-	assert_non_null(strstr(text, "\"end_unknown\":true"));
-	/* the compact form: A's leaf (id nstacks 6 + 1 + 1 + nsamples 5 + 0)
-	 * under main; the gap after B, before sample 2, has an entry of its own */
+	/* no slice for an interval's leaf: its state is the "T" event */
+	assert_true(strstr(text, "\"name\":\"off-CPU") > strstr(text, "\"stackFrames\""));
+	assert_null(strstr(text, "\"ph\":\"X\",\"pid\":42,\"tid\":43,\"ts\":500,"));
+	/* B clamped to start at A's end (a preemption: no blocking frame);
+	 * C drawn with its flag */
+	assert_non_null(strstr(text, "{\"ph\":\"T\",\"pid\":42,\"tid\":43,\"ts\":1500,\"dur\":99,"
+				     "\"name\":\"R+\",\"args\":{\"clamped\":1}}"));
+	assert_non_null(strstr(text, "\"ts\":4499,\"dur\":500,\"name\":\"S\",\"args\":"
+				     "{\"blocked_function\":\"main\",\"end_unknown\":1}}"));
+	/* the compact form: one leaf per distinct (stack, name), ids from
+	 * nstacks 6 + 1 + 1 + nsamples 5 = 13 in (stack, name) order; the gap
+	 * after B, before sample 2, has an entry of its own */
 	assert_non_null(strstr(text, "\"13\":{\"name\":\"off-CPU: sleep (woken by hardirq)\","
 				     "\"parent\":1}"));
+	assert_non_null(strstr(text, "\"14\":{\"name\":\"off-CPU: sleep (woken by worker-43) "
+				     "[end unknown]\",\"parent\":1}"));
+	assert_non_null(strstr(text, "\"15\":{\"name\":\"off-CPU: runnable (preempted)\","
+				     "\"parent\":2}"));
 	assert_non_null(strstr(text, "{\"pid\":42,\"tid\":43,\"ts\":0,\"sf\":1},\n"
 				     "{\"pid\":42,\"tid\":43,\"ts\":500,\"sf\":13},\n"
-				     "{\"pid\":42,\"tid\":43,\"ts\":1500,\"sf\":14},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":1500,\"sf\":15},\n"
 				     "{\"pid\":42,\"tid\":43,\"ts\":1599},\n"
 				     "{\"pid\":42,\"tid\":43,\"ts\":2000,\"sf\":3}"));
+	assert_non_null(strstr(text, "{\"pid\":42,\"tid\":43,\"ts\":4499,\"sf\":14},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":4999}\n]"));
+	/* Perfetto records displayTimeUnit as a stat (json_display_time_unit) */
+	assert_null(strstr(text, "displayTimeUnit"));
 	assert_non_null(strstr(text, "\"t0_ns\":1000"));
 	assert_non_null(strstr(note.text, "3 off-CPU intervals drawn"));
 	assert_non_null(strstr(note.text, "0 samples trimmed and 1 dropped"));
