@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Chrome trace event JSON exporter, compact: about 100-200 bytes per sample
- * whatever the stack depth.
+ * Chrome trace event JSON exporter, compact: about 100-160 bytes per sample
+ * or off-CPU interval whatever the stack depth.
  *
  * Layout (trace_layout): every sample and off-CPU interval of a thread gets
  * a drawn span [start, end) in ns.  An interval keeps its real bounds; a
@@ -18,20 +18,23 @@
  *
  * - "samples" + "stackFrames", the format's compact form, read by
  *   speedscope: one entry per span at its start ("sf" its leaf: a stack row,
- *   an off-CPU leaf "off-CPU: <state> (woken by ...)" or an event marker
- *   "[<event>]") and one entry without "sf" where a span ends before the next
- *   starts.  speedscope weighs an entry by the time to the next one, so each
- *   function's total is the sum of its spans and gaps stay blank.
+ *   an off-CPU leaf "off-CPU: <state> (woken by ...)", one per distinct
+ *   stack and name, or an event marker "[<event>]") and one entry without
+ *   "sf" where a span ends before the next starts.  speedscope weighs an
+ *   entry by the time to the next one, so each function's total is the sum
+ *   of its spans and gaps stay blank.
  *
- * - "X" slices in "traceEvents", read by Perfetto and chrome://tracing (which
- *   ignore "samples"): per thread, a frame's slice spans the consecutive items
- *   that have it at the same depth from the root, across gaps of up to
- *   TRACE_BRIDGE_NS (it was on the stack); an off-CPU interval's leaf is a
- *   slice of its own at its bounds, with args (exact ns, cpu, edge flags).
- *   Slices are written parents first (trace_walk runs twice: once to learn
- *   where each slice ends, once to write it).  They are bounded
- *   (capture/limits.h, CAPTURE_LIMIT_EXPORT_K events per row): past the
- *   limit they stop, said in a note; the samples still hold everything.
+ * - "traceEvents", read by Perfetto (which skips "samples" and
+ *   "stackFrames", json_trace_tokenizer.cc): "M" names, "X" slices per
+ *   thread, a frame's slice spanning the consecutive items that have it at
+ *   the same depth from the root, across gaps of up to TRACE_BRIDGE_NS (it
+ *   was on the stack) and across off-CPU intervals whose stack holds it;
+ *   and per interval one "T" thread-state event (Perfetto's thread_state
+ *   table: state code, exact ns bounds, cpu, blocked function).  Slices are
+ *   written parents first (trace_walk runs twice: once to learn where each
+ *   slice ends, once to write it), at most TRACE_MAX_DEPTH deep.  They are
+ *   bounded (capture/limits.h, CAPTURE_LIMIT_EXPORT_K events per row): past
+ *   the limit they stop, said in a note; the samples still hold everything.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,6 +50,10 @@
 /* Frames shared by consecutive items of a thread stay one slice across a gap
  * up to this long. */
 #define TRACE_BRIDGE_NS 100000000ull
+/* Perfetto drops a slice nested this deep, with an error
+ * (src/trace_processor/importers/common/slice_tracker.h kMaxDepth,
+ * stat slice_max_depth_exceeded): deeper frames get no slice. */
+#define TRACE_MAX_DEPTH 512u
 
 #define EDGE_FLAGS (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)
 
@@ -154,7 +161,7 @@ struct trace {
 	size_t nitems;
 	uint64_t t0;
 	bool timed, any_unknown;
-	uint64_t trimmed, dropped, cut_short, clamped_ivs, edge_ivs;
+	uint64_t trimmed, dropped, cut_short, clamped_ivs, edge_ivs, too_deep;
 	/* the walk */
 	const char **path;
 	uint32_t *path_frames, maxdepth;
@@ -546,8 +553,11 @@ static int trace_walk(struct trace *t, bool write)
 			} else {
 				uint64_t ts = trace_us(t, it->start), te = trace_us(t, t->ends[idx]);
 
-				/* a slice under 1 µs is dropped, and so are all it holds */
-				if (te > ts) {
+				/* a slice under 1 µs is dropped, and so are all it
+				 * holds; so is one deeper than Perfetto keeps */
+				if (te > ts && d >= TRACE_MAX_DEPTH)
+					t->too_deep++;
+				else if (te > ts) {
 					fprintf(t->out, "%s\n{\"ph\":\"X\",\"pid\":%" PRIu64 ",\"tid\":%"
 						PRIu64 ",\"ts\":%" PRIu64 ",\"dur\":%" PRIu64 ",\"name\":",
 						t->first_event ? "" : ",", pid, tid, ts, te - ts);
@@ -740,6 +750,10 @@ static void trace_notes(const struct trace *t, struct formats_note *note)
 	if (t->clamped_ivs)
 		formats_note__add(note, "%" PRIu64 " overlapping intervals clamped (args clamped)",
 				  t->clamped_ivs);
+	if (t->too_deep)
+		formats_note__add(note, "%" PRIu64 " slices deeper than %u frames not written "
+				  "(Perfetto's limit); their samples are whole in \"samples\"",
+				  t->too_deep, TRACE_MAX_DEPTH);
 	if (t->cut_item < t->nitems)
 		formats_note__add(note, "slices stop at ts %" PRIu64 " us (item %zu of %zu): the "
 				  "output limit of %u events per row (capture/limits.h); every "
