@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * Chrome trace event JSON exporter, compact: about 100-160 bytes per sample
+ * Chrome trace event JSON exporter, compact: about 100-150 bytes per sample
  * or off-CPU interval whatever the stack depth.
  *
  * Layout (trace_layout): every sample and off-CPU interval of a thread gets
  * a drawn span [start, end) in ns.  An interval keeps its real bounds; a
  * sample starts at its time and lasts its duration (weight x period), cut at
  * the thread's next item, trimmed or dropped where it would overlap an
- * interval; a sample that starts within 1/TRACE_JITTER_DIV of the previous
- * sample's length of that one's end (timer jitter, either way) starts at its
- * end, so a run of samples is drawn without slivers or overlaps and every
- * span keeps its length.
+ * interval (the rest drawn after the interval, trace_resume); a sample
+ * that starts within 1/TRACE_JITTER_DIV of the previous sample's length of
+ * that one's end (timer jitter, either way) starts at its end, so a run of
+ * samples is drawn without slivers or overlaps and every span keeps its
+ * length.
  *
  * Two views of the same spans, in integer µs from t0 (one floor for every
  * boundary, so nesting survives the rounding and µs values are exact in a
@@ -28,7 +29,8 @@
  *   "stackFrames", json_trace_tokenizer.cc): "M" names, "X" slices per
  *   thread, a frame's slice spanning the consecutive items that have it at
  *   the same depth from the root, across gaps of up to TRACE_BRIDGE_NS (it
- *   was on the stack) and across off-CPU intervals whose stack holds it;
+ *   was on the stack) and across off-CPU intervals whose stack holds it
+ *   (all of them across a preemption in the sampled code, preempted_in);
  *   and per interval one "T" thread-state event (Perfetto's thread_state
  *   table: state code, exact ns bounds, cpu, blocked function).  Slices are
  *   written parents first (trace_walk runs twice: once to learn where each
@@ -128,6 +130,9 @@ struct trace_item {
 	uint32_t id;	 /* sample or interval id */
 	bool interval;
 	bool clamped;	 /* an interval moved to start after an overlapping one */
+	bool cont;	 /* the rest of a sample, after the preemption that cut it */
+	bool resumes;	 /* a preemption in the code of the sample before it */
+	uint64_t rest;	 /* ns of the sample cut off by a preemption, to carry */
 };
 
 static int item_cmp(const void *pa, const void *pb)
@@ -161,7 +166,7 @@ struct trace {
 	size_t nitems;
 	uint64_t t0;
 	bool timed, any_unknown;
-	uint64_t trimmed, dropped, cut_short, clamped_ivs, edge_ivs, too_deep;
+	uint64_t trimmed, dropped, cut_short, clamped_ivs, edge_ivs, too_deep, continued;
 	/* the walk */
 	const char **path;
 	uint32_t *path_frames, maxdepth;
@@ -190,6 +195,33 @@ static void trace_ids(const struct trace *t, uint32_t thread, uint64_t *pid, uin
 		*pid = c->processes[c->threads[thread].process].pid;
 		*tid = c->threads[thread].tid;
 	}
+}
+
+/* The innermost frame of stack that is neither kernel code nor a
+ * truncation marker, or CAPTURE_NONE. */
+static uint32_t blocking_frame(const struct capture *c, uint32_t stack)
+{
+	for (; stack != CAPTURE_NONE; stack = c->stacks[stack].parent) {
+		uint32_t f = c->stacks[stack].frame;
+
+		if (!(c->frames[f].flags & (CAPTURE_FRAME_F_KERNEL | CAPTURE_FRAME_F_TRUNCATION)))
+			return f;
+	}
+	return CAPTURE_NONE;
+}
+
+/*
+ * Whether v is a preemption in the code of the sample stack s: their
+ * innermost user frames have the same label.  (A preemption's stack is
+ * often only that frame under kernel ones, "[no stack copy]" above it, so
+ * the thread is taken to resume the sampled code, its stack the sample's.)
+ */
+static bool preempted_in(const struct trace *t, const struct capture_interval *v, uint32_t s)
+{
+	uint32_t fs = blocking_frame(t->c, s), fv = blocking_frame(t->c, v->stack);
+
+	return v->state == CAPTURE_OFFCPU_STATE_RUNNABLE && fs != CAPTURE_NONE &&
+	       fv != CAPTURE_NONE && (fs == fv || !strcmp(t->labels[fs], t->labels[fv]));
 }
 
 /* Collect the items, sort them per thread and time, and draw their spans. */
@@ -276,6 +308,8 @@ static int trace_layout(struct trace *t)
 				t->clamped_ivs++;
 			}
 			hard_end = it->end;
+			it->resumes = prev && !prev->interval &&
+				      preempted_in(t, v, c->samples[prev->id].stack);
 		} else {
 			const struct capture_sample *smp = &c->samples[it->id];
 			uint64_t dur = formats__sample_ns(&c->events[smp->event], c, smp);
@@ -309,7 +343,12 @@ static int trace_layout(struct trace *t)
 			    (next->interval || next->key < it->end - dur / TRACE_JITTER_DIV)) {
 				uint64_t to = next->key > it->start ? next->key : it->start;
 
-				t->cut_short++;
+				/* the rest of its period is drawn after the
+				 * interval (trace_resume) */
+				if (next->interval)
+					it->rest = it->end - to;
+				else
+					t->cut_short++;
 				it->end = to;
 			}
 			if (t->timed && it->end > ivnext[k]) {
@@ -384,6 +423,62 @@ static int trace_leaves(struct trace *t)
 	return 0;
 }
 
+/*
+ * A sample cut by an off-CPU interval keeps its length: the rest of its
+ * period is one more item of the same sample from the interval's end, cut
+ * at the thread's next item (its span is a drawing of the CPU time it
+ * stands for, so each function keeps its samples x period), unless the
+ * interval's end is unknown.  Items are reallocated.
+ */
+static int trace_resume(struct trace *t)
+{
+	struct trace_item *items;
+	size_t k, n = 0, extra = 0;
+
+	for (k = 0; k < t->nitems; k++)
+		extra += t->items[k].rest != 0;
+	if (!extra)
+		return 0;
+	items = calloc(t->nitems + extra, sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	for (k = 0; k < t->nitems; k++) {
+		const struct trace_item *it = &t->items[k], *iv, *nx;
+		uint64_t start, end;
+
+		items[n++] = *it;
+		if (!it->rest)
+			continue;
+		iv = k + 1 < t->nitems ? &t->items[k + 1] : NULL;
+		/* not past an interval cut by the recording's end */
+		if (!iv || !iv->interval || iv->thread != it->thread ||
+		    (t->c->intervals[iv->id].flags & CAPTURE_INTERVAL_F_END_UNKNOWN)) {
+			t->cut_short++;
+			continue;
+		}
+		nx = k + 2 < t->nitems && t->items[k + 2].thread == it->thread ? &t->items[k + 2]
+									      : NULL;
+		start = iv->end;
+		if (__builtin_add_overflow(start, it->rest, &end))
+			end = UINT64_MAX;
+		if (nx && end > nx->start)
+			end = nx->start > start ? nx->start : start;
+		if (end - start < it->rest)
+			t->cut_short++;
+		if (end == start)
+			continue;
+		items[n++] = *iv;
+		items[n++] = (struct trace_item){ .key = start, .start = start, .end = end,
+						  .thread = it->thread, .id = it->id, .cont = true };
+		t->continued++;
+		k++;
+	}
+	free(t->items);
+	t->items = items;
+	t->nitems = n;
+	return 0;
+}
+
 /* The root-first labels of item k into t->path; returns their count. */
 static uint32_t trace_path(struct trace *t, size_t k)
 {
@@ -423,17 +518,13 @@ static void put_us(FILE *out, uint64_t ns)
 	fprintf(out, ".%0*" PRIu64, digits, frac);
 }
 
-/* The innermost frame of stack that is neither kernel code nor a
- * truncation marker, or CAPTURE_NONE. */
-static uint32_t blocking_frame(const struct capture *c, uint32_t stack)
+/* ",\"args\":{" before the first arg, "," before the others. */
+static const char *arg_sep(bool *any)
 {
-	for (; stack != CAPTURE_NONE; stack = c->stacks[stack].parent) {
-		uint32_t f = c->stacks[stack].frame;
+	const char *sep = *any ? "," : ",\"args\":{";
 
-		if (!(c->frames[f].flags & (CAPTURE_FRAME_F_KERNEL | CAPTURE_FRAME_F_TRUNCATION)))
-			return f;
-	}
-	return CAPTURE_NONE;
+	*any = true;
+	return sep;
 }
 
 /*
@@ -452,7 +543,7 @@ static void trace_state(struct trace *t, const struct trace_item *it, uint64_t p
 	/* a preempted thread blocked nowhere: its frames are the slices */
 	uint32_t f = v->state == CAPTURE_OFFCPU_STATE_RUNNABLE ? CAPTURE_NONE
 							       : blocking_frame(t->c, v->stack);
-	const char *sep = "";
+	bool any = false;
 	FILE *out = t->out;
 
 	fprintf(out, "%s\n{\"ph\":\"T\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":",
@@ -461,28 +552,21 @@ static void trace_state(struct trace *t, const struct trace_item *it, uint64_t p
 	put_us(out, it->start - t->t0);
 	fputs(",\"dur\":", out);
 	put_us(out, it->end - it->start);
-	fprintf(out, ",\"name\":\"%s\",\"args\":{",
+	fprintf(out, ",\"name\":\"%s\"",
 		v->state < CAPTURE_OFFCPU_STATE_COUNT ? state_codes[v->state] : "?");
-	if (v->cpu != CAPTURE_NONE) {
-		fprintf(out, "\"cpu\":%" PRIu32, v->cpu);
-		sep = ",";
-	}
+	if (v->cpu != CAPTURE_NONE)
+		fprintf(out, "%s\"cpu\":%" PRIu32, arg_sep(&any), v->cpu);
 	if (f != CAPTURE_NONE) {
-		fprintf(out, "%s\"blocked_function\":", sep);
+		fprintf(out, "%s\"blocked_function\":", arg_sep(&any));
 		formats__json_string(out, t->labels[f]);
-		sep = ",";
 	}
-	if (v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN) {
-		fprintf(out, "%s\"start_unknown\":1", sep);
-		sep = ",";
-	}
-	if (v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN) {
-		fprintf(out, "%s\"end_unknown\":1", sep);
-		sep = ",";
-	}
+	if (v->flags & CAPTURE_INTERVAL_F_START_UNKNOWN)
+		fprintf(out, "%s\"start_unknown\":1", arg_sep(&any));
+	if (v->flags & CAPTURE_INTERVAL_F_END_UNKNOWN)
+		fprintf(out, "%s\"end_unknown\":1", arg_sep(&any));
 	if (it->clamped)
-		fprintf(out, "%s\"clamped\":1", sep);
-	fputs("}}", out);
+		fprintf(out, "%s\"clamped\":1", arg_sep(&any));
+	fputs(any ? "}}" : "}", out);
 }
 
 static void trace_close_to(struct trace *t, uint32_t depth, uint64_t ns, bool write)
@@ -514,6 +598,15 @@ static int trace_walk(struct trace *t, bool write)
 		uint32_t n = trace_path(t, k) - it->interval, common = 0, d;
 		uint64_t pid, tid;
 
+		if (it->interval && it->resumes) {
+			/* preempted in the sampled code: its stack is the
+			 * sample's, every slice stays open across it */
+			if (write) {
+				trace_ids(t, it->thread, &pid, &tid);
+				trace_state(t, it, pid, tid);
+			}
+			continue;
+		}
 		if (prev && (it->start <= prev->end || it->start - prev->end <= TRACE_BRIDGE_NS)) {
 			while (common < t->nopen && common < n &&
 			       !strcmp(t->open[common], t->path[common]))
@@ -744,6 +837,9 @@ static void trace_notes(const struct trace *t, struct formats_note *note)
 	if (t->trimmed || t->dropped)
 		formats_note__add(note, "%" PRIu64 " samples trimmed and %" PRIu64 " dropped where "
 				  "they overlapped off-CPU intervals", t->trimmed, t->dropped);
+	if (t->continued)
+		formats_note__add(note, "%" PRIu64 " samples cut by an off-CPU interval drawn on "
+				  "after it", t->continued);
 	if (t->cut_short)
 		formats_note__add(note, "%" PRIu64 " samples cut short by their thread's next "
 				  "sample or interval", t->cut_short);
@@ -784,6 +880,9 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 			goto cleanup;
 		}
 	err = trace_layout(&t);
+	if (err)
+		goto cleanup;
+	err = trace_resume(&t);
 	if (err)
 		goto cleanup;
 	err = trace_leaves(&t);

@@ -189,32 +189,15 @@ def _offcpu_rows(cap):
     return rows
 
 
-def _entry_counts(doc, leaf):
-    """{function: entries of "samples" with it on their stack} (once per
-    entry), counting entries whose leaf's name passes leaf."""
-    frames, counts = doc["stackFrames"], {}
-    for smp in doc["samples"]:
-        if "sf" not in smp:
-            continue
-        names, sf = [], smp["sf"]
-        while sf:
-            names.append(frames[str(sf)]["name"])
-            sf = frames[str(sf)].get("parent")
-        if leaf(names[0]):
-            for n in set(names):
-                counts[n] = counts.get(n, 0) + 1
-    return counts
-
-
 @H.timeout(900)
 def test_chrome_trace_off_cpu_compact_and_totals_match_report():
     """Issue 19 with --off-cpu: the demo pipeline at 2999 Hz recorded with
     --off-cpu (about 10k samples and a few hundred intervals, mostly
     preemptions) exports at most 200 bytes per sample and interval (265
-    when an interval was a chain of X slices with args); per function, the
-    trace's samples are the report's (but those dropped inside an interval)
-    and their drawn time is no more than samples x period (a span is cut
-    where an interval starts), and speedscope's off-CPU totals equal
+    when an interval was a chain of X slices with args); per function,
+    speedscope's on-CPU time is the report's samples x period within 3 %
+    below (what a next sample cut off) and 0.5 % above, and its off-CPU
+    totals equal
     report --off-cpu's (ms with one decimal, each interval floored to µs at
     both ends); Perfetto's
     rules (test_formats._perfetto_check) hold; speedscope opens it without
@@ -243,28 +226,31 @@ def test_chrome_trace_off_cpu_compact_and_totals_match_report():
     F._perfetto_check(doc)
     assert sum(1 for e in doc["traceEvents"] if e["ph"] == "T") == len(ivs)
     is_off = lambda name: name.startswith("off-CPU: ")
-    # on-CPU: each sample is an entry under its stack, but those dropped
-    # where they lay inside an interval (said in the note); its span is cut
-    # where an interval starts, so time never exceeds samples x period
+    # on-CPU: every sample has an entry (one more when an interval cut it:
+    # the rest is drawn after the interval), but those dropped inside an
+    # interval (said in the note); each function's drawn time is its
+    # samples x period, less what the thread's next sample cut off (1-2 %
+    # measured on a loaded machine; 5-6 % before the rest of a sample cut by
+    # an interval was drawn after it), never more
     m = re.search(r"(\d+) samples trimmed and (\d+) dropped", proc.stderr)
     dropped = int(m.group(2)) if m else 0
-    counts = _entry_counts(doc, lambda n: not is_off(n))
+    m = re.search(r"(\d+) samples cut by an off-CPU interval drawn on after it", proc.stderr)
+    continued = int(m.group(1)) if m else 0
+    assert continued > 0, proc.stderr
     assert sum(1 for smp in doc["samples"] if "sf" in smp and not is_off(
-        doc["stackFrames"][str(smp["sf"])]["name"])) == nsamples - dropped
-    total, _ = F._speedscope_totals(doc, leaf=lambda n: not is_off(n))
+        doc["stackFrames"][str(smp["sf"])]["name"])) == nsamples - dropped + continued
+    total, self_ = F._speedscope_totals(doc, leaf=lambda n: not is_off(n))
     rows = F._report_rows(cap)
     top = sorted(rows.items(), key=lambda kv: -kv[1][0])[:10]
     bad = []
     for fn, (s_self, s_total) in top:
-        got, want = counts.get(fn, 0), s_total
-        H.log("%-30s samples in the trace %6d, report %6d; %10.0f us drawn, %10.0f us "
-              "report" % (fn, got, want, total.get(fn, 0), want * period / 1000.0))
-        if not want - dropped <= got <= want:
-            bad.append("%s: %d samples in the trace, %d in the report (%d dropped)" % (
-                fn, got, want, dropped))
-        if total.get(fn, 0) > want * period / 1000.0 * 1.005:
-            bad.append("%s: %.0f us drawn, more than the report's %.0f us" % (
-                fn, total.get(fn, 0), want * period / 1000.0))
+        for what, got, want in (("self", self_.get(fn, 0), s_self * period / 1000.0),
+                                ("total", total.get(fn, 0), s_total * period / 1000.0)):
+            H.log("%-30s %-5s speedscope %10.0f us, report %10.0f us (%+.2f %%)" % (
+                fn, what, got, want, 100.0 * (got - want) / want))
+            if not want * 0.97 - 2 * period / 1000.0 <= got <= want * 1.005:
+                bad.append("%s %s: %.0f us in the trace, %.0f us in the report" % (
+                    fn, what, got, want))
     # off-CPU: every interval's span (µs floored at both ends) under its
     # stack, as report --off-cpu's tables (ms, one decimal; intervals cut
     # by the recording window are under a root of their own there)
