@@ -224,12 +224,15 @@ int pprof__import(const void *buf, size_t len, struct capture_builder *b,
  * closed; an interval its real bounds; samples trimmed or dropped where
  * they would overlap an interval), in integer µs from otherData.t0_ns:
  * "samples" + "stackFrames" (one entry per span, one without "sf" per gap;
- * speedscope weighs each by the time to the next) and "X" slices in
- * traceEvents (a frame's slice spans the consecutive items that have it at
- * the same depth, parents first; an interval's leaf "off-CPU: <state>
- * (woken by ...)" carries args start_ns, end_ns, cpu, start_unknown,
- * end_unknown, clamped), "M" events naming processes and threads.  Samples
- * of other events than event get a leaf "[<event name>]".  Slices stop at
+ * speedscope weighs each by the time to the next; an interval's leaf
+ * "off-CPU: <state> (woken by ...)" shared by intervals of the same stack
+ * and name) and, for Perfetto, "X" slices in traceEvents (a frame's slice
+ * spans the consecutive items that have it at the same depth, parents
+ * first, at most 512 deep), one "T" thread-state event per interval (state
+ * code, exact ns in µs with decimals, args cpu, blocked_function,
+ * start_unknown, end_unknown, clamped), "M" events naming processes and
+ * threads.  Samples of other events than event get a leaf "[<event
+ * name>]".  Slices stop at
  * CAPTURE_LIMIT_EXPORT_K events per row (noted).  docs/formats.md.
  * Returns 0, -ENOMEM or -EIO.
  */

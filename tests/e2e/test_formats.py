@@ -324,10 +324,118 @@ def _x_nest(events):
     return out
 
 
-def _speedscope_totals(doc):
+# What Perfetto's JSON importer does with our trace, as read in its sources
+# (google/perfetto at ec5d16b14b74, 2026-08-22; not run here: it is not on
+# npm and there is no network):
+# src/trace_processor/importers/json/json_trace_tokenizer.cc
+#   HandleDictionaryKey: reads "traceEvents", "systemTraceEvents",
+#     "metadata"; "displayTimeUnit" only bumps the json_display_time_unit
+#     stat (kInfo); any other key ("samples", "stackFrames", "otherData") is
+#     skipped whole, silently.
+#   ParseTraceEventContents: an event without "ph" is a
+#     json_tokenizer_failure (kError); "ts" must be a number (an integer is
+#     us x 1000, a double llround(us x 1000) ns) or a numeric string, and is
+#     required except for "M"; "pid"/"tid" ints (outside uint32 they become
+#     0), doubles or strings; a tid of 0 becomes the pid.
+# src/trace_processor/importers/json/json_trace_parser.cc (ParseJsonPacket)
+#   handles B E X b e n C R I i s t f T M (P in the tokenizer, v8 samples);
+#   other phases are ignored.  "X" without "dur" is a json_parser_failure;
+#   an X that partially overlaps a slice of its thread is
+#   slice_spill_overlapping_complete_event (kError) and goes to an overflow
+#   track.  src/trace_processor/importers/common/slice_tracker.{h,cc}: a
+#   slice 512 deep (kMaxDepth) is dropped (slice_max_depth_exceeded, kError);
+#   a slice starting where the open one ends closes it (intervals are
+#   [start, end)); equal timestamps keep file order (sorter/trace_sorter.h).
+#   "T" (thread state, since #4228, 2026-01) needs "dur"; its name
+#   is the state (R, R+, S, D, T, ...), args "cpu" (int), "io_wait" (int),
+#   "blocked_function" (string) are read, others ignored.  "M" names
+#   thread_name/process_name from args.name (empty: json_parser_failure);
+#   other M names are ignored.
+PERFETTO_PHASES = set("BEXbenCRIistfTMP")
+
+
+def _perfetto_ns(v):
+    """A ts/dur as Perfetto's CoerceToTs reads it, in ns."""
+    assert isinstance(v, (int, float)) and not isinstance(v, bool), v
+    return v * 1000 if isinstance(v, int) or v == int(v) else int(round(v * 1000))
+
+
+def _perfetto_check(doc, drawn=True):
+    """Check a Chrome trace against the rules above: no event Perfetto
+    would fail, warn about or spill; every thread of "samples" (what
+    speedscope draws) named by an M event, and its time drawn: each sampled
+    span inside a root X slice of its thread, each off-CPU span a T event at
+    the same bounds (unless drawn is False: slices stopped at their
+    limit).  Returns {(pid, tid): (slices, states)}."""
+    assert "displayTimeUnit" not in doc, "Perfetto records displayTimeUnit as a stat"
+    names, per = {}, {}
+    for e in doc["traceEvents"]:
+        assert e.get("ph") in PERFETTO_PHASES, ("phase Perfetto ignores", e)
+        assert e["ph"] in "XTM", ("a phase we do not write", e)
+        for k in ("pid", "tid"):
+            assert isinstance(e[k], int) and 0 <= e[k] < 2 ** 32, (k, e)
+        key = (e["pid"], e["tid"])
+        if e["ph"] == "M":
+            assert e["name"] in ("thread_name", "process_name"), e
+            assert isinstance(e["args"]["name"], str) and e["args"]["name"], e
+            if e["name"] == "thread_name":
+                names[key] = e["args"]["name"]
+            continue
+        ts, dur = _perfetto_ns(e["ts"]), _perfetto_ns(e["dur"])
+        assert dur >= 0, e
+        slices, states = per.setdefault(key, ([], []))
+        if e["ph"] == "X":
+            slices.append((ts, ts + dur, e))
+        else:
+            assert e["name"] in ("R", "R+", "S", "D", "T", "?"), e
+            args = e.get("args", {})
+            assert isinstance(args.get("cpu", 0), int), e
+            assert isinstance(args.get("blocked_function", ""), str), e
+            states.append((ts, ts + dur, e))
+    for key, (slices, states) in per.items():
+        assert key in names, ("thread without a thread_name", key)
+        # SliceTracker::Scoped: each X nests in the open one or follows it
+        open_ = []
+        for a, b, e in sorted(slices, key=lambda x: (x[0], -x[1])):
+            while open_ and a >= open_[-1]:
+                open_.pop()
+            assert not open_ or b <= open_[-1], ("X overlaps its parent (spilled)", e)
+            assert len(open_) < 512, ("X deeper than Perfetto's kMaxDepth", e)
+            open_.append(b)
+        states.sort(key=lambda x: x[0])
+        for (a0, b0, e0), (a1, b1, e1) in zip(states, states[1:]):
+            assert a1 >= b0, ("thread states overlap", e0, e1)
+    if not drawn:
+        return per
+    # the same threads and time as "samples"
+    frames, entries = doc["stackFrames"], {}
+    for smp in doc["samples"]:
+        entries.setdefault((smp["pid"], smp["tid"]), []).append(smp)
+    for key, ents in entries.items():
+        slices, states = per.get(key, ([], []))
+        roots, end = [], -1
+        for a, b, e in sorted(slices, key=lambda x: (x[0], -x[1])):
+            if a >= end:
+                roots.append((a, b))
+                end = b
+        t_at = {a // 1000: b // 1000 for a, b, e in states}
+        for a, b in zip(ents, ents[1:]):
+            if "sf" not in a or b["ts"] == a["ts"]:
+                continue
+            lo, hi = a["ts"] * 1000, b["ts"] * 1000
+            if frames[str(a["sf"])]["name"].startswith("off-CPU: "):
+                assert t_at.get(a["ts"]) == b["ts"], ("off-CPU span without its T event", key, a, b)
+            else:
+                assert any(r0 <= lo and hi <= r1 for r0, r1 in roots), \
+                    ("sampled span not drawn by a root slice", key, a, b)
+    return per
+
+
+def _speedscope_totals(doc, leaf=None):
     """Per-function total and self time (µs) as speedscope computes them
     from "samples": an entry weighs the time to its thread's next entry,
-    entries without "sf" are gaps; a frame counts once per entry."""
+    entries without "sf" are gaps; a frame counts once per entry.  leaf: a
+    predicate on the leaf's name to count only some entries."""
     frames, per = doc["stackFrames"], {}
     for smp in doc["samples"]:
         per.setdefault((smp["pid"], smp["tid"]), []).append(smp)
@@ -343,6 +451,8 @@ def _speedscope_totals(doc):
                 f = frames[str(sf)]
                 names.append(f["name"])
                 sf = f.get("parent")
+            if leaf and not leaf(names[0]):
+                continue
             self_[names[0]] = self_.get(names[0], 0) + w
             for n in set(names):
                 total[n] = total.get(n, 0) + w
@@ -364,6 +474,7 @@ def test_speedscope_opens_chrome_trace_export():
     assert any(e["name"] == "leaf_a" for e, _ in slices), "no leaf_a slice"
     total, _ = _speedscope_totals(doc)
     assert total.get("leaf_a", 0) > 0 and total.get("leaf_b", 0) > 0, total
+    _perfetto_check(doc)
     _speedscope(out, "leaf_a", "chrome")
 
 
@@ -396,6 +507,7 @@ def test_chrome_trace_compact_and_totals_match_report():
     with open(out) as f:
         doc = json.load(f)
     _x_nest(doc["traceEvents"])
+    _perfetto_check(doc)
     assert sum(1 for smp in doc["samples"] if "sf" in smp) == nsamples
     total, self_ = _speedscope_totals(doc)
     rows = _report_rows(cap)

@@ -647,11 +647,9 @@ static void test_json_exports(void **state)
 	capture__free(c);
 }
 
-/* recorded_capture's layout plus an off-CPU event and intervals on thread 0:
- * A [501000, 1501000) sleep/hardirq at stack "main" overlaps samples 0 and 1;
- * B [1400000, 1600000) runnable overlaps A (not from a recorder: clamped);
- * C [4500000, 5000000) END_UNKNOWN overlaps sample 4. */
-static struct capture *offcpu_capture(void)
+/* recorded_capture's layout plus an off-CPU event and the intervals ivs
+ * (their event set here; stack i means recorded_capture's stack row i). */
+static struct capture *capture_with_intervals(const struct capture_interval *ivs, uint32_t n)
 {
 	struct capture *c0 = recorded_capture();
 	struct capture_builder *b = capture_builder__new();
@@ -684,32 +682,41 @@ static struct capture *offcpu_capture(void)
 						   .name = capture_builder__string(b, "off-cpu"),
 						   .unit = capture_builder__string(b, "nanoseconds"),
 						   .period = 1 });
-	capture_builder__add_interval(b, &(struct capture_interval){
-						 .start_ns = 501000, .end_ns = 1501000, .weight = 1000000,
-						 .thread = 0, .event = ev, .stack = st[0],
-						 .state = CAPTURE_OFFCPU_STATE_SLEEP,
-						 .cause = CAPTURE_OFFCPU_CAUSE_HARDIRQ,
-						 .waker_thread = CAPTURE_NONE, .waker_stack = CAPTURE_NONE,
-						 .cpu = 1 });
-	capture_builder__add_interval(b, &(struct capture_interval){
-						 .start_ns = 1400000, .end_ns = 1600000, .weight = 200000,
-						 .thread = 0, .event = ev, .stack = st[1],
-						 .state = CAPTURE_OFFCPU_STATE_RUNNABLE,
-						 .waker_thread = CAPTURE_NONE, .waker_stack = CAPTURE_NONE,
-						 .cpu = CAPTURE_NONE });
-	capture_builder__add_interval(b, &(struct capture_interval){
-						 .start_ns = 4500000, .end_ns = 5000000, .weight = 500000,
-						 .thread = 0, .event = ev, .stack = st[0],
-						 .flags = CAPTURE_INTERVAL_F_END_UNKNOWN,
-						 .state = CAPTURE_OFFCPU_STATE_SLEEP,
-						 .cause = CAPTURE_OFFCPU_CAUSE_TASK, .waker_thread = 0,
-						 .waker_stack = CAPTURE_NONE, .cpu = CAPTURE_NONE });
+	for (i = 0; i < n; i++) {
+		struct capture_interval v = ivs[i];
+
+		v.event = ev;
+		v.stack = v.stack == CAPTURE_NONE ? CAPTURE_NONE : st[v.stack];
+		capture_builder__add_interval(b, &v);
+	}
 	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
 	assert_int_equal(capture__open_mem(buf, len, "offcpu", &c, err, sizeof(err)), 0);
 	free(buf);
 	capture_builder__free(b);
 	capture__free(c0);
 	return c;
+}
+
+/* On thread 0 of recorded_capture (samples at 1000 + i ms, 1 ms each):
+ * A [501000, 1501000) sleep/hardirq at stack "main" overlaps samples 0 and 1;
+ * B [1400000, 1600000) runnable overlaps A (not from a recorder: clamped);
+ * C [4500000, 5000000) END_UNKNOWN overlaps sample 4. */
+static struct capture *offcpu_capture(void)
+{
+	static const struct capture_interval ivs[] = {
+		{ .start_ns = 501000, .end_ns = 1501000, .weight = 1000000, .stack = 0,
+		  .state = CAPTURE_OFFCPU_STATE_SLEEP, .cause = CAPTURE_OFFCPU_CAUSE_HARDIRQ,
+		  .waker_thread = CAPTURE_NONE, .waker_stack = CAPTURE_NONE, .cpu = 1 },
+		{ .start_ns = 1400000, .end_ns = 1600000, .weight = 200000, .stack = 1,
+		  .state = CAPTURE_OFFCPU_STATE_RUNNABLE, .waker_thread = CAPTURE_NONE,
+		  .waker_stack = CAPTURE_NONE, .cpu = CAPTURE_NONE },
+		{ .start_ns = 4500000, .end_ns = 5000000, .weight = 500000, .stack = 0,
+		  .flags = CAPTURE_INTERVAL_F_END_UNKNOWN, .state = CAPTURE_OFFCPU_STATE_SLEEP,
+		  .cause = CAPTURE_OFFCPU_CAUSE_TASK, .waker_thread = 0,
+		  .waker_stack = CAPTURE_NONE, .cpu = CAPTURE_NONE },
+	};
+
+	return capture_with_intervals(ivs, 3);
 }
 
 /* X events (one per line, one thread) are written parents first, in time
@@ -742,6 +749,47 @@ static void assert_trace_nests(const char *text)
 	assert_true(n > 0);
 }
 
+/*
+ * A preemption P [2501000, 2701000) in sample 2's code (its stack "inlined",
+ * sample 2 drawn [2001000, 3001000)): sample 2 is cut at P's start and
+ * drawn on from P's end until sample 3 at 3001000 (300 of its 500 µs left;
+ * the rest is cut short), and its slices stay open across P.
+ */
+static void test_preempted_sample_drawn_on(void **state)
+{
+	static const struct capture_interval ivs[] = {
+		{ .start_ns = 2501000, .end_ns = 2701000, .weight = 200000, .stack = 2,
+		  .state = CAPTURE_OFFCPU_STATE_RUNNABLE, .waker_thread = CAPTURE_NONE,
+		  .waker_stack = CAPTURE_NONE, .cpu = CAPTURE_NONE },
+	};
+	struct capture *c = capture_with_intervals(ivs, 1);
+	struct formats_note note = { "" };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(chrome_trace__export(c, 0, f, &note), 0);
+	fclose(f);
+	assert_trace_nests(text);
+	if (getenv("TEST_FORMATS_DUMP"))
+		fprintf(stderr, "%s\nnote: %s\n", text, note.text);
+	/* speedscope: sample 2, P's leaf (id nstacks 6 + 1 + 1 + 5), sample 2
+	 * again, sample 3: 500 + 300 µs for sample 2's stack */
+	assert_non_null(strstr(text, "{\"pid\":42,\"tid\":43,\"ts\":2000,\"sf\":3},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":2500,\"sf\":13},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":2700,\"sf\":3},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":3000,\"sf\":4}"));
+	/* Perfetto: one "inlined" slice across P, P a thread state without args */
+	assert_non_null(strstr(text, "{\"ph\":\"X\",\"pid\":42,\"tid\":43,\"ts\":2000,\"dur\":3000,"
+				     "\"name\":\"inlined\"}"));
+	assert_non_null(strstr(text, "{\"ph\":\"T\",\"pid\":42,\"tid\":43,\"ts\":2500,\"dur\":200,"
+				     "\"name\":\"R+\"}"));
+	assert_non_null(strstr(note.text, "1 samples cut by an off-CPU interval drawn on after it"));
+	assert_non_null(strstr(note.text, "1 samples cut short"));
+	free(text);
+	capture__free(c);
+}
+
 static void test_offcpu_exports(void **state)
 {
 	struct capture *c = offcpu_capture(), *c2 = NULL;
@@ -758,33 +806,52 @@ static void test_offcpu_exports(void **state)
 	fclose(f);
 	assert_trace_nests(text);
 	if (getenv("TEST_FORMATS_DUMP"))
-		fputs(text, stderr);
-	/* A keeps its real bounds (µs from t0 = 1000 ns), exact ns in args */
-	assert_non_null(strstr(text, "{\"ph\":\"X\",\"pid\":42,\"tid\":43,\"ts\":500,\"dur\":1000,"
-				     "\"name\":\"off-CPU: sleep (woken by hardirq)\",\"args\":"
-				     "{\"start_ns\":501000,\"end_ns\":1501000,\"cpu\":1}}"));
-	/* sample 0 is cut at A's start; sample 1 (at 1000 µs, inside A) is
-	 * dropped, said in the note; outer opens at A's end */
-	assert_non_null(strstr(text, "\"ts\":1500,\"dur\":2999,\"name\":\"outer\"}"));
+		fprintf(stderr, "%s\nnote: %s\n", text, note.text);
+	/* A keeps its real bounds, a thread-state event (Perfetto's "T") in
+	 * exact µs from t0 = 1000 ns, with the CPU and the blocking frame */
+	assert_non_null(strstr(text, "{\"ph\":\"T\",\"pid\":42,\"tid\":43,\"ts\":500,\"dur\":1000,"
+				     "\"name\":\"S\",\"args\":{\"cpu\":1,\"blocked_function\":\"main\"}}"));
+	/* main stays open across both intervals (on their stacks); sample 0
+	 * is cut at A's start; sample 1 (at 1000 µs, inside A) is dropped,
+	 * said in the note; outer opens at A's end */
+	assert_non_null(strstr(text, "{\"ph\":\"X\",\"pid\":42,\"tid\":43,\"ts\":0,\"dur\":4999,"
+				     "\"name\":\"main\"}"));
+	assert_non_null(strstr(text, "\"ts\":2000,\"dur\":2499,\"name\":\"outer\"}"));
 	assert_null(strstr(text, "\"ts\":1000,"));
-	/* B clamped to start at A's end; C drawn with its flag */
-	assert_non_null(strstr(text, "\"ts\":1500,\"dur\":99,\"name\":\"off-CPU: runnable (preempted)\","
-				     "\"args\":{\"start_ns\":1400000,\"end_ns\":1600000,\"clamped\":true}"));
-	assert_non_null(strstr(text, "\"name\":\"off-CPU: sleep (woken by worker-43) [end unknown]\""));
-	assert_non_null(strstr(text, "\"end_unknown\":true"));
-	/* the compact form: A's leaf (id nstacks 6 + 1 + 1 + nsamples 5 + 0)
-	 * under main; the gap after B, before sample 2, has an entry of its own */
+	/* no slice for an interval's leaf: its state is the "T" event */
+	assert_true(strstr(text, "\"name\":\"off-CPU") > strstr(text, "\"stackFrames\""));
+	assert_null(strstr(text, "\"ph\":\"X\",\"pid\":42,\"tid\":43,\"ts\":500,"));
+	/* B clamped to start at A's end (a preemption: no blocking frame);
+	 * C drawn with its flag */
+	assert_non_null(strstr(text, "{\"ph\":\"T\",\"pid\":42,\"tid\":43,\"ts\":1500,\"dur\":99,"
+				     "\"name\":\"R+\",\"args\":{\"clamped\":1}}"));
+	assert_non_null(strstr(text, "\"ts\":4499,\"dur\":500,\"name\":\"S\",\"args\":"
+				     "{\"blocked_function\":\"main\",\"end_unknown\":1}}"));
+	/* the compact form: one leaf per distinct (stack, name), ids from
+	 * nstacks 6 + 1 + 1 + nsamples 5 = 13 in (stack, name) order; the gap
+	 * after B, before sample 2, has an entry of its own */
 	assert_non_null(strstr(text, "\"13\":{\"name\":\"off-CPU: sleep (woken by hardirq)\","
 				     "\"parent\":1}"));
+	assert_non_null(strstr(text, "\"14\":{\"name\":\"off-CPU: sleep (woken by worker-43) "
+				     "[end unknown]\",\"parent\":1}"));
+	assert_non_null(strstr(text, "\"15\":{\"name\":\"off-CPU: runnable (preempted)\","
+				     "\"parent\":2}"));
 	assert_non_null(strstr(text, "{\"pid\":42,\"tid\":43,\"ts\":0,\"sf\":1},\n"
 				     "{\"pid\":42,\"tid\":43,\"ts\":500,\"sf\":13},\n"
-				     "{\"pid\":42,\"tid\":43,\"ts\":1500,\"sf\":14},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":1500,\"sf\":15},\n"
 				     "{\"pid\":42,\"tid\":43,\"ts\":1599},\n"
 				     "{\"pid\":42,\"tid\":43,\"ts\":2000,\"sf\":3}"));
+	assert_non_null(strstr(text, "{\"pid\":42,\"tid\":43,\"ts\":4499,\"sf\":14},\n"
+				     "{\"pid\":42,\"tid\":43,\"ts\":4999}\n]"));
+	/* Perfetto records displayTimeUnit as a stat (json_display_time_unit) */
+	assert_null(strstr(text, "displayTimeUnit"));
 	assert_non_null(strstr(text, "\"t0_ns\":1000"));
 	assert_non_null(strstr(note.text, "3 off-CPU intervals drawn"));
 	assert_non_null(strstr(note.text, "0 samples trimmed and 1 dropped"));
-	assert_non_null(strstr(note.text, "3 samples cut short"));
+	/* samples 0 (cut by A, no room before B) and 4 (cut by C, whose end
+	 * is unknown: nothing drawn past it) */
+	assert_non_null(strstr(note.text, "2 samples cut short"));
+	assert_null(strstr(note.text, "drawn on after"));
 	free(text);
 
 	/* speedscope: an off-CPU profile of the complete intervals */
@@ -844,6 +911,7 @@ int main(void)
 		cmocka_unit_test(test_pprof_export_recorded),
 		cmocka_unit_test(test_json_exports),
 		cmocka_unit_test(test_offcpu_exports),
+		cmocka_unit_test(test_preempted_sample_drawn_on),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
