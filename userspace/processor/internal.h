@@ -124,6 +124,7 @@ struct processor {
 	uint64_t last_released; /* time of the last released record */
 	uint64_t round_budget_ns; /* processor__set_round_budget; 0 = none */
 	uint64_t max_lag_ns;	  /* records older than newest round - this are always released */
+	uint64_t hold_back_ns;	  /* processor__set_hold_back (tests: forced lag) */
 	uint64_t lag_max_seen_ns; /* largest (round time - oldest record still held) after a release */
 	uint64_t lag_sum_ns, lag_rounds; /* for the mean of the same */
 	uint64_t oldest_released; /* time of the oldest record released since the last round, 0 */

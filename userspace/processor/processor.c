@@ -185,10 +185,23 @@ void processor__set_round_budget(struct processor *p, uint64_t budget_ns, uint64
 	p->max_lag_ns = max_lag_ns;
 }
 
+void processor__set_hold_back(struct processor *p, uint64_t hold_ns)
+{
+	p->hold_back_ns = hold_ns;
+}
+
+/* The time before which a round releases records: the previous round's,
+ * less the hold-back (processor__set_hold_back). */
+static uint64_t release_limit(const struct processor *p)
+{
+	return p->prev_round > p->hold_back_ns ? p->prev_round - p->hold_back_ns : 0;
+}
+
 bool processor__behind(const struct processor *p)
 {
 	/* release() leaves held[] sorted by time */
-	return p->nheld > p->held_first && p->have_round && p->held[p->held_first].time < p->prev_round;
+	return p->nheld > p->held_first && p->have_round &&
+	       p->held[p->held_first].time < release_limit(p);
 }
 
 static uint64_t mono_ns(void)
@@ -346,7 +359,7 @@ static void note_lag(struct processor *p, uint64_t round_ns)
 {
 	uint64_t oldest = p->oldest_released, lag = 0;
 
-	if (p->nheld > p->held_first && p->held[p->held_first].time < p->prev_round &&
+	if (p->nheld > p->held_first && p->held[p->held_first].time < release_limit(p) &&
 	    (!oldest || p->held[p->held_first].time < oldest))
 		oldest = p->held[p->held_first].time;
 	if (oldest && round_ns > oldest)
@@ -553,7 +566,7 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		if (!p->have_round)
 			p->first_round = c->time;
 		else
-			err = release(p, p->prev_round);
+			err = release(p, release_limit(p));
 		if (!err)
 			note_lag(p, c->time);
 		p->prev_round = c->time;
