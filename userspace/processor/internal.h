@@ -172,6 +172,10 @@ struct processor {
 	/* frames named at seal time (jit.c): serial making their rows unique,
 	 * frames named, left unnamed, not kept (JIT_LATE_FRAMES_MAX), lookups cut */
 	uint32_t jit_late_serial;
+	/* executable anonymous mappings as drained (jit_maplog.c) */
+	struct jit_maplog_entry *jit_maplog;
+	uint64_t jit_maplog_n, jit_maplog_floor;
+	uint64_t jit_unnamed_time; /* frames in JIT code no function names at their time */
 	uint64_t jit_late_named, jit_late_unnamed, jit_late_full, jit_history_cut;
 	uint64_t own_pidns, own_mntns; /* our namespaces' inodes, 0 until needed */
 	uint32_t stack_scratch[(MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH) * 2 + 8];
@@ -412,6 +416,11 @@ int jit__mapped(struct processor *p, struct proc_state *ps, uint64_t start, uint
  * a return address), reading the process's map or jitdump file on if the
  * rules allow.  0 and *row set, -ENOENT (no function covers it) or
  * -ENOMEM. */
+/* jit_maplog.c: note an executable anonymous mapping as it is drained;
+ * the mappings of pid over [start, end) in (after, upto] (jit_mapped_fn). */
+void jit__drained(struct processor *p, const void *rec, uint32_t len);
+int jit__mappings(struct processor *p, uint32_t pid, uint64_t start, uint64_t end,
+		  uint64_t after, uint64_t upto, uint64_t *times, uint32_t max);
 int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
 	       uint32_t *row);
 /* unwind_find for a pc in anonymous memory: the proved frames of the JIT

@@ -43,8 +43,14 @@
 #include "../unwind/frame_proof.h"
 #include "internal.h"
 
+/* Replaced functions are kept this long (ns of samples' time) behind the
+ * sample being processed, for records that arrive out of order. */
+#define JIT_HISTORY_SLACK_NS (1000ull * 1000 * 1000)
+
 struct jit_state {
 	struct jit_funcs funcs;
+	struct processor *p; /* for funcs.mapped: the drained mappings of pid */
+	uint32_t pid;
 	struct perf_map map;
 	struct jitdump dump;
 	char *dump_path; /* the marker mapping's file name; NULL: none seen */
@@ -92,13 +98,26 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static struct jit_state *state(struct proc_state *ps)
+/* jit_mapped_fn over the mappings drained (jit_maplog.c). */
+static int drained_mappings(void *ctx, uint64_t start, uint64_t end, uint64_t after,
+			    uint64_t upto, uint64_t *times, uint32_t max)
+{
+	const struct jit_state *js = ctx;
+
+	return jit__mappings(js->p, js->pid, start, end, after, upto, times, max);
+}
+
+static struct jit_state *state(struct processor *p, struct proc_state *ps)
 {
 	if (!ps->jit) {
 		ps->jit = calloc(1, sizeof(*ps->jit));
 		if (!ps->jit)
 			return NULL;
 		jit_funcs__init(&ps->jit->funcs);
+		ps->jit->p = p;
+		ps->jit->pid = ps->pid;
+		ps->jit->funcs.mapped = drained_mappings;
+		ps->jit->funcs.mapped_ctx = ps->jit;
 		perf_map__init(&ps->jit->map);
 		jitdump__init(&ps->jit->dump);
 	}
@@ -113,7 +132,7 @@ int jit__mapped(struct processor *p, struct proc_state *ps, uint64_t start, uint
 	if (path && jitdump__is_marker(path)) {
 		char *copy = strdup(path);
 
-		js = state(ps);
+		js = state(p, ps);
 		if (!js || !copy) {
 			free(copy);
 			return -ENOMEM;
@@ -351,10 +370,12 @@ static int lookup(struct processor *p, struct proc_state *ps, uint64_t at, struc
 
 	if (!ps || (!p->read_processes && !ps->jit))
 		return -ENOENT;
-	js = state(ps);
+	js = state(p, ps);
 	if (!js)
 		return -ENOMEM;
 	*jsp = js;
+	/* Samples come in time order: history older than this is done with. */
+	js->funcs.floor_ns = time > JIT_HISTORY_SLACK_NS ? time - JIT_HISTORY_SLACK_NS : 0;
 	*fnp = jit_funcs__find(&js->funcs, at, time);
 	if (!*fnp && p->read_processes) {
 		uint64_t cpu = thread_cpu_ns();
@@ -473,6 +494,8 @@ int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_
 	struct jit_state *js = NULL;
 	int err = lookup(p, ps, at, &js, &fn);
 
+	if (err == -ENOENT && js && jit_funcs__covers(&js->funcs, at))
+		p->jit_unnamed_time++; /* code named, but not at this time: not misnamed */
 	if (err == -ENOENT && js)
 		return late_frame(p, js, ip, is_return, row);
 	if (err)
@@ -635,6 +658,8 @@ void jit__finish(struct processor *p)
 		capture_builder__add_counter(p->b, "jit.frames_unproved", unproved);
 	if (p->jit_late_cpu_ns)
 		capture_builder__add_counter(p->b, "jit.late_cpu_ms", p->jit_late_cpu_ns / 1000000);
+	if (p->jit_unnamed_time)
+		capture_builder__add_counter(p->b, "jit.unnamed_time", p->jit_unnamed_time);
 	if (p->jit_late_named)
 		capture_builder__add_counter(p->b, "jit.late_named", p->jit_late_named);
 	if (p->jit_late_unnamed)

@@ -71,6 +71,7 @@ void processor__free(struct processor *p)
 	free(p->held);
 	free(p->held_tmp);
 	free(p->held_bytes);
+	free(p->jit_maplog);
 	free(p->duty_changes);
 	free(p);
 }
@@ -557,8 +558,10 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		}
 		if (c->kind == MS_CHUNK_BPF)
 			python__drained(p, payload, c->len); /* name code objects while they live */
-		if (c->kind == MS_CHUNK_PERF)
+		if (c->kind == MS_CHUNK_PERF) {
 			tasks__drained(p, payload, c->len); /* pin container files while they live */
+			jit__drained(p, payload, c->len); /* when JIT code was remapped */
+		}
 		return hold(p, c, payload);
 	case MS_CHUNK_ROUND: {
 		int err = 0;
