@@ -61,16 +61,13 @@ def _frames_table(capture):
     return rows
 
 
-def test_perf_map_rewrite_no_crossing():
+def _perf_map_rewrite(env=None):
     """Before the rewrite the range is jit_f1, after it jit_g1: never the
     other way.  >= 90 % of the JIT samples named, under jit_driver.
-
-    The map is read as samples are processed; a recorder that falls behind
-    the program by more than the first phase (4 s) reads both lines at once
-    and the later one wins.  Frame-pointer stacks at 499 Hz keep the
-    recorder's own work small on a loaded machine."""
+    Frame-pointer stacks at 499 Hz keep the recorder's own work small on a
+    loaded machine.  Returns the recording."""
     rec = H.record([H.fixture("jit_perfmap"), "4", "2"], freq=499,
-                   extra=["--call-graph", "fp"])
+                   extra=["--call-graph", "fp"], env=env)
     kv = rec.fixture_line("jit_perfmap")
     pid, f1, f2 = int(kv["pid"]), int(kv["f1"], 16), int(kv["f2"], 16)
     size, rewrite = int(kv["size"]), int(kv["rewrite_ns"])
@@ -110,6 +107,30 @@ def test_perf_map_rewrite_no_crossing():
     mods = {m for m, _, fn, _, _ in _frames_table(rec.capture)
             if fn in ("jit_f1", "jit_f2", "jit_g1")}
     assert mods == {"/tmp/perf-%d.map" % pid}, mods
+    return rec
+
+
+def test_perf_map_rewrite_no_crossing():
+    _perf_map_rewrite()
+
+
+# Processing held this far behind sampling (MICROSCOPE_TEST_LAG_MS): more
+# than the fixture's first phase, so the map's first read comes after the
+# rewrite and finds both lines for the range at once.
+FORCED_LAG_MS = 5000
+
+
+def test_perf_map_rewrite_lagged():
+    """The same with processing held 5 s behind sampling, as on a loaded
+    machine: the map is read after the rewrite, and the mappings drained
+    meanwhile say which line held when (userspace/runtimes/jit_funcs.h,
+    "Time").  The lag is checked from the capture's own counter, so an
+    ignored knob fails the test rather than passing it trivially."""
+    rec = _perf_map_rewrite(env=dict(os.environ, MICROSCOPE_TEST_LAG_MS=str(FORCED_LAG_MS)))
+    counters = _counters(rec.capture)
+    H.log("counters: %s" % {k: v for k, v in counters.items()
+                             if k.startswith(("jit.", "processor.lag"))})
+    assert counters.get("processor.lag_max_ms", 0) >= FORCED_LAG_MS, counters
 
 
 # A hot JS function three JS calls deep.  V8 would inline leaf into mid into
