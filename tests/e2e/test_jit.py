@@ -336,3 +336,76 @@ def test_gdb_jit_interface_dwarf():
     mods = {m for m, _, fn, _, _ in _frames_table(rec.capture) if fn.startswith("jit_gdb_")
             and fn != "jit_gdb_driver"}
     assert mods == {"[gdb-jit]"}, mods
+
+
+GDB_FIRST = ("jit_gdb_outer", "jit_gdb_inner")
+GDB_SECOND = ("jit_gdb_outer2", "jit_gdb_inner2")
+
+
+def _gdb_remap(env=None):
+    """jit_gdb registers one object, runs it 3 s, unregisters it, maps new
+    memory at the same address and registers another object there (the
+    same code under other names), and runs that 3 s.  Returns (counts by
+    (object, after the remap), crossed samples, samples whose inner frame
+    lies under main;jit_gdb_driver;outer, samples with an inner frame,
+    the recording)."""
+    elf = os.path.join(H.FIXTURES, "jit_gdb_code.elf")
+    elf2 = os.path.join(H.FIXTURES, "jit_gdb_code2.elf")
+    assert os.path.exists(elf2), "%s is missing: run `make all`" % elf2
+    rec = H.record([H.fixture("jit_gdb"), elf, "3", elf2, "3"],
+                   extra=["--call-graph", "dwarf"], env=env)
+    rewrite = int(rec.fixture_line("jit_gdb")["rewrite_ns"])
+    assert rewrite > 0
+    counts = collections.Counter()
+    crossed = []
+    inner = full = 0
+    for t, _, st in samples(rec.capture, "native"):
+        after = t >= rewrite
+        names = set(st)
+        first, second = names & set(GDB_FIRST), names & set(GDB_SECOND)
+        if first:
+            counts[("first", after)] += 1
+        if second:
+            counts[("second", after)] += 1
+        if not first and not second and st and st[-1].startswith("[unknown]+0x6000"):
+            counts[("unnamed", after)] += 1
+        if first and after or second and not after:
+            crossed.append((t - rewrite, st[-3:]))
+        for outer, leaf in (GDB_FIRST, GDB_SECOND):
+            if leaf in st:
+                inner += 1
+                i = st.index(leaf)
+                if st[max(0, i - 3):i + 1] == ["main", "jit_gdb_driver", outer, leaf]:
+                    full += 1
+    H.log("by (object, after the remap): %s; inner samples %d, under "
+          "main;jit_gdb_driver;outer %d" % (dict(counts), inner, full))
+    assert not crossed, "samples named across the remap (ns from it, leaf): %s" % crossed[:10]
+    assert counts[("second", True)] > 0, dict(counts)
+    assert H.percent(full, inner) >= CALLERS_MIN, \
+        "%d of %d inner samples under main;jit_gdb_driver;outer" % (full, inner)
+    mods = {m for m, _, fn, _, _ in _frames_table(rec.capture)
+            if fn in GDB_FIRST + GDB_SECOND}
+    assert mods == {"[gdb-jit]"}, mods
+    return counts, rec
+
+
+def test_gdb_jit_remap_dwarf():
+    """Before the remap the code is the first object's, after it the
+    second's: never the other way; >= 90 % of each phase's samples in the
+    code named, and the stacks through either reach main."""
+    counts, _ = _gdb_remap()
+    for which, after in (("first", False), ("second", True)):
+        unnamed = counts[("unnamed", after)]
+        assert H.percent(counts[(which, after)], counts[(which, after)] + unnamed) >= NAMED_MIN, \
+            dict(counts)
+
+
+def test_gdb_jit_remap_lagged():
+    """The same with processing held 5 s behind sampling: the list is first
+    read after the remap, when the first object is gone (its samples stay
+    unnamed: nothing can name them), and the second object must not name
+    the samples taken before it was mapped."""
+    counts, rec = _gdb_remap(env=dict(os.environ, MICROSCOPE_TEST_LAG_MS=str(FORCED_LAG_MS)))
+    lag = _counters(rec.capture).get("processor.lag_max_ms", 0)
+    assert lag >= FORCED_LAG_MS, lag
+    assert counts[("unnamed", False)] > 0, dict(counts)

@@ -496,6 +496,24 @@ static void span(const struct jit_funcs *f, const struct jit_fn *a, uint32_t n, 
 		*from = r;
 }
 
+/*
+ * When a GDB JIT object's function alone in its range starts naming
+ * samples: the object is in memory at its read, so it was written after
+ * the last mapping over its range in the read's window (an object is
+ * written into fresh or freshly protected memory, then registered).
+ */
+static uint64_t object_from(const struct jit_funcs *f, const struct jit_fn *fn)
+{
+	uint64_t times[JIT_MAPPED_MAX];
+	int c = f->mapped ? f->mapped(f->mapped_ctx, fn->start, fn->end, fn->since_ns, fn->read_ns,
+				      times, JIT_MAPPED_MAX)
+			  : 0;
+
+	if (c < 0 || c > (int)JIT_MAPPED_MAX)
+		return fn->read_ns; /* not known: from its read on */
+	return c ? max_u64(fn->since_ns, times[c - 1]) : fn->since_ns;
+}
+
 /* Keep fn in the history, naming samples in [from, until). */
 static int keep_old(struct jit_funcs *f, const struct jit_fn *fn, uint64_t from, uint64_t until)
 {
@@ -547,9 +565,14 @@ static int times_of(struct jit_funcs *f, struct jit_fn *all, uint32_t n, const b
 		const struct jit_fn *fn = &all[j];
 
 		from[j] = cut[j] = fn->since_ns;
-		if (fn->seq < first_staged || exact(fn) || (keep[j] && low[j] > fn->seq))
-			continue; /* earlier, exact, or alone in its range */
-		span(f, all, n, j, first_staged, max_size, &from[j], &cut[j]);
+		if (fn->seq < first_staged || exact(fn))
+			continue; /* an earlier read's, or exactly timed */
+		if (!(keep[j] && low[j] > fn->seq))
+			span(f, all, n, j, first_staged, max_size, &from[j], &cut[j]);
+		else if (fn->flags & JIT_FN_GDB)
+			from[j] = cut[j] = object_from(f, fn);
+		/* else alone in its range: from the read before (a JIT writes
+		 * a line before its code runs) */
 	}
 	for (uint32_t j = 0; j < n; j++) {
 		struct jit_fn *fn = &all[j];
