@@ -176,6 +176,10 @@ struct processor {
 	struct jit_maplog_entry *jit_maplog;
 	uint64_t jit_maplog_n, jit_maplog_floor;
 	uint64_t jit_unnamed_time; /* frames in JIT code no function names at their time */
+	/* processes that mapped executable anonymous memory since the last round */
+	uint32_t jit_wanted[64];
+	uint32_t njit_wanted;
+	uint64_t jit_prompt_reads;
 	uint64_t jit_late_named, jit_late_unnamed, jit_late_full, jit_history_cut;
 	uint64_t own_pidns, own_mntns; /* our namespaces' inodes, 0 until needed */
 	uint32_t stack_scratch[(MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH) * 2 + 8];
@@ -421,6 +425,15 @@ int jit__mapped(struct processor *p, struct proc_state *ps, uint64_t start, uint
 void jit__drained(struct processor *p, const void *rec, uint32_t len);
 int jit__mappings(struct processor *p, uint32_t pid, uint64_t start, uint64_t end,
 		  uint64_t after, uint64_t upto, uint64_t *times, uint32_t max);
+/*
+ * At each drain round, before records are released: read on the perf maps,
+ * jitdump files and GDB JIT lists of tracked live processes that mapped
+ * executable anonymous memory since the last round, or whose files are
+ * being read (at most every JIT_QUIET_NS), so a function is read close to
+ * when it was written, whatever the processing lag, and its code is proved
+ * while the process lives.  round_ns: the round's time (samples' clock).
+ */
+void jit__round(struct processor *p, uint64_t round_ns);
 int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
 	       uint32_t *row);
 /* unwind_find for a pc in anonymous memory: the proved frames of the JIT

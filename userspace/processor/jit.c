@@ -56,6 +56,8 @@ struct jit_state {
 	char *dump_path; /* the marker mapping's file name; NULL: none seen */
 	uint64_t dump_start, dump_end;
 	uint64_t quiet_until; /* samples' time before which no read is made */
+	uint64_t prompt_ns;   /* when jit__round last read (CLOCK_MONOTONIC) */
+	bool prompt_due;      /* mapped executable anonymous memory: read at the round */
 	bool mapped;	      /* the process mapped something since the last read */
 	struct u64map frames; /* address + 1 -> function seq << 32 | frame row */
 	struct u64map modules; /* mapping start + 1 -> capture module row */
@@ -118,6 +120,7 @@ static struct jit_state *state(struct processor *p, struct proc_state *ps)
 		ps->jit->pid = ps->pid;
 		ps->jit->funcs.mapped = drained_mappings;
 		ps->jit->funcs.mapped_ctx = ps->jit;
+		ps->jit->prompt_ns = monotonic_ns(); /* periodic reads from now on */
 		perf_map__init(&ps->jit->map);
 		jitdump__init(&ps->jit->dump);
 	}
@@ -317,6 +320,60 @@ static bool read_on(struct processor *p, struct proc_state *ps, struct jit_state
 	if (from_map && prove_new(js, &t))
 		return false;
 	return from_map;
+}
+
+/* A read at a drain round (jit__round): perf map, jitdump file, GDB JIT
+ * list, and frame proofs of what they add, while the process lives. */
+static void prompt_read(struct processor *p, struct proc_state *ps, struct jit_state *js,
+			uint64_t now)
+{
+	uint32_t from_map = 0, from_dump = 0, from_gdb = 0;
+	uint64_t cpu = thread_cpu_ns();
+	struct jit_target t;
+
+	js->prompt_due = false;
+	js->prompt_ns = now;
+	if (target(p, ps, &t) || t.own_root)
+		return; /* gone: reads as samples are processed name what they can */
+	p->jit_prompt_reads++;
+	if (!perf_map__read(&js->map, &js->funcs, &t, now, &from_map) &&
+	    (!js->dump_path || !jitdump__read(&js->dump, &js->funcs, &t, js->dump_start,
+					      js->dump_end, js->dump_path, now, &from_dump)) &&
+	    (!js->gdb.descriptor || !gdb_jit__read(&js->gdb, &js->funcs, &t, now, &from_gdb)) &&
+	    from_map + from_dump + from_gdb) {
+		js->quiet_until = 0;
+		(void)prove_new(js, &t); /* -ENOMEM: those functions get no frames */
+	}
+	p->jit_read_cpu_ns += thread_cpu_ns() - cpu;
+}
+
+void jit__round(struct processor *p, uint64_t round_ns)
+{
+	uint64_t now = monotonic_ns();
+
+	/* A round stamped after now is not of this clock (a test's stream):
+	 * a read now would date lines before records still to come. */
+	if (!p->read_processes || round_ns > now)
+		return;
+	for (uint32_t i = 0; i < p->njit_wanted; i++) {
+		struct proc_state *ps = tasks__find_process(p, p->jit_wanted[i]);
+		struct jit_state *js = ps && ps->tracked ? state(p, ps) : NULL;
+
+		if (js)
+			js->prompt_due = true;
+	}
+	p->njit_wanted = 0;
+	for (uint32_t i = 0; i < p->nprocs; i++) {
+		struct proc_state *ps = &p->procs[i];
+		struct jit_state *js = ps->jit;
+
+		if (!js || ps->exited)
+			continue;
+		if (js->prompt_due || ((js->map.state == PERF_MAP_READING || js->dump_path ||
+					js->gdb.descriptor) &&
+				       now >= js->prompt_ns + JIT_QUIET_NS))
+			prompt_read(p, ps, js, now);
+	}
 }
 
 /* The JIT module over the mapping holding fn (the function's own range
@@ -648,6 +705,8 @@ void jit__finish(struct processor *p)
 			snprintf(key, sizeof(key), "jit.%s", jit_problem__name((unsigned int)k));
 			capture_builder__add_counter(p->b, key, totals[k]);
 		}
+	if (p->jit_prompt_reads)
+		capture_builder__add_counter(p->b, "jit.prompt_reads", p->jit_prompt_reads);
 	if (p->jit_reads) {
 		capture_builder__add_counter(p->b, "jit.reads", p->jit_reads);
 		capture_builder__add_counter(p->b, "jit.read_cpu_ms", p->jit_read_cpu_ns / 1000000);

@@ -566,6 +566,9 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 	case MS_CHUNK_ROUND: {
 		int err = 0;
 
+		/* Functions written so far are read before any record of this
+		 * round is processed. */
+		jit__round(p, c->time);
 		if (!p->have_round)
 			p->first_round = c->time;
 		else
