@@ -261,6 +261,13 @@ static void test_replace_in_time(void **state)
 	feed_after(&f, "1000 10 c\n", 250, 300);
 	assert_string_equal(name_then(&f, 0x1000, 259), "b");
 	assert_string_equal(name_then(&f, 0x1000, 260), "c");
+	/* A mapping at 255 over b (read at 200), processed only after c
+	 * replaced b (as when processing lags the reads): b names nothing
+	 * from 255 on; c, read at 300, stays. */
+	jit_funcs__map(&f, 0x1000, 0x1010, 255);
+	assert_string_equal(name_then(&f, 0x1000, 254), "b");
+	assert_null(name_then(&f, 0x1000, 257));
+	assert_string_equal(name_then(&f, 0x1000, 265), "c");
 	/* History before the floor goes at the next commit. */
 	f.floor_ns = 280;
 	feed_after(&f, "8000 10 x\n", 300, 400);

@@ -689,6 +689,17 @@ uint32_t jit_funcs__map(struct jit_funcs *f, uint64_t start, uint64_t end, uint6
 			ended++;
 		}
 	}
+	/* A replaced function read before the mapping names no sample after
+	 * it either (its replacement was read before the mapping was seen). */
+	for (uint32_t i = 0; i < f->nold; i++) {
+		struct jit_fn *fn = &f->old[i];
+
+		if (fn->start < end && fn->end > start && fn->read_ns < map_ns &&
+		    fn->until_ns > map_ns) {
+			fn->until_ns = map_ns > fn->since_ns ? map_ns : fn->since_ns;
+			ended++;
+		}
+	}
 	return ended;
 }
 

@@ -167,7 +167,8 @@ int jit_funcs__commit(struct jit_funcs *f);
  * CLOCK_MONOTONIC): ends every live function it overlaps whose line was
  * read before map_ns.  One read after the mapping may already describe the
  * new code, so a function read later is kept until a later line replaces
- * it.  Returns the number of functions ended.
+ * it.  A replaced function read before map_ns names no sample from map_ns
+ * on.  Returns the number of functions ended or cut.
  */
 uint32_t jit_funcs__map(struct jit_funcs *f, uint64_t start, uint64_t end, uint64_t map_ns);
 
