@@ -429,7 +429,7 @@ int jit__mappings(struct processor *p, uint32_t pid, uint64_t start, uint64_t en
  * At each drain round, before records are released: read on the perf maps,
  * jitdump files and GDB JIT lists of tracked live processes that mapped
  * executable anonymous memory since the last round, or whose files are
- * being read (at most every JIT_QUIET_NS), so a function is read close to
+ * being read (at most every JIT_PROMPT_NS), so a function is read close to
  * when it was written, whatever the processing lag, and its code is proved
  * while the process lives.  round_ns: the round's time (samples' clock).
  */

@@ -6,7 +6,14 @@
  * only when a sample lands in anonymous code no function read so far
  * covers; a read that found nothing new is not made again for JIT_QUIET_NS
  * of the samples' time unless the process maps something.  A mapping over
- * a function read before it ends the function.
+ * a function read before it ends the function.  They are also read at each
+ * drain round, before its records are released (jit__round): a process
+ * that mapped executable anonymous memory since, and every JIT_PROMPT_NS
+ * one whose files are being read, so functions are read close to when they
+ * were written however far processing lags.  A function names only the
+ * samples of its own time (runtimes/jit_funcs.h, "Time"), dated with the
+ * mappings recorded as drained (jit_maplog.c); a frame in code that only
+ * a function of another time covers stays unnamed (jit.unnamed_time).
  *
  * Each anonymous mapping a function lies in becomes a module of its own
  * (CAPTURE_MODULE_JIT, path the file that named it), its frames named now:
@@ -371,7 +378,7 @@ void jit__round(struct processor *p, uint64_t round_ns)
 			continue;
 		if (js->prompt_due || ((js->map.state == PERF_MAP_READING || js->dump_path ||
 					js->gdb.descriptor) &&
-				       now >= js->prompt_ns + JIT_QUIET_NS))
+				       now >= js->prompt_ns + JIT_PROMPT_NS))
 			prompt_read(p, ps, js, now);
 	}
 }

@@ -75,6 +75,12 @@
  * samples' time (ns) unless the process maps something. */
 #define JIT_QUIET_NS (20ull * 1000 * 1000)
 
+/* Files being read are read on at drain rounds at most this often (ns of
+ * wall time), whether or not a sample needs it: a function rewritten in
+ * place between two such reads leaves that window unnamed (counted), and
+ * each read costs the recorder ~0.1 ms. */
+#define JIT_PROMPT_NS (100ull * 1000 * 1000)
+
 /* A map whose file was made more than this before its process began (ns)
  * was written by an earlier process with the same pid.  The slack covers
  * the start time's clock-tick resolution (/proc/PID/stat field 22). */
