@@ -342,17 +342,15 @@ GDB_FIRST = ("jit_gdb_outer", "jit_gdb_inner")
 GDB_SECOND = ("jit_gdb_outer2", "jit_gdb_inner2")
 
 
-def _gdb_remap(env=None):
-    """jit_gdb registers one object, runs it 3 s, unregisters it, maps new
-    memory at the same address and registers another object there (the
-    same code under other names), and runs that 3 s.  Returns (counts by
-    (object, after the remap), crossed samples, samples whose inner frame
-    lies under main;jit_gdb_driver;outer, samples with an inner frame,
-    the recording)."""
+def _gdb_remap(env=None, phases=("3", "3")):
+    """jit_gdb registers one object, runs it phases[0] s, unregisters it,
+    maps new memory at the same address and registers another object there
+    (the same code under other names), and runs that phases[1] s.  Returns
+    (counts by (object, after the remap), the recording)."""
     elf = os.path.join(H.FIXTURES, "jit_gdb_code.elf")
     elf2 = os.path.join(H.FIXTURES, "jit_gdb_code2.elf")
     assert os.path.exists(elf2), "%s is missing: run `make all`" % elf2
-    rec = H.record([H.fixture("jit_gdb"), elf, "3", elf2, "3"],
+    rec = H.record([H.fixture("jit_gdb"), elf, phases[0], elf2, phases[1]],
                    extra=["--call-graph", "dwarf"], env=env)
     rewrite = int(rec.fixture_line("jit_gdb")["rewrite_ns"])
     assert rewrite > 0
@@ -404,8 +402,11 @@ def test_gdb_jit_remap_lagged():
     """The same with processing held 5 s behind sampling: the list is first
     read after the remap, when the first object is gone (its samples stay
     unnamed: nothing can name them), and the second object must not name
-    the samples taken before it was mapped."""
-    counts, rec = _gdb_remap(env=dict(os.environ, MICROSCOPE_TEST_LAG_MS=str(FORCED_LAG_MS)))
+    the samples taken before it was mapped.  The list is found once the
+    process's modules are processed, so the second phase outlasts the lag
+    (an object is read from the live process)."""
+    counts, rec = _gdb_remap(env=dict(os.environ, MICROSCOPE_TEST_LAG_MS=str(FORCED_LAG_MS)),
+                             phases=("2", "7"))
     lag = _counters(rec.capture).get("processor.lag_max_ms", 0)
     assert lag >= FORCED_LAG_MS, lag
     assert counts[("unnamed", False)] > 0, dict(counts)

@@ -343,6 +343,10 @@ static void prompt_read(struct processor *p, struct proc_state *ps, struct jit_s
 	if (target(p, ps, &t) || t.own_root)
 		return; /* gone: reads as samples are processed name what they can */
 	p->jit_prompt_reads++;
+	/* Modules processed so far (each searched once) may hold a GDB JIT
+	 * descriptor: its list is then read at the rounds too. */
+	if (!js->gdb.descriptor)
+		js->gdb.descriptor = gdb_descriptor(p, ps);
 	if (!perf_map__read(&js->map, &js->funcs, &t, now, &from_map) &&
 	    (!js->dump_path || !jitdump__read(&js->dump, &js->funcs, &t, js->dump_start,
 					      js->dump_end, js->dump_path, now, &from_dump)) &&
