@@ -485,15 +485,12 @@ static void span(const struct jit_funcs *f, const struct jit_fn *a, uint32_t n, 
 		return;
 	}
 	/* The first replacement came no later than the first mapping (or
-	 * anywhere in the window); the last function holds from the last
-	 * mapping (or from its read); those between name nothing. */
+	 * anywhere in the window); the last function holds from its read
+	 * (not from the last mapping: more mappings than functions are
+	 * protection changes of neighbours too, and one made just before the
+	 * read may not be drained yet); those between name nothing. */
 	*cut = i == 1 && c > 0 ? times[0] : e;
-	if (after)
-		*from = UINT64_MAX;
-	else if (c > (int)k && c <= (int)JIT_MAPPED_MAX)
-		*from = times[c - 1];
-	else
-		*from = r;
+	*from = after ? UINT64_MAX : r;
 }
 
 /*

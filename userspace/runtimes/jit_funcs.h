@@ -20,10 +20,12 @@
  * its replacement.  Where the replacement happened between two reads, the
  * mappings the process made over the range then (jit_funcs.mapped, the
  * caller's log of them) say when: the k functions one read found for a
- * range go with the last k mappings over it in that read's window, when
- * there are that many; else the window is named by neither (a sample there
- * is unnamed, never misnamed) and the new function names samples from its
- * read on.  jitdump loads carry their own times: exact.
+ * range go with the k mappings over it in that read's window, when there
+ * are exactly that many; else the window is named by neither (a sample
+ * there is unnamed, never misnamed) and the new function names samples
+ * from its read on.  (A mapping made within one drain round of the read
+ * may not be in the log yet: a count that matches by coincidence then
+ * pairs wrongly.)  jitdump loads carry their own times: exact.
  *
  * Owns every function, name and line entry; pointers returned stay valid
  * until the next jit_funcs__commit, jit_funcs__map or jit_funcs__release.
