@@ -61,16 +61,15 @@ def _frames_table(capture):
     return rows
 
 
-def test_perf_map_rewrite_no_crossing():
+def _perf_map_rewrite(env=None, child=False):
     """Before the rewrite the range is jit_f1, after it jit_g1: never the
     other way.  >= 90 % of the JIT samples named, under jit_driver.
-
-    The map is read as samples are processed; a recorder that falls behind
-    the program by more than the first phase (4 s) reads both lines at once
-    and the later one wins.  Frame-pointer stacks at 499 Hz keep the
-    recorder's own work small on a loaded machine."""
-    rec = H.record([H.fixture("jit_perfmap"), "4", "2"], freq=499,
-                   extra=["--call-graph", "fp"])
+    Frame-pointer stacks at 499 Hz keep the recorder's own work small on a
+    loaded machine.  Returns the recording."""
+    cmd = [H.fixture("jit_perfmap"), "4", "2"]
+    if child:  # a child of the command, not the command itself
+        cmd = ["/bin/sh", "-c", "%s 4 2; true" % H.fixture("jit_perfmap")]
+    rec = H.record(cmd, freq=499, extra=["--call-graph", "fp"], env=env)
     kv = rec.fixture_line("jit_perfmap")
     pid, f1, f2 = int(kv["pid"]), int(kv["f1"], 16), int(kv["f2"], 16)
     size, rewrite = int(kv["size"]), int(kv["rewrite_ns"])
@@ -110,6 +109,44 @@ def test_perf_map_rewrite_no_crossing():
     mods = {m for m, _, fn, _, _ in _frames_table(rec.capture)
             if fn in ("jit_f1", "jit_f2", "jit_g1")}
     assert mods == {"/tmp/perf-%d.map" % pid}, mods
+    return rec
+
+
+def test_perf_map_rewrite_no_crossing():
+    _perf_map_rewrite()
+
+
+# Processing held this far behind sampling (MICROSCOPE_TEST_LAG_MS): more
+# than the fixture's first phase, so the map's first read comes after the
+# rewrite and finds both lines for the range at once.
+FORCED_LAG_MS = 5000
+
+
+def test_perf_map_rewrite_lagged():
+    """The same with processing held 5 s behind sampling, as on a loaded
+    machine: the map is read after the rewrite, and the mappings drained
+    meanwhile say which line held when (userspace/runtimes/jit_funcs.h,
+    "Time").  The lag is checked from the capture's own counter, so an
+    ignored knob fails the test rather than passing it trivially."""
+    rec = _perf_map_rewrite(env=dict(os.environ, MICROSCOPE_TEST_LAG_MS=str(FORCED_LAG_MS)))
+    counters = _counters(rec.capture)
+    H.log("counters: %s" % {k: v for k, v in counters.items()
+                             if k.startswith(("jit.", "processor.lag"))})
+    assert counters.get("processor.lag_max_ms", 0) >= FORCED_LAG_MS, counters
+
+
+def test_perf_map_rewrite_lagged_child():
+    """The same for a child of the command: the recorder learns of it only
+    when its fork is processed, 5 s late, so its map is first read after
+    the rewrite and finds both lines for the range at once; the two
+    mappings drained over the range date them (jit_f1 before the second,
+    jit_g1 from it)."""
+    rec = _perf_map_rewrite(env=dict(os.environ, MICROSCOPE_TEST_LAG_MS=str(FORCED_LAG_MS)),
+                            child=True)
+    counters = _counters(rec.capture)
+    H.log("counters: %s" % {k: v for k, v in counters.items()
+                             if k.startswith(("jit.", "processor.lag"))})
+    assert counters.get("processor.lag_max_ms", 0) >= FORCED_LAG_MS, counters
 
 
 # A hot JS function three JS calls deep.  V8 would inline leaf into mid into
@@ -315,3 +352,77 @@ def test_gdb_jit_interface_dwarf():
     mods = {m for m, _, fn, _, _ in _frames_table(rec.capture) if fn.startswith("jit_gdb_")
             and fn != "jit_gdb_driver"}
     assert mods == {"[gdb-jit]"}, mods
+
+
+GDB_FIRST = ("jit_gdb_outer", "jit_gdb_inner")
+GDB_SECOND = ("jit_gdb_outer2", "jit_gdb_inner2")
+
+
+def _gdb_remap(env=None, phases=("3", "3")):
+    """jit_gdb registers one object, runs it phases[0] s, unregisters it,
+    maps new memory at the same address and registers another object there
+    (the same code under other names), and runs that phases[1] s.  Returns
+    (counts by (object, after the remap), the recording)."""
+    elf = os.path.join(H.FIXTURES, "jit_gdb_code.elf")
+    elf2 = os.path.join(H.FIXTURES, "jit_gdb_code2.elf")
+    assert os.path.exists(elf2), "%s is missing: run `make all`" % elf2
+    rec = H.record([H.fixture("jit_gdb"), elf, phases[0], elf2, phases[1]],
+                   extra=["--call-graph", "dwarf"], env=env)
+    rewrite = int(rec.fixture_line("jit_gdb")["rewrite_ns"])
+    assert rewrite > 0
+    counts = collections.Counter()
+    crossed = []
+    inner = full = 0
+    for t, _, st in samples(rec.capture, "native"):
+        after = t >= rewrite
+        names = set(st)
+        first, second = names & set(GDB_FIRST), names & set(GDB_SECOND)
+        if first:
+            counts[("first", after)] += 1
+        if second:
+            counts[("second", after)] += 1
+        if not first and not second and st and st[-1].startswith("[unknown]+0x6000"):
+            counts[("unnamed", after)] += 1
+        if first and after or second and not after:
+            crossed.append((t - rewrite, st[-3:]))
+        for outer, leaf in (GDB_FIRST, GDB_SECOND):
+            if leaf in st:
+                inner += 1
+                i = st.index(leaf)
+                if st[max(0, i - 3):i + 1] == ["main", "jit_gdb_driver", outer, leaf]:
+                    full += 1
+    H.log("by (object, after the remap): %s; inner samples %d, under "
+          "main;jit_gdb_driver;outer %d" % (dict(counts), inner, full))
+    assert not crossed, "samples named across the remap (ns from it, leaf): %s" % crossed[:10]
+    assert counts[("second", True)] > 0, dict(counts)
+    assert H.percent(full, inner) >= CALLERS_MIN, \
+        "%d of %d inner samples under main;jit_gdb_driver;outer" % (full, inner)
+    mods = {m for m, _, fn, _, _ in _frames_table(rec.capture)
+            if fn in GDB_FIRST + GDB_SECOND}
+    assert mods == {"[gdb-jit]"}, mods
+    return counts, rec
+
+
+def test_gdb_jit_remap_dwarf():
+    """Before the remap the code is the first object's, after it the
+    second's: never the other way; >= 90 % of each phase's samples in the
+    code named, and the stacks through either reach main."""
+    counts, _ = _gdb_remap()
+    for which, after in (("first", False), ("second", True)):
+        unnamed = counts[("unnamed", after)]
+        assert H.percent(counts[(which, after)], counts[(which, after)] + unnamed) >= NAMED_MIN, \
+            dict(counts)
+
+
+def test_gdb_jit_remap_lagged():
+    """The same with processing held 5 s behind sampling: the list is first
+    read after the remap, when the first object is gone (its samples stay
+    unnamed: nothing can name them), and the second object must not name
+    the samples taken before it was mapped.  The list is found once the
+    process's modules are processed, so the second phase outlasts the lag
+    (an object is read from the live process)."""
+    counts, rec = _gdb_remap(env=dict(os.environ, MICROSCOPE_TEST_LAG_MS=str(FORCED_LAG_MS)),
+                             phases=("2", "7"))
+    lag = _counters(rec.capture).get("processor.lag_max_ms", 0)
+    assert lag >= FORCED_LAG_MS, lag
+    assert counts[("unnamed", False)] > 0, dict(counts)

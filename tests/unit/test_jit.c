@@ -168,6 +168,126 @@ static void test_replace(void **state)
 	jit_funcs__release(&f);
 }
 
+/* ---- replacement in time (processing lag) ------------------------------- */
+
+static struct { uint64_t start, end, time; } test_maps[8];
+static uint32_t test_nmaps;
+static bool test_maps_lost;
+
+static int test_mapped(void *ctx, uint64_t start, uint64_t end, uint64_t after, uint64_t upto,
+		       uint64_t *times, uint32_t max)
+{
+	int c = 0;
+
+	(void)ctx;
+	if (test_maps_lost)
+		return -1;
+	for (uint32_t i = 0; i < test_nmaps; i++) /* test_maps in time order */
+		if (test_maps[i].start < end && test_maps[i].end > start &&
+		    test_maps[i].time > after && test_maps[i].time <= upto) {
+			if ((uint32_t)c < max)
+				times[c] = test_maps[i].time;
+			c++;
+		}
+	return c;
+}
+
+static const char *name_then(const struct jit_funcs *f, uint64_t addr, uint64_t t)
+{
+	const struct jit_fn *fn = jit_funcs__find(f, addr, t);
+
+	return fn ? jit_funcs__name(f, fn) : NULL;
+}
+
+/* A read at read_ns of lines written after since_ns. */
+static void feed_after(struct jit_funcs *f, const char *text, uint64_t since_ns, uint64_t read_ns)
+{
+	struct perf_map m;
+
+	perf_map__init(&m);
+	m.since_ns = since_ns;
+	feed(&m, f, text, read_ns);
+}
+
+static void test_replace_in_time(void **state)
+{
+	struct jit_funcs f;
+
+	(void)state;
+	jit_funcs__init(&f);
+	f.mapped = test_mapped;
+	/* The first read came after the rewrite (processing lagged): f1's
+	 * range was mapped at 100 for f1 and at 300 for g1.  Before 300 it is
+	 * f1, from 300 on g1, before 100 nothing; f2 any time. */
+	test_nmaps = 0;
+	test_maps[test_nmaps++] = (typeof(test_maps[0])){ 0x1000, 0x2000, 100 };
+	test_maps[test_nmaps++] = (typeof(test_maps[0])){ 0x3000, 0x4000, 110 };
+	test_maps[test_nmaps++] = (typeof(test_maps[0])){ 0x1000, 0x2000, 300 };
+	feed_after(&f, "1000 10 f1\n3000 10 f2\n1000 10 g1\n", 0, 500);
+	assert_null(name_then(&f, 0x1000, 50));
+	assert_string_equal(name_then(&f, 0x1000, 150), "f1");
+	assert_string_equal(name_then(&f, 0x1000, 299), "f1");
+	assert_string_equal(name_then(&f, 0x1000, 300), "g1");
+	assert_string_equal(name_then(&f, 0x1000, 900), "g1");
+	assert_string_equal(name_then(&f, 0x3000, 50), "f2");
+	assert_string_equal(name_then(&f, 0x1000, 0), "g1"); /* no time: the live one */
+	jit_funcs__release(&f);
+
+	/* One mapping for two lines of one read: which line it went with is
+	 * not known, so the window names nothing, the last line from its read
+	 * on; the range stays covered (counted unnamed, not misnamed). */
+	jit_funcs__init(&f);
+	f.mapped = test_mapped;
+	test_nmaps = 1;
+	feed_after(&f, "1000 10 f1\n1000 10 g1\n", 0, 500);
+	assert_null(name_then(&f, 0x1000, 150));
+	assert_null(name_then(&f, 0x1000, 499));
+	assert_string_equal(name_then(&f, 0x1000, 500), "g1");
+	assert_true(jit_funcs__covers(&f, 0x1000));
+	jit_funcs__release(&f);
+
+	/* Rewritten in place between two reads (no mapping): a names samples
+	 * before the first read's end (100), b from its read (200) on. */
+	jit_funcs__init(&f);
+	f.mapped = test_mapped;
+	test_nmaps = 0;
+	feed_after(&f, "1000 10 a\n", 0, 100);
+	feed_after(&f, "1000 10 b\n", 100, 200);
+	assert_string_equal(name_then(&f, 0x1000, 50), "a");
+	assert_null(name_then(&f, 0x1000, 150));
+	assert_string_equal(name_then(&f, 0x1000, 250), "b");
+	/* Rewritten after a mapping at 260 between reads at 250 and 300. */
+	test_maps[test_nmaps++] = (typeof(test_maps[0])){ 0x1000, 0x1010, 260 };
+	feed_after(&f, "1000 10 c\n", 250, 300);
+	assert_string_equal(name_then(&f, 0x1000, 259), "b");
+	assert_string_equal(name_then(&f, 0x1000, 260), "c");
+	/* A mapping at 255 over b (read at 200), processed only after c
+	 * replaced b (as when processing lags the reads): b names nothing
+	 * from 255 on; c, read at 300, stays. */
+	jit_funcs__map(&f, 0x1000, 0x1010, 255);
+	assert_string_equal(name_then(&f, 0x1000, 254), "b");
+	assert_null(name_then(&f, 0x1000, 257));
+	assert_string_equal(name_then(&f, 0x1000, 265), "c");
+	/* History before the floor goes at the next commit. */
+	f.floor_ns = 280;
+	feed_after(&f, "8000 10 x\n", 300, 400);
+	assert_null(name_then(&f, 0x1000, 250));
+	assert_string_equal(name_then(&f, 0x1000, 290), "c");
+	jit_funcs__release(&f);
+
+	/* Mappings lost from the record: nothing concluded from them. */
+	jit_funcs__init(&f);
+	f.mapped = test_mapped;
+	test_maps_lost = true;
+	feed_after(&f, "1000 10 a\n", 0, 100);
+	feed_after(&f, "1000 10 b\n", 100, 200);
+	assert_string_equal(name_then(&f, 0x1000, 50), "a");
+	assert_null(name_then(&f, 0x1000, 150));
+	assert_string_equal(name_then(&f, 0x1000, 200), "b");
+	test_maps_lost = false;
+	jit_funcs__release(&f);
+}
+
 /* Overlap by brute force: a function lives iff no later one overlaps it. */
 static void test_replace_random(void **state)
 {
@@ -946,6 +1066,7 @@ int main(void)
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_replace),
 		cmocka_unit_test(test_replace_random),
+		cmocka_unit_test(test_replace_in_time),
 		cmocka_unit_test(test_mapping_ends),
 		cmocka_unit_test(test_code_budget),
 		cmocka_unit_test(test_names_reclaimed),

@@ -355,6 +355,26 @@ static int session__add_targets(struct record_session *s)
 	return 0;
 }
 
+/* Tests only: MICROSCOPE_TEST_LAG_MS=N holds processing N ms behind
+ * sampling (processor__set_hold_back), as a loaded machine does, so tests
+ * can show what lag does to naming without a CPU hog.  At most 60 s. */
+static void session__test_lag(struct record_session *s)
+{
+	const char *env = getenv("MICROSCOPE_TEST_LAG_MS");
+	char *end;
+	unsigned long ms;
+
+	if (!env || !*env)
+		return;
+	errno = 0;
+	ms = strtoul(env, &end, 10);
+	if (errno || *end || ms > 60000) {
+		fprintf(stderr, "microscope record: MICROSCOPE_TEST_LAG_MS=%s ignored\n", env);
+		return;
+	}
+	processor__set_hold_back(s->proc, (uint64_t)ms * 1000000ull);
+}
+
 /* Everything a live recording needs, up to (not including) sampling. */
 static int session__wire(struct record_session *s, const char *record_command)
 {
@@ -366,6 +386,7 @@ static int session__wire(struct record_session *s, const char *record_command)
 	if (err)
 		return err;
 	processor__set_round_budget(s->proc, SESSION_ROUND_BUDGET_NS, SESSION_MAX_LAG_NS);
+	session__test_lag(s);
 	/* Live: the recorded processes' perf maps and jitdump files are theirs. */
 	processor__read_processes(s->proc, true);
 	if (o->save_raw) {

@@ -126,6 +126,7 @@ struct processor {
 	uint64_t last_released; /* time of the last released record */
 	uint64_t round_budget_ns; /* processor__set_round_budget; 0 = none */
 	uint64_t max_lag_ns;	  /* records older than newest round - this are always released */
+	uint64_t hold_back_ns;	  /* processor__set_hold_back (tests: forced lag) */
 	uint64_t lag_max_seen_ns; /* largest (round time - oldest record still held) after a release */
 	uint64_t lag_sum_ns, lag_rounds; /* for the mean of the same */
 	uint64_t oldest_released; /* time of the oldest record released since the last round, 0 */
@@ -173,6 +174,14 @@ struct processor {
 	/* frames named at seal time (jit.c): serial making their rows unique,
 	 * frames named, left unnamed, not kept (JIT_LATE_FRAMES_MAX), lookups cut */
 	uint32_t jit_late_serial;
+	/* executable anonymous mappings as drained (jit_maplog.c) */
+	struct jit_maplog_entry *jit_maplog;
+	uint64_t jit_maplog_n, jit_maplog_floor;
+	uint64_t jit_unnamed_time; /* frames in JIT code no function names at their time */
+	/* processes that mapped executable anonymous memory since the last round */
+	uint32_t jit_wanted[64];
+	uint32_t njit_wanted;
+	uint64_t jit_prompt_reads;
 	uint64_t jit_late_named, jit_late_unnamed, jit_late_full, jit_history_cut;
 	uint64_t own_pidns, own_mntns; /* our namespaces' inodes, 0 until needed */
 	uint32_t stack_scratch[(MS_UNWIND_MAX_DEPTH + MS_MAX_STACK_DEPTH) * 2 + 8];
@@ -415,6 +424,20 @@ int jit__mapped(struct processor *p, struct proc_state *ps, uint64_t start, uint
  * a return address), reading the process's map or jitdump file on if the
  * rules allow.  0 and *row set, -ENOENT (no function covers it) or
  * -ENOMEM. */
+/* jit_maplog.c: note an executable anonymous mapping as it is drained;
+ * the mappings of pid over [start, end) in (after, upto] (jit_mapped_fn). */
+void jit__drained(struct processor *p, const void *rec, uint32_t len);
+int jit__mappings(struct processor *p, uint32_t pid, uint64_t start, uint64_t end,
+		  uint64_t after, uint64_t upto, uint64_t *times, uint32_t max);
+/*
+ * At each drain round, before records are released: read on the perf maps,
+ * jitdump files and GDB JIT lists of tracked live processes that mapped
+ * executable anonymous memory since the last round, or whose files are
+ * being read (at most every JIT_PROMPT_NS), so a function is read close to
+ * when it was written, whatever the processing lag, and its code is proved
+ * while the process lives.  round_ns: the round's time (samples' clock).
+ */
+void jit__round(struct processor *p, uint64_t round_ns);
 int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_return,
 	       uint32_t *row);
 /* unwind_find for a pc in anonymous memory: the proved frames of the JIT

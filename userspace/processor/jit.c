@@ -6,7 +6,14 @@
  * only when a sample lands in anonymous code no function read so far
  * covers; a read that found nothing new is not made again for JIT_QUIET_NS
  * of the samples' time unless the process maps something.  A mapping over
- * a function read before it ends the function.
+ * a function read before it ends the function.  They are also read at each
+ * drain round, before its records are released (jit__round): a process
+ * that mapped executable anonymous memory since, and every JIT_PROMPT_NS
+ * one whose files are being read, so functions are read close to when they
+ * were written however far processing lags.  A function names only the
+ * samples of its own time (runtimes/jit_funcs.h, "Time"), dated with the
+ * mappings recorded as drained (jit_maplog.c); a frame in code that only
+ * a function of another time covers stays unnamed (jit.unnamed_time).
  *
  * Each anonymous mapping a function lies in becomes a module of its own
  * (CAPTURE_MODULE_JIT, path the file that named it), its frames named now:
@@ -43,13 +50,21 @@
 #include "../unwind/frame_proof.h"
 #include "internal.h"
 
+/* Replaced functions are kept this long (ns of samples' time) behind the
+ * sample being processed, for records that arrive out of order. */
+#define JIT_HISTORY_SLACK_NS (1000ull * 1000 * 1000)
+
 struct jit_state {
 	struct jit_funcs funcs;
+	struct processor *p; /* for funcs.mapped: the drained mappings of pid */
+	uint32_t pid;
 	struct perf_map map;
 	struct jitdump dump;
 	char *dump_path; /* the marker mapping's file name; NULL: none seen */
 	uint64_t dump_start, dump_end;
 	uint64_t quiet_until; /* samples' time before which no read is made */
+	uint64_t prompt_ns;   /* when jit__round last read (CLOCK_MONOTONIC) */
+	bool prompt_due;      /* mapped executable anonymous memory: read at the round */
 	bool mapped;	      /* the process mapped something since the last read */
 	struct u64map frames; /* address + 1 -> function seq << 32 | frame row */
 	struct u64map modules; /* mapping start + 1 -> capture module row */
@@ -92,13 +107,27 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static struct jit_state *state(struct proc_state *ps)
+/* jit_mapped_fn over the mappings drained (jit_maplog.c). */
+static int drained_mappings(void *ctx, uint64_t start, uint64_t end, uint64_t after,
+			    uint64_t upto, uint64_t *times, uint32_t max)
+{
+	const struct jit_state *js = ctx;
+
+	return jit__mappings(js->p, js->pid, start, end, after, upto, times, max);
+}
+
+static struct jit_state *state(struct processor *p, struct proc_state *ps)
 {
 	if (!ps->jit) {
 		ps->jit = calloc(1, sizeof(*ps->jit));
 		if (!ps->jit)
 			return NULL;
 		jit_funcs__init(&ps->jit->funcs);
+		ps->jit->p = p;
+		ps->jit->pid = ps->pid;
+		ps->jit->funcs.mapped = drained_mappings;
+		ps->jit->funcs.mapped_ctx = ps->jit;
+		ps->jit->prompt_ns = monotonic_ns(); /* periodic reads from now on */
 		perf_map__init(&ps->jit->map);
 		jitdump__init(&ps->jit->dump);
 	}
@@ -113,7 +142,7 @@ int jit__mapped(struct processor *p, struct proc_state *ps, uint64_t start, uint
 	if (path && jitdump__is_marker(path)) {
 		char *copy = strdup(path);
 
-		js = state(ps);
+		js = state(p, ps);
 		if (!js || !copy) {
 			free(copy);
 			return -ENOMEM;
@@ -300,6 +329,64 @@ static bool read_on(struct processor *p, struct proc_state *ps, struct jit_state
 	return from_map;
 }
 
+/* A read at a drain round (jit__round): perf map, jitdump file, GDB JIT
+ * list, and frame proofs of what they add, while the process lives. */
+static void prompt_read(struct processor *p, struct proc_state *ps, struct jit_state *js,
+			uint64_t now)
+{
+	uint32_t from_map = 0, from_dump = 0, from_gdb = 0;
+	uint64_t cpu = thread_cpu_ns();
+	struct jit_target t;
+
+	js->prompt_due = false;
+	js->prompt_ns = now;
+	if (target(p, ps, &t) || t.own_root)
+		return; /* gone: reads as samples are processed name what they can */
+	p->jit_prompt_reads++;
+	/* Modules processed so far (each searched once) may hold a GDB JIT
+	 * descriptor: its list is then read at the rounds too. */
+	if (!js->gdb.descriptor)
+		js->gdb.descriptor = gdb_descriptor(p, ps);
+	if (!perf_map__read(&js->map, &js->funcs, &t, now, &from_map) &&
+	    (!js->dump_path || !jitdump__read(&js->dump, &js->funcs, &t, js->dump_start,
+					      js->dump_end, js->dump_path, now, &from_dump)) &&
+	    (!js->gdb.descriptor || !gdb_jit__read(&js->gdb, &js->funcs, &t, now, &from_gdb)) &&
+	    from_map + from_dump + from_gdb) {
+		js->quiet_until = 0;
+		(void)prove_new(js, &t); /* -ENOMEM: those functions get no frames */
+	}
+	p->jit_read_cpu_ns += thread_cpu_ns() - cpu;
+}
+
+void jit__round(struct processor *p, uint64_t round_ns)
+{
+	uint64_t now = monotonic_ns();
+
+	/* A round stamped after now is not of this clock (a test's stream):
+	 * a read now would date lines before records still to come. */
+	if (!p->read_processes || round_ns > now)
+		return;
+	for (uint32_t i = 0; i < p->njit_wanted; i++) {
+		struct proc_state *ps = tasks__find_process(p, p->jit_wanted[i]);
+		struct jit_state *js = ps && ps->tracked ? state(p, ps) : NULL;
+
+		if (js)
+			js->prompt_due = true;
+	}
+	p->njit_wanted = 0;
+	for (uint32_t i = 0; i < p->nprocs; i++) {
+		struct proc_state *ps = &p->procs[i];
+		struct jit_state *js = ps->jit;
+
+		if (!js || ps->exited)
+			continue;
+		if (js->prompt_due || ((js->map.state == PERF_MAP_READING || js->dump_path ||
+					js->gdb.descriptor) &&
+				       now >= js->prompt_ns + JIT_PROMPT_NS))
+			prompt_read(p, ps, js, now);
+	}
+}
+
 /* The JIT module over the mapping holding fn (the function's own range
  * when the recording saw no mapping there), made on first use. */
 static uint32_t jit_module(struct processor *p, struct proc_state *ps, struct jit_state *js,
@@ -351,10 +438,12 @@ static int lookup(struct processor *p, struct proc_state *ps, uint64_t at, struc
 
 	if (!ps || (!p->read_processes && !ps->jit))
 		return -ENOENT;
-	js = state(ps);
+	js = state(p, ps);
 	if (!js)
 		return -ENOMEM;
 	*jsp = js;
+	/* Samples come in time order: history older than this is done with. */
+	js->funcs.floor_ns = time > JIT_HISTORY_SLACK_NS ? time - JIT_HISTORY_SLACK_NS : 0;
 	*fnp = jit_funcs__find(&js->funcs, at, time);
 	if (!*fnp && p->read_processes) {
 		uint64_t cpu = thread_cpu_ns();
@@ -473,6 +562,8 @@ int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_
 	struct jit_state *js = NULL;
 	int err = lookup(p, ps, at, &js, &fn);
 
+	if (err == -ENOENT && js && jit_funcs__covers(&js->funcs, at))
+		p->jit_unnamed_time++; /* code named, but not at this time: not misnamed */
 	if (err == -ENOENT && js)
 		return late_frame(p, js, ip, is_return, row);
 	if (err)
@@ -625,6 +716,8 @@ void jit__finish(struct processor *p)
 			snprintf(key, sizeof(key), "jit.%s", jit_problem__name((unsigned int)k));
 			capture_builder__add_counter(p->b, key, totals[k]);
 		}
+	if (p->jit_prompt_reads)
+		capture_builder__add_counter(p->b, "jit.prompt_reads", p->jit_prompt_reads);
 	if (p->jit_reads) {
 		capture_builder__add_counter(p->b, "jit.reads", p->jit_reads);
 		capture_builder__add_counter(p->b, "jit.read_cpu_ms", p->jit_read_cpu_ns / 1000000);
@@ -635,6 +728,8 @@ void jit__finish(struct processor *p)
 		capture_builder__add_counter(p->b, "jit.frames_unproved", unproved);
 	if (p->jit_late_cpu_ns)
 		capture_builder__add_counter(p->b, "jit.late_cpu_ms", p->jit_late_cpu_ns / 1000000);
+	if (p->jit_unnamed_time)
+		capture_builder__add_counter(p->b, "jit.unnamed_time", p->jit_unnamed_time);
 	if (p->jit_late_named)
 		capture_builder__add_counter(p->b, "jit.late_named", p->jit_late_named);
 	if (p->jit_late_unnamed)

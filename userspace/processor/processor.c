@@ -71,6 +71,7 @@ void processor__free(struct processor *p)
 	free(p->held);
 	free(p->held_tmp);
 	free(p->held_bytes);
+	free(p->jit_maplog);
 	free(p->duty_changes);
 	free(p);
 }
@@ -185,10 +186,23 @@ void processor__set_round_budget(struct processor *p, uint64_t budget_ns, uint64
 	p->max_lag_ns = max_lag_ns;
 }
 
+void processor__set_hold_back(struct processor *p, uint64_t hold_ns)
+{
+	p->hold_back_ns = hold_ns;
+}
+
+/* The time before which a round releases records: the previous round's,
+ * less the hold-back (processor__set_hold_back). */
+static uint64_t release_limit(const struct processor *p)
+{
+	return p->prev_round > p->hold_back_ns ? p->prev_round - p->hold_back_ns : 0;
+}
+
 bool processor__behind(const struct processor *p)
 {
 	/* release() leaves held[] sorted by time */
-	return p->nheld > p->held_first && p->have_round && p->held[p->held_first].time < p->prev_round;
+	return p->nheld > p->held_first && p->have_round &&
+	       p->held[p->held_first].time < release_limit(p);
 }
 
 static uint64_t mono_ns(void)
@@ -346,7 +360,7 @@ static void note_lag(struct processor *p, uint64_t round_ns)
 {
 	uint64_t oldest = p->oldest_released, lag = 0;
 
-	if (p->nheld > p->held_first && p->held[p->held_first].time < p->prev_round &&
+	if (p->nheld > p->held_first && p->held[p->held_first].time < release_limit(p) &&
 	    (!oldest || p->held[p->held_first].time < oldest))
 		oldest = p->held[p->held_first].time;
 	if (oldest && round_ns > oldest)
@@ -544,16 +558,21 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		}
 		if (c->kind == MS_CHUNK_BPF)
 			python__drained(p, payload, c->len); /* name code objects while they live */
-		if (c->kind == MS_CHUNK_PERF)
+		if (c->kind == MS_CHUNK_PERF) {
 			tasks__drained(p, payload, c->len); /* pin container files while they live */
+			jit__drained(p, payload, c->len); /* when JIT code was remapped */
+		}
 		return hold(p, c, payload);
 	case MS_CHUNK_ROUND: {
 		int err = 0;
 
+		/* Functions written so far are read before any record of this
+		 * round is processed. */
+		jit__round(p, c->time);
 		if (!p->have_round)
 			p->first_round = c->time;
 		else
-			err = release(p, p->prev_round);
+			err = release(p, release_limit(p));
 		if (!err)
 			note_lag(p, c->time);
 		p->prev_round = c->time;

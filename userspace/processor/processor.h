@@ -70,6 +70,14 @@ void processor__read_processes(struct processor *p, bool live);
  */
 void processor__set_round_budget(struct processor *p, uint64_t budget_ns, uint64_t max_lag_ns);
 
+/*
+ * Tests: hold every record back hold_ns (CLOCK_MONOTONIC) longer than the
+ * watermark needs before releasing it, so processing runs that far behind
+ * sampling, as it does on a loaded machine (record honours the environment
+ * variable MICROSCOPE_TEST_LAG_MS).  0 (the default): none.
+ */
+void processor__set_hold_back(struct processor *p, uint64_t hold_ns);
+
 /* True when the round budget left records that could already be released
  * (the caller should come back soon rather than sleep). */
 bool processor__behind(const struct processor *p);

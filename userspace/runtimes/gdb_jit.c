@@ -262,7 +262,8 @@ int gdb_jit__read(struct gdb_jit *g, struct jit_funcs *f, const struct jit_targe
 	struct gdb_descriptor d;
 	struct gdb_entry e;
 	uint64_t h, at;
-	uint32_t n = 0, index, before = g->nobjs;
+	uint32_t n = 0, index, before = g->nobjs, from = f->nstaged;
+	uint64_t since;
 	bool *alive = NULL, whole = true;
 	int err;
 
@@ -287,6 +288,8 @@ int gdb_jit__read(struct gdb_jit *g, struct jit_funcs *f, const struct jit_targe
 		jit_funcs__problem(f, JIT_PROBLEM_GDB_BAD);
 		return 0;
 	}
+	since = g->last_read_ns;
+	g->last_read_ns = read_ns;
 	if (h == g->hash && !g->remapped)
 		return 0;
 	if (h != g->hash)
@@ -316,7 +319,10 @@ int gdb_jit__read(struct gdb_jit *g, struct jit_funcs *f, const struct jit_targe
 	/* Unregistered: its code is gone (a later registration brings it back). */
 	for (uint32_t i = 0; whole && i < before; i++)
 		if (!g->objs[i].listed && alive[i])
-			jit_funcs__end_object(f, i);
+			jit_funcs__end_object(f, i, since, read_ns);
+	/* Registered since the last read: they name samples from then on. */
+	for (uint32_t i = from; i < f->nstaged; i++)
+		f->staged[i].since_ns = since;
 	err = jit_funcs__commit(f);
 	if (err >= 0) {
 		*added = (uint32_t)err;

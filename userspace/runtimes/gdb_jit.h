@@ -52,6 +52,8 @@ struct gdb_jit {
 	uint64_t reads;	     /* reads that found the list changed */
 	uint64_t restaged;   /* objects whose functions were made live again */
 	bool remapped;	     /* a mapping was made since the last read */
+	uint64_t last_read_ns; /* when the list was last read (0: never): objects
+				  found listed now were registered after it */
 };
 
 void gdb_jit__init(struct gdb_jit *g, uint64_t descriptor);

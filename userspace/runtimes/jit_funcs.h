@@ -12,6 +12,21 @@
  * read O(n log n) however the lines are ordered.  A mapping made over a
  * function read before the mapping was made ends it (jit_funcs__map).
  *
+ * Time: samples are named long after they were taken when processing lags,
+ * so each function names only the samples of the time its code can have
+ * run, [since_ns, until_ns).  A line read at read_ns was written after the
+ * read before it reached the end of the file (since_ns); a replaced
+ * function moves to the history (old[]) and keeps naming samples before
+ * its replacement.  Where the replacement happened between two reads, the
+ * mappings the process made over the range then (jit_funcs.mapped, the
+ * caller's log of them) say when: the k functions one read found for a
+ * range go with the k mappings over it in that read's window, when there
+ * are exactly that many; else the window is named by neither (a sample
+ * there is unnamed, never misnamed) and the new function names samples
+ * from its read on.  (A mapping made within one drain round of the read
+ * may not be in the log yet: a count that matches by coincidence then
+ * pairs wrongly.)  jitdump loads carry their own times: exact.
+ *
  * Owns every function, name and line entry; pointers returned stay valid
  * until the next jit_funcs__commit, jit_funcs__map or jit_funcs__release.
  * Bounds: jit_policy.h; a bound reached is counted (JIT_PROBLEMS).
@@ -39,7 +54,8 @@
 	X(BAD_TEXT, "bad_text", "jitdump source file name that is not text (line kept, file left out)") \
 	X(GDB_BAD, "gdb_bad", "GDB JIT descriptor, entry or object unreadable or malformed")      \
 	X(STALE, "stale", "file made before its process began (an earlier process's; not read)")  \
-	X(NOT_OWNED, "not_owned", "file not a regular file owned by the process's user or root")
+	X(NOT_OWNED, "not_owned", "file not a regular file owned by the process's user or root")   \
+	X(HISTORY_FULL, "history_full", "replaced function dropped: JIT_OLD_FUNCS_MAX kept (its samples unnamed)")
 
 enum jit_problem {
 #define JIT_PROBLEM_ENUM(id, name, text) JIT_PROBLEM_##id,
@@ -67,6 +83,7 @@ struct jit_fn {
 	uint32_t nlines;     /* entries, sorted by address; 0: none */
 	uint32_t object;     /* JIT_FN_GDB: its object (gdb_jit.h); else UINT32_MAX */
 	uint32_t reserved;
+	uint64_t until_ns;   /* replaced or unregistered: names samples before this; else 0 */
 };
 
 /* One source position (jitdump debug info): from addr on, until the next. */
@@ -75,6 +92,15 @@ struct jit_line {
 	uint32_t line;
 	uint32_t file; /* offset of the file name in the names */
 };
+
+/*
+ * The caller's record of the process's mappings: how many executable
+ * mappings it made over [start, end) at times in (after, upto], their times
+ * ascending in times[0, min(count, max)) (the earliest).  Returns the count,
+ * or -1 when that is not known (the record lost entries of that window).
+ */
+typedef int (*jit_mapped_fn)(void *ctx, uint64_t start, uint64_t end, uint64_t after,
+			     uint64_t upto, uint64_t *times, uint32_t max);
 
 struct jit_funcs {
 	struct jit_fn *fns; /* live, sorted by start, disjoint */
@@ -89,6 +115,12 @@ struct jit_funcs {
 	uint64_t next_seq;
 	uint64_t code_bytes; /* code budget used (bytes) */
 	uint64_t problems[JIT_PROBLEM_COUNT];
+	/* replaced functions still naming samples before their until_ns */
+	struct jit_fn *old;
+	uint32_t nold, old_cap;
+	uint64_t floor_ns; /* samples before this are not asked for: older history goes */
+	jit_mapped_fn mapped; /* NULL: no record of mappings (windows stay unnamed) */
+	void *mapped_ctx;
 };
 
 void jit_funcs__init(struct jit_funcs *f);
@@ -137,20 +169,26 @@ int jit_funcs__commit(struct jit_funcs *f);
  * CLOCK_MONOTONIC): ends every live function it overlaps whose line was
  * read before map_ns.  One read after the mapping may already describe the
  * new code, so a function read later is kept until a later line replaces
- * it.  Returns the number of functions ended.
+ * it.  A replaced function read before map_ns names no sample from map_ns
+ * on.  Returns the number of functions ended or cut.
  */
 uint32_t jit_funcs__map(struct jit_funcs *f, uint64_t start, uint64_t end, uint64_t map_ns);
 
-/* End every live function of GDB JIT object index object (it was
- * unregistered).  Returns the number of functions ended. */
-uint32_t jit_funcs__end_object(struct jit_funcs *f, uint32_t object);
+/* End every live function of GDB JIT object index object: it was
+ * unregistered after since_ns (the read before) and before read_ns; the
+ * earliest mapping over a function's range in that window, after its own
+ * read, is when it ended (else since_ns).  Returns the number ended. */
+uint32_t jit_funcs__end_object(struct jit_funcs *f, uint32_t object, uint64_t since_ns,
+			       uint64_t read_ns);
 
 /*
- * The live function covering addr for a sample at time_ns, or NULL: none
- * covers it, or the one that does was loaded after time_ns (jitdump load
- * times).
+ * The function covering addr for a sample at time_ns (0: any time), live
+ * or replaced, whose time [since_ns, until_ns) holds time_ns; or NULL.
  */
 const struct jit_fn *jit_funcs__find(const struct jit_funcs *f, uint64_t addr, uint64_t time_ns);
+
+/* Does any function, live or replaced, cover addr (whatever the time)? */
+bool jit_funcs__covers(const struct jit_funcs *f, uint64_t addr);
 
 /* A function's name (never NULL). */
 const char *jit_funcs__name(const struct jit_funcs *f, const struct jit_fn *fn);

@@ -62,9 +62,24 @@
 #define JIT_LATE_FRAMES_MAX (1u << 16)
 #define JIT_HISTORY_SCAN_MAX 4096u
 
+/* Replaced functions kept per process to name the samples taken before
+ * their replacement (dropped once processing passed them); and how many
+ * neighbours a commit examines to find what replaced a function, and how
+ * many mappings over one range in one read's window it weighs (more: the
+ * window is named by nobody). */
+#define JIT_OLD_FUNCS_MAX (1u << 16)
+#define JIT_OVERLAP_SCAN 64u
+#define JIT_MAPPED_MAX 16u
+
 /* A read that found nothing new is not made again for this much of the
  * samples' time (ns) unless the process maps something. */
 #define JIT_QUIET_NS (20ull * 1000 * 1000)
+
+/* Files being read are read on at drain rounds at most this often (ns of
+ * wall time), whether or not a sample needs it: a function rewritten in
+ * place between two such reads leaves that window unnamed (counted), and
+ * each read costs the recorder ~0.1 ms. */
+#define JIT_PROMPT_NS (100ull * 1000 * 1000)
 
 /* A map whose file was made more than this before its process began (ns)
  * was written by an earlier process with the same pid.  The slack covers
