@@ -557,23 +557,28 @@ def _pyburn_shares(capture, pid):
     return H.total(prof), counts
 
 
-def _python_evidence(start_before, start_during, label):
-    """-a with one process started before the recording and one during it
-    (each a pyburn.py run whose comm says nothing of python): >= 90 % of
-    each one's samples are under pyburn's main, its three functions each
-    hold a share, and both were found from their executable's symbols
+def _python_evidence(start_before, starts_during, label):
+    """-a with one process started before the recording and others during it
+    (each a pyburn.py run whose comm says nothing of python; a starter
+    returns its Popen and the pid to look at): >= 90 % of each one's
+    samples are under pyburn's main, its three functions each hold a share,
+    and all were found from their executable's symbols
     (python.interpreter_exe_processes)."""
     H.require_root()
     from test_jit import _counters
-    before = start_before(4)
+    before, before_pid = start_before(4)
+    procs = [("before", before, before_pid)]
     try:
         proc, capture, _ = H.start_record(output=H.tmp_path("%s.msc" % label),
                                           system_wide=True, extra=NO_BUDGET)
         try:
             wait_recording(proc)
             wait_steady(proc)
-            during = start_during(3)
-            assert during.wait(timeout=600) == 0
+            for name, start in starts_during:
+                p, pid = start(3)
+                procs.append((name, p, pid))
+                assert p.wait(timeout=600) == 0, "%s %s exited with %s" % (
+                    label, name, p.returncode)
             time.sleep(0.5)
         finally:
             stop_recording(proc)
@@ -583,16 +588,16 @@ def _python_evidence(start_before, start_during, label):
     counters = _counters(capture)
     H.log("%s: counters %s" % (label, {k: v for k, v in counters.items()
                                        if k.startswith("python.") and "walk" not in k}))
-    assert counters.get("python.interpreter_exe_processes", 0) >= 2, counters
+    assert counters.get("python.interpreter_exe_processes", 0) >= len(procs), counters
     t = tables(capture)
-    for name, p in (("before", before), ("during", during)):
-        comms = {row[2] for row in t["process"] if int(row[0]) == p.pid}
-        assert not any(c.startswith("python") for c in comms), \
-            "%s %s: comm %s says python: the test proves nothing" % (label, name, comms)
-        n, counts = _pyburn_shares(capture, p.pid)
+    for name, _, pid in procs:
+        comms = {row[2] for row in t["process"] if int(row[0]) == pid}
+        assert comms and not any(c.startswith("python") for c in comms), \
+            "%s %s: comm %s: the test proves nothing" % (label, name, comms)
+        n, counts = _pyburn_shares(capture, pid)
         shares = {fn: 100.0 * c / n for fn, c in counts.items()} if n else {}
         H.log("%s %s (pid %d, comm %s): %d samples, %% under pyburn's functions: %s" % (
-            label, name, p.pid, comms, n, {k: round(v, 1) for k, v in shares.items()}))
+            label, name, pid, comms, n, {k: round(v, 1) for k, v in shares.items()}))
         assert n >= 200, "%s %s: only %d samples" % (label, name, n)
         assert shares.get("main", 0) >= 90.0, \
             "%s %s: %.1f%% of %d samples under pyburn.py's main" % (
@@ -609,22 +614,51 @@ def _python_evidence(start_before, start_during, label):
 def test_host_python_renamed_comm():
     """-a finds a Debian python3.11 (libpython linked in statically, so no
     libpython mapping) whose comm is not python*: one renamed to "worker"
-    by prctl(PR_SET_NAME) before the recording, one started during it
-    through a link named gunicorn (its comm at exec) and renamed too; both
-    found from the _PyRuntime symbol of their executable."""
+    by prctl(PR_SET_NAME) before the recording; during it one started
+    through a link named gunicorn (its comm at exec) and renamed too, and
+    one in its own pid and mount namespaces whose executable's path
+    (a copy named worker-bin) exists only there.  All found from the
+    _PyRuntime symbol of their executable, read through /proc/PID/exe."""
     if not os.path.exists(H.DEBIAN_PYTHON):
         H.skip("%s is not installed: `make deps` installs Debian's python3.11" % H.DEBIAN_PYTHON)
+    if not shutil.which("unshare"):
+        H.skip("unshare (util-linux) is not installed")
     burn = os.path.join(H.REPO, "tests", "fixtures", "pyburn.py")
     renamed = os.path.join(H.REPO, "tests", "fixtures", "python", "renamed.py")
     link = H.tmp_path("gunicorn")
     if os.path.lexists(link):
         os.unlink(link)
     os.symlink(H.DEBIAN_PYTHON, link)
+    inner, mnt = H.tmp_path("pyns_bin"), H.tmp_path("pyns_mnt")
+    for d in (inner, mnt):
+        os.makedirs(d, exist_ok=True)
+    shutil.copy(H.DEBIAN_PYTHON, os.path.join(inner, "worker-bin"))
 
     def start(via):
-        return lambda scale: subprocess.Popen([via, renamed, burn, str(scale)],
-                                              stdout=subprocess.DEVNULL)
-    _python_evidence(start(H.DEBIAN_PYTHON), start(link), "pyrenamed")
+        def go(scale):
+            p = subprocess.Popen([via, renamed, burn, str(scale)], stdout=subprocess.DEVNULL)
+            return p, p.pid
+        return go
+
+    def start_in_ns(scale):
+        script = "mount --bind %s %s && exec %s/worker-bin %s %s %s" % (
+            inner, mnt, mnt, renamed, burn, scale)
+        p = subprocess.Popen(["unshare", "--pid", "--mount", "--fork", "--kill-child",
+                              "sh", "-c", script], stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+                    kids = [int(x) for x in f.read().split()]
+                if kids and os.readlink("/proc/%d/exe" % kids[0]).endswith("/worker-bin"):
+                    return p, kids[0]
+            except OSError:
+                pass
+            time.sleep(0.01)
+        p.kill()
+        raise AssertionError("the namespaced python did not start in 30 s")
+    _python_evidence(start(H.DEBIAN_PYTHON), [("during", start(link)),
+                                              ("in a namespace", start_in_ns)], "pyrenamed")
 
 
 @H.timeout(900)
@@ -641,5 +675,6 @@ def test_host_python_static_embedded():
     burn = os.path.join(H.REPO, "tests", "fixtures", "pyburn.py")
 
     def start(scale):
-        return subprocess.Popen([embed, burn, str(scale)], stdout=subprocess.DEVNULL)
-    _python_evidence(start, start, "pystatic")
+        p = subprocess.Popen([embed, burn, str(scale)], stdout=subprocess.DEVNULL)
+        return p, p.pid
+    _python_evidence(start, [("during", start)], "pystatic")
