@@ -116,27 +116,25 @@ int record_python__scan(struct record_python *rp, struct py_tracker *py, struct 
 	return err;
 }
 
-/* Queue pid (once; a libpython mapping needs no further check). */
-static void record_python__queue(struct record_python *rp, pid_t pid, bool check_exe)
+/* Queue pid once. */
+static void record_python__queue(struct record_python *rp, pid_t pid, bool by_exe)
 {
-	for (uint32_t i = 0; i < rp->npending; i++) {
-		if (rp->pending[i].pid != pid)
-			continue;
-		rp->pending[i].check_exe &= check_exe;
-		return;
-	}
+	for (uint32_t i = 0; i < rp->npending; i++)
+		if (rp->pending[i].pid == pid)
+			return;
 	if (rp->npending == RECORD_PY_PENDING) {
 		rp->dropped++;
 		return;
 	}
-	rp->pending[rp->npending++] = (struct record_python_pending){ pid, check_exe };
+	rp->pending[rp->npending++] = (struct record_python_pending){ pid, by_exe };
 }
 
-void record_python__chunk(struct record_python *rp, const struct ms_chunk *c,
-			  const void *payload)
+void record_python__chunk(struct record_python *rp, struct py_tracker *py,
+			  const struct ms_chunk *c, const void *payload)
 {
 	struct perf_mmap2 r;
 	struct perf_comm cr;
+	char path[64];
 	uint32_t type;
 
 	if (c->kind != MS_CHUNK_PERF || c->source == MS_SOURCE_SNAPSHOT || c->len < 8)
@@ -146,7 +144,9 @@ void record_python__chunk(struct record_python *rp, const struct ms_chunk *c,
 		if (perf_rec__parse_comm(&rp->sideband, payload, c->len, &cr) ||
 		    !(cr.misc & PERF_RECORD_MISC_COMM_EXEC) || !strncmp(cr.comm, "python", 6))
 			return;
-		record_python__queue(rp, (pid_t)cr.f.pid, true);
+		snprintf(path, sizeof(path), "/proc/%u/exe", cr.f.pid);
+		if (py_tracker__runs_cpython(py, path) > 0)
+			record_python__queue(rp, (pid_t)cr.f.pid, true);
 		return;
 	}
 	if (type != PERF_RECORD_MMAP2 ||
@@ -156,24 +156,18 @@ void record_python__chunk(struct record_python *rp, const struct ms_chunk *c,
 	record_python__queue(rp, (pid_t)r.f.pid, false);
 }
 
-int record_python__flush(struct record_python *rp, struct py_tracker *py, struct collector *col)
+int record_python__flush(struct record_python *rp, struct collector *col)
 {
-	char path[64];
 	int err = 0;
 
 	for (uint32_t i = 0; i < rp->npending && !err; i++) {
 		const struct record_python_pending *p = &rp->pending[i];
 
-		if (p->check_exe) {
-			snprintf(path, sizeof(path), "/proc/%d/exe", p->pid);
-			if (py_tracker__runs_cpython(py, path) <= 0)
-				continue;
-		}
 		err = collector__add_target(col, p->pid);
 		if (err == -ESRCH)
 			err = 0;
 		else if (!err)
-			record_python__count(rp, p->check_exe ? PY_EXE : PY_LIBPYTHON);
+			record_python__count(rp, p->by_exe ? PY_EXE : PY_LIBPYTHON);
 	}
 	rp->npending = 0;
 	return err;

@@ -14,11 +14,14 @@
  *    a program of another name (uwsgi, a C program linking libpython).
  * Running processes are looked at once, at start (record_python__scan);
  * while recording, a process is looked at from its exec's COMM record
- * (its executable) and its libpython's MMAP2 record.
+ * (its executable, at once: a stat() and the cached answer, so a host's
+ * thousands of execs never wait in the queue) and its libpython's MMAP2
+ * record.
  *
- * Pids seen in side-band records are queued (at most RECORD_PY_PENDING)
- * and looked at and added to the collector between drain rounds, never
- * from inside the drain that delivered them.
+ * Pids found in side-band records are queued (at most RECORD_PY_PENDING;
+ * more are counted, python.candidate_queue_full) and added to the
+ * collector between drain rounds, never from inside the drain that
+ * delivered them.
  */
 #ifndef MS_CLI_RECORD_PYTHON_H
 #define MS_CLI_RECORD_PYTHON_H
@@ -36,7 +39,7 @@
 
 struct record_python_pending {
 	pid_t pid;
-	bool check_exe; /* from an exec: added only if its executable holds CPython */
+	bool by_exe; /* found by its executable (else by its libpython mapping) */
 };
 
 struct record_python {
@@ -56,12 +59,13 @@ int record_python__scan(struct record_python *rp, struct py_tracker *py, struct 
 
 /* A drained chunk: queue the pid of an exec (COMM with
  * PERF_RECORD_MISC_COMM_EXEC) whose comm is not python* (the sampler
- * takes those itself), or of an executable libpython3 MMAP2. */
-void record_python__chunk(struct record_python *rp, const struct ms_chunk *c,
-			  const void *payload);
+ * takes those itself) and whose executable py (borrowed) finds CPython in,
+ * or of an executable libpython3 MMAP2. */
+void record_python__chunk(struct record_python *rp, struct py_tracker *py,
+			  const struct ms_chunk *c, const void *payload);
 
-/* The queued pids that run CPython into the collector's targets (a gone
- * one is skipped).  Returns 0 or -errno. */
-int record_python__flush(struct record_python *rp, struct py_tracker *py, struct collector *col);
+/* The queued pids into the collector's targets (a gone one is skipped).
+ * Returns 0 or -errno. */
+int record_python__flush(struct record_python *rp, struct collector *col);
 
 #endif

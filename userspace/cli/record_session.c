@@ -175,7 +175,7 @@ static int session__sink(void *ctx, const struct ms_chunk *c, const void *payloa
 	if (c->kind == MS_CHUNK_ROUND && s->py)
 		(void)py_tracker__poll(s->py, c->time);
 	if (s->py && s->o->system_wide)
-		record_python__chunk(&s->pyw, c, payload);
+		record_python__chunk(&s->pyw, s->py, c, payload);
 	return processor__sink(s->proc, c, payload);
 }
 
@@ -580,7 +580,7 @@ static int session__drain(struct record_session *s)
 			step_failed(err, "draining rings");
 			return err;
 		}
-		err = record_python__flush(&s->pyw, s->py, s->col);
+		err = record_python__flush(&s->pyw, s->col);
 		if (err)
 			step_failed(err, "adding an embedded CPython process");
 		if (o->argv && waitpid(s->launch.pid, &wstatus, WNOHANG) == s->launch.pid) {
@@ -684,7 +684,7 @@ static int session__seal(struct record_session *s)
 			capture_builder__add_counter(s->b, "python.interpreter_exe_processes",
 						     s->pyw.by_exe);
 		if (s->pyw.dropped)
-			capture_builder__add_counter(s->b, "python.libpython_queue_full",
+			capture_builder__add_counter(s->b, "python.candidate_queue_full",
 						     s->pyw.dropped);
 	}
 	/* How long the backlog took once sampling stopped (docs/host.md). */
