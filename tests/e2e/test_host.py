@@ -539,3 +539,142 @@ def test_host_python_embedded():
         if name == "before":
             assert sum(mine) >= 0.9 * len(mine), "embedded before: %d of %d" % (
                 sum(mine), len(mine))
+
+
+PYBURN_FUNCS = ("fib", "churn", "strings")
+PYBURN_FRAME = re.compile(r"^(fib|churn|strings|main) \(.*pyburn\.py:\d+\)$")
+
+
+def _pyburn_shares(capture, pid):
+    """(samples of pid, {function: samples with it}) for pyburn.py's
+    functions, and "main" (pyburn's main, under which they all run)."""
+    prof = H.parse_folded(H.run([H.BIN, "convert", capture, "--to", "folded", "--pid",
+                                 str(pid)], check=True, quiet=True).stdout)
+    counts = {}
+    for st, n in prof.items():
+        for fn in {PYBURN_FRAME.match(f).group(1) for f in st if PYBURN_FRAME.match(f)}:
+            counts[fn] = counts.get(fn, 0) + n
+    return H.total(prof), counts
+
+
+def _python_evidence(start_before, starts_during, label):
+    """-a with one process started before the recording and others during it
+    (each a pyburn.py run whose comm says nothing of python; a starter
+    returns its Popen and the pid to look at): >= 90 % of each one's
+    samples are under pyburn's main, its three functions each hold a share,
+    and all were found from their executable's symbols
+    (python.interpreter_exe_processes)."""
+    H.require_root()
+    from test_jit import _counters
+    before, before_pid = start_before(4)
+    procs = [("before", before, before_pid)]
+    try:
+        proc, capture, _ = H.start_record(output=H.tmp_path("%s.msc" % label),
+                                          system_wide=True, extra=NO_BUDGET)
+        try:
+            wait_recording(proc)
+            wait_steady(proc)
+            for name, start in starts_during:
+                p, pid = start(3)
+                procs.append((name, p, pid))
+                assert p.wait(timeout=600) == 0, "%s %s exited with %s" % (
+                    label, name, p.returncode)
+            time.sleep(0.5)
+        finally:
+            stop_recording(proc)
+    finally:
+        before.kill()
+        before.wait()
+    counters = _counters(capture)
+    H.log("%s: counters %s" % (label, {k: v for k, v in counters.items()
+                                       if k.startswith("python.") and "walk" not in k}))
+    assert counters.get("python.interpreter_exe_processes", 0) >= len(procs), counters
+    t = tables(capture)
+    for name, _, pid in procs:
+        comms = {row[2] for row in t["process"] if int(row[0]) == pid}
+        assert comms and not any(c.startswith("python") for c in comms), \
+            "%s %s: comm %s: the test proves nothing" % (label, name, comms)
+        n, counts = _pyburn_shares(capture, pid)
+        shares = {fn: 100.0 * c / n for fn, c in counts.items()} if n else {}
+        H.log("%s %s (pid %d, comm %s): %d samples, %% under pyburn's functions: %s" % (
+            label, name, pid, comms, n, {k: round(v, 1) for k, v in shares.items()}))
+        assert n >= 200, "%s %s: only %d samples" % (label, name, n)
+        assert shares.get("main", 0) >= 90.0, \
+            "%s %s: %.1f%% of %d samples under pyburn.py's main" % (
+                label, name, shares.get("main", 0), n)
+        # the workload's own mix (pyburn.py: churn about half, strings a
+        # third, fib under a tenth): its functions, not just a Python root
+        for fn in PYBURN_FUNCS:
+            assert shares.get(fn, 0) >= 3.0, "%s %s: %s has %.1f%%" % (
+                label, name, fn, shares.get(fn, 0))
+        assert sum(shares.get(fn, 0) for fn in PYBURN_FUNCS) >= 85.0, shares
+
+
+@H.timeout(900)
+def test_host_python_renamed_comm():
+    """-a finds a Debian python3.11 (libpython linked in statically, so no
+    libpython mapping) whose comm is not python*: one renamed to "worker"
+    by prctl(PR_SET_NAME) before the recording; during it one started
+    through a link named gunicorn (its comm at exec) and renamed too, and
+    one in its own pid and mount namespaces whose executable's path
+    (a copy named worker-bin) exists only there.  All found from the
+    _PyRuntime symbol of their executable, read through /proc/PID/exe."""
+    if not os.path.exists(H.DEBIAN_PYTHON):
+        H.skip("%s is not installed: `make deps` installs Debian's python3.11" % H.DEBIAN_PYTHON)
+    if not shutil.which("unshare"):
+        H.skip("unshare (util-linux) is not installed")
+    burn = os.path.join(H.REPO, "tests", "fixtures", "pyburn.py")
+    renamed = os.path.join(H.REPO, "tests", "fixtures", "python", "renamed.py")
+    link = H.tmp_path("gunicorn")
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(H.DEBIAN_PYTHON, link)
+    inner, mnt = H.tmp_path("pyns_bin"), H.tmp_path("pyns_mnt")
+    for d in (inner, mnt):
+        os.makedirs(d, exist_ok=True)
+    shutil.copy(H.DEBIAN_PYTHON, os.path.join(inner, "worker-bin"))
+
+    def start(via):
+        def go(scale):
+            p = subprocess.Popen([via, renamed, burn, str(scale)], stdout=subprocess.DEVNULL)
+            return p, p.pid
+        return go
+
+    def start_in_ns(scale):
+        script = "mount --bind %s %s && exec %s/worker-bin %s %s %s" % (
+            inner, mnt, mnt, renamed, burn, scale)
+        p = subprocess.Popen(["unshare", "--pid", "--mount", "--fork", "--kill-child",
+                              "sh", "-c", script], stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+                    kids = [int(x) for x in f.read().split()]
+                if kids and os.readlink("/proc/%d/exe" % kids[0]).endswith("/worker-bin"):
+                    return p, kids[0]
+            except OSError:
+                pass
+            time.sleep(0.01)
+        p.kill()
+        raise AssertionError("the namespaced python did not start in 30 s")
+    _python_evidence(start(H.DEBIAN_PYTHON), [("during", start(link)),
+                                              ("in a namespace", start_in_ns)], "pyrenamed")
+
+
+@H.timeout(900)
+def test_host_python_static_embedded():
+    """-a finds a C program linking a static libpython3.11
+    (build/fixtures/pyembed_static, comm "pyembed_static", no libpython
+    mapping, _PyRuntime only in its .symtab): one running before the
+    recording and one started during it."""
+    embed = os.path.join(H.FIXTURES, "pyembed_static")
+    if not os.path.exists(embed):
+        H.skip("%s was not built: no static libpython3.11.a in a pyenv install "
+               "(/root/.pyenv/versions/3.11.*/lib/python3.11/config-3.11-*/; "
+               "tests/fixtures/flags.mk)" % embed)
+    burn = os.path.join(H.REPO, "tests", "fixtures", "pyburn.py")
+
+    def start(scale):
+        p = subprocess.Popen([embed, burn, str(scale)], stdout=subprocess.DEVNULL)
+        return p, p.pid
+    _python_evidence(start, [("during", start)], "pystatic")

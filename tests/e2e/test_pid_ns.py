@@ -86,3 +86,86 @@ def test_record_pid_in_its_namespace():
             H.kill_pid(shell)
         ns.kill()
         ns.wait()
+
+
+@H.timeout(600)
+def test_record_pid_ns_by_container():
+    """--pid-ns NAME|ID: two containers (test_host.Containers: A a
+    systemd-nspawn machine by name, B a podman container by short id) each
+    run their burner as their own pid 1; -p 1 --pid-ns A records A's burner
+    only (its host pid, spin_in_a), -p 1 --pid-ns B's short id B's.  The
+    unshare process each leaves in its container's cgroup (in the host's pid
+    namespace) is not taken for the container.  A prefix matching two
+    containers and a name matching none exit 2 naming the candidates."""
+    ct = test_host.Containers()
+    extra_cg = None
+    extra = None
+    try:
+        ct.start("A", 30)
+        ct.start("B", 30)
+        # a third podman-style container whose id shares B's first 10 hex
+        # digits: B's 12-digit short id names B alone, 10 digits both
+        id_c = ct.id_b[:10] + ("1" if ct.id_b[10] != "1" else "2") + ct.id_b[11:]
+        extra_cg = os.path.join(ct.v2 + "/machine.slice", "libpod-%s.scope" % id_c)
+        os.makedirs(extra_cg, exist_ok=True)
+        extra = subprocess.Popen(["sh", "-c", "echo $$ > %s/cgroup.procs && exec unshare "
+                                  "--pid --fork --kill-child sleep 60" % extra_cg])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            pids = {w: ct.pids(w) for w in "AB"}
+            inner = {w: [p for p in pids[w] if _nspid(p)[-1:] == [1]] for w in "AB"}
+            if all(inner.values()) and len(open(extra_cg + "/cgroup.procs").read().split()) >= 2:
+                break
+            time.sleep(0.05)
+        burners = {}
+        for w in "AB":
+            ones = [p for p in ct.pids(w) if _nspid(p)[-1:] == [1] and len(_nspid(p)) == 2]
+            assert len(ones) == 1, "container %s: pid-1 processes %s" % (w, ones)
+            burners[w] = ones[0]
+        out = H.tmp_path("pidns_ct.msc")
+        for w, ref, func, other in (("A", ct.name_a, "spin_in_a", "spin_in_b"),
+                                    ("B", ct.id_b[:12], "spin_in_b", "spin_in_a")):
+            rec = H.record(pids=[1], output=out, duration=1.5,
+                           extra=("--pid-ns", ref) + test_host.NO_BUDGET)
+            t = test_host.tables(out)
+            pids = {int(s[0]) for s in t["sample"]}
+            leaves = {}
+            for s in t["sample"]:
+                leaves[s[4]] = leaves.get(s[4], 0) + int(s[3])
+            n = sum(leaves.values())
+            H.log("--pid-ns %s: sampled pids %s (burner %d), %d of %d samples in %s" % (
+                ref, sorted(pids), burners[w], leaves.get(func, 0), n, func))
+            assert pids == {burners[w]}, "--pid-ns %s: samples of pids %s, expected only %d" % (
+                ref, sorted(pids), burners[w])
+            assert leaves.get(func, 0) >= 0.9 * n > 0, \
+                "--pid-ns %s: %d of %d samples in %s" % (ref, leaves.get(func, 0), n, func)
+            assert other not in leaves, leaves
+            procs = {int(p[0]): int(p[4]) for p in t["process"]}
+            assert procs.get(burners[w]) == 1, "process table: %s" % procs
+        # a prefix of both B and the third container: ambiguous
+        none = H.tmp_path("none.msc")
+        bad = H.record(pids=[1], output=none, duration=1, extra=("--pid-ns", ct.id_b[:10]),
+                       expect_status=2)
+        assert "matches 2 containers" in bad.stderr, bad.stderr
+        for cid in (ct.id_b[:12], id_c[:12]):
+            assert cid in bad.stderr, "%s not named: %s" % (cid, bad.stderr)
+        # no such container: the running ones are named
+        bad = H.record(pids=[1], output=none, duration=1,
+                       extra=("--pid-ns", "nosuch%d" % os.getpid()), expect_status=2)
+        assert "no running container matches" in bad.stderr, bad.stderr
+        assert ct.name_a in bad.stderr and ct.id_b[:12] in bad.stderr, bad.stderr
+        assert not os.path.exists(none)
+    finally:
+        if extra:
+            extra.kill()
+            extra.wait()
+        ct.close()
+        if extra_cg:
+            for _ in range(100):
+                try:
+                    os.rmdir(extra_cg)
+                    break
+                except OSError:
+                    for pid in open(extra_cg + "/cgroup.procs").read().split():
+                        H.kill_pid(int(pid))
+                    time.sleep(0.05)

@@ -3,9 +3,10 @@
  * CPython support (userspace/runtimes/): the 3.13 _Py_DebugOffsets reader on
  * crafted blocks (valid, truncated, misaligned, spans out of range, wrong
  * cookie/version, free-threaded), the line-table decoders on hand-made
- * tables, the native-role names, the looks on a small spliced capture, and
- * the 3.10-3.12 offset tables against the DWARF of the interpreters on this
- * machine (pyenv builds with -g; a version that is absent is skipped).
+ * tables, the native-role names, the looks on a small spliced capture, the
+ * 3.10-3.12 offset tables against the DWARF of the interpreters on this
+ * machine (pyenv builds with -g; a version that is absent is skipped), and
+ * which executables hold an interpreter (py_tracker__runs_cpython).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include "capture/capture.h"
 #include "userspace/runtimes/py_code.h"
 #include "userspace/runtimes/py_layout.h"
+#include "userspace/runtimes/py_procs.h"
 #include "userspace/runtimes/py_roles.h"
 
 /* ---- _Py_DebugOffsets ----------------------------------------------------- */
@@ -521,6 +523,38 @@ static void test_tables_match_dwarf(void **state)
 	}
 }
 
+/* ---- interpreter executables --------------------------------------------- */
+
+/* Debian's python3.11 (libpython linked in, _PyRuntime in .dynsym) holds
+ * CPython, /bin/sh does not, a missing file is -ENOENT; the answers come
+ * from the cache by file identity: asking twice, or through another path
+ * naming the same file (/proc/self/exe here is the test itself), reads
+ * each file once. */
+static void test_runs_cpython(void **state)
+{
+	struct py_tracker *t = py_tracker__new(-1, -1, -1, -1);
+	uint64_t reads;
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(py_tracker__runs_cpython(t, "/bin/sh"), 0);
+	assert_int_equal(py_tracker__runs_cpython(t, "/proc/self/exe"), 0);
+	assert_int_equal(py_tracker__runs_cpython(t, "/no/such/file"), -ENOENT);
+	if (!access("/usr/bin/python3.11", R_OK)) {
+		assert_int_equal(py_tracker__runs_cpython(t, "/usr/bin/python3.11"), 1);
+		assert_int_equal(py_tracker__elf_reads(t), 3);
+	} else {
+		printf("  skip: no /usr/bin/python3.11\n");
+	}
+	reads = py_tracker__elf_reads(t);
+	assert_int_equal(py_tracker__runs_cpython(t, "/bin/sh"), 0);
+	assert_int_equal(py_tracker__runs_cpython(t, "/proc/self/exe"), 0);
+	if (!access("/usr/bin/python3.11", R_OK))
+		assert_int_equal(py_tracker__runs_cpython(t, "/usr/bin/python3.11"), 1);
+	assert_int_equal(py_tracker__elf_reads(t), reads);
+	py_tracker__free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_roles),
 		cmocka_unit_test(test_looks),
 		cmocka_unit_test(test_tables_match_dwarf),
+		cmocka_unit_test(test_runs_cpython),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

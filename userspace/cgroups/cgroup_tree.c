@@ -254,11 +254,15 @@ int cgroup__of_pid(const char *proc_root, int pid, char *rel, size_t len)
 	return err;
 }
 
-/* query names container c: same id or name, or a hex prefix of >= 4 digits. */
+/* query names container c: same id or name, or a hex prefix of >= 4 digits;
+ * NULL names every container. */
 static bool container__matches(const struct cgroup_container *c, const char *query)
 {
-	size_t q = strlen(query);
+	size_t q;
 
+	if (!query)
+		return true;
+	q = strlen(query);
 	if (!strcmp(c->id, query))
 		return true;
 	if (q < 4 || q > strlen(c->id))

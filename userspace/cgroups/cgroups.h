@@ -110,7 +110,7 @@ int cgroup__of_pid(const char *proc_root, int pid, char *rel, size_t len);
  * Containers matching query, found through the cgroups of the processes
  * in proc_root: a container matches when its id equals query, or starts
  * with query of at least 4 hex digits (docker's short ids), or its name
- * (machine name) equals query.  Writes the distinct container cgroup paths
+ * (machine name) equals query; every container when query is NULL.  Writes the distinct container cgroup paths
  * (relative to the v2 root, at most max of them, each CGROUP_PATH_MAX
  * bytes) to paths and their runtimes (static strings) to runtimes (may be
  * NULL).  Returns how many matched (possibly more than max; only max are
@@ -122,12 +122,27 @@ int cgroup_containers__find(const char *proc_root, const char *query,
 /* Pid namespaces below the one given to --pid-ns that a walk climbs. */
 #define PID_NS_MAX_DEPTH 32
 
+/* Pids are at most this (PID_MAX_LIMIT, include/linux/threads.h): longer
+ * digit strings given to --pid-ns are container ids. */
+#define PID_NS_PID_MAX 4194304
+
 /*
- * record --pid-ns REF: open the pid namespace REF names, a host pid (its
- * process's namespace, proc_root/PID/ns/pid) or the path of a namespace
- * file (/proc/PID/ns/pid, or a bind mount of one).  Returns an fd (the
- * caller closes it), or -errno with a message in err: the file's open error,
- * -EINVAL when it is not a pid namespace.
+ * record --pid-ns REF: open the pid namespace REF names:
+ *  - a host pid (digits, at most PID_NS_PID_MAX): its process's namespace,
+ *    proc_root/PID/ns/pid;
+ *  - a path (it holds a '/') of a namespace file: /proc/PID/ns/pid, or a
+ *    bind mount of one;
+ *  - otherwise a container id, short id or name, matched as --container
+ *    matches (cgroup_containers__find): the pid namespace of its
+ *    processes, the outermost one other than the reader's own (a runtime
+ *    may leave a process of its own in the container's cgroup; one that
+ *    forks into nested namespaces keeps the container's outermost).
+ * Returns an fd (the caller closes it), or -errno with a message in err:
+ * the file's open error, -EINVAL when it is not a pid namespace, -ENOENT
+ * when no container matches (err lists the running ones), -E2BIG when
+ * several do (err names them), -ESRCH when the container has no process in
+ * a pid namespace of its own, -EINVAL when its processes are in several
+ * unrelated ones.
  */
 int pid_ns__open(const char *proc_root, const char *ref, char *err, size_t errlen);
 

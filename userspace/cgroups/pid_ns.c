@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <stdio.h>
@@ -22,16 +23,163 @@
 
 #include "cgroups.h"
 
+/* "ID (runtime), ..." for the containers at paths[0, n) into buf. */
+static void containers__describe(char (*paths)[CGROUP_PATH_MAX], int n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n && used < len; i++) {
+		struct cgroup_container c;
+
+		if (!cgroup_path__container(paths[i], &c))
+			continue;
+		/* ids as report --by container shortens them */
+		used += (size_t)snprintf(buf + used, len - used, "%s%.*s (%s)", used ? ", " : "",
+					 strlen(c.id) == 64 ? 12 : (int)strlen(c.id), c.id,
+					 c.runtime ? c.runtime : "?");
+	}
+}
+
+/* Entries of pid's NSpid line (1 in the initial pid namespace), or -1. */
+static int nspid_levels(const char *proc_root, const char *pid)
+{
+	char path[512], line[512];
+	int n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/status", proc_root, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		n = 0;
+		while (strtol(p, &end, 10) >= 0 && end != p) {
+			n++;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * The pid namespace of the processes of container cgroup cg (relative to
+ * the v2 root), see pid_ns__open: the host pid of a process in it, in
+ * *pid.  Returns 0, -ESRCH or -EINVAL with a message in err.
+ */
+static int container__ns_pid(const char *proc_root, const char *ref, const char *cg, long *pid,
+			     char *err, size_t errlen)
+{
+	char path[512], rel[CGROUP_PATH_MAX];
+	size_t cglen = strlen(cg), seen = 0;
+	struct stat self = { 0 }, st, best = { 0 };
+	int best_levels = 0, ret = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/self/ns/pid", proc_root);
+	if (stat(path, &self))
+		memset(&self, 0, sizeof(self));
+	d = opendir(proc_root);
+	if (!d) {
+		ret = -errno;
+		snprintf(err, errlen, "--pid-ns %s: cannot list %s: %s", ref, proc_root,
+			 strerror(-ret));
+		return ret;
+	}
+	while ((de = readdir(d)) && seen++ < CGROUP_PROC_MAX) {
+		char *end;
+		long p = strtol(de->d_name, &end, 10);
+		int levels;
+
+		if (*end || p <= 0 || p > INT_MAX)
+			continue;
+		if (cgroup__of_pid(proc_root, (int)p, rel, sizeof(rel)) || strncmp(rel, cg, cglen) ||
+		    (rel[cglen] && rel[cglen] != '/'))
+			continue;
+		snprintf(path, sizeof(path), "%s/%ld/ns/pid", proc_root, p);
+		if (stat(path, &st) || (st.st_dev == self.st_dev && st.st_ino == self.st_ino))
+			continue; /* gone, or the runtime's own process in our namespace */
+		levels = nspid_levels(proc_root, de->d_name);
+		if (levels < 1 || (best_levels && levels > best_levels))
+			continue;
+		if (best_levels == levels && (st.st_dev != best.st_dev || st.st_ino != best.st_ino)) {
+			ret = -EINVAL; /* two unrelated namespaces at one level */
+			continue;
+		}
+		if (levels < best_levels)
+			ret = 0;
+		best = st;
+		best_levels = levels;
+		*pid = p;
+	}
+	closedir(d);
+	if (!best_levels) {
+		snprintf(err, errlen,
+			 "--pid-ns %s: container %s has no process in a pid namespace of its own",
+			 ref, cg);
+		return -ESRCH;
+	}
+	if (ret)
+		snprintf(err, errlen,
+			 "--pid-ns %s: the processes of container %s are in several unrelated pid "
+			 "namespaces; give one of them as a host pid",
+			 ref, cg);
+	return ret;
+}
+
+/* --pid-ns REF as a container: a host pid in its pid namespace, in *pid. */
+static int container__resolve(const char *proc_root, const char *ref, long *pid, char *err,
+			      size_t errlen)
+{
+	static char paths[16][CGROUP_PATH_MAX];
+	char names[512];
+	int n = cgroup_containers__find(proc_root, ref, paths, NULL, 16);
+
+	if (n < 0) {
+		snprintf(err, errlen, "--pid-ns %s: cannot read %s: %s", ref, proc_root,
+			 strerror(-n));
+		return n;
+	}
+	if (n == 1)
+		return container__ns_pid(proc_root, ref, paths[0], pid, err, errlen);
+	if (n > 1) {
+		containers__describe(paths, n < 16 ? n : 16, names, sizeof(names));
+		snprintf(err, errlen, "--pid-ns %s matches %d containers: %s; give more of its id",
+			 ref, n, names);
+		return -E2BIG;
+	}
+	n = cgroup_containers__find(proc_root, NULL, paths, NULL, 16);
+	containers__describe(paths, n < 0 ? 0 : n < 16 ? n : 16, names, sizeof(names));
+	snprintf(err, errlen,
+		 "--pid-ns %s: not a host pid, and no running container matches it (by id, short "
+		 "id or name, as --container); running containers: %s",
+		 ref, names[0] ? names : "none");
+	return -ENOENT;
+}
+
 int pid_ns__open(const char *proc_root, const char *ref, char *err, size_t errlen)
 {
 	char path[4096], *end;
 	long pid = strtol(ref, &end, 10);
 	int fd, type, e;
 
-	if (*ref && !*end && pid > 0)
+	if (*ref && !*end && pid > 0 && pid <= PID_NS_PID_MAX) {
 		snprintf(path, sizeof(path), "%s/%ld/ns/pid", proc_root, pid);
-	else
+	} else if (strchr(ref, '/')) {
 		snprintf(path, sizeof(path), "%s", ref);
+	} else {
+		e = container__resolve(proc_root, ref, &pid, err, errlen);
+		if (e)
+			return e;
+		snprintf(path, sizeof(path), "%s/%ld/ns/pid", proc_root, pid);
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;

@@ -67,6 +67,7 @@ struct record_session {
 	struct budget_monitor *budget; /* --budget, or NULL */
 	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
 	struct kunwind_maps *ku;       /* --call-graph dwarf-kernel, or NULL */
+	uint64_t py_scan_ns;	       /* -a: CPU time of the start-up scan for CPython */
 	struct record_python pyw;      /* -a: which processes run CPython */
 	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
@@ -174,7 +175,7 @@ static int session__sink(void *ctx, const struct ms_chunk *c, const void *payloa
 	if (c->kind == MS_CHUNK_ROUND && s->py)
 		(void)py_tracker__poll(s->py, c->time);
 	if (s->py && s->o->system_wide)
-		record_python__chunk(&s->pyw, c, payload);
+		record_python__chunk(&s->pyw, s->py, c, payload);
 	return processor__sink(s->proc, c, payload);
 }
 
@@ -331,7 +332,13 @@ static int session__add_targets(struct record_session *s)
 	int err;
 
 	if (o->system_wide && o->python == MS_PYTHON_BPF) {
-		err = record_python__scan(&s->pyw, s->col);
+		struct timespec c0, c1;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+		err = record_python__scan(&s->pyw, s->py, s->col);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+		s->py_scan_ns = (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000ull +
+				(uint64_t)c1.tv_nsec - (uint64_t)c0.tv_nsec;
 		if (err) {
 			step_failed(err, "finding the CPython processes");
 			return err;
@@ -688,11 +695,17 @@ static int session__seal(struct record_session *s)
 		capture_builder__add_counter(s->b, "python.thread_map_unchanged", skipped);
 		capture_builder__add_counter(s->b, "python.targets_walks", py_tracker__walks(s->py));
 		capture_builder__add_counter(s->b, "python.elf_reads", py_tracker__elf_reads(s->py));
+		if (s->o->system_wide)
+			capture_builder__add_counter(s->b, "python.scan_cpu_us",
+						     s->py_scan_ns / 1000);
 		if (s->pyw.embedded)
 			capture_builder__add_counter(s->b, "python.libpython_processes",
 						     s->pyw.embedded);
+		if (s->pyw.by_exe)
+			capture_builder__add_counter(s->b, "python.interpreter_exe_processes",
+						     s->pyw.by_exe);
 		if (s->pyw.dropped)
-			capture_builder__add_counter(s->b, "python.libpython_queue_full",
+			capture_builder__add_counter(s->b, "python.candidate_queue_full",
 						     s->pyw.dropped);
 	}
 	/* How long the backlog took once sampling stopped (docs/host.md). */

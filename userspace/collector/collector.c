@@ -947,8 +947,9 @@ static pid_t proc__tgid(pid_t pid)
 /*
  * Put the process pid into the kernel filter (a thread id stands for its
  * process) and remember it for the snapshot; after start, snapshot it at
- * once.  Adding a process twice is a no-op.  Returns 0, -ESRCH if there is
- * no such process, or -errno.
+ * once.  Adding a process twice only puts it back into the filter when its
+ * exit took it out (its pid reused, found again under -a).  Returns 0,
+ * -ESRCH if there is no such process, or -errno.
  */
 int collector__add_target(struct collector *c, pid_t pid)
 {
@@ -965,9 +966,18 @@ int collector__add_target(struct collector *c, pid_t pid)
 	tgid = proc__tgid(pid);
 	if (tgid > 0)
 		pid = tgid;
-	for (i = 0; i < c->ntargets; i++)
-		if (c->targets[i] == pid)
-			return 0;
+	key = (__u32)pid;
+	for (i = 0; i < c->ntargets; i++) {
+		if (c->targets[i] != pid)
+			continue;
+		/* Added before: its exit took it out of "targets" (handle_exit)
+		 * and -a may find the pid again, reused by a new process. */
+		if (!bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &one,
+					  sizeof(one), BPF_NOEXIST) &&
+		    c->skel->bss)
+			__sync_fetch_and_add(&c->skel->bss->targets_gen, 1);
+		return 0;
+	}
 	if (c->ntargets == c->targets_cap) {
 		size_t cap = c->targets_cap ? 2 * c->targets_cap : 8;
 
@@ -977,7 +987,6 @@ int collector__add_target(struct collector *c, pid_t pid)
 		c->targets = t;
 		c->targets_cap = cap;
 	}
-	key = (__u32)pid;
 	if (bpf_map__update_elem(c->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
 				 BPF_ANY))
 		return -errno;

@@ -315,6 +315,28 @@ static uint32_t version_from_name(const char *s)
 	return 0x03000000u | (minor << 16);
 }
 
+/* Can the string table of section ndx name name: does it hold name followed
+ * by a NUL?  (Not necessarily at a string's start: linkers share a string's
+ * tail between names, "x_PyRuntime" holding "_PyRuntime".) */
+static bool strtab__has(Elf *e, size_t ndx, const char *name)
+{
+	Elf_Scn *scn = elf_getscn(e, ndx);
+	size_t n = strlen(name);
+	Elf_Data *d;
+	const char *p, *end;
+
+	if (!scn || !(d = elf_rawdata(scn, NULL)) || !d->d_buf)
+		return false;
+	p = d->d_buf;
+	end = p + d->d_size;
+	while ((p = memmem(p, (size_t)(end - p), name, n))) {
+		if (p + n < end && !p[n])
+			return true;
+		p++;
+	}
+	return false;
+}
+
 int py_layout__read_elf(const char *path, uint32_t *version_hex, uint64_t *runtime_vaddr,
 			uint64_t *first_load_vaddr)
 {
@@ -331,7 +353,7 @@ int py_layout__read_elf(const char *path, uint32_t *version_hex, uint64_t *runti
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	e = elf_begin(fd, ELF_C_READ, NULL);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		err = -ENOENT;
 		goto cleanup;
@@ -350,6 +372,11 @@ int py_layout__read_elf(const char *path, uint32_t *version_hex, uint64_t *runti
 			}
 		}
 		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		/* Most files asked about are not interpreters (under -a, every
+		 * executable of the host): a table whose names lack _PyRuntime
+		 * is not converted symbol by symbol. */
+		if (!strtab__has(e, sh.sh_link, "_PyRuntime"))
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !sh.sh_entsize)

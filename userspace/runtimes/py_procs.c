@@ -45,8 +45,11 @@
 
 /* ELF files read for CPython (py_layout__read_elf), by identity: every new
  * Python process maps the same interpreter, and one still starting is
- * tried again and again before its libpython is mapped. */
-#define PY_ELF_CACHE 16
+ * tried again and again before its libpython is mapped.  Under -a every
+ * executable on the host is asked about once (py_tracker__runs_cpython),
+ * so the cache holds a host's distinct executables, not only interpreters
+ * (a linear search: compares, no system call). */
+#define PY_ELF_CACHE 256
 
 struct py_elf_result {
 	uint64_t dev, ino, size;
@@ -225,7 +228,8 @@ static bool elf_result__same(const struct py_elf_result *a, const struct py_elf_
 
 /*
  * py_layout__read_elf through the cache: a file of the same device, inode,
- * size and mtime gives the same answer.  A result is kept only when the
+ * size and mtime gives the same answer.  -ESRCH: path names no file (a
+ * process without an executable: a kernel thread, a zombie).  A result is kept only when the
  * path still names that file after the read (not an I/O error of a file
  * replaced or gone meanwhile).
  */
@@ -237,7 +241,7 @@ static int tracker__read_elf(struct py_tracker *t, const char *path, uint32_t *v
 	int err;
 
 	if (stat(path, &st))
-		return -errno;
+		return errno == ENOENT ? -ESRCH : -errno; /* not "no _PyRuntime" */
 	elf_result__key(&key, &st);
 	for (uint32_t i = 0; i < t->elf_cached; i++) {
 		r = &t->elf_cache[i];
@@ -272,17 +276,41 @@ static int tracker__read_elf(struct py_tracker *t, const char *path, uint32_t *v
 	return err;
 }
 
-/* Find the interpreter module in /proc/PID/maps and fill the layout. */
+int py_tracker__runs_cpython(struct py_tracker *t, const char *path)
+{
+	uint64_t runtime_vaddr, load_vaddr;
+	uint32_t version;
+	int err;
+
+	if (!t)
+		return -EINVAL;
+	err = tracker__read_elf(t, path, &version, &runtime_vaddr, &load_vaddr);
+	if (err == -ESRCH)
+		return -ENOENT;
+	return !err;
+}
+
+/*
+ * Find the interpreter module in /proc/PID/maps and fill the layout.  A
+ * candidate is a mapping named as libpython or a python executable, or the
+ * process's own executable whatever its name (a program linking a static
+ * libpython): the maps line naming what /proc/PID/exe links to.
+ */
 static int proc__detect(struct py_tracker *t, struct py_proc *pp)
 {
 	char path[64], line[4608], file[4096], root[4200], why[256], module[400] = "";
+	char exe_link[64], exe[4096];
 	uint64_t runtime_vaddr = 0, load_vaddr = 0, base = 0;
 	uint32_t version = 0;
 	bool found = false;
 	struct stat st;
+	ssize_t exe_len;
 	FILE *f;
 	int err = -ENOENT;
 
+	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", pp->pid);
+	exe_len = readlink(exe_link, exe, sizeof(exe) - 1);
+	exe[exe_len > 0 ? exe_len : 0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/maps", pp->pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -290,17 +318,22 @@ static int proc__detect(struct py_tracker *t, struct py_proc *pp)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long s, e, off;
 		char perms[8];
+		bool is_exe;
 		int n = 0;
 
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &n) < 4 || !n)
 			continue;
 		if (sscanf(line + n, "%4095[^\n]", file) != 1 || file[0] != '/')
 			continue;
-		if (!py_module__is_candidate(file))
+		is_exe = exe[0] && !strcmp(file, exe);
+		if (!is_exe && !py_module__is_candidate(file))
 			continue;
 		if (off != 0)
 			continue;
-		snprintf(root, sizeof(root), "/proc/%d/root%s", pp->pid, file);
+		if (is_exe)
+			snprintf(root, sizeof(root), "%s", exe_link);
+		else
+			snprintf(root, sizeof(root), "/proc/%d/root%s", pp->pid, file);
 		err = tracker__read_elf(t, root, &version, &runtime_vaddr, &load_vaddr);
 		if (err)
 			err = tracker__read_elf(t, file, &version, &runtime_vaddr, &load_vaddr);

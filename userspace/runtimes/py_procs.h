@@ -72,6 +72,21 @@ uint64_t py_tracker__walks(const struct py_tracker *t);
  * files already read, by device, inode, size and mtime). */
 uint64_t py_tracker__elf_reads(const struct py_tracker *t);
 
+/*
+ * Does the ELF file at path hold a CPython 3 interpreter of a known
+ * version (a defined _PyRuntime symbol in its dynamic or full symbol
+ * table, py_layout__read_elf)?  That is the evidence for a python
+ * executable whose comm was changed (setproctitle, PR_SET_NAME) and for a
+ * program linking a static libpython.  path: any path open() takes;
+ * "/proc/PID/exe" reads a process's executable in whatever mount
+ * namespace it runs.  Answered from the tracker's cache of ELF files by
+ * identity (device, inode, size, mtime): one stat() for a file seen
+ * before.  Returns 1 (it does), 0 (it does not, or cannot be read), or
+ * -ENOENT when path names no file (a kernel thread's or a zombie's
+ * /proc/PID/exe).
+ */
+int py_tracker__runs_cpython(struct py_tracker *t, const char *path);
+
 /* Counters: layout failures (messages go to stderr once per process). */
 uint64_t py_tracker__errors(const struct py_tracker *t);
 
