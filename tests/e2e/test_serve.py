@@ -254,6 +254,27 @@ def test_granularity_line_and_address():
 
 
 @H.timeout(300)
+def test_cached_first_answers_equal_fresh_ones():
+    """The unfiltered flame graph's weights and /api/info's summary are made
+    once per profile (the first page asks them): answered from that cache
+    they equal a fresh weighing of the same samples (a time range covering
+    the whole capture is not cached), node for node, at two granularities."""
+    rec = _ratio()
+    with Server(rec.capture) as srv:
+        info = srv.api("/api/info")
+        whole = "&start=0&end=%d" % (info["span_ns"] + 1)
+        for g in ("function", "module"):
+            cached = srv.api("/api/flamegraph?min_share=0&granularity=" + g)
+            again = srv.api("/api/flamegraph?min_share=0&granularity=" + g)
+            fresh = srv.api("/api/flamegraph?min_share=0&granularity=%s%s" % (g, whole))
+            H.log("%s: %d nodes, total %d" % (g, len(cached["nodes"]), cached["total"]))
+            assert len(cached["nodes"]) > 5 and cached["total"] > 100, cached
+            assert cached == again == fresh, (g, cached["total"], fresh["total"])
+    assert info["summary"]["samples"] == cached["samples"] and \
+        info["summary"]["weight"] == cached["total"], (info["summary"], cached["total"])
+
+
+@H.timeout(300)
 def test_diff_answers_for_the_time_selection():
     """/api/diff?start&end: the served capture's side is the selection's
     (its total and each function's self those of /api/flat over the same
