@@ -250,7 +250,10 @@ static int report_write_svg(const struct capture *c, const struct analysis_query
 		err = -errno;
 		goto cleanup;
 	}
-	err = convert__write_svg(c, q, ANALYSIS_GRANULARITY_FRAME, title, f);
+	/* As convert -o OUT.svg: frames as recorded unless --granularity says. */
+	err = convert__write_svg(c, q,
+				 o->granularity_set ? o->granularity : ANALYSIS_GRANULARITY_FRAME,
+				 title, f);
 	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
@@ -395,12 +398,13 @@ static int report_run(int argc, char **argv)
 			.keys = { .granularity = opt.granularity,
 				  .fold_inline = opt.inline_mode != REPORT_INLINE_SHOW },
 			.filter_spec = &opt.filter,
-			/* --since/--until narrow NEW; BASE is compared whole */
-			.new_range = { opt.since_real_ns, opt.until_real_ns },
-			.start_ns = opt.since_ns,
-			.end_ns = opt.until_ns,
-			.start_set = opt.since_set,
-			.end_set = opt.until_set,
+			/* --since/--until narrow NEW, --base-since/--base-until BASE */
+			.new_window = { .range = { opt.since_real_ns, opt.until_real_ns },
+					.start_ns = opt.since_ns,
+					.end_ns = opt.until_ns,
+					.start_set = opt.since_set,
+					.end_set = opt.until_set },
+			.base_window = opt.base_window,
 		};
 
 		return cli_diff__report(&d);
