@@ -516,14 +516,15 @@ int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out)
 	int rc;
 
 	/* The base answers the same query, its event found by name, over its
-	 * whole recording: the time selection (start, end) is a zone of the
-	 * served capture's clock, which means nothing in another recording.
-	 * A thread or process row id means nothing there either. */
+	 * own part (base_start, base_end from its origin; whole by default):
+	 * the time selection (start, end) is a zone of the served capture's
+	 * clock, which means nothing in another recording.  A thread or
+	 * process row id means nothing there either. */
 	if (sq->thread != UINT32_MAX || sq->process != UINT32_MAX)
 		return api__fail(ctx, "diff: thread and process ids do not carry across captures");
 	snprintf(bq.event, sizeof(bq.event), "%s", ev);
-	bq.start_ns = 0;
-	bq.end_ns = 0;
+	bq.start_ns = sq->base_start_ns;
+	bq.end_ns = sq->base_end_ns;
 	rc = api_ctx__init(&bctx, base, &bq, false, ctx->err, ctx->errlen);
 	if (rc)
 		goto cleanup;
