@@ -646,8 +646,8 @@ def test_diff_base_since_until_narrow_base():
     """report --diff BASE NEW --base-since/--base-until: BASE's side is the
     window's samples (what report BASE --since/--until counts), NEW whole;
     both windows at once narrow each side to its own.  convert --diff draws
-    another graph with either window (the options are not ignored) and
-    refuses --base-since without --diff."""
+    another graph with either window (the options are not ignored), report
+    --diff --svg the same graph, and --base-since without --diff is refused."""
     rec = _shares60()
     n = _total_samples(H.report(rec.capture).stdout)
     win = _total_samples(H.report(rec.capture, "--since", "0.2", "--until", "0.6").stdout)
@@ -677,6 +677,11 @@ def test_diff_base_since_until_narrow_base():
               check=True)
     text = {k: open(v).read() for k, v in svgs.items()}
     assert text["whole"] != text["base"] and text["whole"] != text["new"] != text["base"]
+    # report --diff --svg writes the same differential graph (it was ignored).
+    rsvg = H.tmp_path("diff-base.report.svg")
+    H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--base-since", "0.2",
+           "--base-until", "0.6", "--svg", rsvg], check=True)
+    assert open(rsvg).read() == text["base"], "report --diff --svg and convert --diff differ"
     new_frames = _svg_frames(svgs["new"])
     assert new_frames.get("all") == win, (new_frames.get("all"), win)
     bad = H.run([H.BIN, "convert", rec.capture, "--base-since", "0.2", "-o", H.tmp_path("x.svg")])
