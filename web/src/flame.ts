@@ -26,7 +26,7 @@ function build(f: Flame): Map<number, Laid> {
 // The flame graph query of s for a graph px wide.  Unzoomed, ask only for
 // nodes of a pixel or more (fewer to send and lay out; those under MIN_PX
 // still count in the search's share); zoomed, the default share.
-function flameParams(s: State, width: number): Params {
+export function flameParams(s: State, width: number): Params {
   const px = Math.max(width, 600);
   const minShare = s.zoom ? undefined : Math.max(0.05, Math.ceil(100000 / px) / 1000);
   return { ...filters(s), min_share: minShare };

@@ -1,17 +1,14 @@
 // microscope's browser pages: each view asks typed queries (api.ts) and
 // renders the answer; the URL fragment holds the view state (state.ts).
 import './style.css';
-import { Info, Thread, fmtNs, get } from './api';
-import { renderFlame } from './flame';
+import { Info, Thread, fmtNs, get, prefetch } from './api';
+import { flameParams, renderFlame } from './flame';
 import { State, readState, writeState } from './state';
 import { renderDiff, renderGroups, renderOffcpu, renderSource, renderSummary, renderTable, renderTree } from './tables';
 import { renderTimeline } from './timeline';
 import { hideTip } from './tooltip';
 
 let info: Info;
-// /api/info and /api/threads, asked at start: the views that need them wait
-// for them; the flame graph is drawn as soon as its own answer is in.
-let booted: Promise<void>;
 
 function setupFilters(threads: Thread[]): void {
   const ev = document.getElementById('f-event') as HTMLSelectElement;
@@ -67,7 +64,7 @@ let generation = 0;
 async function render(): Promise<void> {
   const s = readState();
   const gen = ++generation;
-  if (info) syncFilters(s);
+  syncFilters(s);
   document.querySelectorAll<HTMLAnchorElement>('#tabs a').forEach((a) => {
     a.classList.toggle('active', a.dataset.view === s.view);
     const t = { ...s, view: a.dataset.view!, zoom: undefined };
@@ -81,16 +78,14 @@ async function render(): Promise<void> {
     switch (s.view) {
       case 'tree': await renderTree(root, s); break;
       case 'table': await renderTable(root, s); break;
-      case 'timeline': await booted; await renderTimeline(root, s, info); break;
+      case 'timeline': await renderTimeline(root, s, info); break;
       case 'offcpu': await renderOffcpu(root, s); break;
       case 'groups': await renderGroups(root, s); break;
       case 'source': await renderSource(root, s); break;
       case 'diff': await renderDiff(root, s); break;
-      case 'summary': await booted; renderSummary(root, info); break;
+      case 'summary': renderSummary(root, info); break;
       default: await renderFlame(root, s);
     }
-    // Ready means the whole page: its title and filters too.
-    await booted;
   } catch (e) {
     root.innerHTML = '';
     const p = document.createElement('p');
@@ -101,7 +96,11 @@ async function render(): Promise<void> {
   if (gen === generation) root.dataset.state = 'ready:' + s.view;
 }
 
-async function boot(): Promise<void> {
+async function main(): Promise<void> {
+  // The first view's answer is asked at once, beside /api/info: the first
+  // paint waits for one round trip, not two.
+  const first = readState();
+  if (first.view === 'flame') prefetch('flamegraph', flameParams(first, document.getElementById('view')!.clientWidth));
   const [i, threads] = await Promise.all([get<Info>('info'), get<{ threads: Thread[] }>('threads', { limit: 1000 })]);
   info = i;
   document.title = `microscope — ${info.name}`;
@@ -109,18 +108,9 @@ async function boot(): Promise<void> {
   if (!info.diff) document.querySelector<HTMLElement>('#tabs a[data-view=diff]')!.style.display = 'none';
   if (!info.counts.intervals) document.querySelector<HTMLElement>('#tabs a[data-view=offcpu]')!.style.display = 'none';
   setupFilters(threads.threads);
-  syncFilters(readState());
-}
-
-async function main(): Promise<void> {
-  // The first view's query goes out at once, beside /api/info and
-  // /api/threads; the first paint waits for its answer only.
-  booted = boot();
-  booted.catch(() => undefined); // reported by the render that awaits it
   window.addEventListener('hashchange', render);
   if (!location.hash) writeState(readState(), true);
   await render();
-  await booted;
   if (info.live) watch();
 }
 
