@@ -588,6 +588,40 @@ def test_module_granularity_report_and_convert():
     assert bad.returncode == 2 and "module" in bad.stderr, bad.stderr
 
 
+def _svg_frames(path):
+    """{frame name: samples} from a flame graph SVG's hover titles."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    frames = {}
+    for t in ET.parse(path).getroot().iter(ns + "title"):
+        m = re.match(r"(.+) \(([\d,]+) samples", t.text or "")
+        if m:
+            frames[m.group(1)] = frames.get(m.group(1), 0) + int(m.group(2).replace(",", ""))
+    return frames
+
+
+@H.timeout(300)
+def test_report_svg_honours_granularity():
+    """report --svg --granularity module draws modules (libhot.so, which
+    holds dlopen_main's CPU, and no function names), the same SVG as convert
+    --granularity module -o .svg; without --granularity both draw frames
+    (hot_function)."""
+    rec = H.cached_record("dlopen", [H.fixture("dlopen_main")])
+    mod_r, mod_c = H.tmp_path("mod.report.svg"), H.tmp_path("mod.convert.svg")
+    frame_r = H.tmp_path("frame.report.svg")
+    H.report(rec.capture, "--granularity", "module", "--svg", mod_r)
+    H.run([H.BIN, "convert", rec.capture, "--granularity", "module", "-o", mod_c], check=True)
+    H.report(rec.capture, "--svg", frame_r)
+    mods, frames = _svg_frames(mod_r), _svg_frames(frame_r)
+    H.log("module svg frames: %r" % sorted(mods)[:20])
+    assert "libhot.so" in mods and "hot_function" not in mods and "main" not in mods, mods
+    assert "hot_function" in frames and "libhot.so" not in frames, sorted(frames)[:20]
+    n = _total_samples(H.report(rec.capture).stdout)
+    assert mods["libhot.so"] > 0.8 * n, (mods["libhot.so"], n)
+    with open(mod_r) as a, open(mod_c) as b:
+        assert a.read() == b.read(), "report --svg and convert -o .svg differ at module granularity"
+
+
 def test_diff_since_until_narrow_new():
     """report --diff BASE NEW --since/--until: NEW's side is the window's
     samples (what report NEW --since/--until counts), BASE whole; a capture
@@ -606,3 +640,49 @@ def test_diff_since_until_narrow_new():
     assert all(r[3] == 0 for r in diff_rows(whole)), diff_rows(whole)[:3]
     assert 0 < win < n and side(out, "new") == win and side(out, "base") == n, (win, n, out[:400])
     assert "window     new's samples from 0.300 s to 0.700 s" in out, out[:600]
+
+
+def test_diff_base_since_until_narrow_base():
+    """report --diff BASE NEW --base-since/--base-until: BASE's side is the
+    window's samples (what report BASE --since/--until counts), NEW whole;
+    both windows at once narrow each side to its own.  convert --diff draws
+    another graph with either window (the options are not ignored), report
+    --diff --svg the same graph, and --base-since without --diff is refused."""
+    rec = _shares60()
+    n = _total_samples(H.report(rec.capture).stdout)
+    win = _total_samples(H.report(rec.capture, "--since", "0.2", "--until", "0.6").stdout)
+    late = _total_samples(H.report(rec.capture, "--since", "0.5").stdout)
+    out = H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--base-since", "0.2",
+                 "--base-until", "0.6"], check=True).stdout
+    H.log(out[:800])
+
+    def side(text, name):
+        return int(re.search(r"^  %s\s+(\d+) samples" % name, text, re.M).group(1))
+    assert 0 < win < n and side(out, "base") == win and side(out, "new") == n, (win, n, out[:400])
+    assert "window     base's samples from 0.200 s to 0.600 s of its recording " \
+        "(--base-since/--base-until); new whole" in out, out[:600]
+    both = H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--base-since", "0.2",
+                  "--base-until", "0.6", "--since", "0.5"], check=True).stdout
+    assert side(both, "base") == win and side(both, "new") == late != win, (win, late, both[:400])
+    bad = H.run([H.BIN, "report", rec.capture, "--base-since", "0.2"])
+    assert bad.returncode == 2 and "--diff" in bad.stderr, bad.stderr
+    bad = H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--base-since", "0.6",
+                 "--base-until", "0.2"])
+    assert bad.returncode == 2 and "--base-until must be after" in bad.stderr, bad.stderr
+    svgs = {}
+    for name, args in (("whole", []), ("base", ["--base-since", "0.2", "--base-until", "0.6"]),
+                       ("new", ["--since", "0.2", "--until", "0.6"])):
+        svgs[name] = H.tmp_path("diff-%s.svg" % name)
+        H.run([H.BIN, "convert", "--diff", rec.capture, rec.capture, "-o", svgs[name]] + args,
+              check=True)
+    text = {k: open(v).read() for k, v in svgs.items()}
+    assert text["whole"] != text["base"] and text["whole"] != text["new"] != text["base"]
+    # report --diff --svg writes the same differential graph (it was ignored).
+    rsvg = H.tmp_path("diff-base.report.svg")
+    H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--base-since", "0.2",
+           "--base-until", "0.6", "--svg", rsvg], check=True)
+    assert open(rsvg).read() == text["base"], "report --diff --svg and convert --diff differ"
+    new_frames = _svg_frames(svgs["new"])
+    assert new_frames.get("all") == win, (new_frames.get("all"), win)
+    bad = H.run([H.BIN, "convert", rec.capture, "--base-since", "0.2", "-o", H.tmp_path("x.svg")])
+    assert bad.returncode == 2 and "--diff" in bad.stderr, bad.stderr

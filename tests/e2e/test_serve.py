@@ -254,6 +254,27 @@ def test_granularity_line_and_address():
 
 
 @H.timeout(300)
+def test_cached_first_answers_equal_fresh_ones():
+    """The unfiltered flame graph's weights and /api/info's summary are made
+    once per profile (the first page asks them): answered from that cache
+    they equal a fresh weighing of the same samples (a time range covering
+    the whole capture is not cached), node for node, at two granularities."""
+    rec = _ratio()
+    with Server(rec.capture) as srv:
+        info = srv.api("/api/info")
+        whole = "&start=0&end=%d" % (info["span_ns"] + 1)
+        for g in ("function", "module"):
+            cached = srv.api("/api/flamegraph?min_share=0&granularity=" + g)
+            again = srv.api("/api/flamegraph?min_share=0&granularity=" + g)
+            fresh = srv.api("/api/flamegraph?min_share=0&granularity=%s%s" % (g, whole))
+            H.log("%s: %d nodes, total %d" % (g, len(cached["nodes"]), cached["total"]))
+            assert len(cached["nodes"]) > 5 and cached["total"] > 100, cached
+            assert cached == again == fresh, (g, cached["total"], fresh["total"])
+    assert info["summary"]["samples"] == cached["samples"] and \
+        info["summary"]["weight"] == cached["total"], (info["summary"], cached["total"])
+
+
+@H.timeout(300)
 def test_diff_answers_for_the_time_selection():
     """/api/diff?start&end: the served capture's side is the selection's
     (its total and each function's self those of /api/flat over the same
@@ -288,6 +309,41 @@ def test_diff_answers_for_the_time_selection():
     assert head["total"] == zone["total"] and head["baseTotal"] == base_whole, head
     assert "time selection" in head["text"], head
     assert res["diff"]["rows"][0]["name"] == "changed", res["diff"]["rows"][:3]
+
+
+@H.timeout(300)
+def test_diff_base_range_narrows_the_base():
+    """/api/diff?base_start&base_end: the base's side is that part of the
+    base recording (base_total that of the base's own /api/flat over the
+    same range from its origin, below its whole), the served capture's side
+    stays whole; each side's range is its own; the ETag follows the base
+    range; base_end <= base_start is a 400."""
+    base, new = _shift()
+    with Server(base.capture) as srv:
+        binfo = srv.api("/api/info")
+        blo, bhi = binfo["span_ns"] // 4, binfo["span_ns"] // 2
+        base_whole = srv.api("/api/flat?limit=1000")["total"]
+        base_part = srv.api("/api/flat?limit=1000&start=%d&end=%d" % (blo, bhi))["total"]
+    with Server(new.capture, "--diff", base.capture) as srv:
+        info = srv.api("/api/info")
+        brng = "base_start=%d&base_end=%d" % (blo, bhi)
+        whole = srv.api("/api/diff?limit=1000")
+        part = srv.api("/api/diff?limit=1000&" + brng)
+        both = srv.api("/api/diff?limit=1000&%s&start=%d" % (brng, info["span_ns"] // 2))
+        late = srv.api("/api/flat?limit=1000&start=%d" % (info["span_ns"] // 2))["total"]
+        _, h_whole, _ = srv.get("/api/diff?limit=1000")
+        _, h_part, _ = srv.get("/api/diff?limit=1000&" + brng)
+        st, _, body = srv.get("/api/diff?base_start=%d&base_end=%d" % (bhi, blo))
+    H.log("base whole %d, part %d; diff base_total %d / %d" % (
+        base_whole, base_part, whole["base_total"], part["base_total"]))
+    assert 0 < base_part < base_whole, (base_part, base_whole)
+    assert part["base_total"] == base_part and whole["base_total"] == base_whole, \
+        (part["base_total"], base_part, whole["base_total"])
+    assert part["total"] == whole["total"], (part["total"], whole["total"])
+    assert both["base_total"] == base_part and both["total"] == late < whole["total"], \
+        (both["base_total"], both["total"], late)
+    assert h_whole["ETag"] != h_part["ETag"], (h_whole["ETag"], h_part["ETag"])
+    assert st == 400 and b"base_end" in body, (st, body)
 
 
 def _module_of(row):

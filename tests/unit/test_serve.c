@@ -263,6 +263,21 @@ static void test_query_parse(void **state)
 			       (const char *[]){ "ignore", "a", "limit", "5", NULL }, err), 0);
 	serve_query__canonical(&q2, b, sizeof(b));
 	assert_string_not_equal(a, b);
+
+	/* The base's part: /api/diff only, end after start, in the canonical form. */
+	assert_int_equal(parse(&q, SERVE_EP_FLAT, (const char *[]){ "base_start", "5", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_DIFF,
+			       (const char *[]){ "base_start", "5", "base_end", "5", NULL }, err),
+			 -EINVAL);
+	assert_int_equal(parse(&q, SERVE_EP_DIFF,
+			       (const char *[]){ "base_start", "5", "base_end", "9", NULL }, err), 0);
+	assert_true(q.base_start_ns == 5 && q.base_end_ns == 9);
+	assert_int_equal(parse(&q2, SERVE_EP_DIFF, (const char *[]){ "base_start", "5", NULL }, err),
+			 0);
+	serve_query__canonical(&q, a, sizeof(a));
+	serve_query__canonical(&q2, b, sizeof(b));
+	assert_string_not_equal(a, b);
 }
 
 /* Flat table of event's samples under a focus/ignore pattern and a selection. */

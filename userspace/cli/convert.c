@@ -48,7 +48,8 @@ static void convert_print_usage(FILE *f)
 	      "                          [--pid PID] [--tid TID] [--comm NAME] [--module NAME]\n"
 	      "                          [--container ID|NAME] [--cgroup PATH] [--granularity G]\n"
 	      "       microscope convert --diff BASE NEW [-o OUT.svg] [--event NAME] [--look LOOK]\n"
-	      "                          [--granularity G]\n"
+	      "                          [--granularity G] [--since T] [--until T]\n"
+	      "                          [--base-since T] [--base-until T]\n"
 	      "\n"
 	      "Read FILE (a capture, pprof or folded stacks; '-' for stdin; default\n"
 	      "microscope.msc) and write it in\n"
@@ -94,7 +95,12 @@ static void convert_print_usage(FILE *f)
 	      "  --since WHEN, --until WHEN\n"
 	      "                    FILE a segment directory (record --continuous): only\n"
 	      "                    the segments and samples in [WHEN, WHEN): -10m (ago),\n"
-	      "                    2026-12-02T14:00[:SS]Z or 14:00 (UTC), @SECONDS\n"
+	      "                    2026-12-02T14:00[:SS]Z or 14:00 (UTC), @SECONDS; with\n"
+	      "                    --diff, NEW's part, also as a time from its start\n"
+	      "                    (1.5, 200ms: as report --since)\n"
+	      "  --base-since T, --base-until T\n"
+	      "                    with --diff: BASE's part, as --since/--until take it\n"
+	      "                    (each side's times from its own start; whole by default)\n"
 	      "  --pid PID, --tid TID, --comm NAME, --module NAME, --container ID|NAME,\n"
 	      "  --cgroup PATH     keep only matching samples (repeatable; '!VALUE'\n"
 	      "                    excludes; as in report)\n"
@@ -203,7 +209,7 @@ static int convert_wall_query(const struct capture *c, struct analysis_query *q,
 /* convert --diff BASE NEW [-o OUT.svg]: only the differential flame graph. */
 static int convert_diff(int nfiles, char **files, const char *to, const char *out,
 			const char *event, enum analysis_look_kind look,
-			enum analysis_granularity granularity)
+			enum analysis_granularity granularity, const char *const when[4])
 {
 	/* The graph is made first (its errors are its own), then written as the
 	 * bytes of a file, atomically like every output. */
@@ -225,6 +231,17 @@ static int convert_diff(int nfiles, char **files, const char *to, const char *ou
 
 	if (nfiles != 2)
 		return convert_usage_error("--diff takes two captures, BASE and NEW%s", "");
+	/* when: --since, --until (NEW), --base-since, --base-until (BASE) */
+	for (int i = 0; i < 4; i++) {
+		struct cli_diff_window *w = i < 2 ? &d.new_window : &d.base_window;
+
+		if (when[i] && cli_diff_window__set(w, !(i & 1), when[i]))
+			return convert_usage_error("bad time '%s' (1.5, 200ms from the start; "
+						   "-10m, 2026-12-02T14:00Z, 14:00, @SECONDS)",
+						   when[i]);
+	}
+	if (cli_diff_window__check(&d.new_window) || cli_diff_window__check(&d.base_window))
+		return convert_usage_error("--until must be after --since%s", "");
 	if ((to && strcmp(to, "svg")) || (!to && out && !convert_input__has_suffix(out, ".svg")))
 		return convert_usage_error("--diff writes a differential flame graph: svg only, "
 					   "not '%s'", to ? to : out);
@@ -256,6 +273,8 @@ int cmd_convert(int argc, char **argv)
 		{ "look", required_argument, NULL, 'L' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
+		{ "base-since", required_argument, NULL, 'b' },
+		{ "base-until", required_argument, NULL, 'u' },
 		SCOPE_LONGOPTS,
 		{ "diff", no_argument, NULL, 'D' },
 		{ "granularity", required_argument, NULL, 'G' },
@@ -263,6 +282,8 @@ int cmd_convert(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_input_range range = CLI_INPUT_ALL;
+	/* --since, --until, --base-since, --base-until: read once --diff is known */
+	const char *when[4] = { NULL, NULL, NULL, NULL };
 	const struct convert_format *fmt = NULL;
 	bool diff = false, wall = false;
 	const char *to = NULL, *from = NULL, *out = NULL, *event_name = NULL, *path;
@@ -326,11 +347,16 @@ int cmd_convert(int argc, char **argv)
 					"--look takes logical, native or python, not '%s'", optarg);
 			break;
 		case 'S':
+			when[0] = optarg;
+			break;
 		case 'U':
-			if (cli_input__set_range(&range, ch == 'S', optarg))
-				return convert_usage_error("bad time '%s' (-10m, 2026-12-02T14:00Z, "
-							   "14:00, @SECONDS)",
-							   optarg);
+			when[1] = optarg;
+			break;
+		case 'b':
+			when[2] = optarg;
+			break;
+		case 'u':
+			when[3] = optarg;
 			break;
 		case 'D':
 			diff = true;
@@ -372,8 +398,16 @@ int cmd_convert(int argc, char **argv)
 	if (diff) {
 		scope_options__release(&scope);
 		return convert_diff(argc - optind, argv + optind, to, out, event_name, look_kind,
-				    granularity);
+				    granularity, when);
 	}
+	if (when[2] || when[3])
+		return convert_usage_error("--base-since and --base-until narrow a --diff's BASE%s",
+					   "");
+	for (int i = 0; i < 2; i++)
+		if (when[i] && cli_input__set_range(&range, i == 0, when[i]))
+			return convert_usage_error("bad time '%s' (-10m, 2026-12-02T14:00Z, "
+						   "14:00, @SECONDS)",
+						   when[i]);
 	if (optind < argc - 1)
 		return convert_usage_error("one capture FILE, got '%s' too", argv[argc - 1]);
 	/* No FILE: what `record` writes by default. */

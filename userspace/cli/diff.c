@@ -8,8 +8,36 @@
 #include <string.h>
 
 #include "capture/capture.h"
+#include "cli_util.h"
 #include "diff.h"
 #include "input.h"
+
+int cli_diff_window__set(struct cli_diff_window *w, bool since, const char *when)
+{
+	struct cli_input_range r = w->range;
+	uint64_t ns;
+
+	if (!r.until_ns) /* the zero value: every segment */
+		r = CLI_INPUT_ALL;
+	if (!cli_input__set_range(&r, since, when)) {
+		w->range = r;
+		return 0;
+	}
+	if (cli__parse_time_ns(when, &ns))
+		return -EINVAL;
+	*(since ? &w->start_ns : &w->end_ns) = ns;
+	*(since ? &w->start_set : &w->end_set) = true;
+	return 0;
+}
+
+int cli_diff_window__check(const struct cli_diff_window *w)
+{
+	if (w->start_set && w->end_set && w->end_ns <= w->start_ns)
+		return -EINVAL;
+	if (w->range.until_ns && w->range.until_ns <= w->range.since_ns)
+		return -EINVAL;
+	return 0;
+}
 
 struct diff_side {
 	const char *path;
@@ -76,18 +104,19 @@ oom:
 	return -ENOMEM;
 }
 
-/* Keys, tree (and, with sort, the flat table) of one side; is_new: the
- * time window applies. */
+/* Keys, tree (and, with sort, the flat table) of one side, over the
+ * samples of its window w. */
 static int diff_side__query(struct diff_side *s, const struct analysis_key_options *keys,
-			    const struct cli_diff_options *o, bool flat, bool is_new)
+			    const struct cli_diff_options *o, bool flat,
+			    const struct cli_diff_window *w)
 {
 	struct analysis_query q;
 
 	analysis_query__init(&q, s->event);
-	if (is_new && o->start_set)
-		q.start_ns = analysis__start_ns(s->view) + o->start_ns;
-	if (is_new && o->end_set)
-		q.end_ns = analysis__start_ns(s->view) + o->end_ns;
+	if (w->start_set)
+		q.start_ns = analysis__start_ns(s->view) + w->start_ns;
+	if (w->end_set)
+		q.end_ns = analysis__start_ns(s->view) + w->end_ns;
 	if (o->filter_spec && (o->filter_spec->focus || o->filter_spec->ignore ||
 			       o->filter_spec->hide)) {
 		char err[256];
@@ -117,13 +146,14 @@ fail:
 /* Open both sides and refuse incomparable ones. */
 static int diff_open(struct diff_side *b, struct diff_side *n, const struct cli_diff_options *o)
 {
+	struct cli_input_range brange = o->base_window.range, nrange = o->new_window.range;
 	char why[256];
 
-	struct cli_input_range range = o->new_range;
-
-	if (!range.until_ns) /* the zero value: every segment */
-		range = CLI_INPUT_ALL;
-	if (diff_side__open(b, o->base, CLI_INPUT_ALL, o) || diff_side__open(n, o->new_, range, o))
+	if (!brange.until_ns) /* the zero value: every segment */
+		brange = CLI_INPUT_ALL;
+	if (!nrange.until_ns)
+		nrange = CLI_INPUT_ALL;
+	if (diff_side__open(b, o->base, brange, o) || diff_side__open(n, o->new_, nrange, o))
 		return -EINVAL;
 	if (analysis__diff_check(b->c, b->event, n->c, n->event, why, sizeof(why))) {
 		fprintf(stderr, "microscope: cannot compare %s with %s: %s (choose one event "
@@ -131,6 +161,20 @@ static int diff_open(struct diff_side *b, struct diff_side *n, const struct cli_
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* The "window" line of side's time bounds, if any; other whole says so. */
+static void print_window(const char *side, const char *opts, const struct cli_diff_window *w,
+			 const char *other, const struct cli_diff_window *ow)
+{
+	if (!w->start_set && !w->end_set)
+		return;
+	printf("  window     %s's samples from %.3f s", side, w->start_set ? w->start_ns / 1e9 : 0.0);
+	if (w->end_set)
+		printf(" to %.3f s", w->end_ns / 1e9);
+	printf(" of its recording (%s)%s%s%s\n", opts, ow->start_set || ow->end_set ? "" : "; ",
+	       ow->start_set || ow->end_set ? "" : other,
+	       ow->start_set || ow->end_set ? "" : " whole");
 }
 
 int cli_diff__report(const struct cli_diff_options *o)
@@ -144,8 +188,8 @@ int cli_diff__report(const struct cli_diff_options *o)
 
 	memset(&b, 0, sizeof(b));
 	memset(&n, 0, sizeof(n));
-	if (diff_open(&b, &n, o) || diff_side__query(&b, &o->keys, o, true, false) ||
-	    diff_side__query(&n, &o->keys, o, true, true))
+	if (diff_open(&b, &n, o) || diff_side__query(&b, &o->keys, o, true, &o->base_window) ||
+	    diff_side__query(&n, &o->keys, o, true, &o->new_window))
 		goto cleanup;
 	unit = capture__string(n.c, n.c->events[n.event].unit);
 	if (analysis_diff__init(&d, b.flat, n.flat, o->sort, !strcmp(unit, "samples"))) {
@@ -157,12 +201,9 @@ int cli_diff__report(const struct cli_diff_options *o)
 	       unit);
 	printf("  base       %" PRIu64 " %s\n", d.base_weight, unit);
 	printf("  new        %" PRIu64 " %s\n", d.new_weight, unit);
-	if (o->start_set || o->end_set) {
-		printf("  window     new's samples from %.3f s", o->start_set ? o->start_ns / 1e9 : 0.0);
-		if (o->end_set)
-			printf(" to %.3f s", o->end_ns / 1e9);
-		printf(" of its recording (--since/--until); base whole\n");
-	}
+	print_window("new", "--since/--until", &o->new_window, "base", &o->base_window);
+	print_window("base", "--base-since/--base-until", &o->base_window, "new",
+		     &o->new_window);
 	printf("  shares     of each profile's own total; delta in percentage points\n");
 	if (d.counted)
 		printf("  marked *   significant: two-proportion z test on sample counts, "
@@ -202,8 +243,8 @@ int cli_diff__svg(const struct cli_diff_options *o, char **text, size_t *len)
 	memset(&b, 0, sizeof(b));
 	memset(&n, 0, sizeof(n));
 	keys.fold_inline = false;
-	if (diff_open(&b, &n, o) || diff_side__query(&b, &keys, o, false, false) ||
-	    diff_side__query(&n, &keys, o, false, true))
+	if (diff_open(&b, &n, o) || diff_side__query(&b, &keys, o, false, &o->base_window) ||
+	    diff_side__query(&n, &keys, o, false, &o->new_window))
 		goto cleanup;
 	snprintf(title, sizeof(title), "Differential flame graph: %s vs base %s (red grew, blue "
 		 "shrank)", o->new_, o->base);

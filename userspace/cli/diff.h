@@ -13,6 +13,29 @@
 #include "analysis/analysis.h"
 #include "input.h"
 
+/*
+ * The part of one side compared: a directory's segments by wall-clock
+ * time (range; the zero value: every segment) and samples from that
+ * side's own recording start (start_ns/end_ns when *_set).  Both sides
+ * are whole by default.
+ */
+struct cli_diff_window {
+	struct cli_input_range range;
+	uint64_t start_ns, end_ns;
+	bool start_set, end_set;
+};
+
+/*
+ * --since (since true) or --until WHEN into w: a wall-clock time, "-10m"
+ * ago or @SECONDS selects a directory's segments (cli_input__set_range),
+ * anything else is a time from the recording's start (1.5, 200ms; as
+ * cli__parse_time_ns).  Returns 0 or -EINVAL (w unchanged).
+ */
+int cli_diff_window__set(struct cli_diff_window *w, bool since, const char *when);
+
+/* -EINVAL when w's --until is not after its --since, else 0. */
+int cli_diff_window__check(const struct cli_diff_window *w);
+
 struct cli_diff_options {
 	const char *base, *new_; /* capture paths */
 	const char *event;	 /* --event, or NULL: each side's default event */
@@ -21,12 +44,9 @@ struct cli_diff_options {
 	enum analysis_look_kind look;
 	struct analysis_key_options keys; /* the table's keys */
 	const struct analysis_filter_spec *filter_spec; /* NULL: none; bound to each side */
-	/* --since/--until narrow NEW only (BASE is another recording, compared
-	 * whole): new_range a directory's segments by wall-clock time (zero
-	 * value: CLI_INPUT_ALL), start_ns/end_ns from NEW's start (0: unset). */
-	struct cli_input_range new_range;
-	uint64_t start_ns, end_ns;
-	bool start_set, end_set;
+	/* --since/--until narrow NEW, --base-since/--base-until BASE: each
+	 * side's times count from its own recording's start. */
+	struct cli_diff_window new_window, base_window;
 };
 
 /* Print the diff table on stdout.  Returns the exit status (0, 1; message

@@ -230,18 +230,25 @@ static void print_groups(const struct report *r, const struct analysis_groups *g
 	}
 }
 
+/* What --svg writes: a flame graph of c's query q, or ready bytes (--diff). */
+struct report_svg {
+	const struct capture *c;
+	const struct analysis_query *q;
+	enum analysis_granularity granularity;
+	const char *text;
+	size_t len;
+};
+
 /* --svg: the flame graph, published by file_out (capture/file_io.h). */
-static int report_write_svg(const struct capture *c, const struct analysis_query *q,
-			    const struct report_options *o)
+static int report_write_svg(const struct report_svg *svg, const struct report_options *o)
 {
-	const char *cmd = capture__meta(c, "command");
+	const struct capture *c = svg->c;
+	const char *cmd = c ? capture__meta(c, "command") : NULL;
 	char title[300], msg[600] = "";
 	struct file_out out;
 	FILE *f = NULL;
 	int err;
 
-	snprintf(title, sizeof(title), "Flame graph: %s (%s)", cmd ? cmd : o->path,
-		 capture__string(c, c->events[q->event].name));
 	err = file_out__open(&out, o->svg, msg, sizeof(msg));
 	if (err)
 		goto cleanup;
@@ -250,7 +257,13 @@ static int report_write_svg(const struct capture *c, const struct analysis_query
 		err = -errno;
 		goto cleanup;
 	}
-	err = convert__write_svg(c, q, ANALYSIS_GRANULARITY_FRAME, title, f);
+	if (c) {
+		snprintf(title, sizeof(title), "Flame graph: %s (%s)", cmd ? cmd : o->path,
+			 capture__string(c, c->events[svg->q->event].name));
+		err = convert__write_svg(c, svg->q, svg->granularity, title, f);
+	} else if (svg->len && fwrite(svg->text, 1, svg->len, f) != svg->len) {
+		err = -EIO;
+	}
 	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;
 	if (fclose(f) && !err)
@@ -267,6 +280,33 @@ cleanup:
 	else if (err)
 		fprintf(stderr, "microscope report: %s: %s\n", o->svg, strerror(-err));
 	return err;
+}
+
+/* As convert -o OUT.svg: frames as recorded unless --granularity says. */
+static enum analysis_granularity svg_granularity(const struct report_options *o)
+{
+	return o->granularity_set ? o->granularity : ANALYSIS_GRANULARITY_FRAME;
+}
+
+/* report --diff: the table, and with --svg the differential flame graph
+ * (as convert --diff BASE NEW -o OUT.svg).  Returns the exit status. */
+static int report_diff(struct cli_diff_options *d, const struct report_options *o)
+{
+	struct report_svg svg = { 0 };
+	char *text = NULL;
+	int status;
+
+	status = cli_diff__report(d);
+	if (status || !o->svg)
+		return status;
+	d->keys.granularity = svg_granularity(o);
+	status = cli_diff__svg(d, &text, &svg.len);
+	if (!status) {
+		svg.text = text;
+		status = report_write_svg(&svg, o) ? 1 : 0;
+	}
+	free(text);
+	return status;
 }
 
 /* --timeline: lanes over the query's window (the whole recording by default). */
@@ -395,15 +435,16 @@ static int report_run(int argc, char **argv)
 			.keys = { .granularity = opt.granularity,
 				  .fold_inline = opt.inline_mode != REPORT_INLINE_SHOW },
 			.filter_spec = &opt.filter,
-			/* --since/--until narrow NEW; BASE is compared whole */
-			.new_range = { opt.since_real_ns, opt.until_real_ns },
-			.start_ns = opt.since_ns,
-			.end_ns = opt.until_ns,
-			.start_set = opt.since_set,
-			.end_set = opt.until_set,
+			/* --since/--until narrow NEW, --base-since/--base-until BASE */
+			.new_window = { .range = { opt.since_real_ns, opt.until_real_ns },
+					.start_ns = opt.since_ns,
+					.end_ns = opt.until_ns,
+					.start_set = opt.since_set,
+					.end_set = opt.until_set },
+			.base_window = opt.base_window,
 		};
 
-		return cli_diff__report(&d);
+		return report_diff(&d, &opt);
 	}
 
 	rc = cli_input__open_range("report", opt.path,
@@ -548,7 +589,10 @@ flush:
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
 		goto cleanup;
 	}
-	if (opt.svg && report_write_svg(view, &q, &opt))
+	if (opt.svg && report_write_svg(&(struct report_svg){ .c = view,
+							      .q = &q,
+							      .granularity = svg_granularity(&opt) },
+					&opt))
 		goto cleanup;
 	status = 0;
 cleanup:

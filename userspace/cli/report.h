@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
+#include "diff.h"
 #include "scope_options.h"
 
 struct report_options {
@@ -26,8 +27,10 @@ struct report_options {
 	const char *svg; /* --svg OUT, or NULL */
 	enum analysis_look_kind look;
 	enum analysis_granularity granularity; /* --granularity, default function */
+	bool granularity_set; /* --granularity given: --svg draws its keys, else frames */
 	int inline_mode; /* REPORT_INLINE_* */
 	const char *diff_base; /* --diff BASE NEW: path is NEW */
+	struct cli_diff_window base_window; /* --base-since/--base-until (--diff only) */
 	struct analysis_filter_spec filter; /* --focus, --ignore, --hide */
 	uint64_t since_ns, until_ns; /* --since/--until, from the recording's start; 0 unset */
 	bool since_set, until_set;

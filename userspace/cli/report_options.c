@@ -28,6 +28,7 @@ static const char report_usage[] =
 	"                         [--container ID|NAME] [--cgroup PATH]\n"
 	"                         [--granularity G] [--inline show|fold] [--focus RE]\n"
 	"                         [--ignore RE] [--hide RE] [--since T] [--until T]\n"
+	"                         [--base-since T] [--base-until T]\n"
 	"       microscope report --diff BASE NEW [options]\n"
 	"\n"
 	"Print a capture's summary, its top-down call tree and its functions by\n"
@@ -55,7 +56,9 @@ static const char report_usage[] =
 	"  --wall              per thread: on-CPU time estimated from samples (samples x\n"
 	"                      sample period) beside measured off-CPU time\n"
 	"  --svg OUT           also write the flame graph SVG of the same samples to OUT\n"
-	"                      (as 'microscope convert FILE -o OUT.svg')\n"
+	"                      (as 'microscope convert FILE -o OUT.svg'; its frames\n"
+	"                      are --granularity's keys when that is given); with\n"
+	"                      --diff the differential flame graph (as convert --diff)\n"
 	"  --granularity G     what a row is: function (default; a Python function\n"
 	"                      whatever its line, an unsymbolized module as\n"
 	"                      \"libfoo.so+?\"), line (\"name (file.c:12)\"), address\n"
@@ -77,7 +80,11 @@ static const char report_usage[] =
 	"                      (1.5, 1.5s, 200ms, 30us)\n"
 	"  --diff BASE NEW     compare two captures: per-function share changes, largest\n"
 	"                      first, '*' where a two-proportion test says significant;\n"
-	"                      --since/--until narrow NEW (BASE is compared whole)\n"
+	"                      --since/--until narrow NEW, --base-since/--base-until\n"
+	"                      BASE (each from its own recording's start; whole by\n"
+	"                      default)\n"
+	"  --base-since T, --base-until T  with --diff: BASE's samples in [T1, T2),\n"
+	"                      as --since/--until take them\n"
 	"  --look LOOK         how stacks with Python frames are seen: logical (default;\n"
 	"                      Python frames spliced into native stacks), native\n"
 	"                      (Python frames dropped) or python (from the outermost\n"
@@ -124,6 +131,8 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 		{ "hide", required_argument, NULL, 'H' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
+		{ "base-since", required_argument, NULL, 'b' },
+		{ "base-until", required_argument, NULL, 'u' },
 		{ "raw-times", no_argument, NULL, 'r' },
 		{ "timeline", optional_argument, NULL, 'T' },
 		{ "by", required_argument, NULL, 'B' },
@@ -197,6 +206,7 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 				return report_usage_error(
 					"--granularity takes function, line, address or module, not '%s'",
 					optarg);
+			o->granularity_set = true;
 			break;
 		case 'i':
 			if (!strcmp(optarg, "show"))
@@ -253,6 +263,14 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 			*(ch == 'S' ? &o->since_set : &o->until_set) = true;
 			break;
 		}
+		case 'b':
+		case 'u':
+			if (cli_diff_window__set(&o->base_window, ch == 'b', optarg))
+				return report_usage_error("--base-since and --base-until take a time "
+							  "from BASE's start (1.5, 200ms), a UTC "
+							  "time (2026-12-02T14:00Z, 14:00) or a "
+							  "time ago (-10m), not '%s'", optarg);
+			break;
 		case 'B':
 			if (analysis_by__parse(optarg, &o->by))
 				return report_usage_error(
@@ -283,7 +301,13 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 		}
 		}
 	}
+	if (!o->diff_base && (o->base_window.start_set || o->base_window.end_set ||
+			      o->base_window.range.until_ns))
+		return report_usage_error("--base-since and --base-until narrow a --diff's "
+					  "BASE%s", "");
 	if (o->diff_base) {
+		if (cli_diff_window__check(&o->base_window))
+			return report_usage_error("--base-until must be after --base-since%s", "");
 		if (argc - optind != 2)
 			return report_usage_error("--diff takes two captures, BASE and NEW%s", "");
 		o->diff_base = argv[optind];

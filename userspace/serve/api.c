@@ -254,14 +254,20 @@ static int api_info(struct api_ctx *ctx, const struct serve_app *app, json_t *ou
 {
 	const struct capture *c = ctx->c;
 	struct serve_profile *p = ctx->p;
-	struct analysis_summary s;
+	struct analysis_summary mine = { 0 };
+	const struct analysis_summary *sp = &p->summary;
 	json_t *events, *meta, *sum;
 	uint32_t i, off = CAPTURE_NONE;
 	int err;
 
-	err = analysis_summary__init(&s, ctx->names, &ctx->q);
-	if (err)
-		return err == -EINVAL ? api__fail(ctx, "bad query") : err;
+	/* The default event's is made once, at load (serve_profile__warm). */
+	if (!p->has_summary || ctx->q.event != p->summary_event ||
+	    ctx->sq->look != SERVE_LOOK_LOGICAL) {
+		err = analysis_summary__init(&mine, ctx->names, &ctx->q);
+		if (err)
+			return err == -EINVAL ? api__fail(ctx, "bad query") : err;
+		sp = &mine;
+	}
 	err = -ENOMEM;
 	if (c->nintervals)
 		off = c->intervals[0].event;
@@ -286,15 +292,15 @@ static int api_info(struct api_ctx *ctx, const struct serve_app *app, json_t *ou
 			     json_string(capture__string(c, c->meta[i].value))))
 			goto cleanup_json;
 	sum = json_pack("{s:o,s:o,s:o,s:I,s:f,s:o,s:o,s:o,s:o*,s:o,s:o*,s:o,s:o*}", "samples",
-			api__u64(s.samples), "weight", api__u64(s.weight), "duration_ns",
-			api__u64(s.duration_ns), "threads", (json_int_t)s.threads, "rate_hz",
-			s.rate_hz, "empty_stacks", api__u64(s.empty_stacks), "truncated",
-			api__u64(s.truncated), "lost", api__u64(s.lost), "lost_counters",
-			counts_json(c, s.lost_counters, s.nlost_counters, ctx->names, false),
-			"problems", api__u64(s.problems), "problem_counters",
-			counts_json(c, s.problem_counters, s.nproblem_counters, ctx->names, false),
-			"truncations", api__u64(s.truncated), "truncation_reasons",
-			counts_json(c, s.truncations, s.ntruncations, ctx->names, true));
+			api__u64(sp->samples), "weight", api__u64(sp->weight), "duration_ns",
+			api__u64(sp->duration_ns), "threads", (json_int_t)sp->threads, "rate_hz",
+			sp->rate_hz, "empty_stacks", api__u64(sp->empty_stacks), "truncated",
+			api__u64(sp->truncated), "lost", api__u64(sp->lost), "lost_counters",
+			counts_json(c, sp->lost_counters, sp->nlost_counters, ctx->names, false),
+			"problems", api__u64(sp->problems), "problem_counters",
+			counts_json(c, sp->problem_counters, sp->nproblem_counters, ctx->names, false),
+			"truncations", api__u64(sp->truncated), "truncation_reasons",
+			counts_json(c, sp->truncations, sp->ntruncations, ctx->names, true));
 	if (api__set(out, "name", json_string(p->name)) ||
 	    api__set(out, "origin_ns", api__u64(p->origin_ns)) ||
 	    api__set(out, "span_ns", api__u64(p->last_ns - p->origin_ns)) ||
@@ -321,7 +327,7 @@ cleanup_json:
 	json_decref(events);
 	json_decref(meta);
 cleanup:
-	analysis_summary__release(&s);
+	analysis_summary__release(&mine);
 	return err;
 }
 

@@ -124,7 +124,8 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 {
 	const struct serve_query *sq = ctx->sq;
 	const struct analysis_shape *sh = NULL;
-	struct analysis_weights w = { 0 };
+	const struct analysis_weights *wp = NULL;
+	struct analysis_weights mine = { 0 };
 	struct analysis_tree *t = NULL;
 	bool owned = false;
 	uint8_t *kept = NULL;
@@ -139,8 +140,9 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 		sh = serve_profile__shape(ctx->p, sq->look, sq->granularity);
 		if (!sh)
 			return -ENOMEM;
-		rc = analysis_shape__weigh(sh, &ctx->q, &w);
-		if (rc)
+		/* Unfiltered (every page load's first view) from the profile's cache. */
+		wp = serve_profile__weights(ctx->p, sq->look, sq->granularity, &ctx->q, &mine, &rc);
+		if (!wp)
 			return rc == -EINVAL ? api__fail(ctx, "bad query") : rc;
 		nnodes = sh->nnodes;
 	} else {
@@ -153,13 +155,13 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 	kept = calloc(nnodes, 1);
 	if (!kept)
 		goto cleanup;
-	nout = flame_select(t ? t->nodes : NULL, w.total, nnodes, sq->min_share, sq->max_nodes,
+	nout = flame_select(t ? t->nodes : NULL, wp ? wp->total : NULL, nnodes, sq->min_share, sq->max_nodes,
 			    kept, &nonzero);
 	if (nout < 0)
 		goto cleanup;
 	arr = json_array();
-	if (api__head(ctx, out, t ? t->nodes[0].total : w.total[0]) ||
-	    api__set(out, "samples", api__u64(t ? t->nodes[0].samples : w.samples)) ||
+	if (api__head(ctx, out, t ? t->nodes[0].total : wp->total[0]) ||
+	    api__set(out, "samples", api__u64(t ? t->nodes[0].samples : wp->samples)) ||
 	    api__set(out, "min_share", json_real(sq->min_share)) ||
 	    api__set(out, "pruned", json_integer(nonzero - (uint32_t)nout)) ||
 	    api__set(out, "nodes", arr))
@@ -170,14 +172,14 @@ int api__flamegraph(struct api_ctx *ctx, json_t *out)
 			continue;
 		if (t ? flame_node(ctx, arr, i, t->nodes[i].key, t->nodes[i].parent,
 				   t->nodes[i].self, t->nodes[i].total)
-		      : flame_node(ctx, arr, i, sh->nodes[i].key, sh->nodes[i].parent, w.self[i],
-				   w.total[i]))
+		      : flame_node(ctx, arr, i, sh->nodes[i].key, sh->nodes[i].parent, wp->self[i],
+				   wp->total[i]))
 			goto cleanup;
 	}
 	rc = 0;
 cleanup:
 	free(kept);
-	analysis_weights__release(&w);
+	analysis_weights__release(&mine);
 	tree_put(t, owned);
 	return rc;
 }
@@ -514,14 +516,15 @@ int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out)
 	int rc;
 
 	/* The base answers the same query, its event found by name, over its
-	 * whole recording: the time selection (start, end) is a zone of the
-	 * served capture's clock, which means nothing in another recording.
-	 * A thread or process row id means nothing there either. */
+	 * own part (base_start, base_end from its origin; whole by default):
+	 * the time selection (start, end) is a zone of the served capture's
+	 * clock, which means nothing in another recording.  A thread or
+	 * process row id means nothing there either. */
 	if (sq->thread != UINT32_MAX || sq->process != UINT32_MAX)
 		return api__fail(ctx, "diff: thread and process ids do not carry across captures");
 	snprintf(bq.event, sizeof(bq.event), "%s", ev);
-	bq.start_ns = 0;
-	bq.end_ns = 0;
+	bq.start_ns = sq->base_start_ns;
+	bq.end_ns = sq->base_end_ns;
 	rc = api_ctx__init(&bctx, base, &bq, false, ctx->err, ctx->errlen);
 	if (rc)
 		goto cleanup;

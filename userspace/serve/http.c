@@ -254,7 +254,9 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 		fprintf(stderr, "microscope serve: %s\n", mhd_last_error);
 }
 
-static int path_ok, path_bad;
+/* *con_cls of a request: its path checked by uri_check (ok or bad), then
+ * headers seen by the handler's first call (headers_seen). */
+static int path_ok, path_bad, headers_seen;
 
 static void *uri_check(void *cls, const char *uri, struct MHD_Connection *conn)
 {
@@ -277,11 +279,19 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD");
-	/* Answered on the first call, with the headers: a body is never read. */
+	/* A body is never read: refused as soon as one shows. */
 	if (*upload_data_size)
 		return queue_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "requests carry no body");
-	if (*con_cls != &path_ok)
+	if (*con_cls == &path_bad)
 		return queue_error(conn, MHD_HTTP_BAD_REQUEST, "a NUL byte in the path");
+	/* The first call comes with the headers; answered on the next, once
+	 * the request is whole: a response queued before that makes
+	 * libmicrohttpd close the connection ("Connection: close" on every
+	 * answer), so a page's requests each paid a new connection. */
+	if (*con_cls == &path_ok) {
+		*con_cls = &headers_seen;
+		return MHD_YES;
+	}
 	if (!host_allowed(s, conn))
 		return queue_error(conn, MHD_HTTP_FORBIDDEN, "Host is not a loopback name");
 	if (!serve_query__endpoint(url, &ep))

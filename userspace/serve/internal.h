@@ -22,11 +22,21 @@
 /* Policy: unfiltered call trees kept per profile (look x event x thread
  * roots); they are what the default views ask for, so they are built once. */
 #define SERVE_TREE_CACHE 4
+/* Policy: unfiltered shape weights kept per profile (look x granularity x
+ * event); the flame graph of every page load asks one, so it is weighed
+ * once (a pass over all samples, 30-60 ms on 1M samples) instead of per request. */
+#define SERVE_WEIGHTS_CACHE 4
 
 struct serve_cached_tree {
 	uint32_t look, granularity, event;
 	bool per_thread, incomplete;
 	struct analysis_tree *tree; /* owned by the profile; read-only once here */
+};
+
+struct serve_cached_weights {
+	uint32_t look, granularity, event;
+	bool incomplete;
+	struct analysis_weights w; /* owned by the profile; read-only once here */
 };
 
 struct serve_profile {
@@ -47,6 +57,13 @@ struct serve_profile {
 	struct analysis_shape *shapes[SERVE_NLOOKS][SERVE_GRAN_COUNT]; /* built on first use */
 	struct serve_cached_tree trees[SERVE_TREE_CACHE];
 	uint32_t ntrees;
+	struct serve_cached_weights weights[SERVE_WEIGHTS_CACHE];
+	uint32_t nweights;
+	/* The logical look's summary of its default event (/api/info without
+	 * event=), made once by serve_profile__warm; valid when has_summary. */
+	struct analysis_summary summary;
+	uint32_t summary_event;
+	bool has_summary;
 };
 
 /*
@@ -78,6 +95,19 @@ struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look
 					  const struct analysis_query *q, bool *owned);
 
 /*
+ * The weights of q on look's shape at gran (analysis_shape__weigh).  An
+ * unfiltered q (as serve_profile__tree says) is answered from the
+ * profile's cache, weighing it once: the result points there (read-only,
+ * the profile's) and *mine stays zeroed.  Any other is weighed into *mine
+ * and the result points to it.  Either way the caller releases *mine.
+ * Returns NULL with *err set: -EINVAL (a bad query) or -ENOMEM.
+ */
+const struct analysis_weights *serve_profile__weights(struct serve_profile *p, uint32_t look,
+						      uint32_t gran,
+						      const struct analysis_query *q,
+						      struct analysis_weights *mine, int *err);
+
+/*
  * A profile over c, which it takes over (freed with it, or at once on
  * failure); name is shown in titles (its basename).  Returns 0 or -ENOMEM.
  */
@@ -91,8 +121,9 @@ void serve_profile__free(struct serve_profile *p);
  * put accepts NULL. */
 struct serve_profile *serve_profile__get(struct serve_profile *p);
 void serve_profile__put(struct serve_profile *p);
-/* Build what the first pages ask for (the default event's tree and shape,
- * logical look, function granularity), so the first request is not slow. */
+/* Build what the first pages ask for (the default event's tree, shape,
+ * weights and summary, logical look, function granularity), so the first
+ * request is not slow. */
 void serve_profile__warm(struct serve_profile *p);
 
 /*

@@ -118,6 +118,9 @@ void serve_profile__free(struct serve_profile *p)
 		return;
 	for (i = 0; i < (int)p->ntrees; i++)
 		analysis_tree__free(p->trees[i].tree);
+	for (i = 0; i < (int)p->nweights; i++)
+		analysis_weights__release(&p->weights[i].w);
+	analysis_summary__release(&p->summary);
 	for (i = 0; i < SERVE_NLOOKS; i++)
 		for (g = 0; g < SERVE_GRAN_COUNT; g++)
 			analysis_shape__free(p->shapes[i][g]);
@@ -161,6 +164,13 @@ const struct analysis_names *serve_profile__names(struct serve_profile *p, uint3
 	return n;
 }
 
+/* q asks for all of the capture: no thread, time bounds, filter, selection or wall time. */
+static bool unfiltered(const struct serve_profile *p, const struct analysis_query *q)
+{
+	return q->thread == CAPTURE_NONE && q->start_ns <= p->origin_ns && !q->end_ns &&
+	       !q->filter && !q->select && !q->wall;
+}
+
 struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look, uint32_t gran,
 					  const struct analysis_query *q, bool *owned)
 {
@@ -171,8 +181,7 @@ struct analysis_tree *serve_profile__tree(struct serve_profile *p, uint32_t look
 	*owned = true;
 	if (!names)
 		return NULL;
-	if (q->thread != CAPTURE_NONE || q->start_ns > p->origin_ns || q->end_ns || q->filter ||
-	    q->select || q->wall)
+	if (!unfiltered(p, q))
 		return analysis_tree__new(names, q);
 	pthread_mutex_lock(&p->lock);
 	for (i = 0; i < p->ntrees; i++) {
@@ -221,6 +230,55 @@ const struct analysis_shape *serve_profile__shape(struct serve_profile *p, uint3
 	return sh;
 }
 
+const struct analysis_weights *serve_profile__weights(struct serve_profile *p, uint32_t look,
+						      uint32_t gran,
+						      const struct analysis_query *q,
+						      struct analysis_weights *mine, int *err)
+{
+	const struct analysis_shape *sh = serve_profile__shape(p, look, gran);
+	const struct analysis_weights *w = NULL;
+	struct serve_cached_weights *e;
+	uint32_t i;
+
+	memset(mine, 0, sizeof(*mine));
+	*err = -ENOMEM;
+	if (!sh)
+		return NULL;
+	if (!unfiltered(p, q) || q->per_thread) {
+		*err = analysis_shape__weigh(sh, q, mine);
+		return *err ? NULL : mine;
+	}
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < p->nweights; i++) {
+		e = &p->weights[i];
+		if (e->look == look && e->granularity == gran && e->event == q->event &&
+		    e->incomplete == !q->complete_only) {
+			w = &e->w;
+			*err = 0;
+			goto out;
+		}
+	}
+	*err = analysis_shape__weigh(sh, q, mine);
+	if (*err)
+		goto out;
+	w = mine;
+	if (p->nweights < SERVE_WEIGHTS_CACHE) {
+		e = &p->weights[p->nweights++];
+		*e = (struct serve_cached_weights){
+			.look = look,
+			.granularity = gran,
+			.event = q->event,
+			.incomplete = !q->complete_only,
+			.w = *mine,
+		};
+		memset(mine, 0, sizeof(*mine));
+		w = &e->w;
+	}
+out:
+	pthread_mutex_unlock(&p->lock);
+	return w;
+}
+
 struct serve_profile *serve_profile__get(struct serve_profile *p)
 {
 	__atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
@@ -236,9 +294,11 @@ void serve_profile__put(struct serve_profile *p)
 void serve_profile__warm(struct serve_profile *p)
 {
 	struct analysis_query q;
+	struct analysis_weights mine;
 	struct analysis_tree *t;
 	uint32_t event = analysis__default_event(p->capture);
 	bool owned;
+	int err;
 
 	if (event == CAPTURE_NONE)
 		return;
@@ -246,5 +306,13 @@ void serve_profile__warm(struct serve_profile *p)
 	t = serve_profile__tree(p, SERVE_LOOK_LOGICAL, SERVE_GRAN_FUNCTION, &q, &owned);
 	if (owned)
 		analysis_tree__free(t);
-	serve_profile__shape(p, SERVE_LOOK_LOGICAL, SERVE_GRAN_FUNCTION);
+	/* As api_ctx__init makes it without parameters (/api/info, /api/flamegraph). */
+	q.start_ns = p->origin_ns;
+	serve_profile__weights(p, SERVE_LOOK_LOGICAL, SERVE_GRAN_FUNCTION, &q, &mine, &err);
+	analysis_weights__release(&mine);
+	if (!analysis_summary__init(&p->summary, p->names[SERVE_LOOK_LOGICAL][SERVE_GRAN_FUNCTION],
+				    &q)) {
+		p->summary_event = event;
+		p->has_summary = true;
+	}
 }

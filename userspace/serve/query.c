@@ -35,7 +35,8 @@ static const char *const param_names[SERVE_P_COUNT] = {
 	[SERVE_P_LIMIT] = "limit",	 [SERVE_P_SORT] = "sort",
 	[SERVE_P_BUCKETS] = "buckets",	 [SERVE_P_BY] = "by",
 	[SERVE_P_MIN_NS] = "min_ns",	 [SERVE_P_LABEL] = "label",
-	[SERVE_P_FUNCTION] = "function",
+	[SERVE_P_FUNCTION] = "function", [SERVE_P_BASE_START] = "base_start",
+	[SERVE_P_BASE_END] = "base_end",
 };
 
 #define P(x) (1u << SERVE_P_##x)
@@ -55,7 +56,7 @@ static const uint32_t endpoint_params[SERVE_EP_COUNT] = {
 	[SERVE_EP_INTERVALS] = P(THREAD) | P(PROCESS) | P(START) | P(END) | P(INCOMPLETE) |
 			       P(MIN_NS) | P(OFFSET) | P(LIMIT) | P(LABEL),
 	[SERVE_EP_OFFCPU] = FILTERS | P(BY) | P(OFFSET) | P(LIMIT),
-	[SERVE_EP_DIFF] = FILTERS | P(OFFSET) | P(LIMIT),
+	[SERVE_EP_DIFF] = FILTERS | P(BASE_START) | P(BASE_END) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_GROUPS] = P(EVENT) | P(BY) | P(LABEL) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_SOURCE] = (FILTERS & ~P(GRANULARITY)) | P(FUNCTION),
 };
@@ -279,6 +280,8 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 		return 0;
 	case SERVE_P_START:
 	case SERVE_P_END:
+	case SERVE_P_BASE_START:
+	case SERVE_P_BASE_END:
 	case SERVE_P_MIN_NS:
 		if (parse_u64(value, UINT64_MAX, &u))
 			return fail(err, errlen, "%s: '%.32s' is not a time in ns", key, value);
@@ -286,6 +289,10 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 			q->start_ns = u;
 		else if (p == SERVE_P_END)
 			q->end_ns = u;
+		else if (p == SERVE_P_BASE_START)
+			q->base_start_ns = u;
+		else if (p == SERVE_P_BASE_END)
+			q->base_end_ns = u;
 		else
 			q->min_ns = u;
 		return 0;
@@ -404,6 +411,12 @@ int serve_query__finish(struct serve_query *q, char *err, size_t errlen)
 			    q->end_ns, q->start_ns);
 	if ((q->set & P(END)) && !q->end_ns)
 		return fail(err, errlen, "end: 0 is not a time after start");
+	if (q->base_end_ns && q->base_end_ns <= q->base_start_ns)
+		return fail(err, errlen,
+			    "base_end (%" PRIu64 ") must be after base_start (%" PRIu64 ")",
+			    q->base_end_ns, q->base_start_ns);
+	if ((q->set & P(BASE_END)) && !q->base_end_ns)
+		return fail(err, errlen, "base_end: 0 is not a time after base_start");
 	return 0;
 }
 
@@ -412,10 +425,11 @@ size_t serve_query__canonical(const struct serve_query *q, char *buf, size_t siz
 	/* Text fields are last and length-prefixed, so no value can forge another field. */
 	return (size_t)snprintf(
 		buf, size,
-		"%s|%u|%u|%" PRIu64 "|%" PRIu64 "|%d|%d|%d|%d|%.17g|%u|%u|%u|%u|%d|%u|%d|%" PRIu64
+		"%s|%u|%u|%" PRIu64 "|%" PRIu64 "|%" PRIu64 "|%" PRIu64
+		"|%d|%d|%d|%d|%.17g|%u|%u|%u|%u|%d|%u|%d|%" PRIu64
 		"|%d|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s",
 		serve_query__endpoint_name(q->endpoint), q->thread, q->process, q->start_ns,
-		q->end_ns, q->look, q->granularity, q->per_thread, q->incomplete, q->min_share, q->max_nodes,
+		q->end_ns, q->base_start_ns, q->base_end_ns, q->look, q->granularity, q->per_thread, q->incomplete, q->min_share, q->max_nodes,
 		q->node, q->offset, q->limit, q->sort, q->buckets, q->by, q->min_ns, q->group_by,
 		strlen(q->event), q->event, strlen(q->module), q->module, strlen(q->focus),
 		q->focus, strlen(q->ignore), q->ignore, strlen(q->label), q->label, strlen(q->function),

@@ -96,6 +96,8 @@ enum serve_param {
 	SERVE_P_MIN_NS,
 	SERVE_P_LABEL,
 	SERVE_P_FUNCTION,
+	SERVE_P_BASE_START,
+	SERVE_P_BASE_END,
 	SERVE_P_COUNT,
 };
 
@@ -110,6 +112,8 @@ struct serve_query {
 	char ignore[SERVE_MAX_VALUE + 1]; /* "" = none */
 	uint64_t start_ns; /* from the capture's origin (info.origin_ns) */
 	uint64_t end_ns;   /* 0: no upper bound */
+	/* /api/diff: the base's part, from the base's own origin; 0: whole */
+	uint64_t base_start_ns, base_end_ns;
 	enum serve_look look;
 	enum serve_granularity granularity;
 	bool per_thread; /* threads=1: a root per thread */
