@@ -1222,7 +1222,12 @@ static void jd_append_load(const char *path, uint64_t time, uint64_t addr, uint6
  * late but made before the sample names it; a range rewritten between two
  * samples of one frame names neither).
  */
-static void test_jit_jitdump_late(void **state)
+/*
+ * A jitdump whose writer holds records back (V8's stdio buffer): "early" is
+ * on disk before the samples, the rest is written after four samples were
+ * processed.  Returns the samples' base time; *marker is the dump's path.
+ */
+static uint64_t jd_late_setup(struct exe_map *marker_out)
 {
 	uint32_t pid = (uint32_t)getpid();
 	struct exe_map anon = { .path = "//anon" }, marker = { 0 };
@@ -1266,6 +1271,17 @@ static void test_jit_jitdump_late(void **state)
 	jd_append_load(marker.path, t + 1500000, a + 0x1000, 0x100, "buffered");
 	jd_append_load(marker.path, t + 2500000, a + 0x2000, 0x100, "c_old");
 	jd_append_load(marker.path, t + 3500000, a + 0x2000, 0x100, "c_new");
+	*marker_out = marker;
+	return t;
+}
+
+static void test_jit_jitdump_late(void **state)
+{
+	uint32_t pid = (uint32_t)getpid();
+	struct exe_map marker;
+	char line[256];
+	uint64_t a = 0x7f0000100000ull, ms = 1000000, t = jd_late_setup(&marker);
+
 	feed(MS_CHUNK_END, 0, NULL, 0, t + 30 * ms);
 
 	struct capture *c = finish();
@@ -1288,6 +1304,36 @@ static void test_jit_jitdump_late(void **state)
 	assert_int_equal(c->frames[fr].module, CAPTURE_NONE);
 	assert_int_equal(c->frames[fr].line, 0);
 	assert_int_equal(c->frames[fr].address, a + 0x2010);
+	capture__free(c);
+}
+
+/* Before a segment is cut (continuous mode), the frames waiting for jitdump
+ * records are named from the file as it is then: the segment keeps the
+ * names, not only the capture sealed at the end. */
+static void test_jit_jitdump_named_before_a_cut(void **state)
+{
+	struct exe_map marker;
+	uint64_t ms = 1000000, t = jd_late_setup(&marker);
+	struct capture *c;
+	void *buf;
+	size_t len;
+	char err[256];
+
+	for (int named = 0; named < 2; named++) {
+		if (named)
+			assert_int_equal(processor__name_late(proc), 0);
+		assert_int_equal(capture_builder__serialize(builder, &buf, &len), 0);
+		assert_int_equal(capture__open_mem(buf, len, "segment", &c, err, sizeof(err)), 0);
+		free(buf);
+		assert_int_equal(c->nsamples, 4);
+		assert_string_equal(leaf_name(c, 0), "early");
+		assert_string_equal(leaf_name(c, 1), named ? "buffered" : "");
+		capture__free(c);
+	}
+	feed(MS_CHUNK_END, 0, NULL, 0, t + 30 * ms);
+	c = finish();
+	unlink(marker.path);
+	assert_string_equal(leaf_name(c, 1), "buffered");
 	capture__free(c);
 }
 
@@ -1315,6 +1361,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_innermost_user_pc_not_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jit_perf_map, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jit_jitdump_late, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jit_jitdump_named_before_a_cut, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("processor", tests, NULL, NULL);
 }

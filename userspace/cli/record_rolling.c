@@ -131,9 +131,25 @@ static int window__cut(struct record_rolling *r, struct capture_builder *b, uint
 	return 0;
 }
 
+/* Where a cut at now_ns would end, and whether one is due. */
+static bool rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64_t *until)
+{
+	*until = now_ns;
+	if (r->segments) /* a segment ends where every record of it was released */
+		*until = now_ns > r->lag_ns ? now_ns - r->lag_ns : 0;
+	return r->cut_ns && *until >= r->cut_ns && *until - r->cut_ns >= r->period_ns;
+}
+
+bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns)
+{
+	uint64_t until;
+
+	return r && rolling__due(r, now_ns, &until);
+}
+
 int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
 {
-	uint64_t until = now_ns;
+	uint64_t until;
 	char why[512];
 	int err;
 
@@ -143,9 +159,7 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 	 * a segment of nothing but start-up lag would be near-empty. */
 	if (!r->cut_ns)
 		r->cut_ns = now_ns;
-	if (r->segments) /* a segment ends where every record of it was released */
-		until = now_ns > r->lag_ns ? now_ns - r->lag_ns : 0;
-	if (until < r->cut_ns || until - r->cut_ns < r->period_ns)
+	if (!rolling__due(r, now_ns, &until))
 		return 0;
 	if (r->segments) {
 		err = segment_writer__publish(r->segments, b, r->cut_ns, until, why, sizeof(why));

@@ -21,6 +21,7 @@
 #ifndef MS_RECORD_ROLLING_H
 #define MS_RECORD_ROLLING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "capture/capture.h"
@@ -41,6 +42,9 @@ int record_rolling__open(const struct record_options *o, uint64_t release_lag_ns
  * the processor's state: processor__compact), 0 when none was due, or
  * -errno (message printed). */
 int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns);
+
+/* Whether record_rolling__tick at now_ns would cut a segment or slice. */
+bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns);
 
 /* Window mode: write the last --window to a new window-START-END.msc beside
  * -o.  Returns 0 or -errno (message printed). */

@@ -582,6 +582,7 @@ static int session__drain(struct record_session *s)
 {
 	const struct record_options *o = s->o;
 	int err, wstatus, timeout_ms;
+	uint64_t now_ns;
 
 	record_status__init(&s->live, !o->quiet);
 	while (!stop_signal) {
@@ -613,7 +614,13 @@ static int session__drain(struct record_session *s)
 			return 0;
 		if (s->t_end && now_s() >= s->t_end)
 			return 0;
-		err = record_rolling__tick(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+		now_ns = (uint64_t)(now_s() * 1e9);
+		/* JIT frames waiting for jitdump records are named from the
+		 * files as they are now, or stay unnamed in the segment */
+		if (record_rolling__due(s->roll, now_ns) && processor__name_late(s->proc))
+			fprintf(stderr, "microscope record: naming late JIT frames: %s\n",
+				strerror(ENOMEM));
+		err = record_rolling__tick(s->roll, s->b, now_ns);
 		if (err > 0)
 			err = session__compact(s);
 		if (!err && snapshot_requested) {

@@ -445,6 +445,9 @@ int jit__frame(struct processor *p, struct proc_state *ps, uint64_t ip, bool is_
  * false when no function covers it. */
 bool jit__unwind_find(struct processor *p, struct proc_state *ps, uint64_t pc,
 		      struct unwind_map *map);
+/* Name every process's late jitdump frames from the files as they are now
+ * (at the seal, and before a segment or slice is cut).  0 or -ENOMEM. */
+int jit__name_late(struct processor *p);
 /* Counters "jit.*" and meta "jit.perf_map.PID" / "jit.jitdump.PID". */
 void jit__finish(struct processor *p);
 void jit__release(struct proc_state *ps);

@@ -674,15 +674,23 @@ void jit__forget_rows(struct proc_state *ps)
 	ps->jit->nlate = 0;
 }
 
+int jit__name_late(struct processor *p)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; i < p->nprocs && !err; i++)
+		if (p->procs[i].jit && p->procs[i].jit->nlate)
+			err = name_late(p, &p->procs[i], p->procs[i].jit);
+	return err;
+}
+
 void jit__finish(struct processor *p)
 {
 	uint64_t totals[JIT_PROBLEM_COUNT] = { 0 }, proved = 0, unproved = 0;
 	char key[96], value[256];
 
-	for (uint32_t i = 0; i < p->nprocs; i++)
-		if (p->procs[i].jit && p->procs[i].jit->nlate &&
-		    name_late(p, &p->procs[i], p->procs[i].jit))
-			capture_builder__add_counter(p->b, "jit.late_no_memory", 1);
+	if (jit__name_late(p))
+		capture_builder__add_counter(p->b, "jit.late_no_memory", 1);
 	for (uint32_t i = 0; i < p->nprocs; i++) {
 		const struct jit_state *js = p->procs[i].jit;
 		uint32_t pid = p->procs[i].pid;

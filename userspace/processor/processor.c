@@ -598,6 +598,11 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 	}
 }
 
+int processor__name_late(struct processor *p)
+{
+	return jit__name_late(p);
+}
+
 int processor__finish(struct processor *p)
 {
 	char buf[64];

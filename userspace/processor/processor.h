@@ -105,6 +105,15 @@ uint64_t processor__samples(const struct processor *p);
  */
 int processor__compact(struct processor *p);
 
+/*
+ * Before a segment or window slice is cut: name the JIT frames still
+ * waiting for their jitdump records (those processor__finish names at the
+ * seal) from the files as they are now, so a segment does not keep them
+ * unnamed when its process wrote the records meanwhile.  Returns 0, or
+ * -ENOMEM (the frames stay unnamed; recording may go on).
+ */
+int processor__name_late(struct processor *p);
+
 /* What the processor holds now, for tests and status: its tables' rows. */
 struct processor_state {
 	uint64_t processes, threads, modules, mappings; /* processor's own tables */
