@@ -594,7 +594,7 @@ static void tracker__visit(struct py_tracker *t, struct py_proc *pp, uint64_t no
 	if (!pp->active) {
 		if (!pp->first_try)
 			pp->first_try = now_ns ? now_ns : 1;
-		pp->slow = now_ns - pp->first_try >= PY_FAST_NS;
+		pp->slow = now_ns >= pp->first_try && now_ns - pp->first_try >= PY_FAST_NS;
 		if (!pp->slow)
 			t->undetected++;
 		if (now_ns < pp->next_try)
