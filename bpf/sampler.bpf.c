@@ -44,6 +44,10 @@
 const volatile __u32 system_wide = 0;
 /* Wake the reader only once this many bytes wait in the ring (0: always). */
 const volatile __u64 wakeup_bytes = 0;
+/* Also wake it for a sample with Python frames once this long passed since
+ * the last such wakeup (0: never): its code objects are named from the live
+ * process, so they must not wait in the ring for long (sample__wake). */
+const volatile __u64 py_wake_ns = 0;
 /* User stack bytes to copy per sample: 0 (off), or a multiple of 8 up to
  * MS_STACK_COPY_MAX. */
 const volatile __u32 stack_copy_bytes = 0;
@@ -193,6 +197,40 @@ static __always_inline __u32 stack__copy(__u8 *dst, struct task_struct *task, __
 	else if (copy < want)
 		stats->stack_copy_short++;
 	return copy;
+}
+
+/* targets_gen + py_threads_gen at the last wakeup for a change of either,
+ * and when a Python sample last woke the reader (sample__wake). */
+__u64 woken_gen = 0;
+__u64 py_woken_ns = 0;
+
+/*
+ * The ring's wakeup flag for a sample (npy: its Python frames).  The reader
+ * sleeps until one of these needs it: wakeup_bytes wait in the ring; the
+ * recorded processes or a CPython process's threads changed since the last
+ * wakeup (the CPython tracker detects the new process or refreshes the
+ * thread map: woken by the first sample after the change, not by a timer);
+ * or a sample with Python frames arrives py_wake_ns after the last such
+ * wakeup.  Racing CPUs may wake it twice for one change, never less.
+ */
+static __always_inline __u64 sample__wake(__u32 npy)
+{
+	__u64 gen = targets_gen + py_threads_gen, now;
+
+	if (!wakeup_bytes || bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	if (gen != woken_gen) {
+		woken_gen = gen;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	if (npy && py_wake_ns) {
+		now = bpf_ktime_get_ns();
+		if (now - py_woken_ns >= py_wake_ns) {
+			py_woken_ns = now;
+			return BPF_RB_FORCE_WAKEUP;
+		}
+	}
+	return BPF_RB_NO_WAKEUP;
 }
 
 SEC("perf_event")
@@ -356,10 +394,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.type = MS_REC_SAMPLE;
 	s->hdr.size = size;
 
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (!wakeup_bytes || bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&samples, s, size, flags))
+	if (bpf_ringbuf_output(&samples, s, size, sample__wake(s->py_len)))
 		stats->ringbuf_full++;
 	return 0;
 }

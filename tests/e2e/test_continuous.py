@@ -313,6 +313,54 @@ def test_preset_production():
     assert p.returncode == 2 and "need --continuous" in p.stderr, p.stderr
 
 
+# Voluntary context switches per second a --preset production recorder may
+# add while its only target, a Python process, sleeps.  Design: the drain
+# loop sleeps until records fill a quarter of a ring, the sampler reports a
+# change, a CPython tracker timer (none for an idle, detected interpreter)
+# or drain_wait_ms (1 s) passes; the side-band rings see every process of
+# the machine, so another session's builds add watermark wakeups, a few a
+# second.  The 20 ms drain period it replaced gave 50 a second.
+IDLE_SWITCHES_PER_S = 10
+
+
+@H.timeout(90)
+def test_preset_production_sleeps_while_idle():
+    """--preset production -p an idle Python process: the recorder's
+    voluntary context switches (its wakeups) grow by at most
+    IDLE_SWITCHES_PER_S per second of recording.  Two recordings of 4 and
+    14 s run at once beside the same target; the difference of their
+    counts (from wait4) leaves out start-up and sealing."""
+    H.require_root()
+    if not os.path.exists(H.DEBIAN_PYTHON):
+        H.skip("%s is not installed" % H.DEBIAN_PYTHON)
+    idle = subprocess.Popen([H.DEBIAN_PYTHON, "-c", "import time\nwhile True: time.sleep(3600)"])
+    try:
+        time.sleep(0.5)  # the interpreter is up: detected at the first poll
+        recs = {}
+        for secs in (4, 14):
+            d = H.tmp_path("idle%d" % secs)
+            recs[secs] = subprocess.Popen(
+                [H.BIN, "record", "-q", "--preset", "production", "--continuous", d,
+                 "-d", str(secs), "-p", str(idle.pid)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        switches = {}
+        for secs, p in recs.items():
+            _, status, ru = os.wait4(p.pid, 0)
+            p.returncode = 0  # reaped here
+            err = p.stderr.read().decode(errors="replace")
+            assert status == 0, "record -d %d: status %d: %s" % (secs, status, err)
+            switches[secs] = ru.ru_nvcsw
+    finally:
+        idle.kill()
+        idle.wait()
+    per_s = (switches[14] - switches[4]) / 10.0
+    H.log("voluntary context switches: %d in 4 s, %d in 14 s: %.1f a second" % (
+        switches[4], switches[14], per_s))
+    assert per_s <= IDLE_SWITCHES_PER_S, \
+        "%.1f voluntary context switches a second (%d in 4 s, %d in 14 s), want <= %d" % (
+            per_s, switches[4], switches[14], IDLE_SWITCHES_PER_S)
+
+
 @H.timeout(90)
 def test_export_beside_each_segment():
     """--export folded: each published segment has its folded export beside

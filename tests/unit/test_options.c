@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "userspace/options/record_options.h"
+#include "userspace/cli/record_wake.h"
 
 /* -F: 1 and MS_MAX_FREQ_HZ pass; 0 and one above are refused, and the
  * message states the shared range (the CLI prints exactly this text). */
@@ -133,6 +134,38 @@ static void test_other_limits(void **state)
 	assert_int_equal(record_options__check(&o, err, sizeof(err)), -EINVAL);
 }
 
+/* How long record's drain loop may sleep (cli/record_wake.c): the
+ * production preset's 1 s whatever the tracker, other presets' 20 ms with
+ * a CPython tracker and 100 ms without; never while records wait behind
+ * processing; at most the status line's period, and at most
+ * RECORD_WAIT_UNWATCHED_MS when a process's end has no pidfd. */
+static void test_drain_wait(void **state)
+{
+	struct record_options o;
+	struct record_wake w;
+	const uint64_t now = 5000000000ull;
+
+	(void)state;
+	record_options__init(&o);
+	assert_int_equal(record_options__apply_preset(&o, "default", 0), 0);
+	record_wake__init(&w, &o, true);
+	assert_int_equal(record_wake__wait_ms(&w, false, NULL, 0, now), RECORD_WAIT_PY_MS);
+	record_wake__init(&w, &o, false);
+	assert_int_equal(record_wake__wait_ms(&w, false, NULL, 0, now), RECORD_WAIT_MS);
+
+	record_options__init(&o);
+	assert_int_equal(record_options__apply_preset(&o, "production", 0), 0);
+	assert_int_equal(o.drain_wait_ms, 1000);
+	assert_int_equal(o.py_wake_ms, 250);
+	record_wake__init(&w, &o, true);
+	assert_int_equal(record_wake__wait_ms(&w, false, NULL, 0, now), 1000);
+	assert_int_equal(record_wake__wait_ms(&w, true, NULL, 0, now), 0);
+	assert_int_equal(record_wake__wait_ms(&w, false, NULL, 250, now), 250);
+	w.unwatched = true;
+	assert_int_equal(record_wake__wait_ms(&w, false, NULL, 0, now), RECORD_WAIT_UNWATCHED_MS);
+	record_wake__release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +173,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_and_presets_pass),
 		cmocka_unit_test(test_stack_rules),
 		cmocka_unit_test(test_other_limits),
+		cmocka_unit_test(test_drain_wait),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,15 +47,12 @@
 #include "record_rolling.h"
 #include "record_status.h"
 #include "record_python.h"
+#include "record_wake.h"
 
 /* Live processing: at most this much per drain round (ns), at most this far
  * behind the newest record (ns) (processor__set_round_budget). */
 #define SESSION_ROUND_BUDGET_NS 5000000ull
 #define SESSION_MAX_LAG_NS 2000000000ull
-/* Drain wait (ms) when nothing is behind: with a CPython tracker (whose
- * detection runs between rounds), and without. */
-#define SESSION_POLL_PY_MS 20
-#define SESSION_POLL_MS 100
 
 struct record_session {
 	const struct record_options *o;
@@ -76,6 +73,7 @@ struct record_session {
 	double t_halt;		       /* CLOCK_MONOTONIC s when sampling was halted, or 0 */
 	int status;		       /* exit status so far */
 	struct record_status live;     /* the status line on a TTY */
+	struct record_wake wake;       /* when the drain loop wakes */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -487,6 +485,11 @@ static int session__start(struct record_session *s)
 		return err;
 	}
 	halt_col = s->col;
+	record_wake__init(&s->wake, o, s->py != NULL);
+	if (o->argv)
+		record_wake__watch(&s->wake, s->col, s->launch.pid);
+	for (size_t i = 0; i < o->npids; i++)
+		record_wake__watch(&s->wake, s->col, o->pids[i]);
 	/* --duration counts from here, when sampling is attached (not from
 	 * before the BPF load and snapshots). */
 	if (o->duration_s > 0) {
@@ -594,9 +597,9 @@ static int session__drain(struct record_session *s)
 		 * wait behind slow processing: each round processes for at
 		 * most SESSION_ROUND_BUDGET_NS and the loop comes back at once
 		 * while records wait. */
-		timeout_ms = processor__behind(s->proc) ? 0
-			     : s->py			? SESSION_POLL_PY_MS
-							: SESSION_POLL_MS;
+		timeout_ms = record_wake__wait_ms(&s->wake, processor__behind(s->proc), s->py,
+						  s->live.on ? RECORD_STATUS_PERIOD_MS : 0,
+						  (uint64_t)(now_s() * 1e9));
 		err = collector__poll(s->col, timeout_ms);
 		if (err < 0) {
 			step_failed(err, "draining rings");
@@ -811,6 +814,7 @@ static void session__release(struct record_session *s)
 		waitpid(s->launch.pid, NULL, 0);
 	}
 	halt_col = NULL;
+	record_wake__release(&s->wake);
 	collector__free(s->col);
 	budget_monitor__free(s->budget);
 	if (s->raw) {

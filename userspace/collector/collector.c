@@ -847,6 +847,7 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	c->skel->rodata->cgroup_filter = o->ncgroup_ids > 0;
 	c->skel->rodata->python_exec_targets = o->system_wide && o->python == MS_PYTHON_BPF;
 	c->skel->rodata->wakeup_bytes = c->opts.ringbuf_bytes / 4;
+	c->skel->rodata->py_wake_ns = (__u64)o->py_wake_ms * 1000000;
 	c->skel->rodata->stack_copy_bytes = record_options__stack_copy_bytes(o);
 	/* CO-RE fallback chosen at load time, logged in META (bpf.find_vma). */
 	c->have_find_vma =
@@ -1396,6 +1397,15 @@ int collector__poll(struct collector *c, int timeout_ms)
 	if (err)
 		return err;
 	return collector__drain(c);
+}
+
+int collector__wake_on(struct collector *c, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = fd};
+
+	if (!c || c->epoll_fd < 0 || fd < 0)
+		return -EINVAL;
+	return epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
 static int collector__counter(void *ctx, const char *name, __u64 value)

@@ -55,6 +55,11 @@ int collector__start(struct collector *c, char *err, size_t errlen);
  * through).  EINTR while waiting is not an error (returns 0). */
 int collector__poll(struct collector *c, int timeout_ms);
 
+/* Let fd's readiness end one wait of collector__poll (EPOLLONESHOT: once;
+ * a pidfd becomes readable when its process exits).  fd stays the caller's;
+ * closing it takes it out of the wait.  Returns 0 or -errno. */
+int collector__wake_on(struct collector *c, int fd);
+
 /* Detach sampling, drain what is left, emit COUNTER chunks (BPF stats map
  * sums, perf LOST totals) and END.  Returns 0 or -errno. */
 int collector__stop(struct collector *c);

@@ -90,6 +90,14 @@ struct record_options {
 	uint32_t ringbuf_bytes; /* BPF ring buffer size, power of two; 0 = automatic
 				   (collector.c, ringbuf_auto) */
 	uint32_t perf_pages;	/* side-band perf ring pages per CPU, power of two */
+	uint32_t drain_wait_ms; /* longest the drain loop sleeps when nothing wakes it
+				   (records past the rings' watermark, a change of the
+				   recorded processes, a CPython tracker's timer, the
+				   end); 0 = MS_DRAIN_WAIT_MS */
+	uint32_t py_wake_ms;	/* a sample with Python frames wakes the drain loop once
+				   this long (ms) passed since the last such wakeup,
+				   so its code objects are named while they live;
+				   0 = only the other wakeups */
 	char **argv;	       /* command to launch, NULL-terminated, or NULL */
 	bool quiet;
 	bool force;	       /* -f: replace the output without keeping FILE.old */

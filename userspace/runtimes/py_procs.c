@@ -34,7 +34,12 @@
 /* A process gone from "targets" is forgotten this long after (ns): longer
  * than the processor holds samples back (record_session.c's max lag). */
 #define PY_FORGET_NS (30ull * 1000 * 1000 * 1000)
-#define PY_FAST_TRIES 2000 /* 10 s of fast tries (start-up under emulation is slow) */
+/* A recorded process not (yet) running CPython is tried every
+ * PY_RETRY_FAST_NS (as often as the caller polls) for this long after the
+ * first try (start-up under emulation is slow), then every
+ * PY_RETRY_SLOW_NS.  A time, not a count of tries: how often the caller
+ * polls depends on its wakeups (py_tracker__due). */
+#define PY_FAST_NS (10ull * 1000 * 1000 * 1000)
 /* A process whose thread count has not changed is refreshed this often
  * (ns); one whose count changed, at every refresh for PY_HOT_NS after. */
 #define PY_FULL_REFRESH_NS (1000ull * 1000 * 1000)
@@ -70,7 +75,8 @@ struct py_proc {
 	pid_t pid;
 	bool active;  /* layout written */
 	bool failed;  /* layout refused: not retried */
-	uint32_t tries;
+	uint64_t first_try; /* CLOCK_MONOTONIC ns of the first detection try, 0 before */
+	bool slow;	    /* PY_FAST_NS passed since: tried every PY_RETRY_SLOW_NS */
 	uint64_t next_try;
 	struct py_layout layout;
 	uint32_t *tids; /* tids written to py_threads at the last refresh */
@@ -619,13 +625,14 @@ static void tracker__visit(struct py_tracker *t, struct py_proc *pp, uint64_t no
 	if (pp->failed)
 		return;
 	if (!pp->active) {
-		if (pp->tries < PY_FAST_TRIES)
+		if (!pp->first_try)
+			pp->first_try = now_ns ? now_ns : 1;
+		pp->slow = now_ns >= pp->first_try && now_ns - pp->first_try >= PY_FAST_NS;
+		if (!pp->slow)
 			t->undetected++;
 		if (now_ns < pp->next_try)
 			return;
-		pp->tries++;
-		pp->next_try = now_ns + (pp->tries < PY_FAST_TRIES ? PY_RETRY_FAST_NS
-								  : PY_RETRY_SLOW_NS);
+		pp->next_try = now_ns + (pp->slow ? PY_RETRY_SLOW_NS : PY_RETRY_FAST_NS);
 		if (proc__detect(t, pp))
 			return;
 		(void)proc__refresh_due(t, pp, now_ns);
@@ -705,6 +712,31 @@ count:
 		active += t->procs[i].active;
 	t->cpu_ns += thread_cpu_ns() - cpu0;
 	return active;
+}
+
+uint64_t py_tracker__due(const struct py_tracker *t)
+{
+	uint64_t period, due = UINT64_MAX;
+
+	if (!t)
+		return UINT64_MAX;
+	period = t->last_refresh + PY_REFRESH_NS;
+	if (!t->threads_gen || t->last_refresh < t->threads_hot_until)
+		due = period;
+	for (uint32_t i = 0; i < t->nprocs; i++) {
+		const struct py_proc *pp = &t->procs[i];
+
+		if (pp->failed || pp->gone_ns)
+			continue;
+		if (!pp->active && !pp->slow) {
+			uint64_t next = pp->next_try > period ? pp->next_try : period;
+
+			due = next < due ? next : due;
+		} else if (pp->active && pp->hot_until > t->last_refresh && period < due) {
+			due = period;
+		}
+	}
+	return due;
 }
 
 uint64_t py_tracker__walks(const struct py_tracker *t)

@@ -38,6 +38,18 @@ struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd,
 int py_tracker__poll(struct py_tracker *t, uint64_t now_ns);
 
 /*
+ * CLOCK_MONOTONIC ns by which the tracker wants its next poll, or
+ * UINT64_MAX when it can wait for whatever wakes the caller next (records,
+ * a change of "targets" or of a CPython process's threads, or the caller's
+ * own slow period, which the full refresh and slow detection retries
+ * ride on): a process being detected (its next fast try, at most one per
+ * PY_REFRESH_NS), or thread counts to look at after a thread started or
+ * exited (every PY_REFRESH_NS while hot).  Without py_tracker__watch's
+ * threads_gen every period is due, as thread counts are polled.
+ */
+uint64_t py_tracker__due(const struct py_tracker *t);
+
+/*
  * targets_gen (borrowed, may be NULL): a counter that changes whenever
  * "targets" changes (collector__targets_gen).  With it, a poll walks the
  * map only after a change, and otherwise visits the processes of the last
