@@ -65,6 +65,15 @@ void sym_dwarf_lru__grow(struct sym_module *m, size_t bytes)
 		m->lru->peak = m->lru->bytes;
 }
 
+void sym_dwarf_lru__give_back(struct sym_module *m, size_t bytes)
+{
+	if (bytes > m->dwarf_bytes)
+		bytes = m->dwarf_bytes;
+	m->dwarf_bytes -= bytes;
+	if (m->lru)
+		m->lru->bytes -= bytes < m->lru->bytes ? bytes : m->lru->bytes;
+}
+
 void sym_module__close_dwarf(struct sym_module *m)
 {
 	struct sym_dwarf_lru *lru = m->lru;

@@ -33,12 +33,15 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "userspace/symbols/dwarf_linetab.h"
 #include "userspace/symbols/dwarf_scopes.h"
 #include "userspace/symbols/symbols_internal.h"
 
@@ -46,6 +49,12 @@
 #define DW_MAX_UNITS (1u << 22)
 /* Range entries kept per module at most. */
 #define DW_MAX_RANGES (1u << 24)
+/* What libdw may hold, past the open, of the units' decoded line tables
+ * and DIE caches before its Dwarf is ended (and begun again at the next
+ * unit's first lookup), bytes: our tables replace them. */
+#define DW_SCRATCH_MAX (4u << 20)
+/* libdw 0.188's Dwarf_Line, bytes: the least a decoded row takes. */
+#define DW_LIBDW_ROW_BYTES 40u
 
 struct dw_range {
 	uint64_t lo, hi; /* [lo, hi) */
@@ -54,16 +63,26 @@ struct dw_range {
 };
 
 struct dw_unit {
-	Dwarf_Die cu;	 /* skeleton or normal unit: line table, ranges */
-	Dwarf_Die scope; /* where scopes are searched: the split unit when there is one */
-	struct dw_scopes *scopes; /* compiled at the unit's first lookup (dwarf_scopes.h) */
-	bool scopes_tried;
+	Dwarf_Off cu_off; /* the unit DIE (skeleton or normal unit: line table, ranges) */
+	bool skeleton;	  /* scopes are searched in its split unit when there is one */
+	bool built;	  /* lines and scopes compiled (at the unit's first lookup) */
+	struct dw_linetab *lines; /* dwarf_linetab.h, or NULL */
+	struct dw_scopes *scopes; /* dwarf_scopes.h, or NULL */
 };
 
+/* elf stays open with the module's DWARF; dw (libdw's state: units, DIE
+ * caches, decoded line tables) only while a unit's tables are compiled,
+ * ended once it holds DW_SCRATCH_MAX more than at its begin.  Names handed
+ * out live in names. */
 struct sym_dwarf {
 	Elf *elf;
 	void *image; /* debug_zstd__image() that elf reads, or NULL; owned */
-	Dwarf *dw;
+	void *map;   /* the debug file mapped read-only, that elf reads, or NULL */
+	size_t map_size;
+	Dwarf *dw;   /* NULL between unit builds once ended */
+	size_t scratch; /* heap bytes dw took for unit builds since its begin */
+	size_t floor;	/* heap bytes of the sections elf decompressed (not mapped) */
+	struct dw_names *names;
 	struct dw_unit *units;
 	size_t nunits;
 	struct dw_range *ranges;
@@ -87,9 +106,14 @@ void sym_dwarf__free(struct sym_dwarf *d)
 		dwarf_end(d->dw);
 	if (d->elf)
 		elf_end(d->elf);
+	if (d->map)
+		munmap(d->map, d->map_size);
 	free(d->image);
-	for (size_t i = 0; d->units && i < d->nunits; i++)
+	for (size_t i = 0; d->units && i < d->nunits; i++) {
+		dw_linetab__free(d->units[i].lines);
 		dw_scopes__free(d->units[i].scopes);
+	}
+	dw_names__free(d->names);
 	free(d->units);
 	free(d->ranges);
 	free(d);
@@ -159,12 +183,12 @@ static int units_add_ranges(struct sym_dwarf *d, Dwarf_Die *cu, uint32_t unit, s
 }
 
 /*
- * Bytes of the debug sections libdw reads into memory at open (compressed
- * ones at their decompressed size): the least an open costs, whatever the
- * heap in use says (another allocator, such as a sanitizer's, leaves
- * mallinfo2 unchanged).
+ * Bytes of the debug sections libdw decompresses into the heap at open (the
+ * others are read from the file's mapping): the least an open costs,
+ * whatever the heap in use says (another allocator, such as a sanitizer's,
+ * leaves mallinfo2 unchanged).  Before dwarf_begin_elf, which decompresses.
  */
-static size_t debug_sections_bytes(Elf *elf)
+static size_t debug_sections_heap_bytes(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx, total = 0;
@@ -183,10 +207,62 @@ static size_t debug_sections_bytes(Elf *elf)
 			continue;
 		if ((sh.sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
 			total += ch.ch_size;
-		else
-			total += sh.sh_size;
 	}
 	return total;
+}
+
+/* True when elf has a compressed section. */
+static bool has_compression(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED))
+			return true;
+	return false;
+}
+
+/*
+ * A debug file without compressed sections is mapped read-only and read in
+ * place (elf_memory), not into the heap: libdw reads its sections where
+ * they lie, and sym_dwarf__drop_pages gives back the pages a lookup touched
+ * (clean file pages, read again on need), so its DWARF costs the heap only
+ * our tables and libdw's state.  (A file truncated in place while mapped
+ * would fault the reader, as it would any tool mapping it, libdwfl's among
+ * them.)  One with compressed sections is read (ELF_C_READ): libelf
+ * decompresses into the heap anyway, writing the section headers, and
+ * frees the compressed bytes it read; mapped, they would stay resident.
+ */
+static Elf *sym_dwarf__map(struct sym_dwarf *d, int fd)
+{
+	struct stat st;
+	Elf *elf;
+	void *p;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0)
+		return elf_begin(fd, ELF_C_READ, NULL);
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return elf_begin(fd, ELF_C_READ, NULL);
+	elf = elf_memory(p, (size_t)st.st_size);
+	if (elf && elf_kind(elf) == ELF_K_ELF && !has_compression(elf)) {
+		d->map = p;
+		d->map_size = (size_t)st.st_size;
+		return elf;
+	}
+	if (elf)
+		elf_end(elf);
+	munmap(p, (size_t)st.st_size);
+	return elf_begin(fd, ELF_C_READ, NULL);
+}
+
+/* The mapped file's pages leave our resident set (never written: nothing
+ * is lost). */
+static void sym_dwarf__drop_pages(struct sym_dwarf *d)
+{
+	if (d->map)
+		madvise(d->map, d->map_size, MADV_DONTNEED);
 }
 
 /* A .dwp next to the module or its debug file, if one exists. */
@@ -239,11 +315,10 @@ static int sym_dwarf__index(struct sym_module *m, struct sym_dwarf *d)
 			d->units = u;
 			units_cap = n;
 		}
-		d->units[d->nunits] = (struct dw_unit){ .cu = cudie, .scope = cudie };
+		d->units[d->nunits] = (struct dw_unit){
+		    .cu_off = dwarf_dieoffset(&cudie), .skeleton = unit_type == DW_UT_skeleton};
 		if (unit_type == DW_UT_skeleton) {
-			if (dwarf_tag(&subdie) == DW_TAG_compile_unit)
-				d->units[d->nunits].scope = subdie;
-			else if (!missing_split++)
+			if (dwarf_tag(&subdie) != DW_TAG_compile_unit && !missing_split++)
 				first_dwo = dwarf_formstring(dwarf_attr(&cudie, DW_AT_dwo_name,
 									&(Dwarf_Attribute){0}));
 		}
@@ -297,7 +372,7 @@ static int sym_module__open_dwarf(struct sym_module *m)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->elf = elf_begin(m->dwarf_fd, ELF_C_READ, NULL);
+	d->elf = sym_dwarf__map(d, m->dwarf_fd);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF) {
 		dwarf_problem(m, "bad debug file: %s", elf_errmsg(-1));
 		goto fail;
@@ -321,6 +396,13 @@ static int sym_module__open_dwarf(struct sym_module *m)
 					 "damaged or over the size limit%s", "");
 			goto fail;
 		}
+		d->floor = size;
+	}
+	d->floor += debug_sections_heap_bytes(d->elf);
+	d->names = dw_names__new();
+	if (!d->names) {
+		err = -ENOMEM;
+		goto fail;
 	}
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	if (!d->dw) {
@@ -330,11 +412,12 @@ static int sym_module__open_dwarf(struct sym_module *m)
 	err = sym_dwarf__index(m, d);
 	if (err)
 		goto fail;
+	sym_dwarf__drop_pages(d);
 	m->dwarf = d;
 	m->dwarf_ok = true;
 	sym_dwarf_lru__touch(m);
 	after = sym_heap__in_use();
-	floor = debug_sections_bytes(d->elf);
+	floor = d->floor;
 	sym_dwarf_lru__grow(m, after > before + floor ? after - before : floor);
 	if (m->lru) {
 		if (reopen)
@@ -368,6 +451,82 @@ static struct dw_unit *sym_dwarf__unit(struct sym_dwarf *d, uint64_t addr)
 	return NULL;
 }
 
+/* Ends libdw's state of d (what it decoded for the units built since its
+ * begin, now in our tables) and gives its bytes back to the budget. */
+static void sym_dwarf__end_libdw(struct sym_module *m, struct sym_dwarf *d)
+{
+	size_t before = sym_heap__in_use(), after, freed;
+
+	dwarf_end(d->dw);
+	d->dw = NULL;
+	d->scratch = 0;
+	/* libdw's blocks were carved from the heap: give their pages back
+	 * rather than keep them as RSS. */
+	malloc_trim(0);
+	after = sym_heap__in_use();
+	freed = before > after ? before - after : 0;
+	if (m->dwarf_bytes < d->floor + freed)
+		freed = m->dwarf_bytes > d->floor ? m->dwarf_bytes - d->floor : 0;
+	sym_dwarf_lru__give_back(m, freed);
+}
+
+/* The scope table's names, from libdw's strings to d's own. */
+static int scopes__intern(struct dw_scopes *s, struct dw_names *names)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; s && !err && i < s->nnodes; i++) {
+		err = dw_names__intern(names, s->nodes[i].function, &s->nodes[i].function);
+		if (!err)
+			err = dw_names__intern(names, s->nodes[i].call_file, &s->nodes[i].call_file);
+	}
+	return err;
+}
+
+/*
+ * A unit's first lookup: compiles its line table and its scope table (in
+ * the split unit for a skeleton whose .dwo was found), names interned, from
+ * libdw's state (begun again if it was ended).  Out of memory or damaged
+ * DWARF leaves a table missing: names then come from the symbol table.  The
+ * heap this took counts in the budget; libdw's part of it is given back
+ * (sym_dwarf__end_libdw) once over DW_SCRATCH_MAX.
+ */
+static void sym_dwarf__build_unit(struct sym_module *m, struct sym_dwarf *d, struct dw_unit *u)
+{
+	size_t before = sym_heap__in_use(), names0 = dw_names__bytes(d->names), after, ours;
+	Dwarf_Die cu, sub, *scope = &cu;
+	size_t rows = 0;
+
+	u->built = true;
+	if (!d->dw)
+		d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+	if (!d->dw || !dwarf_offdie(d->dw, u->cu_off, &cu))
+		goto out;
+	memset(&sub, 0, sizeof(sub));
+	if (u->skeleton && !dwarf_cu_info(cu.cu, NULL, NULL, NULL, &sub, NULL, NULL, NULL) &&
+	    dwarf_tag(&sub) == DW_TAG_compile_unit)
+		scope = &sub;
+	if (dw_linetab__build(&cu, d->names, &u->lines, &rows))
+		u->lines = NULL; /* no line table, or out of memory: no lines */
+	if (dw_scopes__build(scope, &u->scopes) || scopes__intern(u->scopes, d->names)) {
+		dw_scopes__free(u->scopes);
+		u->scopes = NULL; /* out of memory: names from symbols */
+	}
+out:
+	after = sym_heap__in_use();
+	sym_dwarf_lru__grow(m, after > before ? after - before : 0);
+	ours = dw_linetab__bytes(u->lines) + dw_scopes__bytes(u->scopes) +
+	       (dw_names__bytes(d->names) - names0);
+	/* At least what libdw's rows take (a heap mallinfo2 does not see,
+	 * as a sanitizer's or valgrind's, measures nothing). */
+	d->scratch += after > before + ours ? after - before - ours : 0;
+	if (d->scratch < rows * DW_LIBDW_ROW_BYTES)
+		d->scratch = rows * DW_LIBDW_ROW_BYTES;
+	sym_dwarf__drop_pages(d);
+	if (d->dw && d->scratch > DW_SCRATCH_MAX)
+		sym_dwarf__end_libdw(m, d);
+}
+
 size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame *out, size_t max)
 {
 	const char *file = NULL, *sym_name;
@@ -384,26 +543,14 @@ size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame
 		u = sym_dwarf__unit(m->dwarf, vaddr);
 	}
 	if (u) {
-		/* A unit's first lookup decodes its lines and compiles its
-		 * scopes: bytes the open DWARF now holds. */
-		size_t before = u->scopes_tried ? 0 : sym_heap__in_use(), after;
-		Dwarf_Line *l = dwarf_getsrc_die(&u->cu, vaddr);
-		int ln;
-
-		if (l && !dwarf_lineno(l, &ln) && ln > 0) {
-			line = (uint32_t)ln;
-			file = dwarf_linesrc(l, NULL, NULL);
-		}
+		if (!u->built)
+			sym_dwarf__build_unit(m, m->dwarf, u);
+		/* The line as dwarf_getsrc_die gives it, from the unit's
+		 * compact table. */
+		dw_linetab__find(u->lines, vaddr, &file, &line);
 		/* The innermost code scope at vaddr, then its physical nesting
 		 * (as dwarf_getscopes + dwarf_getscopes_die, eu-addr2line -i),
-		 * from the unit's scope table compiled at its first lookup. */
-		if (!u->scopes_tried) {
-			u->scopes_tried = true;
-			if (dw_scopes__build(&u->scope, &u->scopes))
-				u->scopes = NULL; /* out of memory: names from symbols */
-			after = sym_heap__in_use();
-			sym_dwarf_lru__grow(m, after > before ? after - before : 0);
-		}
+		 * from the unit's scope table. */
 		node = dw_scopes__innermost(u->scopes, vaddr);
 		for (uint32_t hops = 0; node >= 0 && n < max && hops < u->scopes->nnodes; hops++) {
 			const struct dw_scope_node *sn = &u->scopes->nodes[node];

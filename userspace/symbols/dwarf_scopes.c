@@ -363,3 +363,11 @@ int32_t dw_scopes__innermost(const struct dw_scopes *s, uint64_t addr)
 	}
 	return lo ? s->segs[lo - 1].node : -1;
 }
+
+size_t dw_scopes__bytes(const struct dw_scopes *s)
+{
+	if (!s)
+		return 0;
+	return sizeof(*s) + (size_t)s->nnodes * sizeof(*s->nodes) +
+	       (size_t)s->nsegs * sizeof(*s->segs);
+}

@@ -184,6 +184,8 @@ size_t sym_heap__in_use(void);
 void sym_dwarf_lru__touch(struct sym_module *m);
 /* m's open DWARF took bytes more. */
 void sym_dwarf_lru__grow(struct sym_module *m, size_t bytes);
+/* m's open DWARF gave bytes back (libdw's state ended, its tables kept). */
+void sym_dwarf_lru__give_back(struct sym_module *m, size_t bytes);
 /* Closes least recently used DWARF other than keep's while over budget. */
 void sym_dwarf_lru__trim(struct sym_dwarf_lru *lru, const struct sym_module *keep);
 /* Before reopening m: closes least recently used DWARF until what m took
