@@ -98,7 +98,12 @@ static int range_cmp(const void *pa, const void *pb)
 	return a->hi < b->hi ? -1 : a->hi > b->hi;
 }
 
-void sym_dwarf__free(struct sym_dwarf *d)
+bool sym_dwarf__file_open(const struct sym_dwarf *d)
+{
+	return d && d->elf;
+}
+
+void sym_dwarf__close_file(struct sym_dwarf *d)
 {
 	if (!d)
 		return;
@@ -109,6 +114,18 @@ void sym_dwarf__free(struct sym_dwarf *d)
 	if (d->map)
 		munmap(d->map, d->map_size);
 	free(d->image);
+	d->dw = NULL;
+	d->elf = NULL;
+	d->map = NULL;
+	d->image = NULL;
+	d->scratch = d->floor = 0;
+}
+
+void sym_dwarf__free(struct sym_dwarf *d)
+{
+	if (!d)
+		return;
+	sym_dwarf__close_file(d);
 	for (size_t i = 0; d->units && i < d->nunits; i++) {
 		dw_linetab__free(d->units[i].lines);
 		dw_scopes__free(d->units[i].scopes);
@@ -354,24 +371,13 @@ cleanup:
 /* Opens m's DWARF the first time, and again after the budget closed it
  * (dwarf_cache.c); no-op while open or when it was unusable.  Returns 0 or
  * -ENOMEM. */
-static int sym_module__open_dwarf(struct sym_module *m)
+/* Opens d's file state: the debug file (mapped, or read when compressed;
+ * zstd sections decompressed into an image) and libdw's Dwarf.  Returns 0,
+ * 1 when unusable (m's problem says why) or -ENOMEM. */
+static int sym_dwarf__open_file(struct sym_module *m, struct sym_dwarf *d)
 {
-	bool reopen = m->dwarf_tried;
-	struct sym_dwarf *d;
-	size_t before, after, floor;
 	int err = 0;
 
-	if (m->dwarf || (m->dwarf_tried && !m->dwarf_ok))
-		return 0;
-	m->dwarf_tried = true;
-	if (m->dwarf_fd < 0)
-		return 0;
-	if (reopen)
-		sym_dwarf_lru__make_room(m);
-	before = sym_heap__in_use();
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
 	d->elf = sym_dwarf__map(d, m->dwarf_fd);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF) {
 		dwarf_problem(m, "bad debug file: %s", elf_errmsg(-1));
@@ -399,17 +405,43 @@ static int sym_module__open_dwarf(struct sym_module *m)
 		d->floor = size;
 	}
 	d->floor += debug_sections_heap_bytes(d->elf);
-	d->names = dw_names__new();
-	if (!d->names) {
-		err = -ENOMEM;
-		goto fail;
-	}
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	if (!d->dw) {
 		dwarf_problem(m, "no usable DWARF: %s", dwarf_errmsg(-1));
 		goto fail;
 	}
-	err = sym_dwarf__index(m, d);
+	return 0;
+fail:
+	sym_dwarf__close_file(d);
+	return err ? err : 1;
+}
+
+/* Opens m's DWARF the first time: its file state and the unit index; no-op
+ * after (a closed file state reopens at a unit's first lookup,
+ * sym_dwarf__build_unit) or when unusable.  Returns 0 or -ENOMEM. */
+static int sym_module__open_dwarf(struct sym_module *m)
+{
+	size_t before, after, floor, index;
+	struct sym_dwarf *d;
+	int err;
+
+	if (m->dwarf || m->dwarf_tried)
+		return 0;
+	m->dwarf_tried = true;
+	if (m->dwarf_fd < 0)
+		return 0;
+	before = sym_heap__in_use();
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->names = dw_names__new();
+	if (!d->names) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = sym_dwarf__open_file(m, d);
+	if (!err)
+		err = sym_dwarf__index(m, d);
 	if (err)
 		goto fail;
 	sym_dwarf__drop_pages(d);
@@ -418,17 +450,17 @@ static int sym_module__open_dwarf(struct sym_module *m)
 	sym_dwarf_lru__touch(m);
 	after = sym_heap__in_use();
 	floor = d->floor;
+	/* the unit index stays when the file state closes */
+	index = d->nunits * sizeof(*d->units) + d->nranges * sizeof(*d->ranges);
+	sym_dwarf_lru__grow_tables(m, index);
+	after = after > before + index ? after - index : before;
 	sym_dwarf_lru__grow(m, after > before + floor ? after - before : floor);
-	if (m->lru) {
-		if (reopen)
-			m->lru->reopened++;
-		else
-			m->lru->opened++;
-	}
+	if (m->lru)
+		m->lru->opened++;
 	return 0;
 fail:
 	sym_dwarf__free(d);
-	return err;
+	return err > 0 ? 0 : err;
 }
 
 /* Innermost unit range containing addr, or NULL. */
@@ -455,7 +487,7 @@ static struct dw_unit *sym_dwarf__unit(struct sym_dwarf *d, uint64_t addr)
  * begin, now in our tables) and gives its bytes back to the budget. */
 static void sym_dwarf__end_libdw(struct sym_module *m, struct sym_dwarf *d)
 {
-	size_t before = sym_heap__in_use(), after, freed;
+	size_t before = sym_heap__in_use(), after, freed, scratch = d->scratch;
 
 	dwarf_end(d->dw);
 	d->dw = NULL;
@@ -465,6 +497,8 @@ static void sym_dwarf__end_libdw(struct sym_module *m, struct sym_dwarf *d)
 	malloc_trim(0);
 	after = sym_heap__in_use();
 	freed = before > after ? before - after : 0;
+	if (freed < scratch)
+		freed = scratch; /* what was counted, when the heap is not seen */
 	if (m->dwarf_bytes < d->floor + freed)
 		freed = m->dwarf_bytes > d->floor ? m->dwarf_bytes - d->floor : 0;
 	sym_dwarf_lru__give_back(m, freed);
@@ -493,11 +527,23 @@ static int scopes__intern(struct dw_scopes *s, struct dw_names *names)
  */
 static void sym_dwarf__build_unit(struct sym_module *m, struct sym_dwarf *d, struct dw_unit *u)
 {
-	size_t before = sym_heap__in_use(), names0 = dw_names__bytes(d->names), after, ours;
+	size_t before = sym_heap__in_use(), names0 = dw_names__bytes(d->names), after, ours, grew;
 	Dwarf_Die cu, sub, *scope = &cu;
 	size_t rows = 0;
 
 	u->built = true;
+	if (!d->elf) {
+		/* closed by the budget: open again, within it */
+		sym_dwarf_lru__make_room(m);
+		if (sym_dwarf__open_file(m, d))
+			return; /* names from symbols */
+		after = sym_heap__in_use();
+		sym_dwarf_lru__touch(m);
+		sym_dwarf_lru__grow(m, after > before + d->floor ? after - before : d->floor);
+		if (m->lru)
+			m->lru->reopened++;
+		before = sym_heap__in_use();
+	}
 	if (!d->dw)
 		d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	if (!d->dw || !dwarf_offdie(d->dw, u->cu_off, &cu))
@@ -514,14 +560,16 @@ static void sym_dwarf__build_unit(struct sym_module *m, struct sym_dwarf *d, str
 	}
 out:
 	after = sym_heap__in_use();
-	sym_dwarf_lru__grow(m, after > before ? after - before : 0);
 	ours = dw_linetab__bytes(u->lines) + dw_scopes__bytes(u->scopes) +
 	       (dw_names__bytes(d->names) - names0);
-	/* At least what libdw's rows take (a heap mallinfo2 does not see,
-	 * as a sanitizer's or valgrind's, measures nothing). */
-	d->scratch += after > before + ours ? after - before - ours : 0;
-	if (d->scratch < rows * DW_LIBDW_ROW_BYTES)
-		d->scratch = rows * DW_LIBDW_ROW_BYTES;
+	sym_dwarf_lru__grow_tables(m, ours);
+	/* The rest is libdw's, at least what its rows take (a heap mallinfo2
+	 * does not see, as a sanitizer's or valgrind's, measures nothing). */
+	grew = after > before + ours ? after - before - ours : 0;
+	if (grew < rows * DW_LIBDW_ROW_BYTES)
+		grew = rows * DW_LIBDW_ROW_BYTES;
+	sym_dwarf_lru__grow(m, grew);
+	d->scratch += grew;
 	sym_dwarf__drop_pages(d);
 	if (d->dw && d->scratch > DW_SCRATCH_MAX)
 		sym_dwarf__end_libdw(m, d);
@@ -539,7 +587,8 @@ size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame
 		return 0;
 	sym_name = sym_module__lookup(m, vaddr, NULL);
 	if (!m->is_kernel && sym_module__open_dwarf(m) == 0 && m->dwarf) {
-		sym_dwarf_lru__touch(m);
+		if (sym_dwarf__file_open(m->dwarf))
+			sym_dwarf_lru__touch(m);
 		u = sym_dwarf__unit(m->dwarf, vaddr);
 	}
 	if (u) {
