@@ -52,7 +52,7 @@
 /* What libdw may hold, past the open, of the units' decoded line tables
  * and DIE caches before its Dwarf is ended (and begun again at the next
  * unit's first lookup), bytes: our tables replace them. */
-#define DW_SCRATCH_MAX (4u << 20)
+#define DW_SCRATCH_MAX (1u << 20)
 /* libdw 0.188's Dwarf_Line, bytes: the least a decoded row takes. */
 #define DW_LIBDW_ROW_BYTES 40u
 
