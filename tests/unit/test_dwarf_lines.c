@@ -331,6 +331,46 @@ static void test_zstd_debug_sections(void **state)
 	assert_int_equal(problems, 2);
 }
 
+/*
+ * zlib-compressed debug sections (a Debian debug file's; libelf would
+ * decompress them into the heap, debug_inflate.c writes them into an
+ * unnamed file that is mapped): the same lines and inline chains as the
+ * plain build.  A damaged stream (the bytes after .debug_info's chdr)
+ * leaves the module without lines, never crashes.
+ */
+static void test_zlib_debug_sections(void **state)
+{
+	static char plain_chains[1 << 16], zlib_chains[1 << 16];
+	char plain[PATH_MAX], zl[PATH_MAX], cmd[3 * PATH_MAX], *err = NULL;
+	struct scn_loc loc;
+	uint32_t ch_type;
+	int fd, problems = 0, lines = 0;
+
+	(void)state;
+	snprintf(plain, sizeof(plain), "%s/plain-z", tmpdir);
+	snprintf(zl, sizeof(zl), "%s/zlib", tmpdir);
+	copy_self(plain);
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' '%s'", plain, zl);
+	assert_int_equal(system(cmd), 0);
+	assert_true(find_section(zl, ".debug_info", &loc));
+	fd = open(zl, O_RDONLY);
+	assert_int_equal(pread(fd, &ch_type, 4, (off_t)loc.offset), 4);
+	close(fd);
+	assert_int_equal(ch_type, 1); /* ELFCOMPRESS_ZLIB: objcopy did compress */
+
+	assert_true(marker_chains(plain, plain_chains, sizeof(plain_chains), &err) > 0);
+	assert_null(err);
+	assert_true(marker_chains(zl, zlib_chains, sizeof(zlib_chains), &err) > 0);
+	if (err)
+		fail_msg("zlib build: %s", err);
+	assert_string_equal(zlib_chains, plain_chains);
+	assert_non_null(strstr(zlib_chains, "dl_inner:"));
+
+	patch(zl, loc.offset + sizeof(Elf64_Chdr) + 64, "\xde\xad\xbe\xef\xde\xad\xbe\xef", 8);
+	exercise(zl, &problems, &lines);
+	assert_int_equal(lines, 0);
+}
+
 /* One address's frames, copied (DWARF strings may go when DWARF closes). */
 struct frames_copy {
 	size_t n;
@@ -483,6 +523,7 @@ int main(void)
 	    cmocka_unit_test(test_own_lines_and_inlines),
 	    cmocka_unit_test(test_damaged_dwarf),
 	    cmocka_unit_test(test_zstd_debug_sections),
+	    cmocka_unit_test(test_zlib_debug_sections),
 	    cmocka_unit_test(test_dwarf_budget_reopens),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

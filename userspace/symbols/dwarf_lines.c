@@ -77,8 +77,9 @@ struct dw_unit {
 struct sym_dwarf {
 	Elf *elf;
 	void *image; /* debug_zstd__image() that elf reads, or NULL; owned */
-	void *map;   /* the debug file mapped read-only, that elf reads, or NULL */
+	void *map;   /* the debug file (or image_fd) mapped read-only, that elf reads, or NULL */
 	size_t map_size;
+	int image_fd; /* debug_inflate__file()'s image of a compressed file, or -1; kept closed */
 	Dwarf *dw;   /* NULL between unit builds once ended */
 	size_t scratch; /* heap bytes dw took for unit builds since its begin */
 	size_t floor;	/* heap bytes of the sections elf decompressed (not mapped) */
@@ -126,6 +127,8 @@ void sym_dwarf__free(struct sym_dwarf *d)
 	if (!d)
 		return;
 	sym_dwarf__close_file(d);
+	if (d->image_fd >= 0)
+		close(d->image_fd);
 	for (size_t i = 0; d->units && i < d->nunits; i++) {
 		dw_linetab__free(d->units[i].lines);
 		dw_scopes__free(d->units[i].scopes);
@@ -240,37 +243,72 @@ static bool has_compression(Elf *elf)
 	return false;
 }
 
-/*
- * A debug file without compressed sections is mapped read-only and read in
- * place (elf_memory), not into the heap: libdw reads its sections where
- * they lie, and sym_dwarf__drop_pages gives back the pages a lookup touched
- * (clean file pages, read again on need), so its DWARF costs the heap only
- * our tables and libdw's state.  (A file truncated in place while mapped
- * would fault the reader, as it would any tool mapping it, libdwfl's among
- * them.)  One with compressed sections is read (ELF_C_READ): libelf
- * decompresses into the heap anyway, writing the section headers, and
- * frees the compressed bytes it read; mapped, they would stay resident.
- */
-static Elf *sym_dwarf__map(struct sym_dwarf *d, int fd)
+/* fd's file mapped read-only into *map, *size bytes, read by the Elf
+ * returned (elf_memory), or NULL. */
+static Elf *map_fd(int fd, void **map, size_t *size)
 {
 	struct stat st;
 	Elf *elf;
 	void *p;
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0)
-		return elf_begin(fd, ELF_C_READ, NULL);
+		return NULL;
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
-		return elf_begin(fd, ELF_C_READ, NULL);
+		return NULL;
 	elf = elf_memory(p, (size_t)st.st_size);
-	if (elf && elf_kind(elf) == ELF_K_ELF && !has_compression(elf)) {
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		munmap(p, (size_t)st.st_size);
+		return NULL;
+	}
+	*map = p;
+	*size = (size_t)st.st_size;
+	return elf;
+}
+
+/*
+ * The debug file mapped read-only and read in place (elf_memory), not into
+ * the heap: libdw reads its sections where they lie, and
+ * sym_dwarf__drop_pages gives back the pages a lookup touched (clean file
+ * pages, read again on need), so its DWARF costs the heap only our tables
+ * and libdw's state.  (A file truncated in place while mapped would fault
+ * the reader, as it would any tool mapping it, libdwfl's among them.)  A
+ * file with compressed sections is decompressed once into an unnamed file
+ * on disk (debug_inflate__file), mapped the same way, and kept for the
+ * reopens; where that cannot be, it is read (ELF_C_READ) and libelf
+ * decompresses into the heap (a mapped one would have its section headers
+ * written, and its compressed bytes would stay resident).
+ */
+static Elf *sym_dwarf__map(struct sym_dwarf *d, int fd)
+{
+	size_t size = 0, isize;
+	void *p = NULL;
+	Elf *elf;
+	int ifd;
+
+	if (d->image_fd >= 0) {
+		elf = map_fd(d->image_fd, &d->map, &d->map_size);
+		return elf ? elf : elf_begin(fd, ELF_C_READ, NULL);
+	}
+	elf = map_fd(fd, &p, &size);
+	if (elf && !has_compression(elf)) {
 		d->map = p;
-		d->map_size = (size_t)st.st_size;
+		d->map_size = size;
 		return elf;
 	}
-	if (elf)
+	if (elf && debug_inflate__file(elf, &ifd, &isize) == 0) {
 		elf_end(elf);
-	munmap(p, (size_t)st.st_size);
+		munmap(p, size);
+		d->image_fd = ifd;
+		elf = map_fd(ifd, &d->map, &d->map_size);
+		return elf ? elf : elf_begin(fd, ELF_C_READ, NULL);
+	}
+	if (elf) {
+		elf_end(elf);
+		munmap(p, size);
+	}
 	return elf_begin(fd, ELF_C_READ, NULL);
 }
 
@@ -434,6 +472,7 @@ static int sym_module__open_dwarf(struct sym_module *m)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	d->image_fd = -1;
 	d->names = dw_names__new();
 	if (!d->names) {
 		err = -ENOMEM;

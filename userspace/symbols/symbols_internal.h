@@ -330,6 +330,15 @@ bool debug_zstd__present(Elf *elf);
  * SYM_MAX_DEBUG_SECTION/SYM_MAX_DEBUG_IMAGE, corrupt data) or -ENOMEM. */
 int debug_zstd__image(Elf *elf, void **image, size_t *size);
 
+/* debug_inflate.c: elf's non-allocated sections, zlib and zstd ones
+ * decompressed, written as an ELF image into an unnamed 0600 file on a disk
+ * file system (/var/tmp, else /tmp; never tmpfs), for the caller to map
+ * read-only: *fd (the caller's to close) and *size bytes.  Returns 0,
+ * -ENOENT (no such file system), -EINVAL (not a host-order ELF64, a
+ * compression of another kind, a declared size past SYM_MAX_DEBUG_SECTION
+ * or SYM_MAX_DEBUG_IMAGE, corrupt data), -ENOMEM or a write's -errno. */
+int debug_inflate__file(Elf *elf, int *fd, size_t *size);
+
 /* kallsyms.c */
 /* Loads text symbols (t T w W, module symbols included) from a kallsyms
  * file into m and sets *stext to _stext's address (0 if absent).  Sets m's
