@@ -483,6 +483,10 @@ static int sym_module__open_dwarf(struct sym_module *m)
 		err = sym_dwarf__index(m, d);
 	if (err)
 		goto fail;
+	/* libdw's state of every unit walked: begun again at a unit's build */
+	dwarf_end(d->dw);
+	d->dw = NULL;
+	malloc_trim(0);
 	sym_dwarf__drop_pages(d);
 	m->dwarf = d;
 	m->dwarf_ok = true;
