@@ -231,16 +231,30 @@ static size_t debug_sections_heap_bytes(Elf *elf)
 	return total;
 }
 
-/* True when elf has a compressed section. */
-static bool has_compression(Elf *elf)
+/* How elf's sections are compressed: 0 not at all, 1 gABI style
+ * (SHF_COMPRESSED: zlib, zstd or unknown), 2 some GNU style (.zdebug_*,
+ * which libelf decompresses only in place, writing the section headers). */
+static int compression_of(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int kind = 0;
 	GElf_Shdr sh;
 
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED))
-			return true;
-	return false;
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 2; /* cannot tell: read it */
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strncmp(name, ".zdebug", 7))
+			return 2;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			kind = 1;
+	}
+	return kind;
 }
 
 /* fd's file mapped read-only into *map, *size bytes, read by the Elf
@@ -277,28 +291,30 @@ static Elf *map_fd(int fd, void **map, size_t *size)
  * the reader, as it would any tool mapping it, libdwfl's among them.)  A
  * file with compressed sections is decompressed once into an unnamed file
  * on disk (debug_inflate__file), mapped the same way, and kept for the
- * reopens; where that cannot be, it is read (ELF_C_READ) and libelf
- * decompresses into the heap (a mapped one would have its section headers
- * written, and its compressed bytes would stay resident).
+ * reopens; where that cannot be, and for GNU-style .zdebug sections, it
+ * is read (ELF_C_READ) and libelf decompresses into the heap (a mapped one
+ * would have its section headers written, and its compressed bytes would
+ * stay resident).
  */
 static Elf *sym_dwarf__map(struct sym_dwarf *d, int fd)
 {
 	size_t size = 0, isize;
 	void *p = NULL;
+	int ifd, kind;
 	Elf *elf;
-	int ifd;
 
 	if (d->image_fd >= 0) {
 		elf = map_fd(d->image_fd, &d->map, &d->map_size);
 		return elf ? elf : elf_begin(fd, ELF_C_READ, NULL);
 	}
 	elf = map_fd(fd, &p, &size);
-	if (elf && !has_compression(elf)) {
+	kind = elf ? compression_of(elf) : 2;
+	if (elf && kind == 0) {
 		d->map = p;
 		d->map_size = size;
 		return elf;
 	}
-	if (elf && debug_inflate__file(elf, &ifd, &isize) == 0) {
+	if (elf && kind == 1 && debug_inflate__file(elf, &ifd, &isize) == 0) {
 		elf_end(elf);
 		munmap(p, size);
 		d->image_fd = ifd;
