@@ -12,14 +12,24 @@
  * opens the .dwo next to DW_AT_comp_dir/DW_AT_dwo_name; the unit's scopes
  * are searched in the split unit, its lines in the skeleton's line table.
  *
- * A lookup (sym_module__frames) is one binary search, dwarf_getsrc_die for
- * the line, and the chain of inlined_subroutine scopes inside the
- * subprogram (DWARF 5 section 3.3.8) from the unit's scope table
- * (dwarf_scopes.c, compiled once per unit: a walk of the unit's DIEs per
- * address cost about a millisecond on libpython's large units): the innermost function
- * gets the line of the address, each caller the DW_AT_call_file/call_line
- * of the inlined call below it.  The processor caches the resulting frame
- * rows per (module, address), so each address is looked up once.
+ * A unit's first lookup compiles its line table (dwarf_linetab.c: the
+ * answers of dwarf_getsrc_die, delta-packed) and its scope table
+ * (dwarf_scopes.c: a walk of the unit's DIEs per address cost about a
+ * millisecond on libpython's large units), names interned in the module's
+ * own set.  A lookup (sym_module__frames) is then two binary searches: the
+ * line, and the chain of inlined_subroutine scopes inside the subprogram
+ * (DWARF 5 section 3.3.8): the innermost function gets the line of the
+ * address, each caller the DW_AT_call_file/call_line of the inlined call
+ * below it.  The processor caches the resulting frame rows per (module,
+ * address), so each address is looked up once.
+ *
+ * Memory (the budget, dwarf_cache.c): libdw's Dwarf is ended once it
+ * holds DW_SCRATCH_MAX of decoded lines and DIE caches past its begin, and
+ * begun again at the next unit's first lookup; the debug file is mapped,
+ * not read (compressed sections decompressed once into an unnamed file,
+ * debug_inflate.c), its pages dropped after each use.  The budget closes
+ * that file state; the unit index and the compiled tables stay, so only a
+ * unit not compiled yet opens the file again.
  *
  * What libdw 0.188 cannot read is reported per module
  * (sym_module__dwarf_error): split units whose .dwo is missing or packed in

@@ -12,7 +12,7 @@
  * its file name.  It keeps only the addresses where that answer changes,
  * sorted, in blocks of DW_LT_BLOCK rows: the first row's address and byte
  * offset, then per row varints of the address delta, the file's index and
- * the zigzag line delta (3 bytes a row for most).
+ * the zigzag line delta (libpython3.11: 0.8 MB for libdw's 620,836 rows).
  *
  * Names (file names here, function and call-file names of the scope tables)
  * are interned in a struct dw_names, which owns them: their pointers stay
@@ -61,8 +61,9 @@ struct dw_linetab {
 /*
  * Compiles the line table of cu (a compile, partial or skeleton unit DIE)
  * into *out (the caller's: dw_linetab__free), names interned in names;
- * *nrows = libdw's rows (what it now holds decoded).  Returns 0, -ENOENT (no usable line table: *out NULL), -E2BIG (over
- * DW_LT_MAX_ROWS) or -ENOMEM.
+ * *nrows = libdw's rows (what it now holds decoded).  Returns 0, -ENOENT
+ * (no usable line table: *out NULL), -E2BIG (over DW_LT_MAX_ROWS) or
+ * -ENOMEM.
  */
 int dw_linetab__build(Dwarf_Die *cu, struct dw_names *names, struct dw_linetab **out,
 		      size_t *nrows);
