@@ -108,6 +108,8 @@ void sym_module__close_dwarf(struct sym_module *m)
 	sym_module__close_dwarf_file(m);
 	sym_dwarf__free(m->dwarf);
 	m->dwarf = NULL;
+	if (lru && lru->libdw_owner == m)
+		lru->libdw_owner = NULL;
 	if (lru)
 		lru->table_bytes -= m->dwarf_table_bytes < lru->table_bytes ? m->dwarf_table_bytes
 									    : lru->table_bytes;

@@ -642,6 +642,14 @@ out:
 	sym_dwarf__drop_pages(d);
 	if (d->dw && d->scratch > DW_SCRATCH_MAX)
 		sym_dwarf__end_libdw(m, d);
+	/* One module at a time keeps libdw's state between builds. */
+	if (m->lru && m->lru->libdw_owner != m) {
+		struct sym_module *o = m->lru->libdw_owner;
+
+		if (o && o->dwarf && o->dwarf->dw)
+			sym_dwarf__end_libdw(o, o->dwarf);
+		m->lru->libdw_owner = d->dw ? m : NULL;
+	}
 }
 
 size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame *out, size_t max)

@@ -185,6 +185,7 @@ struct sym_dwarf_lru {
 	size_t bytes;			/* heap bytes of all open DWARF file states */
 	size_t table_bytes;		/* heap bytes of all unit indexes and tables */
 	size_t peak;			/* largest bytes + table_bytes seen */
+	struct sym_module *libdw_owner; /* the one module whose libdw state outlives its builds */
 	size_t budget;			/* bytes; 0: unbounded */
 	uint64_t opened, reopened, closed;
 };
