@@ -99,3 +99,41 @@ def test_overload_dwarf_64k_rss_stays_under_the_ceiling():
         "no ring or held-budget loss counted under overload: %r" % reasons
     m = re.search(r"^  samples +(\d+)", rep, re.M)
     assert m and int(m.group(1)) >= 500, "too few samples kept under overload:\n%s" % rep
+
+
+# A replay of Debian's python3.11 under --call-graph dwarf (its Debian debug
+# file's sections are zlib-compressed, 21 MiB decompressed, libc's 9.5 MiB)
+# peaked at 83 MiB while libdw's decoded line tables and the decompressed
+# sections lived in the heap, 42 MiB since lines come from compact per-unit
+# tables and debug files are mapped (compressed ones decompressed once into
+# an unnamed file on disk; docs/recorder-memory.md).
+REPLAY_PYTHON_RSS_MAX_MIB = 60
+
+
+@H.timeout(240)
+def test_replay_of_python_dwarf_keeps_debug_info_out_of_the_heap():
+    assert os.path.exists(H.DEBIAN_PYTHON), "%s is missing: run `make deps`" % H.DEBIAN_PYTHON
+    script = os.path.join(H.REPO, "tests", "fixtures", "pyburn.py")
+    raw = H.tmp_path("raw-python-memory")
+    live = H.record([H.DEBIAN_PYTHON, script, "0.3"], output=H.tmp_path("python-live.msc"),
+                    save_raw=raw, extra=["--call-graph", "dwarf"])
+    replayed = H.tmp_path("python-replay.msc")
+    proc = H.run(["/usr/bin/time", "-f", "%M %U %S", H.BIN, "record", "--replay", raw,
+                  "-o", replayed, "-q"], timeout=120)
+    assert proc.returncode == 0, "replay failed:\n%s" % proc.stderr
+    rss_kib, user, sys_ = proc.stderr.strip().splitlines()[-1].split()
+    H.log("replay: peak RSS %d KiB, CPU %.2f s" % (int(rss_kib), float(user) + float(sys_)))
+    assert int(rss_kib) <= REPLAY_PYTHON_RSS_MAX_MIB * 1024, \
+        "replay peak RSS %s KiB over %d MiB" % (rss_kib, REPLAY_PYTHON_RSS_MAX_MIB)
+    # ... with the source lines and inline frames still there (the live
+    # recording's own Python frames and last samples differ from a replay's:
+    # its processes are gone)
+    out = H.run([H.BIN, "convert", replayed, "--to", "folded", "--granularity", "line"],
+                check=True, quiet=True).stdout
+    stacks = [l for l in out.splitlines() if "Py_BytesMain" in l]
+    with_line = [l for l in stacks if re.search(r"\((ceval|main)\.c:\d+\)", l)]
+    H.log("replay: %d python3.11 stacks, %d with python3.11 source lines" % (
+        len(stacks), len(with_line)))
+    assert stacks and len(with_line) == len(stacks), "python3.11 stacks without source lines"
+    assert "_[i]" in out, "no inline frames"
+    assert live.returncode == 0

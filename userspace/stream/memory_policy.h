@@ -19,9 +19,11 @@
  *                 dropped whole and counted (processor.held_budget_full).
  *                 Side-band records (mappings, tasks, duty changes) are
  *                 always kept: they are small and later samples need them.
- *   open DWARF    the modules' libelf/libdw state and line/scope tables take
- *                 at most MS_SYMBOLS_DWARF_BYTES_MAX; past it the least
- *                 recently used are closed and reopened on need.
+ *   open DWARF    the modules' DWARF file state (libelf/libdw, decompressed
+ *                 sections) takes at most MS_SYMBOLS_DWARF_BYTES_MAX; past
+ *                 it the least recently used are closed, keeping their
+ *                 compiled line and scope tables, and reopened when a unit
+ *                 not compiled yet needs them.
  */
 #ifndef MS_STREAM_MEMORY_POLICY_H
 #define MS_STREAM_MEMORY_POLICY_H
@@ -38,17 +40,18 @@
 /* Bytes of sample records (with their stack copies) held for ordering. */
 #define MS_HELD_BYTES_MAX (32u << 20)
 
-/* Open DWARF of the modules being symbolized (libelf's debug sections,
- * libdw's line tables and DIE caches, the unit and scope tables; measured
- * as heap deltas), bytes: past it the least recently used modules' DWARF
- * is closed and reopened when a new address needs it (counters
+/* Open DWARF file state of the modules being symbolized (libdw's Dwarf,
+ * debug sections decompressed into the heap where they could not be
+ * mapped; measured as heap deltas), bytes: past it the least recently used
+ * modules' file state is closed, their compiled per-unit line and scope
+ * tables kept (counted apart, about a byte per libdw line row), and
+ * reopened when a unit not compiled yet needs it (counters
  * symbolizer.dwarf_reopened, _closed, _peak_kib).  The replay of a busy
- * system-wide recording opened 117 MiB; 64 MiB cost 55 reopens and 3x its
- * CPU, 32 MiB 402 reopens and 14x (docs/recorder-memory.md).  96 MiB holds
- * the common working set of a Python host (python3.11 33 MiB, libpython
- * 32 MiB, libc 14 MiB) without reopening, which a recorder already behind
- * its rings cannot afford.  Not within MS_RECORDER_BASE_BYTES: the ceiling
- * does not cover a system-wide recording of many large modules. */
+ * system-wide recording held 117 MiB of DWARF when libdw's line tables and
+ * decompressed sections stayed in the heap, 15 MiB since they do not
+ * (docs/recorder-memory.md), so the budget is rarely reached; 64 MiB cost
+ * that replay 55 reopens and 3x its CPU when a reopen also rebuilt the
+ * tables and decompressed again.  Not within MS_RECORDER_BASE_BYTES. */
 #define MS_SYMBOLS_DWARF_BYTES_MAX (96u << 20)
 
 /* What the rest takes at most: program, libraries, BPF objects, symbol,

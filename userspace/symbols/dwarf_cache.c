@@ -61,8 +61,42 @@ void sym_dwarf_lru__grow(struct sym_module *m, size_t bytes)
 	if (!m->lru)
 		return;
 	m->lru->bytes += bytes;
-	if (m->lru->bytes > m->lru->peak)
-		m->lru->peak = m->lru->bytes;
+	if (m->lru->bytes + m->lru->table_bytes > m->lru->peak)
+		m->lru->peak = m->lru->bytes + m->lru->table_bytes;
+}
+
+void sym_dwarf_lru__grow_tables(struct sym_module *m, size_t bytes)
+{
+	m->dwarf_table_bytes += bytes;
+	if (!m->lru)
+		return;
+	m->lru->table_bytes += bytes;
+	if (m->lru->bytes + m->lru->table_bytes > m->lru->peak)
+		m->lru->peak = m->lru->bytes + m->lru->table_bytes;
+}
+
+void sym_dwarf_lru__give_back(struct sym_module *m, size_t bytes)
+{
+	if (bytes > m->dwarf_bytes)
+		bytes = m->dwarf_bytes;
+	m->dwarf_bytes -= bytes;
+	if (m->lru)
+		m->lru->bytes -= bytes < m->lru->bytes ? bytes : m->lru->bytes;
+}
+
+void sym_module__close_dwarf_file(struct sym_module *m)
+{
+	struct sym_dwarf_lru *lru = m->lru;
+
+	if (!sym_dwarf__file_open(m->dwarf))
+		return;
+	sym_dwarf__close_file(m->dwarf);
+	if (lru) {
+		lru__unlink(lru, m);
+		lru->bytes -= m->dwarf_bytes < lru->bytes ? m->dwarf_bytes : lru->bytes;
+	}
+	m->dwarf_last_bytes = m->dwarf_bytes;
+	m->dwarf_bytes = 0;
 }
 
 void sym_module__close_dwarf(struct sym_module *m)
@@ -71,14 +105,15 @@ void sym_module__close_dwarf(struct sym_module *m)
 
 	if (!m->dwarf)
 		return;
+	sym_module__close_dwarf_file(m);
 	sym_dwarf__free(m->dwarf);
 	m->dwarf = NULL;
-	if (lru) {
-		lru__unlink(lru, m);
-		lru->bytes -= m->dwarf_bytes < lru->bytes ? m->dwarf_bytes : lru->bytes;
-	}
-	m->dwarf_last_bytes = m->dwarf_bytes;
-	m->dwarf_bytes = 0;
+	if (lru && lru->libdw_owner == m)
+		lru->libdw_owner = NULL;
+	if (lru)
+		lru->table_bytes -= m->dwarf_table_bytes < lru->table_bytes ? m->dwarf_table_bytes
+									    : lru->table_bytes;
+	m->dwarf_table_bytes = 0;
 }
 
 /* Closes least recently used DWARF other than keep's while more than
@@ -89,7 +124,7 @@ static void lru__shrink(struct sym_dwarf_lru *lru, const struct sym_module *keep
 	bool closed = false;
 
 	while (lru->bytes > target && lru->tail && lru->tail != keep) {
-		sym_module__close_dwarf(lru->tail);
+		sym_module__close_dwarf_file(lru->tail);
 		lru->closed++;
 		closed = true;
 	}

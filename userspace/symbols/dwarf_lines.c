@@ -12,14 +12,24 @@
  * opens the .dwo next to DW_AT_comp_dir/DW_AT_dwo_name; the unit's scopes
  * are searched in the split unit, its lines in the skeleton's line table.
  *
- * A lookup (sym_module__frames) is one binary search, dwarf_getsrc_die for
- * the line, and the chain of inlined_subroutine scopes inside the
- * subprogram (DWARF 5 section 3.3.8) from the unit's scope table
- * (dwarf_scopes.c, compiled once per unit: a walk of the unit's DIEs per
- * address cost about a millisecond on libpython's large units): the innermost function
- * gets the line of the address, each caller the DW_AT_call_file/call_line
- * of the inlined call below it.  The processor caches the resulting frame
- * rows per (module, address), so each address is looked up once.
+ * A unit's first lookup compiles its line table (dwarf_linetab.c: the
+ * answers of dwarf_getsrc_die, delta-packed) and its scope table
+ * (dwarf_scopes.c: a walk of the unit's DIEs per address cost about a
+ * millisecond on libpython's large units), names interned in the module's
+ * own set.  A lookup (sym_module__frames) is then two binary searches: the
+ * line, and the chain of inlined_subroutine scopes inside the subprogram
+ * (DWARF 5 section 3.3.8): the innermost function gets the line of the
+ * address, each caller the DW_AT_call_file/call_line of the inlined call
+ * below it.  The processor caches the resulting frame rows per (module,
+ * address), so each address is looked up once.
+ *
+ * Memory (the budget, dwarf_cache.c): libdw's Dwarf is ended once it
+ * holds DW_SCRATCH_MAX of decoded lines and DIE caches past its begin, and
+ * begun again at the next unit's first lookup; the debug file is mapped,
+ * not read (compressed sections decompressed once into an unnamed file,
+ * debug_inflate.c), its pages dropped after each use.  The budget closes
+ * that file state; the unit index and the compiled tables stay, so only a
+ * unit not compiled yet opens the file again.
  *
  * What libdw 0.188 cannot read is reported per module
  * (sym_module__dwarf_error): split units whose .dwo is missing or packed in
@@ -33,12 +43,15 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "userspace/symbols/dwarf_linetab.h"
 #include "userspace/symbols/dwarf_scopes.h"
 #include "userspace/symbols/symbols_internal.h"
 
@@ -46,6 +59,12 @@
 #define DW_MAX_UNITS (1u << 22)
 /* Range entries kept per module at most. */
 #define DW_MAX_RANGES (1u << 24)
+/* What libdw may hold, past the open, of the units' decoded line tables
+ * and DIE caches before its Dwarf is ended (and begun again at the next
+ * unit's first lookup), bytes: our tables replace them. */
+#define DW_SCRATCH_MAX (1u << 20)
+/* libdw 0.188's Dwarf_Line, bytes: the least a decoded row takes. */
+#define DW_LIBDW_ROW_BYTES 40u
 
 struct dw_range {
 	uint64_t lo, hi; /* [lo, hi) */
@@ -54,16 +73,27 @@ struct dw_range {
 };
 
 struct dw_unit {
-	Dwarf_Die cu;	 /* skeleton or normal unit: line table, ranges */
-	Dwarf_Die scope; /* where scopes are searched: the split unit when there is one */
-	struct dw_scopes *scopes; /* compiled at the unit's first lookup (dwarf_scopes.h) */
-	bool scopes_tried;
+	Dwarf_Off cu_off; /* the unit DIE (skeleton or normal unit: line table, ranges) */
+	bool skeleton;	  /* scopes are searched in its split unit when there is one */
+	bool built;	  /* lines and scopes compiled (at the unit's first lookup) */
+	struct dw_linetab *lines; /* dwarf_linetab.h, or NULL */
+	struct dw_scopes *scopes; /* dwarf_scopes.h, or NULL */
 };
 
+/* elf stays open with the module's DWARF; dw (libdw's state: units, DIE
+ * caches, decoded line tables) only while a unit's tables are compiled,
+ * ended once it holds DW_SCRATCH_MAX more than at its begin.  Names handed
+ * out live in names. */
 struct sym_dwarf {
 	Elf *elf;
 	void *image; /* debug_zstd__image() that elf reads, or NULL; owned */
-	Dwarf *dw;
+	void *map;   /* the debug file (or image_fd) mapped read-only, that elf reads, or NULL */
+	size_t map_size;
+	int image_fd; /* debug_inflate__file()'s image of a compressed file, or -1; kept closed */
+	Dwarf *dw;   /* NULL between unit builds once ended */
+	size_t scratch; /* heap bytes dw took for unit builds since its begin */
+	size_t floor;	/* heap bytes of the sections elf decompressed (not mapped) */
+	struct dw_names *names;
 	struct dw_unit *units;
 	size_t nunits;
 	struct dw_range *ranges;
@@ -79,7 +109,12 @@ static int range_cmp(const void *pa, const void *pb)
 	return a->hi < b->hi ? -1 : a->hi > b->hi;
 }
 
-void sym_dwarf__free(struct sym_dwarf *d)
+bool sym_dwarf__file_open(const struct sym_dwarf *d)
+{
+	return d && d->elf;
+}
+
+void sym_dwarf__close_file(struct sym_dwarf *d)
 {
 	if (!d)
 		return;
@@ -87,9 +122,28 @@ void sym_dwarf__free(struct sym_dwarf *d)
 		dwarf_end(d->dw);
 	if (d->elf)
 		elf_end(d->elf);
+	if (d->map)
+		munmap(d->map, d->map_size);
 	free(d->image);
-	for (size_t i = 0; d->units && i < d->nunits; i++)
+	d->dw = NULL;
+	d->elf = NULL;
+	d->map = NULL;
+	d->image = NULL;
+	d->scratch = d->floor = 0;
+}
+
+void sym_dwarf__free(struct sym_dwarf *d)
+{
+	if (!d)
+		return;
+	sym_dwarf__close_file(d);
+	if (d->image_fd >= 0)
+		close(d->image_fd);
+	for (size_t i = 0; d->units && i < d->nunits; i++) {
+		dw_linetab__free(d->units[i].lines);
 		dw_scopes__free(d->units[i].scopes);
+	}
+	dw_names__free(d->names);
 	free(d->units);
 	free(d->ranges);
 	free(d);
@@ -159,12 +213,12 @@ static int units_add_ranges(struct sym_dwarf *d, Dwarf_Die *cu, uint32_t unit, s
 }
 
 /*
- * Bytes of the debug sections libdw reads into memory at open (compressed
- * ones at their decompressed size): the least an open costs, whatever the
- * heap in use says (another allocator, such as a sanitizer's, leaves
- * mallinfo2 unchanged).
+ * Bytes of the debug sections libdw decompresses into the heap at open (the
+ * others are read from the file's mapping): the least an open costs,
+ * whatever the heap in use says (another allocator, such as a sanitizer's,
+ * leaves mallinfo2 unchanged).  Before dwarf_begin_elf, which decompresses.
  */
-static size_t debug_sections_bytes(Elf *elf)
+static size_t debug_sections_heap_bytes(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx, total = 0;
@@ -183,10 +237,113 @@ static size_t debug_sections_bytes(Elf *elf)
 			continue;
 		if ((sh.sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
 			total += ch.ch_size;
-		else
-			total += sh.sh_size;
 	}
 	return total;
+}
+
+/* How elf's sections are compressed: 0 not at all, 1 gABI style
+ * (SHF_COMPRESSED: zlib, zstd or unknown), 2 some GNU style (.zdebug_*,
+ * which libelf decompresses only in place, writing the section headers). */
+static int compression_of(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	int kind = 0;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 2; /* cannot tell: read it */
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strncmp(name, ".zdebug", 7))
+			return 2;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			kind = 1;
+	}
+	return kind;
+}
+
+/* fd's file mapped read-only into *map, *size bytes, read by the Elf
+ * returned (elf_memory), or NULL. */
+static Elf *map_fd(int fd, void **map, size_t *size)
+{
+	struct stat st;
+	Elf *elf;
+	void *p;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0)
+		return NULL;
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	elf = elf_memory(p, (size_t)st.st_size);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		munmap(p, (size_t)st.st_size);
+		return NULL;
+	}
+	*map = p;
+	*size = (size_t)st.st_size;
+	return elf;
+}
+
+/*
+ * The debug file mapped read-only and read in place (elf_memory), not into
+ * the heap: libdw reads its sections where they lie, and
+ * sym_dwarf__drop_pages gives back the pages a lookup touched (clean file
+ * pages, read again on need), so its DWARF costs the heap only our tables
+ * and libdw's state.  (A file truncated in place while mapped would fault
+ * the reader, as it would any tool mapping it, libdwfl's among them.)  A
+ * file with compressed sections is decompressed once into an unnamed file
+ * on disk (debug_inflate__file), mapped the same way, and kept for the
+ * reopens; where that cannot be, and for GNU-style .zdebug sections, it
+ * is read (ELF_C_READ) and libelf decompresses into the heap (a mapped one
+ * would have its section headers written, and its compressed bytes would
+ * stay resident).
+ */
+static Elf *sym_dwarf__map(struct sym_dwarf *d, int fd)
+{
+	size_t size = 0, isize;
+	void *p = NULL;
+	int ifd, kind;
+	Elf *elf;
+
+	if (d->image_fd >= 0) {
+		elf = map_fd(d->image_fd, &d->map, &d->map_size);
+		return elf ? elf : elf_begin(fd, ELF_C_READ, NULL);
+	}
+	elf = map_fd(fd, &p, &size);
+	kind = elf ? compression_of(elf) : 2;
+	if (elf && kind == 0) {
+		d->map = p;
+		d->map_size = size;
+		return elf;
+	}
+	if (elf && kind == 1 && debug_inflate__file(elf, &ifd, &isize) == 0) {
+		elf_end(elf);
+		munmap(p, size);
+		d->image_fd = ifd;
+		elf = map_fd(ifd, &d->map, &d->map_size);
+		return elf ? elf : elf_begin(fd, ELF_C_READ, NULL);
+	}
+	if (elf) {
+		elf_end(elf);
+		munmap(p, size);
+	}
+	return elf_begin(fd, ELF_C_READ, NULL);
+}
+
+/* The mapped file's pages leave our resident set (never written: nothing
+ * is lost). */
+static void sym_dwarf__drop_pages(struct sym_dwarf *d)
+{
+	if (d->map)
+		madvise(d->map, d->map_size, MADV_DONTNEED);
 }
 
 /* A .dwp next to the module or its debug file, if one exists. */
@@ -239,11 +396,10 @@ static int sym_dwarf__index(struct sym_module *m, struct sym_dwarf *d)
 			d->units = u;
 			units_cap = n;
 		}
-		d->units[d->nunits] = (struct dw_unit){ .cu = cudie, .scope = cudie };
+		d->units[d->nunits] = (struct dw_unit){
+		    .cu_off = dwarf_dieoffset(&cudie), .skeleton = unit_type == DW_UT_skeleton};
 		if (unit_type == DW_UT_skeleton) {
-			if (dwarf_tag(&subdie) == DW_TAG_compile_unit)
-				d->units[d->nunits].scope = subdie;
-			else if (!missing_split++)
+			if (dwarf_tag(&subdie) != DW_TAG_compile_unit && !missing_split++)
 				first_dwo = dwarf_formstring(dwarf_attr(&cudie, DW_AT_dwo_name,
 									&(Dwarf_Attribute){0}));
 		}
@@ -279,25 +435,14 @@ cleanup:
 /* Opens m's DWARF the first time, and again after the budget closed it
  * (dwarf_cache.c); no-op while open or when it was unusable.  Returns 0 or
  * -ENOMEM. */
-static int sym_module__open_dwarf(struct sym_module *m)
+/* Opens d's file state: the debug file (mapped, or read when compressed;
+ * zstd sections decompressed into an image) and libdw's Dwarf.  Returns 0,
+ * 1 when unusable (m's problem says why) or -ENOMEM. */
+static int sym_dwarf__open_file(struct sym_module *m, struct sym_dwarf *d)
 {
-	bool reopen = m->dwarf_tried;
-	struct sym_dwarf *d;
-	size_t before, after, floor;
 	int err = 0;
 
-	if (m->dwarf || (m->dwarf_tried && !m->dwarf_ok))
-		return 0;
-	m->dwarf_tried = true;
-	if (m->dwarf_fd < 0)
-		return 0;
-	if (reopen)
-		sym_dwarf_lru__make_room(m);
-	before = sym_heap__in_use();
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->elf = elf_begin(m->dwarf_fd, ELF_C_READ, NULL);
+	d->elf = sym_dwarf__map(d, m->dwarf_fd);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF) {
 		dwarf_problem(m, "bad debug file: %s", elf_errmsg(-1));
 		goto fail;
@@ -321,31 +466,70 @@ static int sym_module__open_dwarf(struct sym_module *m)
 					 "damaged or over the size limit%s", "");
 			goto fail;
 		}
+		d->floor = size;
 	}
+	d->floor += debug_sections_heap_bytes(d->elf);
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 	if (!d->dw) {
 		dwarf_problem(m, "no usable DWARF: %s", dwarf_errmsg(-1));
 		goto fail;
 	}
-	err = sym_dwarf__index(m, d);
+	return 0;
+fail:
+	sym_dwarf__close_file(d);
+	return err ? err : 1;
+}
+
+/* Opens m's DWARF the first time: its file state and the unit index; no-op
+ * after (a closed file state reopens at a unit's first lookup,
+ * sym_dwarf__build_unit) or when unusable.  Returns 0 or -ENOMEM. */
+static int sym_module__open_dwarf(struct sym_module *m)
+{
+	size_t before, after, floor, index;
+	struct sym_dwarf *d;
+	int err;
+
+	if (m->dwarf || m->dwarf_tried)
+		return 0;
+	m->dwarf_tried = true;
+	if (m->dwarf_fd < 0)
+		return 0;
+	before = sym_heap__in_use();
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->image_fd = -1;
+	d->names = dw_names__new();
+	if (!d->names) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = sym_dwarf__open_file(m, d);
+	if (!err)
+		err = sym_dwarf__index(m, d);
 	if (err)
 		goto fail;
+	/* libdw's state of every unit walked: begun again at a unit's build */
+	dwarf_end(d->dw);
+	d->dw = NULL;
+	malloc_trim(0);
+	sym_dwarf__drop_pages(d);
 	m->dwarf = d;
 	m->dwarf_ok = true;
 	sym_dwarf_lru__touch(m);
 	after = sym_heap__in_use();
-	floor = debug_sections_bytes(d->elf);
+	floor = d->floor;
+	/* the unit index stays when the file state closes */
+	index = d->nunits * sizeof(*d->units) + d->nranges * sizeof(*d->ranges);
+	sym_dwarf_lru__grow_tables(m, index);
+	after = after > before + index ? after - index : before;
 	sym_dwarf_lru__grow(m, after > before + floor ? after - before : floor);
-	if (m->lru) {
-		if (reopen)
-			m->lru->reopened++;
-		else
-			m->lru->opened++;
-	}
+	if (m->lru)
+		m->lru->opened++;
 	return 0;
 fail:
 	sym_dwarf__free(d);
-	return err;
+	return err > 0 ? 0 : err;
 }
 
 /* Innermost unit range containing addr, or NULL. */
@@ -368,6 +552,106 @@ static struct dw_unit *sym_dwarf__unit(struct sym_dwarf *d, uint64_t addr)
 	return NULL;
 }
 
+/* Ends libdw's state of d (what it decoded for the units built since its
+ * begin, now in our tables) and gives its bytes back to the budget. */
+static void sym_dwarf__end_libdw(struct sym_module *m, struct sym_dwarf *d)
+{
+	size_t before = sym_heap__in_use(), after, freed, scratch = d->scratch;
+
+	dwarf_end(d->dw);
+	d->dw = NULL;
+	d->scratch = 0;
+	/* libdw's blocks were carved from the heap: give their pages back
+	 * rather than keep them as RSS. */
+	malloc_trim(0);
+	after = sym_heap__in_use();
+	freed = before > after ? before - after : 0;
+	if (freed < scratch)
+		freed = scratch; /* what was counted, when the heap is not seen */
+	if (m->dwarf_bytes < d->floor + freed)
+		freed = m->dwarf_bytes > d->floor ? m->dwarf_bytes - d->floor : 0;
+	sym_dwarf_lru__give_back(m, freed);
+}
+
+/* The scope table's names, from libdw's strings to d's own. */
+static int scopes__intern(struct dw_scopes *s, struct dw_names *names)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; s && !err && i < s->nnodes; i++) {
+		err = dw_names__intern(names, s->nodes[i].function, &s->nodes[i].function);
+		if (!err)
+			err = dw_names__intern(names, s->nodes[i].call_file, &s->nodes[i].call_file);
+	}
+	return err;
+}
+
+/*
+ * A unit's first lookup: compiles its line table and its scope table (in
+ * the split unit for a skeleton whose .dwo was found), names interned, from
+ * libdw's state (begun again if it was ended).  Out of memory or damaged
+ * DWARF leaves a table missing: names then come from the symbol table.  The
+ * heap this took counts in the budget; libdw's part of it is given back
+ * (sym_dwarf__end_libdw) once over DW_SCRATCH_MAX.
+ */
+static void sym_dwarf__build_unit(struct sym_module *m, struct sym_dwarf *d, struct dw_unit *u)
+{
+	size_t before = sym_heap__in_use(), names0 = dw_names__bytes(d->names), after, ours, grew;
+	Dwarf_Die cu, sub, *scope = &cu;
+	size_t rows = 0;
+
+	u->built = true;
+	if (!d->elf) {
+		/* closed by the budget: open again, within it */
+		sym_dwarf_lru__make_room(m);
+		if (sym_dwarf__open_file(m, d))
+			return; /* names from symbols */
+		after = sym_heap__in_use();
+		sym_dwarf_lru__touch(m);
+		sym_dwarf_lru__grow(m, after > before + d->floor ? after - before : d->floor);
+		if (m->lru)
+			m->lru->reopened++;
+		before = sym_heap__in_use();
+	}
+	if (!d->dw)
+		d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+	if (!d->dw || !dwarf_offdie(d->dw, u->cu_off, &cu))
+		goto out;
+	memset(&sub, 0, sizeof(sub));
+	if (u->skeleton && !dwarf_cu_info(cu.cu, NULL, NULL, NULL, &sub, NULL, NULL, NULL) &&
+	    dwarf_tag(&sub) == DW_TAG_compile_unit)
+		scope = &sub;
+	if (dw_linetab__build(&cu, d->names, &u->lines, &rows))
+		u->lines = NULL; /* no line table, or out of memory: no lines */
+	if (dw_scopes__build(scope, &u->scopes) || scopes__intern(u->scopes, d->names)) {
+		dw_scopes__free(u->scopes);
+		u->scopes = NULL; /* out of memory: names from symbols */
+	}
+out:
+	after = sym_heap__in_use();
+	ours = dw_linetab__bytes(u->lines) + dw_scopes__bytes(u->scopes) +
+	       (dw_names__bytes(d->names) - names0);
+	sym_dwarf_lru__grow_tables(m, ours);
+	/* The rest is libdw's, at least what its rows take (a heap mallinfo2
+	 * does not see, as a sanitizer's or valgrind's, measures nothing). */
+	grew = after > before + ours ? after - before - ours : 0;
+	if (grew < rows * DW_LIBDW_ROW_BYTES)
+		grew = rows * DW_LIBDW_ROW_BYTES;
+	sym_dwarf_lru__grow(m, grew);
+	d->scratch += grew;
+	sym_dwarf__drop_pages(d);
+	if (d->dw && d->scratch > DW_SCRATCH_MAX)
+		sym_dwarf__end_libdw(m, d);
+	/* One module at a time keeps libdw's state between builds. */
+	if (m->lru && m->lru->libdw_owner != m) {
+		struct sym_module *o = m->lru->libdw_owner;
+
+		if (o && o->dwarf && o->dwarf->dw)
+			sym_dwarf__end_libdw(o, o->dwarf);
+		m->lru->libdw_owner = d->dw ? m : NULL;
+	}
+}
+
 size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame *out, size_t max)
 {
 	const char *file = NULL, *sym_name;
@@ -380,30 +664,19 @@ size_t sym_module__frames(struct sym_module *m, uint64_t vaddr, struct sym_frame
 		return 0;
 	sym_name = sym_module__lookup(m, vaddr, NULL);
 	if (!m->is_kernel && sym_module__open_dwarf(m) == 0 && m->dwarf) {
-		sym_dwarf_lru__touch(m);
+		if (sym_dwarf__file_open(m->dwarf))
+			sym_dwarf_lru__touch(m);
 		u = sym_dwarf__unit(m->dwarf, vaddr);
 	}
 	if (u) {
-		/* A unit's first lookup decodes its lines and compiles its
-		 * scopes: bytes the open DWARF now holds. */
-		size_t before = u->scopes_tried ? 0 : sym_heap__in_use(), after;
-		Dwarf_Line *l = dwarf_getsrc_die(&u->cu, vaddr);
-		int ln;
-
-		if (l && !dwarf_lineno(l, &ln) && ln > 0) {
-			line = (uint32_t)ln;
-			file = dwarf_linesrc(l, NULL, NULL);
-		}
+		if (!u->built)
+			sym_dwarf__build_unit(m, m->dwarf, u);
+		/* The line as dwarf_getsrc_die gives it, from the unit's
+		 * compact table. */
+		dw_linetab__find(u->lines, vaddr, &file, &line);
 		/* The innermost code scope at vaddr, then its physical nesting
 		 * (as dwarf_getscopes + dwarf_getscopes_die, eu-addr2line -i),
-		 * from the unit's scope table compiled at its first lookup. */
-		if (!u->scopes_tried) {
-			u->scopes_tried = true;
-			if (dw_scopes__build(&u->scope, &u->scopes))
-				u->scopes = NULL; /* out of memory: names from symbols */
-			after = sym_heap__in_use();
-			sym_dwarf_lru__grow(m, after > before ? after - before : 0);
-		}
+		 * from the unit's scope table. */
 		node = dw_scopes__innermost(u->scopes, vaddr);
 		for (uint32_t hops = 0; node >= 0 && n < max && hops < u->scopes->nnodes; hops++) {
 			const struct dw_scope_node *sn = &u->scopes->nodes[node];

@@ -336,6 +336,20 @@ int dw_scopes__build(Dwarf_Die *unit, struct dw_scopes **out)
 		dw_scopes__free(s);
 		return err;
 	}
+	/* Give back the room the arrays grew in (up to half of them): the
+	 * table lives as long as the module's DWARF. */
+	if (s->nnodes) {
+		struct dw_scope_node *nn = realloc(s->nodes, s->nnodes * sizeof(*nn));
+
+		if (nn)
+			s->nodes = nn;
+	}
+	if (s->nsegs) {
+		struct dw_scope_seg *ns = realloc(s->segs, s->nsegs * sizeof(*ns));
+
+		if (ns)
+			s->segs = ns;
+	}
 	*out = s;
 	return 0;
 }
@@ -362,4 +376,12 @@ int32_t dw_scopes__innermost(const struct dw_scopes *s, uint64_t addr)
 			hi = mid;
 	}
 	return lo ? s->segs[lo - 1].node : -1;
+}
+
+size_t dw_scopes__bytes(const struct dw_scopes *s)
+{
+	if (!s)
+		return 0;
+	return sizeof(*s) + (size_t)s->nnodes * sizeof(*s->nodes) +
+	       (size_t)s->nsegs * sizeof(*s->segs);
 }

@@ -11,10 +11,11 @@
 
 #include <elfutils/libdw.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct dw_scope_node {
-	const char *function;  /* DWARF name (libdw's string, lives with the Dwarf), or NULL */
+	const char *function;  /* DWARF name (libdw's string: dwarf_lines.c interns it), or NULL */
 	const char *call_file; /* inlined: DW_AT_call_file's name, or NULL */
 	uint32_t call_line;    /* inlined: DW_AT_call_line, or 0 */
 	int32_t parent;	       /* enclosing node, or -1 */
@@ -43,6 +44,8 @@ int dw_scopes__build(Dwarf_Die *unit, struct dw_scopes **out);
 
 /* Accepts NULL. */
 void dw_scopes__free(struct dw_scopes *s);
+/* Heap bytes the table holds (0 for NULL). */
+size_t dw_scopes__bytes(const struct dw_scopes *s);
 
 /* The innermost code scope containing addr, or -1.  s may be NULL. */
 int32_t dw_scopes__innermost(const struct dw_scopes *s, uint64_t addr);

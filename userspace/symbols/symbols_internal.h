@@ -131,9 +131,10 @@ struct sym_module {
 	bool dwarf_ok;		 /* an open succeeded: a closed DWARF is reopened on need */
 	/* Open DWARF under the symbolizer's byte budget (dwarf_cache.c). */
 	struct sym_dwarf_lru *lru; /* the symbolizer's; not owned */
-	struct sym_module *lru_prev, *lru_next; /* on lru's list while dwarf is open */
-	size_t dwarf_bytes; /* heap bytes the open DWARF took (malloc deltas) */
+	struct sym_module *lru_prev, *lru_next; /* on lru's list while dwarf's file is open */
+	size_t dwarf_bytes; /* heap bytes the open DWARF file state took (malloc deltas) */
 	size_t dwarf_last_bytes; /* what it took when the budget last closed it */
+	size_t dwarf_table_bytes; /* our unit index and tables (kept when the file closes) */
 	bool minidebuginfo;	 /* names came from .gnu_debugdata */
 	/* A dup of the descriptor the module was read from, kept when its path
 	 * in our mount namespace does not lead to that file (deleted, replaced,
@@ -157,9 +158,17 @@ struct sym_config {
 /* Frees the settings' strings and the debuginfod client. (debug_file.c) */
 void sym_config__release(struct sym_config *cfg);
 
-/* dwarf_lines.c */
+/* dwarf_lines.c: a module's DWARF is its file state (the debug file mapped
+ * or read, decompressed sections, libdw's Dwarf) and our unit index and
+ * compiled tables (lines, scopes, names).  The budget closes the file
+ * state only: lookups in units already compiled need nothing else, and a
+ * unit's first lookup opens it again. */
 struct sym_dwarf;
 void sym_dwarf__free(struct sym_dwarf *d);
+/* True while d's file state is open (d may be NULL). */
+bool sym_dwarf__file_open(const struct sym_dwarf *d);
+/* Ends d's file state; its index and tables stay. */
+void sym_dwarf__close_file(struct sym_dwarf *d);
 
 /*
  * dwarf_cache.c: the modules whose DWARF is open (libelf's section data,
@@ -172,9 +181,11 @@ void sym_dwarf__free(struct sym_dwarf *d);
  * what they took.
  */
 struct sym_dwarf_lru {
-	struct sym_module *head, *tail; /* open DWARF, most recently used first */
-	size_t bytes;			/* heap bytes of all open DWARF */
-	size_t peak;			/* largest bytes seen */
+	struct sym_module *head, *tail; /* open DWARF files, most recently used first */
+	size_t bytes;			/* heap bytes of all open DWARF file states */
+	size_t table_bytes;		/* heap bytes of all unit indexes and tables */
+	size_t peak;			/* largest bytes + table_bytes seen */
+	struct sym_module *libdw_owner; /* the one module whose libdw state outlives its builds */
 	size_t budget;			/* bytes; 0: unbounded */
 	uint64_t opened, reopened, closed;
 };
@@ -182,14 +193,20 @@ struct sym_dwarf_lru {
 size_t sym_heap__in_use(void);
 /* m was used: first on the list (put there if it was not). */
 void sym_dwarf_lru__touch(struct sym_module *m);
-/* m's open DWARF took bytes more. */
+/* m's open DWARF file state took bytes more. */
 void sym_dwarf_lru__grow(struct sym_module *m, size_t bytes);
+/* m's unit index and tables took bytes more (not under the budget). */
+void sym_dwarf_lru__grow_tables(struct sym_module *m, size_t bytes);
+/* m's open DWARF gave bytes back (libdw's state ended, its tables kept). */
+void sym_dwarf_lru__give_back(struct sym_module *m, size_t bytes);
 /* Closes least recently used DWARF other than keep's while over budget. */
 void sym_dwarf_lru__trim(struct sym_dwarf_lru *lru, const struct sym_module *keep);
 /* Before reopening m: closes least recently used DWARF until what m took
  * last time fits in the budget, so a reopen does not overshoot it. */
 void sym_dwarf_lru__make_room(struct sym_module *m);
-/* Frees m's open DWARF, if any, and takes it off the list. */
+/* Closes m's DWARF file state, if open, and takes it off the list. */
+void sym_module__close_dwarf_file(struct sym_module *m);
+/* Frees all of m's DWARF (file state, index and tables). */
 void sym_module__close_dwarf(struct sym_module *m);
 
 /* module.c */
@@ -313,6 +330,15 @@ bool debug_zstd__present(Elf *elf);
  * 0, -EINVAL (not a host-order ELF64, a declared size past
  * SYM_MAX_DEBUG_SECTION/SYM_MAX_DEBUG_IMAGE, corrupt data) or -ENOMEM. */
 int debug_zstd__image(Elf *elf, void **image, size_t *size);
+
+/* debug_inflate.c: elf's non-allocated sections, zlib and zstd ones
+ * decompressed, written as an ELF image into an unnamed 0600 file on a disk
+ * file system (/var/tmp, else /tmp; never tmpfs), for the caller to map
+ * read-only: *fd (the caller's to close) and *size bytes.  Returns 0,
+ * -ENOENT (no such file system), -EINVAL (not a host-order ELF64, a
+ * compression of another kind, a declared size past SYM_MAX_DEBUG_SECTION
+ * or SYM_MAX_DEBUG_IMAGE, corrupt data), -ENOMEM or a write's -errno. */
+int debug_inflate__file(Elf *elf, int *fd, size_t *size);
 
 /* kallsyms.c */
 /* Loads text symbols (t T w W, module symbols included) from a kallsyms

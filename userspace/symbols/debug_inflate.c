@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Compressed debug sections decompressed into an unnamed file on disk
+ * rather than into the heap (symbols_internal.h, debug_inflate__file).
+ *
+ * libelf decompresses a section into the heap, whole, and libdw keeps it
+ * for as long as the module's DWARF is open: a Debian debug file of
+ * python3.11 takes 21 MiB so, libc's 9.5 MiB, resident for the recording.
+ * Here the file's non-allocated sections are written, decompressed (zlib,
+ * ELFCOMPRESS_ZLIB, and zstd, ELFCOMPRESS_ZSTD), into an ELF image in an
+ * O_TMPFILE file (no name: nothing to remove, nothing to follow) that the
+ * caller maps read-only: its pages are page cache, resident in the
+ * recorder only while a lookup reads them, and the image serves again
+ * when the DWARF budget reopens the module, without decompressing twice.
+ * The file lives on a disk file system (never tmpfs or ramfs, where it
+ * would be memory all the same); without one, the caller falls back to
+ * the heap.
+ *
+ * The layout is debug_zstd.c's: the file's ELF header and section header
+ * table (same indexes, names and links) minus the program headers;
+ * allocated sections become SHT_NOBITS.  The file is untrusted: declared
+ * sizes are checked against SYM_MAX_DEBUG_SECTION and the image against
+ * SYM_MAX_DEBUG_IMAGE before anything is written, each section must
+ * decompress to exactly its declared size, and streaming keeps the heap
+ * used to DI_CHUNK bytes whatever the sizes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "userspace/symbols/symbols_internal.h"
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_ELFDATA ELFDATA2LSB
+#else
+#define HOST_ELFDATA ELFDATA2MSB
+#endif
+
+/* Decompressed bytes written at a time. */
+#define DI_CHUNK (256u << 10)
+
+/* Where the image goes: the first of these on a disk file system. */
+static const char *const di_dirs[] = {"/var/tmp", "/tmp"};
+
+struct di_sec {
+	const uint8_t *raw; /* file bytes, NULL when nothing is written */
+	uint64_t raw_size;
+	uint64_t size; /* bytes in the image */
+	uint64_t align;
+	uint64_t offset; /* in the image */
+	uint32_t ch_type; /* ELFCOMPRESS_ZLIB or _ZSTD, or 0: copied */
+};
+
+static uint64_t di_align(uint64_t v, uint64_t a)
+{
+	return a <= 1 ? v : (v + a - 1) / a * a;
+}
+
+/* An unnamed 0600 file on a disk file system, or -errno. */
+static int di_tmpfile(void)
+{
+	for (size_t i = 0; i < sizeof(di_dirs) / sizeof(di_dirs[0]); i++) {
+		struct statfs fs;
+		int fd;
+
+		if (statfs(di_dirs[i], &fs) || fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC)
+			continue;
+		fd = open(di_dirs[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return fd;
+	}
+	return -ENOENT;
+}
+
+static int di_write(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int di_plan(Elf_Scn *scn, const Elf64_Shdr *sh, struct di_sec *z)
+{
+	Elf_Data *raw;
+	Elf64_Chdr ch;
+
+	z->align = sh->sh_addralign ? sh->sh_addralign : 1;
+	if (sh->sh_type == SHT_NOBITS || (sh->sh_flags & SHF_ALLOC) || sh->sh_size == 0)
+		return 0;
+	raw = elf_rawdata(scn, NULL);
+	if (!raw || !raw->d_buf || raw->d_size != sh->sh_size)
+		return -EINVAL;
+	z->raw = raw->d_buf;
+	z->raw_size = raw->d_size;
+	z->size = sh->sh_size;
+	if (!(sh->sh_flags & SHF_COMPRESSED))
+		return 0;
+	if (z->raw_size < sizeof(ch))
+		return -EINVAL;
+	memcpy(&ch, z->raw, sizeof(ch));
+	if ((ch.ch_type != ELFCOMPRESS_ZLIB && ch.ch_type != ELFCOMPRESS_ZSTD) ||
+	    ch.ch_size > SYM_MAX_DEBUG_SECTION || ch.ch_addralign > 4096)
+		return -EINVAL;
+	z->ch_type = ch.ch_type;
+	z->size = ch.ch_size;
+	z->align = ch.ch_addralign ? ch.ch_addralign : 1;
+	return 0;
+}
+
+/* Streams z's zlib data into fd at z->offset: exactly z->size bytes. */
+static int di_inflate_zlib(const struct di_sec *z, int fd, uint8_t *buf)
+{
+	z_stream s = {0};
+	uint64_t done = 0;
+	int rc, err = 0;
+
+	if (inflateInit(&s) != Z_OK)
+		return -ENOMEM;
+	s.next_in = (Bytef *)(uintptr_t)(z->raw + sizeof(Elf64_Chdr));
+	s.avail_in = (uInt)(z->raw_size - sizeof(Elf64_Chdr));
+	if (z->raw_size - sizeof(Elf64_Chdr) > UINT32_MAX)
+		err = -EINVAL;
+	do {
+		s.next_out = buf;
+		s.avail_out = DI_CHUNK;
+		rc = err ? Z_DATA_ERROR : inflate(&s, Z_NO_FLUSH);
+		if (rc != Z_OK && rc != Z_STREAM_END) {
+			err = rc == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+			break;
+		}
+		if (done + (DI_CHUNK - s.avail_out) > z->size) {
+			err = -EINVAL;
+			break;
+		}
+		err = di_write(fd, buf, DI_CHUNK - s.avail_out, z->offset + done);
+		done += DI_CHUNK - s.avail_out;
+	} while (!err && rc != Z_STREAM_END && (s.avail_in || !s.avail_out));
+	if (!err && (rc != Z_STREAM_END || done != z->size))
+		err = -EINVAL;
+	inflateEnd(&s);
+	return err;
+}
+
+/* Streams z's zstd frames into fd at z->offset: exactly z->size bytes. */
+static int di_inflate_zstd(const struct di_sec *z, int fd, uint8_t *buf)
+{
+	ZSTD_DStream *ds = ZSTD_createDStream();
+	ZSTD_inBuffer in = {z->raw + sizeof(Elf64_Chdr), z->raw_size - sizeof(Elf64_Chdr), 0};
+	uint64_t done = 0;
+	size_t rc = 1;
+	int err = 0;
+
+	if (!ds)
+		return -ENOMEM;
+	while (!err && (in.pos < in.size || rc != 0)) {
+		ZSTD_outBuffer out = {buf, DI_CHUNK, 0};
+
+		rc = ZSTD_decompressStream(ds, &out, &in);
+		if (ZSTD_isError(rc) || done + out.pos > z->size ||
+		    (!out.pos && in.pos == in.size && rc != 0)) {
+			err = -EINVAL;
+			break;
+		}
+		err = di_write(fd, buf, out.pos, z->offset + done);
+		done += out.pos;
+	}
+	if (!err && done != z->size)
+		err = -EINVAL;
+	ZSTD_freeDStream(ds);
+	return err;
+}
+
+int debug_inflate__file(Elf *elf, int *out_fd, size_t *out_size)
+{
+	Elf64_Ehdr *eh = elf64_getehdr(elf), neh;
+	size_t shnum = 0, i;
+	struct di_sec *secs = NULL;
+	uint8_t *buf = NULL;
+	uint64_t off, shoff;
+	int fd = -1, err = -EINVAL;
+
+	*out_fd = -1;
+	*out_size = 0;
+	if (!eh || eh->e_ident[EI_DATA] != HOST_ELFDATA || elf_getshdrnum(elf, &shnum) ||
+	    shnum == 0 || shnum > SYM_MAX_DEBUG_SECTIONS)
+		goto cleanup;
+	secs = calloc(shnum, sizeof(*secs));
+	if (!secs) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	off = sizeof(Elf64_Ehdr);
+	for (i = 1; i < shnum; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i);
+		Elf64_Shdr *sh = scn ? elf64_getshdr(scn) : NULL;
+
+		if (!sh)
+			goto cleanup;
+		err = di_plan(scn, sh, &secs[i]);
+		if (err)
+			goto cleanup;
+		err = -EINVAL;
+		off = di_align(off, secs[i].align);
+		secs[i].offset = off;
+		off += secs[i].size;
+		if (off > SYM_MAX_DEBUG_IMAGE)
+			goto cleanup;
+	}
+	shoff = di_align(off, 8);
+	off = shoff + shnum * sizeof(Elf64_Shdr);
+	if (off > SYM_MAX_DEBUG_IMAGE)
+		goto cleanup;
+	buf = malloc(DI_CHUNK);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	fd = di_tmpfile();
+	if (fd < 0) {
+		err = fd;
+		goto cleanup;
+	}
+	err = ftruncate(fd, (off_t)off) ? -errno : 0;
+	neh = *eh;
+	neh.e_phoff = 0;
+	neh.e_phnum = 0;
+	neh.e_phentsize = 0;
+	neh.e_shoff = shoff;
+	neh.e_shentsize = sizeof(Elf64_Shdr);
+	if (!err)
+		err = di_write(fd, &neh, sizeof(neh), 0);
+	for (i = 0; !err && i < shnum; i++) {
+		Elf64_Shdr sh = *elf64_getshdr(elf_getscn(elf, i));
+		struct di_sec *z = &secs[i];
+
+		if (i > 0) {
+			if (sh.sh_type != SHT_NOBITS && (sh.sh_flags & SHF_ALLOC))
+				sh.sh_type = SHT_NOBITS;
+			sh.sh_offset = z->offset;
+			if (z->ch_type) {
+				err = z->ch_type == ELFCOMPRESS_ZLIB ? di_inflate_zlib(z, fd, buf)
+								      : di_inflate_zstd(z, fd, buf);
+				sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+				sh.sh_size = z->size;
+				sh.sh_addralign = z->align;
+			} else if (z->raw) {
+				err = di_write(fd, z->raw, z->size, z->offset);
+			}
+		}
+		if (!err)
+			err = di_write(fd, &sh, sizeof(sh), shoff + i * sizeof(Elf64_Shdr));
+	}
+	if (err)
+		goto cleanup;
+	*out_fd = fd;
+	*out_size = off;
+	fd = -1;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	free(secs);
+	return err;
+}
