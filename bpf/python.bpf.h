@@ -20,6 +20,12 @@
  * walker searches every interpreter's thread states for the one that names
  * the thread, at most PY_SEARCH_MAX of them: none, several, or a search past
  * the bound gives a status (MS_PY_*) and no frames, never another thread's.
+ * A thread state proven through the maps is remembered per CPU (py_buf
+ * threads) and used again without them while neither py_threads_gen (a
+ * thread of a CPython process started or exited, after its map changes)
+ * nor py_threads_written (userspace changed py_threads) has moved since:
+ * the maps would give the same entry, and its state is checked to name the
+ * thread at every walk all the same.
  *
  * Bounds: the frame loop runs under bpf_loop (Linux 5.17) for at most
  * 2 * MS_PY_MAX_FRAMES steps (shim frames take a step but no slot); every
@@ -57,6 +63,7 @@
 #define PY_TS_READ_MAX 256    /* bytes of a thread state read at once (its id and frame) */
 #define PY_CODE_READ_MAX 128  /* bytes of a code object read at once */
 #define PY_CODE_CACHE 16      /* code objects remembered within one walk (power of 2) */
+#define PY_THREAD_SLOTS 8     /* threads remembered per CPU across walks (power of 2) */
 
 /* CPython processes: tgid -> layout (written by userspace/runtimes/py_procs.c). */
 struct {
@@ -69,6 +76,13 @@ struct {
 /* Bumped when a thread of a process in py_procs starts or exits, so the
  * tracker looks at thread counts only after one did. */
 __u64 py_threads_gen = 0;
+
+/*
+ * Changed by userspace (the CPython tracker, through the mmap'd .bss) after
+ * each change it makes to py_threads; 0: no tracker does, so nothing is
+ * remembered across walks (see py__thread_state).
+ */
+__u64 py_threads_written = 0;
 
 /* Kernel tid -> its PyThreadState as of the last refresh. */
 struct {
@@ -104,6 +118,11 @@ struct py_buf {
 	__u8 ts[PY_TS_READ_MAX];
 	__u64 cache_code[PY_CODE_CACHE];
 	__u32 cache_fp[PY_CODE_CACHE];
+	struct py_thread_slot {
+		__u32 tid, tgid;
+		__u64 threads_gen, written; /* py_threads_gen, py_threads_written then */
+		__u64 tstate;
+	} threads[PY_THREAD_SLOTS];
 	/* Window state: here rather than in struct py_walk (the stack), where
 	 * the verifier would track each value and multiply the states of the
 	 * bpf_loop callback it explores. */
@@ -424,14 +443,31 @@ static __always_inline __u64 py__thread_state(const struct ms_py_layout *l, stru
 					      __u32 tgid, __u32 tid, __u64 id, __u64 *frame,
 					      __u32 *status)
 {
-	const struct ms_py_thread *t = bpf_map_lookup_elem(&py_threads, &tid);
-	const __u64 *exits = bpf_map_lookup_elem(&py_exits, &tid);
+	/* Read before the maps: a change after this makes the slot stale. */
+	__u64 gen = py_threads_gen, written = py_threads_written;
+	struct py_thread_slot *slot = &b->threads[tid & (PY_THREAD_SLOTS - 1)];
+	const struct ms_py_thread *t;
+	const __u64 *exits;
 	struct py_search s = {};
 	bool fault = false;
 
+	if (written && slot->tid == tid && slot->tgid == tgid && slot->threads_gen == gen &&
+	    slot->written == written) {
+		if (py__names_frame(l, b, slot->tstate, id, frame, &fault))
+			return slot->tstate;
+		fault = false;
+	}
+	t = bpf_map_lookup_elem(&py_threads, &tid);
+	exits = bpf_map_lookup_elem(&py_exits, &tid);
 	if (t && t->tgid == tgid && t->exits == (exits ? *exits : 0)) {
-		if (py__names_frame(l, b, t->tstate, id, frame, &fault))
+		if (py__names_frame(l, b, t->tstate, id, frame, &fault)) {
+			slot->tid = tid;
+			slot->tgid = tgid;
+			slot->threads_gen = gen;
+			slot->written = written;
+			slot->tstate = t->tstate;
 			return t->tstate;
+		}
 	}
 	fault = false;
 	s.l = l;
@@ -542,13 +578,15 @@ static __always_inline void py__thread_exit(__u32 tgid, __u32 tid)
 
 	if (!bpf_map_lookup_elem(&py_procs, &tgid))
 		return;
-	__sync_fetch_and_add(&py_threads_gen, 1);
 	bpf_map_delete_elem(&py_threads, &tid);
 	n = bpf_map_lookup_elem(&py_exits, &tid);
 	if (n)
 		__sync_fetch_and_add(n, 1);
 	else
 		bpf_map_update_elem(&py_exits, &tid, &one, BPF_NOEXIST);
+	/* after the maps: a walk that read the old value and then the old
+	 * entries remembers nothing past this (py__thread_state) */
+	__sync_fetch_and_add(&py_threads_gen, 1);
 }
 
 #endif /* MS_PYTHON_BPF_H */
