@@ -16,7 +16,8 @@ Measures, in one run on one machine (numbers only, nothing is asserted):
   5. `microscope report` time and peak RSS on a synthetic capture;
   (full) 6. lost samples system-wide at 999 Hz with 16 KiB copies;
   (full) 7. BPF run time per sample of the CPython walk at 50 frames beside
-     native-only sampling (bench/py_walk.py, kernel BPF stats);
+     native-only sampling, and the walk's own time per walk, median of 5
+     runs (bench/py_walk.py, kernel BPF stats and the sampler's counters);
   (full) 8. the production preset's steady-state cost on 2 busy CPUs beside
      perf record -a -F 19 -g for the same time (bench/production.py);
   (full, or alone with --host) 9. `record -a` at 999 Hz for 10 s on 2 busy

@@ -20,17 +20,31 @@
  * walker searches every interpreter's thread states for the one that names
  * the thread, at most PY_SEARCH_MAX of them: none, several, or a search past
  * the bound gives a status (MS_PY_*) and no frames, never another thread's.
+ * A thread state proven through the maps is remembered per CPU (py_buf
+ * threads) and used again without them while neither py_threads_gen (a
+ * thread of a CPython process started or exited, after its map changes)
+ * nor py_threads_written (userspace changed py_threads) has moved since:
+ * the maps would give the same entry, and its state is checked to name the
+ * thread at every walk all the same.
  *
  * Bounds: the frame loop runs under bpf_loop (Linux 5.17) for at most
  * 2 * MS_PY_MAX_FRAMES steps (shim frames take a step but no slot); every
  * read of the target is bpf_probe_read_user, which fails cleanly on a bad
  * address (MS_PY_READ_FAULT).
  *
- * Cost (issue 16): each read of the target costs a fixed price plus its
- * bytes, so a frame's head comes in one copy, a code object's first line
- * and name in one copy, and a code object seen earlier in the same walk
- * (recursion, a function on the stack twice) is not read again: a frame
- * of a known code object costs one read instead of four.
+ * Cost (issue 16): each read of the target costs a fixed price (the helper,
+ * the user-access checks, a cold cache line) well above its bytes, so the
+ * walk reads in blocks.  3.11+ frames lie one above the other in the
+ * thread's data stack, each caller below its callee, so a caller found just
+ * below its callee brings in the rest of its page below it too (up to
+ * PY_WINDOW_BYTES, never past the page's start: a present page is present
+ * whole, so the window fails only where the frame itself would), where its
+ * own callers usually are (py__frame_at); a thread state's id and frame
+ * fields come in one copy; a code object's first line and name come in one
+ * copy; and a code object seen earlier in the same walk (recursion, a
+ * function on the stack twice) is not read again.  bench/py_deep.py's 50
+ * frames take 3 frame reads instead of 50, and 2 thread-state reads
+ * instead of 3.
  */
 #ifndef MS_PYTHON_BPF_H
 #define MS_PYTHON_BPF_H
@@ -44,9 +58,12 @@
 #define PY_SEARCH_MAX 64     /* thread states looked at when the map cannot prove one */
 #define PY_INTERP_MAX 4	     /* interpreters looked at */
 #define PY_FRAME_READ_MAX 128 /* bytes of a frame's head the walker uses */
-#define PY_WINDOW_BYTES PY_FRAME_READ_MAX /* bytes of b->win (one frame's head) */
+#define PY_PAGE_BYTES 4096    /* a window never starts below its frame's page */
+#define PY_WINDOW_BYTES 4096  /* bytes of a thread's data stack read at once (3.11+) */
+#define PY_TS_READ_MAX 256    /* bytes of a thread state read at once (its id and frame) */
 #define PY_CODE_READ_MAX 128  /* bytes of a code object read at once */
 #define PY_CODE_CACHE 16      /* code objects remembered within one walk (power of 2) */
+#define PY_THREAD_SLOTS 8     /* threads remembered per CPU across walks (power of 2) */
 
 /* CPython processes: tgid -> layout (written by userspace/runtimes/py_procs.c). */
 struct {
@@ -59,6 +76,13 @@ struct {
 /* Bumped when a thread of a process in py_procs starts or exits, so the
  * tracker looks at thread counts only after one did. */
 __u64 py_threads_gen = 0;
+
+/*
+ * Changed by userspace (the CPython tracker, through the mmap'd .bss) after
+ * each change it makes to py_threads; 0: no tracker does, so nothing is
+ * remembered across walks (see py__thread_state).
+ */
+__u64 py_threads_written = 0;
 
 /* Kernel tid -> its PyThreadState as of the last refresh. */
 struct {
@@ -78,8 +102,10 @@ struct {
 } py_exits SEC(".maps");
 
 /*
- * Per-CPU walk scratch.  win holds a frame's head; code a code object's
- * fields the walk uses, read in one copy.  The cache maps a code object's
+ * Per-CPU walk scratch.  win holds win_len bytes of the target from
+ * win_base: a frame's head and (3.11+) what lies below it in its page; ts
+ * a thread state's id and frame fields; code a code object's fields the
+ * walk uses, read in one copy.  The cache maps a code object's
  * address to its fingerprint for the rest of one walk only: every frame of
  * one walk runs at once, so its code objects are all alive and an address
  * names one object throughout (a cache kept across walks could hand a
@@ -89,8 +115,20 @@ struct {
 struct py_buf {
 	__u8 win[PY_WINDOW_BYTES + 8]; /* 8 of slack: reads bounded by one compare */
 	__u8 code[PY_CODE_READ_MAX];
+	__u8 ts[PY_TS_READ_MAX];
 	__u64 cache_code[PY_CODE_CACHE];
 	__u32 cache_fp[PY_CODE_CACHE];
+	struct py_thread_slot {
+		__u32 tid, tgid;
+		__u64 threads_gen, written; /* py_threads_gen, py_threads_written then */
+		__u64 tstate;
+	} threads[PY_THREAD_SLOTS];
+	/* Window state: here rather than in struct py_walk (the stack), where
+	 * the verifier would track each value and multiply the states of the
+	 * bpf_loop callback it explores. */
+	__u64 win_base; /* target address of win[0] */
+	__u64 win_len;	/* valid bytes in win (0: none) */
+	__u64 callee;	/* the frame read last (0: none yet) */
 };
 
 struct {
@@ -143,15 +181,43 @@ static __always_inline __u32 py__win8(const struct py_buf *b, __u32 off)
 	return b->win[off];
 }
 
-/* Read the head of frame w->frame (rd bytes) into b->win in one copy; its
- * offset there (0), or -1 if it cannot be read.  (Reading several frames'
- * heads at once from 3.11's data stack, 512 or 2048 bytes per copy, made
- * the walk slower, not faster: measured, issue 16.) */
+/*
+ * Make the head of frame w->frame (rd bytes) readable in b->win; its offset
+ * there, or -1 if it cannot be read.  A frame outside the window is read
+ * alone, unless (3.11+) it lies at most PY_WINDOW_BYTES below the frame
+ * read last, its callee: then both are in the thread's data stack, where
+ * its own callers lie below it too, and it brings in the window ending at
+ * its head, from max(its page's start, head's end - PY_WINDOW_BYTES).  A
+ * frame elsewhere (a generator's, 3.12's shim on the C stack, 3.10's frame
+ * objects) costs no more than its head.
+ */
 static __always_inline long py__frame_at(struct py_walk *w, struct py_buf *b, __u32 rd)
 {
-	if (bpf_probe_read_user(b->win, rd, (const void *)w->frame))
+	__u64 f = w->frame, hi = f + rd, lo = f, len;
+
+	if (f >= b->win_base && hi <= b->win_base + b->win_len)
+		return (long)(f - b->win_base);
+	if (w->l->frame_kind == MS_PY_FRAMES_INTERP && f < b->callee &&
+	    b->callee - f <= PY_WINDOW_BYTES) {
+		lo = f & ~(__u64)(PY_PAGE_BYTES - 1);
+		if (hi - lo > PY_WINDOW_BYTES)
+			lo = hi - PY_WINDOW_BYTES;
+	}
+	len = hi - lo;
+	if (len > PY_WINDOW_BYTES) /* cannot happen; bounds the verifier */
 		return -1;
-	return 0;
+	b->win_len = 0;
+	if (bpf_probe_read_user(b->win, len, (const void *)lo)) {
+		/* Cannot happen where the head alone is readable (same page);
+		 * cheaper to retry than to prove: the head alone. */
+		lo = f;
+		len = rd;
+		if (bpf_probe_read_user(b->win, len, (const void *)lo))
+			return -1;
+	}
+	b->win_base = lo;
+	b->win_len = len;
+	return (long)(f - lo);
 }
 
 /* The fingerprint of code object code (ms_py__fingerprint): from this
@@ -214,6 +280,7 @@ static long py__step(__u32 i, void *vctx)
 		w->status = MS_PY_READ_FAULT;
 		return 1;
 	}
+	b->callee = w->frame;
 	code = py__win64(b, at + l->fr_code);
 	if (l->fr_owner != MS_PY_NO_FIELD)
 		owner = py__win8(b, at + l->fr_owner);
@@ -278,6 +345,43 @@ static __always_inline bool py__names(const struct ms_py_layout *l, __u64 ts, __
 	return !*fault && v == id;
 }
 
+/*
+ * Does the thread state at ts name this thread (id)?  If so, *frame is its
+ * frame field (ts_frame).  Both fields in one copy when they lie within
+ * PY_TS_READ_MAX bytes (3.10-3.13 do), else one read each.
+ */
+static __always_inline bool py__names_frame(const struct ms_py_layout *l, struct py_buf *b,
+					    __u64 ts, __u64 id, __u64 *frame, bool *fault)
+{
+	__u64 field = (l->flags & MS_PY_L_TID_IS_PTHREAD) ? l->ts_thread_id : l->ts_native_tid;
+	__u64 fr = l->ts_frame, lo = field < fr ? field : fr, len, o, v;
+
+	len = (field > fr ? field : fr) + 8 - lo;
+	if (field == MS_PY_NO_FIELD || fr == MS_PY_NO_FIELD || len > PY_TS_READ_MAX) {
+		if (!py__names(l, ts, id, fault))
+			return false;
+		*frame = py__read_ptr(ts, l->ts_frame, fault);
+		return !*fault;
+	}
+	if (bpf_probe_read_user(b->ts, len, (const void *)(ts + lo))) {
+		*fault = true;
+		return false;
+	}
+	o = field - lo;
+	if (o > PY_TS_READ_MAX - 8) /* cannot happen; bounds the verifier */
+		return false;
+	v = *(const __u64 *)&b->ts[o];
+	if (!(l->flags & MS_PY_L_TID_IS_PTHREAD))
+		v &= 0xffffffffull; /* as in py__names */
+	if (v != id)
+		return false;
+	o = fr - lo;
+	if (o > PY_TS_READ_MAX - 8) /* cannot happen; bounds the verifier */
+		return false;
+	*frame = *(const __u64 *)&b->ts[o];
+	return true;
+}
+
 /* Search state shared with the bpf_loop callback. */
 struct py_search {
 	const struct ms_py_layout *l;
@@ -331,21 +435,39 @@ static long py__search_step(__u32 i, void *vctx)
 }
 
 /*
- * The thread state that names this thread, or 0 with *status set.  id is the
- * thread's id in the process's pid namespace, or its FS base before 3.11.
+ * The thread state that names this thread, or 0 with *status set; *frame is
+ * its frame field (ts_frame).  id is the thread's id in the process's pid
+ * namespace, or its FS base before 3.11.
  */
-static __always_inline __u64 py__thread_state(const struct ms_py_layout *l,
-					      struct task_struct *task, __u32 tgid, __u32 tid,
-					      __u64 id, __u32 *status)
+static __always_inline __u64 py__thread_state(const struct ms_py_layout *l, struct py_buf *b,
+					      __u32 tgid, __u32 tid, __u64 id, __u64 *frame,
+					      __u32 *status)
 {
-	const struct ms_py_thread *t = bpf_map_lookup_elem(&py_threads, &tid);
-	const __u64 *exits = bpf_map_lookup_elem(&py_exits, &tid);
+	/* Read before the maps: a change after this makes the slot stale. */
+	__u64 gen = py_threads_gen, written = py_threads_written;
+	struct py_thread_slot *slot = &b->threads[tid & (PY_THREAD_SLOTS - 1)];
+	const struct ms_py_thread *t;
+	const __u64 *exits;
 	struct py_search s = {};
 	bool fault = false;
 
+	if (written && slot->tid == tid && slot->tgid == tgid && slot->threads_gen == gen &&
+	    slot->written == written) {
+		if (py__names_frame(l, b, slot->tstate, id, frame, &fault))
+			return slot->tstate;
+		fault = false;
+	}
+	t = bpf_map_lookup_elem(&py_threads, &tid);
+	exits = bpf_map_lookup_elem(&py_exits, &tid);
 	if (t && t->tgid == tgid && t->exits == (exits ? *exits : 0)) {
-		if (py__names(l, t->tstate, id, &fault))
+		if (py__names_frame(l, b, t->tstate, id, frame, &fault)) {
+			slot->tid = tid;
+			slot->tgid = tgid;
+			slot->threads_gen = gen;
+			slot->written = written;
+			slot->tstate = t->tstate;
 			return t->tstate;
+		}
 	}
 	fault = false;
 	s.l = l;
@@ -370,6 +492,11 @@ static __always_inline __u64 py__thread_state(const struct ms_py_layout *l,
 	}
 	if (s.matches != 1) {
 		*status = s.matches ? MS_PY_AMBIGUOUS : MS_PY_NO_THREAD;
+		return 0;
+	}
+	*frame = py__read_ptr(s.found, l->ts_frame, &fault);
+	if (fault) {
+		*status = MS_PY_READ_FAULT;
 		return 0;
 	}
 	return s.found;
@@ -403,18 +530,17 @@ static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 			return MS_PY_NO_NAMESPACE << 16;
 		id = ns.pid;
 	}
-	ts = py__thread_state(l, task, tgid, tid, id, status);
+	w.buf = bpf_map_lookup_elem(&py_buf, &zero);
+	if (!w.buf)
+		return 0;
+	ts = py__thread_state(l, w.buf, tgid, tid, id, &fp, status);
 	if (!ts)
 		return st << 16;
-	fp = py__read_ptr(ts, l->ts_frame, &fault);
-	if (!fault && fp && l->cframe_frame != MS_PY_NO_FIELD)
+	if (fp && l->cframe_frame != MS_PY_NO_FIELD)
 		fp = py__read_ptr(fp, l->cframe_frame, &fault);
 	if (fault)
 		return MS_PY_READ_FAULT << 16;
 	w.l = l;
-	w.buf = bpf_map_lookup_elem(&py_buf, &zero);
-	if (!w.buf)
-		return 0;
 	w.out = out;
 	w.off = off;
 	w.frame = fp;
@@ -428,6 +554,9 @@ static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 		return MS_PY_READ_FAULT << 16; /* no layout has them that far apart */
 	for (int i = 0; i < PY_CODE_CACHE; i++)
 		w.buf->cache_code[i] = 0;
+	w.buf->win_base = 0;
+	w.buf->win_len = 0; /* the target ran since the last walk */
+	w.buf->callee = 0;
 	bpf_loop(2 * MS_PY_MAX_FRAMES, py__step, &w, 0);
 	if (w.n > MS_PY_MAX_FRAMES)
 		w.n = MS_PY_MAX_FRAMES;
@@ -449,13 +578,15 @@ static __always_inline void py__thread_exit(__u32 tgid, __u32 tid)
 
 	if (!bpf_map_lookup_elem(&py_procs, &tgid))
 		return;
-	__sync_fetch_and_add(&py_threads_gen, 1);
 	bpf_map_delete_elem(&py_threads, &tid);
 	n = bpf_map_lookup_elem(&py_exits, &tid);
 	if (n)
 		__sync_fetch_and_add(n, 1);
 	else
 		bpf_map_update_elem(&py_exits, &tid, &one, BPF_NOEXIST);
+	/* after the maps: a walk that read the old value and then the old
+	 * entries remembers nothing past this (py__thread_state) */
+	__sync_fetch_and_add(&py_threads_gen, 1);
 }
 
 #endif /* MS_PYTHON_BPF_H */

@@ -293,7 +293,8 @@ static int session__open_python(struct record_session *s)
 		step_failed(err, "starting the CPython tracker");
 		return err;
 	}
-	py_tracker__watch(s->py, collector__targets_gen(col), collector__py_threads_gen(col));
+	py_tracker__watch(s->py, collector__targets_gen(col), collector__py_threads_gen(col),
+			  collector__py_threads_written(col));
 	processor__set_python(s->proc, s->py);
 	return 0;
 }

@@ -1640,6 +1640,13 @@ const volatile uint64_t *collector__py_threads_gen(const struct collector *c)
 		       : NULL;
 }
 
+volatile uint64_t *collector__py_threads_written(const struct collector *c)
+{
+	return c && c->skel && c->skel->bss
+		       ? (volatile uint64_t *)&c->skel->bss->py_threads_written
+		       : NULL;
+}
+
 uint64_t collector__lost(const struct collector *c)
 {
 	return c ? c->lost_events : 0;

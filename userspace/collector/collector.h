@@ -107,6 +107,11 @@ const volatile uint64_t *collector__targets_gen(const struct collector *c);
  * "py_procs" starts or exits. */
 const volatile uint64_t *collector__py_threads_gen(const struct collector *c);
 
+/* The counter the CPython tracker changes after each change to
+ * "py_threads" (0 until one does: the walker remembers no thread state
+ * across samples); in the same .bss. */
+volatile uint64_t *collector__py_threads_written(const struct collector *c);
+
 /* Release everything.  Accepts NULL. */
 /* Samples the kernel reported lost so far (PERF_RECORD_LOST counts, the
  * rings' drops), for a live status line; 0 for NULL. */

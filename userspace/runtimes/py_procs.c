@@ -108,6 +108,7 @@ struct py_tracker {
 	bool walked;
 	uint64_t walks;			      /* passes that walked "targets" */
 	const volatile uint64_t *threads_gen; /* changes with Python threads; NULL: stat each */
+	volatile uint64_t *threads_written;   /* changed here after py_threads changes, or NULL */
 	uint64_t threads_seen;		      /* its value at the last look */
 	uint64_t threads_hot_until;	      /* look at thread counts until then */
 	struct py_elf_result elf_cache[PY_ELF_CACHE];
@@ -453,12 +454,21 @@ static int proc__tasks(struct py_tracker *t, pid_t pid)
 	return 0;
 }
 
+/* py_threads changed (the system calls that did it are done): the walker
+ * forgets the thread states it remembers (bpf/python.bpf.h). */
+static void tracker__written(struct py_tracker *t)
+{
+	if (t->threads_written)
+		__atomic_fetch_add(t->threads_written, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Walk the interpreters' thread lists and rewrite the process's py_threads entries. */
 static void proc__refresh(struct py_tracker *t, struct py_proc *pp)
 {
 	const struct ms_py_layout *l = &pp->layout.bpf;
 	uint64_t interp = 0, ts, id;
 	uint32_t seen = 0, *ntids = NULL, nn = 0;
+	bool changed = false;
 
 	if (l->flags & MS_PY_L_TID_IS_PTHREAD)
 		return; /* 3.10: found by search in BPF */
@@ -496,11 +506,19 @@ static void proc__refresh(struct py_tracker *t, struct py_proc *pp)
 			.tgid = (uint32_t)pp->pid,
 			.ns_tid = task->ns_tid,
 		};
+		struct ms_py_thread old;
 
 		if (task->tstate <= 1) /* none, or several: the walker decides */
 			continue;
+		/* an unchanged entry is not written: the walker keeps what it remembers */
+		if (!bpf_map_lookup_elem(t->threads_fd, &task->tid, &old) &&
+		    !memcmp(&old, &v, sizeof(v))) {
+			ntids[nn++] = task->tid;
+			continue;
+		}
 		if (!bpf_map_update_elem(t->threads_fd, &task->tid, &v, BPF_ANY))
 			ntids[nn++] = task->tid;
+		changed = true;
 	}
 	/* Forget tids written last time and not now. */
 	for (uint32_t i = 0; i < pp->ntids; i++) {
@@ -508,12 +526,16 @@ static void proc__refresh(struct py_tracker *t, struct py_proc *pp)
 
 		for (uint32_t j = 0; j < nn && !keep; j++)
 			keep = ntids[j] == pp->tids[i];
-		if (!keep)
+		if (!keep) {
 			bpf_map_delete_elem(t->threads_fd, &pp->tids[i]);
+			changed = true;
+		}
 	}
 	free(pp->tids);
 	pp->tids = ntids;
 	pp->ntids = nn;
+	if (changed)
+		tracker__written(t);
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -602,6 +624,7 @@ static void tracker__prune(struct py_tracker *t, uint64_t now_ns)
 			bpf_map_delete_elem(t->procs_fd, &key);
 			for (uint32_t j = 0; j < pp->ntids; j++)
 				bpf_map_delete_elem(t->threads_fd, &pp->tids[j]);
+			tracker__written(t);
 		}
 		free(pp->tids);
 	}
@@ -609,12 +632,15 @@ static void tracker__prune(struct py_tracker *t, uint64_t now_ns)
 }
 
 void py_tracker__watch(struct py_tracker *t, const volatile uint64_t *targets_gen,
-		       const volatile uint64_t *threads_gen)
+		       const volatile uint64_t *threads_gen, volatile uint64_t *threads_written)
 {
 	if (!t)
 		return;
 	t->targets_gen = targets_gen;
 	t->threads_gen = threads_gen;
+	t->threads_written = threads_written;
+	if (threads_written && !*threads_written)
+		*threads_written = 1; /* the walker may remember thread states from now on */
 }
 
 /* One recorded process in a pass: detect it, or refresh its thread map. */

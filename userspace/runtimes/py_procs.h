@@ -57,9 +57,13 @@ uint64_t py_tracker__due(const struct py_tracker *t);
  * thread of a process in "py_procs" starts or exits
  * (collector__py_threads_gen).  With it, thread counts are looked at only
  * for PY_HOT_NS after a change; the full refresh each second stays.
+ * threads_written (borrowed, may be NULL): a counter the tracker sets
+ * non-zero here and changes after each change it makes to "py_threads"
+ * (collector__py_threads_written), so the walker may remember a thread's
+ * state across samples until then.
  */
 void py_tracker__watch(struct py_tracker *t, const volatile uint64_t *targets_gen,
-		       const volatile uint64_t *threads_gen);
+		       const volatile uint64_t *threads_gen, volatile uint64_t *threads_written);
 
 /* The layout of process pid, or NULL when it is not known to run CPython. */
 const struct py_layout *py_tracker__layout(const struct py_tracker *t, pid_t pid);
