@@ -196,9 +196,10 @@ static void test_perf_estimate(void **state)
 
 /*
  * One-time work after warm-up (a module's DWARF and CFI read when a process
- * loads it): single intervals at 30 % among intervals at 0.6 % never lower
- * the duty, however often they come, as long as they do not come twice in a
- * row; two in a row do.
+ * loads it): single intervals at 30 % among intervals at 0.6 % do not lower
+ * the duty as long as they do not come twice in a row (two in a row do) or
+ * so often that the mean of mean_window (8) intervals is over the budget
+ * (test_mean_over_budget_lowers).
  */
 static const struct step spikes[] = {
 	{ 0, 0, 0, BUDGET_SKIP, 1 },
@@ -220,6 +221,51 @@ static void test_one_time_work_does_not_lower(void **state)
 	(void)state;
 	config(&cfg);
 	replay(&cfg, spikes, sizeof(spikes) / sizeof(spikes[0]), NULL);
+}
+
+/*
+ * A cost that alternates over and under the budget (0.6 %, then 1.8 %: a
+ * mean of 1.2 %) never has two intervals over it in a row, so only the mean
+ * of the last 8 intervals at one factor lowers it: after the eighth, to
+ * ceil(1 * 1.2 / 0.7) = 2; the next interval settles, and at the new factor
+ * the window starts again (0.3 % / 0.9 % holds).  A steady 0.9 % never
+ * lowers.
+ */
+static const struct step alternating[] = {
+	{ 0, 0, 0, BUDGET_SKIP, 1 },   { 2, 0, 0, BUDGET_SKIP, 1 },
+	{ 3, 6, 0, BUDGET_HOLD, 1 },   { 4, 18, 0, BUDGET_HOLD, 1 },
+	{ 5, 6, 0, BUDGET_HOLD, 1 },   { 6, 18, 0, BUDGET_HOLD, 1 },
+	{ 7, 6, 0, BUDGET_HOLD, 1 },   { 8, 18, 0, BUDGET_HOLD, 1 },
+	{ 9, 6, 0, BUDGET_HOLD, 1 },   { 10, 18, 0, BUDGET_HOLD, 1 }, /* mean 1.2 %, now over */
+	{ 11, 6, 0, BUDGET_LOWER, 2 }, /* the first interval under it lowers */
+	{ 12, 3, 0, BUDGET_SKIP, 2 },  { 13, 3, 0, BUDGET_HOLD, 2 },
+	{ 14, 9, 0, BUDGET_HOLD, 2 },  { 15, 3, 0, BUDGET_HOLD, 2 },
+	{ 16, 9, 0, BUDGET_HOLD, 2 },  { 17, 3, 0, BUDGET_HOLD, 2 },
+	{ 18, 9, 0, BUDGET_HOLD, 2 },  { 19, 3, 0, BUDGET_HOLD, 2 },
+	{ 20, 9, 0, BUDGET_HOLD, 2 },  { 21, 3, 0, BUDGET_HOLD, 2 },
+};
+
+static void test_mean_over_budget_lowers(void **state)
+{
+	struct budget_config cfg;
+	struct step steady[20];
+
+	(void)state;
+	config(&cfg);
+	replay(&cfg, alternating, sizeof(alternating) / sizeof(alternating[0]), NULL);
+	for (size_t i = 0; i < 20; i++)
+		steady[i] = (struct step){ i ? i + 1 : 0, i > 1 ? 9 : 0, 0,
+					   i > 1 ? BUDGET_HOLD : BUDGET_SKIP, 1 };
+	replay(&cfg, steady, 20, NULL);
+	cfg.mean_window = 0; /* off: the alternating cost is never lowered */
+	for (size_t i = 0; i < 10; i++) {
+		steady[i] = alternating[i];
+		steady[i].action = i > 1 ? BUDGET_HOLD : BUDGET_SKIP;
+	}
+	steady[10] = alternating[10];
+	steady[10].action = BUDGET_HOLD;
+	steady[10].factor = 1;
+	replay(&cfg, steady, 11, NULL);
 }
 
 /* Never past max_factor; never below 1; counters going back re-reference. */
@@ -315,6 +361,7 @@ int main(void)
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_perf_estimate),
 		cmocka_unit_test(test_one_time_work_does_not_lower),
+		cmocka_unit_test(test_mean_over_budget_lowers),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_duty_parse),
 		cmocka_unit_test(test_reader_rejects_bad_duty_changes),

@@ -27,6 +27,12 @@
  * one-time work (a module's DWARF and CFI read when a process loads it, an
  * exec) does not lower the rate and skew the reweighted shares.
  *
+ * A cost that alternates over and under the budget (one interval heavy, the
+ * next light) never has lower_after intervals over it in a row, yet its mean
+ * is over: so the factor also goes up once the mean share of the last
+ * mean_window intervals at one factor exceeds the budget, to the factor
+ * predicted to bring that mean to target_frac.
+ *
  * Hysteresis: the factor goes up once lower_after consecutive intervals'
  * shares exceed the budget, to the factor predicted to bring the smallest of
  * them to target_frac of the budget (cost taken as proportional to the
@@ -71,7 +77,13 @@ struct budget_config {
 	uint32_t max_lower_step;     /* lower multiplies the factor by at most this (16) */
 	uint32_t settle_intervals;   /* intervals not judged after a change (1): the recorder
 					still works off samples taken at the old rate */
+	uint32_t mean_window;	     /* also lower when the mean share of this many intervals
+					at one factor is over the budget (8; at most
+					BUDGET_WINDOW_MAX, 0 = off): a cost that alternates
+					over and under it never has lower_after in a row */
 };
+
+#define BUDGET_WINDOW_MAX 16
 
 /* One observation: cumulative values since the recording started. */
 struct budget_obs {
@@ -104,6 +116,9 @@ struct budget {
 	uint32_t over_intervals; /* consecutive intervals over the budget */
 	double over_share;	 /* the smallest share of those intervals */
 	uint32_t settling;	 /* intervals left to skip after a change */
+	/* The last judged intervals at this factor (a ring of mean_window). */
+	uint64_t win_cost_ns[BUDGET_WINDOW_MAX], win_interval_ns[BUDGET_WINDOW_MAX];
+	uint32_t win_n, win_next;
 	/* Statistics for the capture. */
 	uint32_t lowered, raised;
 	uint32_t peak_factor;

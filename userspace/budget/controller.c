@@ -25,6 +25,7 @@ void budget_config__default(struct budget_config *cfg, double pct, uint32_t freq
 	cfg->max_raise_step = 4;
 	cfg->max_lower_step = 16;
 	cfg->settle_intervals = 1;
+	cfg->mean_window = 8;
 }
 
 void budget__init(struct budget *b, const struct budget_config *cfg)
@@ -39,6 +40,8 @@ void budget__init(struct budget *b, const struct budget_config *cfg)
 		b->cfg.max_lower_step = 2;
 	if (!b->cfg.lower_after)
 		b->cfg.lower_after = 1;
+	if (b->cfg.mean_window > BUDGET_WINDOW_MAX)
+		b->cfg.mean_window = BUDGET_WINDOW_MAX;
 	b->factor = 1;
 	b->peak_factor = 1;
 }
@@ -78,6 +81,29 @@ static uint32_t predicted_factor(const struct budget *b, double share)
 	return clamp_factor(b, ceil((double)b->factor * share / target));
 }
 
+/* Add an interval to the window; the window's mean share once it is full,
+ * else a negative value. */
+static double window_mean(struct budget *b, uint64_t cost_ns, uint64_t interval_ns)
+{
+	uint64_t cost = 0, time = 0;
+	uint32_t n = b->cfg.mean_window;
+
+	if (!n)
+		return -1.0;
+	b->win_cost_ns[b->win_next] = cost_ns;
+	b->win_interval_ns[b->win_next] = interval_ns;
+	b->win_next = (b->win_next + 1) % n;
+	if (b->win_n < n)
+		b->win_n++;
+	if (b->win_n < n)
+		return -1.0;
+	for (uint32_t i = 0; i < n; i++) {
+		cost += b->win_cost_ns[i];
+		time += b->win_interval_ns[i];
+	}
+	return time ? (double)cost / (double)time : -1.0;
+}
+
 struct budget_decision budget__step(struct budget *b, const struct budget_obs *o)
 {
 	struct budget_decision d = { .action = BUDGET_SKIP, .factor = b->factor };
@@ -107,9 +133,20 @@ struct budget_decision budget__step(struct budget *b, const struct budget_obs *o
 		    runs * b->cfg.perf_ns_per_sample;
 	d.share = (double)d.cost_ns / (double)d.interval_ns;
 	b->last = *o;
+	double mean = window_mean(b, d.cost_ns, d.interval_ns);
 
 	d.action = BUDGET_HOLD;
-	if (d.share > b->cfg.budget_frac) {
+	if (d.share <= b->cfg.budget_frac && mean > b->cfg.budget_frac) {
+		uint32_t f = predicted_factor(b, mean);
+		uint64_t ceiling = (uint64_t)b->factor * b->cfg.max_lower_step;
+
+		if (f > ceiling)
+			f = (uint32_t)ceiling;
+		if (f > b->factor) {
+			d.action = BUDGET_LOWER;
+			d.factor = f;
+		}
+	} else if (d.share > b->cfg.budget_frac) {
 		b->room_intervals = 0;
 		if (!b->over_intervals++ || d.share < b->over_share)
 			b->over_share = d.share;
@@ -150,6 +187,8 @@ struct budget_decision budget__step(struct budget *b, const struct budget_obs *o
 	if (d.action == BUDGET_LOWER || d.action == BUDGET_RAISE) {
 		b->settling = b->cfg.settle_intervals;
 		b->over_intervals = 0;
+		b->win_n = 0; /* the window holds one factor's intervals */
+		b->win_next = 0;
 	}
 	b->factor = d.factor;
 	if (b->factor > b->peak_factor)
