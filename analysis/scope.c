@@ -108,6 +108,10 @@ static bool cgroup_matches(const struct capture *c, uint32_t cg, const char *val
 	path = capture__string(c, c->cgroups[cg].path);
 	if (!path[0])
 		return false;
+	/* "web/app" is relative to the hierarchy's root, as record --cgroup
+	 * takes it: the capture's "/web/app" */
+	if (value[0] != '/' && path[0] == '/')
+		path++;
 	while (n > 1 && value[n - 1] == '/')
 		n--;
 	if (n == 1 && value[0] == '/')

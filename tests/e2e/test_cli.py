@@ -200,6 +200,40 @@ def test_record_in_its_own_pid_namespace_is_refused():
         assert not os.path.exists(out)
 
 
+def test_sigint_during_start_up_is_kept():
+    """A SIGINT that arrives during start-up (BPF load and snapshots, a
+    second or two on a loaded host) stops the recording as soon as it
+    starts: the command is never run (status 130, a message naming it), and
+    -a stops at once.  The recorder starts with SIGINT ignored, as a shell's
+    background job does, which used to lose the signal: `sleep 30` ran to
+    its end."""
+    H.require_root()
+
+    def ignore_sigint():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    for args, want_rc in ((["--", "sleep", "30"], 130), (["-a"], None)):
+        out = H.tmp_path("cli-early.msc")
+        proc = subprocess.Popen([H.BIN, "record", "-q", "-f", "-o", out] + args,
+                                stderr=subprocess.PIPE, text=True, preexec_fn=ignore_sigint)
+        time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError("%s: still running 120 s after an early SIGINT" % args)
+        H.log("%s: status %d, %s" % (args, proc.returncode, err.strip()))
+        if want_rc is not None:
+            assert proc.returncode == want_rc, (proc.returncode, err)
+            assert "during start-up: 'sleep' not run" in err, err
+            assert "0 samples" in H.report(out).stdout or \
+                "no samples" in H.report(out).stdout
+        else:
+            assert proc.returncode == 0, (proc.returncode, err)
+            assert os.path.exists(out)
+
+
 def test_help_texts():
     top = H.run([H.BIN, "--help"], check=True).stdout
     assert "pprof" in top and "speedscope" in top and "symbolize" in top, top

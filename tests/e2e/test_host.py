@@ -334,6 +334,10 @@ def test_host_containers_split_and_names():
     by_cgroup = H.parse_folded(H.run([H.BIN, "convert", capture, "--to", "folded", "--cgroup",
                                       "/machine.slice"], check=True).stdout)
     assert H.total(by_cgroup) == sum(leaves["A"].values()) + sum(leaves["B"].values())
+    # relative to the hierarchy's root, as record --cgroup takes it
+    relative = H.parse_folded(H.run([H.BIN, "convert", capture, "--to", "folded", "--cgroup",
+                                     "machine.slice/"], check=True).stdout)
+    assert H.total(relative) == H.total(by_cgroup), (H.total(relative), H.total(by_cgroup))
 
     # pprof labels: -tags lists the containers and pids; -tagfocus selects A
     pb = H.tmp_path("host.pb.gz")

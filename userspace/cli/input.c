@@ -105,7 +105,16 @@ int cli_input__open_range(const char *cmd, const char *path, struct cli_input_ra
 			 path);
 		return -EINVAL;
 	}
-	return capture__open(path, out, err, errlen);
+	int rc = capture__open(path, out, err, errlen);
+	size_t n = strlen(err);
+
+	/* another tool's profile (pprof, folded, perf script) is read by
+	 * convert, which makes a capture of it */
+	if (rc == -EBADMSG && strstr(err, "bad magic") && n + 1 < errlen)
+		snprintf(err + n, errlen - n,
+			 "; a pprof, folded or perf script file is imported first: "
+			 "microscope convert %s -o FILE.msc", path);
+	return rc;
 }
 
 int cli_input__read_dir_range(const char *cmd, const char *path, struct cli_input_range range,

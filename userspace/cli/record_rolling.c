@@ -286,9 +286,11 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 	}
 	if (!r->o->quiet)
 		fprintf(stderr,
-			"[ microscope: %" PRIu64 " samples in %" PRIu64 " segments written to %s"
+			"[ microscope: %" PRIu64 " sample%s in %" PRIu64 " segment%s written to %s"
 			" (%" PRIu64 " deleted by retention) ]\n",
-			total_samples, segment_writer__published(r->segments), r->o->continuous,
+			total_samples, total_samples == 1 ? "" : "s",
+			segment_writer__published(r->segments),
+			segment_writer__published(r->segments) == 1 ? "" : "s", r->o->continuous,
 			segment_writer__deleted(r->segments));
 	return 0;
 }

@@ -462,23 +462,37 @@ static int session__arm_duration(struct record_session *s)
 	return 0;
 }
 
-/* Signal handlers, sampling attached, the duration timer, the command run. */
-static int session__start(struct record_session *s)
+/*
+ * The stop and snapshot signals' handlers, before anything is set up: a
+ * SIGINT or SIGTERM during start-up (BPF load, snapshots: a second or two
+ * on a loaded host) is kept, and recording stops as soon as it starts,
+ * rather than the signal killing the recorder or (SIGINT ignored, as in a
+ * shell's background job) being lost.
+ */
+static int session__signals(void)
 {
-	const struct record_options *o = s->o;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct sigaction snap = { .sa_handler = on_snapshot, .sa_flags = SA_RESTART };
-	char why[512] = "";
-	int err, wstatus;
 
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&snap.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
 	    sigaction(SIGALRM, &sa, NULL) || sigaction(SIGUSR1, &snap, NULL)) {
-		err = -errno;
+		int err = -errno;
+
 		step_failed(err, "installing signal handlers");
 		return err;
 	}
+	return 0;
+}
+
+/* Sampling attached, the duration timer, the command run. */
+static int session__start(struct record_session *s)
+{
+	const struct record_options *o = s->o;
+	char why[512] = "";
+	int err, wstatus;
+
 	err = collector__start(s->col, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "microscope record: starting sampling: %s\n",
@@ -499,6 +513,21 @@ static int session__start(struct record_session *s)
 			step_failed(err, "arming the --duration timer");
 			return err;
 		}
+	}
+	if (o->argv && stop_signal) {
+		/* stopped during start-up: the command never runs (its gate
+		 * closed unopened, it exits 127 without exec) */
+		fprintf(stderr, "microscope record: %s during start-up: '%s' not run\n",
+			strsignal(stop_signal), o->argv[0]);
+		close(s->launch.gate_fd);
+		close(s->launch.error_fd);
+		s->launch.gate_fd = -1;
+		s->launch.error_fd = -1;
+		waitpid(s->launch.pid, &wstatus, 0);
+		s->launch.pid = -1;
+		s->child_done = true;
+		s->status = 128 + stop_signal;
+		return 0;
 	}
 	if (o->argv) {
 		err = launcher__release(&s->launch);
@@ -753,8 +782,10 @@ static int session__seal(struct record_session *s)
 
 		if (stat(path, &st))
 			st.st_size = 0;
-		fprintf(stderr, "[ microscope: %llu samples written to %s (%.1f KiB) ]\n",
-			(unsigned long long)processor__samples(s->proc), path, st.st_size / 1024.0);
+		uint64_t n = processor__samples(s->proc);
+
+		fprintf(stderr, "[ microscope: %llu sample%s written to %s (%.1f KiB) ]\n",
+			(unsigned long long)n, n == 1 ? "" : "s", path, st.st_size / 1024.0);
 		if (s->t_halt > 0 && s->o->system_wide) {
 			uint64_t mean, max = processor__lag_ns(s->proc, &mean);
 
@@ -848,7 +879,7 @@ int record_session__run(const struct record_options *o, const char *record_comma
 	struct record_session s;
 
 	session__init(&s, o);
-	if (!session__wire(&s, record_command) && !session__start(&s)) {
+	if (!session__signals() && !session__wire(&s, record_command) && !session__start(&s)) {
 		/* A failed drain still seals what was recorded, then exits 1. */
 		int err = session__drain(&s);
 

@@ -218,7 +218,9 @@ static void print_groups(const struct report *r, const struct analysis_groups *g
 	char w[32];
 
 	printf("\nby %s (%s)\n", kinds[r->opt->by], r->ns ? "ms" : r->unit);
-	printf("  %6s %*s %9s  %s\n", "share", r->wwidth, r->ns ? "ms" : r->unit, "samples",
+	/* the weight (samples at the requested rate, or ms) beside the
+	 * samples recorded (fewer when the budget lowered the duty) */
+	printf("  %6s %*s %9s  %s\n", "share", r->wwidth, r->ns ? "ms" : r->unit, "recorded",
 	       kinds[r->opt->by]);
 	for (uint32_t i = 0; i < g->nrows; i++) {
 		const struct analysis_group *row = &g->rows[i];

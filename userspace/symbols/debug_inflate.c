@@ -16,7 +16,7 @@
  * would be memory all the same); without one, the caller falls back to
  * the heap.
  *
- * The layout is debug_zstd.c's: the file's ELF header and section header
+ * The layout is debug_layout.c's: the file's ELF header and section header
  * table (same indexes, names and links) minus the program headers;
  * allocated sections become SHT_NOBITS.  The file is untrusted: declared
  * sizes are checked against SYM_MAX_DEBUG_SECTION and the image against
@@ -36,11 +36,6 @@
 
 #include "userspace/symbols/symbols_internal.h"
 
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define HOST_ELFDATA ELFDATA2LSB
-#else
-#define HOST_ELFDATA ELFDATA2MSB
-#endif
 
 /* Decompressed bytes written at a time. */
 #define DI_CHUNK (256u << 10)
@@ -48,21 +43,6 @@
 /* Where the image goes: the first of these on a disk file system. */
 static const char *const di_dirs[] = {"/var/tmp", "/tmp"};
 
-struct di_sec {
-	const uint8_t *raw; /* file bytes, NULL when nothing is written */
-	uint64_t raw_size;
-	uint64_t size; /* bytes in the image */
-	uint64_t align;
-	uint64_t offset; /* in the image */
-	uint32_t ch_type; /* ELFCOMPRESS_ZLIB or _ZSTD, or 0: copied */
-};
-
-static uint64_t di_align(uint64_t v, uint64_t a)
-{
-	return a <= 1 ? v : (v + a - 1) / a * a;
-}
-
-/* An unnamed 0600 file on a disk file system, or -errno. */
 static int di_tmpfile(void)
 {
 	for (size_t i = 0; i < sizeof(di_dirs) / sizeof(di_dirs[0]); i++) {
@@ -96,36 +76,8 @@ static int di_write(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int di_plan(Elf_Scn *scn, const Elf64_Shdr *sh, struct di_sec *z)
-{
-	Elf_Data *raw;
-	Elf64_Chdr ch;
-
-	z->align = sh->sh_addralign ? sh->sh_addralign : 1;
-	if (sh->sh_type == SHT_NOBITS || (sh->sh_flags & SHF_ALLOC) || sh->sh_size == 0)
-		return 0;
-	raw = elf_rawdata(scn, NULL);
-	if (!raw || !raw->d_buf || raw->d_size != sh->sh_size)
-		return -EINVAL;
-	z->raw = raw->d_buf;
-	z->raw_size = raw->d_size;
-	z->size = sh->sh_size;
-	if (!(sh->sh_flags & SHF_COMPRESSED))
-		return 0;
-	if (z->raw_size < sizeof(ch))
-		return -EINVAL;
-	memcpy(&ch, z->raw, sizeof(ch));
-	if ((ch.ch_type != ELFCOMPRESS_ZLIB && ch.ch_type != ELFCOMPRESS_ZSTD) ||
-	    ch.ch_size > SYM_MAX_DEBUG_SECTION || ch.ch_addralign > 4096)
-		return -EINVAL;
-	z->ch_type = ch.ch_type;
-	z->size = ch.ch_size;
-	z->align = ch.ch_addralign ? ch.ch_addralign : 1;
-	return 0;
-}
-
 /* Streams z's zlib data into fd at z->offset: exactly z->size bytes. */
-static int di_inflate_zlib(const struct di_sec *z, int fd, uint8_t *buf)
+static int di_inflate_zlib(const struct debug_sec *z, int fd, uint8_t *buf)
 {
 	z_stream s = {0};
 	uint64_t done = 0;
@@ -159,7 +111,7 @@ static int di_inflate_zlib(const struct di_sec *z, int fd, uint8_t *buf)
 }
 
 /* Streams z's zstd frames into fd at z->offset: exactly z->size bytes. */
-static int di_inflate_zstd(const struct di_sec *z, int fd, uint8_t *buf)
+static int di_inflate_zstd(const struct debug_sec *z, int fd, uint8_t *buf)
 {
 	ZSTD_DStream *ds = ZSTD_createDStream();
 	ZSTD_inBuffer in = {z->raw + sizeof(Elf64_Chdr), z->raw_size - sizeof(Elf64_Chdr), 0};
@@ -189,44 +141,16 @@ static int di_inflate_zstd(const struct di_sec *z, int fd, uint8_t *buf)
 
 int debug_inflate__file(Elf *elf, int *out_fd, size_t *out_size)
 {
-	Elf64_Ehdr *eh = elf64_getehdr(elf), neh;
-	size_t shnum = 0, i;
-	struct di_sec *secs = NULL;
+	struct debug_layout l;
 	uint8_t *buf = NULL;
-	uint64_t off, shoff;
-	int fd = -1, err = -EINVAL;
+	Elf64_Ehdr eh;
+	int fd = -1, err;
 
 	*out_fd = -1;
 	*out_size = 0;
-	if (!eh || eh->e_ident[EI_DATA] != HOST_ELFDATA || elf_getshdrnum(elf, &shnum) ||
-	    shnum == 0 || shnum > SYM_MAX_DEBUG_SECTIONS)
-		goto cleanup;
-	secs = calloc(shnum, sizeof(*secs));
-	if (!secs) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	off = sizeof(Elf64_Ehdr);
-	for (i = 1; i < shnum; i++) {
-		Elf_Scn *scn = elf_getscn(elf, i);
-		Elf64_Shdr *sh = scn ? elf64_getshdr(scn) : NULL;
-
-		if (!sh)
-			goto cleanup;
-		err = di_plan(scn, sh, &secs[i]);
-		if (err)
-			goto cleanup;
-		err = -EINVAL;
-		off = di_align(off, secs[i].align);
-		secs[i].offset = off;
-		off += secs[i].size;
-		if (off > SYM_MAX_DEBUG_IMAGE)
-			goto cleanup;
-	}
-	shoff = di_align(off, 8);
-	off = shoff + shnum * sizeof(Elf64_Shdr);
-	if (off > SYM_MAX_DEBUG_IMAGE)
-		goto cleanup;
+	err = debug_layout__plan(elf, 1u << ELFCOMPRESS_ZLIB | 1u << ELFCOMPRESS_ZSTD, &l);
+	if (err)
+		return err;
 	buf = malloc(DI_CHUNK);
 	if (!buf) {
 		err = -ENOMEM;
@@ -237,45 +161,32 @@ int debug_inflate__file(Elf *elf, int *out_fd, size_t *out_size)
 		err = fd;
 		goto cleanup;
 	}
-	err = ftruncate(fd, (off_t)off) ? -errno : 0;
-	neh = *eh;
-	neh.e_phoff = 0;
-	neh.e_phnum = 0;
-	neh.e_phentsize = 0;
-	neh.e_shoff = shoff;
-	neh.e_shentsize = sizeof(Elf64_Shdr);
+	err = ftruncate(fd, (off_t)l.size) ? -errno : 0;
+	debug_layout__ehdr(&l, &eh);
 	if (!err)
-		err = di_write(fd, &neh, sizeof(neh), 0);
-	for (i = 0; !err && i < shnum; i++) {
-		Elf64_Shdr sh = *elf64_getshdr(elf_getscn(elf, i));
-		struct di_sec *z = &secs[i];
+		err = di_write(fd, &eh, sizeof(eh), 0);
+	for (size_t i = 0; !err && i < l.shnum; i++) {
+		const struct debug_sec *z = &l.secs[i];
+		Elf64_Shdr sh;
 
-		if (i > 0) {
-			if (sh.sh_type != SHT_NOBITS && (sh.sh_flags & SHF_ALLOC))
-				sh.sh_type = SHT_NOBITS;
-			sh.sh_offset = z->offset;
-			if (z->ch_type) {
-				err = z->ch_type == ELFCOMPRESS_ZLIB ? di_inflate_zlib(z, fd, buf)
-								      : di_inflate_zstd(z, fd, buf);
-				sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
-				sh.sh_size = z->size;
-				sh.sh_addralign = z->align;
-			} else if (z->raw) {
-				err = di_write(fd, z->raw, z->size, z->offset);
-			}
-		}
+		debug_layout__shdr(elf, &l, i, &sh);
+		if (i > 0 && z->ch_type)
+			err = z->ch_type == ELFCOMPRESS_ZLIB ? di_inflate_zlib(z, fd, buf)
+							      : di_inflate_zstd(z, fd, buf);
+		else if (i > 0 && z->raw)
+			err = di_write(fd, z->raw, z->size, z->offset);
 		if (!err)
-			err = di_write(fd, &sh, sizeof(sh), shoff + i * sizeof(Elf64_Shdr));
+			err = di_write(fd, &sh, sizeof(sh), l.shoff + i * sizeof(Elf64_Shdr));
 	}
 	if (err)
 		goto cleanup;
 	*out_fd = fd;
-	*out_size = off;
+	*out_size = l.size;
 	fd = -1;
 cleanup:
 	if (fd >= 0)
 		close(fd);
 	free(buf);
-	free(secs);
+	debug_layout__release(&l);
 	return err;
 }

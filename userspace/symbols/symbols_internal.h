@@ -320,6 +320,34 @@ int elf_file__add_symbols(struct elf_file *f, GElf_Word type, struct sym_builder
 /* True if f has a section named name. */
 bool elf_file__has_section(struct elf_file *f, const char *name);
 
+/* debug_layout.c: a debug file rewritten with compressed sections
+ * decompressed (what debug_zstd.c and debug_inflate.c build). */
+struct debug_sec {
+	const uint8_t *raw; /* the file's bytes, NULL when nothing is copied */
+	uint64_t raw_size;
+	uint64_t size;	    /* bytes in the image */
+	uint64_t align;
+	uint64_t offset;    /* in the image */
+	uint32_t ch_type;   /* ELFCOMPRESS_* to decompress, or 0: copied */
+};
+struct debug_layout {
+	const Elf64_Ehdr *eh; /* the file's */
+	size_t shnum;
+	struct debug_sec *secs; /* shnum, [0] unused */
+	uint64_t shoff;		/* the image's section header table */
+	uint64_t size;		/* the image's bytes */
+};
+/* Plans the image of elf with the compressed sections of the kinds in kinds
+ * (a bit 1 << ELFCOMPRESS_*) decompressed and those of the other known kind
+ * copied as they are.  0, -EINVAL (not a host-order ELF64, an unknown
+ * compression, a declared size past SYM_MAX_DEBUG_SECTION or
+ * SYM_MAX_DEBUG_IMAGE) or -ENOMEM; l is released on error. */
+int debug_layout__plan(Elf *elf, uint32_t kinds, struct debug_layout *l);
+/* The image's ELF header, and its section header i (0 <= i < shnum). */
+void debug_layout__ehdr(const struct debug_layout *l, Elf64_Ehdr *out);
+void debug_layout__shdr(Elf *elf, const struct debug_layout *l, size_t i, Elf64_Shdr *out);
+void debug_layout__release(struct debug_layout *l);
+
 /* debug_zstd.c: zstd-compressed debug sections, which libelf 0.188 cannot
  * decompress. */
 /* True when elf has a section compressed with ELFCOMPRESS_ZSTD. */

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The layout of a debug file rewritten with its compressed sections
+ * decompressed (symbols_internal.h, debug_layout__plan): what
+ * debug_zstd.c builds in memory and debug_inflate.c writes to a file.
+ *
+ * The image keeps the file's ELF header and section header table (same
+ * indexes, names and links) minus the program headers; allocated sections
+ * become SHT_NOBITS.  The file is untrusted: its byte order must be the
+ * host's, the section count is bounded by SYM_MAX_DEBUG_SECTIONS, each
+ * declared decompressed size by SYM_MAX_DEBUG_SECTION and the image by
+ * SYM_MAX_DEBUG_IMAGE, all checked before the caller allocates or writes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "userspace/symbols/symbols_internal.h"
+
+/* Host byte order as an e_ident[EI_DATA] value. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_ELFDATA ELFDATA2LSB
+#else
+#define HOST_ELFDATA ELFDATA2MSB
+#endif
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	if (a <= 1)
+		return v;
+	return (v + a - 1) / a * a;
+}
+
+/* Plans one section: what is copied or decompressed, its size and
+ * alignment.  0 or -EINVAL. */
+static int plan_section(Elf_Scn *scn, const Elf64_Shdr *sh, uint32_t kinds, struct debug_sec *z)
+{
+	Elf_Data *raw;
+	Elf64_Chdr ch;
+
+	z->align = sh->sh_addralign ? sh->sh_addralign : 1;
+	if (sh->sh_type == SHT_NOBITS || (sh->sh_flags & SHF_ALLOC) || sh->sh_size == 0)
+		return 0;
+	raw = elf_rawdata(scn, NULL);
+	if (!raw || !raw->d_buf || raw->d_size != sh->sh_size)
+		return -EINVAL;
+	z->raw = raw->d_buf;
+	z->raw_size = raw->d_size;
+	z->size = sh->sh_size;
+	if (!(sh->sh_flags & SHF_COMPRESSED))
+		return 0;
+	if (z->raw_size < sizeof(ch))
+		return -EINVAL;
+	memcpy(&ch, z->raw, sizeof(ch));
+	if (ch.ch_type != ELFCOMPRESS_ZLIB && ch.ch_type != ELFCOMPRESS_ZSTD)
+		return -EINVAL;
+	if (!(kinds & (1u << ch.ch_type)))
+		return 0; /* copied compressed: libelf reads that kind itself */
+	if (ch.ch_size > SYM_MAX_DEBUG_SECTION || ch.ch_addralign > 4096)
+		return -EINVAL;
+	z->ch_type = ch.ch_type;
+	z->size = ch.ch_size;
+	z->align = ch.ch_addralign ? ch.ch_addralign : 1;
+	return 0;
+}
+
+int debug_layout__plan(Elf *elf, uint32_t kinds, struct debug_layout *l)
+{
+	uint64_t off;
+	size_t i;
+	int err = -EINVAL;
+
+	memset(l, 0, sizeof(*l));
+	l->eh = elf64_getehdr(elf);
+	if (!l->eh || l->eh->e_ident[EI_DATA] != HOST_ELFDATA || elf_getshdrnum(elf, &l->shnum) ||
+	    l->shnum == 0 || l->shnum > SYM_MAX_DEBUG_SECTIONS)
+		goto cleanup;
+	l->secs = calloc(l->shnum, sizeof(*l->secs));
+	if (!l->secs) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	off = sizeof(Elf64_Ehdr);
+	for (i = 1; i < l->shnum; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i);
+		Elf64_Shdr *sh = scn ? elf64_getshdr(scn) : NULL;
+
+		if (!sh)
+			goto cleanup;
+		err = plan_section(scn, sh, kinds, &l->secs[i]);
+		if (err)
+			goto cleanup;
+		err = -EINVAL;
+		off = align_up(off, l->secs[i].align);
+		l->secs[i].offset = off;
+		off += l->secs[i].size;
+		if (off > SYM_MAX_DEBUG_IMAGE)
+			goto cleanup;
+	}
+	l->shoff = align_up(off, 8);
+	l->size = l->shoff + l->shnum * sizeof(Elf64_Shdr);
+	if (l->size > SYM_MAX_DEBUG_IMAGE)
+		goto cleanup;
+	return 0;
+cleanup:
+	debug_layout__release(l);
+	return err;
+}
+
+void debug_layout__ehdr(const struct debug_layout *l, Elf64_Ehdr *out)
+{
+	*out = *l->eh;
+	out->e_phoff = 0;
+	out->e_phnum = 0;
+	out->e_phentsize = 0;
+	out->e_shoff = l->shoff;
+	out->e_shentsize = sizeof(Elf64_Shdr);
+}
+
+void debug_layout__shdr(Elf *elf, const struct debug_layout *l, size_t i, Elf64_Shdr *out)
+{
+	const struct debug_sec *z = &l->secs[i];
+
+	*out = *elf64_getshdr(elf_getscn(elf, i));
+	if (i == 0)
+		return;
+	if (out->sh_type != SHT_NOBITS && (out->sh_flags & SHF_ALLOC))
+		out->sh_type = SHT_NOBITS;
+	out->sh_offset = z->offset;
+	if (z->ch_type) {
+		out->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+		out->sh_size = z->size;
+		out->sh_addralign = z->align;
+	}
+}
+
+void debug_layout__release(struct debug_layout *l)
+{
+	free(l->secs);
+	memset(l, 0, sizeof(*l));
+}
