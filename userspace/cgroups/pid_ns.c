@@ -41,8 +41,10 @@ static void containers__describe(char (*paths)[CGROUP_PATH_MAX], int n, char *bu
 	}
 }
 
-/* Entries of pid's NSpid line (1 in the initial pid namespace), or -1. */
-static int nspid_levels(const char *proc_root, const char *pid)
+/* NSpid entries of pid's status, outermost first, into ids (room for
+ * NSPID_MAX): their number (1 in the initial pid namespace), or -1. */
+#define NSPID_MAX (PID_NS_MAX_DEPTH + 2)
+static int nspid_read(const char *proc_root, const char *pid, long ids[NSPID_MAX])
 {
 	char path[512], line[512];
 	int n = -1;
@@ -58,14 +60,26 @@ static int nspid_levels(const char *proc_root, const char *pid)
 		if (strncmp(line, "NSpid:", 6))
 			continue;
 		n = 0;
-		while (strtol(p, &end, 10) >= 0 && end != p) {
-			n++;
+		while (n < NSPID_MAX) {
+			long x = strtol(p, &end, 10);
+
+			if (end == p || x < 0)
+				break;
+			ids[n++] = x;
 			p = end;
 		}
 		break;
 	}
 	fclose(f);
 	return n;
+}
+
+/* Entries of pid's NSpid line (1 in the initial pid namespace), or -1. */
+static int nspid_levels(const char *proc_root, const char *pid)
+{
+	long ids[NSPID_MAX];
+
+	return nspid_read(proc_root, pid, ids);
 }
 
 /*
@@ -225,34 +239,10 @@ static int ns_depth(const char *proc_root, const char *pid, dev_t dev, ino_t ino
 /* The NSpid entry depth steps from the innermost of pid's status, or -1. */
 static long nspid_at(const char *proc_root, const char *pid, int depth)
 {
-	char path[512], line[512];
-	long ids[PID_NS_MAX_DEPTH + 2], v = -1;
-	int n = 0;
-	FILE *f;
+	long ids[NSPID_MAX];
+	int n = nspid_read(proc_root, pid, ids);
 
-	snprintf(path, sizeof(path), "%s/%s/status", proc_root, pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line + 6, *end;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		while (n < (int)(sizeof(ids) / sizeof(ids[0]))) {
-			long x = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			ids[n++] = x;
-			p = end;
-		}
-		break;
-	}
-	fclose(f);
-	if (depth < n)
-		v = ids[n - 1 - depth];
-	return v;
+	return depth >= 0 && depth < n ? ids[n - 1 - depth] : -1;
 }
 
 int pid_ns__host_pid(const char *proc_root, int ns_fd, pid_t ns_pid, pid_t *host, char *err,
