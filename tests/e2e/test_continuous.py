@@ -332,7 +332,7 @@ def test_preset_production_sleeps_while_idle():
     counts (from wait4) leaves out start-up and sealing."""
     H.require_root()
     if not os.path.exists(H.DEBIAN_PYTHON):
-        H.skip("%s is not installed" % H.DEBIAN_PYTHON)
+        H.skip("%s is not installed: `make deps` installs Debian's python3.11" % H.DEBIAN_PYTHON)
     idle = subprocess.Popen([H.DEBIAN_PYTHON, "-c", "import time\nwhile True: time.sleep(3600)"])
     try:
         time.sleep(0.5)  # the interpreter is up: detected at the first poll

@@ -54,13 +54,7 @@ void jit__drained(struct processor *p, const void *rec, uint32_t len)
 		p->jit_wanted[p->njit_wanted++] = r.f.pid;
 	if (!p->jit_maplog) {
 		p->jit_maplog = calloc(JIT_MAPLOG_MAX, sizeof(*p->jit_maplog));
-		/* Read its files at the round (jit__round); a full list waits for the
-	 * periodic reads. */
-	for (k = 0; k < p->njit_wanted && p->jit_wanted[k] != r.f.pid; k++)
-		;
-	if (k == p->njit_wanted && k < sizeof(p->jit_wanted) / sizeof(p->jit_wanted[0]))
-		p->jit_wanted[p->njit_wanted++] = r.f.pid;
-	if (!p->jit_maplog) {
+		if (!p->jit_maplog) {
 			p->jit_maplog_floor = UINT64_MAX; /* no record: windows stay unnamed */
 			return;
 		}
