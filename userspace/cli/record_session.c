@@ -47,6 +47,7 @@
 #include "record_rolling.h"
 #include "record_status.h"
 #include "record_python.h"
+#include "record_signals.h"
 #include "record_wake.h"
 
 /* Live processing: at most this much per drain round (ns), at most this far
@@ -75,24 +76,6 @@ struct record_session {
 	struct record_status live;     /* the status line on a TTY */
 	struct record_wake wake;       /* when the drain loop wakes */
 };
-
-static volatile sig_atomic_t stop_signal;
-static volatile sig_atomic_t snapshot_requested; /* SIGUSR1 (--window) */
-/* The collector whose sampling a stop signal or the duration timer halts
- * (collector__halt_sampling is async-signal-safe), or NULL. */
-static struct collector *volatile halt_col;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-	collector__halt_sampling(halt_col);
-}
-
-static void on_snapshot(int sig)
-{
-	(void)sig;
-	snapshot_requested = 1;
-}
 
 static void step_failed(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -462,30 +445,6 @@ static int session__arm_duration(struct record_session *s)
 	return 0;
 }
 
-/*
- * The stop and snapshot signals' handlers, before anything is set up: a
- * SIGINT or SIGTERM during start-up (BPF load, snapshots: a second or two
- * on a loaded host) is kept, and recording stops as soon as it starts,
- * rather than the signal killing the recorder or (SIGINT ignored, as in a
- * shell's background job) being lost.
- */
-static int session__signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct sigaction snap = { .sa_handler = on_snapshot, .sa_flags = SA_RESTART };
-
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&snap.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
-	    sigaction(SIGALRM, &sa, NULL) || sigaction(SIGUSR1, &snap, NULL)) {
-		int err = -errno;
-
-		step_failed(err, "installing signal handlers");
-		return err;
-	}
-	return 0;
-}
-
 /* Sampling attached, the duration timer, the command run. */
 static int session__start(struct record_session *s)
 {
@@ -499,7 +458,7 @@ static int session__start(struct record_session *s)
 			why[0] ? why : strerror(-err));
 		return err;
 	}
-	halt_col = s->col;
+	record_signals__halt(s->col);
 	record_wake__init(&s->wake, o, s->py != NULL);
 	if (o->argv)
 		record_wake__watch(&s->wake, s->col, s->launch.pid);
@@ -514,11 +473,11 @@ static int session__start(struct record_session *s)
 			return err;
 		}
 	}
-	if (o->argv && stop_signal) {
+	if (o->argv && record_signals__stop()) {
 		/* stopped during start-up: the command never runs (its gate
 		 * closed unopened, it exits 127 without exec) */
 		fprintf(stderr, "microscope record: %s during start-up: '%s' not run\n",
-			strsignal(stop_signal), o->argv[0]);
+			strsignal(record_signals__stop()), o->argv[0]);
 		close(s->launch.gate_fd);
 		close(s->launch.error_fd);
 		s->launch.gate_fd = -1;
@@ -526,7 +485,7 @@ static int session__start(struct record_session *s)
 		waitpid(s->launch.pid, &wstatus, 0);
 		s->launch.pid = -1;
 		s->child_done = true;
-		s->status = 128 + stop_signal;
+		s->status = 128 + record_signals__stop();
 		return 0;
 	}
 	if (o->argv) {
@@ -618,7 +577,7 @@ static int session__drain(struct record_session *s)
 	uint64_t now_ns;
 
 	record_status__init(&s->live, !o->quiet);
-	while (!stop_signal) {
+	while (!record_signals__stop()) {
 		record_status__tick(&s->live, processor__samples(s->proc), collector__lost(s->col));
 		if (s->py)
 			(void)py_tracker__poll(s->py, (uint64_t)(now_s() * 1e9));
@@ -656,8 +615,7 @@ static int session__drain(struct record_session *s)
 		err = record_rolling__tick(s->roll, s->b, now_ns);
 		if (err > 0)
 			err = session__compact(s);
-		if (!err && snapshot_requested) {
-			snapshot_requested = 0;
+		if (!err && record_signals__take_snapshot()) {
 			err = record_rolling__snapshot(s->roll, s->b, (uint64_t)(now_s() * 1e9));
 		}
 		if (err)
@@ -811,7 +769,7 @@ static void session__finish(struct record_session *s)
 	/* Sampling ends here at the latest (the duration timer or a signal may
 	 * have halted it already): what follows is processing the backlog. */
 	collector__halt_sampling(s->col);
-	halt_col = NULL;
+	record_signals__halt(NULL);
 	s->t_halt = collector__halted_at(s->col) ? collector__halted_at(s->col) / 1e9 : now_s();
 	record_status__finish(&s->live);
 	if (o->argv)
@@ -845,7 +803,7 @@ static void session__release(struct record_session *s)
 		kill(s->launch.pid, SIGKILL);
 		waitpid(s->launch.pid, NULL, 0);
 	}
-	halt_col = NULL;
+	record_signals__halt(NULL);
 	record_wake__release(&s->wake);
 	collector__free(s->col);
 	budget_monitor__free(s->budget);
@@ -877,12 +835,15 @@ static void session__init(struct record_session *s, const struct record_options 
 int record_session__run(const struct record_options *o, const char *record_command)
 {
 	struct record_session s;
+	int err;
 
 	session__init(&s, o);
-	if (!session__signals() && !session__wire(&s, record_command) && !session__start(&s)) {
+	err = record_signals__install();
+	if (err) {
+		step_failed(err, "installing signal handlers");
+	} else if (!session__wire(&s, record_command) && !session__start(&s)) {
 		/* A failed drain still seals what was recorded, then exits 1. */
-		int err = session__drain(&s);
-
+		err = session__drain(&s);
 		session__finish(&s);
 		if (err)
 			s.status = 1;
