@@ -262,8 +262,13 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 		nprofiles++;
 		i = end;
 	}
+	/*
+	 * speedscope opens on the profile with the most time: an off-CPU one
+	 * competes when the on-CPU profiles are in nanoseconds too (a sleeper's
+	 * waits outweigh its one start-up sample), never against bare counts.
+	 */
 	offcpu_profiles(out, c, ivs, niv, frame_index, empty_index, path, &first, &nprofiles,
-			&active, &best, !nprofiles);
+			&active, &best, !nprofiles || ns_unit);
 	fprintf(out, "\n],\n\"activeProfileIndex\":%" PRIu32 "}\n", active);
 	if (niv)
 		formats_note__add(note, "%u off-CPU intervals as per-thread 'off-CPU' profiles "

@@ -309,4 +309,11 @@ def test_speedscope_off_cpu_profile():
                if p["name"].endswith("-%d off-CPU" % sleeps[0]["tid"])][0]
     names = {doc["shared"]["frames"][i]["name"] for s in sleeper["samples"] for i in s}
     assert "do_sleeps" in names or "sleep_once" in names, names
+    # it opens on the profile with the most time: the sleeper's waits, not
+    # its few on-CPU samples (all profiles are in nanoseconds here)
+    assert all(p["unit"] == "nanoseconds" for p in doc["profiles"])
+    heaviest = max(doc["profiles"], key=lambda p: p["endValue"])
+    assert doc["profiles"][doc["activeProfileIndex"]] is heaviest, (
+        doc["activeProfileIndex"], [(p["name"], p["endValue"]) for p in doc["profiles"]])
+    assert heaviest is sleeper, (heaviest["name"], sleeper["name"])
     F._speedscope(out, "main", "speedscope-offcpu")
