@@ -170,9 +170,10 @@ static __always_inline bool ctx__kernel_mode(struct bpf_perf_event_data *ctx)
  * CPython walk: subprograms the verifier goes through once per caller state
  * it cannot prune) is then verified once, not once per range of v each path
  * left (kernel or user mode, a callchain cut or not, a stack copied or not):
- * the default sampler's 530k verified instructions (0.4 s of CPU at every
- * start) became 200k.  slot is scratch memory of the sample (hdr.size,
- * written last); the value is unchanged, the bound never applies.
+ * the default sampler's 530k verified instructions became 201k (record's
+ * start-up CPU 0.88 -> 0.32 s on the 2-vCPU VM, kernel 6.18).  slot is
+ * scratch memory of the sample (hdr.size, written last); the value is
+ * unchanged (max bounds it already: the bound never applies).
  */
 static __always_inline __u32 verifier__one_range(__u32 *slot, __u32 v, __u32 max)
 {
@@ -391,6 +392,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	s->stack_copy_len = copy;
 
 	size = off + copy; /* both multiples of 8 */
+	/* (without this bound as well, a 64 KiB copy verified in 797k, not 422k) */
 	if (size > MS_SAMPLE_MAX_SIZE - MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES) /* cannot happen */
 		size = MS_SAMPLE_MAX_SIZE - MS_PY_MAX_FRAMES * MS_PY_FRAME_BYTES;
 	size = verifier__one_range(&s->hdr.size, size,
