@@ -4,6 +4,7 @@ shell as its pid 1 and a burner as its pid 2; `-p 2 --pid-ns SHELL_HOST_PID`
 must record that burner (its host pid, its function), never the host's pid
 2; a pid the namespace does not hold and a file that is not a pid namespace
 are refused with status 2 before anything is attached."""
+import ctypes
 import os
 import shutil
 import subprocess
@@ -169,3 +170,65 @@ def test_record_pid_ns_by_container():
                     for pid in open(extra_cg + "/cgroup.procs").read().split():
                         H.kill_pid(int(pid))
                     time.sleep(0.05)
+
+
+@H.timeout(300)
+def test_unsampled_process_keeps_its_namespace_pid():
+    """record -a: a process in a pid namespace of its own that is never
+    sampled keeps its namespace pid (the /proc snapshot's NSpid) in the
+    process table: one asleep as its namespace's pid 1, and one a zombie
+    (the pid 1 a container's end leaves while its new parent has not reaped
+    it yet: test_record_pid_ns_by_container left two, and the next test's
+    -a recording showed them with namespace pid 0)."""
+    H.require_root()
+    if not shutil.which("unshare"):
+        H.skip("unshare (util-linux) is not installed")
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_CHILD_SUBREAPER = 36
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0, os.strerror(ctypes.get_errno())
+    asleep = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "sleep", "120"])
+    dying = subprocess.Popen(["unshare", "--pid", "--fork", "sleep", "120"])
+    procs = {}
+    try:
+        for name, p in (("asleep", asleep), ("zombie", dying)):
+            procs[name] = _wait_child(p.pid)
+            assert _nspid(procs[name])[-1] == 1, (name, _nspid(procs[name]))
+        # unshare ends first, so its child (this namespace's pid 1) is ours
+        # (the subreaper's) when it dies, and stays a zombie until reaped
+        dying.kill()
+        dying.wait()
+        H.kill_pid(procs["zombie"])
+        deadline = time.monotonic() + 10
+        while _state(procs["zombie"]) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _state(procs["zombie"]) == "Z", _state(procs["zombie"])
+        out = H.tmp_path("unsampled.msc")
+        H.record(system_wide=True, output=out, duration=1, extra=test_host.NO_BUDGET)
+        t = test_host.tables(out)
+        rows = {int(p[0]): p for p in t["process"]}
+        host_ns = os.stat("/proc/self/ns/pid").st_ino
+        for name, pid in procs.items():
+            assert pid in rows, "%s [%d] is not in the process table" % (name, pid)
+            H.log("%s: %s" % (name, rows[pid]))
+            assert not [s for s in t["sample"] if int(s[0]) == pid], "%s was sampled" % name
+            assert rows[pid][4] == "1", "%s [%d] has namespace pid %s, not 1" % (
+                name, pid, rows[pid][4])
+            assert int(rows[pid][3]) not in (0, host_ns), "%s: pid ns %s" % (name, rows[pid][3])
+    finally:
+        for pid in procs.values():
+            H.kill_pid(pid)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        for p in (asleep, dying):
+            p.kill()
+            p.wait()
+
+
+def _state(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("State:"):
+                return line.split()[1]
+    return "?"

@@ -492,6 +492,17 @@ static void test_process_info_and_inheritance(void **state)
 	assert_int_equal(child->cgroupns, 4026531835ull);
 	assert_int_equal(child->pidns, 4026531836ull);
 	assert_int_equal(child->start_time_ns, 150); /* its FORK record's time */
+	/* the parent, never sampled, keeps its NSpid as its main thread's
+	 * ns_tid; the child's own is unknown (its sample carried none) */
+	int seen = 0;
+
+	for (uint32_t i = 0; i < c->nthreads; i++) {
+		if (c->threads[i].tid == 600)
+			assert_int_equal(c->threads[i].ns_tid, 1), seen++;
+		if (c->threads[i].tid == 601)
+			assert_int_equal(c->threads[i].ns_tid, 0), seen++;
+	}
+	assert_int_equal(seen, 2);
 	assert_int_equal(capture__counter(c, "processor.bad_chunk"), 1);
 	capture__free(c);
 }

@@ -546,12 +546,28 @@ static int on_exit_record(struct processor *p, const uint8_t *rec, uint32_t len,
 	return 0;
 }
 
-/* Identity facts from /proc at attach: namespaces and start time. */
+/*
+ * Identity facts from /proc at attach: namespaces, start time, and the pid
+ * as the process's own pid namespace numbers it (its main thread's ns_tid,
+ * which samples set too: a process never sampled, asleep or a zombie, keeps
+ * it as well).
+ */
 int tasks__process_info(struct processor *p, const struct ms_process_info *info)
 {
-	struct proc_state *ps = tasks__process(p, info->pid, 0);
+	struct proc_state *ps;
 	struct capture_process *prow;
 
+	if (info->ns_pid) {
+		struct thread_state *ts = tasks__thread(p, info->pid, info->pid, 0);
+		struct capture_thread *trow;
+
+		if (!ts)
+			return -ENOMEM;
+		trow = capture_builder__thread(p->b, ts->row);
+		if (trow)
+			trow->ns_tid = info->ns_pid;
+	}
+	ps = tasks__process(p, info->pid, 0);
 	if (!ps)
 		return -ENOMEM;
 	ps->tracked = true;
