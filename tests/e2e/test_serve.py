@@ -11,6 +11,8 @@ Pages (tests/web/serve_pages.js, playwright-core driving /usr/bin/chromium):
     sleep) with their waker (a hrtimer interrupt);
   * shift new --diff shift base: the changed function is the first row; with
     a time selection the diff view answers for it (base whole);
+  * shift new --diff shift halves: the diff view's base-part control (typed
+    and dragged) lands in the URL and changed's delta is the part's;
   * dlopen_main at granularity module: libhot.so's flame frame and row.
 Screenshots go to BUILD/artifacts/serve/.
 
@@ -344,6 +346,76 @@ def test_diff_base_range_narrows_the_base():
         (both["base_total"], both["total"], late)
     assert h_whole["ETag"] != h_part["ETag"], (h_whole["ETag"], h_part["ETag"])
     assert st == 400 and b"base_end" in body, (st, body)
+
+
+def _delta(new_rows, new_total, base_rows, base_total, name):
+    """The self-share change of name in percentage points, from two flat tables."""
+    n = {r["name"]: r["self"] for r in new_rows}.get(name, 0)
+    b = {r["name"]: r["self"] for r in base_rows}.get(name, 0)
+    return 100.0 * n / new_total - 100.0 * b / base_total
+
+
+@H.timeout(300)
+def test_diff_view_base_part():
+    """The diff view's base-part control: shift halves ran steady alone in
+    its first half and changed 5 : other 5 in its second.  Typing 60 % of
+    the base's span into "from" puts base_start (ns) in the URL and the
+    rows become those against that part: changed's delta is then about 0
+    (new's 50 % against the part's 50 %; the whole base gives about +25)
+    and equal, to the hundredth, to what the base's own /api/flat over the
+    part implies; steady's about +40.  Dragging across the first 40 % of
+    the base's bar sets that part instead (changed about +50); the button
+    clears it."""
+    base = H.cached_record("shift-halves", [H.fixture("shift"), "halves"])
+    _, new = _shift()
+    with Server(new.capture) as srv:
+        nflat = srv.api("/api/flat?limit=1000")
+    with Server(base.capture) as srv:
+        span = srv.api("/api/info")["span_ns"]
+        bwhole = srv.api("/api/flat?limit=1000")
+        start_ms = round(span * 0.6 / 1e6, 3)
+        lo = round(start_ms * 1e6)
+        blate = srv.api("/api/flat?limit=1000&start=%d" % lo)
+        with Server(new.capture, "--diff", base.capture) as dsrv:
+            info = dsrv.api("/api/info")
+            res = pages(dsrv, {"diffbase": {"start_ms": start_ms, "drag": [0, 0.4]}}, "shift-halves")
+        r = res["diffbase"]
+        H.log("base span %d ns; hashes %s | %s | %s" % (span, r["typed"]["hash"],
+                                                    r["dragged"]["hash"], r["cleared"]["hash"]))
+        m = re.search(r"base_end=(\d+)", r["dragged"]["hash"])
+        hi = int(m.group(1)) if m else None
+        m = re.search(r"base_start=(\d+)", r["dragged"]["hash"])
+        dlo = int(m.group(1)) if m else 0
+        bearly = srv.api("/api/flat?limit=1000&start=%d&end=%d" % (dlo, hi)) if hi else None
+    assert info["diff_span_ns"] == span, (info["diff_span_ns"], span)
+
+    def by(state):
+        return {row["name"]: row["delta"] for row in state["rows"]}
+    whole, typed, dragged, cleared = (by(r[k]) for k in ("whole", "typed", "dragged", "cleared"))
+    H.log("changed's delta: whole base %s, its last 40%% %s, its first 40%% %s; steady %s / %s" % (
+        whole.get("changed"), typed.get("changed"), dragged.get("changed"),
+        whole.get("steady"), typed.get("steady")))
+    # The URL holds the part, in ns from the base's origin.
+    assert "base_start=%d" % lo in r["typed"]["hash"] and "base_end" not in r["typed"]["hash"], \
+        r["typed"]["hash"]
+    assert hi and abs(hi - 0.4 * span) < 0.05 * span and dlo < 0.02 * span, r["dragged"]["hash"]
+    assert "base_" not in r["cleared"]["hash"], r["cleared"]["hash"]
+    # What the fixture implies, against the part and the whole.
+    assert 15 < whole["changed"] < 35, whole
+    assert abs(typed["changed"]) < 8, typed
+    assert 30 < typed["steady"] < 50, typed
+    assert 40 < dragged["changed"] < 60, dragged
+    assert cleared == whole, (cleared, whole)
+    # To the hundredth: what the two flat tables over the same parts give.
+    nt = nflat["total"]
+    for state, part, got in ((r["whole"], bwhole, whole), (r["typed"], blate, typed),
+                             (r["dragged"], bearly, dragged)):
+        assert state["head"]["baseTotal"] == part["total"] and state["head"]["total"] == nt, \
+            (state["head"], part["total"], nt)
+        for name in ("changed", "steady", "other"):
+            want = _delta(nflat["rows"], nt, part["rows"], part["total"], name)
+            assert abs(got[name] - want) < 0.006, (name, got[name], want)
+    assert blate["total"] < bwhole["total"] and bearly["total"] < bwhole["total"]
 
 
 def _module_of(row):

@@ -43,7 +43,6 @@ static const char security_headers[][2][64] = {
 	{ "X-Content-Type-Options", "nosniff" },
 	{ "X-Frame-Options", "DENY" },
 	{ "Referrer-Policy", "no-referrer" },
-	{ "Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'" },
 };
 
 static bool addr_is_loopback(const struct sockaddr *sa)
@@ -111,6 +110,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, const
 	}
 	for (i = 0; i < sizeof(security_headers) / sizeof(security_headers[0]); i++)
 		MHD_add_response_header(r, security_headers[i][0], security_headers[i][1]);
+	MHD_add_response_header(r, "Content-Security-Policy", serve_csp);
 	if (type)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (etag)
