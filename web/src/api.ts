@@ -62,27 +62,8 @@ async function fetchJson<T>(u: string): Promise<T> {
   return body as T;
 }
 
-// Answers asked before they are needed (the first view's, while /api/info
-// loads): taken once by the get() that asks the same URL.
-const early = new Map<string, Promise<unknown>>();
-
-export function prefetch(endpoint: string, params: Params = {}): void {
-  const u = url(endpoint, params);
-  if (!early.has(u)) {
-    const p = fetchJson(u);
-    p.catch(() => undefined); // reported by the get() that takes it
-    early.set(u, p);
-  }
-}
-
 export async function get<T>(endpoint: string, params: Params = {}): Promise<T> {
-  const u = url(endpoint, params);
-  const p = early.get(u);
-  if (p) {
-    early.delete(u);
-    return p as Promise<T>;
-  }
-  return fetchJson<T>(u);
+  return fetchJson<T>(url(endpoint, params));
 }
 
 export function pct(part: number, whole: number): string {
