@@ -14,9 +14,12 @@ server's CPU time for it (utime + stime, 10 ms ticks: robust on a busy machine):
   flamegraph window    filtered to the middle half of the time range
   flat / calltree / lanes / process filter
 Then headless chromium's first meaningful paint of the flame graph page
-(navigation start to the graph drawn; tests/web/serve_pages.js), if node,
-playwright-core and /usr/bin/chromium are there: --paint-runs fresh browsers
-(each a cold first load, then two warm ones), their median reported.
+(tests/web/serve_pages.js), if node, playwright-core and /usr/bin/chromium
+are there: --paint-runs fresh browsers (each a cold first load, then two
+warm ones), their medians reported: "drawn" is the page's own clock
+(navigation start to the second animation frame after the flame graph's
+boxes are in the document), "ready" the harness's (until it has seen the
+page ready and read its clock: later by its round trips to the page).
 --cpu-quota 0.25 holds the server and chromium to a quarter of one CPU (a
 CFS quota on a cgroup, v2 or v1's cpu controller; root), like a machine
 several times oversubscribed: the throttle the 2 s first-paint goal is
@@ -215,12 +218,12 @@ def main():
         print("  %-20s median %7.1f ms  (min %7.1f ms; server CPU %4d ms; %d bytes)" % (
             name, q["median_ms"], q["min_ms"], q["server_cpu_ms"], q["bytes"]))
     if "first_paint_ms" in res:
-        print("  first meaningful paint in chromium%s: fresh browsers %s ms wall, median %d"
+        print("  first meaningful paint in chromium%s: fresh browsers ready %s ms wall, median %d"
               " (%d frames drawn); the last browser's cold and warm loads %s ms" % (
                   " at %g of a CPU" % a.cpu_quota if a.cpu_quota else "",
                   res["first_paint_cold_ms"], res["first_paint_cold_median_ms"],
                   res["first_paint_frames"], res["first_paint_ms"]))
-        print("    drawn (the page's clock at the second frame after it was ready): %s ms,"
+        print("    drawn (the page's clock, the second frame after its boxes were in the document): %s ms,"
               " median %d" % (res["first_paint_painted_ms"], res["first_paint_painted_median_ms"]))
         print("    its resources: %s" % ", ".join("%s @%d +%d ms" % (r["name"][:40], r["start"], r["ms"])
                                                 for r in res["first_paint_resources"]))

@@ -171,7 +171,8 @@ function baseRange(s: State, span: number): HTMLElement {
   const lo = s.base_start ? Number(s.base_start) : 0;
   const hi = s.base_end ? Number(s.base_end) : span;
   const set = (a?: number, b?: number) => {
-    const ns = (v?: number) => (v === undefined || !isFinite(v) ? undefined : String(Math.max(0, Math.round(v))));
+    // Whole microseconds (a drag's ends are a pixel's worth of time anyway).
+    const ns = (v?: number) => (v === undefined || !isFinite(v) ? undefined : String(Math.max(0, Math.round(v / 1e3) * 1e3)));
     writeState({ ...s, base_start: a ? ns(a) : undefined, base_end: b !== undefined && b < span ? ns(b) : undefined });
   };
   box.appendChild(el('span', 'base part (ms from its start):'));
@@ -191,6 +192,10 @@ function baseRange(s: State, span: number): HTMLElement {
   const apply = () => {
     const a = from.value === '' ? undefined : Number(from.value) * 1e6;
     const b = to.value === '' ? undefined : Number(to.value) * 1e6;
+    // An empty part is refused here (the API would answer 400 and the
+    // view lose these inputs): said on the input instead.
+    to.setCustomValidity(a !== undefined && b !== undefined && b <= a ? 'the end must be after the start' : '');
+    if (!to.reportValidity()) return;
     set(a, b);
   };
   from.addEventListener('change', apply);
