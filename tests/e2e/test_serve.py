@@ -17,11 +17,12 @@ Pages (tests/web/serve_pages.js, playwright-core driving /usr/bin/chromium):
 Screenshots go to BUILD/artifacts/serve/.
 
 HTTP (no browser): path traversal in raw and encoded forms, malformed and
-oversized queries, methods, Host names, ETags, 1,000 concurrent
+oversized queries, methods, Host names, ETags, gzip, 1,000 concurrent
 connections with the server's peak RSS bounded, and the loopback-only
 default bind.
 """
 import asyncio
+import gzip
 import http.client
 import json
 import os
@@ -678,6 +679,42 @@ def test_nothing_outside_the_assets_is_served():
             st, _, body = srv.get(path)
             assert st in (400, 404), "%s: status %d" % (path, st)
             assert b"root:" not in body and b"PATH=" not in body, path
+
+
+def test_gzip_for_clients_that_take_it():
+    """Accept-Encoding gzip: the flame graph and index.html come gzipped,
+    inflating to the identity bytes, under their own ETag (which a 304
+    then echoes); both representations say Vary: Accept-Encoding; q=0,
+    identity or no header get the identity body; an answer under 1 KiB
+    goes as it is."""
+    takes = {"gzip, deflate, br, zstd": True, "GZIP": True, "br;q=1, gzip;q=0.5": True,
+             "*": True, "identity": False, "gzip;q=0": False, "gzip; q=0.000": False,
+             "deflate, br": False, "gzipx": False}
+    with Server(_corpus("demo.msc")) as srv:
+        for path in ("/api/flamegraph?min_share=0", "/"):
+            st, h, plain = srv.get(path)
+            assert st == 200 and "Content-Encoding" not in h and \
+                h.get("Vary") == "Accept-Encoding", (path, h)
+            for ae, want in takes.items():
+                st, hz, body = srv.get(path, headers={"Accept-Encoding": ae})
+                got = hz.get("Content-Encoding") == "gzip"
+                H.log("%s, Accept-Encoding %r: %s, %d of %d bytes, ETag %s" % (
+                    path, ae, hz.get("Content-Encoding"), len(body), len(plain), hz["ETag"]))
+                assert st == 200 and got == want, (path, ae, hz)
+                if got:
+                    assert gzip.decompress(body) == plain and len(body) < len(plain) // 2
+                    assert hz["ETag"] == h["ETag"][:-1] + '-gz"', (hz["ETag"], h["ETag"])
+                    assert hz.get("Vary") == "Accept-Encoding", hz
+                else:
+                    assert body == plain and hz["ETag"] == h["ETag"], (ae, hz)
+            st, h3, b3 = srv.get(path, headers={"Accept-Encoding": "gzip",
+                                                "If-None-Match": h["ETag"][:-1] + '-gz"'})
+            assert st == 304 and not b3 and h3["ETag"] == h["ETag"][:-1] + '-gz"', (st, h3)
+            st, h4, _ = srv.get(path, headers={"If-None-Match": h["ETag"]})
+            assert st == 304 and h4["ETag"] == h["ETag"], (st, h4)
+        st, h, body = srv.get("/api/calltree?node=0&limit=1",
+                              headers={"Accept-Encoding": "gzip"})
+        assert st == 200 and len(body) < 1024 and "Content-Encoding" not in h, (len(body), h)
 
 
 def test_bad_queries_get_400_with_a_message():
