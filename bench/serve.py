@@ -111,7 +111,10 @@ def main():
     ap.add_argument("--cpu-quota", type=float, default=0)
     ap.add_argument("--no-queries", action="store_true")
     a = ap.parse_args()
-    procs = quota_cgroup(a.cpu_quota) if a.cpu_quota else None
+    try:
+        procs = quota_cgroup(a.cpu_quota) if a.cpu_quota else None
+    except OSError as e:
+        sys.exit("--cpu-quota needs root (a cgroup of its own): %s" % e)
     build = os.path.abspath(a.build)
     outdir = os.path.join(build, "bench")
     os.makedirs(outdir, exist_ok=True)
