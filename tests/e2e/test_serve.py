@@ -135,6 +135,18 @@ def test_flame_graph_share_zoom_search_and_table():
                     "ratio")
     fl = res["flame"]
     assert fl["title"] == "microscope — capture.msc", fl["title"]
+    # The first paint's order: the flame graph asked first, alone, pruned to
+    # the boxes of 2 px or more it draws; the header's /api/info and
+    # /api/threads once its boxes are in the document; the script and style
+    # sheet inline in index.html (no other request for them).
+    H.log("first load's fetches (url, boxes drawn): %r; paths %r" % (fl["fetches"], res["paths"]))
+    first = fl["fetches"][0]
+    m = re.search(r"min_share=([0-9.]+)", first[0])
+    assert first[0].startswith("/api/flamegraph?") and first[1] == 0 and m, fl["fetches"]
+    assert abs(float(m.group(1)) - 200.0 / fl["graphWidth"]) < 0.002, (m.group(1), fl["graphWidth"])
+    later = [f for f in fl["fetches"] if f[0].startswith(("/api/info", "/api/threads"))]
+    assert len(later) >= 2 and all(n > 0 for _, n in later), fl["fetches"]
+    assert not [p for p in res["paths"] if p.startswith("/assets/")], res["paths"]
     hot = fl["hot"]
     assert hot, "no leaf_a frame in the flame graph (%d frames)" % fl["nframes"]
     shown = float(hot["share"].rstrip("%"))

@@ -34,9 +34,22 @@ async function open(page, hash, view) {
   await ready(page, view);
 }
 
+// Every fetch() the page makes, with how many flame graph boxes were in
+// the document when it asked: the first paint's order.
+const FETCHES = `(() => {
+  const f = window.fetch;
+  window.__fetches = [];
+  window.fetch = function (u, ...rest) {
+    window.__fetches.push([String(u), document.querySelectorAll('#view .flame .frame').length]);
+    return f.call(this, u, ...rest);
+  };
+})();`;
+
 async function flame(page, s) {
   const r = {};
   await open(page, 'view=flame', 'flame');
+  r.fetches = await page.evaluate(() => window.__fetches);
+  r.graphWidth = await page.$eval('#view', (e) => e.clientWidth);
   r.title = await page.title();
   const frames = () => page.$$eval('.frame', (els) => els.map((e) => ({
     id: e.dataset.id, name: e.dataset.name, share: e.dataset.share, title: e.title,
@@ -327,6 +340,7 @@ async function main() {
       }
     }
     if (spec.paint) await context.addInitScript(PAINTED);
+    if (spec.flame) await context.addInitScript(FETCHES);
     const page = await context.newPage();
     page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
@@ -346,6 +360,7 @@ async function main() {
   }
   // Offline: every request the pages made went to the server itself.
   out.foreign = requests.filter((u) => !u.startsWith(spec.base));
+  out.paths = [...new Set(requests.filter((u) => u.startsWith(spec.base)).map((u) => u.slice(spec.base.length - 1).split('?')[0]))];
   console.log(JSON.stringify(out));
   process.exit(errors.length ? 1 : 0);
 }
