@@ -328,10 +328,12 @@ bench: all $(BENCH_BINS) $(OUTPUT)/tests/unit/test_unwind
 	$(Q)$(PYTHON) bench/serve.py $(OUTPUT)
 
 # microscope serve's query times on a generated 1M-sample / 50k-stack capture and the
-# page's first paint in chromium (bench/serve.py; $(OUTPUT)/bench/serve.json).  Not root.
+# page's first paint in chromium (bench/serve.py; $(OUTPUT)/bench/serve.json).  Not root;
+# the 2 s first-paint goal is measured as root with
+# BENCH_SERVE_ARGS="--paint-runs 5 --cpu-quota 0.25" (chromium held to a quarter of a CPU).
 .PHONY: bench-serve
 bench-serve: all $(OUTPUT)/bench/gen_capture
-	$(Q)$(PYTHON) bench/serve.py $(OUTPUT)
+	$(Q)$(PYTHON) bench/serve.py $(OUTPUT) $(BENCH_SERVE_ARGS)
 
 $(OUTPUT)/bench/sym_bench: bench/sym_bench.c $(LIB)
 	$(call msg,CC,$@)

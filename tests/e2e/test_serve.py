@@ -11,15 +11,18 @@ Pages (tests/web/serve_pages.js, playwright-core driving /usr/bin/chromium):
     sleep) with their waker (a hrtimer interrupt);
   * shift new --diff shift base: the changed function is the first row; with
     a time selection the diff view answers for it (base whole);
+  * shift new --diff shift halves: the diff view's base-part control (typed
+    and dragged) lands in the URL and changed's delta is the part's;
   * dlopen_main at granularity module: libhot.so's flame frame and row.
 Screenshots go to BUILD/artifacts/serve/.
 
 HTTP (no browser): path traversal in raw and encoded forms, malformed and
-oversized queries, methods, Host names, ETags, 1,000 concurrent
+oversized queries, methods, Host names, ETags, gzip, 1,000 concurrent
 connections with the server's peak RSS bounded, and the loopback-only
 default bind.
 """
 import asyncio
+import gzip
 import http.client
 import json
 import os
@@ -132,6 +135,18 @@ def test_flame_graph_share_zoom_search_and_table():
                     "ratio")
     fl = res["flame"]
     assert fl["title"] == "microscope — capture.msc", fl["title"]
+    # The first paint's order: the flame graph asked first, alone, pruned to
+    # the boxes of 2 px or more it draws; the header's /api/info and
+    # /api/threads once its boxes are in the document; the script and style
+    # sheet inline in index.html (no other request for them).
+    H.log("first load's fetches (url, boxes drawn): %r; paths %r" % (fl["fetches"], res["paths"]))
+    first = fl["fetches"][0]
+    m = re.search(r"min_share=([0-9.]+)", first[0])
+    assert first[0].startswith("/api/flamegraph?") and first[1] == 0 and m, fl["fetches"]
+    assert abs(float(m.group(1)) - 200.0 / fl["graphWidth"]) < 0.002, (m.group(1), fl["graphWidth"])
+    later = [f for f in fl["fetches"] if f[0].startswith(("/api/info", "/api/threads"))]
+    assert len(later) >= 2 and all(n > 0 for _, n in later), fl["fetches"]
+    assert not [p for p in res["paths"] if p.startswith("/assets/")], res["paths"]
     hot = fl["hot"]
     assert hot, "no leaf_a frame in the flame graph (%d frames)" % fl["nframes"]
     shown = float(hot["share"].rstrip("%"))
@@ -344,6 +359,76 @@ def test_diff_base_range_narrows_the_base():
         (both["base_total"], both["total"], late)
     assert h_whole["ETag"] != h_part["ETag"], (h_whole["ETag"], h_part["ETag"])
     assert st == 400 and b"base_end" in body, (st, body)
+
+
+def _delta(new_rows, new_total, base_rows, base_total, name):
+    """The self-share change of name in percentage points, from two flat tables."""
+    n = {r["name"]: r["self"] for r in new_rows}.get(name, 0)
+    b = {r["name"]: r["self"] for r in base_rows}.get(name, 0)
+    return 100.0 * n / new_total - 100.0 * b / base_total
+
+
+@H.timeout(300)
+def test_diff_view_base_part():
+    """The diff view's base-part control: shift halves ran steady alone in
+    its first half and changed 5 : other 5 in its second.  Typing 60 % of
+    the base's span into "from" puts base_start (ns) in the URL and the
+    rows become those against that part: changed's delta is then about 0
+    (new's 50 % against the part's 50 %; the whole base gives about +25)
+    and equal, to the hundredth, to what the base's own /api/flat over the
+    part implies; steady's about +40.  Dragging across the first 40 % of
+    the base's bar sets that part instead (changed about +50); the button
+    clears it."""
+    base = H.cached_record("shift-halves", [H.fixture("shift"), "halves"])
+    _, new = _shift()
+    with Server(new.capture) as srv:
+        nflat = srv.api("/api/flat?limit=1000")
+    with Server(base.capture) as srv:
+        span = srv.api("/api/info")["span_ns"]
+        bwhole = srv.api("/api/flat?limit=1000")
+        start_ms = round(span * 0.6 / 1e6, 3)
+        lo = round(start_ms * 1e6)
+        blate = srv.api("/api/flat?limit=1000&start=%d" % lo)
+        with Server(new.capture, "--diff", base.capture) as dsrv:
+            info = dsrv.api("/api/info")
+            res = pages(dsrv, {"diffbase": {"start_ms": start_ms, "drag": [0, 0.4]}}, "shift-halves")
+        r = res["diffbase"]
+        H.log("base span %d ns; hashes %s | %s | %s" % (span, r["typed"]["hash"],
+                                                    r["dragged"]["hash"], r["cleared"]["hash"]))
+        m = re.search(r"base_end=(\d+)", r["dragged"]["hash"])
+        hi = int(m.group(1)) if m else None
+        m = re.search(r"base_start=(\d+)", r["dragged"]["hash"])
+        dlo = int(m.group(1)) if m else 0
+        bearly = srv.api("/api/flat?limit=1000&start=%d&end=%d" % (dlo, hi)) if hi else None
+    assert info["diff_span_ns"] == span, (info["diff_span_ns"], span)
+
+    def by(state):
+        return {row["name"]: row["delta"] for row in state["rows"]}
+    whole, typed, dragged, cleared = (by(r[k]) for k in ("whole", "typed", "dragged", "cleared"))
+    H.log("changed's delta: whole base %s, its last 40%% %s, its first 40%% %s; steady %s / %s" % (
+        whole.get("changed"), typed.get("changed"), dragged.get("changed"),
+        whole.get("steady"), typed.get("steady")))
+    # The URL holds the part, in ns from the base's origin.
+    assert "base_start=%d" % lo in r["typed"]["hash"] and "base_end" not in r["typed"]["hash"], \
+        r["typed"]["hash"]
+    assert hi and abs(hi - 0.4 * span) < 0.05 * span and dlo < 0.02 * span, r["dragged"]["hash"]
+    assert "base_" not in r["cleared"]["hash"], r["cleared"]["hash"]
+    # What the fixture implies, against the part and the whole.
+    assert 15 < whole["changed"] < 35, whole
+    assert abs(typed["changed"]) < 8, typed
+    assert 30 < typed["steady"] < 50, typed
+    assert 40 < dragged["changed"] < 60, dragged
+    assert cleared == whole, (cleared, whole)
+    # To the hundredth: what the two flat tables over the same parts give.
+    nt = nflat["total"]
+    for state, part, got in ((r["whole"], bwhole, whole), (r["typed"], blate, typed),
+                             (r["dragged"], bearly, dragged)):
+        assert state["head"]["baseTotal"] == part["total"] and state["head"]["total"] == nt, \
+            (state["head"], part["total"], nt)
+        for name in ("changed", "steady", "other"):
+            want = _delta(nflat["rows"], nt, part["rows"], part["total"], name)
+            assert abs(got[name] - want) < 0.006, (name, got[name], want)
+    assert blate["total"] < bwhole["total"] and bearly["total"] < bwhole["total"]
 
 
 def _module_of(row):
@@ -606,6 +691,42 @@ def test_nothing_outside_the_assets_is_served():
             st, _, body = srv.get(path)
             assert st in (400, 404), "%s: status %d" % (path, st)
             assert b"root:" not in body and b"PATH=" not in body, path
+
+
+def test_gzip_for_clients_that_take_it():
+    """Accept-Encoding gzip: the flame graph and index.html come gzipped,
+    inflating to the identity bytes, under their own ETag (which a 304
+    then echoes); both representations say Vary: Accept-Encoding; q=0,
+    identity or no header get the identity body; an answer under 1 KiB
+    goes as it is."""
+    takes = {"gzip, deflate, br, zstd": True, "GZIP": True, "br;q=1, gzip;q=0.5": True,
+             "*": True, "identity": False, "gzip;q=0": False, "gzip; q=0.000": False,
+             "deflate, br": False, "gzipx": False}
+    with Server(_corpus("demo.msc")) as srv:
+        for path in ("/api/flamegraph?min_share=0", "/"):
+            st, h, plain = srv.get(path)
+            assert st == 200 and "Content-Encoding" not in h and \
+                h.get("Vary") == "Accept-Encoding", (path, h)
+            for ae, want in takes.items():
+                st, hz, body = srv.get(path, headers={"Accept-Encoding": ae})
+                got = hz.get("Content-Encoding") == "gzip"
+                H.log("%s, Accept-Encoding %r: %s, %d of %d bytes, ETag %s" % (
+                    path, ae, hz.get("Content-Encoding"), len(body), len(plain), hz["ETag"]))
+                assert st == 200 and got == want, (path, ae, hz)
+                if got:
+                    assert gzip.decompress(body) == plain and len(body) < len(plain) // 2
+                    assert hz["ETag"] == h["ETag"][:-1] + '-gz"', (hz["ETag"], h["ETag"])
+                    assert hz.get("Vary") == "Accept-Encoding", hz
+                else:
+                    assert body == plain and hz["ETag"] == h["ETag"], (ae, hz)
+            st, h3, b3 = srv.get(path, headers={"Accept-Encoding": "gzip",
+                                                "If-None-Match": h["ETag"][:-1] + '-gz"'})
+            assert st == 304 and not b3 and h3["ETag"] == h["ETag"][:-1] + '-gz"', (st, h3)
+            st, h4, _ = srv.get(path, headers={"If-None-Match": h["ETag"]})
+            assert st == 304 and h4["ETag"] == h["ETag"], (st, h4)
+        st, h, body = srv.get("/api/calltree?node=0&limit=1",
+                              headers={"Accept-Encoding": "gzip"})
+        assert st == 200 and len(body) < 1024 and "Content-Encoding" not in h, (len(body), h)
 
 
 def test_bad_queries_get_400_with_a_message():

@@ -7,10 +7,11 @@
 //          "timeline": {"tid": N},
 //          "table": {},
 //          "diff": {"hash": "start=..&end=.."},           // hash: optional extra state
+//          "diffbase": {"start_ms": MS, "drag": [F0, F1]},  // the diff view's base part
 //          "modules": {},                                // granularity selector -> module
 //          "source": {"name": FUNC},                     // table row click -> source view
 //          "zone": {},                                   // drag across the timeline
-//          "paint": {}}                                    // bench/serve.py
+//          "paint": {"cgroup": PROCS}}                      // bench/serve.py
 // Prints one JSON line with one result object per section and "errors"
 // (page errors, console errors, timeouts).  Screenshots go to SHOTS/<section>*.png.
 'use strict';
@@ -33,9 +34,22 @@ async function open(page, hash, view) {
   await ready(page, view);
 }
 
+// Every fetch() the page makes, with how many flame graph boxes were in
+// the document when it asked: the first paint's order.
+const FETCHES = `(() => {
+  const f = window.fetch;
+  window.__fetches = [];
+  window.fetch = function (u, ...rest) {
+    window.__fetches.push([String(u), document.querySelectorAll('#view .flame .frame').length]);
+    return f.call(this, u, ...rest);
+  };
+})();`;
+
 async function flame(page, s) {
   const r = {};
   await open(page, 'view=flame', 'flame');
+  r.fetches = await page.evaluate(() => window.__fetches);
+  r.graphWidth = await page.$eval('#view', (e) => e.clientWidth);
   r.title = await page.title();
   const frames = () => page.$$eval('.frame', (els) => els.map((e) => ({
     id: e.dataset.id, name: e.dataset.name, share: e.dataset.share, title: e.title,
@@ -110,6 +124,42 @@ async function diff(page, s) {
     baseTotal: Number(e.dataset.baseTotal), text: e.textContent }));
   await page.screenshot({ path: path.join(spec.shots, 'diff.png'), fullPage: true });
   return { rows: rows.slice(0, 20), head };
+}
+
+// The diff view's base part: typed into its "from" input (ms from the
+// base's origin), then dragged across the base's bar from fraction F0 to
+// F1 of its width; each time the URL and the rows it then shows.
+async function diffbase(page, s) {
+  const rows = () => page.$$eval('#diff tr[data-name]', (els) => els.map((e) => ({
+    name: e.dataset.name, delta: Number(e.dataset.delta) })));
+  const head = () => page.$eval('#diff-head', (e) => ({ total: Number(e.dataset.total),
+    baseTotal: Number(e.dataset.baseTotal), text: e.textContent }));
+  const state = async () => ({ hash: await page.evaluate(() => location.hash), rows: await rows(), head: await head() });
+  const r = {};
+  await open(page, 'view=diff', 'diff');
+  r.whole = await state();
+  await page.fill('#base-start', String(s.start_ms));
+  await page.press('#base-start', 'Enter');
+  await page.waitForFunction(() => location.hash.includes('base_start='));
+  await ready(page, 'diff');
+  r.typed = await state();
+  await page.screenshot({ path: path.join(spec.shots, 'diff-base-typed.png'), fullPage: true });
+  const bar = await page.$eval('#base-bar', (e) => { const b = e.getBoundingClientRect(); return { x: b.left, y: b.top, w: b.width, h: b.height }; });
+  const before = r.typed.hash;
+  await page.mouse.move(bar.x + bar.w * s.drag[0] + 1, bar.y + bar.h / 2);
+  await page.mouse.down();
+  await page.mouse.move(bar.x + bar.w * (s.drag[0] + s.drag[1]) / 2, bar.y + bar.h / 2, { steps: 5 });
+  await page.mouse.move(bar.x + bar.w * s.drag[1], bar.y + bar.h / 2, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForFunction((h) => location.hash !== h, before);
+  await ready(page, 'diff');
+  r.dragged = await state();
+  await page.screenshot({ path: path.join(spec.shots, 'diff-base-dragged.png'), fullPage: true });
+  await page.click('#base-whole');
+  await page.waitForFunction(() => !location.hash.includes('base_'));
+  await ready(page, 'diff');
+  r.cleared = await state();
+  return r;
 }
 
 // The granularity selector set to module: the flame graph's frames and the
@@ -199,13 +249,26 @@ async function zone(page) {
   return { hash, shade, chip, flameHash, total, whole };
 }
 
+// The page's own clock at the first frame drawn after the flame graph's
+// boxes are in the document (the second animation frame after the first
+// .frame appears): what the harness's round trips to the page do not delay.
+const PAINTED = `(() => {
+  const mo = new MutationObserver(() => {
+    if (!document.querySelector('#view .flame .frame')) return;
+    mo.disconnect();
+    requestAnimationFrame(() => requestAnimationFrame(() => { window.__painted = performance.now(); }));
+  });
+  mo.observe(document, { childList: true, subtree: true });
+})();`;
+
 // First meaningful paint: navigation start to the flame graph drawn, in ms
 // (wall clock: on a loaded machine mostly waiting for a CPU), and the CPU
 // work it took: the renderer's main thread (CDP ThreadTime), every
 // chromium process of this run (/proc), for bench/serve.py to add the
 // server's.
 async function paint(page) {
-  const runs = [], cpu = [], thread = [], kinds = [];
+  const runs = [], painted = [], cpu = [], thread = [], kinds = [];
+  let cold = null;
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Performance.enable', { timeDomain: 'threadTicks' });
   const metric = async (name) => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === name).value;
@@ -217,6 +280,15 @@ async function paint(page) {
     await page.goto(spec.base + '#view=flame');
     await ready(page, 'flame');
     runs.push(await page.evaluate(() => performance.now()));
+    painted.push(await page.evaluate(() => window.__painted));
+    if (i === 0) {
+      cold = await page.evaluate(() => ({
+        marks: performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)]),
+        resources: performance.getEntriesByType('resource').map((r) => [r.name.replace(/^https?:\/\/[^/]+/, '').slice(0, 24),
+          Math.round(r.startTime), Math.round(r.responseStart), Math.round(r.responseEnd)]),
+        nav: (({ responseEnd, domInteractive, domContentLoadedEventEnd }) => [responseEnd, domInteractive, domContentLoadedEventEnd].map(Math.round))(performance.getEntriesByType('navigation')[0]),
+      }));
+    }
     thread.push(Math.round(1000 * (await metric('ThreadTime') - t0)));
     const k1 = {};
     cpu.push(Math.round(1000 * (chromiumCpu(k1) - c0)));
@@ -240,7 +312,7 @@ async function paint(page) {
   const frames = await page.$$eval('.frame', (els) => els.length);
   await page.screenshot({ path: path.join(spec.shots, 'paint.png') });
   const marks = await page.evaluate(() => performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)]));
-  return { ms: runs, chromium_cpu_ms: cpu, baseline_cpu_ms: baseline, renderer_thread_ms: thread, cpu_by_process: kinds, frames, resources, nav, marks };
+  return { ms: runs, painted_ms: painted, cold, chromium_cpu_ms: cpu, baseline_cpu_ms: baseline, renderer_thread_ms: thread, cpu_by_process: kinds, frames, resources, nav, marks };
 }
 
 async function main() {
@@ -256,11 +328,24 @@ async function main() {
   });
   const requests = [];
   try {
+    if (spec.paint && spec.paint.cgroup) {
+      // Only this run's chromium is held to the bench's CPU quota (not node,
+      // whose protocol work is the harness's): its processes move now, the
+      // ones it starts later inherit the cgroup.
+      for (const pid of fs.readdirSync('/proc')) {
+        if (!/^\d+$/.test(pid)) continue;
+        try {
+          if (fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(userDir)) fs.writeFileSync(spec.paint.cgroup, pid);
+        } catch (e) { /* exited */ }
+      }
+    }
+    if (spec.paint) await context.addInitScript(PAINTED);
+    if (spec.flame) await context.addInitScript(FETCHES);
     const page = await context.newPage();
     page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
     page.on('request', (r) => requests.push(r.url()));
-    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['modules', modules], ['source', source], ['zone', zone], ['paint', paint]]) {
+    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['diffbase', diffbase], ['modules', modules], ['source', source], ['zone', zone], ['paint', paint]]) {
       if (!spec[name]) continue;
       try {
         out[name] = await fn(page, spec[name]);
@@ -275,6 +360,7 @@ async function main() {
   }
   // Offline: every request the pages made went to the server itself.
   out.foreign = requests.filter((u) => !u.startsWith(spec.base));
+  out.paths = [...new Set(requests.filter((u) => u.startsWith(spec.base)).map((u) => u.slice(spec.base.length - 1).split('?')[0]))];
   console.log(JSON.stringify(out));
   process.exit(errors.length ? 1 : 0);
 }

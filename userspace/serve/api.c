@@ -315,6 +315,8 @@ static int api_info(struct api_ctx *ctx, const struct serve_app *app, json_t *ou
 			       (json_int_t)c->nprocesses, "modules", (json_int_t)c->nmodules,
 			       "stacks", (json_int_t)c->nstacks, "frames", (json_int_t)c->nframes)) ||
 	    api__set(out, "diff", app->base ? json_string(app->base->name) : json_null()) ||
+	    api__set(out, "diff_span_ns",
+		     app->base ? api__u64(app->base->last_ns - app->base->origin_ns) : json_null()) ||
 	    api__set(out, "segments", json_integer(p->segments)) ||
 	    api__set(out, "live", json_boolean(app->live)) ||
 	    api__set(out, "version", json_sprintf("%016" PRIx64, p->hash))) {

@@ -2,7 +2,8 @@
 /*
  * The HTTP side of `microscope serve` on libmicrohttpd: a fixed routing
  * table (the API endpoints and the built-in assets), GET/HEAD only,
- * ETags and If-None-Match, bounded concurrency (serve.h's policy).
+ * ETags and If-None-Match, gzip for clients that take it (gzip.c),
+ * bounded concurrency (serve.h's policy).
  *
  * Who owns what: serve__run owns the profiles and the daemon; handler
  * threads only read the profiles (immutable after load) and own each
@@ -43,7 +44,6 @@ static const char security_headers[][2][64] = {
 	{ "X-Content-Type-Options", "nosniff" },
 	{ "X-Frame-Options", "DENY" },
 	{ "Referrer-Policy", "no-referrer" },
-	{ "Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'" },
 };
 
 static bool addr_is_loopback(const struct sockaddr *sa)
@@ -101,8 +101,30 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, const
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
-	size_t i;
+	char gz_etag[96];
+	bool gz = false;
+	void *packed;
+	size_t i, plen;
 
+	/* A tagged answer of some size goes gzipped to a client that takes it,
+	 * under its own tag; both representations say they vary by it. */
+	if (status == MHD_HTTP_OK && etag && len >= SERVE_GZIP_MIN &&
+	    serve_gzip__accepted(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
+	    !serve_gzip__etag(etag, gz_etag, sizeof(gz_etag)) &&
+	    !serve_gzip__compress(body, len, &packed, &plen)) {
+		if (plen < len) {
+			if (mode == MHD_RESPMEM_MUST_FREE)
+				free((void *)body);
+			body = packed;
+			len = plen;
+			mode = MHD_RESPMEM_MUST_FREE;
+			etag = gz_etag;
+			gz = true;
+		} else {
+			free(packed);
+		}
+	}
 	r = MHD_create_response_from_buffer(len, (void *)body, mode);
 	if (!r) {
 		if (mode == MHD_RESPMEM_MUST_FREE)
@@ -111,10 +133,15 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, const
 	}
 	for (i = 0; i < sizeof(security_headers) / sizeof(security_headers[0]); i++)
 		MHD_add_response_header(r, security_headers[i][0], security_headers[i][1]);
+	MHD_add_response_header(r, "Content-Security-Policy", serve_csp);
 	if (type)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (etag)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+	if (etag && status == MHD_HTTP_OK)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gz)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	if (cache)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cache);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
@@ -139,11 +166,22 @@ static enum MHD_Result queue_error(struct MHD_Connection *conn, unsigned status,
 		     "application/json", NULL, "no-store");
 }
 
-static bool etag_matches(struct MHD_Connection *conn, const char *etag)
+/*
+ * The tag of If-None-Match that names this answer: its identity tag or its
+ * gzip one (buf), or NULL.  A 304 carries the tag the client holds.
+ */
+static const char *etag_matches(struct MHD_Connection *conn, const char *etag, char *buf,
+				size_t size)
 {
 	const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
 
-	return inm && (strstr(inm, etag) || !strcmp(inm, "*"));
+	if (!inm)
+		return NULL;
+	if (strstr(inm, etag) || !strcmp(inm, "*"))
+		return etag;
+	if (!serve_gzip__etag(etag, buf, size) && strstr(inm, buf))
+		return buf;
+	return NULL;
 }
 
 struct arg_state {
@@ -180,8 +218,8 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *conn,
 	struct arg_state st = { .q = &q };
 	struct serve_app app = { .base = s->base, .source_dir = s->source_dir };
 	/* A segment directory's answers change as segments come: revalidate. */
-	const char *cache = immutable;
-	char etag[80], err[256];
+	const char *cache = immutable, *held;
+	char etag[80], gz_etag[96], err[256];
 	enum MHD_Result ret;
 	char *body;
 	size_t len;
@@ -199,8 +237,9 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *conn,
 	if (app.live)
 		cache = "no-cache";
 	serve_api__etag(&app, &q, etag, sizeof(etag));
-	if (etag_matches(conn, etag)) {
-		ret = queue(conn, MHD_HTTP_NOT_MODIFIED, "", 0, MHD_RESPMEM_PERSISTENT, NULL, etag,
+	held = etag_matches(conn, etag, gz_etag, sizeof(gz_etag));
+	if (held) {
+		ret = queue(conn, MHD_HTTP_NOT_MODIFIED, "", 0, MHD_RESPMEM_PERSISTENT, NULL, held,
 			    cache);
 		goto out;
 	}
@@ -276,6 +315,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 	struct server *s = cls;
 	const struct serve_asset *a;
 	enum serve_endpoint ep;
+	const char *held;
+	char gz_etag[96];
 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return queue_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD");
@@ -299,9 +340,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 	a = find_asset(url);
 	if (!a)
 		return queue_error(conn, MHD_HTTP_NOT_FOUND, "no such page");
-	if (etag_matches(conn, a->etag))
+	held = etag_matches(conn, a->etag, gz_etag, sizeof(gz_etag));
+	if (held)
 		return queue(conn, MHD_HTTP_NOT_MODIFIED, "", 0, MHD_RESPMEM_PERSISTENT, NULL,
-			     a->etag, NULL);
+			     held, NULL);
 	return queue(conn, MHD_HTTP_OK, a->data, a->len, MHD_RESPMEM_PERSISTENT, a->content_type,
 		     a->etag, a->immutable ? "public, max-age=31536000, immutable" : "no-cache");
 }

@@ -182,4 +182,11 @@ int serve_api__answer(const struct serve_app *app, const struct serve_query *q, 
 void serve_api__etag(const struct serve_app *app, const struct serve_query *q, char *buf,
 		     size_t size);
 
+/* Content-Encoding gzip (gzip.c).  accepted: an Accept-Encoding header
+ * (or NULL) takes gzip.  compress: a malloc'd gzip of in into *out.  etag:
+ * the gzip representation's quoted tag, "tag-gz". */
+bool serve_gzip__accepted(const char *accept);
+int serve_gzip__compress(const void *in, size_t len, void **out, size_t *outlen);
+int serve_gzip__etag(const char *etag, char *out, size_t outlen);
+
 #endif

@@ -30,6 +30,9 @@
 #define SERVE_CONNECTION_TIMEOUT 15   /* seconds of inactivity */
 #define SERVE_MMAP_THRESHOLD (256 << 20) /* bytes: smaller query arrays stay in the heap */
 #define SERVE_RESCAN_S 2	      /* seconds between looks at a segment directory */
+/* Policy: Content-Encoding gzip for clients that accept it (gzip.c). */
+#define SERVE_GZIP_MIN 1024	      /* bytes: smaller answers go as they are */
+#define SERVE_GZIP_LEVEL 1	      /* zlib level: JSON shrinks 5-8x at 1-3 ms per 300 KB */
 
 struct serve_options {
 	const char *capture;   /* path of the capture, or of a segment directory, to serve */

@@ -20,5 +20,8 @@ struct serve_asset {
 
 extern const struct serve_asset serve_assets[];
 extern const size_t serve_nassets;
+/* The Content-Security-Policy of every answer: index.html's inline script
+ * is allowed by its hash (web/embed.py inlines it). */
+extern const char serve_csp[];
 
 #endif

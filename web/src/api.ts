@@ -6,7 +6,7 @@ export interface Event { id: number; name: string; unit: string; period: number;
 export interface Count { name: string; value: number; }
 export interface Info {
   name: string; origin_ns: number; span_ns: number; event: number; events: Event[];
-  meta: Record<string, string>; diff: string | null;
+  meta: Record<string, string>; diff: string | null; diff_span_ns: number | null;
   segments: number; live: boolean; version: string;
   counts: Record<string, number>;
   summary: {
@@ -62,40 +62,28 @@ async function fetchJson<T>(u: string): Promise<T> {
   return body as T;
 }
 
-// Answers asked before they are needed (the first view's, while /api/info
-// loads): taken once by the get() that asks the same URL.
-const early = new Map<string, Promise<unknown>>();
-
-export function prefetch(endpoint: string, params: Params = {}): void {
-  const u = url(endpoint, params);
-  if (!early.has(u)) {
-    const p = fetchJson(u);
-    p.catch(() => undefined); // reported by the get() that takes it
-    early.set(u, p);
-  }
-}
-
 export async function get<T>(endpoint: string, params: Params = {}): Promise<T> {
-  const u = url(endpoint, params);
-  const p = early.get(u);
-  if (p) {
-    early.delete(u);
-    return p as Promise<T>;
-  }
-  return fetchJson<T>(u);
+  return fetchJson<T>(url(endpoint, params));
 }
 
 export function pct(part: number, whole: number): string {
   return whole ? (100 * part / whole).toFixed(2) + '%' : '0%';
 }
 
-// One formatter: toLocaleString builds a new one per call, which costs
-// milliseconds per thousand flame graph frames.
-const intFormat = new Intl.NumberFormat('en-US');
+// Thousands separated by commas, without Intl: toLocaleString builds a
+// formatter per call (milliseconds per thousand flame graph frames), and
+// the first Intl.NumberFormat of a fresh page loads ICU's locale data
+// before the first frame.
+export function fmtInt(v: number): string {
+  const s = String(Math.abs(Math.round(v)));
+  let out = '';
+  for (let i = s.length; i > 0; i -= 3) out = s.slice(Math.max(0, i - 3), i) + (out ? ',' + out : '');
+  return (v < 0 ? '-' : '') + out;
+}
 
 export function fmtWeight(v: number, unit: string): string {
   if (unit === 'nanoseconds') return fmtNs(v);
-  return intFormat.format(v) + (unit === 'samples' ? ' samples' : ' ' + unit);
+  return fmtInt(v) + (unit === 'samples' ? ' samples' : ' ' + unit);
 }
 
 export function fmtNs(ns: number): string {

@@ -24,11 +24,13 @@ function build(f: Flame): Map<number, Laid> {
 }
 
 // The flame graph query of s for a graph px wide.  Unzoomed, ask only for
-// nodes of a pixel or more (fewer to send and lay out; those under MIN_PX
-// still count in the search's share); zoomed, the default share.
+// the nodes drawn, MIN_PX or wider (fewer to send, parse and lay out: the
+// first paint's answer); with a search, a pixel or more (those under
+// MIN_PX count in the search's share); zoomed, the default share.
 export function flameParams(s: State, width: number): Params {
   const px = Math.max(width, 600);
-  const minShare = s.zoom ? undefined : Math.max(0.05, Math.ceil(100000 / px) / 1000);
+  const minPx = s.search ? 1 : MIN_PX;
+  const minShare = s.zoom ? undefined : Math.max(0.05, Math.floor(100000 * minPx / px) / 1000);
   return { ...filters(s), min_share: minShare };
 }
 

@@ -1,8 +1,8 @@
 // microscope's browser pages: each view asks typed queries (api.ts) and
 // renders the answer; the URL fragment holds the view state (state.ts).
 import './style.css';
-import { Info, Thread, fmtNs, get, prefetch } from './api';
-import { flameParams, renderFlame } from './flame';
+import { Info, Thread, fmtNs, get } from './api';
+import { renderFlame } from './flame';
 import { State, readState, writeState } from './state';
 import { renderDiff, renderGroups, renderOffcpu, renderSource, renderSummary, renderTable, renderTree } from './tables';
 import { renderTimeline } from './timeline';
@@ -61,15 +61,20 @@ function syncFilters(s: State): void {
 
 let generation = 0;
 
-async function render(): Promise<void> {
-  const s = readState();
-  const gen = ++generation;
+// The filters and tabs of state s (they need /api/info).
+function syncHeader(s: State): void {
   syncFilters(s);
   document.querySelectorAll<HTMLAnchorElement>('#tabs a').forEach((a) => {
     a.classList.toggle('active', a.dataset.view === s.view);
     const t = { ...s, view: a.dataset.view!, zoom: undefined };
     a.href = '#' + new URLSearchParams(Object.entries(t).filter(([, v]) => v) as [string, string][]).toString();
   });
+}
+
+async function render(): Promise<void> {
+  const s = readState();
+  const gen = ++generation;
+  syncHeader(s);
   const root = document.getElementById('view')!;
   root.dataset.state = 'loading';
   hideTip();
@@ -82,7 +87,7 @@ async function render(): Promise<void> {
       case 'offcpu': await renderOffcpu(root, s); break;
       case 'groups': await renderGroups(root, s); break;
       case 'source': await renderSource(root, s); break;
-      case 'diff': await renderDiff(root, s); break;
+      case 'diff': await renderDiff(root, s, info); break;
       case 'summary': renderSummary(root, info); break;
       default: await renderFlame(root, s);
     }
@@ -96,12 +101,31 @@ async function render(): Promise<void> {
   if (gen === generation) root.dataset.state = 'ready:' + s.view;
 }
 
+// After the next frame is drawn.
+function painted(): Promise<void> {
+  return new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+}
+
 async function main(): Promise<void> {
-  // The first view's answer is asked at once, beside /api/info: the first
-  // paint waits for one round trip, not two.
+  performance.mark('main');
+  // The flame graph needs neither /api/info nor the thread list: it is
+  // asked alone and drawn first (the first meaningful paint waits for one
+  // answer, with nothing else to receive and parse); the header's answers
+  // are asked once it is on the screen.
   const first = readState();
-  if (first.view === 'flame') prefetch('flamegraph', flameParams(first, document.getElementById('view')!.clientWidth));
+  const hash = location.hash;
+  const root = document.getElementById('view')!;
+  let drawn = false;
+  if (first.view === 'flame') {
+    root.dataset.state = 'loading';
+    try {
+      await renderFlame(root, first);
+      drawn = true;
+      await painted();
+    } catch { /* render() below asks again and shows the error */ }
+  }
   const [i, threads] = await Promise.all([get<Info>('info'), get<{ threads: Thread[] }>('threads', { limit: 1000 })]);
+  performance.mark('info');
   info = i;
   document.title = `microscope — ${info.name}`;
   document.getElementById('capture-name')!.textContent = info.name;
@@ -109,8 +133,15 @@ async function main(): Promise<void> {
   if (!info.counts.intervals) document.querySelector<HTMLElement>('#tabs a[data-view=offcpu]')!.style.display = 'none';
   setupFilters(threads.threads);
   window.addEventListener('hashchange', render);
-  if (!location.hash) writeState(readState(), true);
-  await render();
+  // A click or a key before the header was set up changed the hash: drawn again.
+  if (drawn && location.hash === hash) {
+    if (!location.hash) writeState(first, true);
+    syncHeader(first);
+    root.dataset.state = 'ready:flame';
+  } else {
+    if (!location.hash) writeState(readState(), true);
+    await render();
+  }
   if (info.live) watch();
 }
 

@@ -5,9 +5,12 @@ export interface State {
   gran?: string; label?: string; group?: string; fn?: string;
   // The time selection (a zone of the timeline): ns from the capture's origin.
   start?: string; end?: string;
+  // The diff view's part of the base (--diff) recording: ns from the base's
+  // own origin (the API's base_start, base_end).
+  base_start?: string; base_end?: string;
 }
 
-const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'label', 'start', 'end', 'group', 'fn', 'search', 'zoom', 'sort', 'by'];
+const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'label', 'start', 'end', 'base_start', 'base_end', 'group', 'fn', 'search', 'zoom', 'sort', 'by'];
 
 export function readState(): State {
   const p = new URLSearchParams(location.hash.replace(/^#/, ''));

@@ -162,14 +162,94 @@ export async function renderOffcpu(root: HTMLElement, s: State): Promise<void> {
   root.appendChild(t);
 }
 
-export async function renderDiff(root: HTMLElement, s: State): Promise<void> {
+// The base's part: a bar over the base's span (drag across it to choose a
+// part) and two inputs in ms from the base's origin; both land in the URL
+// as base_start/base_end (ns), which /api/diff takes as they are.
+function baseRange(s: State, span: number): HTMLElement {
+  const box = el('div', undefined, 'base-range');
+  box.id = 'base-range';
+  const lo = s.base_start ? Number(s.base_start) : 0;
+  const hi = s.base_end ? Number(s.base_end) : span;
+  const set = (a?: number, b?: number) => {
+    // Whole microseconds (a drag's ends are a pixel's worth of time anyway).
+    const ns = (v?: number) => (v === undefined || !isFinite(v) ? undefined : String(Math.max(0, Math.round(v / 1e3) * 1e3)));
+    writeState({ ...s, base_start: a ? ns(a) : undefined, base_end: b !== undefined && b < span ? ns(b) : undefined });
+  };
+  box.appendChild(el('span', 'base part (ms from its start):'));
+  const input = (id: string, v: number, dflt: number) => {
+    const i = el('input');
+    i.id = id;
+    i.type = 'number';
+    i.min = '0';
+    i.step = 'any';
+    i.size = 10;
+    i.placeholder = (dflt / 1e6).toFixed(3);
+    if (v !== dflt) i.value = String(v / 1e6);
+    return i;
+  };
+  const from = input('base-start', lo, 0);
+  const to = input('base-end', hi, span);
+  const apply = () => {
+    const a = from.value === '' ? undefined : Number(from.value) * 1e6;
+    const b = to.value === '' ? undefined : Number(to.value) * 1e6;
+    // An empty part is refused here (the API would answer 400 and the
+    // view lose these inputs): said on the input instead.
+    to.setCustomValidity(a !== undefined && b !== undefined && b <= a ? 'the end must be after the start' : '');
+    if (!to.reportValidity()) return;
+    set(a, b);
+  };
+  from.addEventListener('change', apply);
+  to.addEventListener('change', apply);
+  box.append(from, el('span', '–'), to);
+  const whole = el('button', 'whole base');
+  whole.type = 'button';
+  whole.id = 'base-whole';
+  whole.disabled = !s.base_start && !s.base_end;
+  whole.addEventListener('click', () => set(undefined, undefined));
+  box.appendChild(whole);
+  // The bar: the base's whole span, its chosen part shaded.
+  const bar = el('div', undefined, 'base-bar');
+  bar.id = 'base-bar';
+  bar.title = `the base's ${fmtNs(span)}: drag to choose a part`;
+  const part = el('div', undefined, 'base-part');
+  part.style.left = (span ? 100 * lo / span : 0) + '%';
+  part.style.width = (span ? 100 * (Math.min(hi, span) - lo) / span : 100) + '%';
+  bar.appendChild(part);
+  let x0: number | null = null;
+  const at = (e: MouseEvent) => {
+    const r = bar.getBoundingClientRect();
+    return Math.min(1, Math.max(0, (e.clientX - r.left) / r.width)) * span;
+  };
+  bar.addEventListener('mousedown', (e) => { x0 = at(e); e.preventDefault(); });
+  bar.addEventListener('mousemove', (e) => {
+    if (x0 === null) return;
+    const x = at(e);
+    part.style.left = 100 * Math.min(x0, x) / span + '%';
+    part.style.width = 100 * Math.abs(x - x0) / span + '%';
+  });
+  bar.addEventListener('mouseup', (e) => {
+    if (x0 === null) return;
+    const x = at(e);
+    const [a, b] = [Math.min(x0, x), Math.max(x0, x)];
+    x0 = null;
+    if (b - a > span / 1000) set(a, b);
+  });
+  box.appendChild(bar);
+  return box;
+}
+
+export async function renderDiff(root: HTMLElement, s: State, info: Info): Promise<void> {
   const f = filters(s);
   // Row ids are this capture's: the base answers the rest of the query.  The
-  // time selection narrows this capture; the base is compared whole.
-  const d = await get<Diff>('diff', { ...f, thread: undefined, limit: 300 });
+  // time selection narrows this capture; base_start/base_end the base.
+  const d = await get<Diff>('diff', { ...f, thread: undefined, base_start: s.base_start, base_end: s.base_end, limit: 300 });
   const zone = s.start || s.end ? ' in the time selection' : '';
+  const span = info.diff_span_ns || 0;
+  const part = s.base_start || s.base_end
+    ? ` from ${fmtNs(Number(s.base_start || 0))} to ${s.base_end ? fmtNs(Number(s.base_end)) : 'its end'}` : ' whole';
   root.innerHTML = '';
-  const head = el('div', `this capture${zone} (${fmtWeight(d.total, d.unit)}) against ${d.base} (${fmtWeight(d.base_total, d.unit)}); most changed self share first`);
+  root.appendChild(baseRange(s, span));
+  const head = el('div', `this capture${zone} (${fmtWeight(d.total, d.unit)}) against ${d.base}${part} (${fmtWeight(d.base_total, d.unit)}); most changed self share first`);
   head.id = 'diff-head';
   head.dataset.total = String(d.total);
   head.dataset.baseTotal = String(d.base_total);
