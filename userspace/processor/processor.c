@@ -95,9 +95,11 @@ static uint64_t record_time(const struct processor *p, uint32_t kind, const uint
 		_Static_assert(offsetof(struct ms_probe, time_ns) ==
 				       offsetof(struct ms_sample, time_ns),
 			       "probe time where a sample's is");
+		struct ms_rec_header h;
+
+		memcpy(&h, rec, sizeof(h)); /* the caller checked len >= 8 */
 		if (len >= sizeof(struct ms_sample) ||
-		    (len == sizeof(struct ms_probe) &&
-		     ((const struct ms_rec_header *)rec)->type == MS_REC_PROBE))
+		    (len == sizeof(struct ms_probe) && h.type == MS_REC_PROBE))
 			memcpy(&t, rec + offsetof(struct ms_sample, time_ns), sizeof(t));
 		return t;
 	}
