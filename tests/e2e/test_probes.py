@@ -19,6 +19,7 @@ import signal
 import time
 
 import helpers as H
+from test_serve import Server
 
 SDK_PY = os.path.join(H.REPO, "sdk", "python")
 LIB = os.path.join(H.BUILD, "libmicroscope_probes.so")
@@ -51,11 +52,19 @@ def us_to_ns(s):
     return int(whole) * 1000 + int(frac)
 
 
+N, M, SLEEP_MS = 100, 5, 20
+RAW = os.path.join(H.SESSION_TMP, "probes-raw")
+
+
+def _zones_rec():
+    return H.cached_record("probes-zones",
+                           [H.fixture("zones"), "run", str(N), "200000", str(M), str(SLEEP_MS)],
+                           save_raw=RAW)
+
+
 def test_zones_counted_exactly():
-    n, m, sleep_ms = 100, 5, 20
-    raw = H.tmp_path("probes-raw")
-    rec = H.record([H.fixture("zones"), "run", str(n), "200000", str(m), str(sleep_ms)],
-                   output=H.tmp_path("zones.msc"), save_raw=raw)
+    n, m, raw = N, M, RAW
+    rec = _zones_rec()
     assert rec.fixture_line("enabled=")["enabled"] == 1, rec.fixture_lines
     slept = rec.fixture_line("wait count=")["slept_ns"]
     rows, head, text = zones_table(rec.capture)
@@ -159,3 +168,29 @@ def test_tiny_ring_drops_are_counted():
     # and the ordinary report lists it among the problems
     summary = H.report(rec.capture).stdout
     assert re.search(r"problems .*probes\.dropped %d" % dropped, summary), summary
+
+
+def test_serve_api_zones():
+    """/api/zones gives report --zones' statistics, and pages the zones of
+    a time range by start."""
+    rec = _zones_rec()
+    rows, head, text = zones_table(rec.capture)
+    with Server(rec.capture) as srv:
+        a = srv.api("/api/zones")
+        sites = {s["name"]: s for s in a["sites"]}
+        assert sites["work"]["count"] == N and sites["wait"]["count"] == M, a["sites"]
+        assert sites["wait"]["total_ns"] == us_to_ns(rows["wait"]["total"]), (a["sites"], text)
+        assert a["total"] == N + M == len(a["zones"]), a["total"]
+        starts = [z["start_ns"] for z in a["zones"]]
+        assert starts == sorted(starts)
+        # a page: rows 10..19 of the whole list
+        p = srv.api("/api/zones?offset=10&limit=10")
+        assert p["zones"] == a["zones"][10:20] and p["total"] == a["total"]
+        # a time range: the zones overlapping [start of the 3rd wait, its end)
+        waits = [z for z in a["zones"] if z["site"] == sites["wait"]["id"]]
+        lo, hi = waits[2]["start_ns"], waits[2]["end_ns"]
+        r = srv.api("/api/zones?start=%d&end=%d" % (lo, hi))
+        want = [z for z in a["zones"] if z["end_ns"] > lo and z["start_ns"] < hi]
+        assert r["zones"] == want and r["total"] == len(want) >= 1, (r, want)
+        st, _, body = srv.get("/api/zones?limit=5001")
+        assert st == 400 and b"limit" in body, body

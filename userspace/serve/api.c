@@ -393,6 +393,9 @@ int serve_api__answer(const struct serve_app *app, const struct serve_query *q, 
 	case SERVE_EP_GROUPS:
 		rc = api__groups(&ctx, out);
 		break;
+	case SERVE_EP_ZONES:
+		rc = api__zones(&ctx, out);
+		break;
 	case SERVE_EP_SOURCE:
 		ctx.source_dir = app->source_dir;
 		rc = api__source(&ctx, out);
