@@ -19,7 +19,7 @@ import signal
 import time
 
 import helpers as H
-from test_serve import Server
+from test_serve import Server, pages
 
 SDK_PY = os.path.join(H.REPO, "sdk", "python")
 LIB = os.path.join(H.BUILD, "libmicroscope_probes.so")
@@ -194,3 +194,25 @@ def test_serve_api_zones():
         assert r["zones"] == want and r["total"] == len(want) >= 1, (r, want)
         st, _, body = srv.get("/api/zones?limit=5001")
         assert st == 400 and b"limit" in body, body
+
+
+@H.timeout(300)
+def test_timeline_draws_zone_blocks():
+    """The browser's timeline draws every zone of /api/zones on its
+    thread's lane: N "work" and M "wait" bars, each as long as its zone."""
+    rec = _zones_rec()
+    with Server(rec.capture) as srv:
+        api = srv.api("/api/zones")
+        tid = api["zones"][0]["thread"]["tid"]
+        res = pages(srv, {"timeline": {"tid": tid}}, "probes-zones")
+    drawn = res["timeline"]["zones"]
+    by_site = {}
+    for z in drawn:
+        by_site.setdefault(z["site"], []).append(z)
+    assert len(by_site.get("work", [])) == N and len(by_site.get("wait", [])) == M, \
+        {k: len(v) for k, v in by_site.items()}
+    assert all(z["tid"] == tid and z["width"] > 0 for z in drawn), drawn[:3]
+    assert sorted(z["ns"] for z in drawn) == sorted(z["ns"] for z in api["zones"])
+    # a wait zone is drawn wider than a work zone, as its duration is longer
+    assert min(z["width"] for z in by_site["wait"]) > max(
+        z["width"] for z in by_site["work"] if z["ns"] < min(w["ns"] for w in by_site["wait"]))
