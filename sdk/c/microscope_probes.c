@@ -82,12 +82,13 @@ __attribute__((destructor)) static void microscope_probes__fini(void)
 	struct microscope_probes_control *c = &microscope_probes_control;
 	const struct timespec nap = { 0, 1000000 };
 
-	while (__atomic_load_n(&c->enable, __ATOMIC_RELAXED)) {
+	uint64_t on;
+
+	while ((on = __atomic_load_n(&c->enable, __ATOMIC_RELAXED))) {
 		uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
 		uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
 		uint64_t hb = __atomic_load_n(&c->heartbeat_ns, __ATOMIC_RELAXED);
 		uint64_t timeout = __atomic_load_n(&c->timeout_ns, __ATOMIC_RELAXED);
-		uint64_t on = 1;
 
 		if (tail >= head)
 			break;
@@ -129,7 +130,7 @@ out:
 
 /* The writing path, taken only while enabled. */
 static __attribute__((noinline)) void probes__write(const struct microscope_site *site,
-						    uint32_t kind, uint64_t value)
+						    uint32_t kind, uint64_t value, uint64_t on)
 {
 	struct microscope_probes_control *c = CTL;
 	struct microscope_probes_record *slot;
@@ -139,6 +140,8 @@ static __attribute__((noinline)) void probes__write(const struct microscope_site
 
 	if (!site || !slots || !c->ring)
 		return;
+	if (!(on & MICROSCOPE_PROBES_ALL) && !__atomic_load_n(&site->on, __ATOMIC_RELAXED))
+		return; /* not a site the recorder selected */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	hb = __atomic_load_n(&c->heartbeat_ns, __ATOMIC_RELAXED);
@@ -146,8 +149,6 @@ static __attribute__((noinline)) void probes__write(const struct microscope_site
 	if (!timeout)
 		timeout = MICROSCOPE_PROBES_TIMEOUT_DEFAULT_NS;
 	if (now > hb + timeout) {
-		uint64_t on = 1;
-
 		/* the reader is gone or stuck: off, once */
 		if (__atomic_compare_exchange_n(&c->enable, &on, 0, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED))
@@ -178,20 +179,26 @@ static __attribute__((noinline)) void probes__write(const struct microscope_site
 
 void microscope_zone_begin(struct microscope_site *site)
 {
-	if (__builtin_expect(__atomic_load_n(&CTL->enable, __ATOMIC_RELAXED) != 0, 0))
-		probes__write(site, MICROSCOPE_PROBES_ZONE_BEGIN, 0);
+	uint64_t on = __atomic_load_n(&CTL->enable, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(on != 0, 0))
+		probes__write(site, MICROSCOPE_PROBES_ZONE_BEGIN, 0, on);
 }
 
 void microscope_zone_end(struct microscope_site *site)
 {
-	if (__builtin_expect(__atomic_load_n(&CTL->enable, __ATOMIC_RELAXED) != 0, 0))
-		probes__write(site, MICROSCOPE_PROBES_ZONE_END, 0);
+	uint64_t on = __atomic_load_n(&CTL->enable, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(on != 0, 0))
+		probes__write(site, MICROSCOPE_PROBES_ZONE_END, 0, on);
 }
 
 void microscope_mark(struct microscope_site *site, uint64_t value)
 {
-	if (__builtin_expect(__atomic_load_n(&CTL->enable, __ATOMIC_RELAXED) != 0, 0))
-		probes__write(site, MICROSCOPE_PROBES_MARK, value);
+	uint64_t on = __atomic_load_n(&CTL->enable, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(on != 0, 0))
+		probes__write(site, MICROSCOPE_PROBES_MARK, value, on);
 }
 
 int microscope_probes_enabled(void)

@@ -22,8 +22,11 @@
  *     records are written;
  *   - the recorder (with process_vm_writev) writes heartbeat_ns
  *     (CLOCK_MONOTONIC of its last drain), timeout_ns, tail (slots before
- *     it were read), then enable = 1; enable = 0 when it stops.
- * A writer with enable == 0 does nothing but that one relaxed load.  An
+ *     it were read), then enable = ON | ALL (every site, also those
+ *     defined later), or ON with each selected site's own on word set to
+ *     1 (record --probes: sites chosen by name); enable = 0 when it stops.
+ * A writer with enable == 0 does nothing but that one relaxed load; with
+ * ON but not ALL it also skips a site whose on word is 0.  An
  * enabled writer whose heartbeat is older than timeout_ns (reader killed or
  * stuck) sets enable = 0 and counts it in timeouts.  A writer that finds
  * the ring full (head - tail == ring_slots) drops its record and counts it
@@ -47,6 +50,10 @@ extern "C" {
 #define MICROSCOPE_PROBES_MAGIC 0x31424f5250534d53ull /* "SMPROBE1" little-endian */
 #define MICROSCOPE_PROBES_ABI 1
 
+/* control.enable bits */
+#define MICROSCOPE_PROBES_ON 1ull  /* a recorder reads this process */
+#define MICROSCOPE_PROBES_ALL 2ull /* every site, without looking at its on word */
+
 /* Record kinds (site_kind & 0xff). */
 #define MICROSCOPE_PROBES_ZONE_BEGIN 1
 #define MICROSCOPE_PROBES_ZONE_END 2
@@ -68,7 +75,7 @@ struct microscope_probes_control {
 	uint64_t magic;	       /* MICROSCOPE_PROBES_MAGIC */
 	uint32_t abi;	       /* MICROSCOPE_PROBES_ABI */
 	uint32_t size;	       /* sizeof(struct microscope_probes_control) */
-	uint64_t enable;       /* recorder: 1 on; recorder or writer: 0 off */
+	uint64_t enable;       /* recorder: MICROSCOPE_PROBES_*; recorder or writer: 0 off */
 	uint64_t ring;	       /* address of ring_slots records, 0 before start-up */
 	uint32_t ring_slots;   /* power of two */
 	uint32_t record_size;  /* sizeof(struct microscope_probes_record) */
@@ -97,7 +104,7 @@ struct microscope_probes_record {
 struct microscope_site {
 	char name[MICROSCOPE_PROBES_NAME_MAX]; /* NUL-terminated */
 	uint32_t id;			       /* index in the site table */
-	uint32_t reserved;
+	uint32_t on;			       /* recorder: 1 records this site (without ALL) */
 };
 
 _Static_assert(sizeof(struct microscope_probes_control) == 128, "control size");

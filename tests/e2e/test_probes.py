@@ -216,3 +216,21 @@ def test_timeline_draws_zone_blocks():
     # a wait zone is drawn wider than a work zone, as its duration is longer
     assert min(z["width"] for z in by_site["wait"]) > max(
         z["width"] for z in by_site["work"] if z["ns"] < min(w["ns"] for w in by_site["wait"]))
+
+
+def test_probes_option_selects_sites_by_prefix():
+    """record --probes wa: only "wait" is switched on in the SDK (the work
+    zones are never written: a record of a site not selected would be
+    counted as probes.bad_record), and the capture says what was chosen."""
+    rec = H.record([H.fixture("zones"), "run", "50", "100000", "3", "5"],
+                   output=H.tmp_path("select.msc"), extra=["--probes", "wa,zz"])
+    rows, head, text = zones_table(rec.capture)
+    assert list(rows) == ["wait"] and int(rows["wait"]["count"]) == 3, text
+    assert head["records"] == 6 and head["problems"] == 0, text
+    with Server(rec.capture) as srv:
+        assert srv.api("/api/info")["meta"].get("probes.select") == "wa,zz"
+    info = H.report(rec.capture).stdout
+    assert "probes.bad_record" not in info, info
+    bad = H.record(["true"], output=H.tmp_path("select-bad.msc"), extra=["--probes", "a,,b"],
+                   expect_status=2)
+    assert "bad --probes" in bad.stderr, bad.stderr

@@ -1192,6 +1192,8 @@ static int collector__emit_meta(struct collector *c)
 	if (c->event_note[0])
 		META_TEXT(EVENT_NOTE, c->event_note);
 	META_U64(FREQ_HZ, c->opts.freq_hz);
+	if (c->opts.probes)
+		META_TEXT(PROBES_SELECT, c->opts.probes);
 	META_TEXT(CLOCK, "CLOCK_MONOTONIC");
 	META_TEXT(CALL_GRAPH, record_options__call_graph_name(c->opts.call_graph));
 	if (c->opts.verify_unwind)
@@ -1315,7 +1317,7 @@ int collector__start(struct collector *c, char *err, size_t errlen)
 	/* Probes SDK rings (probes.h) of the recorded processes; -a has no
 	 * target list to look in (yet). */
 	if (!c->opts.system_wide) {
-		c->probes = probe_rings__new(bpf_map__fd(c->skel->maps.targets));
+		c->probes = probe_rings__new(bpf_map__fd(c->skel->maps.targets), c->opts.probes);
 		if (!c->probes) {
 			ret = -errno;
 			errf(err, errlen, "probe rings: %s", strerror(-ret));

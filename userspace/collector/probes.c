@@ -21,6 +21,7 @@
 #include "bpf/abi/records.h"
 #include "sdk/c/microscope_probes.h"
 #include "probes.h"
+#include "../options/record_options.h"
 #include "../stream/memory_policy.h"
 
 /* A slot left unfinished this many rounds while later ones are complete
@@ -54,6 +55,7 @@ struct probe_proc {
 	uint32_t stall_rounds;
 	uint64_t dropped, timeouts; /* the control block's, last read */
 	bool enabled;		    /* enable = 1 written at least once */
+	uint8_t selected[MS_PROBE_SITES_MAX / 8]; /* sites recorded (with a selection) */
 };
 
 struct probe_neg {
@@ -62,6 +64,9 @@ struct probe_neg {
 
 struct probe_rings {
 	int targets_fd;
+	/* record --probes: name prefixes, none = every site */
+	char prefixes[MS_MAX_PROBE_PREFIXES][MS_MAX_PROBE_PREFIX + 1];
+	uint32_t nprefixes;
 	bool stopped;
 	uint64_t last_walk;
 	struct probe_proc procs[MS_PROBE_PROCS_MAX];
@@ -72,16 +77,27 @@ struct probe_rings {
 	struct microscope_site site_buf[64];
 	/* counters */
 	uint64_t processes, records, sites, dropped, timeouts, bad_control, bad_site, bad_record,
-		torn, procs_full;
+		torn, procs_full, not_selected;
 };
 
-struct probe_rings *probe_rings__new(int targets_fd)
+struct probe_rings *probe_rings__new(int targets_fd, const char *select)
 {
 	struct probe_rings *pr = calloc(1, sizeof(*pr));
 
 	if (!pr)
 		return NULL;
 	pr->targets_fd = targets_fd;
+	while (select && *select) {
+		size_t len = strcspn(select, ",");
+
+		if (!len || len > MS_MAX_PROBE_PREFIX || pr->nprefixes == MS_MAX_PROBE_PREFIXES) {
+			free(pr);
+			errno = EINVAL;
+			return NULL;
+		}
+		memcpy(pr->prefixes[pr->nprefixes++], select, len);
+		select += len + (select[len] == ',');
+	}
 	pr->buf = malloc((size_t)MS_PROBE_READ_SLOTS_MAX * sizeof(*pr->buf));
 	if (!pr->buf) {
 		free(pr);
@@ -285,6 +301,24 @@ static void proc__done(struct probe_rings *pr, struct probe_proc *pp)
 	pp->state = PROBE_DONE;
 }
 
+/* Does name start with one of the selected prefixes (any, without a selection)? */
+static bool rings__selects(const struct probe_rings *pr, const char *name)
+{
+	if (!pr->nprefixes)
+		return true;
+	for (uint32_t i = 0; i < pr->nprefixes; i++)
+		if (!strncmp(name, pr->prefixes[i], strlen(pr->prefixes[i])))
+			return true;
+	return false;
+}
+
+static bool proc__selected(const struct probe_rings *pr, const struct probe_proc *pp,
+			   uint32_t site)
+{
+	return !pr->nprefixes || (site < MS_PROBE_SITES_MAX &&
+				  (pp->selected[site / 8] & (1u << (site % 8))));
+}
+
 /* New sites [known_sites, count). */
 static int proc__sites(struct probe_rings *pr, struct probe_proc *pp, uint32_t count,
 		       uint64_t now_ns, probe_emit_fn emit, void *ctx)
@@ -314,6 +348,21 @@ static int proc__sites(struct probe_rings *pr, struct probe_proc *pp, uint32_t c
 			memcpy(rec.name, s->name, sizeof(rec.name) - 1);
 			if (s->id != rec.site)
 				snprintf(rec.name, sizeof(rec.name), "[bad site %u]", rec.site);
+			if (!rings__selects(pr, rec.name)) {
+				pr->not_selected++;
+				continue;
+			}
+			if (pr->nprefixes) {
+				uint32_t on = 1;
+				uint64_t at = pp->sites + (uint64_t)rec.site * sizeof(*s) +
+					      offsetof(struct microscope_site, on);
+
+				/* the SDK writes this site's records from now on */
+				err = mem_write(pp->pid, at, &on, sizeof(on));
+				if (err)
+					return err;
+				pp->selected[rec.site / 8] |= 1u << (rec.site % 8);
+			}
 			err = emit(ctx, &rec, sizeof(rec));
 			if (err)
 				return err;
@@ -371,7 +420,8 @@ static int proc__records(struct probe_rings *pr, struct probe_proc *pp, uint64_t
 			break;
 		}
 		pp->tail++;
-		if (kind < MS_PROBE_ZONE_BEGIN || kind > MS_PROBE_MARK || !r->tid) {
+		if (kind < MS_PROBE_ZONE_BEGIN || kind > MS_PROBE_MARK || !r->tid ||
+		    !proc__selected(pr, pp, site)) {
 			pr->bad_record++;
 			continue;
 		}
@@ -397,7 +447,10 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 	struct {
 		uint64_t tail, heartbeat_ns, timeout_ns;
 	} back;
-	uint64_t on = stop ? 0 : 1, pid = (uint64_t)getpid();
+	uint64_t on = stop ? 0
+		      : pr->nprefixes ? MICROSCOPE_PROBES_ON
+				      : MICROSCOPE_PROBES_ON | MICROSCOPE_PROBES_ALL;
+	uint64_t pid = (uint64_t)getpid();
 	int n = 0, err;
 
 	_Static_assert(offsetof(struct microscope_probes_control, heartbeat_ns) ==
@@ -545,6 +598,7 @@ int probe_rings__counters(const struct probe_rings *pr, probe_counter_fn counter
 		{ "probes.timeouts", pr->timeouts },   { "probes.bad_control", pr->bad_control },
 		{ "probes.bad_site", pr->bad_site },   { "probes.bad_record", pr->bad_record },
 		{ "probes.torn", pr->torn },	       { "probes.procs_full", pr->procs_full },
+		{ "probes.sites_not_selected", pr->not_selected },
 	};
 	int err = 0;
 

@@ -18,7 +18,8 @@
  * site is counted (probes.bad_site).  A slot still being written is read
  * at a later round; one left unfinished for MS_PROBE_STALL_ROUNDS rounds
  * while later slots are complete (its writer died) is skipped, counted
- * (probes.torn).  Nothing here allocates per record.
+ * (probes.torn).  Nothing here allocates per record.  Sites not selected
+ * (record --probes) are counted (probes.sites_not_selected).
  */
 #ifndef MS_COLLECTOR_PROBES_H
 #define MS_COLLECTOR_PROBES_H
@@ -33,9 +34,15 @@ struct probe_rings;
 typedef int (*probe_emit_fn)(void *ctx, const void *rec, size_t len);
 typedef int (*probe_counter_fn)(void *ctx, const char *name, uint64_t value);
 
-/* targets_fd: the sampler's "targets" map (borrowed; tgid keys).  NULL and
- * errno on failure. */
-struct probe_rings *probe_rings__new(int targets_fd);
+/*
+ * targets_fd: the sampler's "targets" map (borrowed; tgid keys).  select:
+ * NULL to record every site (the SDK is told ALL, so a site defined later
+ * is recorded from its first record), or comma-separated name prefixes
+ * (record --probes, checked by the option parser): each site whose name
+ * starts with one has its own on word set as it is read, and only those
+ * are named and read.  NULL and errno on failure.
+ */
+struct probe_rings *probe_rings__new(int targets_fd, const char *select);
 
 /*
  * One drain round at now_ns (CLOCK_MONOTONIC): look for the SDK in targets
