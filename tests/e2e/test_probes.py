@@ -234,3 +234,20 @@ def test_probes_option_selects_sites_by_prefix():
     bad = H.record(["true"], output=H.tmp_path("select-bad.msc"), extra=["--probes", "a,,b"],
                    expect_status=2)
     assert "bad --probes" in bad.stderr, bad.stderr
+
+
+def test_chrome_trace_carries_zones():
+    """convert -o x.trace.json: every zone begin and end as an async event
+    of its site, ids pairing them per site and thread, in time order."""
+    import json
+    rec = _zones_rec()
+    out = H.tmp_path("zones.trace.json")
+    p = H.run([H.BIN, "convert", rec.capture, "-o", out], check=True)
+    assert "probe records" in p.stderr, p.stderr
+    with open(out) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "zone"]
+    for site, n in (("work", N), ("wait", M)):
+        mine = [e for e in ev if e["name"] == site]
+        assert [e["ph"] for e in mine] == ["b", "e"] * n, (site, [e["ph"] for e in mine][:6])
+        assert len({e["id"] for e in mine}) == 1, mine[:2]
+        assert all(b["ts"] <= e["ts"] for b, e in zip(mine[::2], mine[1::2]))
