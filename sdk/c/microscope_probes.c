@@ -50,6 +50,14 @@ static uint32_t ring_slots_wanted(void)
 	return (uint32_t)n;
 }
 
+/* A forked child starts with writing off: its ring is its own copy, read
+ * only once a recorder finds the child (and starts at its head). */
+static void microscope_probes__child(void)
+{
+	__atomic_store_n(&CTL->enable, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&CTL->heartbeat_ns, 0, __ATOMIC_RELAXED);
+}
+
 __attribute__((constructor)) static void microscope_probes__init(void)
 {
 	uint32_t n = ring_slots_wanted();
@@ -58,6 +66,7 @@ __attribute__((constructor)) static void microscope_probes__init(void)
 
 	if (ring == MAP_FAILED)
 		return; /* ring stays 0: a recorder finds nothing to enable */
+	pthread_atfork(NULL, NULL, microscope_probes__child);
 	CTL->sites = (uint64_t)(uintptr_t)sites;
 	CTL->ring_slots = n;
 	__atomic_store_n(&CTL->ring, (uint64_t)(uintptr_t)ring, __ATOMIC_RELEASE);

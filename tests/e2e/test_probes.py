@@ -251,3 +251,22 @@ def test_chrome_trace_carries_zones():
         assert [e["ph"] for e in mine] == ["b", "e"] * n, (site, [e["ph"] for e in mine][:6])
         assert len({e["id"] for e in mine}) == 1, mine[:2]
         assert all(b["ts"] <= e["ts"] for b, e in zip(mine[::2], mine[1::2]))
+
+
+def test_forked_child_is_found_and_recorded_apart():
+    """A child forked while recording starts with writing off (its ring is
+    its own copy), is found as a new process, and its zones are its own."""
+    k = 30
+    rec = H.record([H.fixture("zones"), "fork", str(k)], output=H.tmp_path("fork.msc"))
+    assert rec.fixture_line("child enabled_at_fork=")["enabled_at_fork"] == 0, rec.fixture_lines
+    pids = {}
+    for line in rec.fixture_lines:
+        if line.startswith("fork who="):
+            kv = H.parse_kv(line)
+            assert kv["enabled"] == 1, line
+            pids[kv["who"]] = kv["pid"]
+    rows, head, text = zones_table(rec.capture)
+    assert int(rows["parent"]["count"]) == k and int(rows["child"]["count"]) == k, text
+    assert int(rows["parent"]["pid"]) == pids["parent"], text
+    assert int(rows["child"]["pid"]) == pids["child"] != pids["parent"], text
+    assert head["problems"] == 0, text

@@ -513,8 +513,15 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 	pp->enabled = true;
 	return n;
 gone:
-	/* an emitter's error stops the recording; the process's is its end */
-	if (err == -ESRCH || err == -EFAULT || err == -EPERM || err == -ENOMEM) {
+	/* an emitter's error stops the recording; the process's is its end,
+	 * or (the control block unmapped: an exec, a dlclose) a new search */
+	if (err == -EFAULT) {
+		uint32_t pid = pp->pid;
+
+		*pp = (struct probe_proc){ .pid = pid, .next_try = now_ns + MS_PROBE_RETRY_NS };
+		return 0;
+	}
+	if (err == -ESRCH || err == -EPERM || err == -ENOMEM) {
 		proc__done(pr, pp);
 		return 0;
 	}

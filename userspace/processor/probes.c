@@ -34,12 +34,14 @@ int probes__site(struct processor *p, const uint8_t *rec, uint32_t len)
 		processor__problem(p, MS_PROBLEM_BAD_PROBE);
 		return 0;
 	}
-	have = u64map__get(&p->probe_site_map, site_key(s.pid, s.site));
-	if (have)
-		return 0; /* named again (a second recorder session): the first name stays */
 	ps = tasks__process(p, s.pid, s.time_ns);
 	if (!ps)
 		return -ENOMEM;
+	have = u64map__get(&p->probe_site_map, site_key(s.pid, s.site));
+	/* named again in the same process (read again after a dlclose): the
+	 * first name stays; in a new process of that pid (an exec): a new site */
+	if (have && p->probe_sites[*have].proc_row == ps->row)
+		return 0;
 	if (p->nprobe_sites == p->probe_sites_cap) {
 		uint32_t ncap = p->probe_sites_cap ? 2 * p->probe_sites_cap : 16;
 		struct probe_site_state *n = realloc(p->probe_sites, ncap * sizeof(*n));
@@ -56,7 +58,9 @@ int probes__site(struct processor *p, const uint8_t *rec, uint32_t len)
 	st->row = capture_builder__add_probe_site(p->b, &row);
 	if (st->row == CAPTURE_NONE)
 		return -ENOMEM;
-	if (u64map__put(&p->probe_site_map, site_key(s.pid, s.site), p->nprobe_sites))
+	if (have)
+		*have = p->nprobe_sites;
+	else if (u64map__put(&p->probe_site_map, site_key(s.pid, s.site), p->nprobe_sites))
 		return -ENOMEM;
 	p->nprobe_sites++;
 	return 0;
