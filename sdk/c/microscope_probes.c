@@ -7,7 +7,9 @@
  * an anonymous mapping made at start-up: its pages cost nothing until a
  * recorder enables writing.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>

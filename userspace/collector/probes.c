@@ -528,6 +528,11 @@ gone:
 	return err;
 }
 
+int probe_rings__add_pid(struct probe_rings *pr, uint32_t pid, uint64_t now_ns)
+{
+	return rings__proc(pr, pid, now_ns) ? 0 : -ENOSPC;
+}
+
 /* Targets not known yet join as SEARCHING (at most every MS_PROBE_RETRY_NS). */
 static void rings__walk(struct probe_rings *pr, uint64_t now_ns)
 {

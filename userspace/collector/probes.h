@@ -44,6 +44,11 @@ typedef int (*probe_counter_fn)(void *ctx, const char *name, uint64_t value);
  */
 struct probe_rings *probe_rings__new(int targets_fd, const char *select);
 
+/* Look in process pid too (besides "targets"; a targets_fd of -1 looks
+ * only in the processes added here).  0, or -ENOSPC when
+ * MS_PROBE_PROCS_MAX are known (counted, probes.procs_full). */
+int probe_rings__add_pid(struct probe_rings *pr, uint32_t pid, uint64_t now_ns);
+
 /*
  * One drain round at now_ns (CLOCK_MONOTONIC): look for the SDK in targets
  * not known yet (at most every MS_PROBE_RETRY_NS), then for every process
