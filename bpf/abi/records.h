@@ -415,6 +415,10 @@ _Static_assert(sizeof(struct ms_offcpu_stats) == 72, "ms_offcpu_stats size");
  * of the site; time_ns is when it was read.  The processor takes it at
  * once, not in time order.
  * ms_probe: one record; kind MS_PROBE_ZONE_BEGIN/END (value 0) or MARK.
+ * site, in both: the SDK's site number (low 16 bits, MS_PROBE_SITE_MASK)
+ * and the generation of the control block it came from (high 16 bits: how
+ * many times the collector found a control block anew in that pid, after
+ * an exec or a dlclose), so sites of two images of one pid never meet.
  */
 #define MS_REC_PROBE 4
 #define MS_REC_PROBE_SITE 5
@@ -423,6 +427,7 @@ _Static_assert(sizeof(struct ms_offcpu_stats) == 72, "ms_offcpu_stats size");
 #define MS_PROBE_ZONE_END 2
 #define MS_PROBE_MARK 3
 #define MS_PROBE_NAME_MAX 56
+#define MS_PROBE_SITE_MASK 0xffffu
 
 struct ms_probe {
 	struct ms_rec_header hdr; /* type = MS_REC_PROBE, size = sizeof */
@@ -430,7 +435,7 @@ struct ms_probe {
 	__u64 value;
 	__u32 pid; /* tgid */
 	__u32 tid;
-	__u32 site; /* the SDK's site number in pid */
+	__u32 site; /* the SDK's site number in pid | generation << 16 */
 	__u32 kind; /* MS_PROBE_* */
 };
 

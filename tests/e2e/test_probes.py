@@ -270,3 +270,34 @@ def test_forked_child_is_found_and_recorded_apart():
     assert int(rows["parent"]["pid"]) == pids["parent"], text
     assert int(rows["child"]["pid"]) == pids["child"] != pids["parent"], text
     assert head["problems"] == 0, text
+
+
+def test_system_wide_finds_processes_mapping_the_sdk():
+    """record -a looks in every process that maps libmicroscope_probes.so
+    (here Python's ctypes loading it, after the recording started)."""
+    py = shutil.which("python3.11")
+    if not py:
+        H.skip("Debian's python3.11 is not installed (make deps)")
+    n = 40
+    proc, capture, _ = H.start_record(output=H.tmp_path("system.msc"), system_wide=True,
+                                      duration=60)
+    try:
+        time.sleep(1.0)
+        fx, out = H.start_fixture([py, os.path.join(H.REPO, "tests", "fixtures", "python",
+                                                    "zones.py"), str(n)],
+                                  out_name="system-py.out",
+                                  env=dict(os.environ, MICROSCOPE_PROBES_LIB=LIB))
+        assert fx.wait(timeout=60) == 0, fx.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines = open(out).read()
+    assert "enabled=1" in lines, lines
+    pid = fx.pid
+    rows, head, text = zones_table(capture)
+    assert int(rows["py_work"]["count"]) == n and int(rows["py_work"]["pid"]) == pid, text
+    assert int(rows["py_mark"]["marks"]) == n, text

@@ -22,7 +22,6 @@ int report_zones(const struct report_options *opt, const struct capture *c)
 	static const char *const counters[] = {
 		"probes.dropped",    "probes.timeouts", "probes.bad_control", "probes.bad_site",
 		"probes.bad_record", "probes.torn",	"processor.bad_probe",
-		"processor.probe_other_process",
 	};
 	struct analysis_zones z;
 	uint64_t problems = 0;

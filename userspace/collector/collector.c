@@ -954,6 +954,13 @@ static pid_t proc__tgid(pid_t pid)
  * exit took it out (its pid reused, found again under -a).  Returns 0,
  * -ESRCH if there is no such process, or -errno.
  */
+int collector__probe_process(struct collector *c, pid_t pid)
+{
+	if (!c->probes || pid <= 0)
+		return -EINVAL;
+	return probe_rings__add_pid(c->probes, (uint32_t)pid, now_ns());
+}
+
 int collector__add_target(struct collector *c, pid_t pid)
 {
 	__u8 one = 1;
@@ -1314,15 +1321,14 @@ int collector__start(struct collector *c, char *err, size_t errlen)
 	ret = collector__open_rings(c, err, errlen);
 	if (ret)
 		return ret;
-	/* Probes SDK rings (probes.h) of the recorded processes; -a has no
-	 * target list to look in (yet). */
-	if (!c->opts.system_wide) {
-		c->probes = probe_rings__new(bpf_map__fd(c->skel->maps.targets), c->opts.probes);
-		if (!c->probes) {
-			ret = -errno;
-			errf(err, errlen, "probe rings: %s", strerror(-ret));
-			return ret;
-		}
+	/* Probes SDK rings (probes.h) of the recorded processes; under -a of
+	 * the processes collector__probe_process names. */
+	c->probes = probe_rings__new(c->opts.system_wide ? -1 : bpf_map__fd(c->skel->maps.targets),
+				     c->opts.probes);
+	if (!c->probes) {
+		ret = -errno;
+		errf(err, errlen, "probe rings: %s", strerror(-ret));
+		return ret;
 	}
 	if (c->offcpu) {
 		ret = offcpu__attach(c->offcpu, err, errlen);

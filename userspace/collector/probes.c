@@ -55,6 +55,7 @@ struct probe_proc {
 	uint32_t stall_rounds;
 	uint64_t dropped, timeouts; /* the control block's, last read */
 	bool enabled;		    /* enable = 1 written at least once */
+	uint32_t gen;		    /* control blocks found in this pid before (records.h) */
 	uint8_t selected[MS_PROBE_SITES_MAX / 8]; /* sites recorded (with a selection) */
 };
 
@@ -341,27 +342,29 @@ static int proc__sites(struct probe_rings *pr, struct probe_proc *pp, uint32_t c
 			rec.hdr.type = MS_REC_PROBE_SITE;
 			rec.hdr.size = sizeof(rec);
 			rec.time_ns = now_ns;
+			uint32_t id = pp->known_sites + i;
+
 			rec.pid = pp->pid;
-			rec.site = pp->known_sites + i;
-			if (s->id != rec.site || !memchr(s->name, '\0', sizeof(s->name)))
+			rec.site = pp->gen << 16 | id;
+			if (s->id != id || !memchr(s->name, '\0', sizeof(s->name)))
 				pr->bad_site++; /* still emitted: its records need a name */
 			memcpy(rec.name, s->name, sizeof(rec.name) - 1);
-			if (s->id != rec.site)
-				snprintf(rec.name, sizeof(rec.name), "[bad site %u]", rec.site);
+			if (s->id != id)
+				snprintf(rec.name, sizeof(rec.name), "[bad site %u]", id);
 			if (!rings__selects(pr, rec.name)) {
 				pr->not_selected++;
 				continue;
 			}
 			if (pr->nprefixes) {
 				uint32_t on = 1;
-				uint64_t at = pp->sites + (uint64_t)rec.site * sizeof(*s) +
+				uint64_t at = pp->sites + (uint64_t)id * sizeof(*s) +
 					      offsetof(struct microscope_site, on);
 
 				/* the SDK writes this site's records from now on */
 				err = mem_write(pp->pid, at, &on, sizeof(on));
 				if (err)
 					return err;
-				pp->selected[rec.site / 8] |= 1u << (rec.site % 8);
+				pp->selected[id / 8] |= 1u << (id % 8);
 			}
 			err = emit(ctx, &rec, sizeof(rec));
 			if (err)
@@ -428,7 +431,7 @@ static int proc__records(struct probe_rings *pr, struct probe_proc *pp, uint64_t
 		rec.time_ns = r->time_ns;
 		rec.value = r->value;
 		rec.tid = r->tid;
-		rec.site = site;
+		rec.site = pp->gen << 16 | site;
 		rec.kind = kind;
 		err = emit(ctx, &rec, sizeof(rec));
 		if (err)
@@ -516,9 +519,10 @@ gone:
 	/* an emitter's error stops the recording; the process's is its end,
 	 * or (the control block unmapped: an exec, a dlclose) a new search */
 	if (err == -EFAULT) {
-		uint32_t pid = pp->pid;
+		uint32_t pid = pp->pid, gen = pp->gen + (pp->state == PROBE_ACTIVE);
 
-		*pp = (struct probe_proc){ .pid = pid, .next_try = now_ns + MS_PROBE_RETRY_NS };
+		*pp = (struct probe_proc){ .pid = pid, .gen = gen & 0xffff,
+					   .next_try = now_ns + MS_PROBE_RETRY_NS };
 		return 0;
 	}
 	if (err == -ESRCH || err == -EPERM || err == -ENOMEM) {

@@ -176,8 +176,10 @@ struct processor {
 	uint32_t jit_late_serial;
 	/* probe sites (probes.c): the SDK's (pid, site) -> capture site row */
 	struct probe_site_state {
-		uint32_t pid, site, row;
-		uint32_t proc_row; /* the process row the site was given */
+		uint32_t pid, site; /* the SDK's numbering */
+		uint32_t name;	    /* string */
+		uint32_t row;	    /* capture probe site row, NONE before its first record */
+		uint32_t proc_row;  /* that row's process */
 	} *probe_sites;
 	uint32_t nprobe_sites, probe_sites_cap;
 	struct u64map probe_site_map; /* (pid << 32 | site) + 1 -> probe_sites index */

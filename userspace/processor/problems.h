@@ -38,9 +38,7 @@
 	X(KUNWIND_MISMATCH, "kunwind_mismatch",                                                    \
 	  "--verify-unwind: the in-kernel unwind and the copy path's differ")                      \
 	X(BAD_PROBE, "bad_probe",                                                                  \
-	  "probe record or site with a bad size, kind, site or name, or of a site never named")    \
-	X(PROBE_OTHER_PROCESS, "probe_other_process",                                              \
-	  "probe record whose thread is of another process than its site (exec since)")
+	  "probe record or site with a bad size, kind, site or name, or of a site never named")
 
 enum ms_problem {
 #define MS_PROBLEM_ENUM(id, name, text) MS_PROBLEM_##id,
