@@ -24,9 +24,10 @@
 #include "../options/record_options.h"
 #include "../stream/memory_policy.h"
 
-/* A slot left unfinished this many rounds while later ones are complete
- * is skipped (its writer died between reserving and publishing it). */
-#define MS_PROBE_STALL_ROUNDS 3
+/* A slot left unfinished this long (ns) is skipped: its writer died
+ * between reserving and publishing it (a writer preempted for a while
+ * must not lose its record, so this is far above a scheduling delay). */
+#define MS_PROBE_STALL_NS (1000ull * 1000 * 1000)
 /* Files known not to hold the SDK (by device and inode): a Python
  * executable is looked at every MS_PROBE_RETRY_NS until ctypes loads it. */
 #define PROBE_NEG_CACHE 64
@@ -51,8 +52,8 @@ struct probe_proc {
 	uint32_t slots;
 	uint32_t known_sites; /* sites emitted */
 	uint64_t tail;	      /* next index to read */
-	uint64_t stall_index; /* first unfinished slot seen, and for how many rounds */
-	uint32_t stall_rounds;
+	uint64_t stall_index; /* the unfinished slot reading stopped at, and since when */
+	uint64_t stall_since;
 	uint64_t dropped, timeouts; /* the control block's, last read */
 	bool enabled;		    /* enable = 1 written at least once */
 	uint32_t gen;		    /* control blocks found in this pid before (records.h) */
@@ -378,7 +379,7 @@ static int proc__sites(struct probe_rings *pr, struct probe_proc *pp, uint32_t c
 
 /* Slots [tail, head): read, check, emit; tail moves past what was read. */
 static int proc__records(struct probe_rings *pr, struct probe_proc *pp, uint64_t head,
-			 probe_emit_fn emit, void *ctx)
+			 uint64_t now_ns, probe_emit_fn emit, void *ctx)
 {
 	uint64_t avail = head - pp->tail, n = avail, i;
 	uint64_t mask = pp->slots - 1, first;
@@ -410,17 +411,17 @@ static int proc__records(struct probe_rings *pr, struct probe_proc *pp, uint64_t
 								  r->site_kind) ||
 		    site >= pp->known_sites) {
 			/* unfinished, being rewritten, or of a site not read yet */
-			if (pp->stall_index == pp->tail && ++pp->stall_rounds >= MS_PROBE_STALL_ROUNDS) {
-				pr->torn++;
-				pp->tail++;
-				pp->stall_rounds = 0;
-				continue;
-			}
-			if (pp->stall_index != pp->tail) {
+			if (!pp->stall_since || pp->stall_index != pp->tail) {
 				pp->stall_index = pp->tail;
-				pp->stall_rounds = 1;
+				pp->stall_since = now_ns;
+				break;
 			}
-			break;
+			if (now_ns - pp->stall_since < MS_PROBE_STALL_NS)
+				break;
+			pr->torn++;
+			pp->tail++;
+			pp->stall_since = 0;
+			continue;
 		}
 		pp->tail++;
 		if (kind < MS_PROBE_ZONE_BEGIN || kind > MS_PROBE_MARK || !r->tid ||
@@ -494,7 +495,7 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 	err = proc__sites(pr, pp, c.site_count, now_ns, emit, ctx);
 	if (err)
 		goto gone;
-	n = proc__records(pr, pp, c.head, emit, ctx);
+	n = proc__records(pr, pp, c.head, now_ns, emit, ctx);
 	if (n < 0) {
 		err = n;
 		goto gone;

@@ -16,9 +16,8 @@
  * or site table beyond the policy limits (stream/memory_policy.h), is
  * counted (probes.bad_control) and the process left alone; a malformed
  * site is counted (probes.bad_site).  A slot still being written is read
- * at a later round; one left unfinished for MS_PROBE_STALL_ROUNDS rounds
- * while later slots are complete (its writer died) is skipped, counted
- * (probes.torn).  Nothing here allocates per record.  Sites not selected
+ * at a later round; one left unfinished for MS_PROBE_STALL_NS (its writer
+ * died) is skipped, counted (probes.torn).  Nothing here allocates per record.  Sites not selected
  * (record --probes) are counted (probes.sites_not_selected).
  */
 #ifndef MS_COLLECTOR_PROBES_H
