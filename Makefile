@@ -1,5 +1,6 @@
 # microscope — build, test, install.  Out-of-tree into $(OUTPUT); quiet unless V=1.
 OUTPUT ?= build
+.DEFAULT_GOAL := all
 PREFIX ?= /usr/local
 CC ?= gcc
 CLANG ?= clang
@@ -78,7 +79,32 @@ FIXTURES := $(patsubst tests/fixtures/%.c,$(OUTPUT)/fixtures/%,$(FIXTURE_SRCS))
 -include tests/fixtures/flags.mk
 
 .PHONY: all deps demo test unit e2e check install clean bench vmtest fuzz fuzz-replay web
-all: $(BIN) $(MANPAGE) $(FIXTURES) $(FIXTURE_EXTRA)
+
+# ---- The probes SDK (sdk/c, docs/probes.md): a static and a shared library
+# for programs to link; it includes nothing of ours.
+PROBES_OBJ := $(OUTPUT)/obj/sdk/c/microscope_probes.o
+PROBES_PIC_OBJ := $(OUTPUT)/obj/sdk/c/microscope_probes.pic.o
+PROBES_LIBS := $(OUTPUT)/libmicroscope_probes.a $(OUTPUT)/libmicroscope_probes.so
+
+$(PROBES_OBJ): sdk/c/microscope_probes.c sdk/c/microscope_probes.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -std=gnu11 $(WARN) -c $< -o $@
+
+$(PROBES_PIC_OBJ): sdk/c/microscope_probes.c sdk/c/microscope_probes.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -std=gnu11 $(WARN) -fPIC -c $< -o $@
+
+$(OUTPUT)/libmicroscope_probes.a: $(PROBES_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUTPUT)/libmicroscope_probes.so: $(PROBES_PIC_OBJ)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libmicroscope_probes.so $^ -lpthread -o $@
+
+all: $(BIN) $(MANPAGE) $(PROBES_LIBS) $(FIXTURES) $(FIXTURE_EXTRA)
 
 # ---- The browser front end (web/, issue 20): TypeScript built by vite into
 # $(OUTPUT)/web/dist, compiled into the binary by web/embed.py.  `npm ci`

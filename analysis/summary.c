@@ -15,6 +15,12 @@ static const char *const problem_prefixes[] = {
 static const char *const problem_suffixes[] = {
 	"_err", "_error", "_errors", "_full",
 };
+/* Probe records the SDK or the recorder could not keep (collector/probes.h):
+ * problems of the recording, not samples lost. */
+static const char *const probe_problems[] = {
+	"probes.dropped", "probes.timeouts", "probes.bad_control", "probes.bad_site",
+	"probes.bad_record", "probes.torn",
+};
 
 /* Counters that measure (a time, a size) rather than count events. */
 static const char *const measure_suffixes[] = {
@@ -42,6 +48,9 @@ enum analysis_counter_class analysis__counter_class(const char *name)
 	for (i = 0; i < sizeof(measure_suffixes) / sizeof(measure_suffixes[0]); i++)
 		if (has_suffix(name, measure_suffixes[i]))
 			return ANALYSIS_COUNTER_INFO;
+	for (i = 0; i < sizeof(probe_problems) / sizeof(probe_problems[0]); i++)
+		if (!strcmp(name, probe_problems[i]))
+			return ANALYSIS_COUNTER_PROBLEM;
 	for (i = 0; i < sizeof(problem_prefixes) / sizeof(problem_prefixes[0]); i++)
 		if (!strncmp(name, problem_prefixes[i], strlen(problem_prefixes[i])))
 			return ANALYSIS_COUNTER_PROBLEM;

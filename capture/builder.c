@@ -457,7 +457,8 @@ uint32_t capture_builder__intern_row(struct capture_builder *b, enum capture_tab
 
 	_Static_assert(offsetof(__typeof__(key), row) == sizeof(uint64_t), "row_key layout");
 	if (t != CAPTURE_TABLE_MODULES && t != CAPTURE_TABLE_PROCESSES &&
-	    t != CAPTURE_TABLE_THREADS && t != CAPTURE_TABLE_MAPPINGS && t != CAPTURE_TABLE_CGROUPS)
+	    t != CAPTURE_TABLE_THREADS && t != CAPTURE_TABLE_MAPPINGS && t != CAPTURE_TABLE_CGROUPS &&
+	    t != CAPTURE_TABLE_PROBE_SITES)
 		return builder__fail(b);
 	size = capture_table_info[t].row_size;
 	if (size > sizeof(key.row))
@@ -500,6 +501,16 @@ void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns)
 		if (until_ns != UINT64_MAX && v[i].end_ns >= until_ns)
 			v[n++] = v[i];
 	iv->len = n;
+	{
+		struct vec *pv = &b->tables[CAPTURE_TABLE_PROBE_RECORDS];
+		struct capture_probe_record *r = pv->data;
+
+		n = 0;
+		for (uint32_t i = 0; i < pv->len; i++)
+			if (until_ns != UINT64_MAX && r[i].time_ns >= until_ns)
+				r[n++] = r[i];
+		pv->len = n;
+	}
 	b->tables[CAPTURE_TABLE_COUNTERS].len = 0;
 	intern__release(&b->counter_index);
 }
@@ -510,6 +521,21 @@ uint32_t capture_builder__add_cgroup(struct capture_builder *b, const struct cap
 
 	r.reserved = 0;
 	return builder__append(b, CAPTURE_TABLE_CGROUPS, &r);
+}
+
+uint32_t capture_builder__add_probe_site(struct capture_builder *b,
+					 const struct capture_probe_site *row)
+{
+	return builder__append(b, CAPTURE_TABLE_PROBE_SITES, row);
+}
+
+uint32_t capture_builder__add_probe_record(struct capture_builder *b,
+					   const struct capture_probe_record *row)
+{
+	struct capture_probe_record r = *row;
+
+	r.reserved = 0;
+	return builder__append(b, CAPTURE_TABLE_PROBE_RECORDS, &r);
 }
 
 int capture_builder__set_sample_cgroup(struct capture_builder *b, uint32_t sample,
@@ -693,6 +719,10 @@ int capture_builder__view(struct capture_builder *b, struct capture *view)
 	view->cgroups = rows[CAPTURE_TABLE_CGROUPS];
 	view->nsample_cgroups = b->tables[CAPTURE_TABLE_SAMPLE_CGROUPS].len;
 	view->sample_cgroups = rows[CAPTURE_TABLE_SAMPLE_CGROUPS];
+	view->nprobe_sites = b->tables[CAPTURE_TABLE_PROBE_SITES].len;
+	view->probe_sites = rows[CAPTURE_TABLE_PROBE_SITES];
+	view->nprobe_records = b->tables[CAPTURE_TABLE_PROBE_RECORDS].len;
+	view->probe_records = rows[CAPTURE_TABLE_PROBE_RECORDS];
 	view->string_offsets = b->str_offsets.data;
 	view->string_data = b->str_data;
 	return b->err;

@@ -223,6 +223,33 @@ struct capture_cgroup {
 	uint32_t reserved;  /* 0 */
 };
 
+/*
+ * Probes (format 1.3; sdk/c/microscope_probes.h, docs/probes.md): a site is
+ * a named instrumentation point of one process; a record is one zone
+ * begin or end, or one mark with a value, written by a thread.  Sites
+ * are dense ids after validation (the SDK's own numbers are per process).
+ * Records are stored in time order as the recorder released them; zone
+ * pairing (analysis/zones.c) does not assume they nest.
+ */
+struct capture_probe_site {
+	uint32_t name;	  /* string */
+	uint32_t process; /* -> processes */
+};
+
+#define CAPTURE_PROBE_ZONE_BEGIN 1
+#define CAPTURE_PROBE_ZONE_END 2
+#define CAPTURE_PROBE_MARK 3
+#define CAPTURE_PROBE_KIND_MAX CAPTURE_PROBE_MARK
+
+struct capture_probe_record {
+	uint64_t time_ns;  /* CLOCK_MONOTONIC */
+	uint64_t value;	   /* MARK: the value written; zones: 0 */
+	uint32_t site;	   /* -> probe_sites */
+	uint32_t thread;   /* -> threads; its process is the site's */
+	uint32_t kind;	   /* CAPTURE_PROBE_* */
+	uint32_t reserved; /* 0 */
+};
+
 _Static_assert(sizeof(struct capture_module) == 32, "capture_module");
 _Static_assert(sizeof(struct capture_process) == 48, "capture_process");
 _Static_assert(sizeof(struct capture_thread) == 16, "capture_thread");
@@ -235,6 +262,8 @@ _Static_assert(sizeof(struct capture_counter) == 16, "capture_counter");
 _Static_assert(sizeof(struct capture_meta) == 8, "capture_meta");
 _Static_assert(sizeof(struct capture_interval) == 64, "capture_interval");
 _Static_assert(sizeof(struct capture_cgroup) == 24, "capture_cgroup");
+_Static_assert(sizeof(struct capture_probe_site) == 8, "capture_probe_site");
+_Static_assert(sizeof(struct capture_probe_record) == 32, "capture_probe_record");
 
 /* ---- building ---------------------------------------------------------- */
 
@@ -271,6 +300,11 @@ uint32_t capture_builder__add_interval(struct capture_builder *b,
 				       const struct capture_interval *row);
 /* Appended (the caller keeps one row per cgroup id). */
 uint32_t capture_builder__add_cgroup(struct capture_builder *b, const struct capture_cgroup *row);
+/* Appended (format 1.3). */
+uint32_t capture_builder__add_probe_site(struct capture_builder *b,
+					 const struct capture_probe_site *row);
+uint32_t capture_builder__add_probe_record(struct capture_builder *b,
+					   const struct capture_probe_record *row);
 /* Sample sample ran in cgroup (a cgroups row, or CAPTURE_NONE).  Samples
  * never given one read as CAPTURE_NONE.  Returns 0, -ENOMEM (also sticky). */
 int capture_builder__set_sample_cgroup(struct capture_builder *b, uint32_t sample,
@@ -337,6 +371,10 @@ struct capture {
 	uint32_t ncgroups, nsample_cgroups;
 	const struct capture_cgroup *cgroups;
 	const uint32_t *sample_cgroups;
+	/* probes (format 1.3; 0 rows in older files) */
+	uint32_t nprobe_sites, nprobe_records;
+	const struct capture_probe_site *probe_sites;
+	const struct capture_probe_record *probe_records;
 	/* private */
 	const uint32_t *string_offsets; /* nstrings + 1 offsets into string_data */
 	const char *string_data;

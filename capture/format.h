@@ -33,8 +33,9 @@
 #define CAPTURE_MAGIC	  "\x89MSC\r\n\x1a\n"
 #define CAPTURE_MAGIC_LEN 8
 /* The minor version grows with compatible additions (new optional chunks). */
-/* 1.1: the optional intervals table; 1.2: cgroups and sample_cgroups */
-#define CAPTURE_FORMAT_VERSION_MINOR 2
+/* 1.1: the optional intervals table; 1.2: cgroups and sample_cgroups;
+ * 1.3: probe_sites and probe_records */
+#define CAPTURE_FORMAT_VERSION_MINOR 3
 
 struct capture_file_header {
 	uint8_t magic[CAPTURE_MAGIC_LEN]; /* CAPTURE_MAGIC */
@@ -130,6 +131,11 @@ CAPTURE_AT(capture_interval, waker_thread, 48);
 CAPTURE_AT(capture_interval, cpu, 56);
 CAPTURE_AT(capture_cgroup, path, 8);
 CAPTURE_AT(capture_cgroup, runtime, 16);
+CAPTURE_AT(capture_probe_site, process, 4);
+CAPTURE_AT(capture_probe_record, value, 8);
+CAPTURE_AT(capture_probe_record, site, 16);
+CAPTURE_AT(capture_probe_record, thread, 20);
+CAPTURE_AT(capture_probe_record, kind, 24);
 #undef CAPTURE_AT
 
 /*
@@ -151,7 +157,9 @@ CAPTURE_AT(capture_cgroup, runtime, 16);
 	X(META, 'M', 'E', 'T', 'A', "meta", sizeof(struct capture_meta))                           \
 	X(INTERVALS, 'O', 'F', 'F', 'C', "intervals", sizeof(struct capture_interval))            \
 	X(CGROUPS, 'C', 'G', 'R', 'P', "cgroups", sizeof(struct capture_cgroup))                   \
-	X(SAMPLE_CGROUPS, 'S', 'C', 'G', 'R', "sample_cgroups", sizeof(uint32_t))
+	X(SAMPLE_CGROUPS, 'S', 'C', 'G', 'R', "sample_cgroups", sizeof(uint32_t))                 \
+	X(PROBE_SITES, 'P', 'S', 'I', 'T', "probe_sites", sizeof(struct capture_probe_site))      \
+	X(PROBE_RECORDS, 'P', 'R', 'E', 'C', "probe_records", sizeof(struct capture_probe_record))
 
 enum capture_table {
 #define CAPTURE_TABLE_ENUM(id, a, b, c, d, name, size) CAPTURE_TABLE_##id,

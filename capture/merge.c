@@ -39,6 +39,7 @@ static int remap__init(struct remap *r, struct capture_builder *dst, const struc
 		[CAPTURE_TABLE_PROCESSES] = src->nprocesses, [CAPTURE_TABLE_THREADS] = src->nthreads,
 		[CAPTURE_TABLE_FRAMES] = src->nframes,	     [CAPTURE_TABLE_STACKS] = src->nstacks,
 		[CAPTURE_TABLE_EVENTS] = src->nevents,	     [CAPTURE_TABLE_CGROUPS] = src->ncgroups,
+		[CAPTURE_TABLE_PROBE_SITES] = src->nprobe_sites,
 	};
 
 	memset(r, 0, sizeof(*r));
@@ -133,6 +134,28 @@ static uint32_t remap__process(struct remap *r, uint32_t id)
 	row.comm = remap__string(r, row.comm);
 	row.exe = remap__string(r, row.exe);
 	*m = capture_builder__intern_row(r->dst, CAPTURE_TABLE_PROCESSES, &row);
+	return *m;
+}
+
+/* A probe site (format 1.3): the same name and process, interned, in dst. */
+static uint32_t remap__probe_site(struct remap *r, uint32_t id)
+{
+	struct capture_probe_site row;
+	uint32_t *m;
+
+	if (id == CAPTURE_NONE)
+		return CAPTURE_NONE;
+	if (id >= r->src->nprobe_sites)
+		return remap__bad(r);
+	m = &r->map[CAPTURE_TABLE_PROBE_SITES][id];
+	if (*m != CAPTURE_NONE)
+		return *m;
+	row = r->src->probe_sites[id];
+	row.name = remap__string(r, row.name);
+	row.process = remap__process(r, row.process);
+	if (r->bad)
+		return CAPTURE_NONE;
+	*m = capture_builder__intern_row(r->dst, CAPTURE_TABLE_PROBE_SITES, &row);
 	return *m;
 }
 
@@ -256,6 +279,16 @@ static void remap__rows(struct remap *r, uint64_t since_ns, uint64_t until_ns, b
 		if (!r->bad)
 			capture_builder__add_interval(r->dst, &row);
 	}
+	for (uint32_t i = 0; i < src->nprobe_records && !r->bad; i++) {
+		struct capture_probe_record row = src->probe_records[i];
+
+		if (!all && (row.time_ns < since_ns || row.time_ns >= until_ns))
+			continue;
+		row.site = remap__probe_site(r, row.site);
+		row.thread = remap__thread(r, row.thread);
+		if (!r->bad)
+			capture_builder__add_probe_record(r->dst, &row);
+	}
 	/* The mappings of every process something copied belongs to. */
 	for (uint32_t i = 0; i < src->nmappings && !r->bad; i++) {
 		struct capture_mapping row = src->mappings[i];
@@ -360,6 +393,9 @@ static void compact__keep(void *ctx, enum capture_table t, uint32_t *id)
 		break;
 	case CAPTURE_TABLE_CGROUPS:
 		remap__cgroup(r, *id);
+		break;
+	case CAPTURE_TABLE_PROBE_SITES:
+		remap__probe_site(r, *id);
 		break;
 	default:
 		remap__bad(r);

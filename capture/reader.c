@@ -393,6 +393,12 @@ static void capture__bind(struct capture *c, int t, const void *rows, uint32_t n
 	case CAPTURE_TABLE_SAMPLE_CGROUPS:
 		c->sample_cgroups = rows, c->nsample_cgroups = n;
 		break;
+	case CAPTURE_TABLE_PROBE_SITES:
+		c->probe_sites = rows, c->nprobe_sites = n;
+		break;
+	case CAPTURE_TABLE_PROBE_RECORDS:
+		c->probe_records = rows, c->nprobe_records = n;
+		break;
 	}
 }
 

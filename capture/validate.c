@@ -267,6 +267,31 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
 		if ((e = check_ref(&k, CAPTURE_TABLE_SAMPLE_CGROUPS, i, "cgroup",
 				   c->sample_cgroups[i], CAPTURE_TABLE_CGROUPS, c->ncgroups, true)))
 			return e;
+	for (i = 0; i < c->nprobe_sites; i++) {
+		const struct capture_probe_site *ps = &c->probe_sites[i];
+
+		if ((e = check_string(&k, CAPTURE_TABLE_PROBE_SITES, i, "name", ps->name)) ||
+		    (e = check_ref(&k, CAPTURE_TABLE_PROBE_SITES, i, "process", ps->process,
+				   CAPTURE_TABLE_PROCESSES, c->nprocesses, false)))
+			return e;
+	}
+	for (i = 0; i < c->nprobe_records; i++) {
+		const struct capture_probe_record *r = &c->probe_records[i];
+
+		if ((e = check_ref(&k, CAPTURE_TABLE_PROBE_RECORDS, i, "site", r->site,
+				   CAPTURE_TABLE_PROBE_SITES, c->nprobe_sites, false)) ||
+		    (e = check_ref(&k, CAPTURE_TABLE_PROBE_RECORDS, i, "thread", r->thread,
+				   CAPTURE_TABLE_THREADS, c->nthreads, false)))
+			return e;
+		if (r->kind < CAPTURE_PROBE_ZONE_BEGIN || r->kind > CAPTURE_PROBE_KIND_MAX)
+			return ROW_FAIL(&k, CAPTURE_TABLE_PROBE_RECORDS, i, "unknown kind %u",
+					r->kind);
+		if (c->threads[r->thread].process != c->probe_sites[r->site].process)
+			return ROW_FAIL(&k, CAPTURE_TABLE_PROBE_RECORDS, i,
+					"thread %u is of process %u, site %u of process %u",
+					r->thread, c->threads[r->thread].process, r->site,
+					c->probe_sites[r->site].process);
+	}
 	for (i = 0; i < c->ncounters; i++)
 		if ((e = check_string(&k, CAPTURE_TABLE_COUNTERS, i, "name", c->counters[i].name)))
 			return e;

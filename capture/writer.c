@@ -129,6 +129,12 @@ static void table__rows(const struct capture *v, enum capture_table t, const voi
 	case CAPTURE_TABLE_SAMPLE_CGROUPS:
 		*rows = v->sample_cgroups, *count = v->nsample_cgroups;
 		break;
+	case CAPTURE_TABLE_PROBE_SITES:
+		*rows = v->probe_sites, *count = v->nprobe_sites;
+		break;
+	case CAPTURE_TABLE_PROBE_RECORDS:
+		*rows = v->probe_records, *count = v->nprobe_records;
+		break;
 	default:
 		*rows = NULL, *count = 0;
 		break;

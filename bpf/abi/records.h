@@ -28,12 +28,14 @@
  *    (MS_OFFCPU_F_PYTHON, struct ms_offcpu_py; issue 21).
  * 4: MS_SAMPLE_F_KUNWIND samples carry a struct ms_kunwind (kunwind.h;
  *    issue 16).
+ * 5: struct ms_probe and struct ms_probe_site, read by the collector from
+ *    the probes SDK's ring in a target (collector/probes.c; issue 20).
  * Every older record reads the same under a newer ABI (the flags are never
  * set in them), so a build replays raw streams of ABI MS_ABI_VERSION_MIN
  * and later; an older build refuses a newer ABI rather than count its
  * records as bad.
  */
-#define MS_ABI_VERSION 4
+#define MS_ABI_VERSION 5
 #define MS_ABI_VERSION_MIN 2
 
 /* Record type tags (ms_rec_header.type). */
@@ -400,5 +402,54 @@ _Static_assert(sizeof(struct ms_offcpu_stats) == 72, "ms_offcpu_stats size");
 		"offcpu.map_full", "offcpu.ringbuf_full", "offcpu.stack_err", "offcpu.unpaired_in", \
 		"offcpu.missed_switch_in"
 #define MS_OFFCPU_STATS_COUNT 9
+
+/*
+ * Probe records (ABI 5).  Not written by BPF: the collector reads them
+ * from a target's probes SDK ring (sdk/c/microscope_probes.h) with
+ * process_vm_readv and hands them on as MS_CHUNK_BPF chunks of source
+ * MS_SOURCE_PROBES, so they are held, ordered by time and replayed as any
+ * ring record is.  time_ns sits at offset 8 as in every timed record.
+ *
+ * ms_probe_site: site number site of process pid is called name (NUL-
+ * terminated inside the array).  The collector emits it before any record
+ * of the site; time_ns is when it was read.  The processor takes it at
+ * once, not in time order.
+ * ms_probe: one record; kind MS_PROBE_ZONE_BEGIN/END (value 0) or MARK.
+ * site, in both: the SDK's site number (low 16 bits, MS_PROBE_SITE_MASK)
+ * and the generation of the control block it came from (high 16 bits: how
+ * many times the collector found a control block anew in that pid, after
+ * an exec or a dlclose), so sites of two images of one pid never meet.
+ */
+#define MS_REC_PROBE 4
+#define MS_REC_PROBE_SITE 5
+
+#define MS_PROBE_ZONE_BEGIN 1
+#define MS_PROBE_ZONE_END 2
+#define MS_PROBE_MARK 3
+#define MS_PROBE_NAME_MAX 56
+#define MS_PROBE_SITE_MASK 0xffffu
+
+struct ms_probe {
+	struct ms_rec_header hdr; /* type = MS_REC_PROBE, size = sizeof */
+	__u64 time_ns;		  /* CLOCK_MONOTONIC, as the SDK stamped it */
+	__u64 value;
+	__u32 pid; /* tgid */
+	__u32 tid;
+	__u32 site; /* the SDK's site number in pid | generation << 16 */
+	__u32 kind; /* MS_PROBE_* */
+};
+
+struct ms_probe_site {
+	struct ms_rec_header hdr; /* type = MS_REC_PROBE_SITE, size = sizeof */
+	__u64 time_ns;
+	__u32 pid;
+	__u32 site;
+	char name[MS_PROBE_NAME_MAX];
+};
+
+_Static_assert(sizeof(struct ms_probe) == 40, "ms_probe size");
+_Static_assert(__builtin_offsetof(struct ms_probe, time_ns) == 8, "ms_probe time");
+_Static_assert(sizeof(struct ms_probe_site) == 80, "ms_probe_site size");
+_Static_assert(__builtin_offsetof(struct ms_probe_site, time_ns) == 8, "ms_probe_site time");
 
 #endif /* MS_ABI_RECORDS_H */

@@ -37,6 +37,12 @@
  *   slice ends, once to write it), at most TRACE_MAX_DEPTH deep.  They are
  *   bounded (capture/limits.h, CAPTURE_LIMIT_EXPORT_K events per row): past
  *   the limit they stop, said in a note; the samples still hold everything.
+ *   Probe records (zones, marks; format 1.3) follow as they were written:
+ *   a zone begin or end as a nestable async event ("b"/"e", cat "zone",
+ *   name the site, id the site and thread), so an end closes the latest
+ *   begin of its site on its thread as analysis/zones.c pairs them and
+ *   crossing zones of different sites stay apart; a mark as an instant
+ *   event ("i", cat "mark", args value).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -424,6 +430,9 @@ static void trace_notes(const struct trace *t, struct formats_note *note)
 	else if (t->any_unknown)
 		formats_note__add(note, "samples of unknown duration last until the thread's next "
 				  "sample");
+	if (c->nprobe_records)
+		formats_note__add(note, "%u probe records as zone (async b/e) and mark (instant) "
+				  "events", c->nprobe_records);
 	if (c->nintervals)
 		formats_note__add(note, "%u off-CPU intervals drawn at their bounds (thread-state "
 				  "events; waker stacks not carried)", c->nintervals);
@@ -452,6 +461,35 @@ static void trace_notes(const struct trace *t, struct formats_note *note)
 				  "sample is in \"samples\"/\"stackFrames\"",
 				  trace_us(t, t->items[t->cut_item].start), t->cut_item, t->nitems,
 				  CAPTURE_LIMIT_EXPORT_K);
+}
+
+/* Probe records as async (zones) and instant (marks) events; see the top. */
+static void trace_probes(struct trace *t)
+{
+	const struct capture *c = t->c;
+	FILE *out = t->out;
+
+	for (uint32_t i = 0; i < c->nprobe_records; i++) {
+		const struct capture_probe_record *r = &c->probe_records[i];
+		const struct capture_thread *th = &c->threads[r->thread];
+		static const char *const ph[] = { [CAPTURE_PROBE_ZONE_BEGIN] = "b",
+						  [CAPTURE_PROBE_ZONE_END] = "e",
+						  [CAPTURE_PROBE_MARK] = "i" };
+
+		fprintf(out, "%s\n{\"ph\":\"%s\",\"cat\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32,
+			t->first_event ? "" : ",", ph[r->kind],
+			r->kind == CAPTURE_PROBE_MARK ? "mark" : "zone",
+			c->processes[th->process].pid, th->tid);
+		t->first_event = false;
+		fputs(",\"ts\":", out);
+		put_us(out, r->time_ns >= t->t0 ? r->time_ns - t->t0 : 0);
+		fputs(",\"name\":", out);
+		formats__json_string(out, capture__string(c, c->probe_sites[r->site].name));
+		if (r->kind == CAPTURE_PROBE_MARK)
+			fprintf(out, ",\"s\":\"t\",\"args\":{\"value\":%" PRIu64 "}}", r->value);
+		else
+			fprintf(out, ",\"id\":\"%" PRIu32 ".%" PRIu32 "\"}", r->site, r->thread);
+	}
 }
 
 int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
@@ -499,6 +537,7 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 	err = trace_walk(&t, true);
 	if (err)
 		goto cleanup;
+	trace_probes(&t);
 	fputs("\n],", out);
 	err = trace_compact(&t);
 	if (err)

@@ -147,6 +147,10 @@ static int trace_layout(struct trace *t)
 			.key = v->start_ns, .thread = v->thread, .id = i, .interval = true };
 	}
 	qsort(t->items, t->nitems, sizeof(*t->items), item_cmp);
+	/* probe records (zones, marks) are drawn at their times too */
+	for (i = 0; t->timed && i < c->nprobe_records; i++)
+		if (c->probe_records[i].time_ns < tmin)
+			tmin = c->probe_records[i].time_ns;
 	t->t0 = t->timed ? tmin : 0;
 	/* per item, the start of its thread's next interval: no sample span,
 	 * moved or not, reaches past it */

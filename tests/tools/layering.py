@@ -26,7 +26,10 @@ LAYERS = {
     # by both and including neither (ARCHITECTURE.md, "Data flow")
     "userspace/stream": ["bpf/abi", "capture"],
     "userspace/options": ["bpf/abi"],
-    "userspace/collector": ["userspace/stream", "userspace/options", "bpf/abi", "capture"],
+    # collector/probes.c reads the probes SDK's control block and ring, whose
+    # one definition is the SDK's public header (like bpf/abi for BPF)
+    "userspace/collector": ["userspace/stream", "userspace/options", "bpf/abi", "capture",
+                            "sdk/c"],
     "userspace/runtimes": ["bpf/abi"],
     # cgroup v2 and container names from /proc and /sys (docs/host.md)
     "userspace/cgroups": [],

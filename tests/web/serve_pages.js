@@ -91,6 +91,9 @@ async function timeline(page, s) {
     cause: e.dataset.cause, waker: e.dataset.waker, clipped: e.dataset.clipped === '1', cls: e.getAttribute('class'),
     fill: getComputedStyle(e).fill, title: e.querySelector('title').textContent })));
   const lanes = await page.$$eval('.lane', (els) => els.map((e) => Number(e.dataset.tid)));
+  const zones = await page.$$eval('rect.zone', (els) => els.map((e) => ({
+    site: e.dataset.site, tid: Number(e.dataset.tid), ns: Number(e.dataset.ns),
+    width: e.getBoundingClientRect().width, title: e.querySelector('title').textContent })));
   await page.screenshot({ path: path.join(spec.shots, 'timeline.png'), fullPage: true });
   let detail = '';
   const first = ivs.find((i) => i.tid === s.tid && i.ns >= 50e6);
@@ -98,7 +101,7 @@ async function timeline(page, s) {
     await page.click(`rect.offcpu[data-id="${first.id}"]`, { force: true });
     detail = await page.$eval('#interval-detail', (e) => e.textContent);
   }
-  return { intervals: ivs.filter((i) => i.tid === s.tid), lanes, detail };
+  return { intervals: ivs.filter((i) => i.tid === s.tid), lanes, detail, zones };
 }
 
 async function table(page) {

@@ -80,6 +80,10 @@ static const char record_usage[] =
 	"                       interrupt), with its stack (on in --preset detailed)\n"
 	"      --off-cpu-min US shorter off-CPU intervals are only counted (default 100;\n"
 	"                       0 keeps every interval)\n"
+	"      --probes PREFIX[,PREFIX...]\n"
+	"                       record only the probe sites (zones, marks: sdk/c,\n"
+	"                       docs/probes.md) whose names start with a PREFIX\n"
+	"                       (default: every site of the recorded processes)\n"
 	"      --python bpf|off Python frames: walk CPython's frames in the sampler and\n"
 	"                       splice them into native stacks (bpf, default; used\n"
 	"                       when a CPython 3.10-3.13 is found), or native only (off)\n"
@@ -128,7 +132,7 @@ enum { OPT_OFF_CPU = 0x4f43, OPT_OFF_CPU_MIN = 0x4f4d };
 enum { OPT_PYTHON = 0x5059 };
 enum { OPT_SYMBOLIZE = 0x5359, OPT_DEBUG_DIR = 0x4444 };
 enum { OPT_CONTINUOUS = 0x434e, OPT_SEGMENT = 0x5347, OPT_RETAIN = 0x5254, OPT_WINDOW = 0x574e };
-enum { OPT_EXPORT = 0x4558 };
+enum { OPT_EXPORT = 0x4558, OPT_PROBES = 0x5042 };
 enum { OPT_CGROUP = 0x4347 + 0x100, OPT_CONTAINER, OPT_INCLUDE_SELF, OPT_PID_NS, OPT_VERIFY_UNWIND };
 
 static const struct option record_longopts[] = {
@@ -148,6 +152,7 @@ static const struct option record_longopts[] = {
 	{ "preset", required_argument, NULL, OPT_PRESET },
 	{ "budget", required_argument, NULL, OPT_BUDGET },
 	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "probes", required_argument, NULL, OPT_PROBES },
 	{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 	{ "python", required_argument, NULL, OPT_PYTHON },
 	{ "symbolize", required_argument, NULL, OPT_SYMBOLIZE },
@@ -301,6 +306,27 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 					   arg);
 		o->explicit |= MS_OPT_SET_BUDGET;
 		return 0;
+	case OPT_PROBES: {
+		const char *p = arg;
+		size_t n = 0;
+
+		/* PREFIX[,PREFIX...]: each 1..MS_MAX_PROBE_PREFIX bytes */
+		while (*p) {
+			size_t len = strcspn(p, ",");
+
+			if (!len || len > MS_MAX_PROBE_PREFIX || ++n > MS_MAX_PROBE_PREFIXES)
+				return usage_error("bad --probes '%s' (at most %d comma-separated "
+						   "prefixes of 1 to %d bytes)",
+						   arg, MS_MAX_PROBE_PREFIXES, MS_MAX_PROBE_PREFIX);
+			p += len + (p[len] == ',');
+			if (p[-1] == ',' && !*p)
+				return usage_error("bad --probes '%s' (ends with a comma)", arg);
+		}
+		if (!n)
+			return usage_error("bad --probes '' (give site name prefixes)");
+		o->probes = arg;
+		return 0;
+	}
 	case OPT_OFF_CPU:
 		o->off_cpu = true;
 		o->explicit |= MS_OPT_SET_OFF_CPU;

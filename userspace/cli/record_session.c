@@ -46,6 +46,7 @@
 #include "record.h"
 #include "record_rolling.h"
 #include "record_status.h"
+#include "record_probes.h"
 #include "record_python.h"
 #include "record_signals.h"
 #include "record_wake.h"
@@ -67,6 +68,7 @@ struct record_session {
 	struct kunwind_maps *ku;       /* --call-graph dwarf-kernel, or NULL */
 	uint64_t py_scan_ns;	       /* -a: CPU time of the start-up scan for CPython */
 	struct record_python pyw;      /* -a: which processes run CPython */
+	struct record_probes probes;   /* -a: which processes map the probes SDK */
 	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
@@ -157,6 +159,8 @@ static int session__sink(void *ctx, const struct ms_chunk *c, const void *payloa
 		(void)py_tracker__poll(s->py, c->time);
 	if (s->py && s->o->system_wide)
 		record_python__chunk(&s->pyw, s->py, c, payload);
+	if (s->o->system_wide)
+		record_probes__chunk(&s->probes, c, payload);
 	return processor__sink(s->proc, c, payload);
 }
 
@@ -597,6 +601,9 @@ static int session__drain(struct record_session *s)
 		err = record_python__flush(&s->pyw, s->col);
 		if (err)
 			step_failed(err, "adding an embedded CPython process");
+		err = record_probes__flush(&s->probes, s->col);
+		if (err)
+			step_failed(err, "looking for the probes SDK in a process");
 		if (o->argv && waitpid(s->launch.pid, &wstatus, WNOHANG) == s->launch.pid) {
 			s->child_done = true;
 			s->status = exit_status_of(wstatus);
@@ -706,6 +713,8 @@ static int session__seal(struct record_session *s)
 			capture_builder__add_counter(s->b, "python.candidate_queue_full",
 						     s->pyw.dropped);
 	}
+	if (s->probes.dropped)
+		capture_builder__add_counter(s->b, "probes.candidate_queue_full", s->probes.dropped);
 	/* How long the backlog took once sampling stopped (docs/host.md). */
 	if (s->t_halt > 0)
 		capture_builder__add_counter(s->b, "record.finish_ms",
@@ -829,6 +838,7 @@ static void session__init(struct record_session *s, const struct record_options 
 	s->o = o;
 	s->launch = (struct launcher){ .pid = -1, .gate_fd = -1, .error_fd = -1 };
 	record_python__init(&s->pyw);
+	record_probes__init(&s->probes);
 	s->status = 1;
 }
 

@@ -467,6 +467,10 @@ static int report_run(int argc, char **argv)
 		status = report_wall(&opt, c);
 		goto cleanup;
 	}
+	if (opt.zones) {
+		status = report_zones(&opt, c);
+		goto cleanup;
+	}
 	if (opt.off_cpu && analysis__find_event(c, "off-cpu", &event)) {
 		fprintf(stderr,
 			"microscope report: %s: no off-CPU intervals (record with --off-cpu)\n",

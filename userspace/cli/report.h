@@ -24,6 +24,7 @@ struct report_options {
 	const char *event;
 	bool off_cpu; /* --off-cpu */
 	bool wall;    /* --wall */
+	bool zones;   /* --zones */
 	const char *svg; /* --svg OUT, or NULL */
 	enum analysis_look_kind look;
 	enum analysis_granularity granularity; /* --granularity, default function */
@@ -89,5 +90,8 @@ int print_offcpu_tables(const struct report *r);
 int print_offcpu_intervals(const struct report *r);
 /* report --wall; returns the exit status. */
 int report_wall(const struct report_options *opt, const struct capture *c);
+/* --zones (report_zones.c): the capture's zone statistics.  Returns the
+ * exit status. */
+int report_zones(const struct report_options *opt, const struct capture *c);
 
 #endif

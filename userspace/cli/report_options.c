@@ -53,6 +53,10 @@ static const char report_usage[] =
 	"  --raw-times         with --off-cpu, list intervals as key=value with absolute\n"
 	"                      CLOCK_MONOTONIC ns (for scripts) instead of times from\n"
 	"                      the recording's start\n"
+	"  --zones             zones the program marked with the probes SDK (sdk/c):\n"
+	"                      per site count, total, min, mean, median, p99, max,\n"
+	"                      begins and ends left unpaired, marks; and the probe\n"
+	"                      records dropped or refused\n"
 	"  --wall              per thread: on-CPU time estimated from samples (samples x\n"
 	"                      sample period) beside measured off-CPU time\n"
 	"  --svg OUT           also write the flame graph SVG of the same samples to OUT\n"
@@ -121,6 +125,7 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 		{ "event", required_argument, NULL, 'e' },
 		{ "off-cpu", no_argument, NULL, 'O' },
 		{ "wall", no_argument, NULL, 'W' },
+		{ "zones", no_argument, NULL, 'Z' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "look", required_argument, NULL, 'L' },
 		{ "granularity", required_argument, NULL, 'G' },
@@ -189,6 +194,9 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 			break;
 		case 'O':
 			o->off_cpu = true;
+			break;
+		case 'Z':
+			o->zones = true;
 			break;
 		case 'W':
 			o->wall = true;

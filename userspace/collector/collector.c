@@ -45,6 +45,7 @@
 #include "bpf_ring.h"
 #include "collector.h"
 #include "offcpu.h"
+#include "probes.h"
 #include "prog_stats.h"
 #include "../stream/memory_policy.h"
 #include "../stream/meta.h"
@@ -77,6 +78,7 @@ struct collector {
 
 	struct sampler_bpf *skel;
 	struct offcpu *offcpu; /* --off-cpu, else NULL */
+	struct probe_rings *probes; /* probes SDK rings of targets; NULL under -a */
 	struct bpf_ring *rb;	  /* the sampler's ring */
 	struct bpf_ring *rb_off;  /* the off-CPU ring (--off-cpu), or NULL */
 	struct bpf_link *fork_link;
@@ -952,6 +954,13 @@ static pid_t proc__tgid(pid_t pid)
  * exit took it out (its pid reused, found again under -a).  Returns 0,
  * -ESRCH if there is no such process, or -errno.
  */
+int collector__probe_process(struct collector *c, pid_t pid)
+{
+	if (!c->probes || pid <= 0)
+		return -EINVAL;
+	return probe_rings__add_pid(c->probes, (uint32_t)pid, now_ns());
+}
+
 int collector__add_target(struct collector *c, pid_t pid)
 {
 	__u8 one = 1;
@@ -1190,6 +1199,8 @@ static int collector__emit_meta(struct collector *c)
 	if (c->event_note[0])
 		META_TEXT(EVENT_NOTE, c->event_note);
 	META_U64(FREQ_HZ, c->opts.freq_hz);
+	if (c->opts.probes)
+		META_TEXT(PROBES_SELECT, c->opts.probes);
 	META_TEXT(CLOCK, "CLOCK_MONOTONIC");
 	META_TEXT(CALL_GRAPH, record_options__call_graph_name(c->opts.call_graph));
 	if (c->opts.verify_unwind)
@@ -1310,6 +1321,15 @@ int collector__start(struct collector *c, char *err, size_t errlen)
 	ret = collector__open_rings(c, err, errlen);
 	if (ret)
 		return ret;
+	/* Probes SDK rings (probes.h) of the recorded processes; under -a of
+	 * the processes collector__probe_process names. */
+	c->probes = probe_rings__new(c->opts.system_wide ? -1 : bpf_map__fd(c->skel->maps.targets),
+				     c->opts.probes);
+	if (!c->probes) {
+		ret = -errno;
+		errf(err, errlen, "probe rings: %s", strerror(-ret));
+		return ret;
+	}
 	if (c->offcpu) {
 		ret = offcpu__attach(c->offcpu, err, errlen);
 		if (!ret)
@@ -1378,6 +1398,18 @@ uint64_t collector__halted_at(const struct collector *c)
 	return c && c->halted ? c->halt_ns : 0;
 }
 
+/* A probe record (collector/probes.h) as a MS_CHUNK_BPF chunk. */
+static int collector__emit_probe(void *ctx, const void *rec, size_t len)
+{
+	return collector__emit(ctx, MS_CHUNK_BPF, MS_SOURCE_PROBES, 0, rec, len);
+}
+
+static int collector__probe_counter(void *ctx, const char *name, uint64_t value)
+{
+	return collector__emit_text(ctx, MS_CHUNK_COUNTER, "%s=%llu", name,
+				    (unsigned long long)value);
+}
+
 /*
  * Wait up to timeout_ms (-1: forever) for a ring to signal, then emit ROUND
  * (CLOCK_MONOTONIC ns, taken before draining) and drain every ring.  Returns
@@ -1393,10 +1425,17 @@ int collector__poll(struct collector *c, int timeout_ms)
 	n = epoll_wait(c->epoll_fd, events, EPOLL_BATCH, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
-	err = collector__emit(c, MS_CHUNK_ROUND, 0, now_ns(), NULL, 0);
+	__u64 round_ns = now_ns();
+	err = collector__emit(c, MS_CHUNK_ROUND, 0, round_ns, NULL, 0);
 	if (err)
 		return err;
-	return collector__drain(c);
+	n = collector__drain(c);
+	if (n < 0)
+		return n;
+	/* After the ROUND, as the rings: what the SDK stamped before it is
+	 * delivered before the next one (stream.h's watermark rule). */
+	err = probe_rings__drain(c->probes, round_ns, collector__emit_probe, c);
+	return err < 0 ? err : n + err;
 }
 
 int collector__wake_on(struct collector *c, int fd)
@@ -1465,6 +1504,8 @@ static int collector__emit_counters(struct collector *c)
 #undef COUNTER
 	if (!err && c->offcpu)
 		err = offcpu__counters(c->offcpu, collector__counter, c);
+	if (!err)
+		err = probe_rings__counters(c->probes, collector__probe_counter, c);
 cleanup:
 	free(per_cpu);
 	return err;
@@ -1503,6 +1544,10 @@ int collector__stop(struct collector *c)
 	n = collector__drain(c);
 	if (n < 0)
 		return n;
+	/* the last records, then writing switched off in every target */
+	err = probe_rings__stop(c->probes, now_ns(), collector__emit_probe, c);
+	if (err)
+		return err;
 	if (c->offcpu) {
 		err = offcpu__sweep(c->offcpu, stop_ns, collector__emit_record, c);
 		if (err)
@@ -1543,6 +1588,7 @@ void collector__free(struct collector *c)
 	bpf_ring__free(c->rb_off);
 	bpf_ring__free(c->rb);
 	offcpu__free(c->offcpu);
+	probe_rings__free(c->probes);
 	if (c->epoll_fd >= 0)
 		close(c->epoll_fd);
 	sampler_bpf__destroy(c->skel);

@@ -45,6 +45,12 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
  * start.  Returns 0 or -errno. */
 int collector__add_target(struct collector *c, pid_t pid);
 
+/* -a: look for the probes SDK (collector/probes.h) in process pid too, from
+ * the next drain round (record -a finds such processes by their mapping
+ * of libmicroscope_probes).  Returns 0, -ENOSPC (too many processes,
+ * counted) or -EINVAL before start. */
+int collector__probe_process(struct collector *c, pid_t pid);
+
 /* Open the perf events, attach the programs, emit META chunks and the /proc
  * snapshot of every target added so far.  Returns 0 or -errno (err set). */
 int collector__start(struct collector *c, char *err, size_t errlen);

@@ -36,6 +36,8 @@
 /* cgroups one recording may select (--cgroup, --container; = SCOPE_CGROUPS_MAX
  * of bpf/scope.bpf.h) */
 #define MS_MAX_CGROUPS 256
+#define MS_MAX_PROBE_PREFIXES 16
+#define MS_MAX_PROBE_PREFIX 55 /* a site name's longest (sdk/c MICROSCOPE_PROBES_NAME_MAX - 1) */
 #define MS_DEFAULT_STACK_SIZE 16384 /* bytes of user stack copied per sample */
 #define MS_MAX_STACK_SIZE 65536	    /* = MS_STACK_COPY_MAX, bpf/abi/records.h */
 /* Side-band perf ring pages per CPU with -a (4 MiB with 4 KiB pages: about
@@ -118,6 +120,10 @@ struct record_options {
 	uint64_t retain_bytes; /* --retain SIZE: 0 = no size limit */
 	uint64_t window_ns;    /* --window: rolling window length (ns), 0 = off */
 	const char *export_fmt; /* --export: per-segment export format name, or NULL */
+	/* --probes: comma-separated prefixes of the probe site names recorded
+	 * (collector/probes.h), at most MS_MAX_PROBE_PREFIXES of at most
+	 * MS_MAX_PROBE_PREFIX bytes; NULL: every site (borrowed) */
+	const char *probes;
 	/* Scope (bpf/scope.bpf.h): --cgroup paths and --container ids or names
 	 * (borrowed), resolved before anything is attached into cgroup v2 ids
 	 * whose tasks (and their sub-cgroups' tasks) are the only ones

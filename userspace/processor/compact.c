@@ -42,6 +42,11 @@ static void processor__refs(void *owner, capture_ref_fn ref, void *ctx)
 		ref(ctx, CAPTURE_TABLE_MODULES, &p->modules[i].row);
 	ref(ctx, CAPTURE_TABLE_EVENTS, &p->event_row);
 	ref(ctx, CAPTURE_TABLE_EVENTS, &p->offcpu_event_row);
+	for (uint32_t i = 0; i < p->nprobe_sites; i++) {
+		ref(ctx, CAPTURE_TABLE_STRINGS, &p->probe_sites[i].name);
+		ref(ctx, CAPTURE_TABLE_PROBE_SITES, &p->probe_sites[i].row);
+		ref(ctx, CAPTURE_TABLE_PROCESSES, &p->probe_sites[i].proc_row);
+	}
 	attribution__refs(p->attribution, ref, ctx);
 }
 

@@ -174,6 +174,15 @@ struct processor {
 	/* frames named at seal time (jit.c): serial making their rows unique,
 	 * frames named, left unnamed, not kept (JIT_LATE_FRAMES_MAX), lookups cut */
 	uint32_t jit_late_serial;
+	/* probe sites (probes.c): the SDK's (pid, site) -> capture site row */
+	struct probe_site_state {
+		uint32_t pid, site; /* the SDK's numbering */
+		uint32_t name;	    /* string */
+		uint32_t row;	    /* capture probe site row, NONE before its first record */
+		uint32_t proc_row;  /* that row's process */
+	} *probe_sites;
+	uint32_t nprobe_sites, probe_sites_cap;
+	struct u64map probe_site_map; /* (pid << 32 | site) + 1 -> probe_sites index */
 	/* executable anonymous mappings as drained (jit_maplog.c) */
 	struct jit_maplog_entry *jit_maplog;
 	uint64_t jit_maplog_n, jit_maplog_floor;
@@ -287,6 +296,13 @@ void tasks__release(struct processor *p);
 int tasks__drop_exited(struct processor *p);
 
 int tasks__process_info(struct processor *p, const struct ms_process_info *info);
+
+/* probes.c: MS_REC_PROBE_SITE as it is drained (not held: records of the
+ * site are older than it); MS_REC_PROBE in time order.  Malformed ones are
+ * counted (MS_PROBLEM_BAD_PROBE).  0 or -ENOMEM. */
+int probes__site(struct processor *p, const uint8_t *rec, uint32_t len);
+int probes__record(struct processor *p, const uint8_t *rec, uint32_t len);
+void probes__release(struct processor *p);
 
 /* python.c */
 /* The CPython walk of one record (a sample, or an off-CPU interval at

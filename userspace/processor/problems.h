@@ -36,7 +36,9 @@
 	X(HELD_BUDGET_FULL, "held_budget_full",                                                    \
 	  "sample dropped whole: processing fell behind and held records filled their budget")     \
 	X(KUNWIND_MISMATCH, "kunwind_mismatch",                                                    \
-	  "--verify-unwind: the in-kernel unwind and the copy path's differ")
+	  "--verify-unwind: the in-kernel unwind and the copy path's differ")                      \
+	X(BAD_PROBE, "bad_probe",                                                                  \
+	  "probe record or site with a bad size, kind, site or name, or of a site never named")
 
 enum ms_problem {
 #define MS_PROBLEM_ENUM(id, name, text) MS_PROBLEM_##id,

@@ -68,6 +68,7 @@ void processor__free(struct processor *p)
 	attribution__free(p->attribution);
 	pins__free(p->pins);
 	offcpu__release(p);
+	probes__release(p);
 	free(p->held);
 	free(p->held_tmp);
 	free(p->held_bytes);
@@ -89,7 +90,16 @@ static uint64_t record_time(const struct processor *p, uint32_t kind, const uint
 	uint64_t t = 0;
 
 	if (kind == MS_CHUNK_BPF) {
-		if (len >= sizeof(struct ms_sample))
+		/* a probe record (smaller than a sample) has its time where a
+		 * sample has it */
+		_Static_assert(offsetof(struct ms_probe, time_ns) ==
+				       offsetof(struct ms_sample, time_ns),
+			       "probe time where a sample's is");
+		struct ms_rec_header h;
+
+		memcpy(&h, rec, sizeof(h)); /* the caller checked len >= 8 */
+		if (len >= sizeof(struct ms_sample) ||
+		    (len == sizeof(struct ms_probe) && h.type == MS_REC_PROBE))
 			memcpy(&t, rec + offsetof(struct ms_sample, time_ns), sizeof(t));
 		return t;
 	}
@@ -152,6 +162,8 @@ static int dispatch(struct processor *p, uint32_t kind, const uint8_t *rec, uint
 		}
 		return offcpu__record(p, (const struct ms_offcpu *)rec, len);
 	}
+	if (h.type == MS_REC_PROBE)
+		return probes__record(p, rec, len);
 	if (h.type == MS_REC_OFFCPU_WAKER) {
 		if (len < sizeof(struct ms_offcpu_waker) || len % 8) {
 			processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
@@ -556,8 +568,15 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 			processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
 			return 0;
 		}
-		if (c->kind == MS_CHUNK_BPF)
+		if (c->kind == MS_CHUNK_BPF) {
+			struct ms_rec_header h;
+
+			/* a probe site names the records before it: taken at once */
+			memcpy(&h, payload, sizeof(h));
+			if (h.type == MS_REC_PROBE_SITE)
+				return probes__site(p, payload, c->len);
 			python__drained(p, payload, c->len); /* name code objects while they live */
+		}
 		if (c->kind == MS_CHUNK_PERF) {
 			tasks__drained(p, payload, c->len); /* pin container files while they live */
 			jit__drained(p, payload, c->len); /* when JIT code was remapped */

@@ -309,8 +309,10 @@ static int api_info(struct api_ctx *ctx, const struct serve_app *app, json_t *ou
 	    api__set(out, "meta", meta) ||
 	    api__set(out, "summary", sum) ||
 	    api__set(out, "counts",
-		     json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "samples",
+		     json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "samples",
 			       (json_int_t)c->nsamples, "intervals", (json_int_t)c->nintervals,
+			       "probe_sites", (json_int_t)c->nprobe_sites, "probe_records",
+			       (json_int_t)c->nprobe_records,
 			       "threads", (json_int_t)c->nthreads, "processes",
 			       (json_int_t)c->nprocesses, "modules", (json_int_t)c->nmodules,
 			       "stacks", (json_int_t)c->nstacks, "frames", (json_int_t)c->nframes)) ||
@@ -394,6 +396,9 @@ int serve_api__answer(const struct serve_app *app, const struct serve_query *q, 
 		break;
 	case SERVE_EP_GROUPS:
 		rc = api__groups(&ctx, out);
+		break;
+	case SERVE_EP_ZONES:
+		rc = api__zones(&ctx, out);
 		break;
 	case SERVE_EP_SOURCE:
 		ctx.source_dir = app->source_dir;

@@ -64,5 +64,7 @@ int api__offcpu(struct api_ctx *ctx, json_t *out);
 int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out);
 int api__groups(struct api_ctx *ctx, json_t *out);
 int api__source(struct api_ctx *ctx, json_t *out);
+/* api_zones.c */
+int api__zones(struct api_ctx *ctx, json_t *out);
 
 #endif

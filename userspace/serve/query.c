@@ -20,7 +20,7 @@ static const char *const endpoint_names[SERVE_EP_COUNT] = {
 	[SERVE_EP_FLAT] = "flat",	    [SERVE_EP_LANES] = "lanes",
 	[SERVE_EP_INTERVALS] = "intervals", [SERVE_EP_OFFCPU] = "offcpu",
 	[SERVE_EP_DIFF] = "diff",	    [SERVE_EP_GROUPS] = "groups",
-	[SERVE_EP_SOURCE] = "source",
+	[SERVE_EP_SOURCE] = "source",	    [SERVE_EP_ZONES] = "zones",
 };
 
 static const char *const param_names[SERVE_P_COUNT] = {
@@ -59,6 +59,7 @@ static const uint32_t endpoint_params[SERVE_EP_COUNT] = {
 	[SERVE_EP_DIFF] = FILTERS | P(BASE_START) | P(BASE_END) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_GROUPS] = P(EVENT) | P(BY) | P(LABEL) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_SOURCE] = (FILTERS & ~P(GRANULARITY)) | P(FUNCTION),
+	[SERVE_EP_ZONES] = P(THREAD) | P(PROCESS) | P(START) | P(END) | P(OFFSET) | P(LIMIT),
 };
 
 int serve_query__endpoint(const char *path, enum serve_endpoint *ep)
@@ -89,7 +90,7 @@ void serve_query__init(struct serve_query *q, enum serve_endpoint ep)
 	q->process = UINT32_MAX;
 	q->min_share = SERVE_DEFAULT_MIN_SHARE;
 	q->max_nodes = SERVE_DEFAULT_NODES;
-	q->limit = ep == SERVE_EP_INTERVALS ? SERVE_MAX_INTERVALS
+	q->limit = ep == SERVE_EP_INTERVALS || ep == SERVE_EP_ZONES ? SERVE_MAX_INTERVALS
 		   : ep == SERVE_EP_LANES   ? SERVE_DEFAULT_LANES
 					    : SERVE_DEFAULT_LIMIT;
 	q->buckets = SERVE_DEFAULT_BUCKETS;
@@ -349,7 +350,8 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 		q->offset = (uint32_t)u;
 		return 0;
 	case SERVE_P_LIMIT: {
-		uint32_t max = q->endpoint == SERVE_EP_INTERVALS ? SERVE_MAX_INTERVALS
+		uint32_t max = q->endpoint == SERVE_EP_INTERVALS || q->endpoint == SERVE_EP_ZONES
+				       ? SERVE_MAX_INTERVALS
 			       : q->endpoint == SERVE_EP_LANES	 ? SERVE_MAX_LANES
 								 : SERVE_MAX_LIMIT;
 

@@ -47,6 +47,7 @@ enum serve_endpoint {
 	SERVE_EP_DIFF,	      /* /api/diff: flat diff against the --diff capture */
 	SERVE_EP_GROUPS,      /* /api/groups: weight per process, thread, container or module */
 	SERVE_EP_SOURCE,      /* /api/source: per-line costs of a function, with its source text */
+	SERVE_EP_ZONES,	      /* /api/zones: probe zone statistics per site, zones paged */
 	SERVE_EP_COUNT,
 };
 

@@ -83,4 +83,21 @@ _Static_assert(((2ull * MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BA
  * others are unwound in userspace. */
 #define MS_KU_PROCS_MAX 1024u
 
+/* Probe rings (sdk/c/microscope_probes.h, collector/probes.c): processes
+ * whose rings are read (more are counted, probes.procs_full); slots read
+ * from one process per drain round (32 bytes each: one reused 2 MiB
+ * buffer; the rest waits for the next round, the SDK counting what its
+ * ring cannot hold); the largest ring and site table accepted from a
+ * control block (larger is probes.bad_control); how often a process not
+ * (yet) holding the SDK is looked at again (ns: /proc/PID/maps, then the
+ * ELF symbol table of a candidate module); the heartbeat age after which
+ * the SDK stops writing (ns: above the longest drain sleep, 1 s in the
+ * production preset). */
+#define MS_PROBE_PROCS_MAX 256u
+#define MS_PROBE_READ_SLOTS_MAX 65536u
+#define MS_PROBE_RING_SLOTS_MAX (1u << 22)
+#define MS_PROBE_SITES_MAX 1024u
+#define MS_PROBE_RETRY_NS (200ull * 1000 * 1000)
+#define MS_PROBE_TIMEOUT_NS (2000ull * 1000 * 1000)
+
 #endif

@@ -73,6 +73,8 @@ enum ms_meta_type {
 	X(RECORD_COMMAND, "record_command", TEXT, "", "the microscope command line")               \
 	X(REQUESTED_FREQ_HZ, "requested_freq_hz", U64, "Hz", "-F as given (or from the preset)")  \
 	X(PRESET, "preset", TEXT, "", "--preset name")                                             \
+	X(PROBES_SELECT, "probes.select", TEXT, "",                                                \
+	  "probe site name prefixes recorded (record --probes); absent: every site")             \
 	X(SYMBOLIZE, "symbolize", TEXT, "", "immediate or deferred")                               \
 	X(PYTHON, "python", TEXT, "", "CPython frames: bpf or off")                                \
 	X(SCOPE_CGROUPS, "scope.cgroups", TEXT, "",                                                \

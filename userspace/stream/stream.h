@@ -92,6 +92,8 @@ struct ms_process_info {
 _Static_assert(sizeof(struct ms_process_info) == 40, "ms_process_info size");
 
 #define MS_SOURCE_SNAPSHOT 0xffffffffu
+/* MS_CHUNK_BPF records the collector read from a probes SDK ring. */
+#define MS_SOURCE_PROBES 0xfffffffeu
 
 #define MS_RAW_MAGIC "MSRAW\0\0\1"
 /* The stream version this build writes, and the oldest it replays. */

@@ -29,6 +29,12 @@ export interface Interval {
   start_known: boolean; end_known: boolean; waker: Thread | null; blocking: string; stack: Frame[]; waker_stack: Frame[];
 }
 export interface Intervals { total: number; offset: number; intervals: Interval[]; }
+export interface ZoneSite {
+  id: number; name: string; pid: number; count: number; total_ns: number; min_ns: number; mean_ns: number;
+  median_ns: number; p99_ns: number; max_ns: number; unmatched_begins: number; unmatched_ends: number; marks: number;
+}
+export interface Zone { site: number; thread: Thread; start_ns: number; end_ns: number; ns: number; depth: number; }
+export interface Zones { total: number; offset: number; unmatched_begins: number; unmatched_ends: number; sites: ZoneSite[]; zones: Zone[]; }
 export interface OffcpuRow { kind: string; name: string; count: number; ns: number; }
 export interface Offcpu { event: string; unit: string; total: number; by: string; count: number; nrows: number; offset: number; rows: OffcpuRow[]; }
 export interface DiffRow { name: string; kind: string; base_self: number; base_total: number; self: number; total: number; self_delta: number; total_delta: number; }

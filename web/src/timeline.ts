@@ -1,7 +1,9 @@
 // Per-thread timeline: on-CPU sample density per bucket (/api/lanes) and
 // off-CPU intervals coloured by state with links to their wakers
 // (/api/intervals).  Click an interval for its stack and its waker's stack.
-import { Info, Interval, Intervals, Lanes, fmtNs, get } from './api';
+// Zones the program marked with the probes SDK (/api/zones) are thin bars
+// along the top of their thread's lane, one row per nesting depth.
+import { Info, Interval, Intervals, Lanes, Zones, fmtNs, get } from './api';
 import { State, writeState } from './state';
 import { showTip, hideTip } from './tooltip';
 
@@ -28,20 +30,24 @@ export function wakerText(iv: Interval): string {
 
 export async function renderTimeline(root: HTMLElement, s: State, info: Info): Promise<void> {
   const buckets = 500;
-  const [lanes, ivs] = await Promise.all([
+  const noZones: Zones = { total: 0, offset: 0, unmatched_begins: 0, unmatched_ends: 0, sites: [], zones: [] };
+  const [lanes, ivs, zs] = await Promise.all([
     get<Lanes>('lanes', { thread: s.thread, buckets, limit: 256 }),
     get<Intervals>('intervals', { thread: s.thread, limit: 5000 }),
+    info.counts.probe_records ? get<Zones>('zones', { thread: s.thread, limit: 5000 }) : Promise.resolve(noZones),
   ]);
   root.innerHTML = '';
   const legend = document.createElement('div');
   legend.className = 'legend';
   legend.innerHTML = '<span><i style="background:#1e88e5"></i>on-CPU samples</span>' +
     ['runnable', 'sleep', 'disk', 'stopped', 'other'].map((st) => `<span><i class="" style="background:${({ runnable: '#fb8c00', sleep: '#8e24aa', disk: '#e53935', stopped: '#6d4c41', other: '#757575' } as Record<string, string>)[st]}"></i>${st}</span>`).join('') +
-    '<span><i style="background:#43a047"></i>waker link</span>';
+    '<span><i style="background:#43a047"></i>waker link</span>' +
+    zs.sites.filter((st) => st.count).map((st) => `<span><i style="background:hsl(${(st.id * 67) % 360}, 65%, 45%)"></i>zone ${st.name.replace(/[<>&"]/g, '')}</span>`).join('');
   root.appendChild(legend);
   const span = lanes.bucket_ns * lanes.nbuckets;
   root.appendChild(Object.assign(document.createElement('div'), {
-    textContent: `${lanes.nlanes} threads over ${fmtNs(span)}; ${ivs.total} off-CPU intervals` + (ivs.total > ivs.intervals.length ? ` (first ${ivs.intervals.length} shown)` : ''),
+    textContent: `${lanes.nlanes} threads over ${fmtNs(span)}; ${ivs.total} off-CPU intervals` + (ivs.total > ivs.intervals.length ? ` (first ${ivs.intervals.length} shown)` : '') +
+      (zs.total ? `; ${zs.total} zones` + (zs.total > zs.zones.length ? ` (first ${zs.zones.length} shown)` : '') : ''),
   }));
   const box = document.createElement('div');
   box.style.position = 'relative';
@@ -99,6 +105,24 @@ export async function renderTimeline(root: HTMLElement, s: State, info: Info): P
     });
     g.appendChild(r);
     if (iv.waker && laneOf.has(iv.waker.id)) links.push([iv, laneOf.get(iv.waker.id)!, laneOf.get(iv.thread.id)!]);
+  }
+  // Zones: a bar per zone at the top of its lane, coloured by site.
+  const siteName = new Map(zs.sites.map((st) => [st.id, st.name]));
+  for (const z of zs.zones) {
+    const g = groups.get(z.thread.id);
+    if (!g) continue;
+    const x = xOf(z.start_ns);
+    const name = siteName.get(z.site) ?? String(z.site);
+    const r = svg('rect', { class: 'zone', x, y: Math.min(z.depth, 3) * 3.5, width: Math.max(0.6, xOf(z.end_ns) - x), height: 3,
+      fill: `hsl(${(z.site * 67) % 360}, 65%, 45%)` });
+    const text = `zone ${name} for ${fmtNs(z.ns)}`;
+    r.dataset.site = name;
+    r.dataset.ns = String(z.ns);
+    r.dataset.tid = String(z.thread.tid);
+    r.appendChild(svg('title', {})).textContent = text;
+    r.addEventListener('mousemove', (e) => showTip(e as MouseEvent, text));
+    r.addEventListener('mouseleave', hideTip);
+    g.appendChild(r);
   }
   // Waker links: from the waker's lane to the woken thread's lane at the wakeup.
   const w = box.clientWidth - NAME_W;

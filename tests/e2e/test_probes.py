@@ -1,0 +1,303 @@
+"""Probes SDK zones end to end (issue 20; docs/probes.md).
+
+The fixture (tests/fixtures/zones.c, linked with build/libmicroscope_probes.a)
+waits for a recorder to switch writing on, then runs zone "work" exactly N
+times around a CPU loop and zone "wait" M times around nanosleep, logging
+the CLOCK_MONOTONIC time it measured inside each wait zone.  report --zones
+must count exactly N "work" zones and M "wait" zones, and the "wait" total
+can be no less than what the fixture measured inside them (each zone's
+bounds are stamped outside the fixture's own clock reads): no wall-clock
+bound of our own.  The SDK's safety: without a recorder nothing is written;
+a recorder killed with SIGKILL turns writing off after the heartbeat
+timeout (the fixture reads the enable word through the SDK); a tiny ring
+drops, and every record is either in the capture or counted as dropped.
+"""
+import os
+import re
+import shutil
+import signal
+import time
+
+import helpers as H
+from test_serve import Server, pages
+
+SDK_PY = os.path.join(H.REPO, "sdk", "python")
+LIB = os.path.join(H.BUILD, "libmicroscope_probes.so")
+
+
+def zones_table(capture):
+    """report --zones -> ({site: row dict}, header dict, full text)."""
+    text = H.report(capture, "--zones").stdout
+    H.log(text)
+    m = re.search(r"probe sites (\d+), records (\d+), zones (\d+), unmatched begins (\d+), "
+                  r"unmatched ends (\d+)", text)
+    assert m, text
+    head = dict(zip(("sites", "records", "zones", "unmatched_begins", "unmatched_ends"),
+                    map(int, m.groups())))
+    rows = {}
+    body = text.split("zones (durations in us)")
+    if len(body) > 1:
+        lines = body[1].strip().splitlines()
+        cols = lines[0].split()
+        for line in lines[1:]:
+            vals = line.split()
+            rows[vals[0]] = dict(zip(cols, vals))
+    m = re.search(r"probe problems (\d+)", text)
+    head["problems"] = int(m.group(1)) if m else None
+    return rows, head, text
+
+
+def us_to_ns(s):
+    whole, frac = s.split(".")
+    return int(whole) * 1000 + int(frac)
+
+
+N, M, SLEEP_MS = 100, 5, 20
+RAW = os.path.join(H.SESSION_TMP, "probes-raw")
+
+
+def _zones_rec():
+    return H.cached_record("probes-zones",
+                           [H.fixture("zones"), "run", str(N), "200000", str(M), str(SLEEP_MS)],
+                           save_raw=RAW)
+
+
+def test_zones_counted_exactly():
+    n, m, raw = N, M, RAW
+    rec = _zones_rec()
+    assert rec.fixture_line("enabled=")["enabled"] == 1, rec.fixture_lines
+    slept = rec.fixture_line("wait count=")["slept_ns"]
+    rows, head, text = zones_table(rec.capture)
+    assert int(rows["work"]["count"]) == n, text
+    assert int(rows["wait"]["count"]) == m, text
+    total = us_to_ns(rows["wait"]["total"])
+    assert total >= slept, "wait zones total %d ns < %d ns the fixture slept inside them\n%s" % (
+        total, slept, text)
+    # every zone closed, nothing dropped or refused
+    for site in ("work", "wait"):
+        assert rows[site]["unm.begin"] == "0" and rows[site]["unm.end"] == "0", text
+    assert head["problems"] == 0, text
+    # min <= median <= p99 <= max, mean between min and max
+    for site in ("work", "wait"):
+        v = {k: us_to_ns(rows[site][k]) for k in ("min", "mean", "median", "p99", "max")}
+        assert v["min"] <= v["median"] <= v["p99"] <= v["max"], text
+        assert v["min"] <= v["mean"] <= v["max"], text
+    # the raw stream replays to the same zones
+    again = H.tmp_path("zones-replay.msc")
+    H.record(output=again, extra=["--replay", raw], timeout=120)
+    rows2, _, text2 = zones_table(again)
+    assert rows2 == rows, "replay differs:\n%s\nlive:\n%s" % (text2, text)
+
+
+def test_zones_from_python_ctypes():
+    py = shutil.which("python3.11")
+    if not py:
+        H.skip("Debian's python3.11 is not installed (make deps)")
+    n = 40
+    rec = H.record([py, os.path.join(H.REPO, "tests", "fixtures", "python", "zones.py"), str(n)],
+                   output=H.tmp_path("pyzones.msc"), env=dict(os.environ, MICROSCOPE_PROBES_LIB=LIB))
+    line = rec.fixture_line("py available=")
+    assert line["available"] == 1 and line["enabled"] == 1, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    assert int(rows["py_work"]["count"]) == n, text
+    assert int(rows["py_mark"]["marks"]) == n, text
+    assert head["problems"] == 0, text
+
+
+def test_python_module_without_library_is_a_no_op():
+    py = shutil.which("python3.11") or shutil.which("python3")
+    env = dict(os.environ, MICROSCOPE_PROBES_LIB="/nonexistent/libmicroscope_probes.so")
+    # run from a copy of the module away from any library
+    d = H.tmp_path("pysdk")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(os.path.join(SDK_PY, "microscope_probes.py"), d)
+    code = ("import sys; sys.path.insert(0, %r); import microscope_probes as mp; "
+            "s = mp.site('x'); mp.begin(s); mp.end(s); mp.mark(s, 1)\n"
+            "with mp.zone(s): pass\n"
+            "print(mp.available(), mp.enabled(), s)" % d)
+    out = H.run([py, "-c", code], env=env, check=True).stdout.strip()
+    assert out == "False False None", out
+
+
+def test_no_recorder_writes_nothing():
+    """Without a recorder the program runs unchanged: writing stays off."""
+    proc, out = H.start_fixture([H.fixture("zones"), "run", "20", "10000", "2", "5", "0.3"])
+    assert proc.wait(timeout=60) == 0, proc.stderr.read()
+    lines = open(out).read()
+    H.log(lines)
+    last = H.parse_kv([ln for ln in lines.splitlines() if ln.startswith("dropped=")][0])
+    assert "enabled=0" in lines.splitlines()[0], lines
+    assert last == {"dropped": 0, "timeouts": 0, "enabled": 0}, lines
+    assert "work count=20" in lines, lines
+
+
+def test_killed_recorder_turns_writing_off():
+    proc, capture, fixture_out = H.start_record([H.fixture("zones"), "watch", "30"],
+                                                output=H.tmp_path("killed.msc"))
+    try:
+        H.wait_for_line(fixture_out, r"on_ms=(\d+)", timeout=30, proc=proc)
+        H.log("writing is on; SIGKILL to the recorder %d" % proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        # the fixture sees writing off once the heartbeat is older than the
+        # timeout (2 s), and reports it; it is not killed with the recorder
+        m = H.wait_for_line(fixture_out, r"timeouts=(\d+) dropped=(\d+) enabled=(\d+)",
+                            timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = open(fixture_out).read()
+    H.log(text)
+    assert "off_ms=" in text, text
+    assert m.group(1) == "1" and m.group(3) == "0", text
+
+
+def test_tiny_ring_drops_are_counted():
+    pairs = 200000
+    rec = H.record([H.fixture("zones"), "flood", str(pairs)], output=H.tmp_path("tiny.msc"),
+                   env=dict(os.environ, MICROSCOPE_PROBES_RING_SLOTS="16"))
+    dropped = rec.fixture_line("flood pairs=")["dropped"]
+    assert dropped > 0, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    m = re.search(r"probes\.dropped (\d+)", text)
+    assert m and int(m.group(1)) == dropped, "fixture dropped %d\n%s" % (dropped, text)
+    # every begin/end either reached the capture or was counted dropped
+    records = head["records"]
+    assert records + dropped == 2 * pairs, text
+    # and the ordinary report lists it among the problems
+    summary = H.report(rec.capture).stdout
+    assert re.search(r"problems .*probes\.dropped %d" % dropped, summary), summary
+
+
+def test_serve_api_zones():
+    """/api/zones gives report --zones' statistics, and pages the zones of
+    a time range by start."""
+    rec = _zones_rec()
+    rows, head, text = zones_table(rec.capture)
+    with Server(rec.capture) as srv:
+        a = srv.api("/api/zones")
+        sites = {s["name"]: s for s in a["sites"]}
+        assert sites["work"]["count"] == N and sites["wait"]["count"] == M, a["sites"]
+        assert sites["wait"]["total_ns"] == us_to_ns(rows["wait"]["total"]), (a["sites"], text)
+        assert a["total"] == N + M == len(a["zones"]), a["total"]
+        starts = [z["start_ns"] for z in a["zones"]]
+        assert starts == sorted(starts)
+        # a page: rows 10..19 of the whole list
+        p = srv.api("/api/zones?offset=10&limit=10")
+        assert p["zones"] == a["zones"][10:20] and p["total"] == a["total"]
+        # a time range: the zones overlapping [start of the 3rd wait, its end)
+        waits = [z for z in a["zones"] if z["site"] == sites["wait"]["id"]]
+        lo, hi = waits[2]["start_ns"], waits[2]["end_ns"]
+        r = srv.api("/api/zones?start=%d&end=%d" % (lo, hi))
+        want = [z for z in a["zones"] if z["end_ns"] > lo and z["start_ns"] < hi]
+        assert r["zones"] == want and r["total"] == len(want) >= 1, (r, want)
+        st, _, body = srv.get("/api/zones?limit=5001")
+        assert st == 400 and b"limit" in body, body
+
+
+@H.timeout(300)
+def test_timeline_draws_zone_blocks():
+    """The browser's timeline draws every zone of /api/zones on its
+    thread's lane: N "work" and M "wait" bars, each as long as its zone."""
+    rec = _zones_rec()
+    with Server(rec.capture) as srv:
+        api = srv.api("/api/zones")
+        tid = api["zones"][0]["thread"]["tid"]
+        res = pages(srv, {"timeline": {"tid": tid}}, "probes-zones")
+    drawn = res["timeline"]["zones"]
+    by_site = {}
+    for z in drawn:
+        by_site.setdefault(z["site"], []).append(z)
+    assert len(by_site.get("work", [])) == N and len(by_site.get("wait", [])) == M, \
+        {k: len(v) for k, v in by_site.items()}
+    assert all(z["tid"] == tid and z["width"] > 0 for z in drawn), drawn[:3]
+    assert sorted(z["ns"] for z in drawn) == sorted(z["ns"] for z in api["zones"])
+    # a wait zone is drawn wider than a work zone, as its duration is longer
+    assert min(z["width"] for z in by_site["wait"]) > max(
+        z["width"] for z in by_site["work"] if z["ns"] < min(w["ns"] for w in by_site["wait"]))
+
+
+def test_probes_option_selects_sites_by_prefix():
+    """record --probes wa: only "wait" is switched on in the SDK (the work
+    zones are never written: a record of a site not selected would be
+    counted as probes.bad_record), and the capture says what was chosen."""
+    rec = H.record([H.fixture("zones"), "run", "50", "100000", "3", "5"],
+                   output=H.tmp_path("select.msc"), extra=["--probes", "wa,zz"])
+    rows, head, text = zones_table(rec.capture)
+    assert list(rows) == ["wait"] and int(rows["wait"]["count"]) == 3, text
+    assert head["records"] == 6 and head["problems"] == 0, text
+    with Server(rec.capture) as srv:
+        assert srv.api("/api/info")["meta"].get("probes.select") == "wa,zz"
+    info = H.report(rec.capture).stdout
+    assert "probes.bad_record" not in info, info
+    bad = H.record(["true"], output=H.tmp_path("select-bad.msc"), extra=["--probes", "a,,b"],
+                   expect_status=2)
+    assert "bad --probes" in bad.stderr, bad.stderr
+
+
+def test_chrome_trace_carries_zones():
+    """convert -o x.trace.json: every zone begin and end as an async event
+    of its site, ids pairing them per site and thread, in time order."""
+    import json
+    rec = _zones_rec()
+    out = H.tmp_path("zones.trace.json")
+    p = H.run([H.BIN, "convert", rec.capture, "-o", out], check=True)
+    assert "probe records" in p.stderr, p.stderr
+    with open(out) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "zone"]
+    for site, n in (("work", N), ("wait", M)):
+        mine = [e for e in ev if e["name"] == site]
+        assert [e["ph"] for e in mine] == ["b", "e"] * n, (site, [e["ph"] for e in mine][:6])
+        assert len({e["id"] for e in mine}) == 1, mine[:2]
+        assert all(b["ts"] <= e["ts"] for b, e in zip(mine[::2], mine[1::2]))
+
+
+def test_forked_child_is_found_and_recorded_apart():
+    """A child forked while recording starts with writing off (its ring is
+    its own copy), is found as a new process, and its zones are its own."""
+    k = 30
+    rec = H.record([H.fixture("zones"), "fork", str(k)], output=H.tmp_path("fork.msc"))
+    assert rec.fixture_line("child enabled_at_fork=")["enabled_at_fork"] == 0, rec.fixture_lines
+    pids = {}
+    for line in rec.fixture_lines:
+        if line.startswith("fork who="):
+            kv = H.parse_kv(line)
+            assert kv["enabled"] == 1, line
+            pids[kv["who"]] = kv["pid"]
+    rows, head, text = zones_table(rec.capture)
+    assert int(rows["parent"]["count"]) == k and int(rows["child"]["count"]) == k, text
+    assert int(rows["parent"]["pid"]) == pids["parent"], text
+    assert int(rows["child"]["pid"]) == pids["child"] != pids["parent"], text
+    assert head["problems"] == 0, text
+
+
+def test_system_wide_finds_processes_mapping_the_sdk():
+    """record -a looks in every process that maps libmicroscope_probes.so
+    (here Python's ctypes loading it, after the recording started)."""
+    py = shutil.which("python3.11")
+    if not py:
+        H.skip("Debian's python3.11 is not installed (make deps)")
+    n = 40
+    proc, capture, _ = H.start_record(output=H.tmp_path("system.msc"), system_wide=True,
+                                      duration=60)
+    try:
+        time.sleep(1.0)
+        fx, out = H.start_fixture([py, os.path.join(H.REPO, "tests", "fixtures", "python",
+                                                    "zones.py"), str(n)],
+                                  out_name="system-py.out",
+                                  env=dict(os.environ, MICROSCOPE_PROBES_LIB=LIB))
+        assert fx.wait(timeout=60) == 0, fx.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines = open(out).read()
+    assert "enabled=1" in lines, lines
+    pid = fx.pid
+    rows, head, text = zones_table(capture)
+    assert int(rows["py_work"]["count"]) == n and int(rows["py_work"]["pid"]) == pid, text
+    assert int(rows["py_mark"]["marks"]) == n, text

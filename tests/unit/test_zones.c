@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Probe tables (capture format 1.3) and zone pairing (analysis/zones.c)
+ * over a capture built with the builder and read back through the
+ * validating reader.  Processes P0 (pid 10: threads T0, T1) and P1 (pid
+ * 20: thread T2); sites a, b of P0 and c of P1.  Records, given out of time
+ * order (late records arrive so):
+ *
+ *   T0  a+100  b+150  a-300  b-400       crossing: a [100,300) depth 0,
+ *                                        b [150,400) depth 1
+ *   T0  a+500  a+600  a-700  a-900       same site nested: [600,700) depth 1,
+ *                                        [500,900) depth 0
+ *   T1  a-50                             an end with nothing open
+ *   T1  a+200  a-260                     T1's own: [200,260); T0's open a
+ *                                        at 260 is not T1's to close
+ *   T1  b+1000                           never ends: an unmatched begin
+ *   T1  mark a = 7
+ *
+ * a: durations 60, 100, 200, 400: count 4, total 760, min 60, max 400,
+ *    mean 190, median (2nd of 4) 100, p99 (ceil(3.96) = 4th) 400,
+ *    1 unmatched end, 1 mark.
+ * b: 250: count 1, 1 unmatched begin.  c: nothing.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/zones.h"
+#include "capture/capture.h"
+
+#define B CAPTURE_PROBE_ZONE_BEGIN
+#define E CAPTURE_PROBE_ZONE_END
+#define M CAPTURE_PROBE_MARK
+
+struct rec {
+	uint64_t t;
+	uint32_t site, thread, kind;
+	uint64_t value;
+};
+
+static const struct rec recs[] = {
+	{ 300, 0, 0, E }, { 100, 0, 0, B }, { 150, 1, 0, B }, { 400, 1, 0, E },
+	{ 500, 0, 0, B }, { 600, 0, 0, B }, { 700, 0, 0, E }, { 900, 0, 0, E },
+	{ 50, 0, 1, E },  { 200, 0, 1, B }, { 260, 0, 1, E }, { 1000, 1, 1, B },
+	{ 1100, 0, 1, M, 7 },
+};
+
+static struct capture_builder *builder(const struct rec *r, size_t n)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct capture_process p = { .pid = 10 };
+	struct capture_thread t = { .tid = 10 };
+	struct capture_probe_site s;
+
+	assert_non_null(b);
+	p.comm = t.comm = capture_builder__string(b, "app");
+	assert_int_equal(capture_builder__add_process(b, &p), 0);
+	p.pid = 20;
+	assert_int_equal(capture_builder__add_process(b, &p), 1);
+	t.process = 0;
+	assert_int_equal(capture_builder__add_thread(b, &t), 0);
+	t.tid = 11;
+	assert_int_equal(capture_builder__add_thread(b, &t), 1);
+	t.tid = 20;
+	t.process = 1;
+	assert_int_equal(capture_builder__add_thread(b, &t), 2);
+	s = (struct capture_probe_site){ capture_builder__string(b, "a"), 0 };
+	assert_int_equal(capture_builder__add_probe_site(b, &s), 0);
+	s = (struct capture_probe_site){ capture_builder__string(b, "b"), 0 };
+	assert_int_equal(capture_builder__add_probe_site(b, &s), 1);
+	s = (struct capture_probe_site){ capture_builder__string(b, "c"), 1 };
+	assert_int_equal(capture_builder__add_probe_site(b, &s), 2);
+	for (size_t i = 0; i < n; i++) {
+		struct capture_probe_record row = {
+			.time_ns = r[i].t,
+			.value = r[i].value,
+			.site = r[i].site,
+			.thread = r[i].thread,
+			.kind = r[i].kind,
+			.reserved = 99, /* written as 0 */
+		};
+
+		assert_int_equal(capture_builder__add_probe_record(b, &row), i);
+	}
+	return b;
+}
+
+static struct capture *read_back(struct capture_builder *b)
+{
+	struct capture *c = NULL;
+	char err[256];
+	void *buf;
+	size_t len;
+
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
+	assert_int_equal(capture__open_mem(buf, len, "zones.msc", &c, err, sizeof(err)), 0);
+	free(buf);
+	return c;
+}
+
+static void test_roundtrip(void **state)
+{
+	struct capture_builder *b = builder(recs, sizeof(recs) / sizeof(recs[0]));
+	struct capture *c = read_back(b);
+
+	(void)state;
+	assert_int_equal(c->nprobe_sites, 3);
+	assert_int_equal(c->nprobe_records, sizeof(recs) / sizeof(recs[0]));
+	assert_string_equal(capture__string(c, c->probe_sites[2].name), "c");
+	assert_int_equal(c->probe_sites[2].process, 1);
+	for (uint32_t i = 0; i < c->nprobe_records; i++) {
+		const struct capture_probe_record *r = &c->probe_records[i];
+
+		assert_int_equal(r->time_ns, recs[i].t);
+		assert_int_equal(r->site, recs[i].site);
+		assert_int_equal(r->thread, recs[i].thread);
+		assert_int_equal(r->kind, recs[i].kind);
+		assert_int_equal(r->value, recs[i].value);
+		assert_int_equal(r->reserved, 0);
+	}
+	capture__free(c);
+	capture_builder__free(b);
+}
+
+static void test_pairing(void **state)
+{
+	static const struct analysis_zone want[] = {
+		{ 100, 300, 0, 0, 0, 0 }, { 150, 400, 1, 0, 1, 0 }, { 200, 260, 0, 1, 0, 0 },
+		{ 500, 900, 0, 0, 0, 0 }, { 600, 700, 0, 0, 1, 0 },
+	};
+	struct capture_builder *b = builder(recs, sizeof(recs) / sizeof(recs[0]));
+	struct capture *c = read_back(b);
+	struct analysis_zones z;
+	const struct analysis_zone_stats *a, *bs, *cs;
+
+	(void)state;
+	assert_int_equal(analysis_zones__init(&z, c), 0);
+	assert_int_equal(z.nzones, 5);
+	for (uint32_t i = 0; i < z.nzones; i++) {
+		assert_int_equal(z.zones[i].start_ns, want[i].start_ns);
+		assert_int_equal(z.zones[i].end_ns, want[i].end_ns);
+		assert_int_equal(z.zones[i].site, want[i].site);
+		assert_int_equal(z.zones[i].thread, want[i].thread);
+		assert_int_equal(z.zones[i].depth, want[i].depth);
+	}
+	assert_int_equal(z.nsites, 3);
+	a = &z.sites[0], bs = &z.sites[1], cs = &z.sites[2];
+	assert_int_equal(a->count, 4);
+	assert_int_equal(a->total_ns, 760);
+	assert_int_equal(a->min_ns, 60);
+	assert_int_equal(a->max_ns, 400);
+	assert_int_equal(a->mean_ns, 190);
+	assert_int_equal(a->median_ns, 100);
+	assert_int_equal(a->p99_ns, 400);
+	assert_int_equal(a->unmatched_ends, 1);
+	assert_int_equal(a->unmatched_begins, 0);
+	assert_int_equal(a->marks, 1);
+	assert_int_equal(bs->count, 1);
+	assert_int_equal(bs->total_ns, 250);
+	assert_int_equal(bs->unmatched_begins, 1);
+	assert_int_equal(cs->count, 0);
+	assert_int_equal(z.unmatched_begins, 1);
+	assert_int_equal(z.unmatched_ends, 1);
+	/* zones starting before 500: the first four; before 100: none */
+	assert_int_equal(analysis_zones__from(&z, 500), 3);
+	assert_int_equal(analysis_zones__from(&z, 100), 0);
+	assert_int_equal(analysis_zones__from(&z, UINT64_MAX), 5);
+	analysis_zones__release(&z);
+	analysis_zones__release(&z); /* released twice: harmless */
+	capture__free(c);
+	capture_builder__free(b);
+}
+
+/* A capture the builder refuses, with its reason. */
+static void refused(const struct rec *r, const char *why, void (*tamper)(struct capture_builder *))
+{
+	struct capture_builder *b = builder(r, 1);
+	void *buf = NULL;
+	size_t len;
+
+	if (tamper)
+		tamper(b);
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), -EINVAL);
+	if (!strstr(capture_builder__error(b), why))
+		fail_msg("error '%s' lacks '%s'", capture_builder__error(b), why);
+	free(buf);
+	capture_builder__free(b);
+}
+
+static void bad_site_process(struct capture_builder *b)
+{
+	struct capture_probe_site s = { 0, 7 };
+
+	capture_builder__add_probe_site(b, &s);
+}
+
+static void bad_site_name(struct capture_builder *b)
+{
+	struct capture_probe_site s = { 12345, 0 };
+
+	capture_builder__add_probe_site(b, &s);
+}
+
+static void test_hostile(void **state)
+{
+	(void)state;
+	refused(&(struct rec){ 1, 3, 0, B }, "table 'probe_records' row 0: site 3 out of range",
+		NULL);
+	refused(&(struct rec){ 1, 0, 3, B }, "table 'probe_records' row 0: thread 3 out of range",
+		NULL);
+	refused(&(struct rec){ 1, 0, 0, 0 }, "unknown kind 0", NULL);
+	refused(&(struct rec){ 1, 0, 0, 4 }, "unknown kind 4", NULL);
+	/* thread T2 is of P1, site a of P0 */
+	refused(&(struct rec){ 1, 0, 2, B }, "thread 2 is of process 1, site 0 of process 0", NULL);
+	refused(&(struct rec){ 1, 0, 0, B }, "table 'probe_sites' row 3: process 7 out of range",
+		bad_site_process);
+	refused(&(struct rec){ 1, 0, 0, B }, "table 'probe_sites' row 3", bad_site_name);
+}
+
+/* A capture without probes (any earlier format) pairs to nothing. */
+static void test_empty(void **state)
+{
+	struct capture_builder *b = builder(recs, 0);
+	struct capture *c = read_back(b);
+	struct analysis_zones z;
+
+	(void)state;
+	assert_int_equal(analysis_zones__init(&z, c), 0);
+	assert_int_equal(z.nzones, 0);
+	assert_int_equal(z.nsites, 3);
+	assert_int_equal(z.sites[0].count, 0);
+	analysis_zones__release(&z);
+	capture__free(c);
+	capture_builder__free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_pairing),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_empty),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

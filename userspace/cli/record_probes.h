@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record -a with the probes SDK: which processes the collector looks in
+ * (collector__probe_process).  A process is looked in when it maps a file
+ * named *microscope_probes* (the SDK's shared library, also what Python's
+ * ctypes module loads): running ones from the /proc snapshot's MMAP2
+ * records at start, later ones from their MMAP2 records.  A program
+ * linking the static library is found only when recorded by -p or as the
+ * command.  Pids are queued (at most RECORD_PROBES_PENDING; more are
+ * counted, probes.candidate_queue_full) and handed over between drain
+ * rounds, never from inside the drain that delivered them.
+ */
+#ifndef MS_CLI_RECORD_PROBES_H
+#define MS_CLI_RECORD_PROBES_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../collector/collector.h"
+#include "../stream/perf_records.h"
+#include "../stream/stream.h"
+
+#define RECORD_PROBES_PENDING 64
+
+struct record_probes {
+	struct perf_sample_id_layout sideband; /* MS_SIDEBAND_SAMPLE_TYPE */
+	pid_t pending[RECORD_PROBES_PENDING];
+	uint32_t npending;
+	uint64_t dropped; /* pids not queued: the queue was full */
+};
+
+void record_probes__init(struct record_probes *rp);
+/* A drained chunk: queue the pid of an MMAP2 of a *microscope_probes* file. */
+void record_probes__chunk(struct record_probes *rp, const struct ms_chunk *c, const void *payload);
+/* The queued pids to the collector.  Returns 0 or -errno. */
+int record_probes__flush(struct record_probes *rp, struct collector *col);
+
+#endif

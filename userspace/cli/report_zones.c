@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report --zones: the zones a program marked with the probes SDK
+ * (analysis/zones.h), one row per site, and what the recording could not
+ * keep of them (probes.* counters).  Durations are shown in microseconds
+ * with three decimals: exact to the nanosecond.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/zones.h"
+#include "report.h"
+
+static void us(uint64_t ns, char *buf, size_t size)
+{
+	snprintf(buf, size, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+}
+
+int report_zones(const struct report_options *opt, const struct capture *c)
+{
+	static const char *const counters[] = {
+		"probes.dropped",    "probes.timeouts", "probes.bad_control", "probes.bad_site",
+		"probes.bad_record", "probes.torn",	"processor.bad_probe",
+	};
+	struct analysis_zones z;
+	uint64_t problems = 0;
+	char list[512] = "";
+	size_t used = 0;
+	int width = 4;
+
+	if (analysis_zones__init(&z, c)) {
+		fprintf(stderr, "microscope report: %s: out of memory\n", opt->path);
+		return 1;
+	}
+	printf("microscope report: %s\n", opt->path);
+	printf("  probe sites %" PRIu32 ", records %" PRIu32 ", zones %" PRIu32
+	       ", unmatched begins %" PRIu64 ", unmatched ends %" PRIu64 "\n",
+	       c->nprobe_sites, c->nprobe_records, z.nzones, z.unmatched_begins, z.unmatched_ends);
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		uint64_t v = capture__counter(c, counters[i]);
+
+		problems += v;
+		if (v && used < sizeof(list))
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s %" PRIu64,
+						 used ? ", " : "", counters[i], v);
+	}
+	printf("  probe problems %" PRIu64 "%s%s%s\n", problems, used ? " (" : "", list,
+	       used ? ")" : "");
+	if (!c->nprobe_sites) {
+		printf("\nno probe sites: the program wrote no zones (link sdk/c's "
+		       "libmicroscope_probes and record it with `microscope record`)\n");
+		analysis_zones__release(&z);
+		return 0;
+	}
+	for (uint32_t s = 0; s < z.nsites; s++) {
+		int l = (int)strlen(capture__string(c, c->probe_sites[s].name));
+
+		width = l > width ? l : width;
+	}
+	printf("\nzones (durations in us)\n");
+	printf("  %-*s %5s %8s %12s %12s %12s %12s %12s %12s %9s %9s %7s\n", width, "site", "pid",
+	       "count", "total", "min", "mean", "median", "p99", "max", "unm.begin", "unm.end",
+	       "marks");
+	for (uint32_t s = 0; s < z.nsites; s++) {
+		const struct analysis_zone_stats *st = &z.sites[s];
+		const struct capture_probe_site *ps = &c->probe_sites[s];
+		char t[32], mn[32], me[32], md[32], p99[32], mx[32];
+
+		us(st->total_ns, t, sizeof(t));
+		us(st->min_ns, mn, sizeof(mn));
+		us(st->mean_ns, me, sizeof(me));
+		us(st->median_ns, md, sizeof(md));
+		us(st->p99_ns, p99, sizeof(p99));
+		us(st->max_ns, mx, sizeof(mx));
+		printf("  %-*s %5" PRIu32 " %8" PRIu64 " %12s %12s %12s %12s %12s %12s %9" PRIu64
+		       " %9" PRIu64 " %7" PRIu64 "\n",
+		       width, capture__string(c, ps->name), c->processes[ps->process].pid, st->count,
+		       t, mn, me, md, p99, mx, st->unmatched_begins, st->unmatched_ends, st->marks);
+	}
+	analysis_zones__release(&z);
+	return 0;
+}
