@@ -793,6 +793,46 @@ static void test_offcpu_records(void **state)
 	capture__free(c);
 }
 
+/* An interval without stacks is smaller than a sample: its time is still
+ * read (offset 8 in every BPF record), so after a round it is neither late
+ * nor released before the samples that precede it. */
+static void test_small_interval_keeps_its_time(void **state)
+{
+	struct ms_offcpu r;
+	struct exe_map m;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 4;
+
+	(void)state;
+	find_map((void *)marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, 600, 1, 600, 10);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, 600, &m, 20);
+	feed_sample(600, 500, &one, 1);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 1000);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 1500); /* releases the sample at 500 */
+	feed_sample(600, 4000, &one, 1);
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = MS_REC_OFFCPU;
+	r.hdr.size = sizeof(r);
+	assert_true(sizeof(r) < sizeof(struct ms_sample));
+	r.start_ns = 2000;
+	r.time_ns = 3000;
+	r.pid = 600;
+	r.tid = 600;
+	r.arch = MS_ARCH_X86_64;
+	r.state = MS_OFFCPU_STATE_SLEEP;
+	feed(MS_CHUNK_BPF, 0, &r, sizeof(r), 0);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 3500);
+	feed(MS_CHUNK_END, 0, NULL, 0, 10000);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nintervals, 1);
+	assert_int_equal(c->nsamples, 2);
+	assert_int_equal(capture__counter(c, "processor.late_record"), 0);
+	assert_int_equal(c->intervals[0].weight, 1000);
+	capture__free(c);
+}
+
 /* An off-CPU interval of pid with one user ip and, with MS_OFFCPU_F_PYTHON,
  * a CPython part claiming claim frames, status status, holding npy. */
 static void feed_py_interval(uint32_t pid, uint64_t start, uint64_t uip, int npy, int claim,
@@ -1364,6 +1404,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_budget_drops_whole_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duty_changes_weight_samples, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_interval_keeps_its_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_python_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_python_frames_unplaced_and_unreadable, setup,

@@ -90,17 +90,15 @@ static uint64_t record_time(const struct processor *p, uint32_t kind, const uint
 	uint64_t t = 0;
 
 	if (kind == MS_CHUNK_BPF) {
-		/* a probe record (smaller than a sample) has its time where a
-		 * sample has it */
-		_Static_assert(offsetof(struct ms_probe, time_ns) ==
-				       offsetof(struct ms_sample, time_ns),
-			       "probe time where a sample's is");
-		struct ms_rec_header h;
-
-		memcpy(&h, rec, sizeof(h)); /* the caller checked len >= 8 */
-		if (len >= sizeof(struct ms_sample) ||
-		    (len == sizeof(struct ms_probe) && h.type == MS_REC_PROBE))
-			memcpy(&t, rec + offsetof(struct ms_sample, time_ns), sizeof(t));
+		/* every BPF record has its time at offset 8, whatever its size
+		 * (an interval without stacks is smaller than a sample) */
+		_Static_assert(offsetof(struct ms_sample, time_ns) == 8, "sample time at 8");
+		_Static_assert(offsetof(struct ms_offcpu, time_ns) == 8, "interval time at 8");
+		_Static_assert(offsetof(struct ms_offcpu_waker, time_ns) == 8, "waker time at 8");
+		_Static_assert(offsetof(struct ms_probe, time_ns) == 8, "probe time at 8");
+		_Static_assert(offsetof(struct ms_probe_site, time_ns) == 8, "site time at 8");
+		if (len >= 16)
+			memcpy(&t, rec + 8, sizeof(t));
 		return t;
 	}
 	/* perf: the sample_id trailer of the side-band sample_type */
