@@ -51,8 +51,29 @@
 
 /* ms_ku_row.flags: as UNWIND_ROW_* (userspace/unwind/unwind_internal.h) */
 #define MS_KU_ROW_NONE 0x1
-#define MS_KU_ROW_FULL 0x2
-#define MS_KU_ROW_SIGNAL 0x4
+#define MS_KU_ROW_FULL 0x2   /* libdw's full answer: the kernel stops there */
+#define MS_KU_ROW_SIGNAL 0x4 /* a signal frame (its CIE has 'S'): the frame it
+			      * returns to was interrupted, looked up at its pc */
+/*
+ * Two full-row shapes the loader rewrites for the kernel (as
+ * UNWIND_KROW_*, userspace/unwind/unwind.h unwind_module__kernel_row):
+ *  - PLT: the lazy PLT's CFA expression (binutils' .eh_frame for .plt:
+ *    DW_OP_breg7 off; DW_OP_breg16 0; lit15; and; litT; ge; lit3; shl;
+ *    plus): CFA = rsp + cfa_off + ((pc & 15) >= T ? 8 : 0), with T in
+ *    cfa_reg; the slots' rules as a compact row's, from the CFA.
+ *  - SIGFRAME: a signal trampoline whose CFA is DW_OP_breg7 cfa_off;
+ *    DW_OP_deref and whose slots are saved at rsp + off8[i] * 8 (kind
+ *    OFFSET; glibc's __restore_rt: the ucontext at rsp).  The registers
+ *    outside the slots it restores are not kept: where the kernel cannot
+ *    step the frame it returns to, it hands over at the trampoline.
+ */
+#define MS_KU_ROW_PLT 0x10
+#define MS_KU_ROW_SIGFRAME 0x20
+
+/* Bit 63 of an unwound pc (user addresses never have it): the frame is a
+ * signal frame (its row has MS_KU_ROW_SIGNAL), so the next is an
+ * activation (looked up at its pc).  Userspace clears it. */
+#define MS_KU_PC_SIGNAL (1ull << 63)
 
 /* Rule kinds of a compact row's slot (2 bits each), as enum unwind_rule_kind. */
 #define MS_KU_RULE_UNDEF 0
@@ -106,7 +127,7 @@ _Static_assert(sizeof(struct ms_ku_proc) == 8 + 32 * MS_KU_PROC_MAPS, "ms_ku_pro
 	X(NO_MAPPING, "no_mapping")     /* pc in no executable file mapping (JIT, vdso) */         \
 	X(NO_ROWS, "no_rows")           /* the module's rows are not loaded (module set) */        \
 	X(NO_ROW, "no_row")             /* no CFI row at the pc */                                 \
-	X(UNSUPPORTED, "unsupported")   /* expression rule, signal frame, other CFA register */    \
+	X(UNSUPPORTED, "unsupported")   /* expression rule (not PLT/sigframe), other CFA reg */ \
 	X(READ, "read")                 /* a read outside the copy window or a fault */            \
 	X(REG, "reg")                   /* the CFA register is not recoverable */                  \
 	X(LOOP, "loop")                 /* the CFA did not grow */                                 \

@@ -52,6 +52,11 @@
 #include "skel/sampler.skel.h"
 
 #define BTF_VMLINUX	"/sys/kernel/btf/vmlinux"
+/* A sample the in-kernel unwinder stopped for want of tables wakes the
+ * drain loop at most this often (bpf/kunwind.bpf.h ku_wake_ns): the tables
+ * a starting process needs are written a few ms after its first samples,
+ * not a drain interval (up to 100 ms) later.  Only while samples stop so. */
+#define KU_WAKE_NS	(2 * 1000000ull)
 #define SNAP_BUF_BYTES	(MS_PERF_RECORD_MAX)
 #define EPOLL_BATCH	16
 
@@ -864,6 +869,7 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	c->skel->rodata->kunwind_mode = !kunwind ? 0
 				       : o->verify_unwind ? MS_KU_MODE_VERIFY
 							  : MS_KU_MODE_ON;
+	c->skel->rodata->ku_wake_ns = kunwind ? KU_WAKE_NS : 0;
 	if (!ret)
 		ret = bpf_map__set_max_entries(c->skel->maps.ku_rows, kunwind ? MS_KU_ROWS_MAX : 1);
 	if (!ret)

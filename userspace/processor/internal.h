@@ -413,6 +413,9 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 			const struct ms_sample_parts *parts, uint32_t *out, uint32_t *n);
 /* Counters "kunwind.*". */
 void kunwind__finish(struct processor *p);
+/* A BPF record as drained, before ordering: loads the rows a sample that
+ * stopped at a module without them wants (untrusted record). */
+void kunwind__drained(struct processor *p, const void *rec, uint32_t len);
 
 /* jit.c */
 /* A mapping [start, end) of ps made at time (path: its file name, NULL if

@@ -94,6 +94,25 @@ static void feed(struct processor *p, struct proc_state *ps, const struct ms_kun
 }
 
 /*
+ * A BPF record just drained (untrusted): a sample that stopped for want of
+ * a module's rows has them loaded now rather than when the ordered record
+ * is processed a round later, so the samples that follow find them.  Rows
+ * depend on the module only (the mappings, which depend on the sample's
+ * time, are still told in time order by feed).
+ */
+void kunwind__drained(struct processor *p, const void *rec, uint32_t len)
+{
+	const struct ms_rec_header *h = rec;
+	struct ms_sample_parts parts;
+
+	if (!p->kunwind || len < sizeof(*h) || ((uintptr_t)rec & 7) || h->type != MS_REC_SAMPLE ||
+	    ms_sample__parts(rec, len, &parts) || !parts.ku)
+		return;
+	if (parts.ku->status == MS_KU_RESUME && parts.ku->cause == MS_KU_STOP_NO_ROWS)
+		load_module(p, parts.ku->module);
+}
+
+/*
  * The copy path's unwind of the sample (verify_pcs, *vdepth, *vreason);
  * true when it equals the spliced one in unwind_pcs.
  */
@@ -123,10 +142,19 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 	size_t nu = parts->nu, depth = nu;
 	int err;
 
-	/* ms_sample__parts checked status, cause and nu >= 1; nu <= 127 */
-	memcpy(p->unwind_pcs, parts->uips, nu * sizeof(p->unwind_pcs[0]));
+	/* ms_sample__parts checked status, cause and nu >= 1; nu <= 127.  The
+	 * frame flags are the copy path's: a signal frame (MS_KU_PC_SIGNAL),
+	 * and the activation it returns to. */
 	memset(p->unwind_flags, 0, nu);
 	p->unwind_flags[0] = UNWIND_FRAME_ACTIVATION;
+	for (size_t i = 0; i < nu; i++) {
+		p->unwind_pcs[i] = parts->uips[i] & ~MS_KU_PC_SIGNAL;
+		if (!(parts->uips[i] & MS_KU_PC_SIGNAL))
+			continue;
+		p->unwind_flags[i] |= UNWIND_FRAME_SIGNAL | UNWIND_FRAME_ACTIVATION;
+		if (i + 1 < nu)
+			p->unwind_flags[i + 1] |= UNWIND_FRAME_ACTIVATION;
+	}
 	p->ku_status[ku->status]++;
 	p->ku_cause[ku->cause]++;
 	p->ku_kernel_frames += nu;
@@ -135,16 +163,18 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 		 * no further than the whole copy from sp would have held. */
 		uint64_t window = s->regs.sp + p->stack_size - parts->copy_sp;
 		size_t copy_len = parts->copy_len;
+		bool below_signal = nu > 1 && (parts->uips[nu - 2] & MS_KU_PC_SIGNAL);
 		struct unwind_resume r = {
 			.valid = ku->valid,
-			.activation = nu == 1,
+			.activation = nu == 1 || below_signal,
 			.have_prev = nu > 1,
+			.prev_signal = below_signal,
 			.prev_cfa = ku->prev_cfa,
 		};
 		size_t more;
 
 		memcpy(&r.regs, &ku->regs, sizeof(r.regs));
-		r.regs.ip = parts->uips[nu - 1];
+		r.regs.ip = p->unwind_pcs[nu - 1];
 		if (parts->copy_sp < s->regs.sp || parts->copy_sp - s->regs.sp >= p->stack_size)
 			copy_len = 0;
 		else if (copy_len > window)

@@ -556,8 +556,10 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 			processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
 			return 0;
 		}
-		if (c->kind == MS_CHUNK_BPF)
+		if (c->kind == MS_CHUNK_BPF) {
 			python__drained(p, payload, c->len); /* name code objects while they live */
+			kunwind__drained(p, payload, c->len); /* rows a starting process wants */
+		}
 		if (c->kind == MS_CHUNK_PERF) {
 			tasks__drained(p, payload, c->len); /* pin container files while they live */
 			jit__drained(p, payload, c->len); /* when JIT code was remapped */
