@@ -34,6 +34,9 @@ const volatile __u32 kunwind_mode = 0;
  * never), so that userspace writes them while the process starts rather
  * than a drain interval later (sample__wake). */
 const volatile __u64 ku_wake_ns = 0;
+/* --call-graph auto: a sample the kernel unwound no frame of also carries
+ * the frame-pointer chain (MS_SAMPLE_F_KU_FP_CHAIN). */
+const volatile __u32 ku_fp_chain = 0;
 
 
 /* Lazy register states (struct ku_state.mode). */
@@ -112,6 +115,14 @@ static __always_inline struct ku_state *ku__state(void)
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(&ku_state, &zero);
+}
+
+/* The last unwind on this CPU stopped before its first step. */
+static __always_inline bool ku__stopped_at_first(void)
+{
+	struct ku_state *st = ku__state();
+
+	return st && st->ku.status == MS_KU_RESUME && st->n == 1;
 }
 
 /* The last unwind on this CPU stopped for want of tables (ku_wake_ns). */

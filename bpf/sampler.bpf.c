@@ -323,6 +323,14 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 			if (!u) { /* no state: nothing unwound, no hand-over */
 				s->flags &= ~MS_SAMPLE_F_KUNWIND;
 				kunwound = false;
+			} else if (ku_fp_chain && u == 1 && ku__stopped_at_first()) {
+				n = bpf_get_stack(ctx, &s->ips[k], STACK_BYTES, BPF_F_USER_STACK);
+				if (n > (long)sizeof(__u64)) {
+					u = (__u32)n / sizeof(__u64);
+					if (u > MS_MAX_STACK_DEPTH) /* cannot happen */
+						u = MS_MAX_STACK_DEPTH;
+					s->flags |= MS_SAMPLE_F_KU_FP_CHAIN;
+				}
 			}
 		}
 	} else if (!(s->flags & MS_SAMPLE_F_KTHREAD)) {

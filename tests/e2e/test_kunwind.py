@@ -131,3 +131,27 @@ def test_kunwind_verify_needs_dwarf_kernel():
                                extra=["--verify-unwind"]))
     assert proc.returncode == 2, "exit %d:\n%s" % (proc.returncode, proc.stderr)
     assert "dwarf-kernel" in proc.stderr, proc.stderr
+
+
+def test_kunwind_auto_unwinds_in_the_kernel():
+    """--call-graph auto (the default) unwinds in the kernel where the
+    kernel loads the unwinder: the report says so and counts the stacks the
+    kernel unwound; when the kernel refuses it (simulated with
+    MICROSCOPE_TEST_KUNWIND_REFUSE) the recording copies stacks instead, the
+    stacks line says why, no stack counts as unwound in the kernel, and the
+    stacks still reach main."""
+    rec = H.record([H.fixture("nofp_chain")], output=H.tmp_path("ku-auto.msc"))
+    s = _summary(rec.capture)
+    assert re.search(r"^  stacks +auto \(unwound in the kernel\)", s["report"], re.M), s["report"]
+    assert s["whole_pct"] >= NOFP_KERNEL_WHOLE_MIN, \
+        "only %.1f%% of stacks whole in the kernel:\n%s" % (s["whole_pct"], s["report"])
+
+    env = dict(os.environ, MICROSCOPE_TEST_KUNWIND_REFUSE="1")
+    rec = H.record([H.fixture("nofp_chain")], output=H.tmp_path("ku-auto-refused.msc"), env=env)
+    rep = H.report(rec.capture, "--limit", "3").stdout
+    assert re.search(r"^  stacks +auto \(stacks copied: the in-kernel unwinder was refused: "
+                     r".*MICROSCOPE_TEST_KUNWIND_REFUSE set\)", rep, re.M), rep
+    assert not re.search(r"^  kunwind ", rep, re.M), rep
+    prof = H.folded(rec.capture)
+    pct = H.percent(H.count_containing(prof, "main"), H.total(prof))
+    assert pct >= MAIN_SHARE_MIN, "refused auto: %.2f%% of samples reach main" % pct

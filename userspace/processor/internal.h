@@ -408,7 +408,9 @@ const char *stacks__kernel_name(struct processor *p, uint64_t ip, bool is_return
  * then userspace's unwind from where the kernel stopped; with
  * verify_unwind, compared with the copy path's unwind (problem
  * KUNWIND_MISMATCH).  Loads what the kernel lacked.  Returns 1 (frames
- * appended) or -ENOMEM. */
+ * appended), 0 (auto where CFI found no caller and the sample carries the
+ * frame-pointer chain, MS_SAMPLE_F_KU_FP_CHAIN: the caller takes that
+ * chain, as for a copied stack) or -ENOMEM. */
 int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
 			const struct ms_sample_parts *parts, uint32_t *out, uint32_t *n);
 /* Counters "kunwind.*". */

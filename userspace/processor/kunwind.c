@@ -139,7 +139,9 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 	const struct ms_kunwind *ku = parts->ku;
 	struct stacks_unwind_ctx ctx = {.p = p, .ps = ps};
 	enum unwind_reason reason = UNWIND_END_OUTERMOST;
-	size_t nu = parts->nu, depth = nu;
+	/* KU_FP_CHAIN: the kernel's one pc, then the frame-pointer chain */
+	bool fp_chain = (s->flags & MS_SAMPLE_F_KU_FP_CHAIN) != 0;
+	size_t nu = fp_chain ? 1 : parts->nu, depth = nu;
 	int err;
 
 	/* ms_sample__parts checked status, cause and nu >= 1; nu <= 127.  The
@@ -186,6 +188,13 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 		depth = nu - 1 + (more ? more : 1);
 		p->ku_user_frames += depth - nu;
 		feed(p, ps, ku, depth);
+		/* auto, as stacks.c's dwarf_user_frames: where CFI found no
+		 * caller, the frame-pointer chain (the caller's fallback) */
+		if (fp_chain && p->call_graph == MS_CG_AUTO && depth <= 1 && parts->nu > 1 &&
+		    reason != UNWIND_END_OUTERMOST) {
+			p->unwind_fp_fallback++;
+			return 0;
+		}
 	}
 	if (p->verify_unwind && parts->copy_sp == s->regs.sp) {
 		size_t vdepth;
