@@ -34,6 +34,8 @@ const volatile __u32 kunwind_mode = 0;
  * never), so that userspace writes them while the process starts rather
  * than a drain interval later (sample__wake). */
 const volatile __u64 ku_wake_ns = 0;
+/* Key of the address-space cookie (ku__cookie), random per recording. */
+const volatile __u64 ku_cookie_key = 0;
 /* --call-graph auto: a sample the kernel unwound no frame of also carries
  * the frame-pointer chain (MS_SAMPLE_F_KU_FP_CHAIN). */
 const volatile __u32 ku_fp_chain = 0;
@@ -57,7 +59,7 @@ struct ku_state {
 	__u64 pc, prev_cfa, sp0, win_end;
 	__u64 map_start, map_end, map_bias;
 	__u32 map_module;
-	__u32 n, tgid, module;
+	__u32 n, tgid, module, cookie;
 	__u8 status, cause;
 	__u8 activation;  /* look the row up at pc, not pc - 1 */
 	__u8 prev_signal; /* the frame below was a signal frame */
@@ -196,8 +198,9 @@ static __always_inline int ku__find_map(struct ku_state *st, __u64 addr)
 	__u32 lo = 0, hi, mid;
 	int k;
 
-	if (!pr) {
+	if (!pr || pr->mm_cookie != st->cookie) {
 		st->cause = MS_KU_STOP_NO_PROC;
+		st->module = st->cookie;
 		return -1;
 	}
 	hi = pr->n < MS_KU_PROC_MAPS ? pr->n : MS_KU_PROC_MAPS;
@@ -218,7 +221,24 @@ static __always_inline int ku__find_map(struct ku_state *st, __u64 addr)
 		}
 	}
 	st->cause = MS_KU_STOP_NO_MAPPING;
+	st->module = st->cookie;
 	return -1;
+}
+
+/* The address space's cookie: a keyed mix of the mm's address (no kernel
+ * address reaches userspace), never 0. */
+static __always_inline __u32 ku__cookie(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	/* read as a number: the verifier forbids arithmetic on the pointer */
+	__u64 x = (__u64)BPF_CORE_READ(task, mm) ^ ku_cookie_key;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return (__u32)x | 1;
 }
 
 /* Stop before stepping the current frame.  At the frame a signal frame
@@ -395,6 +415,7 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	st->prev_signal = 0;
 	st->sig_n = 0;
 	st->module = 0;
+	st->cookie = ku__cookie();
 	st->status = MS_KU_RESUME;
 	st->cause = MS_KU_STOP_DEPTH;
 	bpf_loop(MS_KU_MAX_FRAMES, ku__step, NULL, 0);

@@ -15,7 +15,9 @@
  *   - "ku_procs" (HASH tgid -> struct ms_ku_proc): the process's executable
  *     file mappings, sorted by start, with module and load bias.  Deleted at
  *     exec and exit by the sampler, rewritten by userspace when a sample
- *     asks (MS_KU_STOP_NO_PROC, _NO_MAPPING, _NO_ROWS).
+ *     asks (MS_KU_STOP_NO_PROC, _NO_MAPPING, _NO_ROWS) and when a file is
+ *     mapped after that; used only by the address space it was told for
+ *     (mm_cookie).
  *
  * Record (struct ms_kunwind): with MS_SAMPLE_F_KUNWIND set, a sample's
  * ustack_len user entries are the pcs the kernel unwound (entry 0 = the
@@ -110,8 +112,8 @@ struct ms_ku_mapping {
 _Static_assert(sizeof(struct ms_ku_mapping) == 32, "ms_ku_mapping size");
 
 struct ms_ku_proc {
-	__u32 n; /* mappings used, <= MS_KU_PROC_MAPS */
-	__u32 reserved;
+	__u32 n;	 /* mappings used, <= MS_KU_PROC_MAPS */
+	__u32 mm_cookie; /* the address space they are of (ms_kunwind.module) */
 	struct ms_ku_mapping maps[MS_KU_PROC_MAPS]; /* sorted by start, disjoint */
 };
 _Static_assert(sizeof(struct ms_ku_proc) == 8 + 32 * MS_KU_PROC_MAPS, "ms_ku_proc size");
@@ -145,7 +147,11 @@ struct ms_kunwind {
 	struct ms_regs_x86_64 regs; /* RESUME: registers of the last pc's frame */
 	__u64 prev_cfa;		    /* RESUME with ustack_len > 1: CFA of the frame below */
 	__u64 copy_sp;		    /* runtime address of the stack copy's first byte */
-	__u32 module;		    /* NO_ROWS: the module whose rows are wanted */
+	__u32 module;		    /* NO_ROWS: the module whose rows are wanted; NO_PROC,
+				     * NO_MAPPING: the address space's cookie (a keyed hash
+				     * of the task's mm: a ku_procs entry holding another
+				     * is not used, so a table told for the image before an
+				     * exec never serves the one after) */
 	__u8 status;		    /* MS_KU_DONE or MS_KU_RESUME */
 	__u8 cause;		    /* enum ms_ku_stop */
 	__u8 valid;		    /* bit i: field i of regs is known (ip, sp, bp, bx, r12..) */

@@ -30,6 +30,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -829,6 +830,9 @@ static int collector__load_sampler(struct collector *c, const struct record_opti
 							  : MS_KU_MODE_ON;
 	c->skel->rodata->ku_wake_ns = kunwind ? KU_WAKE_NS : 0;
 	c->skel->rodata->ku_fp_chain = kunwind && o->call_graph == MS_CALL_GRAPH_AUTO;
+	if (kunwind && getrandom((void *)&c->skel->rodata->ku_cookie_key,
+				 sizeof(c->skel->rodata->ku_cookie_key), 0) < 0)
+		c->skel->rodata->ku_cookie_key = now_ns(); /* only needs to be unknown outside */
 	if (!ret)
 		ret = bpf_map__set_max_entries(c->skel->maps.ku_rows, kunwind ? MS_KU_ROWS_MAX : 1);
 	if (!ret)

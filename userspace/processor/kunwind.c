@@ -27,7 +27,7 @@ static void tell_mappings(struct processor *p, struct proc_state *ps)
 	struct ms_ku_mapping maps[MS_KU_PROC_MAPS];
 	uint32_t n = 0;
 
-	if (ps->ku_told && ps->ku_gen == ps->maps_gen)
+	if ((ps->ku_told && ps->ku_gen == ps->maps_gen) || !ps->ku_cookie)
 		return;
 	for (uint32_t i = 0; i < ps->nmaps && n < MS_KU_PROC_MAPS; i++) {
 		const struct proc_mapping *m = &ps->maps[i];
@@ -44,7 +44,7 @@ static void tell_mappings(struct processor *p, struct proc_state *ps)
 			.start = m->start, .end = m->end, .bias = m->start - vaddr, .module = m->module,
 		};
 	}
-	if (kunwind_maps__set_proc(p->kunwind, ps->pid, maps, n))
+	if (kunwind_maps__set_proc(p->kunwind, ps->pid, ps->ku_cookie, maps, n))
 		p->ku_load_errors++;
 	ps->ku_told = true;
 	ps->ku_gen = ps->maps_gen;
@@ -76,6 +76,10 @@ static void feed(struct processor *p, struct proc_state *ps, const struct ms_kun
 	switch (ku->cause) {
 	case MS_KU_STOP_NO_PROC:
 	case MS_KU_STOP_NO_MAPPING:
+		/* in time order: ps's maps are those of the sample's address space */
+		if (ps->ku_cookie != ku->module)
+			ps->ku_told = false;
+		ps->ku_cookie = ku->module;
 		tell_mappings(p, ps);
 		/* fallthrough */
 	case MS_KU_STOP_NO_ROWS:
@@ -91,6 +95,17 @@ static void feed(struct processor *p, struct proc_state *ps, const struct ms_kun
 	default:
 		break;
 	}
+}
+
+void kunwind__mapped(struct processor *p, struct proc_state *ps, const struct proc_mapping *m)
+{
+	const struct module_state *ms;
+
+	if (!p->kunwind || !ps->ku_told || m->module >= p->nmodules)
+		return;
+	ms = &p->modules[m->module];
+	if (ms->kind == CAPTURE_MODULE_FILE || ms->kind == CAPTURE_MODULE_VDSO)
+		tell_mappings(p, ps);
 }
 
 /*

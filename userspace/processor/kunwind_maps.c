@@ -139,8 +139,8 @@ int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
 	return 0;
 }
 
-int kunwind_maps__set_proc(struct kunwind_maps *km, uint32_t tgid, const struct ms_ku_mapping *maps,
-			   uint32_t n)
+int kunwind_maps__set_proc(struct kunwind_maps *km, uint32_t tgid, uint32_t mm_cookie,
+			   const struct ms_ku_mapping *maps, uint32_t n)
 {
 	struct ms_ku_proc *v;
 	int err = 0;
@@ -151,6 +151,7 @@ int kunwind_maps__set_proc(struct kunwind_maps *km, uint32_t tgid, const struct 
 	if (!v)
 		return -ENOMEM;
 	v->n = n;
+	v->mm_cookie = mm_cookie;
 	memcpy(v->maps, maps, n * sizeof(*maps));
 	if (bpf_map_update_elem(km->fds.procs, &tgid, v, BPF_ANY))
 		err = -errno;
