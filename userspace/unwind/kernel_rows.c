@@ -12,8 +12,8 @@
 
 #include "unwind_internal.h"
 
-_Static_assert(!(UNWIND_KROW_PLT & (UNWIND_ROW_NONE | UNWIND_ROW_FULL | UNWIND_ROW_SIGNAL |
-				    UNWIND_ROW_DEBUG_FRAME)),
+_Static_assert(!(UNWIND_KROW_PLT &
+		 (UNWIND_ROW_NONE | UNWIND_ROW_FULL | UNWIND_ROW_SIGNAL | UNWIND_ROW_DEBUG_FRAME)),
 	       "kernel row flags are free row flags");
 _Static_assert(!(UNWIND_KROW_SIGFRAME & (UNWIND_ROW_NONE | UNWIND_ROW_FULL | UNWIND_ROW_SIGNAL |
 					 UNWIND_ROW_DEBUG_FRAME | UNWIND_KROW_PLT)),
