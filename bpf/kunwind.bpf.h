@@ -29,6 +29,16 @@
 
 /* Settings (rodata): 0 off, MS_KU_MODE_ON or MS_KU_MODE_VERIFY. */
 const volatile __u32 kunwind_mode = 0;
+/* A sample that stopped for want of tables (NO_PROC, NO_MAPPING, NO_ROWS)
+ * wakes the reader once this long passed since the last such wakeup (0:
+ * never), so that userspace writes them while the process starts rather
+ * than a drain interval later (sample__wake). */
+const volatile __u64 ku_wake_ns = 0;
+/* Key of the address-space cookie (ku__cookie), random per recording. */
+const volatile __u64 ku_cookie_key = 0;
+/* --call-graph auto: a sample the kernel unwound no frame of also carries
+ * the frame-pointer chain (MS_SAMPLE_F_KU_FP_CHAIN). */
+const volatile __u32 ku_fp_chain = 0;
 
 
 /* Lazy register states (struct ku_state.mode). */
@@ -36,16 +46,30 @@ const volatile __u32 kunwind_mode = 0;
 #define KU_VAL 1   /* val[] holds it */
 #define KU_AT 2	   /* saved at addr[], not read yet */
 
-struct ku_state {
-	__u64 pcs[MS_KU_MAX_FRAMES + 1]; /* + 1: the index mask's room */
+/* The registers' lazy state: restored as a whole by a rollback. */
+struct ku_regs {
 	__u64 val[MS_KU_SLOTS];
 	__u64 addr[MS_KU_SLOTS];
 	__u8 mode[MS_KU_SLOTS];
+};
+
+struct ku_state {
+	__u64 pcs[MS_KU_MAX_FRAMES + 1]; /* + 1: the index mask's room */
+	struct ku_regs r;
 	__u64 pc, prev_cfa, sp0, win_end;
 	__u64 map_start, map_end, map_bias;
 	__u32 map_module;
-	__u32 n, tgid, module;
-	__u8 status, cause, pad[6];
+	__u32 n, tgid, module, cookie;
+	__u8 status, cause;
+	__u8 activation;  /* look the row up at pc, not pc - 1 */
+	__u8 prev_signal; /* the frame below was a signal frame */
+	__u32 sig_n;	  /* n after the last signal frame's step (0: none) */
+	/* The state before that step: where the kernel hands over if it
+	 * cannot step the interrupted frame (registers outside the slots,
+	 * which userspace would have from the signal frame, are not kept). */
+	struct ku_regs sig_r;
+	__u64 sig_pc, sig_prev_cfa;
+	__u8 sig_activation, sig_prev_signal, pad[6];
 	struct ms_kunwind ku; /* the hand-over state ku__unwind made */
 };
 
@@ -85,11 +109,32 @@ struct {
 	__type(value, struct ms_ku_proc);
 } ku_procs SEC(".maps");
 
+/* When a sample that wanted tables last woke the reader. */
+__u64 ku_woken_ns = 0;
+
 static __always_inline struct ku_state *ku__state(void)
 {
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(&ku_state, &zero);
+}
+
+/* The last unwind on this CPU stopped before its first step. */
+static __always_inline bool ku__stopped_at_first(void)
+{
+	struct ku_state *st = ku__state();
+
+	return st && st->ku.status == MS_KU_RESUME && st->n == 1;
+}
+
+/* The last unwind on this CPU stopped for want of tables (ku_wake_ns). */
+static __always_inline bool ku__wants_tables(void)
+{
+	struct ku_state *st = ku__state();
+
+	return st && st->ku.status == MS_KU_RESUME &&
+	       (st->ku.cause == MS_KU_STOP_NO_PROC || st->ku.cause == MS_KU_STOP_NO_MAPPING ||
+		st->ku.cause == MS_KU_STOP_NO_ROWS);
 }
 
 /* 8 bytes at addr, only inside the copy window (as userspace's reader). */
@@ -107,16 +152,16 @@ static __always_inline int ku__reg(struct ku_state *st, __u32 i, __u64 *out)
 	 * through ku__slot()'s switch arithmetic. */
 	barrier_var(i);
 	i &= MS_KU_SLOTS - 1;
-	if (st->mode[i] == KU_AT) {
-		if (ku__read(st, st->addr[i], &st->val[i])) {
-			st->mode[i] = KU_UNDEF;
+	if (st->r.mode[i] == KU_AT) {
+		if (ku__read(st, st->r.addr[i], &st->r.val[i])) {
+			st->r.mode[i] = KU_UNDEF;
 			return -1;
 		}
-		st->mode[i] = KU_VAL;
+		st->r.mode[i] = KU_VAL;
 	}
-	if (st->mode[i] != KU_VAL)
+	if (st->r.mode[i] != KU_VAL)
 		return -1;
-	*out = st->val[i];
+	*out = st->r.val[i];
 	return 0;
 }
 
@@ -153,8 +198,9 @@ static __always_inline int ku__find_map(struct ku_state *st, __u64 addr)
 	__u32 lo = 0, hi, mid;
 	int k;
 
-	if (!pr) {
+	if (!pr || pr->mm_cookie != st->cookie) {
 		st->cause = MS_KU_STOP_NO_PROC;
+		st->module = st->cookie;
 		return -1;
 	}
 	hi = pr->n < MS_KU_PROC_MAPS ? pr->n : MS_KU_PROC_MAPS;
@@ -175,7 +221,40 @@ static __always_inline int ku__find_map(struct ku_state *st, __u64 addr)
 		}
 	}
 	st->cause = MS_KU_STOP_NO_MAPPING;
+	st->module = st->cookie;
 	return -1;
+}
+
+/* The address space's cookie: a keyed mix of the mm's address (no kernel
+ * address reaches userspace), never 0. */
+static __always_inline __u32 ku__cookie(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	/* read as a number: the verifier forbids arithmetic on the pointer */
+	__u64 x = (__u64)BPF_CORE_READ(task, mm) ^ ku_cookie_key;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return (__u32)x | 1;
+}
+
+/* Stop before stepping the current frame.  At the frame a signal frame
+ * returned to, hand over at the signal frame instead: userspace redoes its
+ * step, which also restores the registers the slots do not hold. */
+static __always_inline long ku__stop_resume(struct ku_state *st, __u8 cause)
+{
+	if (st->sig_n && st->n == st->sig_n) {
+		st->r = st->sig_r;
+		st->pc = st->sig_pc;
+		st->prev_cfa = st->sig_prev_cfa;
+		st->activation = st->sig_activation;
+		st->prev_signal = st->sig_prev_signal;
+		st->n = st->sig_n - 1;
+	}
+	return ku__stop(st, MS_KU_RESUME, cause);
 }
 
 /* One frame: bpf_loop callback.  Returns 1 to stop (status set). */
@@ -184,34 +263,35 @@ static long ku__step(__u32 index, void *unused)
 	struct ku_state *st = ku__state();
 	struct ms_ku_module *mod;
 	struct ms_ku_row *row;
-	__u64 lookup, vaddr, off, cfa, base, ra;
-	__u32 lo, hi, mid, *start, kinds;
+	__u64 lookup, vaddr, off, cfa, base, ra, rel;
+	__u32 lo, hi, mid, *start, kinds, flags;
 	int slot, k, s;
+	bool signal;
 
 	if (!st)
 		return 1;
-	lookup = st->n == 1 ? st->pc : st->pc - 1;
+	lookup = st->activation ? st->pc : st->pc - 1;
 	if (lookup - st->map_start >= st->map_end - st->map_start &&
 	    ku__find_map(st, lookup))
-		return ku__stop(st, MS_KU_RESUME, st->cause);
+		return ku__stop_resume(st, st->cause);
 	mod = bpf_map_lookup_elem(&ku_modules, &st->map_module);
 	if (!mod || mod->nrows < 2) {
 		st->module = st->map_module;
-		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_NO_ROWS);
+		return ku__stop_resume(st, MS_KU_STOP_NO_ROWS);
 	}
 	vaddr = lookup - st->map_bias;
 	off = vaddr - mod->base;
 	hi = mod->first + mod->nrows - 1; /* the sentinel: starts[hi] ends the last row */
 	start = bpf_map_lookup_elem(&ku_starts, &hi);
 	if (vaddr < mod->base || !start || off >= *start)
-		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_NO_ROW);
+		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
 	/* starts[lo] <= off < starts[hi] */
 	lo = mod->first;
 	for (k = 0; k < MS_KU_SEARCH_STEPS && hi - lo > 1; k++) {
 		mid = lo + (hi - lo) / 2;
 		start = bpf_map_lookup_elem(&ku_starts, &mid);
 		if (!start)
-			return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_NO_ROW);
+			return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
 		if (*start <= off)
 			lo = mid;
 		else
@@ -219,54 +299,81 @@ static long ku__step(__u32 index, void *unused)
 	}
 	row = bpf_map_lookup_elem(&ku_rows, &lo);
 	if (hi - lo > 1 || !row || (row->flags & MS_KU_ROW_NONE))
-		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_NO_ROW);
-	if (row->flags & (MS_KU_ROW_FULL | MS_KU_ROW_SIGNAL))
-		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_UNSUPPORTED);
+		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
+	flags = row->flags;
+	if (flags & MS_KU_ROW_FULL)
+		return ku__stop_resume(st, MS_KU_STOP_UNSUPPORTED);
+	/* As userspace: the frame is marked a signal frame before its step. */
+	signal = flags & MS_KU_ROW_SIGNAL;
+	if (signal)
+		st->pcs[(st->n - 1) & 0x7f] |= MS_KU_PC_SIGNAL;
 	kinds = row->kinds;
 	if ((kinds & 3) == MS_KU_RULE_UNDEF) /* the outermost frame */
 		return ku__stop(st, MS_KU_DONE, MS_KU_STOP_NONE);
-	slot = ku__slot(row->cfa_reg);
-	if (slot <= 0)
-		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_UNSUPPORTED);
-	if (ku__reg(st, (__u32)slot, &base))
-		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_REG);
-	cfa = base + (__u64)(__s64)row->cfa_off;
 	if ((kinds & 3) != MS_KU_RULE_OFFSET)
-		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_UNSUPPORTED);
-	if (ku__read(st, cfa + (__u64)((__s64)row->off8[0] * 8), &ra))
-		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_READ);
-	if (st->n > 1 && cfa <= st->prev_cfa)
-		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_LOOP);
+		return ku__stop_resume(st, MS_KU_STOP_UNSUPPORTED);
+	slot = (flags & (MS_KU_ROW_PLT | MS_KU_ROW_SIGFRAME)) ? 1 : ku__slot(row->cfa_reg);
+	if (slot <= 0)
+		return ku__stop_resume(st, MS_KU_STOP_UNSUPPORTED);
+	if (ku__reg(st, (__u32)slot, &base))
+		return ku__stop_resume(st, MS_KU_STOP_REG);
+	if (flags & MS_KU_ROW_SIGFRAME) {
+		/* CFA = *(rsp + cfa_off); the slots saved from rsp */
+		if (ku__read(st, base + (__u64)(__s64)row->cfa_off, &cfa))
+			return ku__stop_resume(st, MS_KU_STOP_READ);
+		rel = base;
+	} else {
+		cfa = base + (__u64)(__s64)row->cfa_off;
+		if ((flags & MS_KU_ROW_PLT) && (st->pc & 15) >= row->cfa_reg)
+			cfa += 8;
+		rel = cfa;
+	}
+	if (ku__read(st, rel + (__u64)((__s64)row->off8[0] * 8), &ra))
+		return ku__stop_resume(st, MS_KU_STOP_READ);
+	if (st->n > 1 && ((!signal && !st->prev_signal) ? cfa <= st->prev_cfa
+							: cfa == st->prev_cfa))
+		return ku__stop_resume(st, MS_KU_STOP_LOOP);
 	if (ra == 0)
 		return ku__stop(st, MS_KU_DONE, MS_KU_STOP_NONE);
 	if (st->n >= MS_KU_MAX_FRAMES)
-		return ku__stop(st, MS_KU_RESUME, MS_KU_STOP_DEPTH);
+		return ku__stop_resume(st, MS_KU_STOP_DEPTH);
 
+	if (flags & MS_KU_ROW_SIGFRAME) { /* keep the state to hand over at */
+		st->sig_r = st->r;
+		st->sig_pc = st->pc;
+		st->sig_prev_cfa = st->prev_cfa;
+		st->sig_activation = st->activation;
+		st->sig_prev_signal = st->prev_signal;
+		st->sig_n = st->n + 1;
+	}
 	/* Commit: the caller's registers. */
 	for (s = 1; s < MS_KU_SLOTS; s++) {
-		__u64 at = cfa + (__u64)((__s64)row->off8[s] * 8);
+		__u64 at = rel + (__u64)((__s64)row->off8[s] * 8);
 
 		switch ((kinds >> (2 * s)) & 3) {
 		case MS_KU_RULE_UNDEF:
-			st->mode[s] = KU_UNDEF;
+			st->r.mode[s] = KU_UNDEF;
 			break;
 		case MS_KU_RULE_SAME:
 			break;
 		case MS_KU_RULE_OFFSET:
-			st->mode[s] = KU_AT;
-			st->addr[s] = at;
+			st->r.mode[s] = KU_AT;
+			st->r.addr[s] = at;
 			break;
 		default:
-			st->mode[s] = KU_VAL;
-			st->val[s] = at;
+			st->r.mode[s] = KU_VAL;
+			st->r.val[s] = at;
 			break;
 		}
 	}
 	st->pcs[st->n & 0x7f] = ra;
 	st->n++;
 	st->pc = ra;
-	st->val[0] = ra;
+	st->r.val[0] = ra;
+	st->r.mode[0] = KU_VAL;
 	st->prev_cfa = cfa;
+	st->prev_signal = signal;
+	st->activation = signal;
 	return 0;
 }
 
@@ -286,16 +393,16 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	if (!st || !regs || !pcs_out)
 		return 0;
 	ku = &st->ku;
-	st->val[0] = regs->ip;
-	st->val[1] = regs->sp;
-	st->val[2] = regs->bp;
-	st->val[3] = regs->bx;
-	st->val[4] = regs->r12;
-	st->val[5] = regs->r13;
-	st->val[6] = regs->r14;
-	st->val[7] = regs->r15;
+	st->r.val[0] = regs->ip;
+	st->r.val[1] = regs->sp;
+	st->r.val[2] = regs->bp;
+	st->r.val[3] = regs->bx;
+	st->r.val[4] = regs->r12;
+	st->r.val[5] = regs->r13;
+	st->r.val[6] = regs->r14;
+	st->r.val[7] = regs->r15;
 	for (s = 0; s < MS_KU_SLOTS; s++)
-		st->mode[s] = KU_VAL;
+		st->r.mode[s] = KU_VAL;
 	st->pcs[0] = regs->ip;
 	st->pc = regs->ip;
 	st->n = 1;
@@ -304,7 +411,11 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	st->win_end = regs->sp + stack_copy_bytes;
 	st->map_start = st->map_end = 0;
 	st->prev_cfa = 0;
+	st->activation = 1;
+	st->prev_signal = 0;
+	st->sig_n = 0;
 	st->module = 0;
+	st->cookie = ku__cookie();
 	st->status = MS_KU_RESUME;
 	st->cause = MS_KU_STOP_DEPTH;
 	bpf_loop(MS_KU_MAX_FRAMES, ku__step, NULL, 0);

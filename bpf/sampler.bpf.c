@@ -223,15 +223,17 @@ __u64 woken_gen = 0;
 __u64 py_woken_ns = 0;
 
 /*
- * The ring's wakeup flag for a sample (npy: its Python frames).  The reader
+ * The ring's wakeup flag for a sample (npy: its Python frames; kunwound:
+ * the in-kernel unwinder ran, its state in ku_state).  The reader
  * sleeps until one of these needs it: wakeup_bytes wait in the ring; the
  * recorded processes or a CPython process's threads changed since the last
  * wakeup (the CPython tracker detects the new process or refreshes the
  * thread map: woken by the first sample after the change, not by a timer);
- * or a sample with Python frames arrives py_wake_ns after the last such
- * wakeup.  Racing CPUs may wake it twice for one change, never less.
+ * a sample with Python frames arrives py_wake_ns after the last such
+ * wakeup; or one that wants tables ku_wake_ns after the last such wakeup.
+ * Racing CPUs may wake it twice for one change, never less.
  */
-static __always_inline __u64 sample__wake(__u32 npy)
+static __always_inline __u64 sample__wake(__u32 npy, bool kunwound)
 {
 	__u64 gen = targets_gen + py_threads_gen, now;
 
@@ -245,6 +247,13 @@ static __always_inline __u64 sample__wake(__u32 npy)
 		now = bpf_ktime_get_ns();
 		if (now - py_woken_ns >= py_wake_ns) {
 			py_woken_ns = now;
+			return BPF_RB_FORCE_WAKEUP;
+		}
+	}
+	if (kunwound && ku_wake_ns && ku__wants_tables()) {
+		now = bpf_ktime_get_ns();
+		if (now - ku_woken_ns >= ku_wake_ns) {
+			ku_woken_ns = now;
 			return BPF_RB_FORCE_WAKEUP;
 		}
 	}
@@ -332,6 +341,14 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 			if (!u) { /* no state: nothing unwound, no hand-over */
 				s->flags &= ~MS_SAMPLE_F_KUNWIND;
 				kunwound = false;
+			} else if (ku_fp_chain && u == 1 && ku__stopped_at_first()) {
+				n = bpf_get_stack(ctx, &s->ips[k], STACK_BYTES, BPF_F_USER_STACK);
+				if (n > (long)sizeof(__u64)) {
+					u = (__u32)n / sizeof(__u64);
+					if (u > MS_MAX_STACK_DEPTH) /* cannot happen */
+						u = MS_MAX_STACK_DEPTH;
+					s->flags |= MS_SAMPLE_F_KU_FP_CHAIN;
+				}
 			}
 		}
 	} else if (!(s->flags & MS_SAMPLE_F_KTHREAD)) {
@@ -377,6 +394,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 		copy_sp = st->ku.copy_sp;
 		if (st->ku.status != MS_KU_RESUME && kunwind_mode != MS_KU_MODE_VERIFY)
 			copy_sp = 0; /* done: nothing to copy */
+
 	}
 	off = verifier__one_range(&s->hdr.size, off,
 				  sizeof(struct ms_sample) + 2 * STACK_BYTES + sizeof(struct ms_kunwind));
@@ -417,7 +435,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.type = MS_REC_SAMPLE;
 	s->hdr.size = size;
 
-	if (bpf_ringbuf_output(&samples, s, size, sample__wake(s->py_len)))
+	if (bpf_ringbuf_output(&samples, s, size, sample__wake(s->py_len, (s->flags & MS_SAMPLE_F_KUNWIND) != 0)))
 		stats->ringbuf_full++;
 	return 0;
 }

@@ -15,7 +15,9 @@
  *   - "ku_procs" (HASH tgid -> struct ms_ku_proc): the process's executable
  *     file mappings, sorted by start, with module and load bias.  Deleted at
  *     exec and exit by the sampler, rewritten by userspace when a sample
- *     asks (MS_KU_STOP_NO_PROC, _NO_MAPPING, _NO_ROWS).
+ *     asks (MS_KU_STOP_NO_PROC, _NO_MAPPING, _NO_ROWS) and when a file is
+ *     mapped after that; used only by the address space it was told for
+ *     (mm_cookie).
  *
  * Record (struct ms_kunwind): with MS_SAMPLE_F_KUNWIND set, a sample's
  * ustack_len user entries are the pcs the kernel unwound (entry 0 = the
@@ -51,8 +53,29 @@
 
 /* ms_ku_row.flags: as UNWIND_ROW_* (userspace/unwind/unwind_internal.h) */
 #define MS_KU_ROW_NONE 0x1
-#define MS_KU_ROW_FULL 0x2
-#define MS_KU_ROW_SIGNAL 0x4
+#define MS_KU_ROW_FULL 0x2   /* libdw's full answer: the kernel stops there */
+#define MS_KU_ROW_SIGNAL 0x4 /* a signal frame (its CIE has 'S'): the frame it
+			      * returns to was interrupted, looked up at its pc */
+/*
+ * Two full-row shapes the loader rewrites for the kernel (as
+ * UNWIND_KROW_*, userspace/unwind/unwind.h unwind_module__kernel_row):
+ *  - PLT: the lazy PLT's CFA expression (binutils' .eh_frame for .plt:
+ *    DW_OP_breg7 off; DW_OP_breg16 0; lit15; and; litT; ge; lit3; shl;
+ *    plus): CFA = rsp + cfa_off + ((pc & 15) >= T ? 8 : 0), with T in
+ *    cfa_reg; the slots' rules as a compact row's, from the CFA.
+ *  - SIGFRAME: a signal trampoline whose CFA is DW_OP_breg7 cfa_off;
+ *    DW_OP_deref and whose slots are saved at rsp + off8[i] * 8 (kind
+ *    OFFSET; glibc's __restore_rt: the ucontext at rsp).  The registers
+ *    outside the slots it restores are not kept: where the kernel cannot
+ *    step the frame it returns to, it hands over at the trampoline.
+ */
+#define MS_KU_ROW_PLT 0x10
+#define MS_KU_ROW_SIGFRAME 0x20
+
+/* Bit 63 of an unwound pc (user addresses never have it): the frame is a
+ * signal frame (its row has MS_KU_ROW_SIGNAL), so the next is an
+ * activation (looked up at its pc).  Userspace clears it. */
+#define MS_KU_PC_SIGNAL (1ull << 63)
 
 /* Rule kinds of a compact row's slot (2 bits each), as enum unwind_rule_kind. */
 #define MS_KU_RULE_UNDEF 0
@@ -89,8 +112,8 @@ struct ms_ku_mapping {
 _Static_assert(sizeof(struct ms_ku_mapping) == 32, "ms_ku_mapping size");
 
 struct ms_ku_proc {
-	__u32 n; /* mappings used, <= MS_KU_PROC_MAPS */
-	__u32 reserved;
+	__u32 n;	 /* mappings used, <= MS_KU_PROC_MAPS */
+	__u32 mm_cookie; /* the address space they are of (ms_kunwind.module) */
 	struct ms_ku_mapping maps[MS_KU_PROC_MAPS]; /* sorted by start, disjoint */
 };
 _Static_assert(sizeof(struct ms_ku_proc) == 8 + 32 * MS_KU_PROC_MAPS, "ms_ku_proc size");
@@ -106,7 +129,7 @@ _Static_assert(sizeof(struct ms_ku_proc) == 8 + 32 * MS_KU_PROC_MAPS, "ms_ku_pro
 	X(NO_MAPPING, "no_mapping")     /* pc in no executable file mapping (JIT, vdso) */         \
 	X(NO_ROWS, "no_rows")           /* the module's rows are not loaded (module set) */        \
 	X(NO_ROW, "no_row")             /* no CFI row at the pc */                                 \
-	X(UNSUPPORTED, "unsupported")   /* expression rule, signal frame, other CFA register */    \
+	X(UNSUPPORTED, "unsupported")   /* expression rule (not PLT/sigframe), other CFA reg */ \
 	X(READ, "read")                 /* a read outside the copy window or a fault */            \
 	X(REG, "reg")                   /* the CFA register is not recoverable */                  \
 	X(LOOP, "loop")                 /* the CFA did not grow */                                 \
@@ -124,7 +147,11 @@ struct ms_kunwind {
 	struct ms_regs_x86_64 regs; /* RESUME: registers of the last pc's frame */
 	__u64 prev_cfa;		    /* RESUME with ustack_len > 1: CFA of the frame below */
 	__u64 copy_sp;		    /* runtime address of the stack copy's first byte */
-	__u32 module;		    /* NO_ROWS: the module whose rows are wanted */
+	__u32 module;		    /* NO_ROWS: the module whose rows are wanted; NO_PROC,
+				     * NO_MAPPING: the address space's cookie (a keyed hash
+				     * of the task's mm: a ku_procs entry holding another
+				     * is not used, so a table told for the image before an
+				     * exec never serves the one after) */
 	__u8 status;		    /* MS_KU_DONE or MS_KU_RESUME */
 	__u8 cause;		    /* enum ms_ku_stop */
 	__u8 valid;		    /* bit i: field i of regs is known (ip, sp, bp, bx, r12..) */

@@ -87,6 +87,13 @@
  * its copy_sp instead of regs.sp.
  */
 #define MS_SAMPLE_F_KUNWIND (1u << 9)
+/*
+ * KU_FP_CHAIN (with KUNWIND, --call-graph auto): the kernel unwound no frame
+ * past the interrupted one (status MS_KU_RESUME), so the user callchain is
+ * the frame-pointer chain (entry 0 the interrupted ip, as the kernel's
+ * single pc): auto's fallback where CFI finds no caller (JIT code).
+ */
+#define MS_SAMPLE_F_KU_FP_CHAIN (1u << 10)
 #define MS_KUNWIND_BYTES 88
 #define MS_NR_EXECVE_X86_64 59
 #define MS_NR_EXECVEAT_X86_64 322

@@ -5,8 +5,8 @@ lazily, and copies the stack only from where it stops; userspace finishes
 from there.  --verify-unwind also copies every whole stack and unwinds it
 the old way: the capture's "verified" line counts samples whose two unwinds
 differ, which must be 0 on the fixtures built without frame pointers
-(nofp_chain: a chain and Debian's libc qsort; sighandler: signal frames;
-deepstack: stacks deeper than the copy) and on Debian's python3.11.
+(nofp_chain: a chain and Debian's libc qsort; sighandler: signal frames,
+which the kernel steps through; deepstack: stacks deeper than the copy) and on Debian's python3.11.
 
 The report's summary lines read here:
   kunwind    D of N user stacks unwound whole in the kernel (P%), frames F% ...
@@ -71,11 +71,19 @@ def test_kunwind_nofp_chain_equals_copy_path():
 
 
 def test_kunwind_signal_frames_equal_copy_path():
-    """sighandler: the kernel stops at __restore_rt (a signal frame, not
-    unwound in the kernel: counted as "unsupported") and userspace goes
-    through it: still the copy path's stacks."""
-    _, s = _verified("ku-sig", [H.fixture("sighandler")])
-    assert "unsupported" in s["stops"], "no stop at the signal frame counted: %s" % s["stops"]
+    """sighandler: the kernel steps through __restore_rt (a signal frame:
+    registers from the ucontext at rsp) and on into the interrupted code,
+    as the copy path does; before the kernel took signal frames it stopped
+    there ("unsupported") and userspace went on."""
+    rec, s = _verified("ku-sig", [H.fixture("sighandler")])
+    assert "unsupported" not in s["stops"], \
+        "the kernel stopped at a signal frame: %s" % s["stops"]
+    prof = H.folded(rec.capture)
+    through = H.count_containing(prof, "__restore_rt")
+    assert H.percent(through, H.total(prof)) >= 10.0, \
+        "only %d of %d samples went through the signal frame" % (through, H.total(prof))
+    assert s["whole_pct"] >= NOFP_KERNEL_WHOLE_MIN, \
+        "only %.1f%% of stacks whole in the kernel:\n%s" % (s["whole_pct"], s["report"])
 
 
 def test_kunwind_deep_stack_equals_copy_path():
@@ -123,3 +131,27 @@ def test_kunwind_verify_needs_dwarf_kernel():
                                extra=["--verify-unwind"]))
     assert proc.returncode == 2, "exit %d:\n%s" % (proc.returncode, proc.stderr)
     assert "dwarf-kernel" in proc.stderr, proc.stderr
+
+
+def test_kunwind_auto_unwinds_in_the_kernel():
+    """--call-graph auto (the default) unwinds in the kernel where the
+    kernel loads the unwinder: the report says so and counts the stacks the
+    kernel unwound; when the kernel refuses it (simulated with
+    MICROSCOPE_TEST_KUNWIND_REFUSE) the recording copies stacks instead, the
+    stacks line says why, no stack counts as unwound in the kernel, and the
+    stacks still reach main."""
+    rec = H.record([H.fixture("nofp_chain")], output=H.tmp_path("ku-auto.msc"))
+    s = _summary(rec.capture)
+    assert re.search(r"^  stacks +auto \(unwound in the kernel\)", s["report"], re.M), s["report"]
+    assert s["whole_pct"] >= NOFP_KERNEL_WHOLE_MIN, \
+        "only %.1f%% of stacks whole in the kernel:\n%s" % (s["whole_pct"], s["report"])
+
+    env = dict(os.environ, MICROSCOPE_TEST_KUNWIND_REFUSE="1")
+    rec = H.record([H.fixture("nofp_chain")], output=H.tmp_path("ku-auto-refused.msc"), env=env)
+    rep = H.report(rec.capture, "--limit", "3").stdout
+    assert re.search(r"^  stacks +auto \(stacks copied: the in-kernel unwinder was refused: "
+                     r".*MICROSCOPE_TEST_KUNWIND_REFUSE set\)", rep, re.M), rep
+    assert not re.search(r"^  kunwind ", rep, re.M), rep
+    prof = H.folded(rec.capture)
+    pct = H.percent(H.count_containing(prof, "main"), H.total(prof))
+    assert pct >= MAIN_SHARE_MIN, "refused auto: %.2f%% of samples reach main" % pct

@@ -1347,6 +1347,65 @@ static void test_plt_expression(void **state)
 	printf("  %zu PLT pcs: CFA expression matches rsp+8/rsp+16 and libdw\n", checked);
 }
 
+
+/*
+ * The rows the in-kernel unwinder takes (unwind_module__kernel_row) from
+ * Debian's libc: compact rows byte for byte; the lazy PLT's expression rows
+ * as PLT rows (CFA = rsp + 8, + 8 from pc & 15 >= 11; the return address at
+ * CFA - 8); __restore_rt's signal row as a SIGFRAME row with glibc's
+ * ucontext offsets (CFA = *(rsp + 160); rip, rsp, rbp, rbx, r12..r15 at
+ * rsp + 168, 160, 120, 128, 72..96: gregs[] at offset 40 of struct
+ * ucontext, REG_R8 = 0 .. REG_RIP = 16); every other full row unchanged.
+ */
+static void test_kernel_rows(void **state)
+{
+	static const int8_t uc_off8[8] = {21, 20, 15, 16, 9, 10, 11, 12};
+	struct unwind_module *m = unwind_module__open(LIBC_PATH);
+	struct unwind_table_view t;
+	size_t plt = 0, sig = 0, full = 0;
+
+	(void)state;
+	assert_non_null(m);
+	unwind_module__table(m, &t);
+	assert_true(t.nrows > 2);
+	for (uint32_t i = 0; i < t.nrows; i++) {
+		const struct unwind_row *src = (const struct unwind_row *)t.rows + i;
+		struct unwind_row k;
+
+		unwind_module__kernel_row(m, i, &k);
+		if (!(src->flags & UNWIND_ROW_FULL)) {
+			assert_memory_equal(&k, src, sizeof(k));
+			continue;
+		}
+		if (k.flags & UNWIND_KROW_PLT) {
+			assert_false(k.flags & (UNWIND_ROW_FULL | UNWIND_KROW_SIGFRAME));
+			assert_int_equal(k.cfa_off, 8);
+			assert_int_equal(k.cfa_reg, 11);
+			assert_int_equal(k.kinds & 3, UNWIND_RULE_OFFSET);
+			assert_int_equal(k.off8[0], -1);
+			plt++;
+		} else if (k.flags & UNWIND_KROW_SIGFRAME) {
+			assert_false(k.flags & UNWIND_ROW_FULL);
+			assert_true(k.flags & UNWIND_ROW_SIGNAL);
+			assert_int_equal(k.cfa_off, 160);
+			for (int s = 0; s < 8; s++) {
+				assert_int_equal((k.kinds >> (2 * s)) & 3, UNWIND_RULE_OFFSET);
+				assert_int_equal(k.off8[s], uc_off8[s]);
+			}
+			sig++;
+		} else {
+			assert_memory_equal(&k, src, sizeof(k));
+			full++;
+		}
+	}
+	printf("  libc: %zu PLT rows, %zu signal-frame rows for the kernel, %zu full rows "
+	       "left\n",
+	       plt, sig, full);
+	assert_true(plt >= 1);
+	assert_int_equal(sig, 1);
+	unwind_module__free(m);
+}
+
 /* ------------------------------------------------------------------------ */
 /* 4. Speed (printed, not asserted) */
 
@@ -1462,6 +1521,7 @@ int main(void)
 	    cmocka_unit_test(test_loop),	   cmocka_unit_test(test_garbage),
 	    cmocka_unit_test(test_plt_expression), cmocka_unit_test(test_speed),
 	    cmocka_unit_test(test_ldso_entry_is_outermost),
+	    cmocka_unit_test(test_kernel_rows),
 	};
 	return cmocka_run_group_tests_name("unwind", tests, setup, teardown);
 }

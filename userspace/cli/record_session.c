@@ -286,7 +286,7 @@ static int session__open_python(struct record_session *s)
 	return 0;
 }
 
-/* The in-kernel unwinder's tables (--call-graph dwarf-kernel). */
+/* The in-kernel unwinder's tables (--call-graph dwarf-kernel, or auto where it loaded). */
 static int session__open_kunwind(struct record_session *s)
 {
 	struct collector *col = s->col;
@@ -421,7 +421,7 @@ static int session__wire(struct record_session *s, const char *record_command)
 		if (err)
 			return err;
 	}
-	if (o->call_graph == MS_CALL_GRAPH_DWARF_KERNEL) {
+	if (collector__kunwind(s->col)) {
 		err = session__open_kunwind(s);
 		if (err)
 			return err;

@@ -277,7 +277,14 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 	if (capture__meta(r->c, "call_graph")) {
 		const char *size = capture__meta(r->c, "stack_size");
 
-		printf("  stacks     %s", capture__meta(r->c, "call_graph"));
+		const char *ku = capture__meta(r->c, "call_graph.kernel_unwind");
+		const char *cg = capture__meta(r->c, "call_graph");
+
+		printf("  stacks     %s", cg);
+		if (ku && !strcmp(cg, "auto") && !strcmp(ku, "yes"))
+			printf(" (unwound in the kernel)");
+		else if (ku && !strcmp(cg, "auto"))
+			printf(" (stacks copied: the in-kernel unwinder was refused: %s)", ku);
 		const char *preset = capture__meta(r->c, "preset");
 
 		if (size && strcmp(size, "0"))

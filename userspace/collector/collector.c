@@ -30,6 +30,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -53,6 +54,14 @@
 #include "skel/sampler.skel.h"
 
 #define BTF_VMLINUX	"/sys/kernel/btf/vmlinux"
+/* A sample the in-kernel unwinder stopped for want of tables wakes the
+ * drain loop at most this often (bpf/kunwind.bpf.h ku_wake_ns): the tables
+ * a starting process needs are written a few ms after its first samples,
+ * not a drain interval (up to 100 ms) later.  Only while samples stop so. */
+#define KU_WAKE_NS	(2 * 1000000ull)
+/* Tests: --call-graph auto behaves as if the kernel refused the in-kernel
+ * unwinder (it copies stacks, and says why in META). */
+#define KU_TEST_REFUSE_ENV "MICROSCOPE_TEST_KUNWIND_REFUSE"
 #define SNAP_BUF_BYTES	(MS_PERF_RECORD_MAX)
 #define EPOLL_BATCH	16
 
@@ -116,6 +125,8 @@ struct collector {
 	__u64 snapshot_errors; /* /proc files of a live target that could not be read */
 	__u64 snapshot_exited; /* processes or threads gone between listing and reading */
 	bool have_find_vma;    /* the kernel has bpf_find_vma (stack copy bounds) */
+	bool kunwind;	       /* the sampler unwinds user stacks in the kernel */
+	char ku_refused[192];  /* --call-graph auto: why it does not (META) */
 
 	struct perf_sample_id_layout sideband_id; /* trailer of MS_SIDEBAND_SAMPLE_TYPE */
 	char *copy_buf; /* [MS_PERF_RECORD_MAX]: wrap-around perf records */
@@ -769,6 +780,99 @@ static int collector__open_offcpu(struct collector *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* libbpf's messages silenced (a load allowed to fail: auto's in-kernel try). */
+static int print_nothing(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+/*
+ * Open the sampler into c->skel, set its rodata and map sizes for o (the
+ * in-kernel unwinder on when kunwind), and load it; quiet: without
+ * libbpf's messages (the verifier's log).  Returns 0, or -errno with err
+ * set and c->skel NULL.
+ */
+static int collector__load_sampler(struct collector *c, const struct record_options *o,
+				   bool kunwind, bool quiet, char *err, size_t errlen)
+{
+	libbpf_print_fn_t old_print = NULL;
+	int ret;
+
+	c->skel = sampler_bpf__open();
+	if (!c->skel) {
+		ret = -errno;
+		diagnose(ret, true, "opening the BPF sampler", err, errlen);
+		return ret;
+	}
+	if (!c->opts.ringbuf_bytes)
+		c->opts.ringbuf_bytes = ringbuf_auto(o, c->nr_online);
+	c->skel->rodata->system_wide = o->system_wide;
+	c->skel->rodata->self_tgid = o->include_self ? 0 : (__u32)getpid();
+	c->skel->rodata->cgroup_filter = o->ncgroup_ids > 0;
+	c->skel->rodata->python_exec_targets = o->system_wide && o->python == MS_PYTHON_BPF;
+	c->skel->rodata->wakeup_bytes = c->opts.ringbuf_bytes / 4;
+	c->skel->rodata->py_wake_ns = (__u64)o->py_wake_ms * 1000000;
+	c->skel->rodata->stack_copy_bytes = record_options__stack_copy_bytes(o);
+	/* CO-RE fallback chosen at load time, logged in META (bpf.find_vma). */
+	c->have_find_vma =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1;
+	c->skel->rodata->have_find_vma = c->have_find_vma;
+	ret = bpf_map__set_max_entries(c->skel->maps.samples, c->opts.ringbuf_bytes);
+	if (ret) {
+		errf(err, errlen, "BPF ring buffer size: %s", strerror(-ret));
+		goto cleanup;
+	}
+	/* In-kernel unwinding: its tables at their policy sizes (a single
+	 * entry each when off, so nothing is allocated). */
+	c->skel->rodata->kunwind_mode = !kunwind ? 0
+				       : o->verify_unwind ? MS_KU_MODE_VERIFY
+							  : MS_KU_MODE_ON;
+	c->skel->rodata->ku_wake_ns = kunwind ? KU_WAKE_NS : 0;
+	c->skel->rodata->ku_fp_chain = kunwind && o->call_graph == MS_CALL_GRAPH_AUTO;
+	if (kunwind && getrandom((void *)&c->skel->rodata->ku_cookie_key,
+				 sizeof(c->skel->rodata->ku_cookie_key), 0) < 0)
+		c->skel->rodata->ku_cookie_key = now_ns(); /* only needs to be unknown outside */
+	if (!ret)
+		ret = bpf_map__set_max_entries(c->skel->maps.ku_rows, kunwind ? MS_KU_ROWS_MAX : 1);
+	if (!ret)
+		ret = bpf_map__set_max_entries(c->skel->maps.ku_starts,
+					       kunwind ? MS_KU_ROWS_MAX : 1);
+	if (!ret)
+		ret = bpf_map__set_max_entries(c->skel->maps.ku_modules,
+					       kunwind ? MS_KU_MODULES_MAX : 1);
+	if (!ret)
+		ret = bpf_map__set_max_entries(c->skel->maps.ku_procs, kunwind ? MS_KU_PROCS_MAX : 1);
+	if (ret) {
+		errf(err, errlen, "BPF unwinder table sizes: %s", strerror(-ret));
+		goto cleanup;
+	}
+	/* One scratch record per possible CPU (indexed by CPU id). */
+	ret = bpf_map__set_max_entries(c->skel->maps.scratch, (__u32)c->nr_possible);
+	if (ret) {
+		errf(err, errlen, "BPF scratch map size: %s", strerror(-ret));
+		goto cleanup;
+	}
+	if (quiet)
+		old_print = libbpf_set_print(print_nothing);
+	ret = sampler_bpf__load(c->skel);
+	if (quiet)
+		libbpf_set_print(old_print);
+	if (ret) {
+		diagnose(ret, true, "loading the BPF sampler", err, errlen);
+		goto cleanup;
+	}
+	c->kunwind = kunwind;
+cleanup:
+	if (ret) {
+		sampler_bpf__destroy(c->skel);
+		c->skel = NULL;
+	}
+	return ret;
+}
+
 /*
  * Open and load the sampler (collector.h).  The sink receives every chunk
  * from collector__start on; sink_ctx is passed through.  Returns NULL and
@@ -836,60 +940,27 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 		c->rings[i].fd = -1;
 	}
 
-	c->skel = sampler_bpf__open();
+	/* --call-graph auto unwinds in the kernel where the kernel loads the
+	 * unwinder, else copies stacks (the reason kept for META). */
+	kunwind = o->call_graph == MS_CALL_GRAPH_DWARF_KERNEL ||
+		  (o->call_graph == MS_CALL_GRAPH_AUTO && record_options__stack_copy_bytes(o));
+	if (kunwind && o->call_graph == MS_CALL_GRAPH_AUTO) {
+		ret = getenv(KU_TEST_REFUSE_ENV)
+			      ? -E2BIG
+			      : collector__load_sampler(c, o, true, true, NULL, 0);
+		if (ret)
+			snprintf(c->ku_refused, sizeof(c->ku_refused), "%s (%s)%s",
+				 ret == -E2BIG		       ? "too large for this kernel's verifier"
+				 : ret == -EINVAL || ret == -EACCES ? "the verifier rejected it"
+								   : "its load failed",
+				 strerror(-ret),
+				 getenv(KU_TEST_REFUSE_ENV) ? ", " KU_TEST_REFUSE_ENV " set" : "");
+		kunwind = ret == 0;
+	}
 	if (!c->skel) {
-		ret = -errno;
-		diagnose(ret, true, "opening the BPF sampler", err, errlen);
-		goto cleanup;
-	}
-	if (!c->opts.ringbuf_bytes)
-		c->opts.ringbuf_bytes = ringbuf_auto(o, c->nr_online);
-	c->skel->rodata->system_wide = o->system_wide;
-	c->skel->rodata->self_tgid = o->include_self ? 0 : (__u32)getpid();
-	c->skel->rodata->cgroup_filter = o->ncgroup_ids > 0;
-	c->skel->rodata->python_exec_targets = o->system_wide && o->python == MS_PYTHON_BPF;
-	c->skel->rodata->wakeup_bytes = c->opts.ringbuf_bytes / 4;
-	c->skel->rodata->py_wake_ns = (__u64)o->py_wake_ms * 1000000;
-	c->skel->rodata->stack_copy_bytes = record_options__stack_copy_bytes(o);
-	/* CO-RE fallback chosen at load time, logged in META (bpf.find_vma). */
-	c->have_find_vma =
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1;
-	c->skel->rodata->have_find_vma = c->have_find_vma;
-	ret = bpf_map__set_max_entries(c->skel->maps.samples, c->opts.ringbuf_bytes);
-	if (ret) {
-		errf(err, errlen, "BPF ring buffer size: %s", strerror(-ret));
-		goto cleanup;
-	}
-	/* In-kernel unwinding: its tables at their policy sizes (a single
-	 * entry each when off, so nothing is allocated). */
-	kunwind = o->call_graph == MS_CALL_GRAPH_DWARF_KERNEL;
-	c->skel->rodata->kunwind_mode = !kunwind ? 0
-				       : o->verify_unwind ? MS_KU_MODE_VERIFY
-							  : MS_KU_MODE_ON;
-	if (!ret)
-		ret = bpf_map__set_max_entries(c->skel->maps.ku_rows, kunwind ? MS_KU_ROWS_MAX : 1);
-	if (!ret)
-		ret = bpf_map__set_max_entries(c->skel->maps.ku_starts,
-					       kunwind ? MS_KU_ROWS_MAX : 1);
-	if (!ret)
-		ret = bpf_map__set_max_entries(c->skel->maps.ku_modules,
-					       kunwind ? MS_KU_MODULES_MAX : 1);
-	if (!ret)
-		ret = bpf_map__set_max_entries(c->skel->maps.ku_procs, kunwind ? MS_KU_PROCS_MAX : 1);
-	if (ret) {
-		errf(err, errlen, "BPF unwinder table sizes: %s", strerror(-ret));
-		goto cleanup;
-	}
-	/* One scratch record per possible CPU (indexed by CPU id). */
-	ret = bpf_map__set_max_entries(c->skel->maps.scratch, (__u32)c->nr_possible);
-	if (ret) {
-		errf(err, errlen, "BPF scratch map size: %s", strerror(-ret));
-		goto cleanup;
-	}
-	ret = sampler_bpf__load(c->skel);
-	if (ret) {
-		diagnose(ret, true, "loading the BPF sampler", err, errlen);
-		goto cleanup;
+		ret = collector__load_sampler(c, o, kunwind, false, err, errlen);
+		if (ret)
+			goto cleanup;
 	}
 	for (i = 0; i < (int)o->ncgroup_ids; i++) {
 		__u8 one = 1;
@@ -1203,6 +1274,10 @@ static int collector__emit_meta(struct collector *c)
 		META_TEXT(PROBES_SELECT, c->opts.probes);
 	META_TEXT(CLOCK, "CLOCK_MONOTONIC");
 	META_TEXT(CALL_GRAPH, record_options__call_graph_name(c->opts.call_graph));
+	if (c->kunwind)
+		META_TEXT(KERNEL_UNWIND, "yes");
+	else if (c->ku_refused[0])
+		META_TEXT(KERNEL_UNWIND, c->ku_refused);
 	if (c->opts.verify_unwind)
 		META_U64(VERIFY_UNWIND, 1);
 	META_TEXT(BPF_FIND_VMA, c->have_find_vma ? "yes" : "no (stack copies bounded page by page)");
@@ -1661,6 +1736,11 @@ int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sample
 		*run_ns += off_ns;
 	}
 	return 0;
+}
+
+bool collector__kunwind(const struct collector *c)
+{
+	return c && c->kunwind;
 }
 
 int collector__map_fd(struct collector *c, const char *name)

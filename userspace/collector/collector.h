@@ -103,6 +103,10 @@ int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sample
  * collector__new succeeded). */
 int collector__map_fd(struct collector *c, const char *name);
 
+/* The sampler unwinds user stacks in the kernel (--call-graph dwarf-kernel,
+ * or auto where the kernel loaded the unwinder): its tables are to be fed. */
+bool collector__kunwind(const struct collector *c);
+
 /* A counter that changes whenever the "targets" map changes (a target added
  * here, a child joining at fork, a CPython exec under -a, an exit), read
  * from the sampler's mmap'd .bss without a system call; valid until

@@ -60,6 +60,8 @@ struct proc_state {
 	uint32_t maps_gen; /* bumped at every change of maps */
 	uint32_t ku_gen;   /* maps_gen last told to the in-kernel unwinder */
 	bool ku_told;	   /* ku_gen is valid */
+	uint32_t ku_cookie; /* the address space maps are of (ms_kunwind.module of a
+			     * NO_PROC/NO_MAPPING sample), 0 unknown; reset at exec */
 	struct jit_state *jit; /* code with no file (jit.c); NULL until needed */
 };
 
@@ -424,11 +426,19 @@ const char *stacks__kernel_name(struct processor *p, uint64_t ip, bool is_return
  * then userspace's unwind from where the kernel stopped; with
  * verify_unwind, compared with the copy path's unwind (problem
  * KUNWIND_MISMATCH).  Loads what the kernel lacked.  Returns 1 (frames
- * appended) or -ENOMEM. */
+ * appended), 0 (auto where CFI found no caller and the sample carries the
+ * frame-pointer chain, MS_SAMPLE_F_KU_FP_CHAIN: the caller takes that
+ * chain, as for a copied stack) or -ENOMEM. */
 int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
 			const struct ms_sample_parts *parts, uint32_t *out, uint32_t *n);
 /* Counters "kunwind.*". */
 void kunwind__finish(struct processor *p);
+/* ps mapped m (in time order): a process the kernel's table was told of is
+ * told again when m is a file's code (dlopen), before a sample has to ask. */
+void kunwind__mapped(struct processor *p, struct proc_state *ps, const struct proc_mapping *m);
+/* A BPF record as drained, before ordering: loads the rows a sample that
+ * stopped at a module without them wants (untrusted record). */
+void kunwind__drained(struct processor *p, const void *rec, uint32_t len);
 
 /* jit.c */
 /* A mapping [start, end) of ps made at time (path: its file name, NULL if

@@ -27,7 +27,7 @@ static void tell_mappings(struct processor *p, struct proc_state *ps)
 	struct ms_ku_mapping maps[MS_KU_PROC_MAPS];
 	uint32_t n = 0;
 
-	if (ps->ku_told && ps->ku_gen == ps->maps_gen)
+	if ((ps->ku_told && ps->ku_gen == ps->maps_gen) || !ps->ku_cookie)
 		return;
 	for (uint32_t i = 0; i < ps->nmaps && n < MS_KU_PROC_MAPS; i++) {
 		const struct proc_mapping *m = &ps->maps[i];
@@ -44,7 +44,7 @@ static void tell_mappings(struct processor *p, struct proc_state *ps)
 			.start = m->start, .end = m->end, .bias = m->start - vaddr, .module = m->module,
 		};
 	}
-	if (kunwind_maps__set_proc(p->kunwind, ps->pid, maps, n))
+	if (kunwind_maps__set_proc(p->kunwind, ps->pid, ps->ku_cookie, maps, n))
 		p->ku_load_errors++;
 	ps->ku_told = true;
 	ps->ku_gen = ps->maps_gen;
@@ -76,6 +76,10 @@ static void feed(struct processor *p, struct proc_state *ps, const struct ms_kun
 	switch (ku->cause) {
 	case MS_KU_STOP_NO_PROC:
 	case MS_KU_STOP_NO_MAPPING:
+		/* in time order: ps's maps are those of the sample's address space */
+		if (ps->ku_cookie != ku->module)
+			ps->ku_told = false;
+		ps->ku_cookie = ku->module;
 		tell_mappings(p, ps);
 		/* fallthrough */
 	case MS_KU_STOP_NO_ROWS:
@@ -91,6 +95,36 @@ static void feed(struct processor *p, struct proc_state *ps, const struct ms_kun
 	default:
 		break;
 	}
+}
+
+void kunwind__mapped(struct processor *p, struct proc_state *ps, const struct proc_mapping *m)
+{
+	const struct module_state *ms;
+
+	if (!p->kunwind || !ps->ku_told || m->module >= p->nmodules)
+		return;
+	ms = &p->modules[m->module];
+	if (ms->kind == CAPTURE_MODULE_FILE || ms->kind == CAPTURE_MODULE_VDSO)
+		tell_mappings(p, ps);
+}
+
+/*
+ * A BPF record just drained (untrusted): a sample that stopped for want of
+ * a module's rows has them loaded now rather than when the ordered record
+ * is processed a round later, so the samples that follow find them.  Rows
+ * depend on the module only (the mappings, which depend on the sample's
+ * time, are still told in time order by feed).
+ */
+void kunwind__drained(struct processor *p, const void *rec, uint32_t len)
+{
+	const struct ms_rec_header *h = rec;
+	struct ms_sample_parts parts;
+
+	if (!p->kunwind || len < sizeof(*h) || ((uintptr_t)rec & 7) || h->type != MS_REC_SAMPLE ||
+	    ms_sample__parts(rec, len, &parts) || !parts.ku)
+		return;
+	if (parts.ku->status == MS_KU_RESUME && parts.ku->cause == MS_KU_STOP_NO_ROWS)
+		load_module(p, parts.ku->module);
 }
 
 /*
@@ -120,13 +154,24 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 	const struct ms_kunwind *ku = parts->ku;
 	struct stacks_unwind_ctx ctx = {.p = p, .ps = ps};
 	enum unwind_reason reason = UNWIND_END_OUTERMOST;
-	size_t nu = parts->nu, depth = nu;
+	/* KU_FP_CHAIN: the kernel's one pc, then the frame-pointer chain */
+	bool fp_chain = (s->flags & MS_SAMPLE_F_KU_FP_CHAIN) != 0;
+	size_t nu = fp_chain ? 1 : parts->nu, depth = nu;
 	int err;
 
-	/* ms_sample__parts checked status, cause and nu >= 1; nu <= 127 */
-	memcpy(p->unwind_pcs, parts->uips, nu * sizeof(p->unwind_pcs[0]));
+	/* ms_sample__parts checked status, cause and nu >= 1; nu <= 127.  The
+	 * frame flags are the copy path's: a signal frame (MS_KU_PC_SIGNAL),
+	 * and the activation it returns to. */
 	memset(p->unwind_flags, 0, nu);
 	p->unwind_flags[0] = UNWIND_FRAME_ACTIVATION;
+	for (size_t i = 0; i < nu; i++) {
+		p->unwind_pcs[i] = parts->uips[i] & ~MS_KU_PC_SIGNAL;
+		if (!(parts->uips[i] & MS_KU_PC_SIGNAL))
+			continue;
+		p->unwind_flags[i] |= UNWIND_FRAME_SIGNAL | UNWIND_FRAME_ACTIVATION;
+		if (i + 1 < nu)
+			p->unwind_flags[i + 1] |= UNWIND_FRAME_ACTIVATION;
+	}
 	p->ku_status[ku->status]++;
 	p->ku_cause[ku->cause]++;
 	p->ku_kernel_frames += nu;
@@ -135,16 +180,18 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 		 * no further than the whole copy from sp would have held. */
 		uint64_t window = s->regs.sp + p->stack_size - parts->copy_sp;
 		size_t copy_len = parts->copy_len;
+		bool below_signal = nu > 1 && (parts->uips[nu - 2] & MS_KU_PC_SIGNAL);
 		struct unwind_resume r = {
 			.valid = ku->valid,
-			.activation = nu == 1,
+			.activation = nu == 1 || below_signal,
 			.have_prev = nu > 1,
+			.prev_signal = below_signal,
 			.prev_cfa = ku->prev_cfa,
 		};
 		size_t more;
 
 		memcpy(&r.regs, &ku->regs, sizeof(r.regs));
-		r.regs.ip = parts->uips[nu - 1];
+		r.regs.ip = p->unwind_pcs[nu - 1];
 		if (parts->copy_sp < s->regs.sp || parts->copy_sp - s->regs.sp >= p->stack_size)
 			copy_len = 0;
 		else if (copy_len > window)
@@ -156,6 +203,13 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 		depth = nu - 1 + (more ? more : 1);
 		p->ku_user_frames += depth - nu;
 		feed(p, ps, ku, depth);
+		/* auto, as stacks.c's dwarf_user_frames: where CFI found no
+		 * caller, the frame-pointer chain (the caller's fallback) */
+		if (fp_chain && p->call_graph == MS_CG_AUTO && depth <= 1 && parts->nu > 1 &&
+		    reason != UNWIND_END_OUTERMOST) {
+			p->unwind_fp_fallback++;
+			return 0;
+		}
 	}
 	if (p->verify_unwind && parts->copy_sp == s->regs.sp) {
 		size_t vdepth;

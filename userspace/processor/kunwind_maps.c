@@ -2,10 +2,11 @@
 /*
  * Loading compiled CFI into the in-kernel unwinder's maps (kunwind_maps.h).
  * The kernel's row is the unwinder's compact row byte for byte
- * (unwind_module__table),
- * so a module loads as two array copies (its starts and its rows) written
- * with BPF_MAP_UPDATE_BATCH, then its descriptor, last, so that the
- * sampler never sees a descriptor whose rows are not written yet.
+ * (unwind_module__table), full rows of the shapes it steps rewritten
+ * (unwind_module__kernel_row: lazy PLT, signal trampoline), so a module
+ * loads as two array copies (its starts and its rows) written with
+ * BPF_MAP_UPDATE_BATCH, then its descriptor, last, so that the sampler
+ * never sees a descriptor whose rows are not written yet.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -15,6 +16,8 @@
 #include "kunwind_maps.h"
 
 _Static_assert(UNWIND_ROW_BYTES == sizeof(struct ms_ku_row), "rows are the same bytes");
+_Static_assert(UNWIND_KROW_PLT == MS_KU_ROW_PLT && UNWIND_KROW_SIGFRAME == MS_KU_ROW_SIGFRAME,
+	       "kernel row kinds are the same flags");
 
 /* Rows written per batch call (bounds the key array). */
 #define KU_BATCH 8192
@@ -24,6 +27,7 @@ struct kunwind_maps {
 	uint32_t next_row;   /* first free row */
 	uint8_t *tried;	     /* [modules_cap] */
 	uint32_t keys[KU_BATCH];
+	struct ms_ku_row rows[KU_BATCH]; /* the kernel's form of a batch of rows */
 	struct kunwind_stats st;
 };
 
@@ -81,6 +85,24 @@ static int write_array(struct kunwind_maps *km, int fd, uint32_t first, const vo
 	return 0;
 }
 
+/* Rows [0, n) of m, in the kernel's form, at indexes first.. of ku_rows. */
+static int write_rows(struct kunwind_maps *km, uint32_t first, const struct unwind_module *m,
+		      uint32_t n)
+{
+	int err = 0;
+
+	for (uint32_t done = 0; !err && done < n;) {
+		uint32_t cnt = n - done < KU_BATCH ? n - done : KU_BATCH;
+
+		for (uint32_t i = 0; i < cnt; i++)
+			unwind_module__kernel_row(m, done + i, &km->rows[i]);
+		err = write_array(km, km->fds.rows, first + done, km->rows, sizeof(km->rows[0]),
+				  cnt);
+		done += cnt;
+	}
+	return err;
+}
+
 int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
 			      const struct unwind_module *m)
 {
@@ -103,8 +125,7 @@ int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
 	}
 	err = write_array(km, km->fds.starts, km->next_row, t.starts, sizeof(uint32_t), t.nrows);
 	if (!err)
-		err = write_array(km, km->fds.rows, km->next_row, t.rows, sizeof(struct ms_ku_row),
-				  t.nrows);
+		err = write_rows(km, km->next_row, m, t.nrows);
 	if (err)
 		return err;
 	desc.base = t.base;
@@ -118,8 +139,8 @@ int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
 	return 0;
 }
 
-int kunwind_maps__set_proc(struct kunwind_maps *km, uint32_t tgid, const struct ms_ku_mapping *maps,
-			   uint32_t n)
+int kunwind_maps__set_proc(struct kunwind_maps *km, uint32_t tgid, uint32_t mm_cookie,
+			   const struct ms_ku_mapping *maps, uint32_t n)
 {
 	struct ms_ku_proc *v;
 	int err = 0;
@@ -130,6 +151,7 @@ int kunwind_maps__set_proc(struct kunwind_maps *km, uint32_t tgid, const struct 
 	if (!v)
 		return -ENOMEM;
 	v->n = n;
+	v->mm_cookie = mm_cookie;
 	memcpy(v->maps, maps, n * sizeof(*maps));
 	if (bpf_map_update_elem(km->fds.procs, &tgid, v, BPF_ANY))
 		err = -errno;

@@ -46,9 +46,11 @@ int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
 			      const struct unwind_module *m);
 
 /* Replace the executable mappings of process tgid (n <= MS_KU_PROC_MAPS,
- * sorted by start, disjoint).  Returns 0 or -errno of the map update. */
-int kunwind_maps__set_proc(struct kunwind_maps *km, uint32_t tgid, const struct ms_ku_mapping *maps,
-			   uint32_t n);
+ * sorted by start, disjoint), those of its address space mm_cookie
+ * (ms_kunwind.module of a sample that asked).  Returns 0 or -errno of the
+ * map update. */
+int kunwind_maps__set_proc(struct kunwind_maps *km, uint32_t tgid, uint32_t mm_cookie,
+			   const struct ms_ku_mapping *maps, uint32_t n);
 
 struct kunwind_stats {
 	uint64_t modules_loaded; /* modules whose rows are in the kernel */

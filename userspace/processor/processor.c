@@ -574,6 +574,7 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 			if (h.type == MS_REC_PROBE_SITE)
 				return probes__site(p, payload, c->len);
 			python__drained(p, payload, c->len); /* name code objects while they live */
+			kunwind__drained(p, payload, c->len); /* rows a starting process wants */
 		}
 		if (c->kind == MS_CHUNK_PERF) {
 			tasks__drained(p, payload, c->len); /* pin container files while they live */

@@ -397,7 +397,11 @@ static int on_mmap2(struct processor *p, const uint8_t *rec, uint32_t len, uint3
 		.pgoff = r.f.pgoff,
 		.module = module,
 	};
-	return maps_insert(ps, &pm);
+	int err = maps_insert(ps, &pm);
+
+	if (!err)
+		kunwind__mapped(p, ps, &pm);
+	return err;
 }
 
 static int on_comm(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source,
@@ -438,6 +442,7 @@ static int on_comm(struct processor *p, const uint8_t *rec, uint32_t len, uint32
 		ps->nmaps = 0; /* exec replaced the address space */
 		ps->maps_gen++;
 		ps->ku_told = false; /* the sampler forgot the process at exec */
+		ps->ku_cookie = 0;
 	}
 	return 0;
 }

@@ -48,6 +48,9 @@ enum ms_meta_type {
 	X(FREQ_HZ, "freq_hz", U64, "Hz", "sampling frequency of the sampling event")               \
 	X(CLOCK, "clock", TEXT, "", "the clock of every time stamp (CLOCK_MONOTONIC)")            \
 	X(CALL_GRAPH, "call_graph", TEXT, "", "user stack policy: auto, fp, dwarf or dwarf-kernel") \
+	X(KERNEL_UNWIND, "call_graph.kernel_unwind", TEXT, "",                                     \
+	  "yes when user stacks were unwound in the kernel; with auto, else why the kernel "       \
+	  "refused the unwinder (stacks were copied)")                                             \
 	X(VERIFY_UNWIND, "verify_unwind", BOOL, "",                                                \
 	  "every in-kernel unwind checked against the copy path's (--verify-unwind)")              \
 	X(BPF_FIND_VMA, "bpf.find_vma", TEXT, "",                                                  \

@@ -415,7 +415,8 @@ static int step_full(const struct unwind_module *m, const struct unwind_full *f,
  * its pc in pc): see unwind__stack_ex.
  */
 static size_t unwind_loop(struct regs *stp, const struct reader *rdp, uint64_t pc, bool activation,
-			  bool have_prev, uint64_t prev_cfa, unwind_find_fn find, void *ctx,
+			  bool have_prev, bool prev_signal, uint64_t prev_cfa, unwind_find_fn find,
+			  void *ctx,
 			  uint64_t *pcs, uint8_t *frame_flags, size_t n, size_t max,
 			  enum unwind_reason *reason)
 {
@@ -425,7 +426,6 @@ static size_t unwind_loop(struct regs *stp, const struct reader *rdp, uint64_t p
 	 * range [0, 0) matches nothing. */
 	struct unwind_map maps[MAP_CACHE] = {{0}};
 	unsigned nmaps = 0, last = 0;
-	bool prev_signal = false;
 	int why;
 
 	for (;;) {
@@ -575,8 +575,8 @@ size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, si
 	pcs[0] = regs->ip;
 	if (frame_flags)
 		frame_flags[0] = UNWIND_FRAME_ACTIVATION;
-	return unwind_loop(&st, &rd, regs->ip, true, false, 0, find, ctx, pcs, frame_flags, 1, max,
-			   reason);
+	return unwind_loop(&st, &rd, regs->ip, true, false, false, 0, find, ctx, pcs, frame_flags, 1,
+			   max, reason);
 }
 
 size_t unwind__resume_ex(const struct unwind_resume *r, const uint8_t *stack, uint64_t stack_lo,
@@ -594,8 +594,9 @@ size_t unwind__resume_ex(const struct unwind_resume *r, const uint8_t *stack, ui
 	pcs[0] = r->regs.ip;
 	if (frame_flags)
 		frame_flags[0] = r->activation ? UNWIND_FRAME_ACTIVATION : 0;
-	return unwind_loop(&st, &rd, r->regs.ip, r->activation, r->have_prev, r->prev_cfa, find,
-			   ctx, pcs, frame_flags, 1, max, reason);
+	return unwind_loop(&st, &rd, r->regs.ip, r->activation, r->have_prev,
+			   r->have_prev && r->prev_signal, r->prev_cfa, find, ctx, pcs, frame_flags, 1,
+			   max, reason);
 }
 
 size_t unwind__stack(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len,

@@ -124,6 +124,25 @@ struct unwind_table_view {
 };
 void unwind_module__table(const struct unwind_module *m, struct unwind_table_view *out);
 
+/*
+ * Row i (< nrows) of m as the sampler's in-kernel unwinder takes it, into
+ * out (UNWIND_ROW_BYTES): a compact row as it is; a full row of one of the
+ * two shapes the kernel steps rewritten (flag FULL cleared, UNWIND_KROW_*
+ * set, fields as bpf/abi/kunwind.h's MS_KU_ROW_PLT / _SIGFRAME say); any
+ * other full row as it is (the kernel stops there).  The shapes:
+ *  - UNWIND_KROW_PLT: the CFA is binutils' lazy-PLT expression
+ *    (DW_OP_breg7 N; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_litT;
+ *    DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus), written as cfa_off = N,
+ *    cfa_reg = T, and every register's rule fits a compact row;
+ *  - UNWIND_KROW_SIGFRAME: the CFA is DW_OP_breg7 N; DW_OP_deref (cfa_off
+ *    = N) and each slot's rule is undefined, same value, or saved at
+ *    DW_OP_breg7 M (off8 = M / 8, relative to rsp, not to the CFA), the
+ *    return address saved (glibc's __restore_rt: the ucontext at rsp).
+ */
+#define UNWIND_KROW_PLT 0x10
+#define UNWIND_KROW_SIGFRAME 0x20
+void unwind_module__kernel_row(const struct unwind_module *m, uint32_t i, void *out);
+
 /* Frees the module and its tables.  Accepts NULL. */
 void unwind_module__free(struct unwind_module *m);
 
@@ -259,8 +278,10 @@ size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, si
 struct unwind_resume {
 	struct unwind_regs regs; /* regs.ip: the frame's pc */
 	uint32_t valid;		 /* bit i: field i of regs is known (ip, sp, bp, bx, r12..r15) */
-	bool activation;	 /* the frame is the first one: its row is looked up at ip */
+	bool activation;	 /* the frame is the first one or a signal frame returned to it:
+				  * its row is looked up at ip */
 	bool have_prev;		 /* a frame below it was unwound: prev_cfa holds its CFA */
+	bool prev_signal;	 /* that frame was a signal frame (the CFA must only change) */
 	uint64_t prev_cfa;
 };
 
