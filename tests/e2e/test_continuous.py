@@ -427,3 +427,46 @@ def test_recorder_state_flat_under_process_churn():
     assert max(rows[half:]) <= 2 * max(rows[:half]), rows  # one segment's worth, not the run's
     early, late = states[2][5], max(st[5] for st in states[len(states) // 2:])
     assert late <= early * 1.10, "RSS grew from %d KiB to %d KiB" % (early, late)
+
+
+def _duration_s(capture):
+    out = H.report(capture).stdout
+    m = re.search(r"^  duration\s+([\d.]+) (s|ms|us)", out, re.M)
+    assert m, "no duration line in the report of %s:\n%s" % (capture, out[:2000])
+    return float(m.group(1)) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[m.group(2)]
+
+
+@H.timeout(120)
+def test_sigint_cuts_the_last_segments_at_the_boundary():
+    """--segment 1s stopped by SIGINT half a second after the first segment
+    appears (3 s in: one segment plus the 2 s release lag): what the lag
+    held back (about 2.5 s) is cut on the 1 s grid, so no segment is
+    longer than 1 s; before, the last one held all of it."""
+    H.require_root()
+    d = H.tmp_path("segs-sigint")
+    proc = _start_continuous(d, 60, "1s")
+    try:
+        deadline = time.time() + 60
+        while proc.poll() is None and time.time() < deadline:
+            if os.path.isdir(d) and _segments(d):
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    segs = _segments(d)
+    durations = [_duration_s(os.path.join(d, s)) for s in segs]
+    H.log("segments %s, durations %s" % (segs, durations))
+    assert len(segs) >= 4, segs
+    # Tolerance 1 ms: the report prints ms; a record drained more than the
+    # 2 s lag late would widen its segment, which this quiet spinner never is.
+    assert max(durations) <= 1.001, durations
+    # Whole segments in the middle are exactly the grid's step.
+    assert all(abs(x - 1.0) <= 0.001 for x in durations[1:-1]), durations
+    whole = _samples(d)
+    assert whole == sum(_samples(os.path.join(d, s)) for s in segs)
