@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Queries: which samples a result covers, and their per-stack aggregation. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,17 +57,61 @@ bool analysis_query__match_interval(const struct analysis_query *q,
 	       analysis_select__keeps(q->select, v->thread, v->stack);
 }
 
+/* How many events before event (and in all, in *total) share its name. */
+static uint32_t event__rank(const struct capture *c, uint32_t event, uint32_t *total)
+{
+	const char *name = capture__string(c, c->events[event].name);
+	uint32_t rank = 0;
+
+	*total = 0;
+	for (uint32_t i = 0; i < c->nevents; i++) {
+		if (strcmp(capture__string(c, c->events[i].name), name))
+			continue;
+		if (i < event)
+			rank++;
+		++*total;
+	}
+	return rank;
+}
+
 int analysis__find_event(const struct capture *c, const char *name, uint32_t *event)
 {
-	uint32_t i;
+	const char *hash = strrchr(name, '#');
+	size_t len = strlen(name);
+	uint32_t i, found = 0, want = 0;
+	char *end;
 
-	for (i = 0; i < c->nevents; i++) {
-		if (!strcmp(capture__string(c, c->events[i].name), name)) {
-			*event = i;
-			return 0;
+	/* "NAME#N": the Nth event named NAME, counting from 1 */
+	if (hash && hash[1] >= '1' && hash[1] <= '9') {
+		unsigned long n = strtoul(hash + 1, &end, 10);
+
+		if (!*end && n <= UINT32_MAX) {
+			want = (uint32_t)n;
+			len = (size_t)(hash - name);
 		}
 	}
-	return -ENOENT;
+	for (i = 0; i < c->nevents; i++) {
+		const char *e = capture__string(c, c->events[i].name);
+
+		if (strlen(e) != len || strncmp(e, name, len))
+			continue;
+		if (++found == want || (!want && found == 1))
+			*event = i;
+	}
+	if (want)
+		return want <= found ? 0 : -ENOENT;
+	return found == 1 ? 0 : found ? -ENOTUNIQ : -ENOENT;
+}
+
+void analysis__event_label(const struct capture *c, uint32_t event, char *buf, size_t size)
+{
+	uint32_t total, rank = event__rank(c, event, &total);
+	const char *name = capture__string(c, c->events[event].name);
+
+	if (total > 1)
+		snprintf(buf, size, "%s#%" PRIu32, name, rank + 1);
+	else
+		snprintf(buf, size, "%s", name);
 }
 
 uint32_t analysis__default_event(const struct capture *c)

@@ -470,3 +470,40 @@ def test_sigint_cuts_the_last_segments_at_the_boundary():
     assert all(abs(x - 1.0) <= 0.001 for x in durations[1:-1]), durations
     whole = _samples(d)
     assert whole == sum(_samples(os.path.join(d, s)) for s in segs)
+
+
+@H.timeout(120)
+def test_event_of_the_second_recording_in_a_directory():
+    """Two recordings into one directory at 99 and 499 Hz: two events named
+    cpu-clock (one per period).  --event cpu-clock is refused naming both
+    choices; --event cpu-clock#2 selects the second recording's samples
+    exactly, in report and convert."""
+    H.require_root()
+    d = H.tmp_path("two")
+    counts = []
+    for hz in ("99", "499"):
+        before = set(_segments(d)) if os.path.isdir(d) else set()
+        H.run([H.BIN, "record", "-q", "-F", hz, "--budget", "0", "--continuous", d,
+               "--segment", "10s", "-d", "1.5", "--", H.fixture("spinner"), "30"])
+        mine = sorted(set(_segments(d)) - before)
+        counts.append(sum(_samples(os.path.join(d, s)) for s in mine))
+    H.log("samples per recording: %s" % counts)
+    assert counts[1] > 2 * counts[0] > 0, counts
+    for cmd in (["report", d], ["convert", d, "--to", "folded"]):
+        p = H.run([H.BIN] + cmd + ["--event", "cpu-clock"])
+        assert p.returncode != 0, (p.returncode, p.stderr)
+        assert "2 events are named 'cpu-clock'" in p.stderr, p.stderr
+        assert "--event cpu-clock#1 (%d samples" % counts[0] in p.stderr, p.stderr
+        assert "--event cpu-clock#2 (%d samples" % counts[1] in p.stderr, p.stderr
+        p = H.run([H.BIN] + cmd + ["--event", "cpu-clock#3"])
+        assert p.returncode != 0 and "no event 'cpu-clock#3'" in p.stderr, p.stderr
+    for i, n in enumerate(counts):
+        out = H.report(d, "--event", "cpu-clock#%d" % (i + 1)).stdout
+        assert re.search(r"^  samples\s+%d\b" % n, out, re.M), (n, out[:1500])
+        assert re.search(r"^  event\s+cpu-clock#%d " % (i + 1), out, re.M), out[:1500]
+        p = H.run([H.BIN, "convert", d, "--to", "folded", "--event", "cpu-clock#%d" % (i + 1)],
+                  check=True)
+        assert H.total(H.parse_folded(p.stdout)) == n, (n, p.stdout[:500])
+    # Without --event: the first, with the second named as --event takes it.
+    out = H.report(d).stdout
+    assert re.search(r"^  other\s+cpu-clock#2 \(%d samples\)" % counts[1], out, re.M), out[:1500]

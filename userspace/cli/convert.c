@@ -76,7 +76,9 @@ static void convert_print_usage(FILE *f)
 	      "                    per binary or library, \"[kernel]\", a Python file; a run\n"
 	      "                    of one module is one frame: app;libc.so.6;[kernel]);\n"
 	      "                    as report --granularity\n"
-	      "  --event NAME      the event to convert (default: the first with samples)\n"
+	      "  --event NAME      the event to convert (default: the first with samples);\n"
+	      "                    NAME#N: the Nth event of that name (a directory of\n"
+	      "                    recordings at different rates)\n"
 	      "  --weight W        samples (CPU samples, the default), off-cpu-ns (off-CPU\n"
 	      "                    intervals weighted by nanoseconds; needs record --off-cpu)\n"
 	      "                    or wall (both in one tree, in ns: each CPU sample\n"
@@ -485,13 +487,8 @@ int cmd_convert(int argc, char **argv)
 	if (import_note.text[0])
 		fprintf(stderr, "microscope convert: note: %s: %s\n", path, import_note.text);
 	if (event_name) {
-		if (analysis__find_event(c, event_name, &event)) {
-			fprintf(stderr, "microscope convert: %s: no event '%s'%s\n", path,
-				event_name,
-				strcmp(event_name, "off-cpu") ? ""
-							       : " (record with --off-cpu)");
+		if (cli_input__find_event("convert", path, c, event_name, &event))
 			goto cleanup;
-		}
 	} else {
 		event = analysis__default_event(c);
 	}

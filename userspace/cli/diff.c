@@ -81,10 +81,9 @@ static int diff_side__open(struct diff_side *s, const char *path, struct cli_inp
 		return rc;
 	}
 	if (o->event) {
-		if (analysis__find_event(s->c, o->event, &s->event)) {
-			fprintf(stderr, "microscope: %s: no event '%s'\n", path, o->event);
-			return -ENOENT;
-		}
+		rc = cli_input__find_event("report", path, s->c, o->event, &s->event);
+		if (rc)
+			return rc;
 	} else {
 		s->event = analysis__default_event(s->c);
 		if (s->event == CAPTURE_NONE) {

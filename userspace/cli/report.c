@@ -476,17 +476,8 @@ static int report_run(int argc, char **argv)
 	if (opt.off_cpu) {
 		/* event set above */
 	} else if (opt.event) {
-		if (analysis__find_event(c, opt.event, &event)) {
-			uint32_t i;
-
-			fprintf(stderr, "microscope report: %s: no event '%s' (events:", opt.path,
-				opt.event);
-			for (i = 0; i < c->nevents; i++)
-				fprintf(stderr, "%s %s", i ? "," : "",
-					capture__string(c, c->events[i].name));
-			fprintf(stderr, "%s)\n", c->nevents ? "" : " none");
+		if (cli_input__find_event("report", opt.path, c, opt.event, &event))
 			goto cleanup;
-		}
 	} else {
 		event = analysis__default_event(c);
 		if (event == CAPTURE_NONE) {

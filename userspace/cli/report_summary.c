@@ -223,13 +223,14 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 	const char *cmd = capture__meta(c, "command");
 	const char *freq = capture__meta(c, "freq_hz");
 	uint64_t *per_event = calloc((size_t)c->nevents + 1, sizeof(*per_event));
-	char buf[64], wbuf[32];
+	char buf[64], wbuf[32], label[256];
 	uint32_t i, others = 0;
 
 	printf("microscope report: %s\n", r->opt->path);
 	if (cmd)
 		printf("  command    %s\n", cmd);
-	printf("  event      %s (unit %s", capture__string(c, ev->name), r->unit);
+	analysis__event_label(c, event, label, sizeof(label));
+	printf("  event      %s (unit %s", label, r->unit);
 	if (ev->period)
 		printf(", period %" PRIu64, ev->period);
 	printf(")\n");
@@ -239,8 +240,9 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 		for (i = 0; i < c->nevents; i++) {
 			if (i == event || !per_event[i])
 				continue;
-			printf("%s%s (%" PRIu64 " sample%s)", others++ ? ", " : "  other      ",
-			       capture__string(c, c->events[i].name), per_event[i],
+			analysis__event_label(c, i, label, sizeof(label));
+			printf("%s%s (%" PRIu64 " sample%s)", others++ ? ", " : "  other      ", label,
+			       per_event[i],
 			       per_event[i] == 1 ? "" : "s");
 		}
 		if (others)
