@@ -429,8 +429,8 @@ def test_recorder_state_flat_under_process_churn():
     assert late <= early * 1.10, "RSS grew from %d KiB to %d KiB" % (early, late)
 
 
-def _duration_s(capture):
-    out = H.report(capture).stdout
+def _duration_s(capture, *args):
+    out = H.report(capture, *args).stdout
     m = re.search(r"^  duration\s+([\d.]+) (s|ms|us)", out, re.M)
     assert m, "no duration line in the report of %s:\n%s" % (capture, out[:2000])
     return float(m.group(1)) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[m.group(2)]
@@ -507,3 +507,33 @@ def test_event_of_the_second_recording_in_a_directory():
     # Without --event: the first, with the second named as --event takes it.
     out = H.report(d).stdout
     assert re.search(r"^  other\s+cpu-clock#2 \(%d samples\)" % counts[1], out, re.M), out[:1500]
+
+
+def _segment_dir_of(seconds, segment="1s"):
+    """A finished --continuous recording of `seconds`; its directory and the
+    CLOCK_REALTIME second its first segment starts in (from its name)."""
+    import calendar
+    d = H.tmp_path("segs-%s" % seconds)
+    H.run([H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment", segment,
+           "-d", str(seconds), "--", H.fixture("spinner"), "60"])
+    segs = _segments(d)
+    assert segs, os.listdir(d)
+    return d, calendar.timegm(time.strptime(segs[0][4:19], "%Y%m%dT%H%M%S"))
+
+
+@H.timeout(90)
+def test_since_until_header_shows_the_window_of_a_directory():
+    """report DIR --since/--until: the header's duration is the window
+    selected, not the segments' whole span (4.5 s here), both for times from
+    the recording's start and for wall-clock times that cut segments."""
+    H.require_root()
+    d, t0 = _segment_dir_of(4.5)
+    assert 4.4 <= _duration_s(d) <= 4.6, _duration_s(d)
+    for args, want in ((["--since", "1s", "--until", "2s"], 1.0),
+                       (["--since", "0.5s", "--until", "3s"], 2.5),
+                       (["--since", "@%d" % (t0 + 1), "--until", "@%d" % (t0 + 2)], 1.0),
+                       (["--since", "@%d" % (t0 + 2), "--until", "@%d" % (t0 + 4)], 2.0)):
+        got = _duration_s(d, *args)
+        H.log("%s: %.3f s" % (args, got))
+        assert abs(got - want) < 0.0015, (args, got, want)
+

@@ -265,14 +265,27 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 	else
 		printf(" from %" PRIu32 " thread%s\n", s->threads, s->threads == 1 ? "" : "s");
 	format_duration(s->duration_ns, buf, sizeof(buf));
-	if (src && s->duration_from_meta)
+	if (r->query && (r->query->start_ns || r->query->end_ns)) {
+		/* --since/--until from the start: the window, within the recording */
+		uint64_t lo = r->query->start_ns > r->start_ns ? r->query->start_ns : r->start_ns;
+		uint64_t end = s->duration_from_meta ? r->start_ns + s->duration_ns : s->last_ns + 1;
+		uint64_t hi = r->query->end_ns && r->query->end_ns < end ? r->query->end_ns : end;
+		char win[64];
+
+		format_duration(hi > lo ? hi - lo : 0, win, sizeof(win));
+		printf("  duration   %s (--since/--until, of %s %s)\n", win, buf,
+		       s->duration_from_meta ? "recording" : "from first to last sample");
+	} else if (src && s->duration_from_meta)
 		printf("  duration   %s (the %s profile's duration%s)\n", buf, src,
 		       !strcmp(src, "pprof") ? "_nanos" : "");
 	else if (src && threadless && !s->duration_ns)
 		printf("  duration   none (an imported %s profile has no sample times)\n", src);
 	else
-		printf("  duration   %s (%s)\n", buf,
-		       s->duration_from_meta ? "recording" : "first to last sample");
+		printf("  duration   %s (%s%s)\n", buf,
+		       s->duration_from_meta ? "recording" : "first to last sample",
+		       r->opt->since_real_ns || r->opt->until_real_ns != UINT64_MAX
+			       ? ", the part --since/--until selected"
+			       : "");
 	print_recorder_state(c);
 	if (s->rate_hz > 0)
 		print_rate(c, s, freq);
