@@ -226,6 +226,10 @@ struct analysis_filter {
 	bool empty_pass;
 };
 
+/* Whether spec's patterns compile: 0, or -EINVAL with err as
+ * analysis_filter__new says it (for a usage error before any input is read). */
+int analysis_filter__check(const struct analysis_filter_spec *spec, char *err, size_t size);
+
 /*
  * Compile spec and bind it to c (which must outlive it).  Returns 0,
  * -EINVAL with err saying which pattern is bad and why, or -ENOMEM.

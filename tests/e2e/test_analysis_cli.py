@@ -535,7 +535,8 @@ def test_focus_ignore_hide_since_until():
     late = _total_samples(H.report(rec.capture, "--since", "0.7").stdout)
     assert early > 0 and late > 0 and early + late == n, (early, late, n)
     bad = H.run([H.BIN, "report", rec.capture, "--focus", "("])
-    assert bad.returncode == 1 and "--focus '('" in bad.stderr, bad.stderr
+    # a bad regex is a usage error (README, "Exit status")
+    assert bad.returncode == 2 and "--focus '('" in bad.stderr, bad.stderr
 
 
 def _counts(out, heading):

@@ -491,12 +491,12 @@ def test_event_of_the_second_recording_in_a_directory():
     assert counts[1] > 2 * counts[0] > 0, counts
     for cmd in (["report", d], ["convert", d, "--to", "folded"]):
         p = H.run([H.BIN] + cmd + ["--event", "cpu-clock"])
-        assert p.returncode != 0, (p.returncode, p.stderr)
+        assert p.returncode == 2, (p.returncode, p.stderr)
         assert "2 events are named 'cpu-clock'" in p.stderr, p.stderr
         assert "--event cpu-clock#1 (%d samples" % counts[0] in p.stderr, p.stderr
         assert "--event cpu-clock#2 (%d samples" % counts[1] in p.stderr, p.stderr
         p = H.run([H.BIN] + cmd + ["--event", "cpu-clock#3"])
-        assert p.returncode != 0 and "no event 'cpu-clock#3'" in p.stderr, p.stderr
+        assert p.returncode == 2 and "no event 'cpu-clock#3'" in p.stderr, p.stderr
     for i, n in enumerate(counts):
         out = H.report(d, "--event", "cpu-clock#%d" % (i + 1)).stdout
         assert re.search(r"^  samples\s+%d\b" % n, out, re.M), (n, out[:1500])

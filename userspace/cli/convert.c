@@ -26,6 +26,7 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "capture/file_io.h"
+#include "capture/output_check.h"
 #include "capture/format.h"
 #include "capture/limits.h"
 #include "capture/formats/formats.h"
@@ -132,6 +133,18 @@ static int convert_usage_error(const char *fmt, const char *arg)
 	      "Run 'microscope convert --help' for details.\n",
 	      stderr);
 	return 2;
+}
+
+/* -o OUT checked before any input is read (capture/output_check.h): 0, or
+ * -errno with the reason printed. */
+static int convert_check_output(const char *out)
+{
+	char msg[600];
+	int err = capture__check_output(out, msg, sizeof(msg));
+
+	if (err)
+		fprintf(stderr, "microscope convert: %s\n", msg);
+	return err;
 }
 
 static int convert_to_file(const struct convert_format *fmt, const struct convert_input *in,
@@ -247,6 +260,8 @@ static int convert_diff(int nfiles, char **files, const char *to, const char *ou
 	if ((to && strcmp(to, "svg")) || (!to && out && !convert_input__has_suffix(out, ".svg")))
 		return convert_usage_error("--diff writes a differential flame graph: svg only, "
 					   "not '%s'", to ? to : out);
+	if (out && convert_check_output(out))
+		return 2;
 	d.base = files[0];
 	d.new_ = files[1];
 	status = cli_diff__svg(&d, &text, &len);
@@ -433,6 +448,11 @@ int cmd_convert(int argc, char **argv)
 					   fmt->name);
 	}
 
+	/* Before the work, as record and symbolize do: a usage error. */
+	if (out && convert_check_output(out)) {
+		scope_options__release(&scope);
+		return 2;
+	}
 	rc = cli_input__read_dir_range("convert", path, range, &bytes, &nbytes, err, sizeof(err));
 	if (rc == -ENOTDIR) {
 		rc = convert_input__read(path, from, &bytes, &nbytes, &ifmt);
@@ -487,8 +507,10 @@ int cmd_convert(int argc, char **argv)
 	if (import_note.text[0])
 		fprintf(stderr, "microscope convert: note: %s: %s\n", path, import_note.text);
 	if (event_name) {
-		if (cli_input__find_event("convert", path, c, event_name, &event))
+		if (cli_input__find_event("convert", path, c, event_name, &event)) {
+			status = 2; /* an --event the input has not: an argument error */
 			goto cleanup;
+		}
 	} else {
 		event = analysis__default_event(c);
 	}

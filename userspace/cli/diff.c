@@ -49,6 +49,7 @@ struct diff_side {
 	struct analysis_flat *flat;
 	struct analysis_filter *filter;
 	uint32_t event;
+	bool bad_event; /* --event names none of its events: a usage error */
 };
 
 static void diff_side__release(struct diff_side *s)
@@ -82,6 +83,7 @@ static int diff_side__open(struct diff_side *s, const char *path, struct cli_inp
 	}
 	if (o->event) {
 		rc = cli_input__find_event("report", path, s->c, o->event, &s->event);
+		s->bad_event = rc != 0;
 		if (rc)
 			return rc;
 	} else {
@@ -226,6 +228,8 @@ int cli_diff__report(const struct cli_diff_options *o)
 	}
 	status = fflush(stdout) || ferror(stdout) ? 1 : 0;
 cleanup:
+	if (b.bad_event || n.bad_event)
+		status = 2;
 	analysis_diff__release(&d);
 	diff_side__release(&b);
 	diff_side__release(&n);
@@ -254,6 +258,8 @@ int cli_diff__svg(const struct cli_diff_options *o, char **text, size_t *len)
 	}
 	status = 0;
 cleanup:
+	if (b.bad_event || n.bad_event)
+		status = 2;
 	diff_side__release(&b);
 	diff_side__release(&n);
 	return status;

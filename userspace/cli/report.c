@@ -476,8 +476,10 @@ static int report_run(int argc, char **argv)
 	if (opt.off_cpu) {
 		/* event set above */
 	} else if (opt.event) {
-		if (cli_input__find_event("report", opt.path, c, opt.event, &event))
+		if (cli_input__find_event("report", opt.path, c, opt.event, &event)) {
+			status = 2; /* an --event the input has not: an argument error */
 			goto cleanup;
+		}
 	} else {
 		event = analysis__default_event(c);
 		if (event == CAPTURE_NONE) {
