@@ -41,6 +41,23 @@ static void print_budget(const struct capture *c)
 		       b.samples, b.weight);
 	else
 		printf("duty never lowered\n");
+	/* Over budget, but never judged: the run ended within warm-up (or
+	 * before the first interval after it), so "never lowered" is not the
+	 * controller's verdict. */
+	if (!b.lowered && !b.steady_observed_ns && b.observed_ns &&
+	    100.0 * (double)(b.recorder_cpu_ns + b.bpf_run_ns + b.perf_estimate_ns) /
+			    (double)b.observed_ns >
+		    b.pct) {
+		char d[32], w[32];
+
+		format_duration(b.observed_ns, d, sizeof(d));
+		if (b.warmup_ns)
+			format_duration(b.warmup_ns, w, sizeof(w));
+		printf("             exceeded, but the recording ended (after %s of sampling) "
+		       "before the budget could act: it judges its cost from the first interval "
+		       "after a%s%s warm-up\n",
+		       d, b.warmup_ns ? " " : "", b.warmup_ns ? w : "");
+	}
 	/* The whole-run average includes start-up at the full rate (BPF load, first
 	 * symbolization): the steady figure is what the controller held. */
 	if (b.steady_observed_ns) {
