@@ -255,7 +255,7 @@ cleanup:
 /* Stamp the segment meta; widen [start, end) to the rows' own times.
  * Returns the end stamped (CLOCK_MONOTONIC ns). */
 static uint64_t segment__stamp(struct capture_builder *seg, uint64_t sequence, uint64_t start_ns,
-			   uint64_t end_ns)
+			       uint64_t end_ns)
 {
 	struct capture v;
 	char buf[32];
