@@ -316,8 +316,9 @@ def test_failing_step_is_named():
 def test_exit_statuses_across_commands():
     """One table of statuses (README, "Exit status"): 2 for every usage or
     argument error found before the work (an unknown option, a bad value or
-    regex, an --event the input lacks, an output refused before anything
-    is read: a symbolic link, a missing directory), 1 when the work fails
+    regex, an --event the input lacks, a wall-clock range for a file, an
+    output refused before anything is read: a symbolic link, a missing
+    directory), 1 when the work fails
     (an input missing or damaged).  report --focus '(' used to exit 1, and a
     symbolic link as -o 2 in record but 1 in convert and report --svg."""
     H.require_root()
@@ -352,6 +353,8 @@ def test_exit_statuses_across_commands():
         (["report", "--diff", cap, cap, "--focus", "("], 2, r"--focus '\('"),
         (["report", "--diff", cap, cap, "--event", "nope"], 2, r"no event 'nope'"),
         (["report", cap, "extra"], 2, r"one capture FILE"),
+        (["report", cap, "--since", "-10m"], 2, r"select segments of a directory"),
+        (["report", "--diff", cap, cap, "--since", "-10m"], 2, r"segments of a directory"),
         (["report", missing], 1, r"No such file"),
         (["report", damaged], 1, re.escape(damaged)),
         (["convert", cap, "--bogus"], 2, r"unknown option"),
@@ -360,11 +363,14 @@ def test_exit_statuses_across_commands():
         (["convert", cap, "-o", nodir + ".folded"], 2, r"does not exist"),
         (["convert", cap, "--to", "folded", "--event", "nope"], 2, r"no event 'nope'"),
         (["convert", "--diff", cap, cap, "-o", svg_link], 2, sym),
+        (["convert", cap, "--to", "folded", "--since", "-10m"], 2, r"segments of a directory"),
         (["convert", missing, "--to", "folded"], 1, r"No such file"),
         (["convert", damaged, "--to", "folded"], 1, re.escape(damaged)),
         (["symbolize", cap], 2, r"-o OUT"),
         (["symbolize", cap, "--bogus", "-o", H.tmp_path("s.msc")], 2, r"unrecognized option"),
         (["symbolize", cap, "-o", link], 2, sym),
+        (["symbolize", cap, "--since", "-10m", "-o", H.tmp_path("s.msc")], 2,
+         r"segments of a directory"),
         (["symbolize", missing, "-o", H.tmp_path("s.msc")], 1, r"No such file"),
         (["serve"], 2, r"one CAPTURE or DIR"),
         (["serve", cap, "--port", "x"], 2, r"--port takes"),

@@ -139,7 +139,8 @@ def test_directory_reader_tolerates_damage_and_temporaries():
     assert _sum_profiles([before, after]) == whole
     assert 0 < H.total(before) < H.total(whole), (H.total(before), H.total(whole))
     p = H.run([H.BIN, "convert", os.path.join(d, valid[0]), "--since", "-1h"])
-    assert p.returncode == 1 and "select segments of a directory" in p.stderr, p.stderr
+    # a usage error (README, "Exit status")
+    assert p.returncode == 2 and "select segments of a directory" in p.stderr, p.stderr
     # convert and symbolize read the directory too.
     H.run([H.BIN, "symbolize", d, "-o", H.tmp_path("sym.msc")], check=True)
     assert _samples(H.tmp_path("sym.msc")) == sum(per)

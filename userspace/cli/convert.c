@@ -461,6 +461,8 @@ int cmd_convert(int argc, char **argv)
 			fprintf(stderr, "microscope convert: %s\n", err);
 		else
 			fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
+		if (rc == -EDOM) /* a range for a file */
+			status = 2;
 	} else {
 		ifmt = convert_input__format(from, path, bytes, nbytes);
 	}

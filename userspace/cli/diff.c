@@ -49,7 +49,8 @@ struct diff_side {
 	struct analysis_flat *flat;
 	struct analysis_filter *filter;
 	uint32_t event;
-	bool bad_event; /* --event names none of its events: a usage error */
+	bool bad_event; /* --event names none of its events, or a wall-clock range
+			 * was given for a file: usage errors (status 2) */
 };
 
 static void diff_side__release(struct diff_side *s)
@@ -79,6 +80,7 @@ static int diff_side__open(struct diff_side *s, const char *path, struct cli_inp
 			fprintf(stderr, "microscope: %s\n", err);
 		else
 			fprintf(stderr, "microscope: %s: %s\n", path, strerror(-rc));
+		s->bad_event = rc == -EDOM; /* a range for a file: a usage error too */
 		return rc;
 	}
 	if (o->event) {

@@ -105,7 +105,7 @@ int cli_input__open_range(const char *cmd, const char *path, struct cli_input_ra
 		snprintf(err, errlen, "%s: --since and --until select segments of a directory "
 				      "(record --continuous); this is a file",
 			 path);
-		return -EINVAL;
+		return -EDOM; /* a usage error */
 	}
 	int rc = capture__open(path, out, err, errlen);
 	size_t n = strlen(err);
@@ -128,7 +128,7 @@ int cli_input__read_dir_range(const char *cmd, const char *path, struct cli_inpu
 		snprintf(err, errlen, "%s: --since and --until select segments of a directory "
 				      "(record --continuous); this is a file",
 			 path);
-		return -EINVAL;
+		return -EDOM; /* a usage error */
 	}
 	return segment_dir__read(path, range.since_ns, range.until_ns, bytes, len, err, errlen,
 				 note_line, (void *)cmd);

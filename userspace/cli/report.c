@@ -457,6 +457,8 @@ static int report_run(int argc, char **argv)
 			fprintf(stderr, "microscope report: %s\n", err);
 		else
 			fprintf(stderr, "microscope report: %s: %s\n", opt.path, strerror(-rc));
+		if (rc == -EDOM) /* a range for a file */
+			status = 2;
 		if (rc == -ENOENT && !strcmp(opt.path, CLI_DEFAULT_CAPTURE))
 			fprintf(stderr, "microscope report: no %s here: record "
 					"one with `microscope record -- COMMAND`, or name a capture\n",
