@@ -74,33 +74,42 @@ static uint32_t event__rank(const struct capture *c, uint32_t event, uint32_t *t
 	return rank;
 }
 
-int analysis__find_event(const struct capture *c, const char *name, uint32_t *event)
+/* Events named name[0..len): the count, and in *event the nth of them
+ * (from 1; n 0: the first). */
+static uint32_t events__named(const struct capture *c, const char *name, size_t len, uint32_t n,
+			      uint32_t *event)
 {
-	const char *hash = strrchr(name, '#');
-	size_t len = strlen(name);
-	uint32_t i, found = 0, want = 0;
-	char *end;
+	uint32_t found = 0;
 
-	/* "NAME#N": the Nth event named NAME, counting from 1 */
-	if (hash && hash[1] >= '1' && hash[1] <= '9') {
-		unsigned long n = strtoul(hash + 1, &end, 10);
-
-		if (!*end && n <= UINT32_MAX) {
-			want = (uint32_t)n;
-			len = (size_t)(hash - name);
-		}
-	}
-	for (i = 0; i < c->nevents; i++) {
+	for (uint32_t i = 0; i < c->nevents; i++) {
 		const char *e = capture__string(c, c->events[i].name);
 
 		if (strlen(e) != len || strncmp(e, name, len))
 			continue;
-		if (++found == want || (!want && found == 1))
+		if (++found == n || (!n && found == 1))
 			*event = i;
 	}
-	if (want)
-		return want <= found ? 0 : -ENOENT;
-	return found == 1 ? 0 : found ? -ENOTUNIQ : -ENOENT;
+	return found;
+}
+
+int analysis__find_event(const struct capture *c, const char *name, uint32_t *event)
+{
+	const char *hash = strrchr(name, '#');
+	uint32_t found = events__named(c, name, strlen(name), 0, event);
+	unsigned long n;
+	char *end;
+
+	if (found)
+		return found == 1 ? 0 : -ENOTUNIQ;
+	/* "NAME#N": the Nth event named NAME, counting from 1 (a name that
+	 * holds '#' itself matched above) */
+	if (!hash || hash[1] < '1' || hash[1] > '9')
+		return -ENOENT;
+	n = strtoul(hash + 1, &end, 10);
+	if (*end || n > UINT32_MAX)
+		return -ENOENT;
+	found = events__named(c, name, (size_t)(hash - name), (uint32_t)n, event);
+	return n <= found ? 0 : -ENOENT;
 }
 
 void analysis__event_label(const struct capture *c, uint32_t event, char *buf, size_t size)
