@@ -226,6 +226,10 @@ struct analysis_filter {
 	bool empty_pass;
 };
 
+/* Whether spec's patterns compile: 0, or -EINVAL with err as
+ * analysis_filter__new says it (for a usage error before any input is read). */
+int analysis_filter__check(const struct analysis_filter_spec *spec, char *err, size_t size);
+
 /*
  * Compile spec and bind it to c (which must outlive it).  Returns 0,
  * -EINVAL with err saying which pattern is bad and why, or -ENOMEM.
@@ -335,8 +339,18 @@ bool analysis_query__match(const struct analysis_query *q, const struct capture_
 bool analysis_query__match_interval(const struct analysis_query *q,
 				    const struct capture_interval *v);
 
-/* Find the event named name: 0 and *event set, or -ENOENT. */
+/*
+ * Find the event named name: 0 and *event set, -ENOENT if none is, or
+ * -ENOTUNIQ if several are (segments of recordings at different rates: one
+ * event per name and period).  "NAME#N" names the Nth event called NAME in
+ * the events table (N from 1), as analysis__event_label writes it.
+ */
 int analysis__find_event(const struct capture *c, const char *name, uint32_t *event);
+
+/* event's name for display and --event: "NAME", or "NAME#N" when other
+ * events share its name (N from 1, in events-table order).  Truncated to
+ * size bytes. */
+void analysis__event_label(const struct capture *c, uint32_t event, char *buf, size_t size);
 
 /*
  * The event a report shows by default: the lowest-id event that has

@@ -36,6 +36,9 @@ struct analysis_budget {
 	uint64_t steady_recorder_cpu_ns, steady_bpf_run_ns, steady_perf_estimate_ns;
 	uint64_t steady_observed_ns;
 	bool steady_closed;
+	/* Start-up the controller does not judge (counter budget.warmup_ns;
+	 * 0 in captures made before it was recorded). */
+	uint64_t warmup_ns;
 };
 
 /*

@@ -50,6 +50,24 @@ static bool filter_re__match(const struct filter_re *r, const char *a, const cha
 	return r->set && (!regexec(&r->re, a, 0, NULL, 0) || !regexec(&r->re, b, 0, NULL, 0));
 }
 
+int analysis_filter__check(const struct analysis_filter_spec *spec, char *err, size_t size)
+{
+	struct filter_re r[3] = { 0 };
+	int rc;
+
+	if (size)
+		err[0] = '\0';
+	rc = filter_re__compile(&r[0], "focus", spec->focus, err, size);
+	if (!rc)
+		rc = filter_re__compile(&r[1], "ignore", spec->ignore, err, size);
+	if (!rc)
+		rc = filter_re__compile(&r[2], "hide", spec->hide, err, size);
+	for (int i = 0; i < 3; i++)
+		if (r[i].set)
+			regfree(&r[i].re);
+	return rc;
+}
+
 int analysis_filter__new(const struct capture *c, const struct analysis_filter_spec *spec,
 			 struct analysis_filter **out, char *err, size_t size)
 {

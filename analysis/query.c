@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Queries: which samples a result covers, and their per-stack aggregation. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,17 +57,70 @@ bool analysis_query__match_interval(const struct analysis_query *q,
 	       analysis_select__keeps(q->select, v->thread, v->stack);
 }
 
+/* How many events before event (and in all, in *total) share its name. */
+static uint32_t event__rank(const struct capture *c, uint32_t event, uint32_t *total)
+{
+	const char *name = capture__string(c, c->events[event].name);
+	uint32_t rank = 0;
+
+	*total = 0;
+	for (uint32_t i = 0; i < c->nevents; i++) {
+		if (strcmp(capture__string(c, c->events[i].name), name))
+			continue;
+		if (i < event)
+			rank++;
+		++*total;
+	}
+	return rank;
+}
+
+/* Events named name[0..len): the count, and in *event the nth of them
+ * (from 1; n 0: the first). */
+static uint32_t events__named(const struct capture *c, const char *name, size_t len, uint32_t n,
+			      uint32_t *event)
+{
+	uint32_t found = 0;
+
+	for (uint32_t i = 0; i < c->nevents; i++) {
+		const char *e = capture__string(c, c->events[i].name);
+
+		if (strlen(e) != len || strncmp(e, name, len))
+			continue;
+		if (++found == n || (!n && found == 1))
+			*event = i;
+	}
+	return found;
+}
+
 int analysis__find_event(const struct capture *c, const char *name, uint32_t *event)
 {
-	uint32_t i;
+	const char *hash = strrchr(name, '#');
+	uint32_t found = events__named(c, name, strlen(name), 0, event);
+	unsigned long n;
+	char *end;
 
-	for (i = 0; i < c->nevents; i++) {
-		if (!strcmp(capture__string(c, c->events[i].name), name)) {
-			*event = i;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	if (found)
+		return found == 1 ? 0 : -ENOTUNIQ;
+	/* "NAME#N": the Nth event named NAME, counting from 1 (a name that
+	 * holds '#' itself matched above) */
+	if (!hash || hash[1] < '1' || hash[1] > '9')
+		return -ENOENT;
+	n = strtoul(hash + 1, &end, 10);
+	if (*end || n > UINT32_MAX)
+		return -ENOENT;
+	found = events__named(c, name, (size_t)(hash - name), (uint32_t)n, event);
+	return n <= found ? 0 : -ENOENT;
+}
+
+void analysis__event_label(const struct capture *c, uint32_t event, char *buf, size_t size)
+{
+	uint32_t total, rank = event__rank(c, event, &total);
+	const char *name = capture__string(c, c->events[event].name);
+
+	if (total > 1)
+		snprintf(buf, size, "%s#%" PRIu32, name, rank + 1);
+	else
+		snprintf(buf, size, "%s", name);
 }
 
 uint32_t analysis__default_event(const struct capture *c)

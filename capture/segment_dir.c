@@ -276,6 +276,13 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 	}
 	if (err)
 		goto cleanup;
+	/* What the range selected of it, not the whole segment */
+	if (lo > start) {
+		real += lo - start;
+		start = lo;
+	}
+	if (hi < end)
+		end = hi;
 	if (!span->read++) {
 		span->start_ns = start;
 		span->realtime_ns = real;

@@ -252,9 +252,10 @@ cleanup:
 	return rc;
 }
 
-/* Stamp the segment meta; widen [start, end) to the rows' own times. */
-static void segment__stamp(struct capture_builder *seg, uint64_t sequence, uint64_t start_ns,
-			   uint64_t end_ns)
+/* Stamp the segment meta; widen [start, end) to the rows' own times.
+ * Returns the end stamped (CLOCK_MONOTONIC ns). */
+static uint64_t segment__stamp(struct capture_builder *seg, uint64_t sequence, uint64_t start_ns,
+			       uint64_t end_ns)
 {
 	struct capture v;
 	char buf[32];
@@ -282,6 +283,21 @@ static void segment__stamp(struct capture_builder *seg, uint64_t sequence, uint6
 	capture_builder__set_meta(seg, "samples", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu32, v.nintervals);
 	capture_builder__set_meta(seg, "intervals", buf);
+	return end_ns;
+}
+
+/* The published file's mtime becomes the CLOCK_REALTIME end of what it
+ * covers, so retention ages a segment by its data, not by when the release
+ * lag let it be written (the last segments of a stop are written at once). */
+static void segment__date(struct segment_writer *w, const char *name, uint64_t end_ns)
+{
+	uint64_t real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC) + end_ns;
+	struct timespec t[2] = {
+		{ .tv_nsec = UTIME_OMIT },
+		{ .tv_sec = (time_t)(real / 1000000000u), .tv_nsec = (long)(real % 1000000000u) },
+	};
+
+	(void)utimensat(w->dir_fd, name, t, AT_SYMLINK_NOFOLLOW); /* else: aged from now */
 }
 
 /* Hand the published segment to the policy's callback, read back from memory. */
@@ -336,12 +352,13 @@ int segment_writer__publish(struct segment_writer *w, struct capture_builder *sr
 		snprintf(err, errlen, "%s: moving the samples: %s", path, strerror(-rc));
 		goto cleanup;
 	}
-	segment__stamp(seg, w->next_sequence, start_ns, end_ns);
+	end_ns = segment__stamp(seg, w->next_sequence, start_ns, end_ns);
 	rc = capture_builder__write(seg, path);
 	if (rc) {
 		snprintf(err, errlen, "%s", capture_builder__error(seg));
 		goto cleanup;
 	}
+	segment__date(w, name, end_ns);
 	w->next_sequence++;
 	w->published++;
 	rc = segment__announce(w, seg, path, err, errlen);

@@ -23,7 +23,8 @@ struct segment_writer;
 typedef int (*segment_published_fn)(void *ctx, const char *path, const struct capture *segment);
 
 struct segment_policy {
-	uint64_t retain_ns;    /* delete segments published longer ago than this; 0 = no limit */
+	uint64_t retain_ns;    /* delete segments whose data ended longer ago than this (their
+				* mtime: set to that end when published); 0 = no limit */
 	uint64_t retain_bytes; /* keep the newest segments up to this many bytes; 0 = no limit */
 	segment_published_fn published; /* may be NULL */
 	void *ctx;

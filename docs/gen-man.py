@@ -47,6 +47,12 @@ def main():
         parts += [".SH \"MICROSCOPE %s\"" % cmd.upper(), ".nf", roff_text(help_of(binary, cmd)),
                   ".fi"]
     parts += [
+        ".SH EXIT STATUS",
+        "0 done; 1 the work failed (an input missing, unreadable or damaged, an output",
+        "not written at the end, out of memory); 2 a usage or argument error found before",
+        "any work (an option, value, regular expression or --event that does not fit, an",
+        "output refused before anything is read).  record with a command exits with the",
+        "command's status (128+N for signal N, 127 if it could not be run).",
         ".SH FILES",
         ".TP",
         ".B microscope.msc",

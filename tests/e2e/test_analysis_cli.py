@@ -346,6 +346,21 @@ def test_timeline_lanes():
         part[:1500]
 
 
+def test_timeline_legend_explains_off_cpu_only_when_present():
+    """The timeline's off-CPU legend line stands only where a lane shows
+    off-CPU shading: absent for a capture without off-CPU intervals (it
+    used to be printed always), present with --off-cpu waits."""
+    on = H.report(_shares60().capture, "--timeline=40").stdout
+    assert "timeline (" in on and "░" not in on and "off-CPU" not in on.split("timeline (")[1], \
+        on.split("timeline (")[1][:1500]
+    rec = H.record([H.fixture("offcpu"), "pipe"], output=H.tmp_path("tl-off.msc"),
+                   extra=["--off-cpu"])
+    off = H.report(rec.capture, "--timeline=40").stdout.split("timeline (")[1]
+    lanes = "".join(re.findall(r"^  \S.*\|(.*)\|$", off, re.M))
+    assert "░" in lanes or "·" in lanes, off[:1500]
+    assert re.search(r"^  off-CPU: ░ .* off the CPU, · less$", off, re.M), off[:1500]
+
+
 @H.timeout(300)
 def test_perf_script_import_matches_perf_report():
     """A perf recording of the 3:1 fixture, as `perf script` text (plain and
@@ -535,7 +550,8 @@ def test_focus_ignore_hide_since_until():
     late = _total_samples(H.report(rec.capture, "--since", "0.7").stdout)
     assert early > 0 and late > 0 and early + late == n, (early, late, n)
     bad = H.run([H.BIN, "report", rec.capture, "--focus", "("])
-    assert bad.returncode == 1 and "--focus '('" in bad.stderr, bad.stderr
+    # a bad regex is a usage error (README, "Exit status")
+    assert bad.returncode == 2 and "--focus '('" in bad.stderr, bad.stderr
 
 
 def _counts(out, heading):

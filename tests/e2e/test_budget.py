@@ -176,3 +176,31 @@ def test_default_budget_keeps_the_unbudgeted_shares():
     H.log("999 Hz, default budget: %s" % budget)
     assert "duty never lowered" in budget, \
         "start-up lowered the duty of a 999 Hz recording: %s" % budget
+
+
+@H.timeout(120)
+def test_short_recording_over_budget_says_the_budget_never_acted():
+    """-F 4999 --budget 1 for 2 s ends before the controller's first judged
+    interval (2 s warm-up): beside `duty never lowered` and a whole-run cost
+    far above 1 %, the budget line says the budget was exceeded but could
+    not act yet, naming the warm-up.  Under its budget (100 %) it says
+    nothing of the kind."""
+    H.require_root()
+    over = H.record([H.fixture("spinner"), "30"], output=H.tmp_path("short-over.msc"),
+                    freq=FREQ, duration=2, extra=["--budget", "1", "-q"],
+                    expect_status=None)
+    budget, cost, out = _budget_lines(over.capture)
+    assert budget.startswith("1% of one CPU: duty never lowered"), budget
+    pct = float(re.match(r"([\d.]+)%", cost).group(1))
+    assert pct > 1.0 and "no steady-state figure" in cost, cost
+    m = re.search(r"^ +exceeded, but the recording ended \(after ([\d.]+) s of sampling\) "
+                  r"before the budget could act: it judges its cost from the first interval "
+                  r"after a 2\.000 s warm-up$", out, re.M)
+    assert m, out[:2500]
+    assert 1.0 < float(m.group(1)) <= 2.2, m.group(1)
+    under = H.record([H.fixture("spinner"), "30"], output=H.tmp_path("short-under.msc"),
+                     freq=99, duration=2, extra=["--budget", "100", "-q"],
+                     expect_status=None)
+    budget, cost, out = _budget_lines(under.capture)
+    assert float(re.match(r"([\d.]+)%", cost).group(1)) < 100, cost
+    assert "exceeded" not in out, out[:2500]

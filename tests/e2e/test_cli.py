@@ -311,3 +311,81 @@ def test_failing_step_is_named():
     assert proc.stderr.strip().splitlines()[-1] == (
         "microscope record: attaching to pid %d: No such process" % pid), proc.stderr
     assert not os.path.exists(out), "a capture was written for a pid that does not exist"
+
+
+def test_exit_statuses_across_commands():
+    """One table of statuses (README, "Exit status"): 2 for every usage or
+    argument error found before the work (an unknown option, a bad value or
+    regex, an --event the input lacks, a wall-clock range for a file, an
+    output refused before anything is read: a symbolic link, a missing
+    directory), 1 when the work fails
+    (an input missing or damaged).  report --focus '(' used to exit 1, and a
+    symbolic link as -o 2 in record but 1 in convert and report --svg."""
+    H.require_root()
+    cap = H.tmp_path("status.msc")
+    H.record(cmd=[H.fixture("spinner"), "1"], output=cap, extra=["-q"])
+    link = H.tmp_path("status-link")
+    os.symlink(H.tmp_path("status-target"), link)
+    svg_link = H.tmp_path("status-link.svg")
+    os.symlink(H.tmp_path("status-target.svg"), svg_link)
+    damaged = H.tmp_path("status-damaged.msc")
+    with open(cap, "rb") as f:
+        data = bytearray(f.read())
+    data[len(data) // 2] ^= 0xFF
+    with open(damaged, "wb") as f:
+        f.write(bytes(data))
+    missing = H.tmp_path("no-such.msc")
+    nodir = H.tmp_path("no-such-dir/out")
+    sym = "symbolic link; refusing"
+    table = [
+        # command line, status, what stderr says
+        (["record", "--bogus", "--", "true"], 2, r"unrecognized option|unknown option"),
+        (["record", "-F", "abc", "--", "true"], 2, r"bad frequency"),
+        (["record", "-o", link, "--", "true"], 2, sym),
+        (["record", "-o", nodir + ".msc", "--", "true"], 2, r"does not exist"),
+        (["report", cap, "--bogus"], 2, r"unknown option"),
+        (["report", cap, "--limit", "x"], 2, r"--limit takes"),
+        (["report", cap, "--focus", "("], 2, r"--focus '\('"),
+        (["report", cap, "--ignore", "["], 2, r"--ignore '\['"),
+        (["report", cap, "--hide", "("], 2, r"--hide '\('"),
+        (["report", cap, "--event", "nope"], 2, r"no event 'nope'"),
+        (["report", cap, "--svg", link], 2, sym),
+        (["report", "--diff", cap, cap, "--focus", "("], 2, r"--focus '\('"),
+        (["report", "--diff", cap, cap, "--event", "nope"], 2, r"no event 'nope'"),
+        (["report", cap, "extra"], 2, r"one capture FILE"),
+        (["report", cap, "--since", "-10m"], 2, r"select segments of a directory"),
+        (["report", "--diff", cap, cap, "--since", "-10m"], 2, r"segments of a directory"),
+        (["report", missing], 1, r"No such file"),
+        (["report", damaged], 1, re.escape(damaged)),
+        (["convert", cap, "--bogus"], 2, r"unknown option"),
+        (["convert", cap, "--to", "bogus"], 2, r"unknown format"),
+        (["convert", cap, "--to", "folded", "-o", link], 2, sym),
+        (["convert", cap, "-o", nodir + ".folded"], 2, r"does not exist"),
+        (["convert", cap, "--to", "folded", "--event", "nope"], 2, r"no event 'nope'"),
+        (["convert", "--diff", cap, cap, "-o", svg_link], 2, sym),
+        (["convert", cap, "--to", "folded", "--since", "-10m"], 2, r"segments of a directory"),
+        (["convert", missing, "--to", "folded"], 1, r"No such file"),
+        (["convert", damaged, "--to", "folded"], 1, re.escape(damaged)),
+        (["symbolize", cap], 2, r"-o OUT"),
+        (["symbolize", cap, "--bogus", "-o", H.tmp_path("s.msc")], 2, r"unrecognized option"),
+        (["symbolize", cap, "-o", link], 2, sym),
+        (["symbolize", cap, "--since", "-10m", "-o", H.tmp_path("s.msc")], 2,
+         r"segments of a directory"),
+        (["symbolize", missing, "-o", H.tmp_path("s.msc")], 1, r"No such file"),
+        (["serve"], 2, r"one CAPTURE or DIR"),
+        (["serve", cap, "--port", "x"], 2, r"--port takes"),
+        (["serve", cap, "--bogus"], 2, r"unrecognized option|bad option"),
+        (["serve", missing], 1, r"No such file"),
+        (["snapshot", "x"], 2, r"bad pid"),
+        (["bogus"], 2, r"unknown command"),
+    ]
+    wrong = []
+    for args, status, why in table:
+        p = H.run([H.BIN] + args, timeout=30, quiet=True)
+        if p.returncode != status or not re.search(why, p.stderr):
+            wrong.append("%s: status %d (want %d), stderr %r" % (
+                " ".join(args), p.returncode, status, p.stderr[:300]))
+    assert not wrong, "\n".join(wrong)
+    # Nothing was written through the links or beside them.
+    assert not os.path.exists(H.tmp_path("status-target"))
+    assert not os.path.exists(H.tmp_path("status-target.svg"))

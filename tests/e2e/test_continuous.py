@@ -139,7 +139,8 @@ def test_directory_reader_tolerates_damage_and_temporaries():
     assert _sum_profiles([before, after]) == whole
     assert 0 < H.total(before) < H.total(whole), (H.total(before), H.total(whole))
     p = H.run([H.BIN, "convert", os.path.join(d, valid[0]), "--since", "-1h"])
-    assert p.returncode == 1 and "select segments of a directory" in p.stderr, p.stderr
+    # a usage error (README, "Exit status")
+    assert p.returncode == 2 and "select segments of a directory" in p.stderr, p.stderr
     # convert and symbolize read the directory too.
     H.run([H.BIN, "symbolize", d, "-o", H.tmp_path("sym.msc")], check=True)
     assert _samples(H.tmp_path("sym.msc")) == sum(per)
@@ -427,3 +428,113 @@ def test_recorder_state_flat_under_process_churn():
     assert max(rows[half:]) <= 2 * max(rows[:half]), rows  # one segment's worth, not the run's
     early, late = states[2][5], max(st[5] for st in states[len(states) // 2:])
     assert late <= early * 1.10, "RSS grew from %d KiB to %d KiB" % (early, late)
+
+
+def _duration_s(capture, *args):
+    out = H.report(capture, *args).stdout
+    m = re.search(r"^  duration\s+([\d.]+) (s|ms|us)", out, re.M)
+    assert m, "no duration line in the report of %s:\n%s" % (capture, out[:2000])
+    return float(m.group(1)) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[m.group(2)]
+
+
+@H.timeout(120)
+def test_sigint_cuts_the_last_segments_at_the_boundary():
+    """--segment 1s stopped by SIGINT half a second after the first segment
+    appears (3 s in: one segment plus the 2 s release lag): what the lag
+    held back (about 2.5 s) is cut on the 1 s grid, so no segment is
+    longer than 1 s; before, the last one held all of it."""
+    H.require_root()
+    d = H.tmp_path("segs-sigint")
+    proc = _start_continuous(d, 60, "1s")
+    try:
+        deadline = time.time() + 60
+        while proc.poll() is None and time.time() < deadline:
+            if os.path.isdir(d) and _segments(d):
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    segs = _segments(d)
+    durations = [_duration_s(os.path.join(d, s)) for s in segs]
+    H.log("segments %s, durations %s" % (segs, durations))
+    assert len(segs) >= 4, segs
+    # Tolerance 1 ms: the report prints ms; a record drained more than the
+    # 2 s lag late would widen its segment, which this quiet spinner never is.
+    assert max(durations) <= 1.001, durations
+    # Whole segments in the middle are exactly the grid's step.
+    assert all(abs(x - 1.0) <= 0.001 for x in durations[1:-1]), durations
+    whole = _samples(d)
+    assert whole == sum(_samples(os.path.join(d, s)) for s in segs)
+
+
+@H.timeout(120)
+def test_event_of_the_second_recording_in_a_directory():
+    """Two recordings into one directory at 99 and 499 Hz: two events named
+    cpu-clock (one per period).  --event cpu-clock is refused naming both
+    choices; --event cpu-clock#2 selects the second recording's samples
+    exactly, in report and convert."""
+    H.require_root()
+    d = H.tmp_path("two")
+    counts = []
+    for hz in ("99", "499"):
+        before = set(_segments(d)) if os.path.isdir(d) else set()
+        H.run([H.BIN, "record", "-q", "-F", hz, "--budget", "0", "--continuous", d,
+               "--segment", "10s", "-d", "1.5", "--", H.fixture("spinner"), "30"])
+        mine = sorted(set(_segments(d)) - before)
+        counts.append(sum(_samples(os.path.join(d, s)) for s in mine))
+    H.log("samples per recording: %s" % counts)
+    assert counts[1] > 2 * counts[0] > 0, counts
+    for cmd in (["report", d], ["convert", d, "--to", "folded"]):
+        p = H.run([H.BIN] + cmd + ["--event", "cpu-clock"])
+        assert p.returncode == 2, (p.returncode, p.stderr)
+        assert "2 events are named 'cpu-clock'" in p.stderr, p.stderr
+        assert "--event cpu-clock#1 (%d samples" % counts[0] in p.stderr, p.stderr
+        assert "--event cpu-clock#2 (%d samples" % counts[1] in p.stderr, p.stderr
+        p = H.run([H.BIN] + cmd + ["--event", "cpu-clock#3"])
+        assert p.returncode == 2 and "no event 'cpu-clock#3'" in p.stderr, p.stderr
+    for i, n in enumerate(counts):
+        out = H.report(d, "--event", "cpu-clock#%d" % (i + 1)).stdout
+        assert re.search(r"^  samples\s+%d\b" % n, out, re.M), (n, out[:1500])
+        assert re.search(r"^  event\s+cpu-clock#%d " % (i + 1), out, re.M), out[:1500]
+        p = H.run([H.BIN, "convert", d, "--to", "folded", "--event", "cpu-clock#%d" % (i + 1)],
+                  check=True)
+        assert H.total(H.parse_folded(p.stdout)) == n, (n, p.stdout[:500])
+    # Without --event: the first, with the second named as --event takes it.
+    out = H.report(d).stdout
+    assert re.search(r"^  other\s+cpu-clock#2 \(%d samples\)" % counts[1], out, re.M), out[:1500]
+
+
+def _segment_dir_of(seconds, segment="1s"):
+    """A finished --continuous recording of `seconds`; its directory and the
+    CLOCK_REALTIME second its first segment starts in (from its name)."""
+    import calendar
+    d = H.tmp_path("segs-%s" % seconds)
+    H.run([H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment", segment,
+           "-d", str(seconds), "--", H.fixture("spinner"), "60"])
+    segs = _segments(d)
+    assert segs, os.listdir(d)
+    return d, calendar.timegm(time.strptime(segs[0][4:19], "%Y%m%dT%H%M%S"))
+
+
+@H.timeout(90)
+def test_since_until_header_shows_the_window_of_a_directory():
+    """report DIR --since/--until: the header's duration is the window
+    selected, not the segments' whole span (4.5 s here), both for times from
+    the recording's start and for wall-clock times that cut segments."""
+    H.require_root()
+    d, t0 = _segment_dir_of(4.5)
+    assert 4.4 <= _duration_s(d) <= 4.6, _duration_s(d)
+    for args, want in ((["--since", "1s", "--until", "2s"], 1.0),
+                       (["--since", "0.5s", "--until", "3s"], 2.5),
+                       (["--since", "@%d" % (t0 + 1), "--until", "@%d" % (t0 + 2)], 1.0),
+                       (["--since", "@%d" % (t0 + 2), "--until", "@%d" % (t0 + 4)], 2.0)):
+        got = _duration_s(d, *args)
+        H.log("%s: %.3f s" % (args, got))
+        assert abs(got - want) < 0.0015, (args, got, want)
+

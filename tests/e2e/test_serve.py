@@ -834,3 +834,31 @@ def test_default_bind_refuses_non_loopback():
         st, _, _ = srv.get("/api/info", host=addr, headers={"Host": "%s:%d" % (addr, srv.port)})
         assert st == 200, st
     assert "warning" in srv.stderr and "0.0.0.0" in srv.stderr, srv.stderr
+
+
+def test_repeated_event_names_are_selectable():
+    """serve DIR of two recordings at 99 and 499 Hz (two cpu-clock events,
+    one per period): /api/info names them cpu-clock#1 and cpu-clock#2, as
+    --event takes them, and event=cpu-clock#2 answers for the second
+    recording's samples; the bare name is refused as ambiguous (400)."""
+    H.require_root()
+    d = H.tmp_path("two-served")
+    for hz in ("99", "499"):
+        H.run([H.BIN, "record", "-q", "-F", hz, "--budget", "0", "--continuous", d,
+               "--segment", "10s", "-d", "1.5", "--", H.fixture("spinner"), "30"], timeout=120)
+
+    def samples(*args):
+        m = re.search(r"^  samples\s+(\d+)", H.report(d, *args).stdout, re.M)
+        return int(m.group(1))
+
+    want = [samples("--event", "cpu-clock#1"), samples("--event", "cpu-clock#2")]
+    assert want[1] > 2 * want[0] > 0, want
+    with Server(d) as srv:
+        info = srv.api("/api/info")
+        names = [e["name"] for e in info["events"]]
+        assert names[:2] == ["cpu-clock#1", "cpu-clock#2"], names
+        for i, n in enumerate(want):
+            fg = srv.api("/api/flamegraph?min_share=0&event=cpu-clock%%23%d" % (i + 1))
+            assert fg["samples"] == n, (i, fg["samples"], n)
+        st, _, body = srv.get("/api/flamegraph?event=cpu-clock")
+        assert st == 400 and b"choose one as 'cpu-clock#N'" in body, (st, body[:300])

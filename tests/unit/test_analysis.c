@@ -427,6 +427,45 @@ static void test_events(void **state)
 	assert_int_equal(analysis__default_event(fx->c), fx->cpu);
 }
 
+/* Events of one name at two periods (segments of two recordings), and a
+ * name that holds '#' itself: NAME#N picks the Nth, a bare repeated name
+ * is ambiguous, a literal name wins over the NAME#N reading. */
+static void test_repeated_event_names(void **state)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct capture_event ev = { .period = 10101010 };
+	uint32_t e1, e2, e3, out = CAPTURE_NONE;
+	struct capture *c;
+	char label[64];
+
+	(void)state;
+	assert_non_null(b);
+	ev.name = capture_builder__string(b, "cpu-clock");
+	ev.unit = capture_builder__string(b, "samples");
+	e1 = capture_builder__add_event(b, &ev);
+	ev.period = 2004008;
+	e2 = capture_builder__add_event(b, &ev);
+	ev.name = capture_builder__string(b, "x#2");
+	e3 = capture_builder__add_event(b, &ev);
+	c = seal(b);
+	assert_int_equal(analysis__find_event(c, "cpu-clock", &out), -ENOTUNIQ);
+	assert_int_equal(analysis__find_event(c, "cpu-clock#1", &out), 0);
+	assert_int_equal(out, e1);
+	assert_int_equal(analysis__find_event(c, "cpu-clock#2", &out), 0);
+	assert_int_equal(out, e2);
+	assert_int_equal(analysis__find_event(c, "cpu-clock#3", &out), -ENOENT);
+	assert_int_equal(analysis__find_event(c, "cpu-clock#0", &out), -ENOENT);
+	assert_int_equal(analysis__find_event(c, "cpu-clock#2x", &out), -ENOENT);
+	assert_int_equal(analysis__find_event(c, "x#2", &out), 0);
+	assert_int_equal(out, e3);
+	assert_int_equal(analysis__find_event(c, "x#1", &out), -ENOENT);
+	analysis__event_label(c, e2, label, sizeof(label));
+	assert_string_equal(label, "cpu-clock#2");
+	analysis__event_label(c, e3, label, sizeof(label));
+	assert_string_equal(label, "x#2");
+	capture__free(c);
+}
+
 /* ---- naming edge cases --------------------------------------------------- */
 
 static int setup_names(void **state)
@@ -613,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_folded),	  cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_summary),	  cmocka_unit_test(test_counter_class),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_repeated_event_names),
 	};
 	const struct CMUnitTest names[] = {
 		cmocka_unit_test(test_frame_names),

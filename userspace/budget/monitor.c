@@ -202,6 +202,7 @@ int budget_monitor__finish(struct budget_monitor *m, const struct budget_recorde
 	COUNTER("budget.peak_factor", b->peak_factor);
 	COUNTER("budget.final_factor", b->factor);
 	COUNTER("budget.steps", m->steps);
+	COUNTER("budget.warmup_ns", b->cfg.warmup_ns);
 	/* The same over the longest span the controller held one duty after
 	 * warm-up: the last (to the end) unless a change near the end left it
 	 * shorter than one a change closed earlier (docs/budget.md). */

@@ -26,6 +26,7 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "capture/file_io.h"
+#include "capture/output_check.h"
 #include "capture/format.h"
 #include "capture/limits.h"
 #include "capture/formats/formats.h"
@@ -76,7 +77,9 @@ static void convert_print_usage(FILE *f)
 	      "                    per binary or library, \"[kernel]\", a Python file; a run\n"
 	      "                    of one module is one frame: app;libc.so.6;[kernel]);\n"
 	      "                    as report --granularity\n"
-	      "  --event NAME      the event to convert (default: the first with samples)\n"
+	      "  --event NAME      the event to convert (default: the first with samples);\n"
+	      "                    NAME#N: the Nth event of that name (a directory of\n"
+	      "                    recordings at different rates)\n"
 	      "  --weight W        samples (CPU samples, the default), off-cpu-ns (off-CPU\n"
 	      "                    intervals weighted by nanoseconds; needs record --off-cpu)\n"
 	      "                    or wall (both in one tree, in ns: each CPU sample\n"
@@ -130,6 +133,18 @@ static int convert_usage_error(const char *fmt, const char *arg)
 	      "Run 'microscope convert --help' for details.\n",
 	      stderr);
 	return 2;
+}
+
+/* -o OUT checked before any input is read (capture/output_check.h): 0, or
+ * -errno with the reason printed. */
+static int convert_check_output(const char *out)
+{
+	char msg[600];
+	int err = capture__check_output(out, msg, sizeof(msg));
+
+	if (err)
+		fprintf(stderr, "microscope convert: %s\n", msg);
+	return err;
 }
 
 static int convert_to_file(const struct convert_format *fmt, const struct convert_input *in,
@@ -245,6 +260,8 @@ static int convert_diff(int nfiles, char **files, const char *to, const char *ou
 	if ((to && strcmp(to, "svg")) || (!to && out && !convert_input__has_suffix(out, ".svg")))
 		return convert_usage_error("--diff writes a differential flame graph: svg only, "
 					   "not '%s'", to ? to : out);
+	if (out && convert_check_output(out))
+		return 2;
 	d.base = files[0];
 	d.new_ = files[1];
 	status = cli_diff__svg(&d, &text, &len);
@@ -431,6 +448,11 @@ int cmd_convert(int argc, char **argv)
 					   fmt->name);
 	}
 
+	/* Before the work, as record and symbolize do: a usage error. */
+	if (out && convert_check_output(out)) {
+		scope_options__release(&scope);
+		return 2;
+	}
 	rc = cli_input__read_dir_range("convert", path, range, &bytes, &nbytes, err, sizeof(err));
 	if (rc == -ENOTDIR) {
 		rc = convert_input__read(path, from, &bytes, &nbytes, &ifmt);
@@ -439,6 +461,8 @@ int cmd_convert(int argc, char **argv)
 			fprintf(stderr, "microscope convert: %s\n", err);
 		else
 			fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
+		if (rc == -EDOM) /* a range for a file */
+			status = 2;
 	} else {
 		ifmt = convert_input__format(from, path, bytes, nbytes);
 	}
@@ -485,11 +509,8 @@ int cmd_convert(int argc, char **argv)
 	if (import_note.text[0])
 		fprintf(stderr, "microscope convert: note: %s: %s\n", path, import_note.text);
 	if (event_name) {
-		if (analysis__find_event(c, event_name, &event)) {
-			fprintf(stderr, "microscope convert: %s: no event '%s'%s\n", path,
-				event_name,
-				strcmp(event_name, "off-cpu") ? ""
-							       : " (record with --off-cpu)");
+		if (cli_input__find_event("convert", path, c, event_name, &event)) {
+			status = 2; /* an --event the input has not: an argument error */
 			goto cleanup;
 		}
 	} else {

@@ -49,6 +49,8 @@ struct diff_side {
 	struct analysis_flat *flat;
 	struct analysis_filter *filter;
 	uint32_t event;
+	bool bad_event; /* --event names none of its events, or a wall-clock range
+			 * was given for a file: usage errors (status 2) */
 };
 
 static void diff_side__release(struct diff_side *s)
@@ -78,13 +80,14 @@ static int diff_side__open(struct diff_side *s, const char *path, struct cli_inp
 			fprintf(stderr, "microscope: %s\n", err);
 		else
 			fprintf(stderr, "microscope: %s: %s\n", path, strerror(-rc));
+		s->bad_event = rc == -EDOM; /* a range for a file: a usage error too */
 		return rc;
 	}
 	if (o->event) {
-		if (analysis__find_event(s->c, o->event, &s->event)) {
-			fprintf(stderr, "microscope: %s: no event '%s'\n", path, o->event);
-			return -ENOENT;
-		}
+		rc = cli_input__find_event("report", path, s->c, o->event, &s->event);
+		s->bad_event = rc != 0;
+		if (rc)
+			return rc;
 	} else {
 		s->event = analysis__default_event(s->c);
 		if (s->event == CAPTURE_NONE) {
@@ -227,6 +230,8 @@ int cli_diff__report(const struct cli_diff_options *o)
 	}
 	status = fflush(stdout) || ferror(stdout) ? 1 : 0;
 cleanup:
+	if (b.bad_event || n.bad_event)
+		status = 2;
 	analysis_diff__release(&d);
 	diff_side__release(&b);
 	diff_side__release(&n);
@@ -255,6 +260,8 @@ int cli_diff__svg(const struct cli_diff_options *o, char **text, size_t *len)
 	}
 	status = 0;
 cleanup:
+	if (b.bad_event || n.bad_event)
+		status = 2;
 	diff_side__release(&b);
 	diff_side__release(&n);
 	return status;

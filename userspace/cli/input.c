@@ -2,12 +2,14 @@
 /* Capture files and segment directories as command input (input.h). */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "analysis/analysis.h"
 #include "capture/segment_dir.h"
 #include "input.h"
 #include "userspace/options/record_options.h"
@@ -103,7 +105,7 @@ int cli_input__open_range(const char *cmd, const char *path, struct cli_input_ra
 		snprintf(err, errlen, "%s: --since and --until select segments of a directory "
 				      "(record --continuous); this is a file",
 			 path);
-		return -EINVAL;
+		return -EDOM; /* a usage error */
 	}
 	int rc = capture__open(path, out, err, errlen);
 	size_t n = strlen(err);
@@ -126,7 +128,7 @@ int cli_input__read_dir_range(const char *cmd, const char *path, struct cli_inpu
 		snprintf(err, errlen, "%s: --since and --until select segments of a directory "
 				      "(record --continuous); this is a file",
 			 path);
-		return -EINVAL;
+		return -EDOM; /* a usage error */
 	}
 	return segment_dir__read(path, range.since_ns, range.until_ns, bytes, len, err, errlen,
 				 note_line, (void *)cmd);
@@ -143,4 +145,41 @@ int cli_input__set_range(struct cli_input_range *r, bool since, const char *when
 		return -EINVAL;
 	*(since ? &r->since_ns : &r->until_ns) = ns;
 	return 0;
+}
+
+int cli_input__find_event(const char *cmd, const char *path, const struct capture *c,
+			  const char *name, uint32_t *event)
+{
+	uint64_t *n; /* per event: samples, then intervals */
+	uint32_t same = 0;
+	char label[256];
+	int rc = analysis__find_event(c, name, event);
+
+	if (!rc)
+		return 0;
+	for (uint32_t i = 0; i < c->nevents; i++)
+		same += !strcmp(capture__string(c, c->events[i].name), name);
+	if (rc == -ENOTUNIQ)
+		fprintf(stderr, "microscope %s: %s: %" PRIu32 " events are named '%s'; choose one:",
+			cmd, path, same, name);
+	else
+		fprintf(stderr, "microscope %s: %s: no event '%s'%s; events:", cmd, path, name,
+			strcmp(name, "off-cpu") ? "" : " (record with --off-cpu)");
+	n = calloc(c->nevents ? 2 * (size_t)c->nevents : 1, sizeof(*n));
+	for (uint32_t i = 0; n && i < c->nsamples; i++)
+		n[2 * c->samples[i].event]++;
+	for (uint32_t i = 0; n && i < c->nintervals; i++)
+		n[2 * c->intervals[i].event + 1]++;
+	for (uint32_t i = 0; i < c->nevents; i++) {
+		analysis__event_label(c, i, label, sizeof(label));
+		fprintf(stderr, "%s --event %s", i ? "," : "", label);
+		if (n && n[2 * i + 1])
+			fprintf(stderr, " (%" PRIu64 " intervals)", n[2 * i + 1]);
+		else if (n)
+			fprintf(stderr, " (%" PRIu64 " samples, period %" PRIu64 ")", n[2 * i],
+				c->events[i].period);
+	}
+	fprintf(stderr, "%s\n", c->nevents ? "" : " none");
+	free(n);
+	return rc;
 }

@@ -50,10 +50,20 @@ int cli_input__read_dir(const char *cmd, const char *path, void **bytes, size_t 
 			size_t errlen);
 
 /* Both with a range: a directory's segments and samples in it only; a file
- * with a range other than everything is refused (-EINVAL with err). */
+ * with a range other than everything is refused (-EDOM with err: a usage
+ * error, status 2). */
 int cli_input__open_range(const char *cmd, const char *path, struct cli_input_range range,
 			  struct capture **out, char *err, size_t errlen);
 int cli_input__read_dir_range(const char *cmd, const char *path, struct cli_input_range range,
 			      void **bytes, size_t *len, char *err, size_t errlen);
+
+/*
+ * --event NAME in c (analysis__find_event: "NAME" or "NAME#N").  On failure
+ * prints "microscope CMD: PATH: ..." with every event c has, labelled as
+ * --event takes them, with its period and sample count, and returns -ENOENT
+ * (no such event) or -ENOTUNIQ (several of that name).
+ */
+int cli_input__find_event(const char *cmd, const char *path, const struct capture *c,
+			  const char *name, uint32_t *event);
 
 #endif

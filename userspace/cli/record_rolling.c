@@ -147,6 +147,12 @@ bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns)
 	return r && rolling__due(r, now_ns, &until);
 }
 
+void record_rolling__begin(struct record_rolling *r, uint64_t now_ns)
+{
+	if (r && !r->cut_ns)
+		r->cut_ns = now_ns;
+}
+
 int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
 {
 	uint64_t until;
@@ -162,6 +168,9 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 	if (!rolling__due(r, now_ns, &until))
 		return 0;
 	if (r->segments) {
+		/* On the --segment grid, not at the tick: every segment is
+		 * exactly --segment long however late the round came. */
+		until = r->cut_ns + r->period_ns;
 		err = segment_writer__publish(r->segments, b, r->cut_ns, until, why, sizeof(why));
 		if (err) {
 			fprintf(stderr, "microscope record: segment: %s\n", why);
@@ -271,19 +280,29 @@ int record_rolling__snapshot(struct record_rolling *r, struct capture_builder *b
 int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
 			   uint64_t total_samples)
 {
+	uint64_t start = r->cut_ns, first, last;
 	char why[512];
 	int err;
 
 	if (!r->segments)
 		return window__write(r, b, now_ns, r->o->output, total_samples);
-	/* The last segment: what the release lag held back and the rest (it
-	 * is up to one segment and the lag long; its meta says so). */
-	err = segment_writer__publish(r->segments, b, r->cut_ns ? r->cut_ns : now_ns, UINT64_MAX,
-				      why, sizeof(why));
-	if (err) {
-		fprintf(stderr, "microscope record: segment: %s\n", why);
-		return err;
+	if (!start)
+		start = capture_builder__time_range(b, &first, &last) ? first : now_ns;
+	/* What the release lag held back (up to a segment and the lag) is cut
+	 * at the same --segment boundaries as the ticks would have cut it, so
+	 * no segment is longer than --segment; the last one ends at its last
+	 * sample. */
+	while (capture_builder__time_range(b, &first, &last) && last >= start &&
+	       last - start >= r->period_ns) {
+		err = segment_writer__publish(r->segments, b, start, start + r->period_ns, why,
+					      sizeof(why));
+		if (err)
+			goto failed;
+		start += r->period_ns;
 	}
+	err = segment_writer__publish(r->segments, b, start, UINT64_MAX, why, sizeof(why));
+	if (err)
+		goto failed;
 	if (!r->o->quiet)
 		fprintf(stderr,
 			"[ microscope: %" PRIu64 " sample%s in %" PRIu64 " segment%s written to %s"
@@ -293,6 +312,9 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 			segment_writer__published(r->segments) == 1 ? "" : "s", r->o->continuous,
 			segment_writer__deleted(r->segments));
 	return 0;
+failed:
+	fprintf(stderr, "microscope record: segment: %s\n", why);
+	return err;
 }
 
 void record_rolling__free(struct record_rolling *r)

@@ -37,6 +37,11 @@ struct record_rolling;
 int record_rolling__open(const struct record_options *o, uint64_t release_lag_ns,
 			 struct record_rolling **out);
 
+/* Just before sampling starts (now_ns CLOCK_MONOTONIC): the first segment
+ * or slice starts here, so none starts after its first samples.  Without
+ * it the first tick starts it.  Accepts NULL. */
+void record_rolling__begin(struct record_rolling *r, uint64_t now_ns);
+
 /* At each drain round: cut a segment or a slice when due.  now_ns is
  * CLOCK_MONOTONIC.  Returns 1 when it cut one (the caller then compacts
  * the processor's state: processor__compact), 0 when none was due, or
@@ -51,8 +56,11 @@ bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns);
 int record_rolling__snapshot(struct record_rolling *r, struct capture_builder *b,
 			     uint64_t now_ns);
 
-/* After processor__finish: the last segment, or the last window to -o
- * (meta window.samples_total = total_samples).  Returns 0 or -errno. */
+/* After processor__finish: the last segments, or the last window to -o
+ * (meta window.samples_total = total_samples).  What the release lag held
+ * back is cut on the same --segment grid as the ticks', so every segment
+ * is at most --segment long (the last one ends at its last sample).
+ * Returns 0 or -errno. */
 int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
 			   uint64_t total_samples);
 

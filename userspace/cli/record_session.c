@@ -456,6 +456,8 @@ static int session__start(struct record_session *s)
 	char why[512] = "";
 	int err, wstatus;
 
+	/* The --segment grid starts here, before the first sample. */
+	record_rolling__begin(s->roll, (uint64_t)(now_s() * 1e9));
 	err = collector__start(s->col, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "microscope record: starting sampling: %s\n",

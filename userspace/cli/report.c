@@ -457,6 +457,8 @@ static int report_run(int argc, char **argv)
 			fprintf(stderr, "microscope report: %s\n", err);
 		else
 			fprintf(stderr, "microscope report: %s: %s\n", opt.path, strerror(-rc));
+		if (rc == -EDOM) /* a range for a file */
+			status = 2;
 		if (rc == -ENOENT && !strcmp(opt.path, CLI_DEFAULT_CAPTURE))
 			fprintf(stderr, "microscope report: no %s here: record "
 					"one with `microscope record -- COMMAND`, or name a capture\n",
@@ -480,15 +482,8 @@ static int report_run(int argc, char **argv)
 	if (opt.off_cpu) {
 		/* event set above */
 	} else if (opt.event) {
-		if (analysis__find_event(c, opt.event, &event)) {
-			uint32_t i;
-
-			fprintf(stderr, "microscope report: %s: no event '%s' (events:", opt.path,
-				opt.event);
-			for (i = 0; i < c->nevents; i++)
-				fprintf(stderr, "%s %s", i ? "," : "",
-					capture__string(c, c->events[i].name));
-			fprintf(stderr, "%s)\n", c->nevents ? "" : " none");
+		if (cli_input__find_event("report", opt.path, c, opt.event, &event)) {
+			status = 2; /* an --event the input has not: an argument error */
 			goto cleanup;
 		}
 	} else {

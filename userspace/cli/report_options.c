@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "capture/output_check.h"
 #include "cli_util.h"
 #include "input.h"
 #include "report.h"
@@ -40,7 +41,9 @@ static const char report_usage[] =
 	"                      call tree node (default 20)\n"
 	"  --min-percent P     hide call tree nodes below P% of the total (default 0.5)\n"
 	"  --threads           one call tree root per thread (\"comm-tid\")\n"
-	"  --event NAME        the event to report (default: the first with samples)\n"
+	"  --event NAME        the event to report (default: the first with samples);\n"
+	"                      NAME#N: the Nth event of that name (a directory of\n"
+	"                      recordings at different rates)\n"
 	"  --off-cpu           off-CPU time instead of CPU samples (record --off-cpu):\n"
 	"                      totals by state and cause, the call tree and functions\n"
 	"                      weighted by off-CPU ms, the longest intervals with their\n"
@@ -145,7 +148,7 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	char *end, why[600];
 	int ch;
 
 	o->sort = ANALYSIS_SORT_SELF;
@@ -309,6 +312,12 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 		}
 		}
 	}
+	/* Argument errors found before any input is read are usage errors
+	 * (status 2), as record's and symbolize's are. */
+	if (analysis_filter__check(&o->filter, why, sizeof(why)))
+		return report_usage_error("%s", why);
+	if (o->svg && capture__check_output(o->svg, why, sizeof(why)))
+		return report_usage_error("--svg: %s", why);
 	if (!o->diff_base && (o->base_window.start_set || o->base_window.end_set ||
 			      o->base_window.range.until_ns))
 		return report_usage_error("--base-since and --base-until narrow a --diff's "

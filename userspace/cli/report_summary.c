@@ -41,6 +41,23 @@ static void print_budget(const struct capture *c)
 		       b.samples, b.weight);
 	else
 		printf("duty never lowered\n");
+	/* Over budget, but never judged: the run ended within warm-up (or
+	 * before the first interval after it), so "never lowered" is not the
+	 * controller's verdict. */
+	if (!b.lowered && !b.steady_observed_ns && b.observed_ns &&
+	    100.0 * (double)(b.recorder_cpu_ns + b.bpf_run_ns + b.perf_estimate_ns) /
+			    (double)b.observed_ns >
+		    b.pct) {
+		char d[32], w[32];
+
+		format_duration(b.observed_ns, d, sizeof(d));
+		if (b.warmup_ns)
+			format_duration(b.warmup_ns, w, sizeof(w));
+		printf("             exceeded, but the recording ended (after %s of sampling) "
+		       "before the budget could act: it judges its cost from the first interval "
+		       "after a%s%s warm-up\n",
+		       d, b.warmup_ns ? " " : "", b.warmup_ns ? w : "");
+	}
 	/* The whole-run average includes start-up at the full rate (BPF load, first
 	 * symbolization): the steady figure is what the controller held. */
 	if (b.steady_observed_ns) {
@@ -223,13 +240,14 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 	const char *cmd = capture__meta(c, "command");
 	const char *freq = capture__meta(c, "freq_hz");
 	uint64_t *per_event = calloc((size_t)c->nevents + 1, sizeof(*per_event));
-	char buf[64], wbuf[32];
+	char buf[64], wbuf[32], label[256];
 	uint32_t i, others = 0;
 
 	printf("microscope report: %s\n", r->opt->path);
 	if (cmd)
 		printf("  command    %s\n", cmd);
-	printf("  event      %s (unit %s", capture__string(c, ev->name), r->unit);
+	analysis__event_label(c, event, label, sizeof(label));
+	printf("  event      %s (unit %s", label, r->unit);
 	if (ev->period)
 		printf(", period %" PRIu64, ev->period);
 	printf(")\n");
@@ -239,8 +257,9 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 		for (i = 0; i < c->nevents; i++) {
 			if (i == event || !per_event[i])
 				continue;
-			printf("%s%s (%" PRIu64 " sample%s)", others++ ? ", " : "  other      ",
-			       capture__string(c, c->events[i].name), per_event[i],
+			analysis__event_label(c, i, label, sizeof(label));
+			printf("%s%s (%" PRIu64 " sample%s)", others++ ? ", " : "  other      ", label,
+			       per_event[i],
 			       per_event[i] == 1 ? "" : "s");
 		}
 		if (others)
@@ -263,14 +282,27 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 	else
 		printf(" from %" PRIu32 " thread%s\n", s->threads, s->threads == 1 ? "" : "s");
 	format_duration(s->duration_ns, buf, sizeof(buf));
-	if (src && s->duration_from_meta)
+	if (r->query && (r->query->start_ns || r->query->end_ns)) {
+		/* --since/--until from the start: the window, within the recording */
+		uint64_t lo = r->query->start_ns > r->start_ns ? r->query->start_ns : r->start_ns;
+		uint64_t end = s->duration_from_meta ? r->start_ns + s->duration_ns : s->last_ns + 1;
+		uint64_t hi = r->query->end_ns && r->query->end_ns < end ? r->query->end_ns : end;
+		char win[64];
+
+		format_duration(hi > lo ? hi - lo : 0, win, sizeof(win));
+		printf("  duration   %s (--since/--until, of %s %s)\n", win, buf,
+		       s->duration_from_meta ? "recording" : "from first to last sample");
+	} else if (src && s->duration_from_meta)
 		printf("  duration   %s (the %s profile's duration%s)\n", buf, src,
 		       !strcmp(src, "pprof") ? "_nanos" : "");
 	else if (src && threadless && !s->duration_ns)
 		printf("  duration   none (an imported %s profile has no sample times)\n", src);
 	else
-		printf("  duration   %s (%s)\n", buf,
-		       s->duration_from_meta ? "recording" : "first to last sample");
+		printf("  duration   %s (%s%s)\n", buf,
+		       s->duration_from_meta ? "recording" : "first to last sample",
+		       r->opt->since_real_ns || r->opt->until_real_ns != UINT64_MAX
+			       ? ", the part --since/--until selected"
+			       : "");
 	print_recorder_state(c);
 	if (s->rate_hz > 0)
 		print_rate(c, s, freq);

@@ -8,6 +8,7 @@
  * lays them out.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ int report_timeline__print(const struct report_timeline *t)
 	struct analysis_lanes l = { 0 };
 	uint32_t *tops = NULL, legend[TIMELINE_LEGEND_MAX], nlegend = 0, i, b, shown;
 	uint64_t start = t->start_ns, end = t->end_ns, max = 1;
+	bool off_cpu = false;
 	int err;
 
 	if (end <= start)
@@ -54,16 +56,23 @@ int report_timeline__print(const struct report_timeline *t)
 	err = analysis_lanes__top_keys(&l, t->names, t->query, tops);
 	if (err)
 		goto cleanup;
+	shown = l.nlanes < t->max_lanes ? l.nlanes : t->max_lanes;
 	for (i = 0; i < l.nlanes; i++)
-		for (b = 0; b < l.nbuckets; b++)
+		for (b = 0; b < l.nbuckets; b++) {
 			if (l.lanes[i].samples[b] > max)
 				max = l.lanes[i].samples[b];
-	shown = l.nlanes < t->max_lanes ? l.nlanes : t->max_lanes;
+			if (i < shown && l.lanes[i].off_cpu_ns[b])
+				off_cpu = true;
+		}
 	printf("\ntimeline (%" PRIu32 " of %" PRIu32 " threads; %" PRIu32 " buckets of %.1f ms "
 	       "from the recording's start to %.3f s)\n",
 	       shown, l.nlanes, l.nbuckets, l.bucket_ns / 1e6, (end - t->origin_ns) / 1e9);
-	printf("  density: CPU samples per bucket, █ = %" PRIu64 "; ░ off-CPU half the bucket "
-	       "or more; letters: the bucket's top function\n", max);
+	/* The shading is explained only where some lane shows it. */
+	printf("  density: CPU samples per bucket, █ = %" PRIu64 "; letters: the bucket's top "
+	       "function\n", max);
+	if (off_cpu)
+		printf("  off-CPU: ░ a bucket without samples the thread spent half or more "
+		       "off the CPU, · less\n");
 	for (i = 0; i < shown; i++) {
 		const struct analysis_lane *ln = &l.lanes[i];
 		char name[40];

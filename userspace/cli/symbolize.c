@@ -158,6 +158,8 @@ int cmd_symbolize(int argc, char **argv)
 	err = cli_input__open_range("symbolize", in, range, &c, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "microscope symbolize: %s\n", msg[0] ? msg : strerror(-err));
+		if (err == -EDOM) /* a range for a file: a usage error */
+			status = 2;
 		goto cleanup;
 	}
 	b = capture_builder__new();

@@ -155,7 +155,13 @@ int api_ctx__init(struct api_ctx *ctx, struct serve_profile *p, const struct ser
 	if (!ctx->names)
 		return -ENOMEM;
 	if (sq->event[0]) {
-		if (analysis__find_event(ctx->c, sq->event, &event))
+		int rc = analysis__find_event(ctx->c, sq->event, &event);
+
+		if (rc == -ENOTUNIQ)
+			return api__fail(ctx, "event: several events of %s are named '%.64s': "
+					 "choose one as '%.64s#N' (/api/info lists them)",
+					 p->name, sq->event, sq->event);
+		if (rc)
 			return api__fail(ctx, "event: '%.64s' is not an event of %s", sq->event,
 					 p->name);
 	} else if (offcpu) {
@@ -277,10 +283,13 @@ static int api_info(struct api_ctx *ctx, const struct serve_app *app, json_t *ou
 		goto cleanup_json;
 	for (i = 0; i < c->nevents; i++) {
 		const struct capture_event *e = &c->events[i];
+		char label[256];
 
+		/* "cpu-clock#2" where names repeat: what the event key takes */
+		analysis__event_label(c, i, label, sizeof(label));
 		if (json_array_append_new(
 			    events, json_pack("{s:I,s:s,s:s,s:I,s:b}", "id", (json_int_t)i, "name",
-					      capture__string(c, e->name), "unit",
+					      label, "unit",
 					      capture__string(c, e->unit), "period",
 					      (json_int_t)(e->period > INT64_MAX ? INT64_MAX
 										  : e->period),
