@@ -25,9 +25,9 @@ SDK_PY = os.path.join(H.REPO, "sdk", "python")
 LIB = os.path.join(H.BUILD, "libmicroscope_probes.so")
 
 
-def zones_table(capture):
-    """report --zones -> ({site: row dict}, header dict, full text)."""
-    text = H.report(capture, "--zones").stdout
+def zones_table(capture, *extra):
+    """report --zones [EXTRA...] -> ({site: row dict}, header dict, full text)."""
+    text = H.report(capture, "--zones", *extra).stdout
     H.log(text)
     m = re.search(r"probe sites (\d+), records (\d+), zones (\d+), unmatched begins (\d+), "
                   r"unmatched ends (\d+)", text)
@@ -194,6 +194,55 @@ def test_serve_api_zones():
         assert r["zones"] == want and r["total"] == len(want) >= 1, (r, want)
         st, _, body = srv.get("/api/zones?limit=5001")
         assert st == 400 and b"limit" in body, body
+
+
+def test_zones_window_clips_and_scope_keeps_threads():
+    """report --zones --since/--until and /api/zones start/end clip zones to
+    the window: of the 3rd and 4th wait zones, the window [middle of the
+    3rd, middle of the 4th) keeps 2, with only their parts inside as
+    durations (exactly); the scope options and label=/process= keep a
+    process's zones only (the fork fixture's parent and child)."""
+    rec = _zones_rec()
+    with Server(rec.capture) as srv:
+        a = srv.api("/api/zones")
+        wid = {s["name"]: s["id"] for s in a["sites"]}["wait"]
+        w = [z for z in a["zones"] if z["site"] == wid]
+        lo = w[2]["start_ns"] + w[2]["ns"] // 2
+        hi = w[3]["start_ns"] + w[3]["ns"] // 2
+        want = (w[2]["end_ns"] - lo) + (hi - w[3]["start_ns"])
+        r = srv.api("/api/zones?start=%d&end=%d" % (lo, hi))
+        got = {s["name"]: s for s in r["sites"]}
+        assert got["wait"]["count"] == 2 and got["wait"]["total_ns"] == want, (got, want)
+        assert got["work"]["count"] == 0 and r["clipped"] == 2, r["sites"]
+        assert got["wait"]["max_ns"] == max(w[2]["end_ns"] - lo, hi - w[3]["start_ns"])
+    rows, head, text = zones_table(rec.capture, "--since", "%dns" % lo, "--until", "%dns" % hi)
+    assert int(rows["wait"]["count"]) == 2 and us_to_ns(rows["wait"]["total"]) == want, text
+    assert int(rows["work"]["count"]) == 0 and head["zones"] == 2, text
+    assert "zones clipped to it, 2 cut at an edge" in text, text
+
+    k = 20
+    fork = H.cached_record("probes-fork", [H.fixture("zones"), "fork", str(k)])
+    pids = {}
+    for line in fork.fixture_lines:
+        if line.startswith("fork who="):
+            kv = H.parse_kv(line)
+            pids[kv["who"]] = kv["pid"]
+    rows, head, text = zones_table(fork.capture, "--pid", str(pids["child"]))
+    assert list(rows) == ["child"] and int(rows["child"]["count"]) == k, text
+    assert head["records"] == 2 * k, text
+    rows, _, text = zones_table(fork.capture, "--pid", "!%d" % pids["child"])
+    assert list(rows) == ["parent"] and int(rows["parent"]["count"]) == k, text
+    with Server(fork.capture) as srv:
+        proc = next(z["thread"]["process"] for z in srv.api("/api/zones")["zones"]
+                    if z["thread"]["pid"] == pids["child"])
+        for q in ("label=pid:%d" % pids["child"], "process=%d" % proc):
+            r = srv.api("/api/zones?" + q)
+            got = {s["name"]: s["count"] for s in r["sites"]}
+            assert got == {"child": k, "parent": 0}, (q, got)
+            assert r["total"] == k and all(z["thread"]["pid"] == pids["child"]
+                                           for z in r["zones"]), q
+        st, _, body = srv.get("/api/zones?label=pid:x")
+        assert st == 400, body
 
 
 @H.timeout(300)

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * /api/zones: the zones a program marked with the probes SDK
- * (analysis/zones.h): every site's statistics, and a page of the zones
- * overlapping the query's time range (thread= and process= narrow it),
- * by start.  Times are ns from the profile's origin; a zone that began
- * before the origin (before the first sample) has a negative start.
+ * (analysis/zones.h): every site's statistics over the query's window and
+ * threads, and a page of the zones overlapping the window, by start.
+ * thread=, process= and label= keep the zones of their threads (a label
+ * term judges a thread as analysis/scope.h judges its probe records);
+ * start= and end= clip the statistics' durations to the window, as
+ * report --zones --since/--until does, while the page lists each zone
+ * whole.  Times are ns from the profile's origin; a zone that began before
+ * the origin (before the first sample) has a negative start.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "analysis/zones.h"
 #include "api.h"
@@ -30,38 +35,81 @@ static json_t *site_json(const struct capture *c, const struct analysis_zone_sta
 			 api__u64(st->unmatched_ends), "marks", api__u64(st->marks));
 }
 
+/*
+ * The threads whose zones count: thread=, process= and the label= view's
+ * (the threads its probe records keep).  NULL (no error) when all count.
+ */
+static uint8_t *zones__threads(const struct api_ctx *ctx, const struct capture *all, int *err)
+{
+	const struct serve_query *sq = ctx->sq;
+	uint8_t *keep, *labelled = NULL;
+
+	*err = 0;
+	if (sq->thread == UINT32_MAX && sq->process == UINT32_MAX && !ctx->scope)
+		return NULL;
+	keep = calloc((size_t)all->nthreads + 1, 1);
+	if (ctx->scope)
+		labelled = calloc((size_t)all->nthreads + 1, 1);
+	if (!keep || (ctx->scope && !labelled)) {
+		free(keep);
+		free(labelled);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; ctx->scope && i < ctx->c->nprobe_records; i++)
+		labelled[ctx->c->probe_records[i].thread] = 1;
+	for (uint32_t t = 0; t < all->nthreads; t++)
+		keep[t] = (sq->thread == UINT32_MAX || t == sq->thread) &&
+			  (sq->process == UINT32_MAX || all->threads[t].process == sq->process) &&
+			  (!labelled || labelled[t]);
+	free(labelled);
+	return keep;
+}
+
 int api__zones(struct api_ctx *ctx, json_t *out)
 {
 	const struct serve_query *sq = ctx->sq;
-	const struct capture *c = ctx->c;
+	const struct capture *c = ctx->p->views[sq->look]; /* ctx->c is label='s view */
 	uint64_t origin = ctx->p->origin_ns, total = 0;
-	struct analysis_zones z;
+	struct analysis_zone_stats *st = NULL;
+	struct analysis_zone_totals tot;
+	struct analysis_zone_filter f = { 0 };
+	struct analysis_zones z = { 0 };
+	uint8_t *keep = NULL;
 	json_t *sites, *zones;
 	uint32_t end;
-	int rc = -ENOMEM;
+	int rc;
 
+	keep = zones__threads(ctx, c, &rc);
+	if (rc)
+		return rc;
+	rc = -ENOMEM;
 	if (analysis_zones__init(&z, c))
-		return -ENOMEM;
+		goto cleanup;
+	/* start= unset lets zones begun before the origin count whole */
+	f.start_ns = sq->start_ns ? ctx->q.start_ns : 0;
+	f.end_ns = ctx->q.end_ns;
+	f.threads = keep;
+	st = calloc((size_t)z.nsites + 1, sizeof(*st));
+	if (!st || analysis_zones__stats(&z, &f, st, &tot))
+		goto cleanup;
 	sites = json_array();
 	zones = json_array();
 	if (api__set(out, "sites", sites) || api__set(out, "zones", zones) ||
-	    api__set(out, "unmatched_begins", api__u64(z.unmatched_begins)) ||
-	    api__set(out, "unmatched_ends", api__u64(z.unmatched_ends)) ||
+	    api__set(out, "unmatched_begins", api__u64(tot.unmatched_begins)) ||
+	    api__set(out, "unmatched_ends", api__u64(tot.unmatched_ends)) ||
+	    api__set(out, "clipped", api__u64(tot.clipped)) ||
 	    api__set(out, "offset", json_integer(sq->offset)))
 		goto cleanup;
 	for (uint32_t s = 0; s < z.nsites; s++)
-		if (json_array_append_new(sites, site_json(c, &z.sites[s])))
+		if (json_array_append_new(sites, site_json(c, &st[s])))
 			goto cleanup;
-	end = ctx->q.end_ns ? analysis_zones__from(&z, ctx->q.end_ns) : z.nzones;
+	end = f.end_ns ? analysis_zones__from(&z, f.end_ns) : z.nzones;
 	for (uint32_t i = 0; i < end; i++) {
 		const struct analysis_zone *zn = &z.zones[i];
 		json_t *o;
 
-		if (zn->end_ns <= ctx->q.start_ns)
-			continue;
-		if (sq->thread != UINT32_MAX && zn->thread != sq->thread)
-			continue;
-		if (sq->process != UINT32_MAX && c->threads[zn->thread].process != sq->process)
+		if (zn->end_ns <= f.start_ns || (keep && !keep[zn->thread]))
 			continue;
 		if (total++ < sq->offset || total - sq->offset > sq->limit)
 			continue;
@@ -76,6 +124,8 @@ int api__zones(struct api_ctx *ctx, json_t *out)
 		goto cleanup;
 	rc = 0;
 cleanup:
+	free(st);
+	free(keep);
 	analysis_zones__release(&z);
 	return rc;
 }
