@@ -61,7 +61,7 @@ static void zones__add_loose(struct analysis_zones *z, const struct capture *c,
 		const struct capture_probe_record *r = &c->probe_records[rows[k]];
 
 		z->loose[z->nloose++] = (struct analysis_zone_loose){
-			.time_ns = r->time_ns, .site = r->site, .thread = r->thread, .kind = r->kind,
+			.time_ns = r->time_ns, .value = r->value, .site = r->site, .thread = r->thread, .kind = r->kind,
 		};
 	}
 }

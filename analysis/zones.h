@@ -44,6 +44,7 @@ struct analysis_zone_stats {
 /* A record no zone holds: an unmatched begin or end, or a mark. */
 struct analysis_zone_loose {
 	uint64_t time_ns;
+	uint64_t value;	 /* a mark's value; 0 otherwise */
 	uint32_t site;	 /* -> capture probe_sites */
 	uint32_t thread; /* -> capture threads */
 	uint32_t kind;	 /* CAPTURE_PROBE_ZONE_BEGIN (never ended), _END (none open), _MARK */

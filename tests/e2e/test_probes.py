@@ -267,6 +267,51 @@ def test_timeline_draws_zone_blocks():
         z["width"] for z in by_site["work"] if z["ns"] < min(w["ns"] for w in by_site["wait"]))
 
 
+def fmt_ns(ns):
+    """web/src/api.ts fmtNs."""
+    if ns >= 1e9:
+        return "%.3f s" % (ns / 1e9)
+    if ns >= 1e6:
+        return "%.3f ms" % (ns / 1e6)
+    if ns >= 1e3:
+        return "%.1f us" % (ns / 1e3)
+    return "%d ns" % ns
+
+
+@H.timeout(300)
+def test_zones_table_and_marks_in_the_browser():
+    """The Zones view shows /api/zones' statistics per site (every value,
+    raw and as text), sorts by a clicked column, and a click on a site
+    opens the timeline with exactly that site's N blocks highlighted and
+    the rest faded; the fixture's N/10 marks of "work" are drawn with their
+    values (9, 19, ...) in time order."""
+    rec = _zones_rec()
+    with Server(rec.capture) as srv:
+        api = srv.api("/api/zones")
+        res = pages(srv, {"zones": {"site": "work"}}, "probes-zones-table")
+    z = res["zones"]
+    sites = {s["name"]: s for s in api["sites"]}
+    assert [r["site"] for r in z["byTotal"]] == sorted(
+        sites, key=lambda n: (-sites[n]["total_ns"], n)), z["byTotal"]
+    assert [r["site"] for r in z["byCount"]] == ["work", "wait"], z["byCount"]
+    for row in z["byTotal"]:
+        s = sites[row["site"]]
+        assert row["id"] == s["id"] and row["pid"] == s["pid"], (row, s)
+        assert row["marks"] == s["marks"] and row["count"] == s["count"], (row, s)
+        for k in ("total_ns", "min_ns", "mean_ns", "median_ns", "p99_ns", "max_ns"):
+            assert row[k] == s[k] and row["text"][k] == fmt_ns(s[k]), (k, row, s)
+        assert row["text"]["count"] == "{:,}".format(s["count"]), row
+    assert sites["work"]["marks"] == N // 10 and sites["wait"]["marks"] == 0, api["sites"]
+    assert "site=%d" % sites["work"]["id"] in z["hash"], z["hash"]
+    assert z["highlighted"] == ["work"] * N and z["faded"] == ["wait"] * M, (
+        len(z["highlighted"]), len(z["faded"]))
+    assert [m["value"] for m in z["marks"]] == list(range(9, N, 10)), z["marks"]
+    assert all(m["site"] == "work" for m in z["marks"])
+    xs = [m["x"] for m in z["marks"]]
+    assert xs == sorted(xs) and [m["time"] for m in z["marks"]] == [
+        m["time_ns"] for m in api["marks"]], z["marks"]
+
+
 def test_probes_option_selects_sites_by_prefix():
     """record --probes wa: only "wait" is switched on in the SDK (the work
     zones are never written: a record of a site not selected would be

@@ -66,6 +66,34 @@ static uint8_t *zones__threads(const struct api_ctx *ctx, const struct capture *
 	return keep;
 }
 
+/* The marks f keeps, by time: the first sq->limit, and how many in all. */
+static int zones__marks(struct api_ctx *ctx, const struct analysis_zones *z,
+			const struct analysis_zone_filter *f, json_t *out)
+{
+	const struct capture *c = ctx->p->views[ctx->sq->look];
+	json_t *marks = json_array();
+	uint64_t n = 0;
+
+	if (api__set(out, "marks", marks))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < z->nloose; i++) {
+		const struct analysis_zone_loose *l = &z->loose[i];
+		json_t *o;
+
+		if (l->kind != CAPTURE_PROBE_MARK || l->time_ns < f->start_ns ||
+		    (f->end_ns && l->time_ns >= f->end_ns) || (f->threads && !f->threads[l->thread]))
+			continue;
+		if (n++ >= ctx->sq->limit)
+			continue;
+		o = json_pack("{s:I,s:o,s:o,s:o}", "site", (json_int_t)l->site, "thread",
+			      api__thread(c, l->thread), "time_ns", i64(l->time_ns, ctx->p->origin_ns),
+			      "value", api__u64(l->value));
+		if (!o || json_array_append_new(marks, o))
+			return -ENOMEM;
+	}
+	return api__set(out, "marks_total", api__u64(n));
+}
+
 int api__zones(struct api_ctx *ctx, json_t *out)
 {
 	const struct serve_query *sq = ctx->sq;
@@ -120,7 +148,7 @@ int api__zones(struct api_ctx *ctx, json_t *out)
 		if (!o || json_array_append_new(zones, o))
 			goto cleanup;
 	}
-	if (api__set(out, "total", api__u64(total)))
+	if (api__set(out, "total", api__u64(total)) || zones__marks(ctx, &z, &f, out))
 		goto cleanup;
 	rc = 0;
 cleanup:
