@@ -66,6 +66,15 @@ static void zones__add_loose(struct analysis_zones *z, const struct capture *c,
 	}
 }
 
+/* Give back what an array sized for every record does not use (kept on failure). */
+static void zones__shrink(void **a, uint32_t n, size_t size)
+{
+	void *smaller = realloc(*a, ((size_t)n + 1) * size);
+
+	if (smaller)
+		*a = smaller;
+}
+
 static int u64_cmp(const void *pa, const void *pb)
 {
 	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
@@ -146,11 +155,13 @@ int analysis_zones__stats(const struct analysis_zones *z, const struct analysis_
 		st->median_ns = rank(ds, n, 50);
 		st->p99_ns = rank(ds, n, 99);
 	}
-	for (uint32_t i = 0; i < z->nloose; i++) {
+	for (uint32_t i = analysis_zones__loose_from(z, lo); i < z->nloose; i++) {
 		const struct analysis_zone_loose *l = &z->loose[i];
 		struct analysis_zone_stats *st = &sites[l->site];
 
-		if (l->time_ns < lo || l->time_ns >= hi || !filter__keeps(f, l->thread))
+		if (l->time_ns >= hi)
+			break;
+		if (!filter__keeps(f, l->thread))
 			continue;
 		if (l->kind == CAPTURE_PROBE_MARK)
 			st->marks++, totals->marks++;
@@ -223,6 +234,8 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 	zones__add_loose(z, c, open, nopen);
 	qsort(z->zones, z->nzones, sizeof(*z->zones), zone_cmp);
 	qsort(z->loose, z->nloose, sizeof(*z->loose), loose_cmp);
+	zones__shrink((void **)&z->zones, z->nzones, sizeof(*z->zones));
+	zones__shrink((void **)&z->loose, z->nloose, sizeof(*z->loose));
 	err = analysis_zones__stats(z, NULL, z->sites, &totals);
 	z->unmatched_begins = totals.unmatched_begins;
 	z->unmatched_ends = totals.unmatched_ends;
@@ -258,6 +271,21 @@ uint32_t analysis_zones__from(const struct analysis_zones *z, uint64_t until_ns)
 		uint32_t mid = lo + (hi - lo) / 2;
 
 		if (z->zones[mid].start_ns < until_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+uint32_t analysis_zones__loose_from(const struct analysis_zones *z, uint64_t since_ns)
+{
+	uint32_t lo = 0, hi = z->nloose;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (z->loose[mid].time_ns < since_ns)
 			lo = mid + 1;
 		else
 			hi = mid;

@@ -54,7 +54,7 @@ struct analysis_zone_loose {
 struct analysis_zones {
 	struct analysis_zone *zones; /* by (start_ns, thread, site, end_ns) */
 	uint32_t nzones;
-	struct analysis_zone_loose *loose; /* by capture row */
+	struct analysis_zone_loose *loose; /* by (time_ns, thread, site, kind) */
 	uint32_t nloose;
 	struct analysis_zone_stats *sites; /* one per capture probe site, by id: all zones */
 	uint32_t nsites;
@@ -102,5 +102,7 @@ int analysis_zones__stats(const struct analysis_zones *z, const struct analysis_
  * or before since_ns.
  */
 uint32_t analysis_zones__from(const struct analysis_zones *z, uint64_t until_ns);
+/* The index of the first loose record at or after since_ns (binary search). */
+uint32_t analysis_zones__loose_from(const struct analysis_zones *z, uint64_t since_ns);
 
 #endif

@@ -7,7 +7,8 @@
  * term judges a thread as analysis/scope.h judges its probe records);
  * start= and end= clip the statistics' durations to the window, as
  * report --zones --since/--until does, while the page lists each zone
- * whole.  Times are ns from the profile's origin; a zone that began before
+ * whole.  The pairing is the profile's, made once (serve_profile__zones);
+ * each request only selects from it.  Times are ns from the profile's origin; a zone that began before
  * the origin (before the first sample) has a negative start.
  */
 #include <errno.h>
@@ -70,18 +71,19 @@ static uint8_t *zones__threads(const struct api_ctx *ctx, const struct capture *
 static int zones__marks(struct api_ctx *ctx, const struct analysis_zones *z,
 			const struct analysis_zone_filter *f, json_t *out)
 {
-	const struct capture *c = ctx->p->views[ctx->sq->look];
+	const struct capture *c = ctx->p->capture;
 	json_t *marks = json_array();
 	uint64_t n = 0;
 
 	if (api__set(out, "marks", marks))
 		return -ENOMEM;
-	for (uint32_t i = 0; i < z->nloose; i++) {
+	for (uint32_t i = analysis_zones__loose_from(z, f->start_ns); i < z->nloose; i++) {
 		const struct analysis_zone_loose *l = &z->loose[i];
 		json_t *o;
 
-		if (l->kind != CAPTURE_PROBE_MARK || l->time_ns < f->start_ns ||
-		    (f->end_ns && l->time_ns >= f->end_ns) || (f->threads && !f->threads[l->thread]))
+		if (f->end_ns && l->time_ns >= f->end_ns)
+			break;
+		if (l->kind != CAPTURE_PROBE_MARK || (f->threads && !f->threads[l->thread]))
 			continue;
 		if (n++ >= ctx->sq->limit)
 			continue;
@@ -97,12 +99,13 @@ static int zones__marks(struct api_ctx *ctx, const struct analysis_zones *z,
 int api__zones(struct api_ctx *ctx, json_t *out)
 {
 	const struct serve_query *sq = ctx->sq;
-	const struct capture *c = ctx->p->views[sq->look]; /* ctx->c is label='s view */
+	const struct capture *c = ctx->p->capture; /* every look's probe tables; ctx->c is label='s view */
 	uint64_t origin = ctx->p->origin_ns, total = 0;
 	struct analysis_zone_stats *st = NULL;
 	struct analysis_zone_totals tot;
 	struct analysis_zone_filter f = { 0 };
-	struct analysis_zones z = { 0 };
+	struct analysis_zones mine = { 0 };
+	const struct analysis_zones *zp;
 	uint8_t *keep = NULL;
 	json_t *sites, *zones;
 	uint32_t end;
@@ -111,15 +114,16 @@ int api__zones(struct api_ctx *ctx, json_t *out)
 	keep = zones__threads(ctx, c, &rc);
 	if (rc)
 		return rc;
-	rc = -ENOMEM;
-	if (analysis_zones__init(&z, c))
+	zp = serve_profile__zones(ctx->p, &mine, &rc);
+	if (!zp)
 		goto cleanup;
+	rc = -ENOMEM;
 	/* start= unset lets zones begun before the origin count whole */
 	f.start_ns = sq->start_ns ? ctx->q.start_ns : 0;
 	f.end_ns = ctx->q.end_ns;
 	f.threads = keep;
-	st = calloc((size_t)z.nsites + 1, sizeof(*st));
-	if (!st || analysis_zones__stats(&z, &f, st, &tot))
+	st = calloc((size_t)zp->nsites + 1, sizeof(*st));
+	if (!st || analysis_zones__stats(zp, &f, st, &tot))
 		goto cleanup;
 	sites = json_array();
 	zones = json_array();
@@ -129,12 +133,12 @@ int api__zones(struct api_ctx *ctx, json_t *out)
 	    api__set(out, "clipped", api__u64(tot.clipped)) ||
 	    api__set(out, "offset", json_integer(sq->offset)))
 		goto cleanup;
-	for (uint32_t s = 0; s < z.nsites; s++)
+	for (uint32_t s = 0; s < zp->nsites; s++)
 		if (json_array_append_new(sites, site_json(c, &st[s])))
 			goto cleanup;
-	end = f.end_ns ? analysis_zones__from(&z, f.end_ns) : z.nzones;
+	end = f.end_ns ? analysis_zones__from(zp, f.end_ns) : zp->nzones;
 	for (uint32_t i = 0; i < end; i++) {
-		const struct analysis_zone *zn = &z.zones[i];
+		const struct analysis_zone *zn = &zp->zones[i];
 		json_t *o;
 
 		if (zn->end_ns <= f.start_ns || (keep && !keep[zn->thread]))
@@ -148,12 +152,12 @@ int api__zones(struct api_ctx *ctx, json_t *out)
 		if (!o || json_array_append_new(zones, o))
 			goto cleanup;
 	}
-	if (api__set(out, "total", api__u64(total)) || zones__marks(ctx, &z, &f, out))
+	if (api__set(out, "total", api__u64(total)) || zones__marks(ctx, zp, &f, out))
 		goto cleanup;
 	rc = 0;
 cleanup:
 	free(st);
 	free(keep);
-	analysis_zones__release(&z);
+	analysis_zones__release(&mine);
 	return rc;
 }
