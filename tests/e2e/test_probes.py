@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import time
 
 import helpers as H
@@ -395,3 +396,66 @@ def test_system_wide_finds_processes_mapping_the_sdk():
     rows, head, text = zones_table(capture)
     assert int(rows["py_work"]["count"]) == n and int(rows["py_work"]["pid"]) == pid, text
     assert int(rows["py_mark"]["marks"]) == n, text
+
+
+def _counters(capture):
+    """The capture's counters {name: value} (tests/tools/sample_stacks.c)."""
+    from test_python import _tool
+    text = H.run([_tool(), capture, "counters"], check=True, quiet=True).stdout
+    return {k: int(v) for k, v in (line.split(" ", 1) for line in text.splitlines())}
+
+
+@H.timeout(300)
+def test_system_wide_finds_programs_linking_the_static_library():
+    """record -a finds programs that link libmicroscope_probes.a (they map
+    no *microscope_probes* file) by their executable's symbol: 20 copies
+    running before the recording (the snapshot) and one exec'd during it
+    each have their 5 work zones recorded, beside 20 idle sleep processes.
+    The executables are read once each: 40 processes of 2 executables
+    cost 2 reads at most, so the reads at start stay below the host's
+    processes less 38."""
+    k = 20
+    fixtures, sleeps = [], []
+    try:
+        for i in range(k):
+            fixtures.append(H.start_fixture([H.fixture("zones"), "run", "5", "1000", "0", "0",
+                                             "60"], out_name="static-%d.out" % i))
+            sleeps.append(subprocess.Popen(["sleep", "120"]))
+        time.sleep(0.5)
+        nprocs = sum(1 for d in os.listdir("/proc") if d.isdigit())
+        proc, capture, _ = H.start_record(output=H.tmp_path("system-static.msc"),
+                                          system_wide=True, duration=60)
+        # the snapshot's processes are found at the first rounds
+        for fx, out in fixtures:
+            assert fx.wait(timeout=60) == 0, fx.stderr.read()
+        late, late_out = H.start_fixture([H.fixture("zones"), "run", "5", "1000", "0", "0", "30"],
+                                         out_name="static-late.out")
+        assert late.wait(timeout=60) == 0, late.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    finally:
+        for p in sleeps:
+            p.kill()
+            p.wait()
+        for fx, _ in fixtures:
+            if fx.poll() is None:
+                fx.kill()
+                fx.wait()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    pids = [fx.pid for fx, _ in fixtures] + [late.pid]
+    for _, out in fixtures + [(late, late_out)]:
+        assert "enabled=1" in open(out).read(), open(out).read()
+    text = H.report(capture, "--zones").stdout
+    H.log(text)
+    rows = [l.split() for l in text.splitlines() if l.split()[:1] == ["work"]]
+    got = {int(r[1]): int(r[2]) for r in rows}
+    assert all(got.get(p) == 5 for p in pids), (pids, got)
+    c = _counters(capture)
+    H.log("probes: %d host processes at start; exe reads %d (%d at start), %d us, found by "
+          "exe %d" % (nprocs, c["probes.exe_reads"], c["probes.exe_reads_at_start"],
+                      c["probes.exe_cpu_us"], c["probes.found_by_exe"]))
+    assert c["probes.found_by_exe"] >= k + 1, c
+    assert c["probes.exe_reads_at_start"] <= nprocs - 2 * k + 2, (nprocs, c)

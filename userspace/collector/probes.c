@@ -137,6 +137,16 @@ static int mem_write(uint32_t pid, uint64_t addr, const void *buf, size_t n)
 	return (size_t)got == n ? 0 : -EFAULT;
 }
 
+/* Does string table section strndx hold name (NUL-terminated)? */
+static bool strtab__has(Elf *e, size_t strndx, const char *name)
+{
+	Elf_Scn *scn = elf_getscn(e, strndx);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	size_t len = strlen(name) + 1;
+
+	return d && d->d_buf && memmem(d->d_buf, d->d_size, name, len);
+}
+
 /* The symbol's address relative to the file's first PT_LOAD of offset 0
  * (what the mapping of file offset 0 starts at).  0 or -ENOENT. */
 static int elf__find_control(int fd, uint64_t *rel)
@@ -156,6 +166,11 @@ static int elf__find_control(int fd, uint64_t *rel)
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+			continue;
+		/* Most files looked at do not hold the SDK (under -a, every
+		 * executable of the host): a table whose names lack the symbol
+		 * is not converted symbol by symbol. */
+		if (!strtab__has(e, sh.sh_link, PROBE_SYMBOL))
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !sh.sh_entsize)
@@ -191,6 +206,18 @@ static int elf__find_control(int fd, uint64_t *rel)
 cleanup:
 	elf_end(e);
 	return err;
+}
+
+int probes__file_has_control(const char *path)
+{
+	uint64_t rel;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = elf__find_control(fd, &rel);
+	close(fd);
+	return !err;
 }
 
 static bool neg__has(const struct probe_rings *pr, uint64_t dev, uint64_t ino)
