@@ -331,6 +331,21 @@ def test_probes_option_selects_sites_by_prefix():
     assert "bad --probes" in bad.stderr, bad.stderr
 
 
+def test_probes_option_records_a_site_from_its_first_zone():
+    """record --probes late: a site defined after the recorder switched
+    writing on, whose only zone follows its definition at once, is
+    recorded: the SDK matches it against the prefixes the recorder
+    published (no drain round in between could switch it on); the site
+    not selected is not written (none of its records, none refused)."""
+    rec = H.record([H.fixture("zones"), "late"], output=H.tmp_path("late.msc"),
+                   extra=["--probes", "late,zz"])
+    assert rec.fixture_line("late enabled=")["enabled"] == 1, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    assert list(rows) == ["late.one"], text
+    assert int(rows["late.one"]["count"]) == 1, text
+    assert head["records"] == 2 and head["problems"] == 0, text
+
+
 def test_chrome_trace_carries_zones():
     """convert -o x.trace.json: every zone begin and end as an async event
     of its site, ids pairing them per site and thread, in time order."""

@@ -40,6 +40,9 @@ _Static_assert(MS_PROBE_ZONE_BEGIN == MICROSCOPE_PROBES_ZONE_BEGIN &&
 	       "probe kinds");
 _Static_assert(MS_PROBE_SITES_MAX >= MICROSCOPE_PROBES_SITES_MAX, "the SDK's site table fits");
 _Static_assert(MS_PROBE_RING_SLOTS_MAX >= MICROSCOPE_PROBES_RING_MAX, "the SDK's ring fits");
+_Static_assert(MS_MAX_PROBE_PREFIXES * (MS_MAX_PROBE_PREFIX + 1) + 1 <=
+		       MICROSCOPE_PROBES_SELECT_BYTES,
+	       "a selection fits the SDK's select buffer");
 
 enum probe_state { PROBE_SEARCHING, PROBE_ACTIVE, PROBE_DONE };
 
@@ -69,6 +72,9 @@ struct probe_rings {
 	/* record --probes: name prefixes, none = every site */
 	char prefixes[MS_MAX_PROBE_PREFIXES][MS_MAX_PROBE_PREFIX + 1];
 	uint32_t nprefixes;
+	/* the same, as the SDK's select buffer takes them (microscope_probes.h) */
+	char select[MS_MAX_PROBE_PREFIXES * (MS_MAX_PROBE_PREFIX + 1) + 1];
+	uint32_t select_len;
 	bool stopped;
 	uint64_t last_walk;
 	struct probe_proc procs[MS_PROBE_PROCS_MAX];
@@ -98,8 +104,11 @@ struct probe_rings *probe_rings__new(int targets_fd, const char *select)
 			return NULL;
 		}
 		memcpy(pr->prefixes[pr->nprefixes++], select, len);
+		memcpy(pr->select + pr->select_len, select, len);
+		pr->select_len += (uint32_t)len + 1; /* its NUL: zeroed by calloc */
 		select += len + (select[len] == ',');
 	}
+	pr->select_len++; /* the empty prefix that ends them */
 	pr->buf = malloc((size_t)MS_PROBE_READ_SLOTS_MAX * sizeof(*pr->buf));
 	if (!pr->buf) {
 		free(pr);
@@ -535,6 +544,12 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 	if (!err && !pp->enabled)
 		err = mem_write(pp->pid, pp->ctl + offsetof(struct microscope_probes_control, reader_pid),
 				&pid, sizeof(pid));
+	/* the prefixes before the SELECT bit that tells the SDK to read them */
+	if (!err && !stop && pr->nprefixes && c.select && c.select_size >= pr->select_len) {
+		if (!pp->enabled)
+			err = mem_write(pp->pid, c.select, pr->select, pr->select_len);
+		on |= MICROSCOPE_PROBES_SELECT;
+	}
 	/* on after the heartbeat: a writer never sees on with a stale one */
 	if (!err && (c.enable != on || stop))
 		err = mem_write(pp->pid, pp->ctl + offsetof(struct microscope_probes_control, enable),
