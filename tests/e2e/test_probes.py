@@ -363,6 +363,38 @@ def test_chrome_trace_carries_zones():
         assert all(b["ts"] <= e["ts"] for b, e in zip(mine[::2], mine[1::2]))
 
 
+@H.timeout(300)
+def test_speedscope_carries_zones():
+    """convert -o x.speedscope.json: the thread's zones as an "evented"
+    profile whose open/close pairs per site add up to /api/zones' totals
+    exactly, and speedscope (in chromium) opens the file without a warning."""
+    import json
+    from test_formats import _speedscope
+    rec = _zones_rec()
+    out = H.tmp_path("zones.speedscope.json")
+    p = H.run([H.BIN, "convert", rec.capture, "-o", out], check=True)
+    assert "%d probe zones as per-thread 'zones' evented profiles (0 splits" % (N + M) in \
+        p.stderr, p.stderr
+    with open(out) as f:
+        doc = json.load(f)
+    frames = [fr["name"] for fr in doc["shared"]["frames"]]
+    ev = [pr for pr in doc["profiles"] if pr["type"] == "evented"]
+    assert len(ev) == 1 and ev[0]["name"].endswith(" zones"), [pr["name"] for pr in ev]
+    total, count, opened = {}, {}, {}
+    for e in ev[0]["events"]:
+        name = frames[e["frame"]]
+        if e["type"] == "O":
+            opened[name] = e["at"]
+        else:
+            total[name] = total.get(name, 0) + e["at"] - opened.pop(name)
+            count[name] = count.get(name, 0) + 1
+    with Server(rec.capture) as srv:
+        sites = {st["name"]: st for st in srv.api("/api/zones")["sites"]}
+    assert count == {"work": N, "wait": M}, count
+    assert total == {k: sites[k]["total_ns"] for k in ("work", "wait")}, (total, sites)
+    _speedscope(out, "spin", "zones-speedscope")
+
+
 def test_forked_child_is_found_and_recorded_apart():
     """A child forked while recording starts with writing off (its ring is
     its own copy), is found as a new process, and its zones are its own."""
