@@ -8,8 +8,9 @@
  * start= and end= clip the statistics' durations to the window, as
  * report --zones --since/--until does, while the page lists each zone
  * whole.  The pairing is the profile's, made once (serve_profile__zones);
- * each request only selects from it.  Times are ns from the profile's origin; a zone that began before
- * the origin (before the first sample) has a negative start.
+ * each request only selects from it.  Times are ns from the profile's
+ * origin; a zone that began before the origin (before the first sample)
+ * has a negative start.
  */
 #include <errno.h>
 #include <stdlib.h>
