@@ -12,7 +12,7 @@
  *
  * Link build/libmicroscope_probes.a (or -lmicroscope_probes and the .so).
  *
- * Protocol (the one definition; the recorder, userspace/runtimes/probes.c,
+ * Protocol (the one definition; the recorder, userspace/collector/probes.c,
  * includes this header).  The library holds one process-global control
  * block, the exported symbol microscope_probes_control, which the recorder
  * finds in the ELF symbol table of the module that defines it:
