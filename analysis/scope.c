@@ -19,6 +19,7 @@ struct analysis_scope {
 	struct capture_sample *samples;
 	uint32_t *sample_cgroups;
 	struct capture_interval *intervals;
+	struct capture_probe_record *probe_records;
 	struct capture_frame *frames;	/* NULL without process roots */
 	struct capture_stack *stacks;	/* NULL without process roots */
 	uint32_t *string_offsets;	/* NULL without process roots */
@@ -217,12 +218,20 @@ static bool term__matches(const struct matcher *m, uint32_t i, uint32_t thread, 
 	return false;
 }
 
+/* stack CAPTURE_STACKLESS: a probe record, which module terms do not judge. */
+#define CAPTURE_STACKLESS (CAPTURE_NONE - 1)
+
 static bool matcher__keep(const struct matcher *m, uint32_t thread, uint32_t stack, uint32_t cg)
 {
 	bool included[ANALYSIS_FIELD_COUNT] = { false };
 
 	for (uint32_t i = 0; i < m->f->nterms; i++) {
 		const struct analysis_term *t = &m->f->terms[i];
+
+		if (stack == CAPTURE_STACKLESS && t->field == ANALYSIS_FIELD_MODULE) {
+			included[t->field] = true;
+			continue;
+		}
 
 		if (t->exclude && term__matches(m, i, thread, stack, cg))
 			return false;
@@ -372,7 +381,8 @@ int analysis_scope__new(const struct capture *c, const struct analysis_scope_fil
 	sc->samples = malloc(((size_t)c->nsamples + 1) * sizeof(*sc->samples));
 	sc->sample_cgroups = malloc(((size_t)c->nsample_cgroups + 1) * sizeof(uint32_t));
 	sc->intervals = malloc(((size_t)c->nintervals + 1) * sizeof(*sc->intervals));
-	if (!sc->samples || !sc->sample_cgroups || !sc->intervals)
+	sc->probe_records = malloc(((size_t)c->nprobe_records + 1) * sizeof(*sc->probe_records));
+	if (!sc->samples || !sc->sample_cgroups || !sc->intervals || !sc->probe_records)
 		goto cleanup;
 	err = matcher__init(&m, c, f);
 	if (err)
@@ -423,6 +433,15 @@ int analysis_scope__new(const struct capture *c, const struct analysis_scope_fil
 	}
 	sc->view.intervals = sc->intervals;
 	sc->view.nintervals = n;
+	n = 0;
+	for (uint32_t i = 0; i < c->nprobe_records; i++) {
+		const struct capture_probe_record *pr = &c->probe_records[i];
+
+		if (matcher__keep(&m, pr->thread, CAPTURE_STACKLESS, m.thread_cgroup[pr->thread]))
+			sc->probe_records[n++] = *pr;
+	}
+	sc->view.probe_records = sc->probe_records;
+	sc->view.nprobe_records = n;
 	if (process_roots) {
 		sc->stacks = r.rows;
 		r.rows = NULL;
@@ -455,6 +474,7 @@ void analysis_scope__free(struct analysis_scope *s)
 	free(s->samples);
 	free(s->sample_cgroups);
 	free(s->intervals);
+	free(s->probe_records);
 	free(s->frames);
 	free(s->stacks);
 	free(s->string_offsets);

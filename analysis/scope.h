@@ -7,9 +7,10 @@
  *
  * A scope is a derived view of the capture, like a look (look.c): the same
  * modules, threads, processes and events (borrowed); samples, off-CPU
- * intervals and the sample_cgroups column copied and filtered in their
- * order; with process roots, new frames ("comm [pid]", appended after the
- * capture's own, their names appended to the strings) and new stack rows
+ * intervals, probe records and the sample_cgroups column copied and
+ * filtered in their order; with process roots, new frames ("comm [pid]",
+ * appended after the capture's own, their names appended to the strings)
+ * and new stack rows
  * (interned in creation order, parents first).  Every analysis, converter
  * and exporter runs on the view unchanged.  Pure and deterministic.
  *
@@ -27,7 +28,10 @@
  *              digits, docker's short ids);
  *   cgroup     the sample's cgroup path is the value or below it.
  * Off-CPU intervals are kept by the same rules, with the cgroup of their
- * thread's latest sample.
+ * thread's latest sample.  Probe records (zone begins and ends, marks) are
+ * kept by the same rules as intervals, but have no stack: module terms do
+ * not judge them.  Every rule is a property of the record's thread, so a
+ * thread's zones are kept or left whole, never one end without the other.
  */
 #ifndef MS_ANALYSIS_SCOPE_H
 #define MS_ANALYSIS_SCOPE_H

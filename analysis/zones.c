@@ -7,6 +7,7 @@
  * with their own).  Durations per site are then sorted for the ranks.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,42 @@ static int zone_cmp(const void *pa, const void *pb)
 	return a->end_ns < b->end_ns ? -1 : a->end_ns > b->end_ns;
 }
 
+/* Loose records by time, thread, site: the order a window scan wants. */
+static int loose_cmp(const void *pa, const void *pb)
+{
+	const struct analysis_zone_loose *a = pa, *b = pb;
+
+	if (a->time_ns != b->time_ns)
+		return a->time_ns < b->time_ns ? -1 : 1;
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	return a->kind < b->kind ? -1 : a->kind > b->kind;
+}
+
+/* Records rows[n] of c, which no zone holds, into z->loose (sized for every record). */
+static void zones__add_loose(struct analysis_zones *z, const struct capture *c,
+			     const uint32_t *rows, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		const struct capture_probe_record *r = &c->probe_records[rows[k]];
+
+		z->loose[z->nloose++] = (struct analysis_zone_loose){
+			.time_ns = r->time_ns, .value = r->value, .site = r->site, .thread = r->thread, .kind = r->kind,
+		};
+	}
+}
+
+/* Give back what an array sized for every record does not use (kept on failure). */
+static void zones__shrink(void **a, uint32_t n, size_t size)
+{
+	void *smaller = realloc(*a, ((size_t)n + 1) * size);
+
+	if (smaller)
+		*a = smaller;
+}
+
 static int u64_cmp(const void *pa, const void *pb)
 {
 	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
@@ -54,42 +91,84 @@ static uint64_t rank(const uint64_t *d, uint64_t n, uint64_t q)
 	return d[r ? r - 1 : 0];
 }
 
-static int zones__stats(struct analysis_zones *z)
+static bool filter__keeps(const struct analysis_zone_filter *f, uint32_t thread)
 {
+	return !f->threads || f->threads[thread];
+}
+
+int analysis_zones__stats(const struct analysis_zones *z, const struct analysis_zone_filter *f,
+			  struct analysis_zone_stats *sites, struct analysis_zone_totals *totals)
+{
+	static const struct analysis_zone_filter all;
 	uint64_t *d = malloc(((size_t)z->nzones + 1) * sizeof(*d));
 	uint32_t *order = malloc(((size_t)z->nzones + 1) * sizeof(*order));
 	uint32_t *start = calloc((size_t)z->nsites + 1, sizeof(*start));
+	uint64_t lo, hi;
+	uint32_t nkept = 0, end;
 	int err = -ENOMEM;
 
+	if (!f)
+		f = &all;
+	lo = f->start_ns;
+	hi = f->end_ns ? f->end_ns : UINT64_MAX;
+	memset(totals, 0, sizeof(*totals));
+	for (uint32_t s = 0; s < z->nsites; s++)
+		sites[s] = (struct analysis_zone_stats){ .site = s };
 	if (!d || !order || !start)
 		goto cleanup;
-	/* zones grouped by site (counting sort, keeping z->zones' order) */
-	for (uint32_t i = 0; i < z->nzones; i++)
-		start[z->zones[i].site + 1]++;
+	/* the zones kept (starting before the window's end, ending after its
+	 * start), grouped by site (counting sort, keeping z->zones' order) */
+	end = analysis_zones__from(z, hi);
+	for (uint32_t i = 0; i < end; i++) {
+		const struct analysis_zone *zn = &z->zones[i];
+
+		if (zn->end_ns <= lo || !filter__keeps(f, zn->thread))
+			continue;
+		order[nkept++] = i;
+		start[zn->site + 1]++;
+	}
 	for (uint32_t s = 0; s < z->nsites; s++)
 		start[s + 1] += start[s];
-	for (uint32_t i = 0; i < z->nzones; i++)
-		order[start[z->zones[i].site]++] = i;
+	for (uint32_t k = 0; k < nkept; k++) {
+		const struct analysis_zone *zn = &z->zones[order[k]];
+		uint64_t a = zn->start_ns > lo ? zn->start_ns : lo;
+		uint64_t b = zn->end_ns < hi ? zn->end_ns : hi;
+
+		totals->clipped += a != zn->start_ns || b != zn->end_ns;
+		d[start[zn->site]++] = b - a;
+	}
+	totals->zones = nkept;
 	for (uint32_t s = 0, at = 0; s < z->nsites; s++) {
-		struct analysis_zone_stats *st = &z->sites[s];
-		uint64_t n = 0;
+		struct analysis_zone_stats *st = &sites[s];
+		uint64_t n = start[s] - at, *ds = d + at;
 
-		for (; at < z->nzones && z->zones[order[at]].site == s; at++) {
-			const struct analysis_zone *zn = &z->zones[order[at]];
-
-			d[n++] = zn->end_ns - zn->start_ns;
-		}
+		at = start[s];
 		st->count = n;
 		if (!n)
 			continue;
-		qsort(d, n, sizeof(*d), u64_cmp);
+		qsort(ds, n, sizeof(*ds), u64_cmp);
 		for (uint64_t i = 0; i < n; i++)
-			st->total_ns += d[i];
-		st->min_ns = d[0];
-		st->max_ns = d[n - 1];
+			st->total_ns += ds[i];
+		st->min_ns = ds[0];
+		st->max_ns = ds[n - 1];
 		st->mean_ns = st->total_ns / n;
-		st->median_ns = rank(d, n, 50);
-		st->p99_ns = rank(d, n, 99);
+		st->median_ns = rank(ds, n, 50);
+		st->p99_ns = rank(ds, n, 99);
+	}
+	for (uint32_t i = analysis_zones__loose_from(z, lo); i < z->nloose; i++) {
+		const struct analysis_zone_loose *l = &z->loose[i];
+		struct analysis_zone_stats *st = &sites[l->site];
+
+		if (l->time_ns >= hi)
+			break;
+		if (!filter__keeps(f, l->thread))
+			continue;
+		if (l->kind == CAPTURE_PROBE_MARK)
+			st->marks++, totals->marks++;
+		else if (l->kind == CAPTURE_PROBE_ZONE_BEGIN)
+			st->unmatched_begins++, totals->unmatched_begins++;
+		else
+			st->unmatched_ends++, totals->unmatched_ends++;
 	}
 	err = 0;
 cleanup:
@@ -102,6 +181,7 @@ cleanup:
 int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 {
 	uint32_t n = c->nprobe_records, *idx = NULL, *open = NULL, *depth = NULL, nopen = 0;
+	struct analysis_zone_totals totals;
 	int err = -ENOMEM;
 
 	memset(z, 0, sizeof(*z));
@@ -111,25 +191,22 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 	open = malloc(((size_t)n + 1) * sizeof(*open)); /* open begins of the thread, oldest first */
 	depth = malloc(((size_t)n + 1) * sizeof(*depth)); /* open[k]'s depth when it began */
 	z->zones = malloc(((size_t)n / 2 + 1) * sizeof(*z->zones));
-	if (!z->sites || !idx || !open || !depth || !z->zones)
+	z->loose = malloc(((size_t)n + 1) * sizeof(*z->loose));
+	if (!z->sites || !idx || !open || !depth || !z->zones || !z->loose)
 		goto cleanup;
-	for (uint32_t s = 0; s < z->nsites; s++)
-		z->sites[s].site = s;
 	for (uint32_t i = 0; i < n; i++)
 		idx[i] = i;
 	qsort_r(idx, n, sizeof(*idx), rec_cmp, (void *)c);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct capture_probe_record *r = &c->probe_records[idx[i]];
-		struct analysis_zone_stats *st = &z->sites[r->site];
 
 		if (i && c->probe_records[idx[i - 1]].thread != r->thread) {
 			/* the previous thread's begins never ended */
-			for (uint32_t k = 0; k < nopen; k++)
-				z->sites[c->probe_records[open[k]].site].unmatched_begins++;
+			zones__add_loose(z, c, open, nopen);
 			nopen = 0;
 		}
 		if (r->kind == CAPTURE_PROBE_MARK) {
-			st->marks++;
+			zones__add_loose(z, c, &idx[i], 1);
 		} else if (r->kind == CAPTURE_PROBE_ZONE_BEGIN) {
 			depth[nopen] = nopen;
 			open[nopen++] = idx[i];
@@ -139,7 +216,7 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 			while (k && c->probe_records[open[k - 1]].site != r->site)
 				k--;
 			if (!k) {
-				st->unmatched_ends++;
+				zones__add_loose(z, c, &idx[i], 1);
 				continue;
 			}
 			z->zones[z->nzones++] = (struct analysis_zone){
@@ -154,14 +231,14 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 			nopen--;
 		}
 	}
-	for (uint32_t k = 0; k < nopen; k++)
-		z->sites[c->probe_records[open[k]].site].unmatched_begins++;
+	zones__add_loose(z, c, open, nopen);
 	qsort(z->zones, z->nzones, sizeof(*z->zones), zone_cmp);
-	for (uint32_t s = 0; s < z->nsites; s++) {
-		z->unmatched_begins += z->sites[s].unmatched_begins;
-		z->unmatched_ends += z->sites[s].unmatched_ends;
-	}
-	err = zones__stats(z);
+	qsort(z->loose, z->nloose, sizeof(*z->loose), loose_cmp);
+	zones__shrink((void **)&z->zones, z->nzones, sizeof(*z->zones));
+	zones__shrink((void **)&z->loose, z->nloose, sizeof(*z->loose));
+	err = analysis_zones__stats(z, NULL, z->sites, &totals);
+	z->unmatched_begins = totals.unmatched_begins;
+	z->unmatched_ends = totals.unmatched_ends;
 cleanup:
 	free(idx);
 	free(open);
@@ -174,8 +251,15 @@ cleanup:
 void analysis_zones__release(struct analysis_zones *z)
 {
 	free(z->zones);
+	free(z->loose);
 	free(z->sites);
 	memset(z, 0, sizeof(*z));
+}
+
+size_t analysis_zones__bytes(const struct analysis_zones *z)
+{
+	return (size_t)z->nzones * sizeof(*z->zones) + (size_t)z->nloose * sizeof(*z->loose) +
+	       (size_t)z->nsites * sizeof(*z->sites);
 }
 
 uint32_t analysis_zones__from(const struct analysis_zones *z, uint64_t until_ns)
@@ -187,6 +271,21 @@ uint32_t analysis_zones__from(const struct analysis_zones *z, uint64_t until_ns)
 		uint32_t mid = lo + (hi - lo) / 2;
 
 		if (z->zones[mid].start_ns < until_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+uint32_t analysis_zones__loose_from(const struct analysis_zones *z, uint64_t since_ns)
+{
+	uint32_t lo = 0, hi = z->nloose;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (z->loose[mid].time_ns < since_ns)
 			lo = mid + 1;
 		else
 			hi = mid;

@@ -41,10 +41,22 @@ struct analysis_zone_stats {
 	uint64_t marks; /* MARK records of the site */
 };
 
+/* A record no zone holds: an unmatched begin or end, or a mark. */
+struct analysis_zone_loose {
+	uint64_t time_ns;
+	uint64_t value;	 /* a mark's value; 0 otherwise */
+	uint32_t site;	 /* -> capture probe_sites */
+	uint32_t thread; /* -> capture threads */
+	uint32_t kind;	 /* CAPTURE_PROBE_ZONE_BEGIN (never ended), _END (none open), _MARK */
+	uint32_t reserved;
+};
+
 struct analysis_zones {
 	struct analysis_zone *zones; /* by (start_ns, thread, site, end_ns) */
 	uint32_t nzones;
-	struct analysis_zone_stats *sites; /* one per capture probe site, by id */
+	struct analysis_zone_loose *loose; /* by (time_ns, thread, site, kind) */
+	uint32_t nloose;
+	struct analysis_zone_stats *sites; /* one per capture probe site, by id: all zones */
 	uint32_t nsites;
 	uint64_t unmatched_begins, unmatched_ends;
 };
@@ -53,6 +65,35 @@ struct analysis_zones {
 int analysis_zones__init(struct analysis_zones *z, const struct capture *c);
 /* Accepts a zeroed or released z. */
 void analysis_zones__release(struct analysis_zones *z);
+/* The heap bytes z holds (a cache's budget). */
+size_t analysis_zones__bytes(const struct analysis_zones *z);
+
+/*
+ * What analysis_zones__stats counts.  The window [start_ns, end_ns) (end_ns
+ * 0: no end) clips zones, as perf --time clips samples: a zone overlapping
+ * it counts once, with only its part inside the window as its duration (a
+ * 10 ms zone of which 4 ms lie in the window counts 4 ms); loose records
+ * (unmatched begins and ends, marks) count when their time is in the
+ * window.  threads, when not NULL, has one byte per capture thread: only
+ * the records of threads with a nonzero byte count.
+ */
+struct analysis_zone_filter {
+	uint64_t start_ns, end_ns;
+	const uint8_t *threads;
+};
+
+struct analysis_zone_totals {
+	uint64_t zones;	  /* zones counted */
+	uint64_t clipped; /* of them, cut by an edge of the window */
+	uint64_t unmatched_begins, unmatched_ends, marks;
+};
+
+/*
+ * Per-site statistics of the zones and loose records f keeps (f NULL: all)
+ * into sites[z->nsites] (by site id) and *totals.  Returns 0 or -ENOMEM.
+ */
+int analysis_zones__stats(const struct analysis_zones *z, const struct analysis_zone_filter *f,
+			  struct analysis_zone_stats *sites, struct analysis_zone_totals *totals);
 
 /*
  * The index of the first zone starting at or after until_ns (binary
@@ -61,5 +102,7 @@ void analysis_zones__release(struct analysis_zones *z);
  * or before since_ns.
  */
 uint32_t analysis_zones__from(const struct analysis_zones *z, uint64_t until_ns);
+/* The index of the first loose record at or after since_ns (binary search). */
+uint32_t analysis_zones__loose_from(const struct analysis_zones *z, uint64_t since_ns);
 
 #endif

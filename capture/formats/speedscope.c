@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * speedscope JSON exporter (https://www.speedscope.app/file-format-schema.json):
- * shared frames keyed by label, one "sampled" profile per thread.
+ * shared frames keyed by label, one "sampled" profile per thread, and one
+ * "evented" profile per thread with probe zones.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -86,6 +87,136 @@ static void offcpu_profiles(FILE *out, const struct capture *c, const uint32_t *
 	}
 }
 
+static int probe_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct capture *c = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const struct capture_probe_record *x = &c->probe_records[a], *y = &c->probe_records[b];
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Remove open[k] of open[n]. */
+static void stack__remove(uint32_t *open, uint32_t n, uint32_t k)
+{
+	memmove(&open[k], &open[k + 1], (n - k - 1) * sizeof(*open));
+}
+
+/* The latest of open[n] of site, or n when none. */
+static uint32_t stack__find(const struct capture *c, const uint32_t *open, uint32_t n, uint32_t site)
+{
+	for (uint32_t k = n; k-- > 0;)
+		if (c->probe_records[open[k]].site == site)
+			return k;
+	return n;
+}
+
+static void zone_event(FILE *out, char type, uint32_t frame, uint64_t at, bool *first)
+{
+	fprintf(out, "%s{\"type\":\"%c\",\"frame\":%" PRIu32 ",\"at\":%" PRIu64 "}",
+		*first ? "" : ",", type, frame, at);
+	*first = false;
+}
+
+/*
+ * Per thread with paired zones, one "evented" profile "<comm-tid> zones"
+ * (unit nanoseconds, times from the thread's first zone).  Pairing is
+ * analysis/zones.c's rule (an end closes the latest begin of its site on
+ * its thread still open); unpaired begins and ends are left out.
+ * speedscope needs frames closed in the order opened: an end under zones
+ * of other sites opened after it closes those, closes its own and opens
+ * them again at the same time (each such split counted in *split).
+ * Frame of site s: site_frame + s.  Returns 0 or -ENOMEM.
+ */
+static int zone_profiles(FILE *out, const struct capture *c, uint32_t site_frame, bool *first,
+			 uint32_t *nprofiles, uint64_t *nzones, uint64_t *split)
+{
+	uint32_t n = c->nprobe_records, *idx = malloc(((size_t)n + 1) * sizeof(*idx));
+	uint32_t *open = malloc(((size_t)n + 1) * sizeof(*open));
+	uint8_t *paired = calloc((size_t)n + 1, 1);
+	int err = -ENOMEM;
+
+	if (!idx || !open || !paired)
+		goto cleanup;
+	for (uint32_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), probe_cmp, (void *)c);
+	for (uint32_t i = 0, end; i < n; i = end) {
+		uint32_t th = c->probe_records[idx[i]].thread, nopen = 0, k;
+		uint64_t t0 = UINT64_MAX, last = 0;
+		bool first_event = true;
+		char name[320];
+
+		for (end = i; end < n && c->probe_records[idx[end]].thread == th; end++)
+			;
+		/* pairs first: only paired begins are opened */
+		for (uint32_t j = i; j < end; j++) {
+			const struct capture_probe_record *r = &c->probe_records[idx[j]];
+
+			if (r->kind == CAPTURE_PROBE_ZONE_BEGIN) {
+				open[nopen++] = idx[j];
+			} else if (r->kind == CAPTURE_PROBE_ZONE_END &&
+				   (k = stack__find(c, open, nopen, r->site)) < nopen) {
+				paired[open[k]] = paired[idx[j]] = 1;
+				t0 = c->probe_records[open[k]].time_ns < t0
+					     ? c->probe_records[open[k]].time_ns
+					     : t0;
+				last = r->time_ns;
+				(*nzones)++;
+				stack__remove(open, nopen--, k);
+			}
+		}
+		if (t0 == UINT64_MAX)
+			continue;
+		formats__thread_label(c, th, name, sizeof(name) - 7);
+		strcat(name, " zones");
+		fputs(*first ? "\n{\"type\":\"evented\",\"name\":"
+			     : ",\n{\"type\":\"evented\",\"name\":",
+		      out);
+		*first = false;
+		formats__json_string(out, name);
+		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64
+			     ",\n\"events\":[",
+			last - t0);
+		nopen = 0;
+		for (uint32_t j = i; j < end; j++) {
+			const struct capture_probe_record *r = &c->probe_records[idx[j]];
+			uint64_t at = r->time_ns - t0;
+
+			if (!paired[idx[j]])
+				continue;
+			if (r->kind == CAPTURE_PROBE_ZONE_BEGIN) {
+				zone_event(out, 'O', site_frame + r->site, at, &first_event);
+				open[nopen++] = idx[j];
+				continue;
+			}
+			k = stack__find(c, open, nopen, r->site);
+			for (uint32_t m = nopen; m-- > k + 1;) {
+				zone_event(out, 'C', site_frame + c->probe_records[open[m]].site, at,
+					   &first_event);
+				(*split)++;
+			}
+			zone_event(out, 'C', site_frame + r->site, at, &first_event);
+			stack__remove(open, nopen--, k);
+			for (uint32_t m = k; m < nopen; m++)
+				zone_event(out, 'O', site_frame + c->probe_records[open[m]].site, at,
+					   &first_event);
+		}
+		fputs("]}", out);
+		(*nprofiles)++;
+	}
+	err = 0;
+cleanup:
+	free(idx);
+	free(open);
+	free(paired);
+	return err;
+}
+
 int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 		       struct formats_note *note)
 {
@@ -95,7 +226,7 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 	uint32_t nprofiles = 0, *ivs = NULL, niv = 0, nincomplete = 0;
 	struct keymap by_label = { 0 };
 	bool ns_unit = true, first;
-	uint64_t best = 0;
+	uint64_t best = 0, nzones = 0, nsplit = 0;
 	int err;
 
 	err = formats__labels_new(c, &labels);
@@ -194,6 +325,13 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 	if (empty_index != CAPTURE_NONE)
 		fputs(nshared ? ",\n{\"name\":\"[empty stack]\"}" : "\n{\"name\":\"[empty stack]\"}",
 		      out);
+	/* then one frame per probe site, named as the site */
+	for (i = 0; i < c->nprobe_sites; i++) {
+		fputs(nshared || empty_index != CAPTURE_NONE || i ? ",\n{\"name\":" : "\n{\"name\":",
+		      out);
+		formats__json_string(out, capture__string(c, c->probe_sites[i].name));
+		fputc('}', out);
+	}
 	fputs("\n]},\n\"profiles\":[", out);
 
 	/* one profile per thread that has samples of event */
@@ -269,7 +407,16 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 	 */
 	offcpu_profiles(out, c, ivs, niv, frame_index, empty_index, path, &first, &nprofiles,
 			&active, &best, !nprofiles || ns_unit);
+	err = zone_profiles(out, c, nshared + (empty_index != CAPTURE_NONE), &first, &nprofiles,
+			    &nzones, &nsplit);
+	if (err)
+		goto cleanup;
 	fprintf(out, "\n],\n\"activeProfileIndex\":%" PRIu32 "}\n", active);
+	if (nzones)
+		formats_note__add(note, "%" PRIu64 " probe zones as per-thread 'zones' evented "
+				  "profiles (%" PRIu64 " splits where zones cross: speedscope nests "
+				  "them); unpaired begins and ends and marks not carried",
+				  nzones, nsplit);
 	if (niv)
 		formats_note__add(note, "%u off-CPU intervals as per-thread 'off-CPU' profiles "
 				  "(nanoseconds): their times, state, cause and waker not carried",

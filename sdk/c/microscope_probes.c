@@ -32,6 +32,8 @@ __attribute__((visibility("default"), used)) struct microscope_probes_control
 	};
 
 static struct microscope_site sites[MICROSCOPE_PROBES_SITES_MAX];
+/* Written by the recorder (process_vm_writev), read at define time. */
+static char select_prefixes[MICROSCOPE_PROBES_SELECT_BYTES];
 static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread uint32_t my_tid;
 
@@ -70,6 +72,8 @@ __attribute__((constructor)) static void microscope_probes__init(void)
 		return; /* ring stays 0: a recorder finds nothing to enable */
 	pthread_atfork(NULL, NULL, microscope_probes__child);
 	CTL->sites = (uint64_t)(uintptr_t)sites;
+	CTL->select = (uint64_t)(uintptr_t)select_prefixes;
+	CTL->select_size = sizeof(select_prefixes);
 	CTL->ring_slots = n;
 	__atomic_store_n(&CTL->ring, (uint64_t)(uintptr_t)ring, __ATOMIC_RELEASE);
 }
@@ -113,6 +117,31 @@ __attribute__((destructor)) static void microscope_probes__fini(void)
 	}
 }
 
+/*
+ * Does the recorder's published selection take name?  The buffer is the
+ * recorder's to write: read within its size whatever it holds (a prefix
+ * running to the end is not one).
+ */
+static bool selected(const char *name)
+{
+	uint64_t on = __atomic_load_n(&CTL->enable, __ATOMIC_ACQUIRE);
+	const char *p = select_prefixes, *end = select_prefixes + sizeof(select_prefixes);
+
+	if ((on & (MICROSCOPE_PROBES_ON | MICROSCOPE_PROBES_SELECT)) !=
+	    (MICROSCOPE_PROBES_ON | MICROSCOPE_PROBES_SELECT))
+		return false;
+	while (p < end && *p) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+
+		if (!nul)
+			return false;
+		if (!strncmp(name, p, (size_t)(nul - p)))
+			return true;
+		p = nul + 1;
+	}
+	return false;
+}
+
 struct microscope_site *microscope_probes_define(const char *name)
 {
 	struct microscope_site *s = NULL;
@@ -132,6 +161,9 @@ struct microscope_site *microscope_probes_define(const char *name)
 		s = &sites[n];
 		strncpy(s->name, name, MICROSCOPE_PROBES_NAME_MAX - 1);
 		s->id = n;
+		/* chosen by the recorder's prefixes: on before it is published */
+		if (selected(s->name))
+			__atomic_store_n(&s->on, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&CTL->site_count, n + 1, __ATOMIC_RELEASE);
 	}
 out:

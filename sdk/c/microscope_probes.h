@@ -12,7 +12,7 @@
  *
  * Link build/libmicroscope_probes.a (or -lmicroscope_probes and the .so).
  *
- * Protocol (the one definition; the recorder, userspace/runtimes/probes.c,
+ * Protocol (the one definition; the recorder, userspace/collector/probes.c,
  * includes this header).  The library holds one process-global control
  * block, the exported symbol microscope_probes_control, which the recorder
  * finds in the ELF symbol table of the module that defines it:
@@ -24,7 +24,14 @@
  *     (CLOCK_MONOTONIC of its last drain), timeout_ns, tail (slots before
  *     it were read), then enable = ON | ALL (every site, also those
  *     defined later), or ON with each selected site's own on word set to
- *     1 (record --probes: sites chosen by name); enable = 0 when it stops.
+ *     1 (record --probes: sites chosen by name); enable = 0 when it stops;
+ *   - with a selection, when select is not 0, the recorder first writes
+ *     its name prefixes there (each NUL-terminated, one after the other,
+ *     an empty one last, within select_size bytes) and adds SELECT to
+ *     enable: a site defined from then on is switched on by the SDK
+ *     itself when its name starts with one of them, before the site is
+ *     published, so its first zone is written (the recorder's own on
+ *     words reach only sites it has read).
  * A writer with enable == 0 does nothing but that one relaxed load; with
  * ON but not ALL it also skips a site whose on word is 0.  An
  * enabled writer whose heartbeat is older than timeout_ns (reader killed or
@@ -53,6 +60,10 @@ extern "C" {
 /* control.enable bits */
 #define MICROSCOPE_PROBES_ON 1ull  /* a recorder reads this process */
 #define MICROSCOPE_PROBES_ALL 2ull /* every site, without looking at its on word */
+#define MICROSCOPE_PROBES_SELECT 4ull /* the prefixes in select are the recorder's */
+
+/* The select buffer: room for 16 prefixes of a name's longest and the end. */
+#define MICROSCOPE_PROBES_SELECT_BYTES 1024
 
 /* Record kinds (site_kind & 0xff). */
 #define MICROSCOPE_PROBES_ZONE_BEGIN 1
@@ -90,7 +101,8 @@ struct microscope_probes_control {
 	uint32_t site_size;    /* sizeof(struct microscope_site) */
 	uint32_t timeouts;     /* writers: times writing was turned off after reader loss */
 	uint64_t reader_pid;   /* recorder: its pid, 0 none */
-	uint64_t reserved[2];
+	uint64_t select;       /* address of select_size bytes for the recorder's prefixes, 0 none */
+	uint64_t select_size;  /* MICROSCOPE_PROBES_SELECT_BYTES */
 };
 
 struct microscope_probes_record {

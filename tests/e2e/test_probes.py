@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import time
 
 import helpers as H
@@ -25,9 +26,9 @@ SDK_PY = os.path.join(H.REPO, "sdk", "python")
 LIB = os.path.join(H.BUILD, "libmicroscope_probes.so")
 
 
-def zones_table(capture):
-    """report --zones -> ({site: row dict}, header dict, full text)."""
-    text = H.report(capture, "--zones").stdout
+def zones_table(capture, *extra):
+    """report --zones [EXTRA...] -> ({site: row dict}, header dict, full text)."""
+    text = H.report(capture, "--zones", *extra).stdout
     H.log(text)
     m = re.search(r"probe sites (\d+), records (\d+), zones (\d+), unmatched begins (\d+), "
                   r"unmatched ends (\d+)", text)
@@ -196,6 +197,55 @@ def test_serve_api_zones():
         assert st == 400 and b"limit" in body, body
 
 
+def test_zones_window_clips_and_scope_keeps_threads():
+    """report --zones --since/--until and /api/zones start/end clip zones to
+    the window: of the 3rd and 4th wait zones, the window [middle of the
+    3rd, middle of the 4th) keeps 2, with only their parts inside as
+    durations (exactly); the scope options and label=/process= keep a
+    process's zones only (the fork fixture's parent and child)."""
+    rec = _zones_rec()
+    with Server(rec.capture) as srv:
+        a = srv.api("/api/zones")
+        wid = {s["name"]: s["id"] for s in a["sites"]}["wait"]
+        w = [z for z in a["zones"] if z["site"] == wid]
+        lo = w[2]["start_ns"] + w[2]["ns"] // 2
+        hi = w[3]["start_ns"] + w[3]["ns"] // 2
+        want = (w[2]["end_ns"] - lo) + (hi - w[3]["start_ns"])
+        r = srv.api("/api/zones?start=%d&end=%d" % (lo, hi))
+        got = {s["name"]: s for s in r["sites"]}
+        assert got["wait"]["count"] == 2 and got["wait"]["total_ns"] == want, (got, want)
+        assert got["work"]["count"] == 0 and r["clipped"] == 2, r["sites"]
+        assert got["wait"]["max_ns"] == max(w[2]["end_ns"] - lo, hi - w[3]["start_ns"])
+    rows, head, text = zones_table(rec.capture, "--since", "%dns" % lo, "--until", "%dns" % hi)
+    assert int(rows["wait"]["count"]) == 2 and us_to_ns(rows["wait"]["total"]) == want, text
+    assert int(rows["work"]["count"]) == 0 and head["zones"] == 2, text
+    assert "zones clipped to it, 2 cut at an edge" in text, text
+
+    k = 20
+    fork = H.cached_record("probes-fork", [H.fixture("zones"), "fork", str(k)])
+    pids = {}
+    for line in fork.fixture_lines:
+        if line.startswith("fork who="):
+            kv = H.parse_kv(line)
+            pids[kv["who"]] = kv["pid"]
+    rows, head, text = zones_table(fork.capture, "--pid", str(pids["child"]))
+    assert list(rows) == ["child"] and int(rows["child"]["count"]) == k, text
+    assert head["records"] == 2 * k, text
+    rows, _, text = zones_table(fork.capture, "--pid", "!%d" % pids["child"])
+    assert list(rows) == ["parent"] and int(rows["parent"]["count"]) == k, text
+    with Server(fork.capture) as srv:
+        proc = next(z["thread"]["process"] for z in srv.api("/api/zones")["zones"]
+                    if z["thread"]["pid"] == pids["child"])
+        for q in ("label=pid:%d" % pids["child"], "process=%d" % proc):
+            r = srv.api("/api/zones?" + q)
+            got = {s["name"]: s["count"] for s in r["sites"]}
+            assert got == {"child": k, "parent": 0}, (q, got)
+            assert r["total"] == k and all(z["thread"]["pid"] == pids["child"]
+                                           for z in r["zones"]), q
+        st, _, body = srv.get("/api/zones?label=pid:x")
+        assert st == 400, body
+
+
 @H.timeout(300)
 def test_timeline_draws_zone_blocks():
     """The browser's timeline draws every zone of /api/zones on its
@@ -218,6 +268,51 @@ def test_timeline_draws_zone_blocks():
         z["width"] for z in by_site["work"] if z["ns"] < min(w["ns"] for w in by_site["wait"]))
 
 
+def fmt_ns(ns):
+    """web/src/api.ts fmtNs."""
+    if ns >= 1e9:
+        return "%.3f s" % (ns / 1e9)
+    if ns >= 1e6:
+        return "%.3f ms" % (ns / 1e6)
+    if ns >= 1e3:
+        return "%.1f us" % (ns / 1e3)
+    return "%d ns" % ns
+
+
+@H.timeout(300)
+def test_zones_table_and_marks_in_the_browser():
+    """The Zones view shows /api/zones' statistics per site (every value,
+    raw and as text), sorts by a clicked column, and a click on a site
+    opens the timeline with exactly that site's N blocks highlighted and
+    the rest faded; the fixture's N/10 marks of "work" are drawn with their
+    values (9, 19, ...) in time order."""
+    rec = _zones_rec()
+    with Server(rec.capture) as srv:
+        api = srv.api("/api/zones")
+        res = pages(srv, {"zones": {"site": "work"}}, "probes-zones-table")
+    z = res["zones"]
+    sites = {s["name"]: s for s in api["sites"]}
+    assert [r["site"] for r in z["byTotal"]] == sorted(
+        sites, key=lambda n: (-sites[n]["total_ns"], n)), z["byTotal"]
+    assert [r["site"] for r in z["byCount"]] == ["work", "wait"], z["byCount"]
+    for row in z["byTotal"]:
+        s = sites[row["site"]]
+        assert row["id"] == s["id"] and row["pid"] == s["pid"], (row, s)
+        assert row["marks"] == s["marks"] and row["count"] == s["count"], (row, s)
+        for k in ("total_ns", "min_ns", "mean_ns", "median_ns", "p99_ns", "max_ns"):
+            assert row[k] == s[k] and row["text"][k] == fmt_ns(s[k]), (k, row, s)
+        assert row["text"]["count"] == "{:,}".format(s["count"]), row
+    assert sites["work"]["marks"] == N // 10 and sites["wait"]["marks"] == 0, api["sites"]
+    assert "site=%d" % sites["work"]["id"] in z["hash"], z["hash"]
+    assert z["highlighted"] == ["work"] * N and z["faded"] == ["wait"] * M, (
+        len(z["highlighted"]), len(z["faded"]))
+    assert [m["value"] for m in z["marks"]] == list(range(9, N, 10)), z["marks"]
+    assert all(m["site"] == "work" for m in z["marks"])
+    xs = [m["x"] for m in z["marks"]]
+    assert xs == sorted(xs) and [m["time"] for m in z["marks"]] == [
+        m["time_ns"] for m in api["marks"]], z["marks"]
+
+
 def test_probes_option_selects_sites_by_prefix():
     """record --probes wa: only "wait" is switched on in the SDK (the work
     zones are never written: a record of a site not selected would be
@@ -236,6 +331,21 @@ def test_probes_option_selects_sites_by_prefix():
     assert "bad --probes" in bad.stderr, bad.stderr
 
 
+def test_probes_option_records_a_site_from_its_first_zone():
+    """record --probes late: a site defined after the recorder switched
+    writing on, whose only zone follows its definition at once, is
+    recorded: the SDK matches it against the prefixes the recorder
+    published (no drain round in between could switch it on); the site
+    not selected is not written (none of its records, none refused)."""
+    rec = H.record([H.fixture("zones"), "late"], output=H.tmp_path("late.msc"),
+                   extra=["--probes", "late,zz"])
+    assert rec.fixture_line("late enabled=")["enabled"] == 1, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    assert list(rows) == ["late.one"], text
+    assert int(rows["late.one"]["count"]) == 1, text
+    assert head["records"] == 2 and head["problems"] == 0, text
+
+
 def test_chrome_trace_carries_zones():
     """convert -o x.trace.json: every zone begin and end as an async event
     of its site, ids pairing them per site and thread, in time order."""
@@ -251,6 +361,38 @@ def test_chrome_trace_carries_zones():
         assert [e["ph"] for e in mine] == ["b", "e"] * n, (site, [e["ph"] for e in mine][:6])
         assert len({e["id"] for e in mine}) == 1, mine[:2]
         assert all(b["ts"] <= e["ts"] for b, e in zip(mine[::2], mine[1::2]))
+
+
+@H.timeout(300)
+def test_speedscope_carries_zones():
+    """convert -o x.speedscope.json: the thread's zones as an "evented"
+    profile whose open/close pairs per site add up to /api/zones' totals
+    exactly, and speedscope (in chromium) opens the file without a warning."""
+    import json
+    from test_formats import _speedscope
+    rec = _zones_rec()
+    out = H.tmp_path("zones.speedscope.json")
+    p = H.run([H.BIN, "convert", rec.capture, "-o", out], check=True)
+    assert "%d probe zones as per-thread 'zones' evented profiles (0 splits" % (N + M) in \
+        p.stderr, p.stderr
+    with open(out) as f:
+        doc = json.load(f)
+    frames = [fr["name"] for fr in doc["shared"]["frames"]]
+    ev = [pr for pr in doc["profiles"] if pr["type"] == "evented"]
+    assert len(ev) == 1 and ev[0]["name"].endswith(" zones"), [pr["name"] for pr in ev]
+    total, count, opened = {}, {}, {}
+    for e in ev[0]["events"]:
+        name = frames[e["frame"]]
+        if e["type"] == "O":
+            opened[name] = e["at"]
+        else:
+            total[name] = total.get(name, 0) + e["at"] - opened.pop(name)
+            count[name] = count.get(name, 0) + 1
+    with Server(rec.capture) as srv:
+        sites = {st["name"]: st for st in srv.api("/api/zones")["sites"]}
+    assert count == {"work": N, "wait": M}, count
+    assert total == {k: sites[k]["total_ns"] for k in ("work", "wait")}, (total, sites)
+    _speedscope(out, "spin", "zones-speedscope")
 
 
 def test_forked_child_is_found_and_recorded_apart():
@@ -301,3 +443,66 @@ def test_system_wide_finds_processes_mapping_the_sdk():
     rows, head, text = zones_table(capture)
     assert int(rows["py_work"]["count"]) == n and int(rows["py_work"]["pid"]) == pid, text
     assert int(rows["py_mark"]["marks"]) == n, text
+
+
+def _counters(capture):
+    """The capture's counters {name: value} (tests/tools/sample_stacks.c)."""
+    from test_python import _tool
+    text = H.run([_tool(), capture, "counters"], check=True, quiet=True).stdout
+    return {k: int(v) for k, v in (line.split(" ", 1) for line in text.splitlines())}
+
+
+@H.timeout(300)
+def test_system_wide_finds_programs_linking_the_static_library():
+    """record -a finds programs that link libmicroscope_probes.a (they map
+    no *microscope_probes* file) by their executable's symbol: 20 copies
+    running before the recording (the snapshot) and one exec'd during it
+    each have their 5 work zones recorded, beside 20 idle sleep processes.
+    The executables are read once each: 40 processes of 2 executables
+    cost 2 reads at most, so the reads at start stay below the host's
+    processes less 38."""
+    k = 20
+    fixtures, sleeps = [], []
+    try:
+        for i in range(k):
+            fixtures.append(H.start_fixture([H.fixture("zones"), "run", "5", "1000", "0", "0",
+                                             "60"], out_name="static-%d.out" % i))
+            sleeps.append(subprocess.Popen(["sleep", "120"]))
+        time.sleep(0.5)
+        nprocs = sum(1 for d in os.listdir("/proc") if d.isdigit())
+        proc, capture, _ = H.start_record(output=H.tmp_path("system-static.msc"),
+                                          system_wide=True, duration=60)
+        # the snapshot's processes are found at the first rounds
+        for fx, out in fixtures:
+            assert fx.wait(timeout=60) == 0, fx.stderr.read()
+        late, late_out = H.start_fixture([H.fixture("zones"), "run", "5", "1000", "0", "0", "30"],
+                                         out_name="static-late.out")
+        assert late.wait(timeout=60) == 0, late.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    finally:
+        for p in sleeps:
+            p.kill()
+            p.wait()
+        for fx, _ in fixtures:
+            if fx.poll() is None:
+                fx.kill()
+                fx.wait()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    pids = [fx.pid for fx, _ in fixtures] + [late.pid]
+    for _, out in fixtures + [(late, late_out)]:
+        assert "enabled=1" in open(out).read(), open(out).read()
+    text = H.report(capture, "--zones").stdout
+    H.log(text)
+    rows = [l.split() for l in text.splitlines() if l.split()[:1] == ["work"]]
+    got = {int(r[1]): int(r[2]) for r in rows}
+    assert all(got.get(p) == 5 for p in pids), (pids, got)
+    c = _counters(capture)
+    H.log("probes: %d host processes at start; exe reads %d (%d at start), %d us, found by "
+          "exe %d" % (nprocs, c["probes.exe_reads"], c["probes.exe_reads_at_start"],
+                      c["probes.exe_cpu_us"], c["probes.found_by_exe"]))
+    assert c["probes.found_by_exe"] >= k + 1, c
+    assert c["probes.exe_reads_at_start"] <= nprocs - 2 * k + 2, (nprocs, c)

@@ -899,6 +899,66 @@ static void test_offcpu_exports(void **state)
 	capture__free(c);
 }
 
+/*
+ * speedscope: zones as one "evented" profile per thread, times from the
+ * thread's first zone.  Thread T: a+100 b+150 a-300 b-400 (crossing: b is
+ * closed at 300, a closed, b opened again), a-450 (no begin open: left
+ * out), b+500 (never ended: left out).  Frames: no samples, so site a is
+ * frame 0, b frame 1.
+ */
+static void test_speedscope_zones(void **state)
+{
+	static const struct capture_probe_record recs[] = {
+		{ .time_ns = 100, .site = 0, .kind = CAPTURE_PROBE_ZONE_BEGIN },
+		{ .time_ns = 150, .site = 1, .kind = CAPTURE_PROBE_ZONE_BEGIN },
+		{ .time_ns = 300, .site = 0, .kind = CAPTURE_PROBE_ZONE_END },
+		{ .time_ns = 400, .site = 1, .kind = CAPTURE_PROBE_ZONE_END },
+		{ .time_ns = 450, .site = 0, .kind = CAPTURE_PROBE_ZONE_END },
+		{ .time_ns = 500, .site = 1, .kind = CAPTURE_PROBE_ZONE_BEGIN },
+	};
+	struct capture_builder *b = capture_builder__new();
+	struct capture_process p = { .pid = 7 };
+	struct capture_thread t = { .tid = 8 };
+	struct formats_note note = { 0 };
+	struct capture *c;
+	char *text = NULL;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	p.comm = t.comm = capture_builder__string(b, "app");
+	capture_builder__add_process(b, &p);
+	capture_builder__add_thread(b, &t);
+	capture_builder__add_event(b, &(struct capture_event){
+					      .name = capture_builder__string(b, "cpu-clock"),
+					      .unit = capture_builder__string(b, "samples"),
+					      .period = 1 });
+	capture_builder__add_probe_site(b, &(struct capture_probe_site){
+						   capture_builder__string(b, "a"), 0 });
+	capture_builder__add_probe_site(b, &(struct capture_probe_site){
+						   capture_builder__string(b, "b"), 0 });
+	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
+		capture_builder__add_probe_record(b, &recs[i]);
+	c = seal(b);
+	f = open_memstream(&text, &len);
+	assert_int_equal(speedscope__export(c, 0, f, &note), 0);
+	fclose(f);
+	if (!strstr(text, "{\"type\":\"evented\",\"name\":\"app-8 zones\",\"unit\":\"nanoseconds\","
+			  "\"startValue\":0,\"endValue\":300,\n\"events\":["
+			  "{\"type\":\"O\",\"frame\":0,\"at\":0},"
+			  "{\"type\":\"O\",\"frame\":1,\"at\":50},"
+			  "{\"type\":\"C\",\"frame\":1,\"at\":200},"
+			  "{\"type\":\"C\",\"frame\":0,\"at\":200},"
+			  "{\"type\":\"O\",\"frame\":1,\"at\":200},"
+			  "{\"type\":\"C\",\"frame\":1,\"at\":300}]}"))
+		fail_msg("%s", text);
+	assert_non_null(strstr(text, "\"frames\":[\n{\"name\":\"a\"},\n{\"name\":\"b\"}\n]"));
+	assert_non_null(strstr(note.text, "2 probe zones as per-thread 'zones' evented profiles "
+					  "(1 splits"));
+	free(text);
+	capture__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -911,6 +971,7 @@ int main(void)
 		cmocka_unit_test(test_pprof_export_recorded),
 		cmocka_unit_test(test_json_exports),
 		cmocka_unit_test(test_offcpu_exports),
+		cmocka_unit_test(test_speedscope_zones),
 		cmocka_unit_test(test_preempted_sample_drawn_on),
 	};
 

@@ -12,6 +12,9 @@
  *                                 2 x disk, woken by a hardirq) of 10, 20,
  *                                 30 us, blocked in a (kernel leaf
  *                                 schedule), and one incomplete.
+ *   probe site "req" of app: app-100 zone [1000000, 1004000), worker-101
+ *                            zone [1001000, 1002000), a mark of app-100
+ *                            at 1003000 with value 5.
  *
  * Expected values are derived in comments next to each assertion.
  */
@@ -130,6 +133,20 @@ static int setup(void **state)
 		};
 
 		capture_builder__add_interval(b, &v);
+	}
+	{
+		struct capture_probe_site site = { capture_builder__string(b, "req"), p1 };
+		const struct capture_probe_record recs[] = {
+			{ .time_ns = 1000000, .thread = t_app, .kind = CAPTURE_PROBE_ZONE_BEGIN },
+			{ .time_ns = 1001000, .thread = t_worker, .kind = CAPTURE_PROBE_ZONE_BEGIN },
+			{ .time_ns = 1002000, .thread = t_worker, .kind = CAPTURE_PROBE_ZONE_END },
+			{ .time_ns = 1003000, .thread = t_app, .kind = CAPTURE_PROBE_MARK, .value = 5 },
+			{ .time_ns = 1004000, .thread = t_app, .kind = CAPTURE_PROBE_ZONE_END },
+		};
+
+		capture_builder__add_probe_site(b, &site);
+		for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
+			capture_builder__add_probe_record(b, &recs[i]);
 	}
 	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
 	if (capture__open_mem(buf, len, "serve.msc", &c, err, sizeof(err)))
@@ -538,6 +555,62 @@ static void test_api_answers(void **state)
 	free(body);
 }
 
+/* One /api/zones answer of the fixture's profile, with keys kv. */
+static char *zones_answer(struct fx *fx, const char *const *kv)
+{
+	struct serve_app app = { .profile = fx->p };
+	struct serve_query q;
+	char err[256], *body = NULL;
+	size_t len;
+
+	assert_int_equal(parse(&q, SERVE_EP_ZONES, kv, err), 0);
+	if (serve_api__answer(&app, &q, &body, &len, err, sizeof(err)))
+		fail_msg("zones: %s", err);
+	return body;
+}
+
+static void expect_in(char *body, const char *want)
+{
+	if (!strstr(body, want))
+		fail_msg("'%s' not in %s", want, body);
+	free(body);
+}
+
+/*
+ * /api/zones pairs once per profile: three requests (all, label, window)
+ * make one pairing.  The origin is the first sample, 1000000: the window
+ * start=1500&end=2500 is [1001500, 1002500), clipping app's zone to 1000
+ * and worker's to 500 (total 1500, both cut); label=comm:worker keeps
+ * worker's zone alone (1000); the mark of app counts in the whole range.
+ */
+static void test_zones_paired_once(void **state)
+{
+	struct fx *fx = *state;
+
+	expect_in(zones_answer(fx, (const char *[]){ NULL }), "\"total_ns\":5000");
+	expect_in(zones_answer(fx, (const char *[]){ "label", "comm:worker", NULL }),
+		  "\"total_ns\":1000");
+	expect_in(zones_answer(fx, (const char *[]){ "start", "1500", "end", "2500", NULL }),
+		  "\"total_ns\":1500");
+	expect_in(zones_answer(fx, (const char *[]){ "start", "1500", "end", "2500", NULL }),
+		  "\"clipped\":2");
+	expect_in(zones_answer(fx, (const char *[]){ "thread", "0", NULL }), "\"value\":5");
+	assert_int_equal(fx->p->zone_pairings, 1);
+	assert_non_null(fx->p->zones);
+}
+
+/* Over the budget, each request pairs for itself and keeps nothing. */
+static void test_zones_over_budget(void **state)
+{
+	struct fx *fx = *state;
+
+	fx->p->zones_budget = 16;
+	expect_in(zones_answer(fx, (const char *[]){ NULL }), "\"count\":2");
+	expect_in(zones_answer(fx, (const char *[]){ NULL }), "\"count\":2");
+	assert_int_equal(fx->p->zone_pairings, 2);
+	assert_null(fx->p->zones);
+}
+
 /*
  * analysis_source: per-line costs of f.  Samples (weight 1):
  *   main;f@10        x4   innermost f frame: line 10, the stack's leaf -> self
@@ -641,6 +714,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_diff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shape_matches_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_api_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zones_paired_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zones_over_budget, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

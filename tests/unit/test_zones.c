@@ -31,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "analysis/scope.h"
 #include "analysis/zones.h"
 #include "capture/capture.h"
 
@@ -177,6 +178,93 @@ static void test_pairing(void **state)
 	capture_builder__free(b);
 }
 
+/*
+ * Windows clip, thread masks keep.  [250, 650) over the records above:
+ * a [100,300) -> 50, b [150,400) -> 150, T1's a [200,260) -> 10,
+ * a [500,900) -> 150, a [600,700) -> 50; all five cut at an edge.
+ * a: 10 50 50 150: count 4, total 260, min 10, mean 65, median 50,
+ * p99 150.  No loose record lies in the window (end at 50, begin at 1000,
+ * mark at 1100).  T1 alone: a [200,260) -> 60, its end at 50, b's begin at
+ * 1000 and the mark.  T1 over [900, 1050): b's begin only; T0's a
+ * [500,900) ends at the window's start, so is not in it.
+ */
+static void test_window_and_threads(void **state)
+{
+	static const uint8_t t1[] = { 0, 1, 0 };
+	struct capture_builder *b = builder(recs, sizeof(recs) / sizeof(recs[0]));
+	struct capture *c = read_back(b);
+	struct analysis_zone_filter f = { .start_ns = 250, .end_ns = 650 };
+	struct analysis_zone_stats st[3];
+	struct analysis_zone_totals t;
+	struct analysis_zones z;
+
+	(void)state;
+	assert_int_equal(analysis_zones__init(&z, c), 0);
+	assert_int_equal(analysis_zones__stats(&z, &f, st, &t), 0);
+	assert_int_equal(t.zones, 5);
+	assert_int_equal(t.clipped, 5);
+	assert_int_equal(st[0].count, 4);
+	assert_int_equal(st[0].total_ns, 260);
+	assert_int_equal(st[0].min_ns, 10);
+	assert_int_equal(st[0].mean_ns, 65);
+	assert_int_equal(st[0].median_ns, 50);
+	assert_int_equal(st[0].p99_ns, 150);
+	assert_int_equal(st[0].max_ns, 150);
+	assert_int_equal(st[1].count, 1);
+	assert_int_equal(st[1].total_ns, 150);
+	assert_int_equal(t.unmatched_begins + t.unmatched_ends + t.marks, 0);
+	f = (struct analysis_zone_filter){ .threads = t1 };
+	assert_int_equal(analysis_zones__stats(&z, &f, st, &t), 0);
+	assert_int_equal(t.zones, 1);
+	assert_int_equal(t.clipped, 0);
+	assert_int_equal(st[0].count, 1);
+	assert_int_equal(st[0].total_ns, 60);
+	assert_int_equal(st[0].unmatched_ends, 1);
+	assert_int_equal(st[0].marks, 1);
+	assert_int_equal(st[1].count, 0);
+	assert_int_equal(st[1].unmatched_begins, 1);
+	f = (struct analysis_zone_filter){ .start_ns = 900, .end_ns = 1050, .threads = t1 };
+	assert_int_equal(analysis_zones__stats(&z, &f, st, &t), 0);
+	assert_int_equal(t.zones + t.unmatched_ends + t.marks, 0);
+	assert_int_equal(t.unmatched_begins, 1);
+	f.threads = NULL;
+	assert_int_equal(analysis_zones__stats(&z, &f, st, &t), 0);
+	assert_int_equal(t.zones, 0);
+	analysis_zones__release(&z);
+	capture__free(c);
+	capture_builder__free(b);
+}
+
+/* A scope keeps a thread's probe records whole (tid 11 is T1: 5 records),
+ * and module terms do not judge them (records have no stack). */
+static void test_scope_keeps_threads(void **state)
+{
+	struct capture_builder *b = builder(recs, sizeof(recs) / sizeof(recs[0]));
+	struct capture *c = read_back(b);
+	struct analysis_scope_filter f = { 0 };
+	struct analysis_scope *sc = NULL;
+	const struct capture *v;
+
+	(void)state;
+	assert_int_equal(analysis_scope_filter__add(&f, ANALYSIS_FIELD_TID, "11"), 0);
+	assert_int_equal(analysis_scope__new(c, &f, false, &sc), 0);
+	v = analysis_scope__capture(sc);
+	assert_int_equal(v->nprobe_records, 5);
+	for (uint32_t i = 0; i < v->nprobe_records; i++)
+		assert_int_equal(v->probe_records[i].thread, 1);
+	analysis_scope__free(sc);
+	analysis_scope_filter__release(&f);
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(analysis_scope_filter__add(&f, ANALYSIS_FIELD_MODULE, "libc.so.6"), 0);
+	assert_int_equal(analysis_scope_filter__add(&f, ANALYSIS_FIELD_PID, "!20"), 0);
+	assert_int_equal(analysis_scope__new(c, &f, false, &sc), 0);
+	assert_int_equal(analysis_scope__capture(sc)->nprobe_records, c->nprobe_records);
+	analysis_scope__free(sc);
+	analysis_scope_filter__release(&f);
+	capture__free(c);
+	capture_builder__free(b);
+}
+
 /* A capture the builder refuses, with its reason. */
 static void refused(const struct rec *r, const char *why, void (*tamper)(struct capture_builder *))
 {
@@ -245,6 +333,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_pairing),
+		cmocka_unit_test(test_window_and_threads),
+		cmocka_unit_test(test_scope_keeps_threads),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_empty),
 	};

@@ -11,6 +11,7 @@
 //          "modules": {},                                // granularity selector -> module
 //          "source": {"name": FUNC},                     // table row click -> source view
 //          "zone": {},                                   // drag across the timeline
+//          "zones": {"site": NAME},                      // zones table: sort, click a site
 //          "paint": {"cgroup": PROCS}}                      // bench/serve.py
 // Prints one JSON line with one result object per section and "errors"
 // (page errors, console errors, timeouts).  Screenshots go to SHOTS/<section>*.png.
@@ -102,6 +103,35 @@ async function timeline(page, s) {
     detail = await page.$eval('#interval-detail', (e) => e.textContent);
   }
   return { intervals: ivs.filter((i) => i.tid === s.tid), lanes, detail, zones };
+}
+
+// The zones table as shown (raw values from data-value, text as read),
+// sorted by total (the default) and by count; then a click on site NAME
+// opens the timeline: which zone bars are highlighted, faded, and the marks.
+async function zones(page, s) {
+  await open(page, 'view=zones', 'zones');
+  const rows = () => page.$$eval('#zones tr[data-site]', (els) => els.map((e) => {
+    const o = { site: e.dataset.site, id: Number(e.dataset.id), pid: Number(e.querySelectorAll('td')[1].textContent), text: {} };
+    e.querySelectorAll('td[data-key]').forEach((td) => { o[td.dataset.key] = Number(td.dataset.value); o.text[td.dataset.key] = td.textContent; });
+    return o;
+  }));
+  const r = { byTotal: await rows(), head: await page.$eval('#zones-head', (e) => e.textContent) };
+  await page.screenshot({ path: path.join(spec.shots, 'zones.png'), fullPage: true });
+  await page.click('th[data-sort="count"]');
+  await page.waitForFunction(() => location.hash.includes('sort=count'));
+  await ready(page, 'zones');
+  r.byCount = await rows();
+  await page.click(`#zones tr[data-site="${s.site}"]`);
+  await page.waitForFunction(() => location.hash.includes('view=timeline'));
+  await ready(page, 'timeline');
+  r.hash = await page.evaluate(() => location.hash);
+  r.highlighted = await page.$$eval('rect.zone.highlight', (els) => els.map((e) => e.dataset.site));
+  r.faded = await page.$$eval('rect.zone.faded', (els) => els.map((e) => e.dataset.site));
+  r.marks = await page.$$eval('rect.mark', (els) => els.map((e) => ({
+    site: e.dataset.site, value: Number(e.dataset.value), tid: Number(e.dataset.tid), time: Number(e.dataset.time),
+    x: e.getBoundingClientRect().left })));
+  await page.screenshot({ path: path.join(spec.shots, 'zones-timeline.png'), fullPage: true });
+  return r;
 }
 
 async function table(page) {
@@ -348,7 +378,7 @@ async function main() {
     page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
     page.on('request', (r) => requests.push(r.url()));
-    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['diffbase', diffbase], ['modules', modules], ['source', source], ['zone', zone], ['paint', paint]]) {
+    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['diffbase', diffbase], ['modules', modules], ['source', source], ['zone', zone], ['zones', zones], ['paint', paint]]) {
       if (!spec[name]) continue;
       try {
         out[name] = await fn(page, spec[name]);

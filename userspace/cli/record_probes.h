@@ -13,6 +13,7 @@
 #ifndef MS_CLI_RECORD_PROBES_H
 #define MS_CLI_RECORD_PROBES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -21,16 +22,33 @@
 #include "../stream/stream.h"
 
 #define RECORD_PROBES_PENDING 64
+/* Executables whose answer is kept (a host's distinct executables; the
+ * oldest is replaced; a linear search: compares, no system call). */
+#define RECORD_PROBES_EXE_CACHE 256
+
+struct record_probes_exe {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+	bool has; /* defines microscope_probes_control */
+};
 
 struct record_probes {
 	struct perf_sample_id_layout sideband; /* MS_SIDEBAND_SAMPLE_TYPE */
 	pid_t pending[RECORD_PROBES_PENDING];
 	uint32_t npending;
 	uint64_t dropped; /* pids not queued: the queue was full */
+	struct record_probes_exe exes[RECORD_PROBES_EXE_CACHE];
+	uint32_t nexes, next_exe;
+	uint64_t exe_reads;	     /* ELF files read (cache misses) */
+	uint64_t exe_reads_at_start; /* of them, for the snapshot's processes */
+	uint64_t exe_cpu_ns;	     /* thread CPU time spent looking at executables */
+	uint64_t by_exe;	     /* processes queued for their executable */
 };
 
 void record_probes__init(struct record_probes *rp);
-/* A drained chunk: queue the pid of an MMAP2 of a *microscope_probes* file. */
+/* A drained chunk: queue the pid of an MMAP2 of a *microscope_probes*
+ * file, or of a snapshot process or an exec (COMM with
+ * PERF_RECORD_MISC_COMM_EXEC) whose executable defines the control block. */
 void record_probes__chunk(struct record_probes *rp, const struct ms_chunk *c, const void *payload);
 /* The queued pids to the collector.  Returns 0 or -errno. */
 int record_probes__flush(struct record_probes *rp, struct collector *col);

@@ -717,6 +717,13 @@ static int session__seal(struct record_session *s)
 	}
 	if (s->probes.dropped)
 		capture_builder__add_counter(s->b, "probes.candidate_queue_full", s->probes.dropped);
+	if (s->o->system_wide) {
+		capture_builder__add_counter(s->b, "probes.exe_reads", s->probes.exe_reads);
+		capture_builder__add_counter(s->b, "probes.exe_reads_at_start",
+					     s->probes.exe_reads_at_start);
+		capture_builder__add_counter(s->b, "probes.exe_cpu_us", s->probes.exe_cpu_ns / 1000);
+		capture_builder__add_counter(s->b, "probes.found_by_exe", s->probes.by_exe);
+	}
 	/* How long the backlog took once sampling stopped (docs/host.md). */
 	if (s->t_halt > 0)
 		capture_builder__add_counter(s->b, "record.finish_ms",

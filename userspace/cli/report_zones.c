@@ -4,11 +4,19 @@
  * (analysis/zones.h), one row per site, and what the recording could not
  * keep of them (probes.* counters).  Durations are shown in microseconds
  * with three decimals: exact to the nanosecond.
+ *
+ * The scope options (--pid, --tid, --comm, --container, --cgroup) keep the
+ * zones of matching threads, as they keep samples (analysis/scope.h);
+ * --since/--until clip every zone to the window, as perf --time clips
+ * samples: a zone crossing an edge counts with its part inside only, and
+ * the header says how many were cut (analysis/zones.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "analysis/zones.h"
 #include "report.h"
 
@@ -17,26 +25,49 @@ static void us(uint64_t ns, char *buf, size_t size)
 	snprintf(buf, size, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
 }
 
-int report_zones(const struct report_options *opt, const struct capture *c)
+int report_zones(const struct report_options *opt, const struct capture *capture)
 {
 	static const char *const counters[] = {
 		"probes.dropped",    "probes.timeouts", "probes.bad_control", "probes.bad_site",
 		"probes.bad_record", "probes.torn",	"processor.bad_probe",
 	};
-	struct analysis_zones z;
-	uint64_t problems = 0;
-	char list[512] = "";
+	const struct capture *c = capture;
+	struct analysis_scope *scope = NULL;
+	struct analysis_zone_stats *sites = NULL;
+	struct analysis_zone_filter f = { 0 };
+	struct analysis_zone_totals tot;
+	struct analysis_zones z = { 0 };
+	uint64_t problems = 0, start;
+	char list[512] = "", a[32], b[32];
 	size_t used = 0;
-	int width = 4;
+	int width = 4, status = 1;
 
-	if (analysis_zones__init(&z, c)) {
-		fprintf(stderr, "microscope report: %s: out of memory\n", opt->path);
-		return 1;
-	}
+	if (scope_options__view(&opt->scope, capture, false, &scope))
+		goto oom;
+	if (scope)
+		c = analysis_scope__capture(scope);
+	start = analysis__start_ns(c); /* the other views' origin (report.c) */
+	f.start_ns = opt->since_set ? start + opt->since_ns : 0;
+	f.end_ns = opt->until_set ? start + opt->until_ns : 0;
+	if (analysis_zones__init(&z, c))
+		goto oom;
+	sites = calloc((size_t)z.nsites + 1, sizeof(*sites));
+	if (!sites || analysis_zones__stats(&z, &f, sites, &tot))
+		goto oom;
 	printf("microscope report: %s\n", opt->path);
-	printf("  probe sites %" PRIu32 ", records %" PRIu32 ", zones %" PRIu32
+	if (opt->since_set || opt->until_set) {
+		us(opt->since_ns, a, sizeof(a));
+		us(opt->until_ns, b, sizeof(b));
+		printf("  window %s to %s us from the recording's start: zones clipped to it, "
+		       "%" PRIu64 " cut at an edge\n",
+		       opt->since_set ? a : "start", opt->until_set ? b : "end", tot.clipped);
+	}
+	if (scope)
+		printf("  scope: the zones of the threads the scope options keep\n");
+	printf("  probe sites %" PRIu32 ", records %" PRIu32 ", zones %" PRIu64
 	       ", unmatched begins %" PRIu64 ", unmatched ends %" PRIu64 "\n",
-	       c->nprobe_sites, c->nprobe_records, z.nzones, z.unmatched_begins, z.unmatched_ends);
+	       c->nprobe_sites, c->nprobe_records, tot.zones, tot.unmatched_begins,
+	       tot.unmatched_ends);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
 		uint64_t v = capture__counter(c, counters[i]);
 
@@ -50,11 +81,16 @@ int report_zones(const struct report_options *opt, const struct capture *c)
 	if (!c->nprobe_sites) {
 		printf("\nno probe sites: the program wrote no zones (link sdk/c's "
 		       "libmicroscope_probes and record it with `microscope record`)\n");
-		analysis_zones__release(&z);
-		return 0;
+		status = 0;
+		goto cleanup;
 	}
 	for (uint32_t s = 0; s < z.nsites; s++) {
-		int l = (int)strlen(capture__string(c, c->probe_sites[s].name));
+		int l;
+
+		if (scope && !sites[s].count && !sites[s].marks && !sites[s].unmatched_begins &&
+		    !sites[s].unmatched_ends)
+			continue;
+		l = (int)strlen(capture__string(c, c->probe_sites[s].name));
 
 		width = l > width ? l : width;
 	}
@@ -63,10 +99,14 @@ int report_zones(const struct report_options *opt, const struct capture *c)
 	       "count", "total", "min", "mean", "median", "p99", "max", "unm.begin", "unm.end",
 	       "marks");
 	for (uint32_t s = 0; s < z.nsites; s++) {
-		const struct analysis_zone_stats *st = &z.sites[s];
+		const struct analysis_zone_stats *st = &sites[s];
 		const struct capture_probe_site *ps = &c->probe_sites[s];
 		char t[32], mn[32], me[32], md[32], p99[32], mx[32];
 
+		/* a scope leaves out the sites of its other threads */
+		if (scope && !st->count && !st->marks && !st->unmatched_begins &&
+		    !st->unmatched_ends)
+			continue;
 		us(st->total_ns, t, sizeof(t));
 		us(st->min_ns, mn, sizeof(mn));
 		us(st->mean_ns, me, sizeof(me));
@@ -78,6 +118,13 @@ int report_zones(const struct report_options *opt, const struct capture *c)
 		       width, capture__string(c, ps->name), c->processes[ps->process].pid, st->count,
 		       t, mn, me, md, p99, mx, st->unmatched_begins, st->unmatched_ends, st->marks);
 	}
+	status = 0;
+	goto cleanup;
+oom:
+	fprintf(stderr, "microscope report: %s: out of memory\n", opt->path);
+cleanup:
+	free(sites);
 	analysis_zones__release(&z);
-	return 0;
+	analysis_scope__free(scope);
+	return status;
 }

@@ -1032,6 +1032,11 @@ int collector__probe_process(struct collector *c, pid_t pid)
 	return probe_rings__add_pid(c->probes, (uint32_t)pid, now_ns());
 }
 
+int collector__file_has_probes(const char *path)
+{
+	return probes__file_has_control(path);
+}
+
 int collector__add_target(struct collector *c, pid_t pid)
 {
 	__u8 one = 1;

@@ -51,6 +51,12 @@ int collector__add_target(struct collector *c, pid_t pid);
  * counted) or -EINVAL before start. */
 int collector__probe_process(struct collector *c, pid_t pid);
 
+/* Does the ELF file at path define the probes SDK's control block (a
+ * program linking libmicroscope_probes.a)?  One read of its symbol tables,
+ * no cache (record_probes.c keeps one by file identity).  Returns 1, 0, or
+ * -errno (-ENOENT: no such file). */
+int collector__file_has_probes(const char *path);
+
 /* Open the perf events, attach the programs, emit META chunks and the /proc
  * snapshot of every target added so far.  Returns 0 or -errno (err set). */
 int collector__start(struct collector *c, char *err, size_t errlen);

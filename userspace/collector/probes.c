@@ -40,6 +40,9 @@ _Static_assert(MS_PROBE_ZONE_BEGIN == MICROSCOPE_PROBES_ZONE_BEGIN &&
 	       "probe kinds");
 _Static_assert(MS_PROBE_SITES_MAX >= MICROSCOPE_PROBES_SITES_MAX, "the SDK's site table fits");
 _Static_assert(MS_PROBE_RING_SLOTS_MAX >= MICROSCOPE_PROBES_RING_MAX, "the SDK's ring fits");
+_Static_assert(MS_MAX_PROBE_PREFIXES * (MS_MAX_PROBE_PREFIX + 1) + 1 <=
+		       MICROSCOPE_PROBES_SELECT_BYTES,
+	       "a selection fits the SDK's select buffer");
 
 enum probe_state { PROBE_SEARCHING, PROBE_ACTIVE, PROBE_DONE };
 
@@ -69,6 +72,9 @@ struct probe_rings {
 	/* record --probes: name prefixes, none = every site */
 	char prefixes[MS_MAX_PROBE_PREFIXES][MS_MAX_PROBE_PREFIX + 1];
 	uint32_t nprefixes;
+	/* the same, as the SDK's select buffer takes them (microscope_probes.h) */
+	char select[MS_MAX_PROBE_PREFIXES * (MS_MAX_PROBE_PREFIX + 1) + 1];
+	uint32_t select_len;
 	bool stopped;
 	uint64_t last_walk;
 	struct probe_proc procs[MS_PROBE_PROCS_MAX];
@@ -98,8 +104,11 @@ struct probe_rings *probe_rings__new(int targets_fd, const char *select)
 			return NULL;
 		}
 		memcpy(pr->prefixes[pr->nprefixes++], select, len);
+		memcpy(pr->select + pr->select_len, select, len);
+		pr->select_len += (uint32_t)len + 1; /* its NUL: zeroed by calloc */
 		select += len + (select[len] == ',');
 	}
+	pr->select_len++; /* the empty prefix that ends them */
 	pr->buf = malloc((size_t)MS_PROBE_READ_SLOTS_MAX * sizeof(*pr->buf));
 	if (!pr->buf) {
 		free(pr);
@@ -137,6 +146,16 @@ static int mem_write(uint32_t pid, uint64_t addr, const void *buf, size_t n)
 	return (size_t)got == n ? 0 : -EFAULT;
 }
 
+/* Does string table section strndx hold name (NUL-terminated)? */
+static bool strtab__has(Elf *e, size_t strndx, const char *name)
+{
+	Elf_Scn *scn = elf_getscn(e, strndx);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	size_t len = strlen(name) + 1;
+
+	return d && d->d_buf && memmem(d->d_buf, d->d_size, name, len);
+}
+
 /* The symbol's address relative to the file's first PT_LOAD of offset 0
  * (what the mapping of file offset 0 starts at).  0 or -ENOENT. */
 static int elf__find_control(int fd, uint64_t *rel)
@@ -156,6 +175,11 @@ static int elf__find_control(int fd, uint64_t *rel)
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+			continue;
+		/* Most files looked at do not hold the SDK (under -a, every
+		 * executable of the host): a table whose names lack the symbol
+		 * is not converted symbol by symbol. */
+		if (!strtab__has(e, sh.sh_link, PROBE_SYMBOL))
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !sh.sh_entsize)
@@ -191,6 +215,18 @@ static int elf__find_control(int fd, uint64_t *rel)
 cleanup:
 	elf_end(e);
 	return err;
+}
+
+int probes__file_has_control(const char *path)
+{
+	uint64_t rel;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = elf__find_control(fd, &rel);
+	close(fd);
+	return !err;
 }
 
 static bool neg__has(const struct probe_rings *pr, uint64_t dev, uint64_t ino)
@@ -508,6 +544,12 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 	if (!err && !pp->enabled)
 		err = mem_write(pp->pid, pp->ctl + offsetof(struct microscope_probes_control, reader_pid),
 				&pid, sizeof(pid));
+	/* the prefixes before the SELECT bit that tells the SDK to read them */
+	if (!err && !stop && pr->nprefixes && c.select && c.select_size >= pr->select_len) {
+		if (!pp->enabled)
+			err = mem_write(pp->pid, c.select, pr->select, pr->select_len);
+		on |= MICROSCOPE_PROBES_SELECT;
+	}
 	/* on after the heartbeat: a writer never sees on with a stale one */
 	if (!err && (c.enable != on || stop))
 		err = mem_write(pp->pid, pp->ctl + offsetof(struct microscope_probes_control, enable),

@@ -67,4 +67,8 @@ int probe_rings__counters(const struct probe_rings *pr, probe_counter_fn counter
 /* Accepts NULL. */
 void probe_rings__free(struct probe_rings *pr);
 
+/* 1 when the ELF file at path defines the control block symbol, 0 when
+ * not, -errno when it cannot be opened. */
+int probes__file_has_control(const char *path);
+
 #endif

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
+#include "analysis/zones.h"
 #include "capture/capture.h"
 #include "query.h"
 
@@ -26,6 +27,11 @@
  * event); the flame graph of every page load asks one, so it is weighed
  * once (a pass over all samples, 30-60 ms on 1M samples) instead of per request. */
 #define SERVE_WEIGHTS_CACHE 4
+/* Policy: the zone pairing /api/zones answers from (analysis/zones.h, at
+ * most 32 bytes a probe record: about the capture's own probe table) is
+ * kept per profile when it takes at most this; a larger one is made per
+ * request and freed with it. */
+#define SERVE_ZONES_CACHE_BYTES (64u << 20)
 
 struct serve_cached_tree {
 	uint32_t look, granularity, event;
@@ -64,7 +70,21 @@ struct serve_profile {
 	struct analysis_summary summary;
 	uint32_t summary_event;
 	bool has_summary;
+	/* The pairing of capture's probe records (every look's: looks borrow
+	 * them), made on first use under lock when within zones_budget. */
+	struct analysis_zones *zones;
+	size_t zones_budget;	/* SERVE_ZONES_CACHE_BYTES (a test lowers it) */
+	uint64_t zone_pairings; /* pairings made (under lock) */
 };
+
+/*
+ * The zone pairing of p's capture: the profile's (read-only; *mine stays
+ * zeroed), paired once, or when larger than p->zones_budget paired into
+ * *mine for this caller.  Either way the caller releases *mine.  Returns
+ * NULL with *err -ENOMEM on failure.
+ */
+const struct analysis_zones *serve_profile__zones(struct serve_profile *p,
+						  struct analysis_zones *mine, int *err);
 
 /*
  * The keys of look's view at granularity gran (enum serve_granularity),

@@ -72,6 +72,7 @@ int serve_profile__new(struct capture *c, const char *name, struct serve_profile
 	}
 	p->capture = c;
 	p->refs = 1;
+	p->zones_budget = SERVE_ZONES_CACHE_BYTES;
 	pthread_mutex_init(&p->lock, NULL);
 	slash = strrchr(name, '/');
 	snprintf(p->name, sizeof(p->name), "%s", slash ? slash + 1 : name);
@@ -121,6 +122,9 @@ void serve_profile__free(struct serve_profile *p)
 	for (i = 0; i < (int)p->nweights; i++)
 		analysis_weights__release(&p->weights[i].w);
 	analysis_summary__release(&p->summary);
+	if (p->zones)
+		analysis_zones__release(p->zones);
+	free(p->zones);
 	for (i = 0; i < SERVE_NLOOKS; i++)
 		for (g = 0; g < SERVE_GRAN_COUNT; g++)
 			analysis_shape__free(p->shapes[i][g]);
@@ -277,6 +281,36 @@ const struct analysis_weights *serve_profile__weights(struct serve_profile *p, u
 out:
 	pthread_mutex_unlock(&p->lock);
 	return w;
+}
+
+const struct analysis_zones *serve_profile__zones(struct serve_profile *p,
+						  struct analysis_zones *mine, int *err)
+{
+	const struct analysis_zones *z = NULL;
+
+	memset(mine, 0, sizeof(*mine));
+	*err = 0;
+	pthread_mutex_lock(&p->lock);
+	if (p->zones) {
+		z = p->zones;
+		goto out;
+	}
+	p->zone_pairings++;
+	*err = analysis_zones__init(mine, p->capture);
+	if (*err)
+		goto out;
+	z = mine;
+	if (analysis_zones__bytes(mine) <= p->zones_budget) {
+		p->zones = malloc(sizeof(*p->zones));
+		if (p->zones) {
+			*p->zones = *mine;
+			memset(mine, 0, sizeof(*mine));
+			z = p->zones;
+		}
+	}
+out:
+	pthread_mutex_unlock(&p->lock);
+	return z;
 }
 
 struct serve_profile *serve_profile__get(struct serve_profile *p)

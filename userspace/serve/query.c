@@ -59,7 +59,8 @@ static const uint32_t endpoint_params[SERVE_EP_COUNT] = {
 	[SERVE_EP_DIFF] = FILTERS | P(BASE_START) | P(BASE_END) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_GROUPS] = P(EVENT) | P(BY) | P(LABEL) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_SOURCE] = (FILTERS & ~P(GRANULARITY)) | P(FUNCTION),
-	[SERVE_EP_ZONES] = P(THREAD) | P(PROCESS) | P(START) | P(END) | P(OFFSET) | P(LIMIT),
+	[SERVE_EP_ZONES] = P(THREAD) | P(PROCESS) | P(START) | P(END) | P(OFFSET) | P(LIMIT) |
+			   P(LABEL),
 };
 
 int serve_query__endpoint(const char *path, enum serve_endpoint *ep)

@@ -34,7 +34,11 @@ export interface ZoneSite {
   median_ns: number; p99_ns: number; max_ns: number; unmatched_begins: number; unmatched_ends: number; marks: number;
 }
 export interface Zone { site: number; thread: Thread; start_ns: number; end_ns: number; ns: number; depth: number; }
-export interface Zones { total: number; offset: number; unmatched_begins: number; unmatched_ends: number; sites: ZoneSite[]; zones: Zone[]; }
+export interface Mark { site: number; thread: Thread; time_ns: number; value: number; }
+export interface Zones {
+  total: number; offset: number; unmatched_begins: number; unmatched_ends: number; clipped: number;
+  sites: ZoneSite[]; zones: Zone[]; marks: Mark[]; marks_total: number;
+}
 export interface OffcpuRow { kind: string; name: string; count: number; ns: number; }
 export interface Offcpu { event: string; unit: string; total: number; by: string; count: number; nrows: number; offset: number; rows: OffcpuRow[]; }
 export interface DiffRow { name: string; kind: string; base_self: number; base_total: number; self: number; total: number; self_delta: number; total_delta: number; }

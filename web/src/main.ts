@@ -6,6 +6,7 @@ import { renderFlame } from './flame';
 import { State, readState, writeState } from './state';
 import { renderDiff, renderGroups, renderOffcpu, renderSource, renderSummary, renderTable, renderTree } from './tables';
 import { renderTimeline } from './timeline';
+import { renderZones } from './zones';
 import { hideTip } from './tooltip';
 
 let info: Info;
@@ -84,6 +85,7 @@ async function render(): Promise<void> {
       case 'tree': await renderTree(root, s); break;
       case 'table': await renderTable(root, s); break;
       case 'timeline': await renderTimeline(root, s, info); break;
+      case 'zones': await renderZones(root, s); break;
       case 'offcpu': await renderOffcpu(root, s); break;
       case 'groups': await renderGroups(root, s); break;
       case 'source': await renderSource(root, s); break;
@@ -131,6 +133,7 @@ async function main(): Promise<void> {
   document.getElementById('capture-name')!.textContent = info.name;
   if (!info.diff) document.querySelector<HTMLElement>('#tabs a[data-view=diff]')!.style.display = 'none';
   if (!info.counts.intervals) document.querySelector<HTMLElement>('#tabs a[data-view=offcpu]')!.style.display = 'none';
+  if (!info.counts.probe_records) document.querySelector<HTMLElement>('#tabs a[data-view=zones]')!.style.display = 'none';
   setupFilters(threads.threads);
   window.addEventListener('hashchange', render);
   // A click or a key before the header was set up changed the hash: drawn again.

@@ -3,6 +3,8 @@ export interface State {
   view: string; event?: string; thread?: string; look?: string; focus?: string; ignore?: string;
   module?: string; search?: string; zoom?: string; sort?: string; by?: string;
   gran?: string; label?: string; group?: string; fn?: string;
+  // The zone site the timeline highlights (/api/zones site id).
+  site?: string;
   // The time selection (a zone of the timeline): ns from the capture's origin.
   start?: string; end?: string;
   // The diff view's part of the base (--diff) recording: ns from the base's
@@ -10,7 +12,7 @@ export interface State {
   base_start?: string; base_end?: string;
 }
 
-const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'label', 'start', 'end', 'base_start', 'base_end', 'group', 'fn', 'search', 'zoom', 'sort', 'by'];
+const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'label', 'start', 'end', 'base_start', 'base_end', 'group', 'fn', 'site', 'search', 'zoom', 'sort', 'by'];
 
 export function readState(): State {
   const p = new URLSearchParams(location.hash.replace(/^#/, ''));

@@ -2,7 +2,9 @@
 // off-CPU intervals coloured by state with links to their wakers
 // (/api/intervals).  Click an interval for its stack and its waker's stack.
 // Zones the program marked with the probes SDK (/api/zones) are thin bars
-// along the top of their thread's lane, one row per nesting depth.
+// along the top of their thread's lane, one row per nesting depth; the
+// site chosen in the Zones table (site= in the URL) is drawn highlighted
+// and the others faded.  Marks are ticks across the lane's top half.
 import { Info, Interval, Intervals, Lanes, Zones, fmtNs, get } from './api';
 import { State, writeState } from './state';
 import { showTip, hideTip } from './tooltip';
@@ -30,13 +32,14 @@ export function wakerText(iv: Interval): string {
 
 export async function renderTimeline(root: HTMLElement, s: State, info: Info): Promise<void> {
   const buckets = 500;
-  const noZones: Zones = { total: 0, offset: 0, unmatched_begins: 0, unmatched_ends: 0, sites: [], zones: [] };
+  const noZones: Zones = { total: 0, offset: 0, unmatched_begins: 0, unmatched_ends: 0, clipped: 0, sites: [], zones: [], marks: [], marks_total: 0 };
   const [lanes, ivs, zs] = await Promise.all([
     get<Lanes>('lanes', { thread: s.thread, buckets, limit: 256 }),
     get<Intervals>('intervals', { thread: s.thread, limit: 5000 }),
     info.counts.probe_records ? get<Zones>('zones', { thread: s.thread, limit: 5000 }) : Promise.resolve(noZones),
   ]);
   root.innerHTML = '';
+  const siteName = new Map(zs.sites.map((st) => [st.id, st.name]));
   const legend = document.createElement('div');
   legend.className = 'legend';
   legend.innerHTML = '<span><i style="background:#1e88e5"></i>on-CPU samples</span>' +
@@ -47,7 +50,9 @@ export async function renderTimeline(root: HTMLElement, s: State, info: Info): P
   const span = lanes.bucket_ns * lanes.nbuckets;
   root.appendChild(Object.assign(document.createElement('div'), {
     textContent: `${lanes.nlanes} threads over ${fmtNs(span)}; ${ivs.total} off-CPU intervals` + (ivs.total > ivs.intervals.length ? ` (first ${ivs.intervals.length} shown)` : '') +
-      (zs.total ? `; ${zs.total} zones` + (zs.total > zs.zones.length ? ` (first ${zs.zones.length} shown)` : '') : ''),
+      (zs.total ? `; ${zs.total} zones` + (zs.total > zs.zones.length ? ` (first ${zs.zones.length} shown)` : '') : '') +
+      (zs.marks_total ? `; ${zs.marks_total} marks` + (zs.marks_total > zs.marks.length ? ` (first ${zs.marks.length} shown)` : '') : '') +
+      (s.site && siteName.has(Number(s.site)) ? `; zones of ${siteName.get(Number(s.site))} highlighted` : ''),
   }));
   const box = document.createElement('div');
   box.style.position = 'relative';
@@ -107,18 +112,36 @@ export async function renderTimeline(root: HTMLElement, s: State, info: Info): P
     if (iv.waker && laneOf.has(iv.waker.id)) links.push([iv, laneOf.get(iv.waker.id)!, laneOf.get(iv.thread.id)!]);
   }
   // Zones: a bar per zone at the top of its lane, coloured by site.
-  const siteName = new Map(zs.sites.map((st) => [st.id, st.name]));
+  const chosen = s.site === undefined ? undefined : Number(s.site);
   for (const z of zs.zones) {
     const g = groups.get(z.thread.id);
     if (!g) continue;
     const x = xOf(z.start_ns);
     const name = siteName.get(z.site) ?? String(z.site);
-    const r = svg('rect', { class: 'zone', x, y: Math.min(z.depth, 3) * 3.5, width: Math.max(0.6, xOf(z.end_ns) - x), height: 3,
+    const mark = chosen === undefined ? '' : chosen === z.site ? ' highlight' : ' faded';
+    const r = svg('rect', { class: 'zone' + mark, x, y: Math.min(z.depth, 3) * 3.5, width: Math.max(0.6, xOf(z.end_ns) - x), height: 3,
       fill: `hsl(${(z.site * 67) % 360}, 65%, 45%)` });
     const text = `zone ${name} for ${fmtNs(z.ns)}`;
     r.dataset.site = name;
     r.dataset.ns = String(z.ns);
     r.dataset.tid = String(z.thread.tid);
+    r.appendChild(svg('title', {})).textContent = text;
+    r.addEventListener('mousemove', (e) => showTip(e as MouseEvent, text));
+    r.addEventListener('mouseleave', hideTip);
+    g.appendChild(r);
+  }
+  // Marks: a tick at the mark's time across the lane's top half.
+  for (const m of zs.marks) {
+    const g = groups.get(m.thread.id);
+    if (!g) continue;
+    const name = siteName.get(m.site) ?? String(m.site);
+    const r = svg('rect', { class: 'mark', x: xOf(m.time_ns) - 0.4, y: 0, width: 0.8, height: 14,
+      fill: `hsl(${(m.site * 67) % 360}, 65%, 35%)` });
+    const text = `mark ${name} = ${m.value} at ${fmtNs(m.time_ns)}`;
+    r.dataset.site = name;
+    r.dataset.value = String(m.value);
+    r.dataset.time = String(m.time_ns);
+    r.dataset.tid = String(m.thread.tid);
     r.appendChild(svg('title', {})).textContent = text;
     r.addEventListener('mousemove', (e) => showTip(e as MouseEvent, text));
     r.addEventListener('mouseleave', hideTip);
