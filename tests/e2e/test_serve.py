@@ -371,13 +371,13 @@ def _delta(new_rows, new_total, base_rows, base_total, name):
 @H.timeout(300)
 def test_diff_view_base_part():
     """The diff view's base-part control: shift halves ran steady alone in
-    its first half and changed 5 : other 5 in its second.  Typing 60 % of
-    the base's span into "from" puts base_start (ns) in the URL and the
+    its first half and changed 5 : other 5 in its second.  Typing a time
+    past the first phase's end into "from" puts base_start (ns) in the URL and the
     rows become those against that part: changed's delta is then about 0
     (new's 50 % against the part's 50 %; the whole base gives about +25)
     and equal, to the hundredth, to what the base's own /api/flat over the
-    part implies; steady's about +40.  Dragging across the first 40 % of
-    the base's bar sets that part instead (changed about +50); the button
+    part implies; steady's about +40.  Dragging across the base's bar up to
+    before that end sets that part instead (changed about +50); the button
     clears it."""
     base = H.cached_record("shift-halves", [H.fixture("shift"), "halves"])
     _, new = _shift()
@@ -386,12 +386,29 @@ def test_diff_view_base_part():
     with Server(base.capture) as srv:
         span = srv.api("/api/info")["span_ns"]
         bwhole = srv.api("/api/flat?limit=1000")
-        start_ms = round(span * 0.6 / 1e6, 3)
+        # The phases split the fixture's work, not its wall time: on a
+        # loaded machine either may take more of the span.  The typed part
+        # starts 10 % of the span after the first phase's end (the latest
+        # start whose part still holds steady, by bisection on the base's
+        # own table), the dragged one ends 10 % before it.
+        def steady_from(start):
+            rows = srv.api("/api/flat?limit=1000&start=%d" % start)["rows"]
+            return sum(r["self"] for r in rows if r["name"] == "steady")
+        a, b = 0, span
+        while b - a > span // 1000:
+            mid = (a + b) // 2
+            a, b = (mid, b) if steady_from(mid) else (a, mid)
+        boundary = b
+        H.log("base span %d ns, first phase ends at %.1f %%" % (span, 100.0 * boundary / span))
+        assert 0.2 * span < boundary < 0.8 * span, (boundary, span)
+        start_ms = round((boundary + 0.1 * span) / 1e6, 3)
         lo = round(start_ms * 1e6)
+        drag_end = (boundary - 0.1 * span) / span
         blate = srv.api("/api/flat?limit=1000&start=%d" % lo)
         with Server(new.capture, "--diff", base.capture) as dsrv:
             info = dsrv.api("/api/info")
-            res = pages(dsrv, {"diffbase": {"start_ms": start_ms, "drag": [0, 0.4]}}, "shift-halves")
+            res = pages(dsrv, {"diffbase": {"start_ms": start_ms, "drag": [0, drag_end]}},
+                        "shift-halves")
         r = res["diffbase"]
         H.log("base span %d ns; hashes %s | %s | %s" % (span, r["typed"]["hash"],
                                                     r["dragged"]["hash"], r["cleared"]["hash"]))
@@ -411,7 +428,8 @@ def test_diff_view_base_part():
     # The URL holds the part, in ns from the base's origin.
     assert "base_start=%d" % lo in r["typed"]["hash"] and "base_end" not in r["typed"]["hash"], \
         r["typed"]["hash"]
-    assert hi and abs(hi - 0.4 * span) < 0.05 * span and dlo < 0.02 * span, r["dragged"]["hash"]
+    assert hi and abs(hi - drag_end * span) < 0.05 * span and dlo < 0.02 * span, \
+        r["dragged"]["hash"]
     assert "base_" not in r["cleared"]["hash"], r["cleared"]["hash"]
     # What the fixture implies, against the part and the whole.
     assert 15 < whole["changed"] < 35, whole
