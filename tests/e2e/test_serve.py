@@ -361,6 +361,28 @@ def test_diff_base_range_narrows_the_base():
     assert st == 400 and b"base_end" in body, (st, body)
 
 
+@H.timeout(300)
+def test_diff_base_range_outside_the_base_says_so():
+    """/api/diff?base_start past the base's end selects none of its samples:
+    still a 200 (as report --since past the end exits 0) with base_total 0,
+    and base_note says so (report --diff warns on stderr); start past the
+    served capture's end gives note; a range inside gives neither."""
+    base, new = _shift()
+    with Server(new.capture, "--diff", base.capture) as srv:
+        past = srv.api("/api/diff?limit=5&base_start=99000000000")
+        late = srv.api("/api/diff?limit=5&start=99000000000")
+        whole = srv.api("/api/diff?limit=5")
+    H.log("past: base_total %d, base_note %r; late: note %r" % (
+        past["base_total"], past.get("base_note"), late.get("note")))
+    assert past["base_total"] == 0 and past["total"] == whole["total"] > 0, past
+    assert re.match(r"none of the base's \d+ samples is selected: check base_start/base_end",
+                    past.get("base_note", "")), past
+    assert "note" not in past, past
+    assert late["total"] == 0 and re.match(r"none of the served capture's \d+ samples",
+                                           late.get("note", "")), late
+    assert "base_note" not in late and "note" not in whole and "base_note" not in whole, whole
+
+
 def _delta(new_rows, new_total, base_rows, base_total, name):
     """The self-share change of name in percentage points, from two flat tables."""
     n = {r["name"]: r["self"] for r in new_rows}.get(name, 0)
