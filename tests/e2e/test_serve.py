@@ -383,6 +383,29 @@ def test_diff_base_range_outside_the_base_says_so():
     assert "base_note" not in late and "note" not in whole and "base_note" not in whole, whole
 
 
+@H.timeout(300)
+def test_diff_base_may_be_a_segment_directory():
+    """serve NEW --diff DIR: a record --continuous directory is a base as
+    report --diff DIR NEW takes it (it failed: "stat: not a regular file",
+    exit 1); base_total is the directory's samples, report's base count."""
+    H.require_root()
+    _, new = _shift()
+    d = H.tmp_path("serve-diff-segs")
+    shutil.rmtree(d, ignore_errors=True)
+    H.run([H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment", "1s", "--",
+           H.fixture("shift"), "base"], check=True, timeout=120)
+    segs = [n for n in os.listdir(d) if n.endswith(".msc")]
+    out = H.run([H.BIN, "report", "--diff", d, new.capture], check=True).stdout
+    want = int(re.search(r"^  base\s+(\d+) samples", out, re.M).group(1))
+    with Server(new.capture, "--diff", d) as srv:
+        diff = srv.api("/api/diff?limit=5")
+    H.log("%d segments; report base %d, /api/diff base_total %d" % (
+        len(segs), want, diff["base_total"]))
+    assert len(segs) >= 2, segs
+    assert diff["base_total"] == want > 0, (diff["base_total"], want)
+    assert diff["rows"][0]["name"] == "changed", diff["rows"][:3]
+
+
 def _delta(new_rows, new_total, base_rows, base_total, name):
     """The self-share change of name in percentage points, from two flat tables."""
     n = {r["name"]: r["self"] for r in new_rows}.get(name, 0)
