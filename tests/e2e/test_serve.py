@@ -234,11 +234,27 @@ def test_diff_view_puts_changed_function_first():
     base, new = _shift()
     with Server(new.capture, "--diff", base.capture) as srv:
         res = pages(srv, {"diff": {}}, "shift")
+        api = {r["name"]: r for r in srv.api("/api/diff?limit=300")["rows"]}
+        past = pages(srv, {"diff": {"hash": "base_start=99000000000"}}, "shift-past")
     rows = res["diff"]["rows"]
     H.log("diff rows: %r" % rows[:5])
     assert rows and rows[0]["name"] == "changed", rows[:5]
     # base 2 of 10 units, new 5 of 10: about +30 percentage points.
     assert 15 < rows[0]["delta"] < 45, rows[0]
+    # The z column (as report --diff's): changed, the function the fixture
+    # changed, is starred with |z| above 3.29; every row's star and z are
+    # /api/diff's (a column drawn from another field would differ).
+    assert "z" in res["diff"]["columns"], res["diff"]["columns"]
+    assert rows[0]["significant"] and rows[0]["z"].endswith("*") and \
+        float(rows[0]["z"].rstrip("*")) > 3.29, rows[0]
+    for r in rows:
+        want = "%.1f%s" % (api[r["name"]]["z"], "*" if api[r["name"]]["significant"] else "")
+        assert r["z"] == want and r["significant"] == api[r["name"]]["significant"], (r, want)
+    assert any(not r["significant"] for r in rows), rows
+    assert res["diff"]["notes"] == [], res["diff"]["notes"]
+    # A base part past the base's end: the page says so (base_note), no star.
+    assert any("none of the base's" in n for n in past["diff"]["notes"]), past["diff"]["notes"]
+    assert not any(r["significant"] for r in past["diff"]["rows"]), past["diff"]["rows"][:3]
 
 
 @H.timeout(300)
