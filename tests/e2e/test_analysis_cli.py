@@ -702,3 +702,51 @@ def test_diff_base_since_until_narrow_base():
     assert new_frames.get("all") == win, (new_frames.get("all"), win)
     bad = H.run([H.BIN, "convert", rec.capture, "--base-since", "0.2", "-o", H.tmp_path("x.svg")])
     assert bad.returncode == 2 and "--diff" in bad.stderr, bad.stderr
+
+
+def test_diff_base_window_outside_the_base_warns():
+    """A --base-since past BASE's end (or a --since past NEW's) selects none
+    of that side's samples: report --diff and convert --diff say so on
+    stderr, as report --since past the end does, and exit 0 like it (the
+    table showed +50 points for everything, silently)."""
+    rec = _shares60()
+    plain = H.run([H.BIN, "report", rec.capture, "--since", "99s"], check=True)
+    assert "none of the capture's" in plain.stderr, plain.stderr
+    out = H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--base-since", "99s"],
+                check=True)
+    assert re.search(r"^microscope report: none of BASE %s's \d+ samples is selected: check "
+                     r"--event, --base-since/--base-until" % re.escape(rec.capture),
+                     out.stderr, re.M), out.stderr
+    assert "NEW" not in out.stderr, out.stderr
+    out = H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--since", "99s"],
+                check=True)
+    assert "none of NEW %s's" % rec.capture in out.stderr and "BASE" not in out.stderr, \
+        out.stderr
+    whole = H.run([H.BIN, "report", "--diff", rec.capture, rec.capture], check=True)
+    assert "none of" not in whole.stderr, whole.stderr
+    out = H.run([H.BIN, "convert", "--diff", rec.capture, rec.capture, "--base-since", "99s",
+                 "-o", H.tmp_path("diff-past.svg")], check=True)
+    assert "microscope convert: none of BASE" in out.stderr, out.stderr
+
+
+def test_diff_honours_min_percent():
+    """report --diff --min-percent P hides the rows under P% of the sorted
+    share in both sides (it was ignored): shares 60 vs itself keeps hot_fn
+    (60 %) and steady_fn (20 %) at 15 and drops every function under 15 %
+    in both; the header counts the hidden rows; --sort total uses totals."""
+    rec = _shares60()
+    every = H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--limit", "1000"],
+                  check=True).stdout
+    cut = H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--limit", "1000",
+                 "--min-percent", "15"], check=True).stdout
+    H.log(cut[:1200])
+    rows, kept = diff_rows(every), diff_rows(cut)
+    want = [r for r in rows if r[1] >= 15 or r[2] >= 15]
+    assert len(rows) > len(kept) >= 2, (len(rows), kept)
+    assert [r[0] for r in kept] == [r[0] for r in want], (kept, want)
+    assert {"hot_fn", "steady_fn"} <= {r[0] for r in kept}, kept
+    assert "(top %d of %d; %d under 15%% in both hidden)" % (
+        len(kept), len(kept), len(rows) - len(kept)) in cut, cut[:800]
+    tot = diff_rows(H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--sort",
+                           "total", "--min-percent", "15"], check=True).stdout)
+    assert "main" in {r[0] for r in tot} and "main" not in {r[0] for r in kept}, tot

@@ -538,3 +538,34 @@ def test_since_until_header_shows_the_window_of_a_directory():
         H.log("%s: %.3f s" % (args, got))
         assert abs(got - want) < 0.0015, (args, got, want)
 
+
+
+@H.timeout(60)
+def test_stopped_before_any_sample_publishes_no_segment():
+    """SIGINT before the first sample (here: an idle target, which never
+    gives one) publishes no segment: it used to write an empty one ("0
+    samples in 1 segment"), which report DIR then read as a profile of
+    nothing.  A recording with samples still writes its last segment."""
+    H.require_root()
+    d = H.tmp_path("idle-segs")
+    shutil.rmtree(d, ignore_errors=True)
+    idle = subprocess.Popen(["sleep", "60"])
+    try:
+        proc = subprocess.Popen([H.BIN, "record", "--continuous", d, "-p", str(idle.pid)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(1)  # not an assertion: let it attach before the signal
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        idle.kill()
+        idle.wait()
+    H.log(err)
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert _segments(d) == [] and _temps(d) == [], os.listdir(d)
+    assert "no samples: no segment written to %s" % d in err, err
+    busy = H.tmp_path("busy-segs")
+    shutil.rmtree(busy, ignore_errors=True)
+    H.run([H.BIN, "record", "-q", "--continuous", busy, "--", H.fixture("spinner"), "1"],
+          check=True)
+    assert len(_segments(busy)) == 1 and _samples(os.path.join(busy, _segments(busy)[0])) > 0

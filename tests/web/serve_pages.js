@@ -152,11 +152,14 @@ async function table(page) {
 async function diff(page, s) {
   await open(page, 'view=diff' + (s.hash ? '&' + s.hash : ''), 'diff');
   const rows = await page.$$eval('#diff tr[data-name]', (els) => els.map((e) => ({
-    name: e.dataset.name, delta: Number(e.dataset.delta) })));
+    name: e.dataset.name, delta: Number(e.dataset.delta),
+    z: (e.querySelector('span.z') || {}).textContent, significant: e.dataset.significant === 'true' })));
   const head = await page.$eval('#diff-head', (e) => ({ total: Number(e.dataset.total),
     baseTotal: Number(e.dataset.baseTotal), text: e.textContent }));
+  const columns = await page.$$eval('#diff tr th', (els) => els.map((e) => e.textContent));
+  const notes = await page.$$eval('.diff-note', (els) => els.map((e) => e.textContent));
   await page.screenshot({ path: path.join(spec.shots, 'diff.png'), fullPage: true });
-  return { rows: rows.slice(0, 20), head };
+  return { rows: rows.slice(0, 20), head, columns, notes };
 }
 
 // The diff view's base part: typed into its "from" input (ms from the

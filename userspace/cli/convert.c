@@ -235,6 +235,7 @@ static int convert_diff(int nfiles, char **files, const char *to, const char *ou
 		.write = convert_output__bytes,
 	};
 	struct cli_diff_options d = {
+		.cmd = "convert",
 		.event = event,
 		.look = look,
 		.keys = { .granularity = granularity },

@@ -74,24 +74,26 @@ static int diff_side__open(struct diff_side *s, const char *path, struct cli_inp
 
 	memset(s, 0, sizeof(*s));
 	s->path = path;
-	rc = cli_input__open_range("report", path, range, &s->c, err, sizeof(err));
+	rc = cli_input__open_range(o->cmd, path, range, &s->c, err, sizeof(err));
 	if (rc) {
 		if (err[0])
-			fprintf(stderr, "microscope: %s\n", err);
+			fprintf(stderr, "microscope %s: %s\n", o->cmd, err);
 		else
-			fprintf(stderr, "microscope: %s: %s\n", path, strerror(-rc));
+			fprintf(stderr, "microscope %s: %s: %s\n", o->cmd, path,
+				strerror(-rc));
 		s->bad_event = rc == -EDOM; /* a range for a file: a usage error too */
 		return rc;
 	}
 	if (o->event) {
-		rc = cli_input__find_event("report", path, s->c, o->event, &s->event);
+		rc = cli_input__find_event(o->cmd, path, s->c, o->event, &s->event);
 		s->bad_event = rc != 0;
 		if (rc)
 			return rc;
 	} else {
 		s->event = analysis__default_event(s->c);
 		if (s->event == CAPTURE_NONE) {
-			fprintf(stderr, "microscope: %s: no events to compare\n", path);
+			fprintf(stderr, "microscope %s: %s: no events to compare\n", o->cmd,
+				path);
 			return -ENOENT;
 		}
 	}
@@ -103,7 +105,7 @@ static int diff_side__open(struct diff_side *s, const char *path, struct cli_inp
 	}
 	return 0;
 oom:
-	fprintf(stderr, "microscope: %s: out of memory\n", path);
+	fprintf(stderr, "microscope %s: %s: out of memory\n", o->cmd, path);
 	return -ENOMEM;
 }
 
@@ -127,7 +129,8 @@ static int diff_side__query(struct diff_side *s, const struct analysis_key_optio
 					      sizeof(err));
 
 		if (rc) {
-			fprintf(stderr, "microscope: %s\n", rc == -EINVAL ? err : strerror(-rc));
+			fprintf(stderr, "microscope %s: %s\n", o->cmd,
+				rc == -EINVAL ? err : strerror(-rc));
 			return rc;
 		}
 		q.filter = s->filter;
@@ -142,8 +145,31 @@ static int diff_side__query(struct diff_side *s, const struct analysis_key_optio
 		goto fail;
 	return 0;
 fail:
-	fprintf(stderr, "microscope: %s: %s\n", s->path, strerror(errno));
+	fprintf(stderr, "microscope %s: %s: %s\n", o->cmd, s->path, strerror(errno));
 	return -errno;
+}
+
+/* A side that selects none of its samples says so, as report's --since does
+ * (the table would show every function at 0% there). */
+static void diff_side__warn_empty(const struct diff_side *s, const struct cli_diff_options *o,
+				  const char *side, const char *window)
+{
+	if (s->tree->nodes[0].total || !s->c->nsamples)
+		return;
+	fprintf(stderr, "microscope %s: none of %s %s's %" PRIu32 " samples is selected: check "
+		"--event, %s and --focus/--ignore options\n", o->cmd, side, s->path,
+		s->c->nsamples, window);
+}
+
+/* The row's share (self or total, as sorted) in base and new are both
+ * under --min-percent. */
+static bool diff_row__hidden(const struct analysis_diff_row *r, const struct cli_diff_options *o)
+{
+	bool self = o->sort == ANALYSIS_SORT_SELF;
+	double bs = self ? r->base_self_share : r->base_total_share;
+	double ns = self ? r->new_self_share : r->new_total_share;
+
+	return o->min_percent > 0 && 100 * bs < o->min_percent && 100 * ns < o->min_percent;
 }
 
 /* Open both sides and refuse incomparable ones. */
@@ -159,8 +185,8 @@ static int diff_open(struct diff_side *b, struct diff_side *n, const struct cli_
 	if (diff_side__open(b, o->base, brange, o) || diff_side__open(n, o->new_, nrange, o))
 		return -EINVAL;
 	if (analysis__diff_check(b->c, b->event, n->c, n->event, why, sizeof(why))) {
-		fprintf(stderr, "microscope: cannot compare %s with %s: %s (choose one event "
-			"both have with --event)\n", o->base, o->new_, why);
+		fprintf(stderr, "microscope %s: cannot compare %s with %s: %s (choose one event "
+			"both have with --event)\n", o->cmd, o->base, o->new_, why);
 		return -EINVAL;
 	}
 	return 0;
@@ -185,7 +211,7 @@ int cli_diff__report(const struct cli_diff_options *o)
 	struct diff_side b, n;
 	struct analysis_diff d = { 0 };
 	const char *unit;
-	uint32_t i, shown;
+	uint32_t i, shown, kept, printed;
 	bool self = o->sort == ANALYSIS_SORT_SELF;
 	int status = 1;
 
@@ -194,9 +220,11 @@ int cli_diff__report(const struct cli_diff_options *o)
 	if (diff_open(&b, &n, o) || diff_side__query(&b, &o->keys, o, true, &o->base_window) ||
 	    diff_side__query(&n, &o->keys, o, true, &o->new_window))
 		goto cleanup;
+	diff_side__warn_empty(&b, o, "BASE", "--base-since/--base-until");
+	diff_side__warn_empty(&n, o, "NEW", "--since/--until");
 	unit = capture__string(n.c, n.c->events[n.event].unit);
 	if (analysis_diff__init(&d, b.flat, n.flat, o->sort, !strcmp(unit, "samples"))) {
-		fprintf(stderr, "microscope: report --diff: out of memory\n");
+		fprintf(stderr, "microscope report: --diff: out of memory\n");
 		goto cleanup;
 	}
 	printf("microscope report --diff: %s -> %s\n", o->base, o->new_);
@@ -213,16 +241,24 @@ int cli_diff__report(const struct cli_diff_options *o)
 		       "|z| >= %.2f (p < 0.001)\n", ANALYSIS_DIFF_Z_SIGNIFICANT);
 	else
 		printf("  marked     nothing: the unit is not a count of samples, so no test\n");
-	shown = d.nrows < o->limit ? d.nrows : o->limit;
-	printf("\nfunctions by change of %s share (top %" PRIu32 " of %" PRIu32 ")\n",
-	       self ? "self" : "total", shown, d.nrows);
+	for (i = 0, kept = 0; i < d.nrows; i++)
+		kept += !diff_row__hidden(&d.rows[i], o);
+	shown = kept < o->limit ? kept : o->limit;
+	printf("\nfunctions by change of %s share (top %" PRIu32 " of %" PRIu32, self ? "self" : "total",
+	       shown, kept);
+	if (o->min_percent > 0)
+		printf("; %" PRIu32 " under %g%% in both hidden", d.nrows - kept, o->min_percent);
+	printf(")\n");
 	printf("  %7s  %7s  %7s  %6s  %s\n", "base%", "new%", "delta", "z", "function");
-	for (i = 0; i < shown; i++) {
+	for (i = 0, printed = 0; i < d.nrows && printed < shown; i++) {
 		const struct analysis_diff_row *r = &d.rows[i];
 		double bs = self ? r->base_self_share : r->base_total_share;
 		double ns = self ? r->new_self_share : r->new_total_share;
 		double dl = self ? r->delta_self : r->delta_total;
 
+		if (diff_row__hidden(r, o))
+			continue;
+		printed++;
 		printf("  %6.1f%%  %6.1f%%  %+7.1f  %6.1f%s %s%s\n", 100 * bs, 100 * ns, 100 * dl,
 		       r->z, r->significant ? "*" : " ", r->name,
 		       r->kind == ANALYSIS_KEY_KERNEL ? " [k]"
@@ -251,11 +287,13 @@ int cli_diff__svg(const struct cli_diff_options *o, char **text, size_t *len)
 	if (diff_open(&b, &n, o) || diff_side__query(&b, &keys, o, false, &o->base_window) ||
 	    diff_side__query(&n, &keys, o, false, &o->new_window))
 		goto cleanup;
+	diff_side__warn_empty(&b, o, "BASE", "--base-since/--base-until");
+	diff_side__warn_empty(&n, o, "NEW", "--since/--until");
 	snprintf(title, sizeof(title), "Differential flame graph: %s vs base %s (red grew, blue "
 		 "shrank)", o->new_, o->base);
 	if (analysis_tree__diff_svg(n.tree, b.tree, title,
 				    capture__string(n.c, n.c->events[n.event].unit), text, len)) {
-		fprintf(stderr, "microscope: convert --diff: out of memory\n");
+		fprintf(stderr, "microscope %s: --diff: out of memory\n", o->cmd);
 		goto cleanup;
 	}
 	status = 0;

@@ -37,10 +37,12 @@ int cli_diff_window__set(struct cli_diff_window *w, bool since, const char *when
 int cli_diff_window__check(const struct cli_diff_window *w);
 
 struct cli_diff_options {
+	const char *cmd;	 /* "report" or "convert": its messages' prefix */
 	const char *base, *new_; /* capture paths */
 	const char *event;	 /* --event, or NULL: each side's default event */
 	enum analysis_sort sort;
 	uint32_t limit;			    /* rows printed */
+	double min_percent; /* rows under this share (%) in both sides hidden; 0: none */
 	enum analysis_look_kind look;
 	struct analysis_key_options keys; /* the table's keys */
 	const struct analysis_filter_spec *filter_spec; /* NULL: none; bound to each side */

@@ -380,6 +380,10 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 			return usage_error("bad --retain '%s' (a duration: 30m, 7d; or a size: "
 					   "500M, 2G)",
 					   arg);
+		if (!o->retain_ns && !o->retain_bytes) /* "0", "0s", "0M" */
+			return usage_error("bad --retain '%s' (more than 0: a duration or size; omit "
+					   "--retain to keep every segment)",
+					   arg);
 		return 0;
 	case OPT_WINDOW:
 		if (record_options__parse_duration(arg, &o->window_ns))
@@ -484,6 +488,13 @@ static int record__validate(const struct record_options *o)
 				   o->freq_hz, max_rate);
 	if (!o->continuous && capture__check_output(o->output, why, sizeof(why)))
 		return usage_error("%s", why);
+	if (o->continuous) {
+		struct stat st;
+
+		/* An existing non-directory is refused before any work, as -o DIR is. */
+		if (!stat(o->continuous, &st) && !S_ISDIR(st.st_mode))
+			return usage_error("--continuous %s is not a directory", o->continuous);
+	}
 	if (o->save_raw && !o->replay) {
 		char raw[4096];
 		struct stat st;

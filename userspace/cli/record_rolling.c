@@ -300,6 +300,15 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 			goto failed;
 		start += r->period_ns;
 	}
+	/* A recording stopped before its first sample (SIGINT at start-up, an
+	 * idle target) publishes no segment: an empty one would be read as a
+	 * profile of nothing. */
+	if (!segment_writer__published(r->segments) && !capture_builder__time_range(b, &first, &last)) {
+		if (!r->o->quiet)
+			fprintf(stderr, "[ microscope: no samples: no segment written to %s ]\n",
+				r->o->continuous);
+		return 0;
+	}
 	err = segment_writer__publish(r->segments, b, start, UINT64_MAX, why, sizeof(why));
 	if (err)
 		goto failed;

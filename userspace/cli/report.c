@@ -428,11 +428,13 @@ static int report_run(int argc, char **argv)
 	status = 1;
 	if (opt.diff_base) {
 		struct cli_diff_options d = {
+			.cmd = "report",
 			.base = opt.diff_base,
 			.new_ = opt.path,
 			.event = opt.event,
 			.sort = opt.sort,
 			.limit = opt.limit,
+			.min_percent = opt.min_percent_set ? opt.min_percent : 0,
 			.look = opt.look,
 			.keys = { .granularity = opt.granularity,
 				  .fold_inline = opt.inline_mode != REPORT_INLINE_SHOW },

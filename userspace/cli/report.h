@@ -20,6 +20,7 @@ struct report_options {
 	enum analysis_sort sort;
 	uint32_t limit;
 	double min_percent;
+	bool min_percent_set; /* given: --diff hides rows under it in both sides too */
 	bool threads;
 	const char *event;
 	bool off_cpu; /* --off-cpu */

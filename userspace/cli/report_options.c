@@ -39,7 +39,8 @@ static const char report_usage[] =
 	"  --sort self|total   order of the function table (default self)\n"
 	"  --limit N           rows of the function table, and children shown per\n"
 	"                      call tree node (default 20)\n"
-	"  --min-percent P     hide call tree nodes below P% of the total (default 0.5)\n"
+	"  --min-percent P     hide call tree nodes below P% of the total (default 0.5);\n"
+	"                      with --diff, given: hide rows under P% in both sides\n"
 	"  --threads           one call tree root per thread (\"comm-tid\")\n"
 	"  --event NAME        the event to report (default: the first with samples);\n"
 	"                      NAME#N: the Nth event of that name (a directory of\n"
@@ -185,6 +186,7 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 		case 'm':
 			errno = 0;
 			o->min_percent = strtod(optarg, &end);
+			o->min_percent_set = true;
 			if (errno || end == optarg || *end || !isfinite(o->min_percent) ||
 			    o->min_percent < 0 || o->min_percent > 100)
 				return report_usage_error("--min-percent takes 0 to 100, not '%s'",

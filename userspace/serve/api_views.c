@@ -6,6 +6,8 @@
  * computed; none aggregates capture rows.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -501,6 +503,16 @@ cleanup:
 	return rc;
 }
 
+/* "none of the SIDE's N samples is selected: check WINDOW and the filters" */
+static json_t *diff_none_selected(const struct api_ctx *ctx, const char *side, const char *window)
+{
+	char text[200];
+
+	snprintf(text, sizeof(text), "none of the %s's %" PRIu32 " samples is selected: check %s "
+		 "and the filters", side, ctx->c->nsamples, window);
+	return json_string(text);
+}
+
 int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out)
 {
 	const struct serve_query *sq = ctx->sq;
@@ -550,6 +562,14 @@ int api__diff(struct api_ctx *ctx, struct serve_profile *base, json_t *out)
 	    api__set(out, "base_total", api__u64(d.base_weight)) ||
 	    api__set(out, "nrows", json_integer(d.nrows)) ||
 	    api__set(out, "offset", json_integer(sq->offset)) || api__set(out, "rows", arr))
+		goto cleanup;
+	/* A part that selects none of a side's samples says so (as report's
+	 * --since warns): its shares are all 0 and every delta is the other's. */
+	if (!d.base_weight && bctx.c->nsamples &&
+	    api__set(out, "base_note", diff_none_selected(&bctx, "base", "base_start/base_end")))
+		goto cleanup;
+	if (!d.new_weight && ctx->c->nsamples &&
+	    api__set(out, "note", diff_none_selected(ctx, "served capture", "start/end")))
 		goto cleanup;
 	for (i = sq->offset; i < d.nrows && i - sq->offset < sq->limit; i++) {
 		const struct analysis_diff_row *r = &d.rows[i];

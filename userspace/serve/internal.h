@@ -132,7 +132,8 @@ const struct analysis_weights *serve_profile__weights(struct serve_profile *p, u
  * failure); name is shown in titles (its basename).  Returns 0 or -ENOMEM.
  */
 int serve_profile__new(struct capture *c, const char *name, struct serve_profile **out);
-/* Open path and build its profile.  Returns 0, or -errno with a message in
+/* Open path (a capture file, or a segment directory read whole) and build
+ * its profile.  Returns 0, or -errno with a message in
  * err naming the file. */
 int serve_profile__open(const char *path, struct serve_profile **out, char *err, size_t errlen);
 /* Accepts NULL. */

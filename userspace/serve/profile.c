@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/segment_dir.h"
 #include "internal.h"
 
 /* FNV-1a over bytes: deterministic, independent of paths and load addresses. */
@@ -96,13 +97,21 @@ nomem:
 	return -ENOMEM;
 }
 
+static void diff_note(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "microscope serve: --diff: %s\n", line);
+}
+
 int serve_profile__open(const char *path, struct serve_profile **out, char *err, size_t errlen)
 {
 	struct capture *c;
 	int rc;
 
 	*out = NULL;
-	rc = capture__open(path, &c, err, errlen);
+	/* A segment directory (record --continuous) is read whole, as report
+	 * --diff DIR reads it; notes on damaged segments go to stderr. */
+	rc = segment_dir__open_path(path, &c, err, errlen, diff_note, NULL);
 	if (rc)
 		return rc;
 	rc = serve_profile__new(c, path, out);

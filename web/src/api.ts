@@ -41,8 +41,8 @@ export interface Zones {
 }
 export interface OffcpuRow { kind: string; name: string; count: number; ns: number; }
 export interface Offcpu { event: string; unit: string; total: number; by: string; count: number; nrows: number; offset: number; rows: OffcpuRow[]; }
-export interface DiffRow { name: string; kind: string; base_self: number; base_total: number; self: number; total: number; self_delta: number; total_delta: number; }
-export interface Diff { event: string; unit: string; total: number; base: string; base_total: number; nrows: number; offset: number; rows: DiffRow[]; }
+export interface DiffRow { name: string; kind: string; base_self: number; base_total: number; self: number; total: number; self_delta: number; total_delta: number; z: number; significant: boolean; }
+export interface Diff { event: string; unit: string; total: number; base: string; base_total: number; nrows: number; offset: number; rows: DiffRow[]; base_note?: string; note?: string; }
 
 export interface GroupRow { name: string; weight: number; samples: number; }
 export interface Groups { event: string; unit: string; total: number; by: string; nrows: number; offset: number; rows: GroupRow[]; }

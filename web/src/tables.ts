@@ -254,17 +254,38 @@ export async function renderDiff(root: HTMLElement, s: State, info: Info): Promi
   head.dataset.total = String(d.total);
   head.dataset.baseTotal = String(d.base_total);
   root.appendChild(head);
+  // A side that selects none of its samples (a base part past its end):
+  // every share there is 0, so say so, as report --diff warns.
+  for (const n of [d.base_note, d.note]) {
+    if (!n) continue;
+    const w = el('div', n, 'diff-note');
+    w.style.color = '#a40';
+    root.appendChild(w);
+  }
+  // z: the two-proportion z of the self shares (as report --diff's); '*'
+  // marks |z| >= 3.29 (p < 0.001), only when the unit counts samples.
+  const counted = d.unit === 'samples';
+  const legend = el('div', counted
+    ? 'z: two-proportion z test of the self shares; * significant, |z| ≥ 3.29 (p < 0.001)'
+    : 'z: none, the unit is not a count of samples');
+  legend.id = 'diff-legend';
+  root.appendChild(legend);
   const t = el('table');
   t.id = 'diff';
   const h = el('tr');
-  for (const c of ['function', 'self Δ (pp)', 'self % base', 'self % now', 'total Δ (pp)']) h.appendChild(el('th', c, c === 'function' ? 'name' : undefined));
+  for (const c of ['function', 'self Δ (pp)', 'z', 'self % base', 'self % now', 'total Δ (pp)']) h.appendChild(el('th', c, c === 'function' ? 'name' : undefined));
   t.appendChild(h);
   for (const r of d.rows) {
-    const tr = row([r.name + (r.kind === 'kernel' ? ' [k]' : ''), (r.self_delta > 0 ? '+' : '') + r.self_delta.toFixed(2),
+    const z = el('span', counted ? r.z.toFixed(1) + (r.significant ? '*' : '') : '');
+    z.className = 'z';
+    if (r.significant) z.title = 'significant: |z| ≥ 3.29 (p < 0.001)';
+    const tr = row([r.name + (r.kind === 'kernel' ? ' [k]' : ''), (r.self_delta > 0 ? '+' : '') + r.self_delta.toFixed(2), z,
       pct(r.base_self, d.base_total), pct(r.self, d.total), (r.total_delta > 0 ? '+' : '') + r.total_delta.toFixed(2)]);
     tr.className = r.self_delta > 0 ? 'up' : r.self_delta < 0 ? 'down' : '';
     tr.dataset.name = r.name;
     tr.dataset.delta = r.self_delta.toFixed(2);
+    tr.dataset.z = r.z.toFixed(2);
+    tr.dataset.significant = String(r.significant);
     t.appendChild(tr);
   }
   root.appendChild(t);
