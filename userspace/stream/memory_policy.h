@@ -7,8 +7,10 @@
  *
  *   BPF rings     sized from the rate, the CPU count and the largest record
  *                 (collector.c, ringbuf_auto) to hold MS_RINGBUF_WINDOW_MS
- *                 of samples, between MS_RINGBUF_AUTO_MIN and _MAX; the
- *                 kernel maps a ring's data twice, so it counts twice in RSS.
+ *                 of samples, between MS_RINGBUF_AUTO_MIN and _MAX.  The
+ *                 kernel maps a ring's data twice (for records that wrap)
+ *                 and makes every mapped page resident; the reader maps it
+ *                 once (collector/bpf_ring.c), so a ring counts once in RSS.
  *                 A full ring drops new samples in the kernel, counted
  *                 (sampler.ringbuf_full).
  *   drain rounds  one round reads at most what the ring held when it began
@@ -30,15 +32,25 @@
 
 /* Automatic BPF ring size (bytes, powers of two). */
 #define MS_RINGBUF_AUTO_MIN (2u << 20)
-#define MS_RINGBUF_AUTO_MAX (32u << 20)
+#define MS_RINGBUF_AUTO_MAX (16u << 20)
 /* The automatic ring holds this much time of the largest records at the
  * requested rate on every recorded CPU: what the reader must survive while
  * processing stalls (a module's CFI and line tables read at its first
- * sample; -a at 999 Hz with 16 KiB copies lost samples with 250 ms). */
+ * sample; -a at 999 Hz with 16 KiB copies lost samples with 250 ms).  The
+ * largest ring, 16 MiB, holds 480 ms of that on 2 CPUs; past it (more CPUs,
+ * higher rates) a longer window only delays the same losses: under
+ * overload the ring and the held records are both full whatever their
+ * size, and what is kept is what processing gets through (-a -F 4999 on 2
+ * CPUs kept as many samples with 16 MiB as with 32, docs). */
 #define MS_RINGBUF_WINDOW_MS 500u
 
-/* Bytes of sample records (with their stack copies) held for ordering. */
-#define MS_HELD_BYTES_MAX (32u << 20)
+/* Bytes of sample records (with their stack copies) held for ordering.  A
+ * drain round reads what the ring held when it began (the watermark rule),
+ * so the budget is at least the largest automatic ring: a ring filled
+ * during a stall is read in one round and kept whole. */
+#define MS_HELD_BYTES_MAX (16u << 20)
+_Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
+	       "a full automatic ring fits the held budget");
 
 /* Open DWARF file state of the modules being symbolized (libdw's Dwarf,
  * debug sections decompressed into the heap where they could not be
@@ -56,7 +68,7 @@
 
 /* What the rest takes at most: program, libraries, BPF objects, symbol,
  * line and unwind tables of the few modules a recording reads. */
-#define MS_RECORDER_BASE_BYTES (64u << 20)
+#define MS_RECORDER_BASE_BYTES (96u << 20)
 /* The recorder's malloc: buffers from this size up are mapped on their own
  * and returned to the kernel when freed (glibc would otherwise raise its
  * threshold after the first such free and carve later ones from the heap,
@@ -66,8 +78,8 @@
 /* The documented ceiling of the recorder's RSS (docs/recorder-memory.md):
  * the sampler's largest ring twice, the held budget and the rest, 160 MiB
  * (--off-cpu adds its own ring, twice: 64 MiB more). */
-#define MS_RECORDER_RSS_CEILING_MIB 160u
-_Static_assert(((2ull * MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BASE_BYTES) >> 20) ==
+#define MS_RECORDER_RSS_CEILING_MIB 128u
+_Static_assert(((MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BASE_BYTES) >> 20) ==
 		       MS_RECORDER_RSS_CEILING_MIB,
 	       "MS_RECORDER_RSS_CEILING_MIB is the sum of its parts");
 
