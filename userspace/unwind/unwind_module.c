@@ -736,52 +736,114 @@ static int compile_separate_debug_frame(struct builder *b, Elf *elf)
  * then .debug_frame rows, used only where no eh_frame row applies (libdwfl's
  * order: dwfl_module_eh_cfi, then dwfl_module_dwarf_cfi).
  */
+/*
+ * The dense table of rows[0..n) (sorted, not overlapping): gaps become NONE
+ * rows, equal neighbours merge, one sentinel ends it.  Writes starts[] and
+ * out[] when given (base: the first row's start), else only counts.
+ * Returns the rows written (or that would be); *end_at: the last row's end.
+ */
+static size_t dense_rows(const struct brow *rows, size_t n, uint64_t base, uint32_t *starts,
+			 struct unwind_row *out, uint64_t *end_at)
+{
+	const struct unwind_row none = {.flags = UNWIND_ROW_NONE};
+	struct unwind_row last = none;
+	size_t k = 0;
+	uint64_t at = base;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].end <= at)
+			continue; /* overlapped (cannot happen for libdw answers) */
+		uint64_t s = rows[i].start > at ? rows[i].start : at;
+		if (s > at) {
+			if (starts) {
+				starts[k] = (uint32_t)(at - base);
+				out[k] = none;
+			}
+			last = none;
+			k++;
+		}
+		bool same = k > 0 && !(rows[i].row.flags & UNWIND_ROW_FULL) &&
+			    memcmp(&last, &rows[i].row, sizeof(last)) == 0;
+		if (!same) {
+			if (starts) {
+				starts[k] = (uint32_t)(s - base);
+				out[k] = rows[i].row;
+			}
+			last = rows[i].row;
+			k++;
+		}
+		at = rows[i].end;
+	}
+	if (starts) {
+		starts[k] = (uint32_t)(at - base);
+		out[k] = none;
+	}
+	*end_at = at;
+	return k + 1;
+}
+
+/*
+ * The module's table from the builder's rows (.eh_frame's first n_eh, then
+ * .debug_frame's).  The build rows (32 bytes each) are the compile's peak:
+ * nothing else of that size is made beside them (libLLVM's 950k rows took
+ * 85 MiB of RSS to compile when the clipped rows were a second copy and
+ * the table was allocated for 2n + 1 rows), and they are freed before the
+ * page index.
+ */
 static int finish(struct unwind_module *m, struct builder *b, size_t n_eh)
 {
 	struct brow *rows = b->rows.p;
 	size_t n = b->rows.n;
 
-	/* Clip .debug_frame rows to the gaps of .eh_frame (both lists sorted). */
+	/* Clip .debug_frame rows to the gaps of .eh_frame (both lists sorted):
+	 * the pieces replace the .debug_frame rows. */
 	qsort(rows, n_eh, sizeof(*rows), cmp_brow);
 	qsort(rows + n_eh, n - n_eh, sizeof(*rows), cmp_brow);
-	struct vec out = {0};
-	size_t e = 0;
-	for (size_t i = 0; i < n_eh; i++) {
-		struct brow *r = vec_push(&out, sizeof(*r));
-		if (!r)
-			goto nomem;
-		*r = rows[i];
-	}
-	for (size_t i = n_eh; i < n; i++) {
-		uint64_t s = rows[i].start, end = rows[i].end;
-		while (e < n_eh && rows[e].end <= s)
-			e++;
-		size_t k = e;
-		while (s < end) {
-			uint64_t piece_end = end;
-			if (k < n_eh && rows[k].start < end) {
-				if (rows[k].start <= s) {
-					s = rows[k].end > s ? rows[k].end : s;
-					k++;
-					continue;
+	if (n > n_eh) {
+		struct vec pieces = {0};
+		size_t e = 0;
+
+		for (size_t i = n_eh; i < n; i++) {
+			uint64_t s = rows[i].start, end = rows[i].end;
+			while (e < n_eh && rows[e].end <= s)
+				e++;
+			size_t k = e;
+			while (s < end) {
+				uint64_t piece_end = end;
+				if (k < n_eh && rows[k].start < end) {
+					if (rows[k].start <= s) {
+						s = rows[k].end > s ? rows[k].end : s;
+						k++;
+						continue;
+					}
+					piece_end = rows[k].start;
 				}
-				piece_end = rows[k].start;
+				struct brow *r = vec_push(&pieces, sizeof(*r));
+				if (!r) {
+					free(pieces.p);
+					return -ENOMEM;
+				}
+				*r = rows[i];
+				r->start = s;
+				r->end = piece_end;
+				m->stats.debug_frame_rows++;
+				s = piece_end;
 			}
-			struct brow *r = vec_push(&out, sizeof(*r));
-			if (!r)
-				goto nomem;
-			*r = rows[i];
-			r->start = s;
-			r->end = piece_end;
-			m->stats.debug_frame_rows++;
-			s = piece_end;
 		}
+		b->rows.n = n_eh;
+		for (size_t i = 0; i < pieces.n; i++) {
+			struct brow *r = vec_push(&b->rows, sizeof(*r));
+			if (!r) {
+				free(pieces.p);
+				return -ENOMEM;
+			}
+			*r = ((struct brow *)pieces.p)[i];
+		}
+		free(pieces.p);
+		rows = b->rows.p;
+		n = b->rows.n;
+		qsort(rows, n, sizeof(*rows), cmp_brow);
 	}
-	free(b->rows.p);
-	b->rows = out;
-	rows = out.p;
-	n = out.n;
-	qsort(rows, n, sizeof(*rows), cmp_brow);
 
 	if (n == 0)
 		return 0;
@@ -791,38 +853,18 @@ static int finish(struct unwind_module *m, struct builder *b, size_t n_eh)
 	if (limit - base >= UINT32_MAX)
 		return -EFBIG;
 
-	/* Dense rows: gaps become NONE rows, equal neighbours merge, one sentinel. */
-	size_t cap = 2 * n + 1;
-	m->starts = malloc(cap * sizeof(*m->starts));
-	m->rows = malloc(cap * sizeof(*m->rows));
+	/* Counted first, then written: allocated at their size. */
+	uint64_t at;
+	size_t k = dense_rows(rows, n, base, NULL, NULL, &at);
+	m->starts = malloc(k * sizeof(*m->starts));
+	m->rows = malloc(k * sizeof(*m->rows));
 	if (!m->starts || !m->rows)
 		return -ENOMEM;
-	struct unwind_row none = {.flags = UNWIND_ROW_NONE};
-	size_t k = 0;
-	uint64_t at = base;
-	for (size_t i = 0; i < n; i++) {
-		if (rows[i].end <= at)
-			continue; /* overlapped (cannot happen for libdw answers) */
-		uint64_t s = rows[i].start > at ? rows[i].start : at;
-		if (s > at) {
-			m->starts[k] = (uint32_t)(at - base);
-			m->rows[k++] = none;
-		}
-		bool same = k > 0 && !(rows[i].row.flags & UNWIND_ROW_FULL) &&
-			    memcmp(&m->rows[k - 1], &rows[i].row, sizeof(rows[i].row)) == 0;
-		if (!same) {
-			m->starts[k] = (uint32_t)(s - base);
-			m->rows[k++] = rows[i].row;
-		}
-		at = rows[i].end;
-	}
-	m->starts[k] = (uint32_t)(at - base);
-	m->rows[k++] = none;
+	(void)dense_rows(rows, n, base, m->starts, m->rows, &at);
 	m->nrows = (uint32_t)k;
 	m->base = base;
-	/* room was made for 2n + 1 rows; merging usually leaves fewer than n */
-	shrink((void **)&m->starts, k * sizeof(*m->starts));
-	shrink((void **)&m->rows, k * sizeof(*m->rows));
+	free(b->rows.p);
+	b->rows = (struct vec){0};
 
 	/* Page index: about two rows per page. */
 	uint64_t span = at - base;
@@ -842,9 +884,6 @@ static int finish(struct unwind_module *m, struct builder *b, size_t n_eh)
 		m->page_first[p] = r;
 	}
 	return 0;
-nomem:
-	free(out.p);
-	return -ENOMEM;
 }
 
 /* m's entry code without CFI, from e_entry (see unwind_module.entry_lo). */
