@@ -66,9 +66,14 @@ _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
  * tables and decompressed again.  Not within MS_RECORDER_BASE_BYTES. */
 #define MS_SYMBOLS_DWARF_BYTES_MAX (96u << 20)
 
-/* What the rest takes at most: program, libraries, BPF objects, symbol,
- * line and unwind tables of the few modules a recording reads. */
-#define MS_RECORDER_BASE_BYTES (96u << 20)
+/* What the rest takes at most: program and libraries (about 15 MiB), BPF
+ * objects, the capture builder, and the symbol, line and CFI tables of the
+ * modules sampled.  The tables grow with the modules a recording meets and
+ * have no budget of their own (docs/recorder-memory.md): a busy host's -a
+ * (node, clang, cc1, python3.11 running) held 34 MiB of compiled CFI
+ * (counter unwind.cfi_peak_kib); libLLVM's and libclang-cpp's tables are 24
+ * MiB each and take about 30 MiB more while compiled. */
+#define MS_RECORDER_BASE_BYTES (128u << 20)
 /* The recorder's malloc: buffers from this size up are mapped on their own
  * and returned to the kernel when freed (glibc would otherwise raise its
  * threshold after the first such free and carve later ones from the heap,
@@ -76,9 +81,9 @@ _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
  * RSS), and a heap top of this much free is trimmed. */
 #define MS_RECORDER_MMAP_THRESHOLD (256u << 10)
 /* The documented ceiling of the recorder's RSS (docs/recorder-memory.md):
- * the sampler's largest ring twice, the held budget and the rest, 160 MiB
- * (--off-cpu adds its own ring, twice: 64 MiB more). */
-#define MS_RECORDER_RSS_CEILING_MIB 128u
+ * the sampler's largest ring (mapped once), the held budget and the rest,
+ * 160 MiB (--off-cpu adds its own ring: 16 MiB more). */
+#define MS_RECORDER_RSS_CEILING_MIB 160u
 _Static_assert(((MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BASE_BYTES) >> 20) ==
 		       MS_RECORDER_RSS_CEILING_MIB,
 	       "MS_RECORDER_RSS_CEILING_MIB is the sum of its parts");
