@@ -65,11 +65,26 @@ struct cie_enc {
 	uint8_t enc; /* DW_EH_PE_* of FDE addresses; 0xff: CIE unusable */
 };
 
+/*
+ * The table written as rows arrive (ascending, from .eh_frame alone): gaps
+ * become NONE rows, equal neighbours merge, as dense_rows() does for built
+ * rows, without holding 32 bytes a row until the end.
+ */
+struct dense {
+	uint32_t *starts;
+	struct unwind_row *rows;
+	size_t k, cap;
+	uint64_t base, at;
+	struct unwind_row last;
+	bool started;
+};
+
 struct builder {
 	struct vec rows; /* struct brow */
 	struct vec full; /* struct unwind_full */
 	struct vec ops;	 /* Dwarf_Op */
 	size_t fdes;
+	struct dense *dense; /* rows go here instead of rows, when set */
 };
 
 /* Give back the unused tail of a finished array (it stays as it is if
@@ -548,6 +563,60 @@ static bool full_to_compact(const struct unwind_full *f, struct unwind_row *row)
 	return true;
 }
 
+static int dense_put(struct dense *d, uint64_t start, const struct unwind_row *row)
+{
+	if (d->k == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 1024;
+		uint32_t *st = realloc(d->starts, cap * sizeof(*st));
+
+		if (!st)
+			return -ENOMEM;
+		d->starts = st;
+		struct unwind_row *r = realloc(d->rows, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		d->rows = r;
+		d->cap = cap;
+	}
+	d->starts[d->k] = (uint32_t)(start - d->base);
+	d->rows[d->k++] = *row;
+	d->last = *row;
+	return 0;
+}
+
+/* One row [start, end), at or after the previous one's start. */
+static int dense_push(struct dense *d, uint64_t start, uint64_t end, const struct unwind_row *row)
+{
+	const struct unwind_row none = {.flags = UNWIND_ROW_NONE};
+	int err;
+
+	if (!d->started) {
+		d->base = d->at = start;
+		d->last = none;
+		d->started = true;
+	}
+	if (end <= d->at)
+		return 0; /* overlapped (cannot happen for libdw answers) */
+	if (end - d->base >= UINT32_MAX)
+		return -EFBIG;
+	uint64_t s = start > d->at ? start : d->at;
+	if (s > d->at) {
+		err = dense_put(d, d->at, &none);
+		if (err)
+			return err;
+	}
+	bool same = d->k > 0 && !(row->flags & UNWIND_ROW_FULL) &&
+		    memcmp(&d->last, row, sizeof(*row)) == 0;
+	if (!same) {
+		err = dense_put(d, s, row);
+		if (err)
+			return err;
+	}
+	d->at = end;
+	return 0;
+}
+
 static int add_row(struct builder *b, uint64_t start, uint64_t end, Dwarf_Frame *f, bool signal,
 		   uint8_t source_flag)
 {
@@ -568,6 +637,8 @@ static int add_row(struct builder *b, uint64_t start, uint64_t end, Dwarf_Frame 
 		*slot = full;
 	}
 	row.flags |= (signal ? UNWIND_ROW_SIGNAL : 0) | source_flag;
+	if (b->dense)
+		return dense_push(b->dense, start, end, &row);
 	struct brow *br = vec_push(&b->rows, sizeof(*br));
 	if (!br)
 		return -ENOMEM;
@@ -732,16 +803,13 @@ static int compile_separate_debug_frame(struct builder *b, Elf *elf)
 }
 
 /*
- * Final table from the built rows: eh_frame rows first in b->rows[0, n_eh),
- * then .debug_frame rows, used only where no eh_frame row applies (libdwfl's
- * order: dwfl_module_eh_cfi, then dwfl_module_dwarf_cfi).
- */
-/*
  * The dense table of rows[0..n) (sorted, not overlapping): gaps become NONE
  * rows, equal neighbours merge, one sentinel ends it.  Writes starts[] and
  * out[] when given (base: the first row's start), else only counts.
  * Returns the rows written (or that would be); *end_at: the last row's end.
  */
+static int page_index(struct unwind_module *m, uint64_t span);
+
 static size_t dense_rows(const struct brow *rows, size_t n, uint64_t base, uint32_t *starts,
 			 struct unwind_row *out, uint64_t *end_at)
 {
@@ -783,8 +851,9 @@ static size_t dense_rows(const struct brow *rows, size_t n, uint64_t base, uint3
 }
 
 /*
- * The module's table from the builder's rows (.eh_frame's first n_eh, then
- * .debug_frame's).  The build rows (32 bytes each) are the compile's peak:
+ * Final table from the built rows: eh_frame rows first in b->rows[0, n_eh),
+ * then .debug_frame rows, used only where no eh_frame row applies (libdwfl's
+ * order: dwfl_module_eh_cfi, then dwfl_module_dwarf_cfi).  The build rows (32 bytes each) are the compile's peak:
  * nothing else of that size is made beside them (libLLVM's 950k rows took
  * 85 MiB of RSS to compile when the clipped rows were a second copy and
  * the table was allocated for 2n + 1 rows), and they are freed before the
@@ -865,9 +934,15 @@ static int finish(struct unwind_module *m, struct builder *b, size_t n_eh)
 	m->base = base;
 	free(b->rows.p);
 	b->rows = (struct vec){0};
+	return page_index(m, at - base);
+}
+
+/* m's page index (page_first), span: the table's last end - base. */
+static int page_index(struct unwind_module *m, uint64_t span)
+{
+	size_t k = m->nrows;
 
 	/* Page index: about two rows per page. */
-	uint64_t span = at - base;
 	unsigned shift = 4;
 	while (shift < 31 && (span >> shift) > 2 * (uint64_t)k)
 		shift++;
@@ -884,6 +959,29 @@ static int finish(struct unwind_module *m, struct builder *b, size_t n_eh)
 		m->page_first[p] = r;
 	}
 	return 0;
+}
+
+/* The streamed table into m: its sentinel, the room it grew into given
+ * back, the page index. */
+static int dense_finish(struct unwind_module *m, struct dense *d)
+{
+	const struct unwind_row none = {.flags = UNWIND_ROW_NONE};
+	int err;
+
+	if (!d->started)
+		return 0; /* no rows: a module with no CFI (nrows 0) */
+	err = dense_put(d, d->at, &none);
+	if (err)
+		return err;
+	shrink((void **)&d->starts, d->k * sizeof(*d->starts));
+	shrink((void **)&d->rows, d->k * sizeof(*d->rows));
+	m->starts = d->starts;
+	m->rows = d->rows;
+	m->nrows = (uint32_t)d->k;
+	m->base = d->base;
+	d->starts = NULL;
+	d->rows = NULL;
+	return page_index(m, d->at - d->base);
 }
 
 /* m's entry code without CFI, from e_entry (see unwind_module.entry_lo). */
@@ -907,8 +1005,19 @@ static void find_entry(struct unwind_module *m, uint64_t entry)
 	m->entry_hi = hi;
 }
 
+static void reverse_brows(struct brow *r, size_t n)
+{
+	for (size_t i = 0; i < n / 2; i++) {
+		struct brow t = r[i];
+
+		r[i] = r[n - 1 - i];
+		r[n - 1 - i] = t;
+	}
+}
+
 static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 {
+	struct dense dense = {0};
 	struct builder b = {0};
 	struct unwind_module *m = NULL;
 	int err = 0;
@@ -927,17 +1036,32 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 		err = -ENOMEM;
 		goto out;
 	}
-	err = compile_eh_frame(&b, elf);
-	if (err)
-		goto out;
-	size_t n_eh = b.rows.n;
+	/* .debug_frame first: without any of its rows (most modules) the
+	 * .eh_frame rows arrive sorted and go straight into the table. */
 	bool found = false;
 	err = compile_debug_frame(&b, elf, &found);
 	if (!err && !found && separate_debug)
 		err = compile_separate_debug_frame(&b, elf);
 	if (err)
 		goto out;
-	err = finish(m, &b, n_eh);
+	size_t n_dbg = b.rows.n;
+	if (!n_dbg)
+		b.dense = &dense;
+	err = compile_eh_frame(&b, elf);
+	if (err)
+		goto out;
+	if (b.dense) {
+		err = dense_finish(m, &dense);
+	} else {
+		/* [debug rows, eh rows] -> [eh rows, debug rows], as finish() takes them */
+		struct brow *r = b.rows.p;
+		size_t n = b.rows.n;
+
+		reverse_brows(r, n);
+		reverse_brows(r, n - n_dbg);
+		reverse_brows(r + (n - n_dbg), n_dbg);
+		err = finish(m, &b, n - n_dbg);
+	}
 	if (err)
 		goto out;
 	shrink(&b.full.p, b.full.n * sizeof(*m->full));
@@ -961,6 +1085,8 @@ out:
 	free(b.rows.p);
 	free(b.full.p);
 	free(b.ops.p);
+	free(dense.starts);
+	free(dense.rows);
 	if (err) {
 		unwind_module__free(m);
 		errno = -err;
