@@ -102,9 +102,17 @@ int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
 		return -ENOSPC;
 	}
 	err = write_array(km, km->fds.starts, km->next_row, t.starts, sizeof(uint32_t), t.nrows);
-	if (!err)
-		err = write_array(km, km->fds.rows, km->next_row, t.rows, sizeof(struct ms_ku_row),
+	if (!err) {
+		/* the module keeps its rows as indexes into its distinct rows */
+		void *rows = malloc((size_t)t.nrows * sizeof(struct ms_ku_row));
+
+		if (!rows)
+			return -ENOMEM;
+		unwind_module__rows(m, 0, t.nrows, rows);
+		err = write_array(km, km->fds.rows, km->next_row, rows, sizeof(struct ms_ku_row),
 				  t.nrows);
+		free(rows);
+	}
 	if (err)
 		return err;
 	desc.base = t.base;

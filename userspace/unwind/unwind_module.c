@@ -809,6 +809,7 @@ static int compile_separate_debug_frame(struct builder *b, Elf *elf)
  * Returns the rows written (or that would be); *end_at: the last row's end.
  */
 static int page_index(struct unwind_module *m, uint64_t span);
+static int palette_build(struct unwind_module *m, const struct unwind_row *table);
 
 static size_t dense_rows(const struct brow *rows, size_t n, uint64_t base, uint32_t *starts,
 			 struct unwind_row *out, uint64_t *end_at)
@@ -925,16 +926,20 @@ static int finish(struct unwind_module *m, struct builder *b, size_t n_eh)
 	/* Counted first, then written: allocated at their size. */
 	uint64_t at;
 	size_t k = dense_rows(rows, n, base, NULL, NULL, &at);
+	struct unwind_row *table = malloc(k * sizeof(*table));
 	m->starts = malloc(k * sizeof(*m->starts));
-	m->rows = malloc(k * sizeof(*m->rows));
-	if (!m->starts || !m->rows)
+	if (!m->starts || !table) {
+		free(table);
 		return -ENOMEM;
-	(void)dense_rows(rows, n, base, m->starts, m->rows, &at);
+	}
+	(void)dense_rows(rows, n, base, m->starts, table, &at);
 	m->nrows = (uint32_t)k;
 	m->base = base;
 	free(b->rows.p);
 	b->rows = (struct vec){0};
-	return page_index(m, at - base);
+	int err = palette_build(m, table);
+	free(table);
+	return err ? err : page_index(m, at - base);
 }
 
 /* m's page index (page_first), span: the table's last end - base. */
@@ -942,9 +947,11 @@ static int page_index(struct unwind_module *m, uint64_t span)
 {
 	size_t k = m->nrows;
 
-	/* Page index: about two rows per page. */
+	/* Page index: a page per four rows or more (a lookup searches a page's
+	 * few rows; at a page per half row the index was the table's largest
+	 * part once rows took 6 bytes). */
 	unsigned shift = 4;
-	while (shift < 31 && (span >> shift) > 2 * (uint64_t)k)
+	while (shift < 31 && (span >> shift) > (uint64_t)k / 4)
 		shift++;
 	m->page_shift = shift;
 	m->npages = (uint32_t)(span >> shift) + 1;
@@ -961,6 +968,101 @@ static int page_index(struct unwind_module *m, uint64_t span)
 	return 0;
 }
 
+/* Bytes of m's table: starts, row indexes, distinct rows, page index. */
+static size_t table_bytes(const struct unwind_module *m)
+{
+	return sizeof(*m) + (size_t)m->nrows * sizeof(*m->starts) +
+	       (size_t)m->nrows * (m->idx16 ? sizeof(*m->idx16) : sizeof(*m->idx32)) +
+	       (size_t)m->npalette * sizeof(*m->palette) +
+	       ((size_t)m->npages + 1) * sizeof(*m->page_first);
+}
+
+static uint32_t row_hash(const struct unwind_row *r)
+{
+	uint64_t w[2];
+
+	memcpy(w, r, sizeof(w));
+	uint64_t h = (w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+	return (uint32_t)(h >> 32);
+}
+
+/*
+ * m's rows as indexes into its distinct rows, from table[0..m->nrows) (which
+ * the caller frees): 16-bit indexes unless the module has more than 65536
+ * distinct rows (never seen: libLLVM has 987).
+ */
+static int palette_build(struct unwind_module *m, const struct unwind_row *table)
+{
+	uint32_t n = m->nrows, cap = 1024, np = 0, pcap = 256;
+	uint32_t *slot = NULL; /* palette index + 1, 0 = empty */
+	struct unwind_row *pal = malloc(pcap * sizeof(*pal));
+	uint32_t *idx = malloc((size_t)n * sizeof(*idx));
+	int err = -ENOMEM;
+
+	slot = calloc(cap, sizeof(*slot));
+	if (!pal || !idx || !slot)
+		goto out;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t h = row_hash(&table[i]) & (cap - 1);
+
+		while (slot[h] && memcmp(&pal[slot[h] - 1], &table[i], sizeof(*pal)))
+			h = (h + 1) & (cap - 1);
+		if (!slot[h]) {
+			if (np == pcap) {
+				struct unwind_row *p = realloc(pal, 2 * (size_t)pcap * sizeof(*p));
+
+				if (!p)
+					goto out;
+				pal = p;
+				pcap *= 2;
+			}
+			pal[np++] = table[i];
+			slot[h] = np;
+			if (2 * np > cap) { /* rehash at half full */
+				uint32_t ncap = 2 * cap, *ns = calloc(ncap, sizeof(*ns));
+
+				if (!ns)
+					goto out;
+				for (uint32_t j = 0; j < np; j++) {
+					uint32_t g = row_hash(&pal[j]) & (ncap - 1);
+
+					while (ns[g])
+						g = (g + 1) & (ncap - 1);
+					ns[g] = j + 1;
+				}
+				free(slot);
+				slot = ns;
+				cap = ncap;
+			}
+			idx[i] = np - 1;
+			continue;
+		}
+		idx[i] = slot[h] - 1;
+	}
+	shrink((void **)&pal, (size_t)np * sizeof(*pal));
+	m->palette = pal;
+	m->npalette = np;
+	pal = NULL;
+	if (np <= 65536) {
+		uint16_t *i16 = malloc((size_t)n * sizeof(*i16) + 1);
+
+		if (!i16)
+			goto out;
+		for (uint32_t i = 0; i < n; i++)
+			i16[i] = (uint16_t)idx[i];
+		m->idx16 = i16;
+	} else {
+		m->idx32 = idx;
+		idx = NULL;
+	}
+	err = 0;
+out:
+	free(slot);
+	free(pal);
+	free(idx);
+	return err;
+}
+
 /* The streamed table into m: its sentinel, the room it grew into given
  * back, the page index. */
 static int dense_finish(struct unwind_module *m, struct dense *d)
@@ -974,14 +1076,14 @@ static int dense_finish(struct unwind_module *m, struct dense *d)
 	if (err)
 		return err;
 	shrink((void **)&d->starts, d->k * sizeof(*d->starts));
-	shrink((void **)&d->rows, d->k * sizeof(*d->rows));
 	m->starts = d->starts;
-	m->rows = d->rows;
 	m->nrows = (uint32_t)d->k;
 	m->base = d->base;
 	d->starts = NULL;
+	err = palette_build(m, d->rows);
+	free(d->rows);
 	d->rows = NULL;
-	return page_index(m, d->at - d->base);
+	return err ? err : page_index(m, d->at - d->base);
 }
 
 /* m's entry code without CFI, from e_entry (see unwind_module.entry_lo). */
@@ -994,7 +1096,7 @@ static void find_entry(struct unwind_module *m, uint64_t entry)
 	for (uint32_t i = 0; i + 1 < m->nrows; i++) {
 		uint64_t lo = m->base + m->starts[i], end = m->base + m->starts[i + 1];
 
-		if (m->rows[i].flags & UNWIND_ROW_NONE || end <= entry)
+		if (unwind_module__row_i(m, i)->flags & UNWIND_ROW_NONE || end <= entry)
 			continue;
 		if (lo <= entry)
 			return; /* CFI covers the entry point: its rules decide */
@@ -1077,10 +1179,8 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 	m->stats.rows = m->nrows;
 	m->stats.full_rows = 0;
 	for (uint32_t i = 0; i < m->nrows; i++)
-		m->stats.full_rows += (m->rows[i].flags & UNWIND_ROW_FULL) != 0;
-	m->stats.bytes = sizeof(*m) + m->nrows * (sizeof(*m->starts) + sizeof(*m->rows)) +
-			 ((size_t)m->npages + 1) * sizeof(*m->page_first) +
-			 m->nfull * sizeof(*m->full) + m->nops * sizeof(*m->ops);
+		m->stats.full_rows += (unwind_module__row_i(m, i)->flags & UNWIND_ROW_FULL) != 0;
+	m->stats.bytes = table_bytes(m) + m->nfull * sizeof(*m->full) + m->nops * sizeof(*m->ops);
 out:
 	free(b.rows.p);
 	free(b.full.p);
@@ -1146,8 +1246,7 @@ struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *r
 		err = finish(m, &b, b.rows.n);
 	if (!err) {
 		m->stats.rows = m->nrows;
-		m->stats.bytes = sizeof(*m) + m->nrows * (sizeof(*m->starts) + sizeof(*m->rows)) +
-				 ((size_t)m->npages + 1) * sizeof(*m->page_first);
+		m->stats.bytes = table_bytes(m);
 	}
 	free(b.rows.p);
 	if (err) {
@@ -1212,7 +1311,9 @@ void unwind_module__free(struct unwind_module *m)
 	if (!m)
 		return;
 	free(m->starts);
-	free(m->rows);
+	free(m->palette);
+	free(m->idx16);
+	free(m->idx32);
 	free(m->page_first);
 	free(m->full);
 	free(m->ops);
@@ -1242,10 +1343,12 @@ void unwind_module__stats(const struct unwind_module *m, struct unwind_module_st
 bool unwind_module__rules_at(const struct unwind_module *m, uint64_t vaddr,
 			     struct unwind_rules *out)
 {
-	const struct unwind_row *row = unwind_module__row(m, vaddr);
-	if (!row)
+	uint32_t i = unwind_module__row_index(m, vaddr);
+	if (i == UINT32_MAX)
 		return false;
-	size_t i = (size_t)(row - m->rows);
+	const struct unwind_row *row = unwind_module__row_i(m, i);
+	if (row->flags & UNWIND_ROW_NONE)
+		return false;
 	memset(out, 0, sizeof(*out));
 	out->start = m->base + m->starts[i];
 	out->end = m->base + m->starts[i + 1];
@@ -1281,5 +1384,12 @@ void unwind_module__table(const struct unwind_module *m, struct unwind_table_vie
 	out->base = m->base;
 	out->nrows = m->nrows;
 	out->starts = m->starts;
-	out->rows = m->rows;
+}
+
+void unwind_module__rows(const struct unwind_module *m, uint32_t first, uint32_t n, void *out)
+{
+	struct unwind_row *o = out;
+
+	for (uint32_t i = 0; i < n; i++)
+		o[i] = *unwind_module__row_i(m, first + i);
 }
