@@ -70,9 +70,10 @@ _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
  * objects, the capture builder, and the symbol, line and CFI tables of the
  * modules sampled.  The tables grow with the modules a recording meets and
  * have no budget of their own (docs/recorder-memory.md): a busy host's -a
- * (node, clang, cc1, python3.11 running) held 34 MiB of compiled CFI
- * (counter unwind.cfi_peak_kib); libLLVM's and libclang-cpp's tables are 24
- * MiB each and take about 30 MiB more while compiled. */
+ * (node, clang, cc1, python3.11 running) held 4-15 MiB of compiled CFI
+ * (counter unwind.cfi_peak_kib; 14-53 MiB before rows were indexes into a
+ * module's distinct rows); libLLVM's table is 6.4 MiB and takes about 30
+ * MiB more while it is compiled. */
 #define MS_RECORDER_BASE_BYTES (128u << 20)
 /* The recorder's malloc: buffers from this size up are mapped on their own
  * and returned to the kernel when freed (glibc would otherwise raise its
