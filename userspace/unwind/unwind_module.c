@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "userspace/unwind/unwind_internal.h"
+#include "userspace/unwind/unwind_table.h"
 
 const uint8_t unwind_slot_reg[UNWIND_SLOTS] = {
     UNWIND_REG_RA, UNWIND_REG_SP, UNWIND_REG_BP, UNWIND_REG_BX, 12, 13, 14, 15};
@@ -30,31 +31,6 @@ const uint8_t unwind_slot_reg[UNWIND_SLOTS] = {
 #define UNWIND_DEBUG_ROOT "/usr/lib/debug/.build-id"
 /* An FDE claiming more than this many bytes of code is treated as malformed. */
 #define UNWIND_MAX_FDE_RANGE (1ull << 30)
-
-/* One growable array. */
-struct vec {
-	void *p;
-	size_t n, cap;
-};
-
-static void *vec_push(struct vec *v, size_t elem)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		void *p = realloc(v->p, cap * elem);
-		if (!p)
-			return NULL;
-		v->p = p;
-		v->cap = cap;
-	}
-	return (char *)v->p + elem * v->n++;
-}
-
-/* A row while building: [start, end) in ELF vaddrs. */
-struct brow {
-	uint64_t start, end;
-	struct unwind_row row;
-};
 
 struct fde_range {
 	uint64_t lo, hi;
@@ -65,20 +41,6 @@ struct cie_enc {
 	uint8_t enc; /* DW_EH_PE_* of FDE addresses; 0xff: CIE unusable */
 };
 
-/*
- * The table written as rows arrive (ascending, from .eh_frame alone): gaps
- * become NONE rows, equal neighbours merge, as dense_rows() does for built
- * rows, without holding 32 bytes a row until the end.
- */
-struct dense {
-	uint32_t *starts;
-	struct unwind_row *rows;
-	size_t k, cap;
-	uint64_t base, at;
-	struct unwind_row last;
-	bool started;
-};
-
 struct builder {
 	struct vec rows; /* struct brow */
 	struct vec full; /* struct unwind_full */
@@ -87,26 +49,10 @@ struct builder {
 	struct dense *dense; /* rows go here instead of rows, when set */
 };
 
-/* Give back the unused tail of a finished array (it stays as it is if
- * realloc fails: the shrink is only a saving). */
-static void shrink(void **p, size_t bytes)
-{
-	void *np = realloc(*p, bytes ? bytes : 1);
-
-	if (np)
-		*p = np;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return (x > y) - (x < y);
-}
-
-static int cmp_brow(const void *a, const void *b)
-{
-	const struct brow *x = a, *y = b;
-	return (x->start > y->start) - (x->start < y->start);
 }
 
 /* ---- pointer encodings (LSB 5.0 "DWARF Extensions", DW_EH_PE_*) ---- */
@@ -292,7 +238,7 @@ static uint8_t cie_lookup(struct vec *cies, const unsigned char *e_ident, Elf_Da
 	uint8_t enc = 0xff;
 	if (dwarf_next_cfi(e_ident, data, eh_frame, off, &next, &e) == 0 && dwarf_cfi_cie_p(&e))
 		enc = cie_fde_encoding(&e.cie, eh_frame);
-	struct cie_enc *n = vec_push(cies, sizeof(*n));
+	struct cie_enc *n = unwind_vec__push(cies, sizeof(*n));
 	if (n) {
 		n->off = off;
 		n->enc = enc;
@@ -318,7 +264,7 @@ static int fde_ranges(Elf_Data *data, uint64_t sec_addr, bool eh_frame,
 			if (enc != 0xff && read_encoded(enc, true, &p, e.fde.end, field, &lo) &&
 			    read_encoded(enc & 0x0f, false, &p, e.fde.end, 0, &len) && len > 0 &&
 			    len <= UNWIND_MAX_FDE_RANGE && lo + len > lo && (eh_frame || lo != 0)) {
-				struct fde_range *r = vec_push(out, sizeof(*r));
+				struct fde_range *r = unwind_vec__push(out, sizeof(*r));
 				if (!r) {
 					err = -ENOMEM;
 					break;
@@ -442,7 +388,7 @@ static int copy_ops(struct builder *b, const Dwarf_Op *ops, size_t nops, struct 
 	r->op = (uint32_t)b->ops.n;
 	r->nops = (uint16_t)nops;
 	for (size_t i = 0; i < nops; i++) {
-		Dwarf_Op *o = vec_push(&b->ops, sizeof(*o));
+		Dwarf_Op *o = unwind_vec__push(&b->ops, sizeof(*o));
 		if (!o)
 			return -ENOMEM;
 		*o = ops[i];
@@ -563,60 +509,6 @@ static bool full_to_compact(const struct unwind_full *f, struct unwind_row *row)
 	return true;
 }
 
-static int dense_put(struct dense *d, uint64_t start, const struct unwind_row *row)
-{
-	if (d->k == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 1024;
-		uint32_t *st = realloc(d->starts, cap * sizeof(*st));
-
-		if (!st)
-			return -ENOMEM;
-		d->starts = st;
-		struct unwind_row *r = realloc(d->rows, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		d->rows = r;
-		d->cap = cap;
-	}
-	d->starts[d->k] = (uint32_t)(start - d->base);
-	d->rows[d->k++] = *row;
-	d->last = *row;
-	return 0;
-}
-
-/* One row [start, end), at or after the previous one's start. */
-static int dense_push(struct dense *d, uint64_t start, uint64_t end, const struct unwind_row *row)
-{
-	const struct unwind_row none = {.flags = UNWIND_ROW_NONE};
-	int err;
-
-	if (!d->started) {
-		d->base = d->at = start;
-		d->last = none;
-		d->started = true;
-	}
-	if (end <= d->at)
-		return 0; /* overlapped (cannot happen for libdw answers) */
-	if (end - d->base >= UINT32_MAX)
-		return -EFBIG;
-	uint64_t s = start > d->at ? start : d->at;
-	if (s > d->at) {
-		err = dense_put(d, d->at, &none);
-		if (err)
-			return err;
-	}
-	bool same = d->k > 0 && !(row->flags & UNWIND_ROW_FULL) &&
-		    memcmp(&d->last, row, sizeof(*row)) == 0;
-	if (!same) {
-		err = dense_put(d, s, row);
-		if (err)
-			return err;
-	}
-	d->at = end;
-	return 0;
-}
-
 static int add_row(struct builder *b, uint64_t start, uint64_t end, Dwarf_Frame *f, bool signal,
 		   uint8_t source_flag)
 {
@@ -631,15 +523,15 @@ static int add_row(struct builder *b, uint64_t start, uint64_t end, Dwarf_Frame 
 		memset(&row, 0, sizeof(row));
 		row.flags = UNWIND_ROW_FULL;
 		row.cfa_off = (int32_t)b->full.n;
-		struct unwind_full *slot = vec_push(&b->full, sizeof(*slot));
+		struct unwind_full *slot = unwind_vec__push(&b->full, sizeof(*slot));
 		if (!slot)
 			return -ENOMEM;
 		*slot = full;
 	}
 	row.flags |= (signal ? UNWIND_ROW_SIGNAL : 0) | source_flag;
 	if (b->dense)
-		return dense_push(b->dense, start, end, &row);
-	struct brow *br = vec_push(&b->rows, sizeof(*br));
+		return unwind_dense__push(b->dense, start, end, &row);
+	struct brow *br = unwind_vec__push(&b->rows, sizeof(*br));
 	if (!br)
 		return -ENOMEM;
 	br->start = start;
@@ -802,290 +694,6 @@ static int compile_separate_debug_frame(struct builder *b, Elf *elf)
 	return err;
 }
 
-/*
- * The dense table of rows[0..n) (sorted, not overlapping): gaps become NONE
- * rows, equal neighbours merge, one sentinel ends it.  Writes starts[] and
- * out[] when given (base: the first row's start), else only counts.
- * Returns the rows written (or that would be); *end_at: the last row's end.
- */
-static int page_index(struct unwind_module *m, uint64_t span);
-static int palette_build(struct unwind_module *m, const struct unwind_row *table);
-
-static size_t dense_rows(const struct brow *rows, size_t n, uint64_t base, uint32_t *starts,
-			 struct unwind_row *out, uint64_t *end_at)
-{
-	const struct unwind_row none = {.flags = UNWIND_ROW_NONE};
-	struct unwind_row last = none;
-	size_t k = 0;
-	uint64_t at = base;
-
-	for (size_t i = 0; i < n; i++) {
-		if (rows[i].end <= at)
-			continue; /* overlapped (cannot happen for libdw answers) */
-		uint64_t s = rows[i].start > at ? rows[i].start : at;
-		if (s > at) {
-			if (starts) {
-				starts[k] = (uint32_t)(at - base);
-				out[k] = none;
-			}
-			last = none;
-			k++;
-		}
-		bool same = k > 0 && !(rows[i].row.flags & UNWIND_ROW_FULL) &&
-			    memcmp(&last, &rows[i].row, sizeof(last)) == 0;
-		if (!same) {
-			if (starts) {
-				starts[k] = (uint32_t)(s - base);
-				out[k] = rows[i].row;
-			}
-			last = rows[i].row;
-			k++;
-		}
-		at = rows[i].end;
-	}
-	if (starts) {
-		starts[k] = (uint32_t)(at - base);
-		out[k] = none;
-	}
-	*end_at = at;
-	return k + 1;
-}
-
-/*
- * Final table from the built rows: eh_frame rows first in b->rows[0, n_eh),
- * then .debug_frame rows, used only where no eh_frame row applies (libdwfl's
- * order: dwfl_module_eh_cfi, then dwfl_module_dwarf_cfi).  The build rows (32 bytes each) are the compile's peak:
- * nothing else of that size is made beside them (libLLVM's 950k rows took
- * 85 MiB of RSS to compile when the clipped rows were a second copy and
- * the table was allocated for 2n + 1 rows), and they are freed before the
- * page index.
- */
-static int finish(struct unwind_module *m, struct builder *b, size_t n_eh)
-{
-	struct brow *rows = b->rows.p;
-	size_t n = b->rows.n;
-
-	/* Clip .debug_frame rows to the gaps of .eh_frame (both lists sorted):
-	 * the pieces replace the .debug_frame rows. */
-	qsort(rows, n_eh, sizeof(*rows), cmp_brow);
-	qsort(rows + n_eh, n - n_eh, sizeof(*rows), cmp_brow);
-	if (n > n_eh) {
-		struct vec pieces = {0};
-		size_t e = 0;
-
-		for (size_t i = n_eh; i < n; i++) {
-			uint64_t s = rows[i].start, end = rows[i].end;
-			while (e < n_eh && rows[e].end <= s)
-				e++;
-			size_t k = e;
-			while (s < end) {
-				uint64_t piece_end = end;
-				if (k < n_eh && rows[k].start < end) {
-					if (rows[k].start <= s) {
-						s = rows[k].end > s ? rows[k].end : s;
-						k++;
-						continue;
-					}
-					piece_end = rows[k].start;
-				}
-				struct brow *r = vec_push(&pieces, sizeof(*r));
-				if (!r) {
-					free(pieces.p);
-					return -ENOMEM;
-				}
-				*r = rows[i];
-				r->start = s;
-				r->end = piece_end;
-				m->stats.debug_frame_rows++;
-				s = piece_end;
-			}
-		}
-		b->rows.n = n_eh;
-		for (size_t i = 0; i < pieces.n; i++) {
-			struct brow *r = vec_push(&b->rows, sizeof(*r));
-			if (!r) {
-				free(pieces.p);
-				return -ENOMEM;
-			}
-			*r = ((struct brow *)pieces.p)[i];
-		}
-		free(pieces.p);
-		rows = b->rows.p;
-		n = b->rows.n;
-		qsort(rows, n, sizeof(*rows), cmp_brow);
-	}
-
-	if (n == 0)
-		return 0;
-	uint64_t base = rows[0].start, limit = 0;
-	for (size_t i = 0; i < n; i++)
-		limit = rows[i].end > limit ? rows[i].end : limit;
-	if (limit - base >= UINT32_MAX)
-		return -EFBIG;
-
-	/* Counted first, then written: allocated at their size. */
-	uint64_t at;
-	size_t k = dense_rows(rows, n, base, NULL, NULL, &at);
-	struct unwind_row *table = malloc(k * sizeof(*table));
-	m->starts = malloc(k * sizeof(*m->starts));
-	if (!m->starts || !table) {
-		free(table);
-		return -ENOMEM;
-	}
-	(void)dense_rows(rows, n, base, m->starts, table, &at);
-	m->nrows = (uint32_t)k;
-	m->base = base;
-	free(b->rows.p);
-	b->rows = (struct vec){0};
-	int err = palette_build(m, table);
-	free(table);
-	return err ? err : page_index(m, at - base);
-}
-
-/* m's page index (page_first), span: the table's last end - base. */
-static int page_index(struct unwind_module *m, uint64_t span)
-{
-	size_t k = m->nrows;
-
-	/* Page index: a page per four rows or more (a lookup searches a page's
-	 * few rows; at a page per half row the index was the table's largest
-	 * part once rows took 6 bytes). */
-	unsigned shift = 4;
-	while (shift < 31 && (span >> shift) > (uint64_t)k / 4)
-		shift++;
-	m->page_shift = shift;
-	m->npages = (uint32_t)(span >> shift) + 1;
-	m->page_first = malloc(((size_t)m->npages + 1) * sizeof(*m->page_first));
-	if (!m->page_first)
-		return -ENOMEM;
-	uint32_t r = 0;
-	for (uint32_t p = 0; p <= m->npages; p++) {
-		uint64_t addr = (uint64_t)p << shift;
-		while (r + 1 < k && m->starts[r + 1] <= addr)
-			r++;
-		m->page_first[p] = r;
-	}
-	return 0;
-}
-
-/* Bytes of m's table: starts, row indexes, distinct rows, page index. */
-static size_t table_bytes(const struct unwind_module *m)
-{
-	return sizeof(*m) + (size_t)m->nrows * sizeof(*m->starts) +
-	       (size_t)m->nrows * (m->idx16 ? sizeof(*m->idx16) : sizeof(*m->idx32)) +
-	       (size_t)m->npalette * sizeof(*m->palette) +
-	       ((size_t)m->npages + 1) * sizeof(*m->page_first);
-}
-
-static uint32_t row_hash(const struct unwind_row *r)
-{
-	uint64_t w[2];
-
-	memcpy(w, r, sizeof(w));
-	uint64_t h = (w[0] ^ (w[1] * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
-	return (uint32_t)(h >> 32);
-}
-
-/*
- * m's rows as indexes into its distinct rows, from table[0..m->nrows) (which
- * the caller frees): 16-bit indexes unless the module has more than 65536
- * distinct rows (never seen: libLLVM has 987).
- */
-static int palette_build(struct unwind_module *m, const struct unwind_row *table)
-{
-	uint32_t n = m->nrows, cap = 1024, np = 0, pcap = 256;
-	uint32_t *slot = NULL; /* palette index + 1, 0 = empty */
-	struct unwind_row *pal = malloc(pcap * sizeof(*pal));
-	uint32_t *idx = malloc((size_t)n * sizeof(*idx));
-	int err = -ENOMEM;
-
-	slot = calloc(cap, sizeof(*slot));
-	if (!pal || !idx || !slot)
-		goto out;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t h = row_hash(&table[i]) & (cap - 1);
-
-		while (slot[h] && memcmp(&pal[slot[h] - 1], &table[i], sizeof(*pal)))
-			h = (h + 1) & (cap - 1);
-		if (!slot[h]) {
-			if (np == pcap) {
-				struct unwind_row *p = realloc(pal, 2 * (size_t)pcap * sizeof(*p));
-
-				if (!p)
-					goto out;
-				pal = p;
-				pcap *= 2;
-			}
-			pal[np++] = table[i];
-			slot[h] = np;
-			if (2 * np > cap) { /* rehash at half full */
-				uint32_t ncap = 2 * cap, *ns = calloc(ncap, sizeof(*ns));
-
-				if (!ns)
-					goto out;
-				for (uint32_t j = 0; j < np; j++) {
-					uint32_t g = row_hash(&pal[j]) & (ncap - 1);
-
-					while (ns[g])
-						g = (g + 1) & (ncap - 1);
-					ns[g] = j + 1;
-				}
-				free(slot);
-				slot = ns;
-				cap = ncap;
-			}
-			idx[i] = np - 1;
-			continue;
-		}
-		idx[i] = slot[h] - 1;
-	}
-	shrink((void **)&pal, (size_t)np * sizeof(*pal));
-	m->palette = pal;
-	m->npalette = np;
-	pal = NULL;
-	if (np <= 65536) {
-		uint16_t *i16 = malloc((size_t)n * sizeof(*i16) + 1);
-
-		if (!i16)
-			goto out;
-		for (uint32_t i = 0; i < n; i++)
-			i16[i] = (uint16_t)idx[i];
-		m->idx16 = i16;
-	} else {
-		m->idx32 = idx;
-		idx = NULL;
-	}
-	err = 0;
-out:
-	free(slot);
-	free(pal);
-	free(idx);
-	return err;
-}
-
-/* The streamed table into m: its sentinel, the room it grew into given
- * back, the page index. */
-static int dense_finish(struct unwind_module *m, struct dense *d)
-{
-	const struct unwind_row none = {.flags = UNWIND_ROW_NONE};
-	int err;
-
-	if (!d->started)
-		return 0; /* no rows: a module with no CFI (nrows 0) */
-	err = dense_put(d, d->at, &none);
-	if (err)
-		return err;
-	shrink((void **)&d->starts, d->k * sizeof(*d->starts));
-	m->starts = d->starts;
-	m->nrows = (uint32_t)d->k;
-	m->base = d->base;
-	d->starts = NULL;
-	err = palette_build(m, d->rows);
-	free(d->rows);
-	d->rows = NULL;
-	return err ? err : page_index(m, d->at - d->base);
-}
-
 /* m's entry code without CFI, from e_entry (see unwind_module.entry_lo). */
 static void find_entry(struct unwind_module *m, uint64_t entry)
 {
@@ -1153,7 +761,7 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 	if (err)
 		goto out;
 	if (b.dense) {
-		err = dense_finish(m, &dense);
+		err = unwind_dense__finish(m, &dense);
 	} else {
 		/* [debug rows, eh rows] -> [eh rows, debug rows], as finish() takes them */
 		struct brow *r = b.rows.p;
@@ -1162,12 +770,12 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 		reverse_brows(r, n);
 		reverse_brows(r, n - n_dbg);
 		reverse_brows(r + (n - n_dbg), n_dbg);
-		err = finish(m, &b, n - n_dbg);
+		err = unwind_table__finish(m, &b.rows, n - n_dbg);
 	}
 	if (err)
 		goto out;
-	shrink(&b.full.p, b.full.n * sizeof(*m->full));
-	shrink(&b.ops.p, b.ops.n * sizeof(*m->ops));
+	unwind__shrink(&b.full.p, b.full.n * sizeof(*m->full));
+	unwind__shrink(&b.ops.p, b.ops.n * sizeof(*m->ops));
 	m->full = b.full.p;
 	m->nfull = b.full.n;
 	m->ops = b.ops.p;
@@ -1180,7 +788,7 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 	m->stats.full_rows = 0;
 	for (uint32_t i = 0; i < m->nrows; i++)
 		m->stats.full_rows += (unwind_module__row_i(m, i)->flags & UNWIND_ROW_FULL) != 0;
-	m->stats.bytes = table_bytes(m) + m->nfull * sizeof(*m->full) + m->nops * sizeof(*m->ops);
+	m->stats.bytes = unwind_table__bytes(m) + m->nfull * sizeof(*m->full) + m->nops * sizeof(*m->ops);
 out:
 	free(b.rows.p);
 	free(b.full.p);
@@ -1232,7 +840,7 @@ struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *r
 			row.kinds |= (uint16_t)(kind << (2 * s));
 			row.off8[s] = (int8_t)(off / 8);
 		}
-		br = vec_push(&b.rows, sizeof(*br));
+		br = unwind_vec__push(&b.rows, sizeof(*br));
 		if (!br) {
 			err = -ENOMEM;
 			break;
@@ -1243,10 +851,10 @@ struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *r
 	}
 	/* No rows: a module with no CFI (nrows 0). */
 	if (!err && b.rows.n)
-		err = finish(m, &b, b.rows.n);
+		err = unwind_table__finish(m, &b.rows, b.rows.n);
 	if (!err) {
 		m->stats.rows = m->nrows;
-		m->stats.bytes = table_bytes(m);
+		m->stats.bytes = unwind_table__bytes(m);
 	}
 	free(b.rows.p);
 	if (err) {
