@@ -32,12 +32,12 @@
 #define REC_BYTES(len) ((((__u64)(len)) + BPF_RINGBUF_HDR_SZ + 7) & ~7ull)
 
 struct bpf_ring {
-	__u64 *cons;	    /* consumer page (read-write) */
-	const char *prod;   /* producer page, then the data once (read-only) */
+	__u64 *cons;	  /* consumer page (read-write) */
+	const char *prod; /* producer page, then the data once (read-only) */
 	const char *data;
 	size_t page;
-	__u64 ring_bytes;   /* a power of two */
-	char *wrap;	    /* a record that crosses the end, made whole */
+	__u64 ring_bytes; /* a power of two */
+	char *wrap;	  /* a record that crosses the end, made whole */
 	size_t wrap_cap;
 	bpf_ring_record_fn fn;
 	void *ctx;

@@ -32,23 +32,21 @@
 
 /* Automatic BPF ring size (bytes, powers of two). */
 #define MS_RINGBUF_AUTO_MIN (2u << 20)
-#define MS_RINGBUF_AUTO_MAX (16u << 20)
+#define MS_RINGBUF_AUTO_MAX (32u << 20)
 /* The automatic ring holds this much time of the largest records at the
  * requested rate on every recorded CPU: what the reader must survive while
  * processing stalls (a module's CFI and line tables read at its first
  * sample; -a at 999 Hz with 16 KiB copies lost samples with 250 ms).  The
- * largest ring, 16 MiB, holds 480 ms of that on 2 CPUs; past it (more CPUs,
- * higher rates) a longer window only delays the same losses: under
- * overload the ring and the held records are both full whatever their
- * size, and what is kept is what processing gets through (-a -F 4999 on 2
- * CPUs kept as many samples with 16 MiB as with 32, docs). */
+ * largest ring, 32 MiB (mapped once: 32 MiB of RSS), holds about 1 s of
+ * that on 2 CPUs.  16 MiB, with a 16 MiB held budget, lost a third of the
+ * samples of a 2 s -a at 999 Hz to the start-up backlog (docs). */
 #define MS_RINGBUF_WINDOW_MS 500u
 
 /* Bytes of sample records (with their stack copies) held for ordering.  A
  * drain round reads what the ring held when it began (the watermark rule),
  * so the budget is at least the largest automatic ring: a ring filled
  * during a stall is read in one round and kept whole. */
-#define MS_HELD_BYTES_MAX (16u << 20)
+#define MS_HELD_BYTES_MAX (32u << 20)
 _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
 	       "a full automatic ring fits the held budget");
 
@@ -74,7 +72,7 @@ _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
  * (counter unwind.cfi_peak_kib; 14-53 MiB before rows were indexes into a
  * module's distinct rows); libLLVM's table is 6.4 MiB and takes about 30
  * MiB more while it is compiled. */
-#define MS_RECORDER_BASE_BYTES (128u << 20)
+#define MS_RECORDER_BASE_BYTES (96u << 20)
 /* The recorder's malloc: buffers from this size up are mapped on their own
  * and returned to the kernel when freed (glibc would otherwise raise its
  * threshold after the first such free and carve later ones from the heap,
@@ -83,7 +81,7 @@ _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
 #define MS_RECORDER_MMAP_THRESHOLD (256u << 10)
 /* The documented ceiling of the recorder's RSS (docs/recorder-memory.md):
  * the sampler's largest ring (mapped once), the held budget and the rest,
- * 160 MiB (--off-cpu adds its own ring: 16 MiB more). */
+ * 160 MiB (--off-cpu adds its own ring: 32 MiB more). */
 #define MS_RECORDER_RSS_CEILING_MIB 160u
 _Static_assert(((MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BASE_BYTES) >> 20) ==
 		       MS_RECORDER_RSS_CEILING_MIB,

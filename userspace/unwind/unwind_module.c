@@ -788,7 +788,8 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 	m->stats.full_rows = 0;
 	for (uint32_t i = 0; i < m->nrows; i++)
 		m->stats.full_rows += (unwind_module__row_i(m, i)->flags & UNWIND_ROW_FULL) != 0;
-	m->stats.bytes = unwind_table__bytes(m) + m->nfull * sizeof(*m->full) + m->nops * sizeof(*m->ops);
+	m->stats.bytes =
+	    unwind_table__bytes(m) + m->nfull * sizeof(*m->full) + m->nops * sizeof(*m->ops);
 out:
 	free(b.rows.p);
 	free(b.full.p);

@@ -83,8 +83,8 @@ int unwind_dense__push(struct dense *d, uint64_t start, uint64_t end, const stru
 		if (err)
 			return err;
 	}
-	bool same = d->k > 0 && !(row->flags & UNWIND_ROW_FULL) &&
-		    memcmp(&d->last, row, sizeof(*row)) == 0;
+	bool same =
+	    d->k > 0 && !(row->flags & UNWIND_ROW_FULL) && memcmp(&d->last, row, sizeof(*row)) == 0;
 	if (!same) {
 		err = dense_put(d, s, row);
 		if (err)
@@ -144,10 +144,11 @@ static size_t dense_rows(const struct brow *rows, size_t n, uint64_t base, uint3
 /*
  * Final table from the built rows: eh_frame rows first in brows[0, n_eh),
  * then .debug_frame rows, used only where no eh_frame row applies (libdwfl's
- * order: dwfl_module_eh_cfi, then dwfl_module_dwarf_cfi).  The build rows (32 bytes each) are the compile's peak:
- * nothing else of that size is made beside them (libLLVM's 950k rows took
- * 85 MiB of RSS to compile when the clipped rows were a second copy and
- * the table was allocated for 2n + 1 rows), and they are freed before the
+ * order: dwfl_module_eh_cfi, then dwfl_module_dwarf_cfi).  The built rows
+ * (32 bytes each) are this path's peak: the clipped rows replace the
+ * .debug_frame ones in place and the table is counted before it is
+ * allocated (libLLVM's 950k rows took 85 MiB of RSS to compile with a
+ * second copy and a table for 2n + 1 rows); they are freed before the
  * page index.
  */
 int unwind_table__finish(struct unwind_module *m, struct vec *brows, size_t n_eh)
