@@ -32,7 +32,7 @@
 
 /* Automatic BPF ring size (bytes, powers of two). */
 #define MS_RINGBUF_AUTO_MIN (2u << 20)
-#define MS_RINGBUF_AUTO_MAX (32u << 20)
+#define MS_RINGBUF_AUTO_MAX (16u << 20)
 /* The automatic ring holds this much time of the largest records at the
  * requested rate on every recorded CPU: what the reader must survive while
  * processing stalls (a module's CFI and line tables read at its first
@@ -72,7 +72,7 @@ _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
  * (counter unwind.cfi_peak_kib; 14-53 MiB before rows were indexes into a
  * module's distinct rows); libLLVM's table is 6.4 MiB and takes about 30
  * MiB more while it is compiled. */
-#define MS_RECORDER_BASE_BYTES (96u << 20)
+#define MS_RECORDER_BASE_BYTES (112u << 20)
 /* The recorder's malloc: buffers from this size up are mapped on their own
  * and returned to the kernel when freed (glibc would otherwise raise its
  * threshold after the first such free and carve later ones from the heap,
