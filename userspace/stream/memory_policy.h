@@ -37,15 +37,17 @@
  * requested rate on every recorded CPU: what the reader must survive while
  * processing stalls (a module's CFI and line tables read at its first
  * sample; -a at 999 Hz with 16 KiB copies lost samples with 250 ms).  The
- * largest ring, 32 MiB (mapped once: 32 MiB of RSS), holds about 1 s of
- * that on 2 CPUs.  16 MiB, with a 16 MiB held budget, lost a third of the
- * samples of a 2 s -a at 999 Hz to the start-up backlog (docs). */
+ * largest ring, 16 MiB (mapped once: 16 MiB of RSS), holds about 500 ms
+ * of that on 2 CPUs; 32 MiB took a system-wide -F 4999 over the ceiling
+ * (docs/recorder-memory.md). */
 #define MS_RINGBUF_WINDOW_MS 500u
 
 /* Bytes of sample records (with their stack copies) held for ordering.  A
  * drain round reads what the ring held when it began (the watermark rule),
  * so the budget is at least the largest automatic ring: a ring filled
- * during a stall is read in one round and kept whole. */
+ * during a stall is read in one round and kept whole.  It is also the
+ * start-up backlog's room: 16 MiB lost a third of a 2 s -a at 999 Hz
+ * (docs). */
 #define MS_HELD_BYTES_MAX (32u << 20)
 _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
 	       "a full automatic ring fits the held budget");
@@ -81,7 +83,7 @@ _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
 #define MS_RECORDER_MMAP_THRESHOLD (256u << 10)
 /* The documented ceiling of the recorder's RSS (docs/recorder-memory.md):
  * the sampler's largest ring (mapped once), the held budget and the rest,
- * 160 MiB (--off-cpu adds its own ring: 32 MiB more). */
+ * 160 MiB (--off-cpu adds its own ring: 16 MiB more). */
 #define MS_RECORDER_RSS_CEILING_MIB 160u
 _Static_assert(((MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BASE_BYTES) >> 20) ==
 		       MS_RECORDER_RSS_CEILING_MIB,
