@@ -1369,9 +1369,10 @@ static void test_kernel_rows(void **state)
 	unwind_module__table(m, &t);
 	assert_true(t.nrows > 2);
 	for (uint32_t i = 0; i < t.nrows; i++) {
-		const struct unwind_row *src = (const struct unwind_row *)t.rows + i;
-		struct unwind_row k;
+		struct unwind_row k, srow;
+		const struct unwind_row *src = &srow;
 
+		unwind_module__rows(m, i, 1, &srow);
 		unwind_module__kernel_row(m, i, &k);
 		if (!(src->flags & UNWIND_ROW_FULL)) {
 			assert_memory_equal(&k, src, sizeof(k));

@@ -128,7 +128,7 @@ static int processor__drop_modules(struct processor *p)
 			p->modules[n++] = *ms;
 			continue;
 		}
-		unwind_module__free(ms->cfi);
+		stacks__module_cfi_free(p, ms);
 		u64map__release(&ms->frames[0]);
 		u64map__release(&ms->frames[1]);
 		(void)symbolizer__forget(p->sym, ms->sym);

@@ -130,6 +130,9 @@ struct processor {
 	uint64_t max_lag_ns;	  /* records older than newest round - this are always released */
 	uint64_t hold_back_ns;	  /* processor__set_hold_back (tests: forced lag) */
 	uint64_t lag_max_seen_ns; /* largest (round time - oldest record still held) after a release */
+	size_t held_peak;	  /* largest held_live (counter processor.held_peak_kib) */
+	size_t cfi_bytes;	  /* compiled CFI tables held now (stacks__module_cfi) */
+	size_t cfi_peak;	  /* largest cfi_bytes (counter unwind.cfi_peak_kib) */
 	uint64_t lag_sum_ns, lag_rounds; /* for the mean of the same */
 	uint64_t oldest_released; /* time of the oldest record released since the last round, 0 */
 	uint64_t first_round, end_time;
@@ -344,6 +347,8 @@ struct stacks_unwind_ctx {
 bool stacks__unwind_find(void *ctx, uint64_t pc, struct unwind_map *map);
 /* The module's compiled CFI, opened on first need (NULL if it has none). */
 struct unwind_module *stacks__module_cfi(struct processor *p, struct module_state *ms);
+/* Free a module's compiled CFI, counted out of p->cfi_bytes. */
+void stacks__module_cfi_free(struct processor *p, struct module_state *ms);
 /* Append the user frames p->unwind_pcs/unwind_flags[0..depth) (root first,
  * after a truncation mark unless reason is the outermost frame) to out.
  * Counts reason.  Returns 0 or -ENOMEM. */

@@ -450,6 +450,8 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 	};
 	p->held_len += need;
 	p->held_live += need;
+	if (p->held_live > p->held_peak)
+		p->held_peak = p->held_live;
 	return 0;
 }
 
@@ -673,6 +675,12 @@ int processor__finish(struct processor *p)
 		capture_builder__add_counter(p->b, "processor.lag_mean_ms",
 					     p->lag_sum_ns / p->lag_rounds / 1000000);
 	}
+	/* What the held budget and the compiled CFI took at most
+	 * (stream/memory_policy.h, docs/recorder-memory.md). */
+	if (p->held_peak)
+		capture_builder__add_counter(p->b, "processor.held_peak_kib", p->held_peak >> 10);
+	if (p->cfi_peak)
+		capture_builder__add_counter(p->b, "unwind.cfi_peak_kib", p->cfi_peak >> 10);
 	if (p->sym) {
 		struct symbolizer_dwarf_stats ds;
 

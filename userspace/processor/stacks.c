@@ -429,6 +429,7 @@ static struct unwind_module *open_vdso_cfi(void)
  */
 struct unwind_module *stacks__module_cfi(struct processor *p, struct module_state *ms)
 {
+	struct unwind_module_stats st;
 	int fd;
 
 	if (ms->cfi_tried)
@@ -443,9 +444,27 @@ struct unwind_module *stacks__module_cfi(struct processor *p, struct module_stat
 			close(fd);
 		}
 	}
-	if (!ms->cfi)
+	if (!ms->cfi) {
 		processor__problem(p, MS_PROBLEM_MODULE_NO_CFI);
+		return NULL;
+	}
+	unwind_module__stats(ms->cfi, &st);
+	p->cfi_bytes += st.bytes;
+	if (p->cfi_bytes > p->cfi_peak)
+		p->cfi_peak = p->cfi_bytes;
 	return ms->cfi;
+}
+
+void stacks__module_cfi_free(struct processor *p, struct module_state *ms)
+{
+	struct unwind_module_stats st;
+
+	if (ms->cfi) {
+		unwind_module__stats(ms->cfi, &st);
+		p->cfi_bytes -= st.bytes < p->cfi_bytes ? st.bytes : p->cfi_bytes;
+	}
+	unwind_module__free(ms->cfi);
+	ms->cfi = NULL;
 }
 
 bool stacks__unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
@@ -747,7 +766,7 @@ void stacks__module_findable(struct processor *p, uint32_t module, bool findable
 void stacks__release(struct processor *p)
 {
 	for (uint32_t i = 0; i < p->nmodules; i++) {
-		unwind_module__free(p->modules[i].cfi);
+		stacks__module_cfi_free(p, &p->modules[i]);
 		u64map__release(&p->modules[i].frames[0]);
 		u64map__release(&p->modules[i].frames[1]);
 	}

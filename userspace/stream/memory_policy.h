@@ -7,8 +7,10 @@
  *
  *   BPF rings     sized from the rate, the CPU count and the largest record
  *                 (collector.c, ringbuf_auto) to hold MS_RINGBUF_WINDOW_MS
- *                 of samples, between MS_RINGBUF_AUTO_MIN and _MAX; the
- *                 kernel maps a ring's data twice, so it counts twice in RSS.
+ *                 of samples, between MS_RINGBUF_AUTO_MIN and _MAX.  The
+ *                 kernel maps a ring's data twice (for records that wrap)
+ *                 and makes every mapped page resident; the reader maps it
+ *                 once (collector/bpf_ring.c), so a ring counts once in RSS.
  *                 A full ring drops new samples in the kernel, counted
  *                 (sampler.ringbuf_full).
  *   drain rounds  one round reads at most what the ring held when it began
@@ -30,15 +32,25 @@
 
 /* Automatic BPF ring size (bytes, powers of two). */
 #define MS_RINGBUF_AUTO_MIN (2u << 20)
-#define MS_RINGBUF_AUTO_MAX (32u << 20)
+#define MS_RINGBUF_AUTO_MAX (16u << 20)
 /* The automatic ring holds this much time of the largest records at the
  * requested rate on every recorded CPU: what the reader must survive while
  * processing stalls (a module's CFI and line tables read at its first
- * sample; -a at 999 Hz with 16 KiB copies lost samples with 250 ms). */
+ * sample; -a at 999 Hz with 16 KiB copies lost samples with 250 ms).  The
+ * largest ring, 16 MiB (mapped once: 16 MiB of RSS), holds about 500 ms
+ * of that on 2 CPUs; 32 MiB took a system-wide -F 4999 over the ceiling
+ * (docs/recorder-memory.md). */
 #define MS_RINGBUF_WINDOW_MS 500u
 
-/* Bytes of sample records (with their stack copies) held for ordering. */
+/* Bytes of sample records (with their stack copies) held for ordering.  A
+ * drain round reads what the ring held when it began (the watermark rule),
+ * so the budget is at least the largest automatic ring: a ring filled
+ * during a stall is read in one round and kept whole.  It is also the
+ * start-up backlog's room: 16 MiB lost a third of a 2 s -a at 999 Hz
+ * (docs). */
 #define MS_HELD_BYTES_MAX (32u << 20)
+_Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
+	       "a full automatic ring fits the held budget");
 
 /* Open DWARF file state of the modules being symbolized (libdw's Dwarf,
  * debug sections decompressed into the heap where they could not be
@@ -54,9 +66,15 @@
  * tables and decompressed again.  Not within MS_RECORDER_BASE_BYTES. */
 #define MS_SYMBOLS_DWARF_BYTES_MAX (96u << 20)
 
-/* What the rest takes at most: program, libraries, BPF objects, symbol,
- * line and unwind tables of the few modules a recording reads. */
-#define MS_RECORDER_BASE_BYTES (64u << 20)
+/* What the rest takes at most: program and libraries (about 15 MiB), BPF
+ * objects, the capture builder, and the symbol, line and CFI tables of the
+ * modules sampled.  The tables grow with the modules a recording meets and
+ * have no budget of their own (docs/recorder-memory.md): a busy host's -a
+ * (node, clang, cc1, python3.11 running) held 4-15 MiB of compiled CFI
+ * (counter unwind.cfi_peak_kib; 14-53 MiB before rows were indexes into a
+ * module's distinct rows); libLLVM's table is 6.4 MiB and takes about 30
+ * MiB more while it is compiled. */
+#define MS_RECORDER_BASE_BYTES (112u << 20)
 /* The recorder's malloc: buffers from this size up are mapped on their own
  * and returned to the kernel when freed (glibc would otherwise raise its
  * threshold after the first such free and carve later ones from the heap,
@@ -64,10 +82,10 @@
  * RSS), and a heap top of this much free is trimmed. */
 #define MS_RECORDER_MMAP_THRESHOLD (256u << 10)
 /* The documented ceiling of the recorder's RSS (docs/recorder-memory.md):
- * the sampler's largest ring twice, the held budget and the rest, 160 MiB
- * (--off-cpu adds its own ring, twice: 64 MiB more). */
+ * the sampler's largest ring (mapped once), the held budget and the rest,
+ * 160 MiB (--off-cpu adds its own ring: 16 MiB more). */
 #define MS_RECORDER_RSS_CEILING_MIB 160u
-_Static_assert(((2ull * MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BASE_BYTES) >> 20) ==
+_Static_assert(((MS_RINGBUF_AUTO_MAX + MS_HELD_BYTES_MAX + MS_RECORDER_BASE_BYTES) >> 20) ==
 		       MS_RECORDER_RSS_CEILING_MIB,
 	       "MS_RECORDER_RSS_CEILING_MIB is the sum of its parts");
 

@@ -141,7 +141,7 @@ static bool sigframe_row(const struct unwind_module *m, const struct unwind_full
 
 void unwind_module__kernel_row(const struct unwind_module *m, uint32_t i, void *out)
 {
-	const struct unwind_row *src = &m->rows[i];
+	const struct unwind_row *src = unwind_module__row_i(m, i);
 	struct unwind_row row;
 	const struct unwind_full *f;
 

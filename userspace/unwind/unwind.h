@@ -113,16 +113,18 @@ struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *r
  * bytes are laid out as bpf/abi/kunwind.h's struct ms_ku_row (cfa_off,
  * cfa_reg, flags, kinds, off8[8]; flag and rule values alike), which
  * userspace/processor/kunwind_maps.c and tests/unit/test_unwind.c check.
- * Borrowed from m.
+ * starts is borrowed from m; the rows, kept as indexes into the module's
+ * distinct rows, are written out by unwind_module__rows().
  */
 #define UNWIND_ROW_BYTES 16
 struct unwind_table_view {
 	uint64_t base;
 	uint32_t nrows; /* 0: no CFI at all */
 	const uint32_t *starts;
-	const void *rows;
 };
 void unwind_module__table(const struct unwind_module *m, struct unwind_table_view *out);
+/* Rows [first, first + n) of m's table into out (n * UNWIND_ROW_BYTES). */
+void unwind_module__rows(const struct unwind_module *m, uint32_t first, uint32_t n, void *out);
 
 /*
  * Row i (< nrows) of m as the sampler's in-kernel unwinder takes it, into

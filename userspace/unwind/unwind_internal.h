@@ -95,7 +95,13 @@ struct unwind_module {
 	uint32_t page_shift;	  /* log2 of bytes per page_first[] entry */
 	uint32_t npages;	  /* page_first[] has npages + 1 entries */
 	uint32_t *starts;	  /* [nrows] vaddr - base, strictly ascending */
-	struct unwind_row *rows;  /* [nrows] */
+	/* Row i is palette[idx16[i]] (idx32 when the palette outgrows 16 bits):
+	 * a module's rows are a few hundred distinct rules repeated (libLLVM:
+	 * 987 in 950k rows), so a row takes 6 bytes, not 20. */
+	struct unwind_row *palette; /* [npalette] distinct rows */
+	uint32_t npalette;
+	uint16_t *idx16;	  /* [nrows], or NULL */
+	uint32_t *idx32;	  /* [nrows] when idx16 is NULL */
 	uint32_t *page_first;	  /* [npages + 1] */
 	struct unwind_full *full; /* [nfull] */
 	size_t nfull;
@@ -121,13 +127,19 @@ static inline bool unwind_module__is_entry(const struct unwind_module *m, uint64
 	return vaddr - m->entry_lo < m->entry_hi - m->entry_lo;
 }
 
-/* Row holding ELF vaddr, or NULL when the module has no CFI there. */
-static inline const struct unwind_row *unwind_module__row(const struct unwind_module *m,
-							  uint64_t vaddr)
+/* Row i of m's table. */
+static inline const struct unwind_row *unwind_module__row_i(const struct unwind_module *m,
+							    uint32_t i)
+{
+	return &m->palette[m->idx16 ? m->idx16[i] : m->idx32[i]];
+}
+
+/* Index of the row holding ELF vaddr, or UINT32_MAX when no row does. */
+static inline uint32_t unwind_module__row_index(const struct unwind_module *m, uint64_t vaddr)
 {
 	uint64_t off = vaddr - m->base;
 	if (vaddr < m->base || m->nrows == 0 || off >= m->starts[m->nrows - 1])
-		return NULL;
+		return UINT32_MAX;
 	uint32_t lo = m->page_first[off >> m->page_shift];
 	uint32_t hi = m->page_first[(off >> m->page_shift) + 1];
 	while (lo < hi) {
@@ -137,7 +149,17 @@ static inline const struct unwind_row *unwind_module__row(const struct unwind_mo
 		else
 			hi = mid - 1;
 	}
-	const struct unwind_row *row = &m->rows[lo];
+	return lo;
+}
+
+/* Row holding ELF vaddr, or NULL when the module has no CFI there. */
+static inline const struct unwind_row *unwind_module__row(const struct unwind_module *m,
+							  uint64_t vaddr)
+{
+	uint32_t i = unwind_module__row_index(m, vaddr);
+	if (i == UINT32_MAX)
+		return NULL;
+	const struct unwind_row *row = unwind_module__row_i(m, i);
 	return (row->flags & UNWIND_ROW_NONE) ? NULL : row;
 }
 

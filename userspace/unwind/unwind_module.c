@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "userspace/unwind/unwind_internal.h"
+#include "userspace/unwind/unwind_table.h"
 
 const uint8_t unwind_slot_reg[UNWIND_SLOTS] = {
     UNWIND_REG_RA, UNWIND_REG_SP, UNWIND_REG_BP, UNWIND_REG_BX, 12, 13, 14, 15};
@@ -30,31 +31,6 @@ const uint8_t unwind_slot_reg[UNWIND_SLOTS] = {
 #define UNWIND_DEBUG_ROOT "/usr/lib/debug/.build-id"
 /* An FDE claiming more than this many bytes of code is treated as malformed. */
 #define UNWIND_MAX_FDE_RANGE (1ull << 30)
-
-/* One growable array. */
-struct vec {
-	void *p;
-	size_t n, cap;
-};
-
-static void *vec_push(struct vec *v, size_t elem)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		void *p = realloc(v->p, cap * elem);
-		if (!p)
-			return NULL;
-		v->p = p;
-		v->cap = cap;
-	}
-	return (char *)v->p + elem * v->n++;
-}
-
-/* A row while building: [start, end) in ELF vaddrs. */
-struct brow {
-	uint64_t start, end;
-	struct unwind_row row;
-};
 
 struct fde_range {
 	uint64_t lo, hi;
@@ -70,28 +46,13 @@ struct builder {
 	struct vec full; /* struct unwind_full */
 	struct vec ops;	 /* Dwarf_Op */
 	size_t fdes;
+	struct dense *dense; /* rows go here instead of rows, when set */
 };
-
-/* Give back the unused tail of a finished array (it stays as it is if
- * realloc fails: the shrink is only a saving). */
-static void shrink(void **p, size_t bytes)
-{
-	void *np = realloc(*p, bytes ? bytes : 1);
-
-	if (np)
-		*p = np;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return (x > y) - (x < y);
-}
-
-static int cmp_brow(const void *a, const void *b)
-{
-	const struct brow *x = a, *y = b;
-	return (x->start > y->start) - (x->start < y->start);
 }
 
 /* ---- pointer encodings (LSB 5.0 "DWARF Extensions", DW_EH_PE_*) ---- */
@@ -277,7 +238,7 @@ static uint8_t cie_lookup(struct vec *cies, const unsigned char *e_ident, Elf_Da
 	uint8_t enc = 0xff;
 	if (dwarf_next_cfi(e_ident, data, eh_frame, off, &next, &e) == 0 && dwarf_cfi_cie_p(&e))
 		enc = cie_fde_encoding(&e.cie, eh_frame);
-	struct cie_enc *n = vec_push(cies, sizeof(*n));
+	struct cie_enc *n = unwind_vec__push(cies, sizeof(*n));
 	if (n) {
 		n->off = off;
 		n->enc = enc;
@@ -303,7 +264,7 @@ static int fde_ranges(Elf_Data *data, uint64_t sec_addr, bool eh_frame,
 			if (enc != 0xff && read_encoded(enc, true, &p, e.fde.end, field, &lo) &&
 			    read_encoded(enc & 0x0f, false, &p, e.fde.end, 0, &len) && len > 0 &&
 			    len <= UNWIND_MAX_FDE_RANGE && lo + len > lo && (eh_frame || lo != 0)) {
-				struct fde_range *r = vec_push(out, sizeof(*r));
+				struct fde_range *r = unwind_vec__push(out, sizeof(*r));
 				if (!r) {
 					err = -ENOMEM;
 					break;
@@ -427,7 +388,7 @@ static int copy_ops(struct builder *b, const Dwarf_Op *ops, size_t nops, struct 
 	r->op = (uint32_t)b->ops.n;
 	r->nops = (uint16_t)nops;
 	for (size_t i = 0; i < nops; i++) {
-		Dwarf_Op *o = vec_push(&b->ops, sizeof(*o));
+		Dwarf_Op *o = unwind_vec__push(&b->ops, sizeof(*o));
 		if (!o)
 			return -ENOMEM;
 		*o = ops[i];
@@ -562,13 +523,15 @@ static int add_row(struct builder *b, uint64_t start, uint64_t end, Dwarf_Frame 
 		memset(&row, 0, sizeof(row));
 		row.flags = UNWIND_ROW_FULL;
 		row.cfa_off = (int32_t)b->full.n;
-		struct unwind_full *slot = vec_push(&b->full, sizeof(*slot));
+		struct unwind_full *slot = unwind_vec__push(&b->full, sizeof(*slot));
 		if (!slot)
 			return -ENOMEM;
 		*slot = full;
 	}
 	row.flags |= (signal ? UNWIND_ROW_SIGNAL : 0) | source_flag;
-	struct brow *br = vec_push(&b->rows, sizeof(*br));
+	if (b->dense)
+		return unwind_dense__push(b->dense, start, end, &row);
+	struct brow *br = unwind_vec__push(&b->rows, sizeof(*br));
 	if (!br)
 		return -ENOMEM;
 	br->start = start;
@@ -731,122 +694,6 @@ static int compile_separate_debug_frame(struct builder *b, Elf *elf)
 	return err;
 }
 
-/*
- * Final table from the built rows: eh_frame rows first in b->rows[0, n_eh),
- * then .debug_frame rows, used only where no eh_frame row applies (libdwfl's
- * order: dwfl_module_eh_cfi, then dwfl_module_dwarf_cfi).
- */
-static int finish(struct unwind_module *m, struct builder *b, size_t n_eh)
-{
-	struct brow *rows = b->rows.p;
-	size_t n = b->rows.n;
-
-	/* Clip .debug_frame rows to the gaps of .eh_frame (both lists sorted). */
-	qsort(rows, n_eh, sizeof(*rows), cmp_brow);
-	qsort(rows + n_eh, n - n_eh, sizeof(*rows), cmp_brow);
-	struct vec out = {0};
-	size_t e = 0;
-	for (size_t i = 0; i < n_eh; i++) {
-		struct brow *r = vec_push(&out, sizeof(*r));
-		if (!r)
-			goto nomem;
-		*r = rows[i];
-	}
-	for (size_t i = n_eh; i < n; i++) {
-		uint64_t s = rows[i].start, end = rows[i].end;
-		while (e < n_eh && rows[e].end <= s)
-			e++;
-		size_t k = e;
-		while (s < end) {
-			uint64_t piece_end = end;
-			if (k < n_eh && rows[k].start < end) {
-				if (rows[k].start <= s) {
-					s = rows[k].end > s ? rows[k].end : s;
-					k++;
-					continue;
-				}
-				piece_end = rows[k].start;
-			}
-			struct brow *r = vec_push(&out, sizeof(*r));
-			if (!r)
-				goto nomem;
-			*r = rows[i];
-			r->start = s;
-			r->end = piece_end;
-			m->stats.debug_frame_rows++;
-			s = piece_end;
-		}
-	}
-	free(b->rows.p);
-	b->rows = out;
-	rows = out.p;
-	n = out.n;
-	qsort(rows, n, sizeof(*rows), cmp_brow);
-
-	if (n == 0)
-		return 0;
-	uint64_t base = rows[0].start, limit = 0;
-	for (size_t i = 0; i < n; i++)
-		limit = rows[i].end > limit ? rows[i].end : limit;
-	if (limit - base >= UINT32_MAX)
-		return -EFBIG;
-
-	/* Dense rows: gaps become NONE rows, equal neighbours merge, one sentinel. */
-	size_t cap = 2 * n + 1;
-	m->starts = malloc(cap * sizeof(*m->starts));
-	m->rows = malloc(cap * sizeof(*m->rows));
-	if (!m->starts || !m->rows)
-		return -ENOMEM;
-	struct unwind_row none = {.flags = UNWIND_ROW_NONE};
-	size_t k = 0;
-	uint64_t at = base;
-	for (size_t i = 0; i < n; i++) {
-		if (rows[i].end <= at)
-			continue; /* overlapped (cannot happen for libdw answers) */
-		uint64_t s = rows[i].start > at ? rows[i].start : at;
-		if (s > at) {
-			m->starts[k] = (uint32_t)(at - base);
-			m->rows[k++] = none;
-		}
-		bool same = k > 0 && !(rows[i].row.flags & UNWIND_ROW_FULL) &&
-			    memcmp(&m->rows[k - 1], &rows[i].row, sizeof(rows[i].row)) == 0;
-		if (!same) {
-			m->starts[k] = (uint32_t)(s - base);
-			m->rows[k++] = rows[i].row;
-		}
-		at = rows[i].end;
-	}
-	m->starts[k] = (uint32_t)(at - base);
-	m->rows[k++] = none;
-	m->nrows = (uint32_t)k;
-	m->base = base;
-	/* room was made for 2n + 1 rows; merging usually leaves fewer than n */
-	shrink((void **)&m->starts, k * sizeof(*m->starts));
-	shrink((void **)&m->rows, k * sizeof(*m->rows));
-
-	/* Page index: about two rows per page. */
-	uint64_t span = at - base;
-	unsigned shift = 4;
-	while (shift < 31 && (span >> shift) > 2 * (uint64_t)k)
-		shift++;
-	m->page_shift = shift;
-	m->npages = (uint32_t)(span >> shift) + 1;
-	m->page_first = malloc(((size_t)m->npages + 1) * sizeof(*m->page_first));
-	if (!m->page_first)
-		return -ENOMEM;
-	uint32_t r = 0;
-	for (uint32_t p = 0; p <= m->npages; p++) {
-		uint64_t addr = (uint64_t)p << shift;
-		while (r + 1 < k && m->starts[r + 1] <= addr)
-			r++;
-		m->page_first[p] = r;
-	}
-	return 0;
-nomem:
-	free(out.p);
-	return -ENOMEM;
-}
-
 /* m's entry code without CFI, from e_entry (see unwind_module.entry_lo). */
 static void find_entry(struct unwind_module *m, uint64_t entry)
 {
@@ -857,7 +704,7 @@ static void find_entry(struct unwind_module *m, uint64_t entry)
 	for (uint32_t i = 0; i + 1 < m->nrows; i++) {
 		uint64_t lo = m->base + m->starts[i], end = m->base + m->starts[i + 1];
 
-		if (m->rows[i].flags & UNWIND_ROW_NONE || end <= entry)
+		if (unwind_module__row_i(m, i)->flags & UNWIND_ROW_NONE || end <= entry)
 			continue;
 		if (lo <= entry)
 			return; /* CFI covers the entry point: its rules decide */
@@ -868,8 +715,19 @@ static void find_entry(struct unwind_module *m, uint64_t entry)
 	m->entry_hi = hi;
 }
 
+static void reverse_brows(struct brow *r, size_t n)
+{
+	for (size_t i = 0; i < n / 2; i++) {
+		struct brow t = r[i];
+
+		r[i] = r[n - 1 - i];
+		r[n - 1 - i] = t;
+	}
+}
+
 static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 {
+	struct dense dense = {0};
 	struct builder b = {0};
 	struct unwind_module *m = NULL;
 	int err = 0;
@@ -888,21 +746,36 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 		err = -ENOMEM;
 		goto out;
 	}
-	err = compile_eh_frame(&b, elf);
-	if (err)
-		goto out;
-	size_t n_eh = b.rows.n;
+	/* .debug_frame first: without any of its rows (most modules) the
+	 * .eh_frame rows arrive sorted and go straight into the table. */
 	bool found = false;
 	err = compile_debug_frame(&b, elf, &found);
 	if (!err && !found && separate_debug)
 		err = compile_separate_debug_frame(&b, elf);
 	if (err)
 		goto out;
-	err = finish(m, &b, n_eh);
+	size_t n_dbg = b.rows.n;
+	if (!n_dbg)
+		b.dense = &dense;
+	err = compile_eh_frame(&b, elf);
 	if (err)
 		goto out;
-	shrink(&b.full.p, b.full.n * sizeof(*m->full));
-	shrink(&b.ops.p, b.ops.n * sizeof(*m->ops));
+	if (b.dense) {
+		err = unwind_dense__finish(m, &dense);
+	} else {
+		/* [debug rows, eh rows] -> [eh rows, debug rows], as finish() takes them */
+		struct brow *r = b.rows.p;
+		size_t n = b.rows.n;
+
+		reverse_brows(r, n);
+		reverse_brows(r, n - n_dbg);
+		reverse_brows(r + (n - n_dbg), n_dbg);
+		err = unwind_table__finish(m, &b.rows, n - n_dbg);
+	}
+	if (err)
+		goto out;
+	unwind__shrink(&b.full.p, b.full.n * sizeof(*m->full));
+	unwind__shrink(&b.ops.p, b.ops.n * sizeof(*m->ops));
 	m->full = b.full.p;
 	m->nfull = b.full.n;
 	m->ops = b.ops.p;
@@ -914,14 +787,15 @@ static struct unwind_module *compile_elf(Elf *elf, bool separate_debug)
 	m->stats.rows = m->nrows;
 	m->stats.full_rows = 0;
 	for (uint32_t i = 0; i < m->nrows; i++)
-		m->stats.full_rows += (m->rows[i].flags & UNWIND_ROW_FULL) != 0;
-	m->stats.bytes = sizeof(*m) + m->nrows * (sizeof(*m->starts) + sizeof(*m->rows)) +
-			 ((size_t)m->npages + 1) * sizeof(*m->page_first) +
-			 m->nfull * sizeof(*m->full) + m->nops * sizeof(*m->ops);
+		m->stats.full_rows += (unwind_module__row_i(m, i)->flags & UNWIND_ROW_FULL) != 0;
+	m->stats.bytes =
+	    unwind_table__bytes(m) + m->nfull * sizeof(*m->full) + m->nops * sizeof(*m->ops);
 out:
 	free(b.rows.p);
 	free(b.full.p);
 	free(b.ops.p);
+	free(dense.starts);
+	free(dense.rows);
 	if (err) {
 		unwind_module__free(m);
 		errno = -err;
@@ -967,7 +841,7 @@ struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *r
 			row.kinds |= (uint16_t)(kind << (2 * s));
 			row.off8[s] = (int8_t)(off / 8);
 		}
-		br = vec_push(&b.rows, sizeof(*br));
+		br = unwind_vec__push(&b.rows, sizeof(*br));
 		if (!br) {
 			err = -ENOMEM;
 			break;
@@ -978,11 +852,10 @@ struct unwind_module *unwind_module__from_proof(const struct unwind_proof_row *r
 	}
 	/* No rows: a module with no CFI (nrows 0). */
 	if (!err && b.rows.n)
-		err = finish(m, &b, b.rows.n);
+		err = unwind_table__finish(m, &b.rows, b.rows.n);
 	if (!err) {
 		m->stats.rows = m->nrows;
-		m->stats.bytes = sizeof(*m) + m->nrows * (sizeof(*m->starts) + sizeof(*m->rows)) +
-				 ((size_t)m->npages + 1) * sizeof(*m->page_first);
+		m->stats.bytes = unwind_table__bytes(m);
 	}
 	free(b.rows.p);
 	if (err) {
@@ -1047,7 +920,9 @@ void unwind_module__free(struct unwind_module *m)
 	if (!m)
 		return;
 	free(m->starts);
-	free(m->rows);
+	free(m->palette);
+	free(m->idx16);
+	free(m->idx32);
 	free(m->page_first);
 	free(m->full);
 	free(m->ops);
@@ -1077,10 +952,12 @@ void unwind_module__stats(const struct unwind_module *m, struct unwind_module_st
 bool unwind_module__rules_at(const struct unwind_module *m, uint64_t vaddr,
 			     struct unwind_rules *out)
 {
-	const struct unwind_row *row = unwind_module__row(m, vaddr);
-	if (!row)
+	uint32_t i = unwind_module__row_index(m, vaddr);
+	if (i == UINT32_MAX)
 		return false;
-	size_t i = (size_t)(row - m->rows);
+	const struct unwind_row *row = unwind_module__row_i(m, i);
+	if (row->flags & UNWIND_ROW_NONE)
+		return false;
 	memset(out, 0, sizeof(*out));
 	out->start = m->base + m->starts[i];
 	out->end = m->base + m->starts[i + 1];
@@ -1116,5 +993,12 @@ void unwind_module__table(const struct unwind_module *m, struct unwind_table_vie
 	out->base = m->base;
 	out->nrows = m->nrows;
 	out->starts = m->starts;
-	out->rows = m->rows;
+}
+
+void unwind_module__rows(const struct unwind_module *m, uint32_t first, uint32_t n, void *out)
+{
+	struct unwind_row *o = out;
+
+	for (uint32_t i = 0; i < n; i++)
+		o[i] = *unwind_module__row_i(m, first + i);
 }
