@@ -328,6 +328,10 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 		if (k > MS_MAX_STACK_DEPTH)
 			k = MS_MAX_STACK_DEPTH;
 	}
+	/* One range (0 from user mode, else up to the depth): the in-kernel
+	 * unwinder, which writes from &s->ips[k], is verified once. */
+	if (!verifier__one_range(&s->hdr.size, &k, MS_MAX_STACK_DEPTH))
+		return 0;
 
 	/*
 	 * User callchain and registers.  From kernel mode, bpf_get_stack()
@@ -341,8 +345,6 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 			kunwound = true;
 			user_regs__copy(&s->regs, uregs);
 			s->flags |= MS_SAMPLE_F_USER_REGS | MS_SAMPLE_F_KUNWIND;
-			if (k > MS_MAX_STACK_DEPTH) /* cannot happen; bounds the verifier */
-				k = MS_MAX_STACK_DEPTH;
 			u = ku__unwind(&s->regs, tgid, &s->ips[k]);
 			if (u > MS_KU_MAX_FRAMES) /* cannot happen; bounds the verifier */
 				u = MS_KU_MAX_FRAMES;
