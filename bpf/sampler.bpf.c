@@ -409,13 +409,17 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	if (!verifier__one_range(&s->hdr.size, &off,
 				 sizeof(struct ms_sample) + 2 * STACK_BYTES + sizeof(struct ms_kunwind)))
 		return 0;
-	if (want && (s->flags & MS_SAMPLE_F_USER_REGS) && copy_sp)
-		copy = stack__copy((__u8 *)s + off, task, copy_sp, want, &s->flags, stats);
 	/* In execve past the point of no return the saved user registers are
-	 * the old program's and its stack is gone (records.h). */
-	if (!copy && uregs && stack_copy_bytes && (s->flags & MS_SAMPLE_F_KERNEL_MODE) &&
+	 * the old program's and its stack is gone (records.h): flagged if
+	 * nothing is copied.  Decided before the copy, so that uregs is dead
+	 * there (the copy was verified once with it NULL, once not). */
+	if (uregs && stack_copy_bytes && (s->flags & MS_SAMPLE_F_KERNEL_MODE) &&
 	    (uregs->orig_ax == MS_NR_EXECVE_X86_64 || uregs->orig_ax == MS_NR_EXECVEAT_X86_64))
 		s->flags |= MS_SAMPLE_F_EXEC_REPLACED;
+	if (want && (s->flags & MS_SAMPLE_F_USER_REGS) && copy_sp)
+		copy = stack__copy((__u8 *)s + off, task, copy_sp, want, &s->flags, stats);
+	if (copy)
+		s->flags &= ~MS_SAMPLE_F_EXEC_REPLACED;
 	if (copy > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
 		copy = MS_STACK_COPY_MAX;
 	s->stack_copy_len = copy;
