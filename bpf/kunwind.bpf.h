@@ -112,11 +112,16 @@ struct {
 /* When a sample that wanted tables last woke the reader. */
 __u64 ku_woken_ns = 0;
 
+/* The key of ku_state, in read-only memory: a key on the stack is a 4-byte
+ * store into an 8-byte slot, which the verifier's liveness does not count
+ * as overwriting it, so the slot's older content (the stack copy's flags)
+ * stayed live up to sample__wake and the CPython walk before it was
+ * verified once per content. */
+const volatile __u32 ku_state_key = 0;
+
 static __always_inline struct ku_state *ku__state(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&ku_state, &zero);
+	return bpf_map_lookup_elem(&ku_state, (const void *)&ku_state_key);
 }
 
 /* The last unwind on this CPU stopped before its first step. */
