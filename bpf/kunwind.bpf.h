@@ -392,7 +392,7 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 {
 	struct ku_state *st = ku__state();
 	struct ms_kunwind *ku;
-	__u32 n, s, valid = 1;
+	__u32 n, s;
 	__u64 v;
 
 	if (!st || !regs || !pcs_out)
@@ -436,17 +436,20 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	ku->reserved = 0;
 	__builtin_memset(&ku->regs, 0, sizeof(ku->regs));
 	ku->regs.ip = st->pc;
+	/* The valid bits gathered in memory: in a register, each slot's
+	 * outcome (read, unreadable, not saved) was a state of its own to the
+	 * verifier, and the slots after it were verified once per combination. */
+	ku->valid = 1;
 	if (st->status == MS_KU_RESUME) {
 		for (s = 1; s < MS_KU_SLOTS; s++) {
 			if (ku__reg(st, s, &v) == 0) {
-				valid |= 1u << s;
+				ku->valid |= 1u << s;
 				((__u64 *)&ku->regs)[s & 7] = v;
 			}
 		}
 	}
-	ku->valid = valid;
 	ku->copy_sp = regs->sp;
-	if (kunwind_mode != MS_KU_MODE_VERIFY && (valid & 2) && ku->regs.sp >= regs->sp &&
+	if (kunwind_mode != MS_KU_MODE_VERIFY && (ku->valid & 2) && ku->regs.sp >= regs->sp &&
 	    ku->regs.sp < st->win_end)
 		ku->copy_sp = ku->regs.sp;
 	return n;
