@@ -61,6 +61,7 @@ struct ku_state {
 	__u32 map_module;
 	__u32 n, tgid, module, cookie;
 	__u8 status, cause;
+	__u32 forget; /* ku__forget's slot */
 	__u8 activation;  /* look the row up at pc, not pc - 1 */
 	__u8 prev_signal; /* the frame below was a signal frame */
 	__u32 sig_n;	  /* n after the last signal frame's step (0: none) */
@@ -142,6 +143,19 @@ static __always_inline bool ku__wants_tables(void)
 		st->ku.cause == MS_KU_STOP_NO_ROWS);
 }
 
+/*
+ * v as the verifier sees a value read back from memory: unknown, so neither
+ * kept precise back to the constants or ranges each path gave it (an index
+ * is precise: states that differ in it are not pruned) nor a reason to
+ * walk the rest of the frame once per value (ku__slot's seven slots, the
+ * mapping search's midpoints).
+ */
+static __always_inline __u32 ku__forget(struct ku_state *st, __u32 v)
+{
+	st->forget = v;
+	return *(volatile __u32 *)&st->forget;
+}
+
 /* 8 bytes at addr, only inside the copy window (as userspace's reader). */
 static __always_inline int ku__read(struct ku_state *st, __u64 addr, __u64 *out)
 {
@@ -210,7 +224,7 @@ static __always_inline int ku__find_map(struct ku_state *st, __u64 addr)
 	}
 	hi = pr->n < MS_KU_PROC_MAPS ? pr->n : MS_KU_PROC_MAPS;
 	for (k = 0; k < 9 && lo < hi; k++) {
-		mid = ((lo + hi) / 2) & (MS_KU_PROC_MAPS - 1);
+		mid = ku__forget(st, (lo + hi) / 2) & (MS_KU_PROC_MAPS - 1);
 		struct ms_ku_mapping *m = &pr->maps[mid];
 
 		if (addr < m->start) {
@@ -320,7 +334,7 @@ static long ku__step(__u32 index, void *unused)
 	slot = (flags & (MS_KU_ROW_PLT | MS_KU_ROW_SIGFRAME)) ? 1 : ku__slot(row->cfa_reg);
 	if (slot <= 0)
 		return ku__stop_resume(st, MS_KU_STOP_UNSUPPORTED);
-	if (ku__reg(st, (__u32)slot, &base))
+	if (ku__reg(st, ku__forget(st, (__u32)slot), &base))
 		return ku__stop_resume(st, MS_KU_STOP_REG);
 	if (flags & MS_KU_ROW_SIGFRAME) {
 		/* CFA = *(rsp + cfa_off); the slots saved from rsp */
