@@ -67,7 +67,9 @@ static __always_inline __u32 sc_copy_pages(__u8 *dst, __u64 sp, __u32 len)
 			break;
 		done += chunk;
 	}
-	return (__u32)done;
+	/* read back, done has no bound the verifier knows (it never exceeds
+	 * len): the callers' uses of the result need one */
+	return done > MS_STACK_COPY_MAX ? 0 : (__u32)done;
 }
 
 /*
