@@ -176,7 +176,8 @@ static __always_inline bool ctx__kernel_mode(struct bpf_perf_event_data *ctx)
  * unchanged.  False (never: max bounds *v already) when the value read back
  * is over max; the caller drops the sample then.  Not a clamp: "v > max ?
  * max : v" leaves two states, max itself and [0, max - 1], neither within
- * the other, and the subprograms after it were verified once for each.
+ * the other, and the subprograms after it were verified once for each
+ * (dropping instead: default 390k -> 265k, dwarf 193k -> 101k).
  */
 static __always_inline bool verifier__one_range(__u32 *slot, __u32 *v, __u32 max)
 {
