@@ -61,6 +61,7 @@ struct ku_state {
 	__u32 map_module;
 	__u32 n, tgid, module, cookie;
 	__u8 status, cause;
+	__u32 forget; /* ku__forget's slot */
 	__u8 activation;  /* look the row up at pc, not pc - 1 */
 	__u8 prev_signal; /* the frame below was a signal frame */
 	__u32 sig_n;	  /* n after the last signal frame's step (0: none) */
@@ -112,11 +113,16 @@ struct {
 /* When a sample that wanted tables last woke the reader. */
 __u64 ku_woken_ns = 0;
 
+/* The key of ku_state, in read-only memory: a key on the stack is a 4-byte
+ * store into an 8-byte slot, which the verifier's liveness does not count
+ * as overwriting it, so the slot's older content (the stack copy's flags)
+ * stayed live up to sample__wake and the CPython walk before it was
+ * verified once per content. */
+const volatile __u32 ku_state_key = 0;
+
 static __always_inline struct ku_state *ku__state(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&ku_state, &zero);
+	return bpf_map_lookup_elem(&ku_state, (const void *)&ku_state_key);
 }
 
 /* The last unwind on this CPU stopped before its first step. */
@@ -135,6 +141,19 @@ static __always_inline bool ku__wants_tables(void)
 	return st && st->ku.status == MS_KU_RESUME &&
 	       (st->ku.cause == MS_KU_STOP_NO_PROC || st->ku.cause == MS_KU_STOP_NO_MAPPING ||
 		st->ku.cause == MS_KU_STOP_NO_ROWS);
+}
+
+/*
+ * v as the verifier sees a value read back from memory: unknown, so neither
+ * kept precise back to the constants or ranges each path gave it (an index
+ * is precise: states that differ in it are not pruned) nor a reason to
+ * walk the rest of the frame once per value (ku__slot's seven slots, the
+ * mapping search's midpoints).
+ */
+static __always_inline __u32 ku__forget(struct ku_state *st, __u32 v)
+{
+	st->forget = v;
+	return *(volatile __u32 *)&st->forget;
 }
 
 /* 8 bytes at addr, only inside the copy window (as userspace's reader). */
@@ -205,7 +224,7 @@ static __always_inline int ku__find_map(struct ku_state *st, __u64 addr)
 	}
 	hi = pr->n < MS_KU_PROC_MAPS ? pr->n : MS_KU_PROC_MAPS;
 	for (k = 0; k < 9 && lo < hi; k++) {
-		mid = ((lo + hi) / 2) & (MS_KU_PROC_MAPS - 1);
+		mid = ku__forget(st, (lo + hi) / 2) & (MS_KU_PROC_MAPS - 1);
 		struct ms_ku_mapping *m = &pr->maps[mid];
 
 		if (addr < m->start) {
@@ -315,7 +334,7 @@ static long ku__step(__u32 index, void *unused)
 	slot = (flags & (MS_KU_ROW_PLT | MS_KU_ROW_SIGFRAME)) ? 1 : ku__slot(row->cfa_reg);
 	if (slot <= 0)
 		return ku__stop_resume(st, MS_KU_STOP_UNSUPPORTED);
-	if (ku__reg(st, (__u32)slot, &base))
+	if (ku__reg(st, ku__forget(st, (__u32)slot), &base))
 		return ku__stop_resume(st, MS_KU_STOP_REG);
 	if (flags & MS_KU_ROW_SIGFRAME) {
 		/* CFA = *(rsp + cfa_off); the slots saved from rsp */
@@ -387,7 +406,7 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 {
 	struct ku_state *st = ku__state();
 	struct ms_kunwind *ku;
-	__u32 n, s, valid = 1;
+	__u32 n, s;
 	__u64 v;
 
 	if (!st || !regs || !pcs_out)
@@ -431,17 +450,20 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	ku->reserved = 0;
 	__builtin_memset(&ku->regs, 0, sizeof(ku->regs));
 	ku->regs.ip = st->pc;
+	/* The valid bits gathered in memory: in a register, each slot's
+	 * outcome (read, unreadable, not saved) was a state of its own to the
+	 * verifier, and the slots after it were verified once per combination. */
+	ku->valid = 1;
 	if (st->status == MS_KU_RESUME) {
 		for (s = 1; s < MS_KU_SLOTS; s++) {
 			if (ku__reg(st, s, &v) == 0) {
-				valid |= 1u << s;
+				ku->valid |= 1u << s;
 				((__u64 *)&ku->regs)[s & 7] = v;
 			}
 		}
 	}
-	ku->valid = valid;
 	ku->copy_sp = regs->sp;
-	if (kunwind_mode != MS_KU_MODE_VERIFY && (valid & 2) && ku->regs.sp >= regs->sp &&
+	if (kunwind_mode != MS_KU_MODE_VERIFY && (ku->valid & 2) && ku->regs.sp >= regs->sp &&
 	    ku->regs.sp < st->win_end)
 		ku->copy_sp = ku->regs.sp;
 	return n;

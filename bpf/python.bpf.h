@@ -129,6 +129,9 @@ struct py_buf {
 	__u64 win_base; /* target address of win[0] */
 	__u64 win_len;	/* valid bytes in win (0: none) */
 	__u64 callee;	/* the frame read last (0: none yet) */
+	/* Frames written: here too, or each count was a callback state of its
+	 * own (an offset, so precise), the body verified once per frame. */
+	__u32 n;
 };
 
 struct {
@@ -144,7 +147,6 @@ struct py_walk {
 	struct py_buf *buf;
 	__u8 *out;   /* the sample scratch (map value) */
 	__u32 off;   /* byte offset of the first ms_py_frame in out */
-	__u32 n;     /* frames written */
 	__u64 frame; /* next frame to read, 0 at the end */
 	__u32 code_lo;	/* code object bytes [code_lo, code_lo + code_len) are read */
 	__u32 code_len;
@@ -288,8 +290,8 @@ static long py__step(__u32 i, void *vctx)
 	if (l->cstack_owner != 0xff && owner == l->cstack_owner) {
 		/* A shim frame _PyEval_EvalFrameDefault pushes (3.12+): the frame
 		 * inside it is the first its activation runs. */
-		if (w->n > 0) {
-			o = w->off + (w->n - 1) * MS_PY_FRAME_BYTES;
+		if (b->n > 0) {
+			o = w->off + (b->n - 1) * MS_PY_FRAME_BYTES;
 			if (o <= PY_OUT_LIMIT) {
 				f = (struct ms_py_frame *)(w->out + o);
 				f->flags |= MS_PY_F_ENTRY;
@@ -297,7 +299,7 @@ static long py__step(__u32 i, void *vctx)
 		}
 		return 0;
 	}
-	if (w->n >= MS_PY_MAX_FRAMES) {
+	if (b->n >= MS_PY_MAX_FRAMES) {
 		w->status = MS_PY_DEPTH;
 		return 1;
 	}
@@ -321,7 +323,7 @@ static long py__step(__u32 i, void *vctx)
 		w->status = MS_PY_READ_FAULT;
 		return 1;
 	}
-	o = w->off + w->n * MS_PY_FRAME_BYTES;
+	o = w->off + b->n * MS_PY_FRAME_BYTES;
 	if (o > PY_OUT_LIMIT) /* cannot happen; bounds the verifier */
 		return 1;
 	f = (struct ms_py_frame *)(w->out + o);
@@ -330,7 +332,7 @@ static long py__step(__u32 i, void *vctx)
 	f->fingerprint = fp;
 	f->flags = flags;
 	f->reserved = 0;
-	w->n++;
+	b->n++;
 	return 0;
 }
 
@@ -517,7 +519,7 @@ static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 	const struct ms_py_layout *l = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct bpf_pidns_info ns = {};
 	struct py_walk w = {};
-	__u32 zero = 0;
+	__u32 zero = 0, n;
 	bool fault = false;
 	__u64 ts, id, fp;
 
@@ -557,10 +559,12 @@ static __noinline __u32 py__walk(__u8 *out, __u32 off, struct task_struct *task)
 	w.buf->win_base = 0;
 	w.buf->win_len = 0; /* the target ran since the last walk */
 	w.buf->callee = 0;
+	w.buf->n = 0;
 	bpf_loop(2 * MS_PY_MAX_FRAMES, py__step, &w, 0);
-	if (w.n > MS_PY_MAX_FRAMES)
-		w.n = MS_PY_MAX_FRAMES;
-	return (w.status << 16) | w.n;
+	n = w.buf->n;
+	if (n > MS_PY_MAX_FRAMES)
+		n = MS_PY_MAX_FRAMES;
+	return (w.status << 16) | n;
 }
 
 /* A thread of a CPython process exits: its py_threads entry can no longer

@@ -33,15 +33,26 @@ static long sc_vma__end(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/* The last 8 bytes of dst's room (MS_STACK_COPY_MAX + PAGE_BYTES), past
+ * anything copied: sc_copy_pages keeps its progress there. */
+#define SC_DONE_OFF (MS_STACK_COPY_MAX + PAGE_BYTES - 8)
+
 /* Copy up to len (<= MS_STACK_COPY_MAX) bytes from sp into dst, a page at a
- * time, stopping at the first unreadable page; dst has len + PAGE_BYTES
- * bytes of room.  Returns the bytes copied. */
+ * time, stopping at the first unreadable page; dst has MS_STACK_COPY_MAX +
+ * PAGE_BYTES bytes of room.  Returns the bytes copied.  The progress is
+ * read back from memory at every page, so the verifier sees it as one
+ * range there (bounded again below), not as the range each earlier page's
+ * branches left: with len unknown (a copy bounded by the VMA, retried page
+ * by page), the loop was verified ~80 times per page. */
 static __always_inline __u32 sc_copy_pages(__u8 *dst, __u64 sp, __u32 len)
 {
+	__u64 *spill = (__u64 *)(dst + SC_DONE_OFF);
 	__u64 done = 0, chunk, rem;
 	int i;
 
 	for (i = 0; i < SC_COPY_MAX_PAGES; i++) {
+		*spill = done;
+		done = *(volatile __u64 *)spill;
 		if (done >= len)
 			break;
 		rem = len - done;
@@ -56,7 +67,9 @@ static __always_inline __u32 sc_copy_pages(__u8 *dst, __u64 sp, __u32 len)
 			break;
 		done += chunk;
 	}
-	return (__u32)done;
+	/* read back, done has no bound the verifier knows (it never exceeds
+	 * len): the callers' uses of the result need one */
+	return done > MS_STACK_COPY_MAX ? 0 : (__u32)done;
 }
 
 /*
