@@ -128,6 +128,16 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 				z->sites[c->probe_records[open[k]].site].unmatched_begins++;
 			nopen = 0;
 		}
+		if (r->flags & CAPTURE_PROBE_F_AFTER_DROP) {
+			/* records of this thread were dropped just before */
+			for (uint32_t k = 0; k < nopen; k++)
+				z->sites[c->probe_records[open[k]].site].broken++;
+			nopen = 0;
+			if (r->kind == CAPTURE_PROBE_ZONE_END) {
+				st->broken++;
+				continue;
+			}
+		}
 		if (r->kind == CAPTURE_PROBE_MARK) {
 			st->marks++;
 		} else if (r->kind == CAPTURE_PROBE_ZONE_BEGIN) {
@@ -160,6 +170,7 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 	for (uint32_t s = 0; s < z->nsites; s++) {
 		z->unmatched_begins += z->sites[s].unmatched_begins;
 		z->unmatched_ends += z->sites[s].unmatched_ends;
+		z->broken += z->sites[s].broken;
 	}
 	err = zones__stats(z);
 cleanup:

@@ -11,6 +11,13 @@
  * unmatched begin (the recording ended, or its end was lost).  Neither is
  * stretched to an edge: they are counted, never made into blocks.  Zones
  * of different sites may cross (A begins, B begins, A ends, B ends).
+ *
+ * A record flagged CAPTURE_PROBE_F_AFTER_DROP (the SDK dropped some of its
+ * thread's records just before it, ring full) closes nothing it cannot
+ * vouch for: the thread's open begins are forgotten there (their ends may
+ * be among the dropped, and a later end must not stretch them) and counted
+ * as broken, as is the flagged record itself when it is an end with no
+ * begin left.  So dropped records never make a zone longer than it was.
  */
 #ifndef MS_ANALYSIS_ZONES_H
 #define MS_ANALYSIS_ZONES_H
@@ -38,7 +45,8 @@ struct analysis_zone_stats {
 	uint64_t median_ns; /* nearest rank: the ceil(n / 2)-th shortest */
 	uint64_t p99_ns;    /* nearest rank: the ceil(0.99 n)-th shortest */
 	uint64_t unmatched_begins, unmatched_ends;
-	uint64_t marks; /* MARK records of the site */
+	uint64_t broken; /* begins and ends left unpaired by dropped records */
+	uint64_t marks;	 /* MARK records of the site */
 };
 
 struct analysis_zones {
@@ -46,7 +54,7 @@ struct analysis_zones {
 	uint32_t nzones;
 	struct analysis_zone_stats *sites; /* one per capture probe site, by id */
 	uint32_t nsites;
-	uint64_t unmatched_begins, unmatched_ends;
+	uint64_t unmatched_begins, unmatched_ends, broken;
 };
 
 /* Pair every zone of c.  Returns 0 or -ENOMEM (z then holds nothing). */

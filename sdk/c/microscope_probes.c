@@ -34,6 +34,9 @@ __attribute__((visibility("default"), used)) struct microscope_probes_control
 static struct microscope_site sites[MICROSCOPE_PROBES_SITES_MAX];
 static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread uint32_t my_tid;
+/* This thread dropped a record since it last wrote one: its next record
+ * carries MICROSCOPE_PROBES_AFTER_DROP. */
+static __thread uint32_t my_dropped;
 
 #define CTL (&microscope_probes_control)
 
@@ -171,13 +174,15 @@ static __attribute__((noinline)) void probes__write(const struct microscope_site
 		tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
 		if (head - tail >= slots) {
 			__atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
+			my_dropped = MICROSCOPE_PROBES_AFTER_DROP;
 			return;
 		}
 	} while (!__atomic_compare_exchange_n(&c->head, &head, head + 1, true, __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
 	if (!my_tid)
 		my_tid = (uint32_t)syscall(SYS_gettid);
-	site_kind = site->id << 8 | kind;
+	site_kind = site->id << 8 | my_dropped | kind;
+	my_dropped = 0;
 	slot = (struct microscope_probes_record *)(uintptr_t)c->ring + (head & (slots - 1));
 	slot->time_ns = now;
 	slot->value = value;

@@ -48,16 +48,25 @@ extern "C" {
 #endif
 
 #define MICROSCOPE_PROBES_MAGIC 0x31424f5250534d53ull /* "SMPROBE1" little-endian */
-#define MICROSCOPE_PROBES_ABI 1
+/* ABI 2: MICROSCOPE_PROBES_AFTER_DROP in a record's kind byte and
+ * sites_refused in the control block (both 0 under ABI 1, which a recorder
+ * still reads). */
+#define MICROSCOPE_PROBES_ABI 2
+#define MICROSCOPE_PROBES_ABI_MIN 1
 
 /* control.enable bits */
 #define MICROSCOPE_PROBES_ON 1ull  /* a recorder reads this process */
 #define MICROSCOPE_PROBES_ALL 2ull /* every site, without looking at its on word */
 
-/* Record kinds (site_kind & 0xff). */
+/* Record kinds (site_kind & MICROSCOPE_PROBES_KIND_MASK). */
 #define MICROSCOPE_PROBES_ZONE_BEGIN 1
 #define MICROSCOPE_PROBES_ZONE_END 2
 #define MICROSCOPE_PROBES_MARK 3
+#define MICROSCOPE_PROBES_KIND_MASK 0x7fu
+/* site_kind flag: the first record this thread wrote after it dropped one
+ * or more (ring full).  Zone pairing then forgets the thread's open
+ * begins: their ends may be among the dropped. */
+#define MICROSCOPE_PROBES_AFTER_DROP 0x80u
 
 /* Site table: at most this many sites; names longer than
  * MICROSCOPE_PROBES_NAME_MAX - 1 bytes are truncated. */
@@ -90,7 +99,8 @@ struct microscope_probes_control {
 	uint32_t site_size;    /* sizeof(struct microscope_site) */
 	uint32_t timeouts;     /* writers: times writing was turned off after reader loss */
 	uint64_t reader_pid;   /* recorder: its pid, 0 none */
-	uint64_t reserved[2];
+	uint64_t sites_refused; /* writers: defines refused, the site table full (ABI 2) */
+	uint64_t reserved[1];
 };
 
 struct microscope_probes_record {
@@ -98,7 +108,7 @@ struct microscope_probes_record {
 	uint64_t time_ns;   /* CLOCK_MONOTONIC */
 	uint64_t value;	    /* mark value; 0 for zones */
 	uint32_t tid;	    /* gettid() */
-	uint32_t site_kind; /* site id << 8 | MICROSCOPE_PROBES_* kind */
+	uint32_t site_kind; /* site id << 8 | [AFTER_DROP] | MICROSCOPE_PROBES_* kind */
 };
 
 struct microscope_site {

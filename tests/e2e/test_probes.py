@@ -30,10 +30,10 @@ def zones_table(capture):
     text = H.report(capture, "--zones").stdout
     H.log(text)
     m = re.search(r"probe sites (\d+), records (\d+), zones (\d+), unmatched begins (\d+), "
-                  r"unmatched ends (\d+)", text)
+                  r"unmatched ends (\d+), broken by dropped records (\d+)", text)
     assert m, text
-    head = dict(zip(("sites", "records", "zones", "unmatched_begins", "unmatched_ends"),
-                    map(int, m.groups())))
+    head = dict(zip(("sites", "records", "zones", "unmatched_begins", "unmatched_ends",
+                     "broken"), map(int, m.groups())))
     rows = {}
     body = text.split("zones (durations in us)")
     if len(body) > 1:
@@ -168,6 +168,24 @@ def test_tiny_ring_drops_are_counted():
     # and the ordinary report lists it among the problems
     summary = H.report(rec.capture).stdout
     assert re.search(r"problems .*probes\.dropped %d" % dropped, summary), summary
+
+
+def test_dropped_records_never_stretch_a_zone():
+    """Threads writing zones into a full ring: a begin whose end was dropped
+    must not pair with a later orphan end.  The SDK flags each thread's
+    first record after a drop and pairing forgets that thread's open
+    begins, so no zone in the capture is longer than the longest the
+    fixture measured around its own begin/end calls."""
+    rec = H.record([H.fixture("zones"), "storm", "8", "2"], output=H.tmp_path("storm.msc"),
+                   env=dict(os.environ, MICROSCOPE_PROBES_RING_SLOTS="16"))
+    line = rec.fixture_line("storm threads=")
+    assert line["dropped"] > 0, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    st = rows["storm"]
+    assert int(st["count"]) > 0, text
+    assert us_to_ns(st["max"]) <= line["max_ns"], "zone max %s us > fixture's %d ns\n%s" % (
+        st["max"], line["max_ns"], text)
+    assert head["broken"] > 0 and int(st["broken"]) == head["broken"], text
 
 
 def test_serve_api_zones():

@@ -35,8 +35,10 @@ int report_zones(const struct report_options *opt, const struct capture *c)
 	}
 	printf("microscope report: %s\n", opt->path);
 	printf("  probe sites %" PRIu32 ", records %" PRIu32 ", zones %" PRIu32
-	       ", unmatched begins %" PRIu64 ", unmatched ends %" PRIu64 "\n",
-	       c->nprobe_sites, c->nprobe_records, z.nzones, z.unmatched_begins, z.unmatched_ends);
+	       ", unmatched begins %" PRIu64 ", unmatched ends %" PRIu64
+	       ", broken by dropped records %" PRIu64 "\n",
+	       c->nprobe_sites, c->nprobe_records, z.nzones, z.unmatched_begins, z.unmatched_ends,
+	       z.broken);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
 		uint64_t v = capture__counter(c, counters[i]);
 
@@ -59,9 +61,9 @@ int report_zones(const struct report_options *opt, const struct capture *c)
 		width = l > width ? l : width;
 	}
 	printf("\nzones (durations in us)\n");
-	printf("  %-*s %5s %8s %12s %12s %12s %12s %12s %12s %9s %9s %7s\n", width, "site", "pid",
-	       "count", "total", "min", "mean", "median", "p99", "max", "unm.begin", "unm.end",
-	       "marks");
+	printf("  %-*s %5s %8s %12s %12s %12s %12s %12s %12s %9s %9s %9s %7s\n", width, "site",
+	       "pid", "count", "total", "min", "mean", "median", "p99", "max", "unm.begin", "unm.end",
+	       "broken", "marks");
 	for (uint32_t s = 0; s < z.nsites; s++) {
 		const struct analysis_zone_stats *st = &z.sites[s];
 		const struct capture_probe_site *ps = &c->probe_sites[s];
@@ -74,9 +76,10 @@ int report_zones(const struct report_options *opt, const struct capture *c)
 		us(st->p99_ns, p99, sizeof(p99));
 		us(st->max_ns, mx, sizeof(mx));
 		printf("  %-*s %5" PRIu32 " %8" PRIu64 " %12s %12s %12s %12s %12s %12s %9" PRIu64
-		       " %9" PRIu64 " %7" PRIu64 "\n",
+		       " %9" PRIu64 " %9" PRIu64 " %7" PRIu64 "\n",
 		       width, capture__string(c, ps->name), c->processes[ps->process].pid, st->count,
-		       t, mn, me, md, p99, mx, st->unmatched_begins, st->unmatched_ends, st->marks);
+		       t, mn, me, md, p99, mx, st->unmatched_begins, st->unmatched_ends, st->broken,
+		       st->marks);
 	}
 	analysis_zones__release(&z);
 	return 0;

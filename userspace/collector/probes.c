@@ -288,7 +288,8 @@ static struct probe_proc *rings__proc(struct probe_rings *pr, uint32_t pid, uint
 /* Is the control block one this build reads, within the policy limits? */
 static bool control__valid(const struct microscope_probes_control *c)
 {
-	return c->magic == MICROSCOPE_PROBES_MAGIC && c->abi == MICROSCOPE_PROBES_ABI &&
+	return c->magic == MICROSCOPE_PROBES_MAGIC && c->abi >= MICROSCOPE_PROBES_ABI_MIN &&
+	       c->abi <= MICROSCOPE_PROBES_ABI &&
 	       c->size == sizeof(*c) && c->record_size == sizeof(struct microscope_probes_record) &&
 	       c->site_size == sizeof(struct microscope_site) &&
 	       c->site_max <= MS_PROBE_SITES_MAX && c->site_count <= c->site_max &&
@@ -404,7 +405,7 @@ static int proc__records(struct probe_rings *pr, struct probe_proc *pp, uint64_t
 	for (i = 0; i < n; i++) {
 		const struct microscope_probes_record *r = &pr->buf[i];
 		uint64_t index = pp->tail + 1;
-		uint32_t kind = r->site_kind & 0xff, site = r->site_kind >> 8;
+		uint32_t kind = r->site_kind & MICROSCOPE_PROBES_KIND_MASK, site = r->site_kind >> 8;
 
 		if (r->seq >> 16 != index ||
 		    (r->seq & 0xffff) != microscope_probes_check(r->time_ns, r->value, r->tid,
@@ -433,7 +434,8 @@ static int proc__records(struct probe_rings *pr, struct probe_proc *pp, uint64_t
 		rec.value = r->value;
 		rec.tid = r->tid;
 		rec.site = pp->gen << 16 | site;
-		rec.kind = kind;
+		rec.kind = kind | (r->site_kind & MICROSCOPE_PROBES_AFTER_DROP ? MS_PROBE_F_AFTER_DROP
+									   : 0);
 		err = emit(ctx, &rec, sizeof(rec));
 		if (err)
 			return err;
