@@ -10,8 +10,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -63,6 +65,57 @@ static void microscope_probes__child(void)
 	__atomic_store_n(&CTL->heartbeat_ns, 0, __ATOMIC_RELAXED);
 }
 
+static uint64_t mono_ns(void);
+
+/* The start time (field 22 of /proc/PID/stat) of pid, 0 if unknown. */
+static unsigned long long proc_start(long pid)
+{
+	char path[64], stat[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	stat[n] = 0;
+	p = strrchr(stat, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+/* Started by `microscope record -- CMD` (MICROSCOPE_PROBES_RECORDER_ENV
+ * naming a recorder still running): write from now on, the heartbeat
+ * timeout counted from now, records waiting in the ring until it reads. */
+static void microscope_probes__preenable(void)
+{
+	const char *s = getenv(MICROSCOPE_PROBES_RECORDER_ENV);
+	unsigned long long start;
+	long pid;
+	char *end;
+
+	if (!s || !*s)
+		return;
+	pid = strtol(s, &end, 10);
+	if (pid <= 0 || *end != ':')
+		return;
+	start = strtoull(end + 1, &end, 10);
+	if (*end || !start || proc_start(pid) != start)
+		return;
+	CTL->reader_pid = (uint64_t)pid;
+	__atomic_store_n(&CTL->heartbeat_ns, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&CTL->enable, MICROSCOPE_PROBES_ON | MICROSCOPE_PROBES_ALL,
+			 __ATOMIC_RELEASE);
+}
+
 __attribute__((constructor)) static void microscope_probes__init(void)
 {
 	uint32_t n = ring_slots_wanted();
@@ -75,6 +128,7 @@ __attribute__((constructor)) static void microscope_probes__init(void)
 	CTL->sites = (uint64_t)(uintptr_t)sites;
 	CTL->ring_slots = n;
 	__atomic_store_n(&CTL->ring, (uint64_t)(uintptr_t)ring, __ATOMIC_RELEASE);
+	microscope_probes__preenable();
 }
 
 static uint64_t mono_ns(void)

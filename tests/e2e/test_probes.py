@@ -104,6 +104,30 @@ def test_zones_from_python_ctypes():
     assert head["problems"] == 0, text
 
 
+def test_zone_before_the_recorder_finds_the_process():
+    """A zone in the first statement of main, and a program that exits at
+    once: the recorder names itself in the command's environment, so the
+    SDK writes from its start and the record waits in its ring."""
+    rec = H.record([H.fixture("zones_first")], output=H.tmp_path("first.msc"))
+    line = rec.fixture_line("first enabled=")
+    assert line["enabled"] == 1 and line["dropped"] == 0, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    assert int(rows["first"]["count"]) == 1 and int(rows["first"]["marks"]) == 1, text
+    assert head["records"] == 3, text
+
+
+def test_python_first_line_zone_is_recorded():
+    py = shutil.which("python3.11")
+    if not py:
+        H.skip("Debian's python3.11 is not installed (make deps)")
+    env = dict(os.environ, MICROSCOPE_PROBES_LIB=LIB, PYTHONPATH=SDK_PY)
+    rec = H.record([py, os.path.join(H.REPO, "tests", "fixtures", "python", "zones_first.py")],
+                   output=H.tmp_path("pyfirst.msc"), env=env)
+    rows, head, text = zones_table(rec.capture)
+    assert int(rows["py_first"]["count"]) == 1 and int(rows["py_first"]["marks"]) == 1, text
+    assert head["records"] == 3, text
+
+
 def test_python_module_without_library_is_a_no_op():
     py = shutil.which("python3.11") or shutil.which("python3")
     env = dict(os.environ, MICROSCOPE_PROBES_LIB="/nonexistent/libmicroscope_probes.so")

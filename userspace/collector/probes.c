@@ -479,7 +479,10 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 		pp->ring = c.ring;
 		pp->slots = c.ring_slots;
 		pp->sites = c.sites;
-		pp->tail = c.head; /* what an earlier reader left is not ours */
+		/* what an earlier reader left is not ours; what the SDK wrote
+		 * for us before we found it (started by us, reader_pid ours:
+		 * MICROSCOPE_PROBES_RECORDER_ENV) is */
+		pp->tail = c.enable && c.reader_pid == pid ? c.tail : c.head;
 		pr->processes++;
 	}
 	if (c.ring != pp->ring || c.ring_slots != pp->slots || c.sites != pp->sites ||
