@@ -12,10 +12,12 @@ a recorder killed with SIGKILL turns writing off after the heartbeat
 timeout (the fixture reads the enable word through the SDK); a tiny ring
 drops, and every record is either in the capture or counted as dropped.
 """
+import glob
 import os
 import re
 import shutil
 import signal
+import subprocess
 import time
 
 import helpers as H
@@ -210,6 +212,43 @@ def test_dropped_records_never_stretch_a_zone():
     assert us_to_ns(st["max"]) <= line["max_ns"], "zone max %s us > fixture's %d ns\n%s" % (
         st["max"], line["max_ns"], text)
     assert head["broken"] > 0 and int(st["broken"]) == head["broken"], text
+
+
+def test_symbolize_keeps_zones():
+    """symbolize rewrites a capture: its probe sites and records come
+    along, so report --zones reads the same before and after."""
+    d1, d2 = H.tmp_path("sym-d1.msc"), H.tmp_path("sym-d2.msc")
+    H.record([H.fixture("zones"), "run", "30", "20000", "2", "5"], output=d1,
+             extra=["--symbolize", "deferred"])
+    rows1, head1, text1 = zones_table(d1)
+    assert int(rows1["work"]["count"]) == 30, text1
+    H.run([H.BIN, "symbolize", d1, "-o", d2], check=True)
+    rows2, head2, text2 = zones_table(d2)
+    assert rows2 == rows1 and head2["records"] == head1["records"], text2
+
+
+@H.timeout(120)
+def test_window_snapshot_keeps_zones():
+    """record --window over a program writing a zone a millisecond and
+    hardly sampled (-F 1): a snapshot and the final window hold that
+    window's zones (at most one per ms of it), not none."""
+    H.require_root()
+    out = H.tmp_path("zw.msc")
+    argv = [H.BIN, "record", "-F", "1", "--window", "2s", "-o", out, "--",
+            H.fixture("zones"), "watch", "6"]
+    env = dict(os.environ, MS_FIXTURE_OUT=out + ".fixture.out")
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    H.wait_for_line(out + ".fixture.out", r"on_ms=", timeout=30, proc=proc)
+    time.sleep(3)
+    H.run([H.BIN, "snapshot", str(proc.pid)], check=True)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    snaps = glob.glob(H.tmp_path("window-*.msc"))
+    assert len(snaps) == 1, (snaps, err)
+    for f in snaps + [out]:
+        rows, head, text = zones_table(f)
+        assert "tick" in rows and 0 < int(rows["tick"]["count"]) <= 2100, text
 
 
 def test_serve_api_zones():
