@@ -11,6 +11,7 @@
  *	microscope_mark(work, 42);
  *
  * Link build/libmicroscope_probes.a (or -lmicroscope_probes and the .so).
+ * The header is C11 and C++11 (tests/fixtures/zones_cxx.cc).
  *
  * Protocol (the one definition; the recorder, userspace/runtimes/probes.c,
  * includes this header).  The library holds one process-global control
@@ -123,9 +124,15 @@ struct microscope_site {
 	uint32_t on;			       /* recorder: 1 records this site (without ALL) */
 };
 
-_Static_assert(sizeof(struct microscope_probes_control) == 128, "control size");
-_Static_assert(sizeof(struct microscope_probes_record) == 32, "record size");
-_Static_assert(sizeof(struct microscope_site) == 64, "site size");
+/* C11 and C++11 (the header compiles as either, inside extern "C") */
+#ifdef __cplusplus
+#define MICROSCOPE_PROBES_ASSERT static_assert
+#else
+#define MICROSCOPE_PROBES_ASSERT _Static_assert
+#endif
+MICROSCOPE_PROBES_ASSERT(sizeof(struct microscope_probes_control) == 128, "control size");
+MICROSCOPE_PROBES_ASSERT(sizeof(struct microscope_probes_record) == 32, "record size");
+MICROSCOPE_PROBES_ASSERT(sizeof(struct microscope_site) == 64, "site size");
 
 /* The 16-bit check of a record's fields (seq's low bits). */
 static inline uint64_t microscope_probes_check(uint64_t time_ns, uint64_t value, uint32_t tid,

@@ -118,6 +118,16 @@ def test_zone_before_the_recorder_finds_the_process():
     assert head["records"] == 3, text
 
 
+def test_cxx_program_uses_the_header():
+    """The SDK's header compiled as C++ (g++ -Werror -pedantic, an RAII
+    zone guard): its zones are recorded like C's."""
+    rec = H.record([H.fixture("zones_cxx"), "4"], output=H.tmp_path("cxx.msc"))
+    assert rec.fixture_line("cxx count=")["enabled"] == 1, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    assert int(rows["cxx"]["count"]) == 4 and int(rows["cxx"]["marks"]) == 1, text
+    assert head["records"] == 9, text
+
+
 def test_python_first_line_zone_is_recorded():
     py = shutil.which("python3.11")
     if not py:
