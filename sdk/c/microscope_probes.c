@@ -190,6 +190,9 @@ struct microscope_site *microscope_probes_define(const char *name)
 		strncpy(s->name, name, MICROSCOPE_PROBES_NAME_MAX - 1);
 		s->id = n;
 		__atomic_store_n(&CTL->site_count, n + 1, __ATOMIC_RELEASE);
+	} else {
+		/* the table is full: counted, the recorder reports it */
+		__atomic_fetch_add(&CTL->sites_refused, 1, __ATOMIC_RELAXED);
 	}
 out:
 	pthread_mutex_unlock(&sites_lock);
@@ -279,6 +282,11 @@ int microscope_probes_enabled(void)
 uint64_t microscope_probes_dropped(void)
 {
 	return __atomic_load_n(&CTL->dropped, __ATOMIC_RELAXED);
+}
+
+uint64_t microscope_probes_sites_refused(void)
+{
+	return __atomic_load_n(&CTL->sites_refused, __ATOMIC_RELAXED);
 }
 
 uint32_t microscope_probes_timeouts(void)

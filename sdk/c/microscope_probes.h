@@ -149,8 +149,11 @@ extern struct microscope_probes_control microscope_probes_control;
 
 /*
  * The site called name (defined on first use; the same pointer for the
- * same name).  Thread-safe.  NULL when the table is full (every call
- * taking a site accepts NULL and does nothing).
+ * same name).  Thread-safe.  Names are cut to MICROSCOPE_PROBES_NAME_MAX - 1
+ * (55) bytes: two names alike in those bytes are one site.  NULL when the
+ * table is full (MICROSCOPE_PROBES_SITES_MAX, 1024 sites; counted in
+ * sites_refused, the recorder's probes.sites_refused); every call taking a
+ * site accepts NULL and does nothing.
  */
 struct microscope_site *microscope_probes_define(const char *name);
 /* A zone of site begins / ends on the calling thread. */
@@ -164,6 +167,8 @@ int microscope_probes_enabled(void);
  * after the recorder stopped answering. */
 uint64_t microscope_probes_dropped(void);
 uint32_t microscope_probes_timeouts(void);
+/* Defines refused because the site table was full. */
+uint64_t microscope_probes_sites_refused(void);
 
 #ifdef __cplusplus
 }

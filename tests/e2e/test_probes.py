@@ -155,6 +155,47 @@ def test_python_module_without_library_is_a_no_op():
     assert out == "False False None", out
 
 
+_CHECKS = r'''
+import sys
+sys.path.insert(0, sys.argv[1])
+import microscope_probes as mp
+s = mp.site("ok")
+out = [str(mp.available())]
+for call in ("mp.site(None)", "mp.site(b'x')", "mp.site('a\\0b')", "mp.site(3)",
+             "mp.mark(s, 1.5)", "mp.mark(s, 2**64)", "mp.mark(s, -1)", "mp.mark(s, True)",
+             "mp.mark(s, 2**64 - 1)", "mp.mark(None, 1)", "mp.begin('x')", "mp.end(1.0)",
+             "mp.begin(None)"):
+    try:
+        eval(call)
+        out.append(call + " ok")
+    except Exception as e:
+        out.append(call + " " + type(e).__name__)
+print("\n".join(out))
+'''
+
+
+def test_python_checks_arguments_alike_with_and_without_library():
+    """site(), begin(), end(), mark() raise the same errors whether the C
+    library is loaded or not, and the module finds build/'s library by
+    itself when it sits in the source tree."""
+    py = shutil.which("python3.11") or shutil.which("python3")
+    d = H.tmp_path("pysdk-checks")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(os.path.join(SDK_PY, "microscope_probes.py"), d)
+    env = {k: v for k, v in os.environ.items() if k != "MICROSCOPE_PROBES_LIB"}
+    with_lib = H.run([py, "-c", _CHECKS, SDK_PY], env=env, check=True).stdout.split("\n")
+    without = H.run([py, "-c", _CHECKS, d], env=dict(env, MICROSCOPE_PROBES_LIB="/nonexistent"),
+                    check=True).stdout.split("\n")
+    assert with_lib[0] == "True" and without[0] == "False", (with_lib, without)
+    assert with_lib[1:] == without[1:], (with_lib, without)
+    want = ["mp.site(None) TypeError", "mp.site(b'x') TypeError", "mp.site('a\\0b') ValueError",
+            "mp.site(3) TypeError", "mp.mark(s, 1.5) TypeError", "mp.mark(s, 2**64) ValueError",
+            "mp.mark(s, -1) ValueError", "mp.mark(s, True) TypeError",
+            "mp.mark(s, 2**64 - 1) ok", "mp.mark(None, 1) ok", "mp.begin('x') TypeError",
+            "mp.end(1.0) TypeError", "mp.begin(None) ok"]
+    assert with_lib[1:len(want) + 1] == want, with_lib
+
+
 def test_no_recorder_writes_nothing():
     """Without a recorder the program runs unchanged: writing stays off."""
     proc, out = H.start_fixture([H.fixture("zones"), "run", "20", "10000", "2", "5", "0.3"])
@@ -259,6 +300,19 @@ def test_window_snapshot_keeps_zones():
     for f in snaps + [out]:
         rows, head, text = zones_table(f)
         assert "tick" in rows and 0 < int(rows["tick"]["count"]) <= 2100, text
+
+
+def test_site_table_full_is_counted():
+    """1030 defines in a process: 1024 sites, 6 refused, counted by the SDK
+    and carried to probes.sites_refused (a problem of the recording)."""
+    rec = H.record([H.fixture("zones"), "sites", "1030"], output=H.tmp_path("sites.msc"))
+    line = rec.fixture_line("sites asked=")
+    assert line["got"] == 1024 and line["refused"] == 6, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    assert head["sites"] == 1024 and head["zones"] == 1024, text
+    assert re.search(r"probes\.sites_refused 6\b", text), text
+    summary = H.report(rec.capture).stdout
+    assert re.search(r"problems .*probes\.sites_refused 6", summary), summary
 
 
 def test_serve_api_zones():

@@ -21,7 +21,7 @@ int report_zones(const struct report_options *opt, const struct capture *c)
 {
 	static const char *const counters[] = {
 		"probes.dropped",    "probes.timeouts", "probes.bad_control", "probes.bad_site",
-		"probes.bad_record", "probes.torn",	"processor.bad_probe",
+		"probes.bad_record", "probes.torn",	"probes.sites_refused", "processor.bad_probe",
 	};
 	struct analysis_zones z;
 	uint64_t problems = 0;

@@ -54,7 +54,7 @@ struct probe_proc {
 	uint64_t tail;	      /* next index to read */
 	uint64_t stall_index; /* the unfinished slot reading stopped at, and since when */
 	uint64_t stall_since;
-	uint64_t dropped, timeouts; /* the control block's, last read */
+	uint64_t dropped, timeouts, sites_refused; /* the control block's, last read */
 	bool enabled;		    /* enable = 1 written at least once */
 	uint32_t gen;		    /* control blocks found in this pid before (records.h) */
 	uint8_t selected[MS_PROBE_SITES_MAX / 8]; /* sites recorded (with a selection) */
@@ -79,7 +79,7 @@ struct probe_rings {
 	struct microscope_site site_buf[64];
 	/* counters */
 	uint64_t processes, records, sites, dropped, timeouts, bad_control, bad_site, bad_record,
-		torn, procs_full, not_selected;
+		torn, procs_full, not_selected, sites_refused;
 };
 
 struct probe_rings *probe_rings__new(int targets_fd, const char *select)
@@ -497,6 +497,9 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 	if (c.timeouts >= pp->timeouts)
 		pr->timeouts += c.timeouts - pp->timeouts;
 	pp->timeouts = c.timeouts;
+	if (c.sites_refused >= pp->sites_refused)
+		pr->sites_refused += c.sites_refused - pp->sites_refused;
+	pp->sites_refused = c.sites_refused;
 	err = proc__sites(pr, pp, c.site_count, now_ns, emit, ctx);
 	if (err)
 		goto gone;
@@ -621,6 +624,7 @@ int probe_rings__counters(const struct probe_rings *pr, probe_counter_fn counter
 		{ "probes.bad_site", pr->bad_site },   { "probes.bad_record", pr->bad_record },
 		{ "probes.torn", pr->torn },	       { "probes.procs_full", pr->procs_full },
 		{ "probes.sites_not_selected", pr->not_selected },
+		{ "probes.sites_refused", pr->sites_refused },
 	};
 	int err = 0;
 
