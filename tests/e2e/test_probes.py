@@ -315,6 +315,22 @@ def test_site_table_full_is_counted():
     assert re.search(r"problems .*probes\.sites_refused 6", summary), summary
 
 
+def test_zones_table_escapes_site_names():
+    """Site names with a tab, a newline, an escape sequence and UTF-8: each
+    is one row, control bytes shown as \\xHH, and every row as wide (in
+    characters) as the header."""
+    rec = H.record([H.fixture("zones"), "names"], output=H.tmp_path("names.msc"))
+    text = H.report(rec.capture, "--zones").stdout
+    H.log(text)
+    table = text.split("zones (durations in us)")[1].strip("\n").split("\n")
+    assert len(table) == 5, text
+    names = [ln.split()[0] for ln in table[1:]]
+    assert sorted(names) == sorted(["a\\x09b", "line\\x0abreak", "\\x1b[31mred",
+                                    "caf\u00e9-\u00e9t\u00e9"]), text
+    assert "\x1b" not in text and "\t" not in text, repr(text)
+    assert len({len(ln) for ln in table}) == 1, "\n".join(map(repr, table))
+
+
 def test_serve_api_zones():
     """/api/zones gives report --zones' statistics, and pages the zones of
     a time range by start."""
