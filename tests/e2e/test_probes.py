@@ -414,6 +414,35 @@ def test_chrome_trace_carries_zones():
         assert all(b["ts"] <= e["ts"] for b, e in zip(mine[::2], mine[1::2]))
 
 
+def test_chrome_trace_leaves_unmatched_zones_out():
+    """The storm capture (a full ring: begins without ends, orphan ends):
+    the trace holds only begins and ends that pair, b then e per id, as
+    many as report --zones' zones, and convert's note counts the rest;
+    pprof, speedscope and folded say they carry no zones."""
+    import json
+    cap = H.tmp_path("storm-trace.msc")
+    H.record([H.fixture("zones"), "storm", "4", "1"], output=cap,
+             env=dict(os.environ, MICROSCOPE_PROBES_RING_SLOTS="16"))
+    rows, head, text = zones_table(cap)
+    left = head["records"] - 2 * head["zones"]
+    assert rows["storm_open"]["unm.begin"] == "1" and rows["storm_open"]["unm.end"] == "1", text
+    out = H.tmp_path("storm.trace.json")
+    p = H.run([H.BIN, "convert", cap, "-o", out], check=True)
+    assert re.search(r"\b%d unmatched zone begins and ends left out" % left, p.stderr), p.stderr
+    with open(out) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "zone"]
+    assert len(ev) == 2 * head["zones"], (len(ev), text)
+    depth = {}
+    for e in sorted(ev, key=lambda e: e["ts"]):
+        depth[e["id"]] = depth.get(e["id"], 0) + (1 if e["ph"] == "b" else -1)
+        assert depth[e["id"]] >= 0, e
+    assert all(v == 0 for v in depth.values()), depth
+    for fmt in ("pprof", "speedscope", "folded"):
+        p = H.run([H.BIN, "convert", cap, "--to", fmt, "-o", H.tmp_path("s." + fmt)], check=True)
+        assert re.search(r"%d probe records \(zones, marks\) not carried" % head["records"],
+                         p.stderr), (fmt, p.stderr)
+
+
 def test_forked_child_is_found_and_recorded_apart():
     """A child forked while recording starts with writing off (its ring is
     its own copy), is found as a new process, and its zones are its own."""
