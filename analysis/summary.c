@@ -19,7 +19,7 @@ static const char *const problem_suffixes[] = {
  * problems of the recording, not samples lost. */
 static const char *const probe_problems[] = {
 	"probes.dropped", "probes.timeouts", "probes.bad_control", "probes.bad_site",
-	"probes.bad_record", "probes.torn",
+	"probes.bad_record", "probes.torn", "probes.sites_refused",
 };
 
 /* Counters that measure (a time, a size) rather than count events. */

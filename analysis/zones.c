@@ -50,18 +50,21 @@ static int loose_cmp(const void *pa, const void *pb)
 		return a->thread < b->thread ? -1 : 1;
 	if (a->site != b->site)
 		return a->site < b->site ? -1 : 1;
-	return a->kind < b->kind ? -1 : a->kind > b->kind;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return a->broken < b->broken ? -1 : a->broken > b->broken;
 }
 
 /* Records rows[n] of c, which no zone holds, into z->loose (sized for every record). */
 static void zones__add_loose(struct analysis_zones *z, const struct capture *c,
-			     const uint32_t *rows, uint32_t n)
+			     const uint32_t *rows, uint32_t n, uint32_t broken)
 {
 	for (uint32_t k = 0; k < n; k++) {
 		const struct capture_probe_record *r = &c->probe_records[rows[k]];
 
 		z->loose[z->nloose++] = (struct analysis_zone_loose){
 			.time_ns = r->time_ns, .value = r->value, .site = r->site, .thread = r->thread, .kind = r->kind,
+			.broken = broken,
 		};
 	}
 }
@@ -163,7 +166,9 @@ int analysis_zones__stats(const struct analysis_zones *z, const struct analysis_
 			break;
 		if (!filter__keeps(f, l->thread))
 			continue;
-		if (l->kind == CAPTURE_PROBE_MARK)
+		if (l->broken)
+			st->broken++, totals->broken++;
+		else if (l->kind == CAPTURE_PROBE_MARK)
 			st->marks++, totals->marks++;
 		else if (l->kind == CAPTURE_PROBE_ZONE_BEGIN)
 			st->unmatched_begins++, totals->unmatched_begins++;
@@ -202,11 +207,20 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 
 		if (i && c->probe_records[idx[i - 1]].thread != r->thread) {
 			/* the previous thread's begins never ended */
-			zones__add_loose(z, c, open, nopen);
+			zones__add_loose(z, c, open, nopen, 0);
 			nopen = 0;
 		}
+		if (r->flags & CAPTURE_PROBE_F_AFTER_DROP) {
+			/* records of this thread were dropped just before */
+			zones__add_loose(z, c, open, nopen, 1);
+			nopen = 0;
+			if (r->kind == CAPTURE_PROBE_ZONE_END) {
+				zones__add_loose(z, c, &idx[i], 1, 1);
+				continue;
+			}
+		}
 		if (r->kind == CAPTURE_PROBE_MARK) {
-			zones__add_loose(z, c, &idx[i], 1);
+			zones__add_loose(z, c, &idx[i], 1, 0);
 		} else if (r->kind == CAPTURE_PROBE_ZONE_BEGIN) {
 			depth[nopen] = nopen;
 			open[nopen++] = idx[i];
@@ -216,7 +230,7 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 			while (k && c->probe_records[open[k - 1]].site != r->site)
 				k--;
 			if (!k) {
-				zones__add_loose(z, c, &idx[i], 1);
+				zones__add_loose(z, c, &idx[i], 1, 0);
 				continue;
 			}
 			z->zones[z->nzones++] = (struct analysis_zone){
@@ -231,7 +245,7 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 			nopen--;
 		}
 	}
-	zones__add_loose(z, c, open, nopen);
+	zones__add_loose(z, c, open, nopen, 0);
 	qsort(z->zones, z->nzones, sizeof(*z->zones), zone_cmp);
 	qsort(z->loose, z->nloose, sizeof(*z->loose), loose_cmp);
 	zones__shrink((void **)&z->zones, z->nzones, sizeof(*z->zones));
@@ -239,6 +253,7 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 	err = analysis_zones__stats(z, NULL, z->sites, &totals);
 	z->unmatched_begins = totals.unmatched_begins;
 	z->unmatched_ends = totals.unmatched_ends;
+	z->broken = totals.broken;
 cleanup:
 	free(idx);
 	free(open);

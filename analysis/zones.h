@@ -11,6 +11,13 @@
  * unmatched begin (the recording ended, or its end was lost).  Neither is
  * stretched to an edge: they are counted, never made into blocks.  Zones
  * of different sites may cross (A begins, B begins, A ends, B ends).
+ *
+ * A record flagged CAPTURE_PROBE_F_AFTER_DROP (the SDK dropped some of its
+ * thread's records just before it, ring full) closes nothing it cannot
+ * vouch for: the thread's open begins are forgotten there (their ends may
+ * be among the dropped, and a later end must not stretch them) and counted
+ * as broken, as is the flagged record itself when it is an end with no
+ * begin left.  So dropped records never make a zone longer than it was.
  */
 #ifndef MS_ANALYSIS_ZONES_H
 #define MS_ANALYSIS_ZONES_H
@@ -38,7 +45,8 @@ struct analysis_zone_stats {
 	uint64_t median_ns; /* nearest rank: the ceil(n / 2)-th shortest */
 	uint64_t p99_ns;    /* nearest rank: the ceil(0.99 n)-th shortest */
 	uint64_t unmatched_begins, unmatched_ends;
-	uint64_t marks; /* MARK records of the site */
+	uint64_t broken; /* begins and ends left unpaired by dropped records */
+	uint64_t marks;	 /* MARK records of the site */
 };
 
 /* A record no zone holds: an unmatched begin or end, or a mark. */
@@ -48,7 +56,8 @@ struct analysis_zone_loose {
 	uint32_t site;	 /* -> capture probe_sites */
 	uint32_t thread; /* -> capture threads */
 	uint32_t kind;	 /* CAPTURE_PROBE_ZONE_BEGIN (never ended), _END (none open), _MARK */
-	uint32_t reserved;
+	uint32_t broken; /* 1: a begin or end left unpaired by dropped records
+			  * (counted as broken, not as unmatched) */
 };
 
 struct analysis_zones {
@@ -58,7 +67,7 @@ struct analysis_zones {
 	uint32_t nloose;
 	struct analysis_zone_stats *sites; /* one per capture probe site, by id: all zones */
 	uint32_t nsites;
-	uint64_t unmatched_begins, unmatched_ends;
+	uint64_t unmatched_begins, unmatched_ends, broken;
 };
 
 /* Pair every zone of c.  Returns 0 or -ENOMEM (z then holds nothing). */
@@ -73,7 +82,7 @@ size_t analysis_zones__bytes(const struct analysis_zones *z);
  * 0: no end) clips zones, as perf --time clips samples: a zone overlapping
  * it counts once, with only its part inside the window as its duration (a
  * 10 ms zone of which 4 ms lie in the window counts 4 ms); loose records
- * (unmatched begins and ends, marks) count when their time is in the
+ * (unmatched and broken begins and ends, marks) count when their time is in the
  * window.  threads, when not NULL, has one byte per capture thread: only
  * the records of threads with a nonzero byte count.
  */
@@ -86,6 +95,7 @@ struct analysis_zone_totals {
 	uint64_t zones;	  /* zones counted */
 	uint64_t clipped; /* of them, cut by an edge of the window */
 	uint64_t unmatched_begins, unmatched_ends, marks;
+	uint64_t broken; /* begins and ends left unpaired by dropped records */
 };
 
 /*

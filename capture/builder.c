@@ -532,10 +532,7 @@ uint32_t capture_builder__add_probe_site(struct capture_builder *b,
 uint32_t capture_builder__add_probe_record(struct capture_builder *b,
 					   const struct capture_probe_record *row)
 {
-	struct capture_probe_record r = *row;
-
-	r.reserved = 0;
-	return builder__append(b, CAPTURE_TABLE_PROBE_RECORDS, &r);
+	return builder__append(b, CAPTURE_TABLE_PROBE_RECORDS, row);
 }
 
 int capture_builder__set_sample_cgroup(struct capture_builder *b, uint32_t sample,

@@ -240,6 +240,10 @@ struct capture_probe_site {
 #define CAPTURE_PROBE_ZONE_END 2
 #define CAPTURE_PROBE_MARK 3
 #define CAPTURE_PROBE_KIND_MAX CAPTURE_PROBE_MARK
+/* flags: the first record of its thread after the SDK dropped some of the
+ * thread's records (ring full): zone pairing forgets its open begins. */
+#define CAPTURE_PROBE_F_AFTER_DROP 1u
+#define CAPTURE_PROBE_F_ALL CAPTURE_PROBE_F_AFTER_DROP
 
 struct capture_probe_record {
 	uint64_t time_ns;  /* CLOCK_MONOTONIC */
@@ -247,7 +251,7 @@ struct capture_probe_record {
 	uint32_t site;	   /* -> probe_sites */
 	uint32_t thread;   /* -> threads; its process is the site's */
 	uint32_t kind;	   /* CAPTURE_PROBE_* */
-	uint32_t reserved; /* 0 */
+	uint32_t flags;	   /* CAPTURE_PROBE_F_* (0 in captures before it existed) */
 };
 
 _Static_assert(sizeof(struct capture_module) == 32, "capture_module");

@@ -448,7 +448,7 @@ bool capture_builder__time_range(struct capture_builder *b, uint64_t *first_ns,
 	struct capture v;
 
 	capture_builder__view(b, &v);
-	if (!v.nsamples && !v.nintervals)
+	if (!v.nsamples && !v.nintervals && !v.nprobe_records)
 		return false;
 	for (uint32_t i = 0; i < v.nsamples; i++) {
 		lo = v.samples[i].time_ns < lo ? v.samples[i].time_ns : lo;
@@ -457,6 +457,10 @@ bool capture_builder__time_range(struct capture_builder *b, uint64_t *first_ns,
 	for (uint32_t i = 0; i < v.nintervals; i++) {
 		lo = v.intervals[i].end_ns < lo ? v.intervals[i].end_ns : lo;
 		hi = v.intervals[i].end_ns > hi ? v.intervals[i].end_ns : hi;
+	}
+	for (uint32_t i = 0; i < v.nprobe_records; i++) {
+		lo = v.probe_records[i].time_ns < lo ? v.probe_records[i].time_ns : lo;
+		hi = v.probe_records[i].time_ns > hi ? v.probe_records[i].time_ns : hi;
 	}
 	*first_ns = lo;
 	*last_ns = hi;

@@ -75,8 +75,8 @@ typedef void (*capture_refs_fn)(void *owner, capture_ref_fn ref, void *ctx);
  */
 int capture_builder__compact(struct capture_builder *b, capture_refs_fn refs, void *owner);
 
-/* The earliest and latest time (ns) of b's samples and interval ends:
- * false (and nothing set) when b has neither. */
+/* The earliest and latest time (ns) of b's samples, interval ends and probe records:
+ * false (and nothing set) when b has none. */
 bool capture_builder__time_range(struct capture_builder *b, uint64_t *first_ns,
 				 uint64_t *last_ns);
 

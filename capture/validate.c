@@ -286,6 +286,9 @@ int capture__validate(const struct capture *c, const char *name, char *err, size
 		if (r->kind < CAPTURE_PROBE_ZONE_BEGIN || r->kind > CAPTURE_PROBE_KIND_MAX)
 			return ROW_FAIL(&k, CAPTURE_TABLE_PROBE_RECORDS, i, "unknown kind %u",
 					r->kind);
+		if (r->flags & ~CAPTURE_PROBE_F_ALL)
+			return ROW_FAIL(&k, CAPTURE_TABLE_PROBE_RECORDS, i, "unknown flags %#x",
+					r->flags);
 		if (c->threads[r->thread].process != c->probe_sites[r->site].process)
 			return ROW_FAIL(&k, CAPTURE_TABLE_PROBE_RECORDS, i,
 					"thread %u is of process %u, site %u of process %u",

@@ -30,12 +30,13 @@
  *    issue 16).
  * 5: struct ms_probe and struct ms_probe_site, read by the collector from
  *    the probes SDK's ring in a target (collector/probes.c; issue 20).
+ * 6: ms_probe.kind may carry MS_PROBE_F_AFTER_DROP.
  * Every older record reads the same under a newer ABI (the flags are never
  * set in them), so a build replays raw streams of ABI MS_ABI_VERSION_MIN
  * and later; an older build refuses a newer ABI rather than count its
  * records as bad.
  */
-#define MS_ABI_VERSION 5
+#define MS_ABI_VERSION 6
 #define MS_ABI_VERSION_MIN 2
 
 /* Record type tags (ms_rec_header.type). */
@@ -433,6 +434,11 @@ _Static_assert(sizeof(struct ms_offcpu_stats) == 72, "ms_offcpu_stats size");
 #define MS_PROBE_ZONE_BEGIN 1
 #define MS_PROBE_ZONE_END 2
 #define MS_PROBE_MARK 3
+#define MS_PROBE_KIND_MASK 0xffu
+/* ABI 6: the first record of its thread after the SDK dropped some of the
+ * thread's records (ring full); zone pairing forgets the thread's open
+ * begins there. */
+#define MS_PROBE_F_AFTER_DROP (1u << 8)
 #define MS_PROBE_NAME_MAX 56
 #define MS_PROBE_SITE_MASK 0xffffu
 
@@ -443,7 +449,7 @@ struct ms_probe {
 	__u32 pid; /* tgid */
 	__u32 tid;
 	__u32 site; /* the SDK's site number in pid | generation << 16 */
-	__u32 kind; /* MS_PROBE_* */
+	__u32 kind; /* MS_PROBE_* kind | MS_PROBE_F_* flags */
 };
 
 struct ms_probe_site {

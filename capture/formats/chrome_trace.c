@@ -42,7 +42,11 @@
  *   name the site, id the site and thread), so an end closes the latest
  *   begin of its site on its thread as analysis/zones.c pairs them and
  *   crossing zones of different sites stay apart; a mark as an instant
- *   event ("i", cat "mark", args value).
+ *   event ("i", cat "mark", args value).  Only zones paired as
+ *   analysis/zones.c pairs them are written: an unmatched begin or end (and
+ *   those a thread's dropped records broke, CAPTURE_PROBE_F_AFTER_DROP)
+ *   is left out and counted in a note, so a viewer never stretches one to
+ *   the end of the trace.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -431,8 +435,11 @@ static void trace_notes(const struct trace *t, struct formats_note *note)
 		formats_note__add(note, "samples of unknown duration last until the thread's next "
 				  "sample");
 	if (c->nprobe_records)
-		formats_note__add(note, "%u probe records as zone (async b/e) and mark (instant) "
-				  "events", c->nprobe_records);
+		formats_note__add(note, "%" PRIu64 " probe records as zone (async b/e) and mark "
+				  "(instant) events", (uint64_t)c->nprobe_records - t->probes_left);
+	if (t->probes_left)
+		formats_note__add(note, "%" PRIu64 " unmatched zone begins and ends left out (never "
+				  "stretched to the trace's end)", t->probes_left);
 	if (c->nintervals)
 		formats_note__add(note, "%u off-CPU intervals drawn at their bounds (thread-state "
 				  "events; waker stacks not carried)", c->nintervals);
@@ -463,6 +470,77 @@ static void trace_notes(const struct trace *t, struct formats_note *note)
 				  CAPTURE_LIMIT_EXPORT_K);
 }
 
+static int probe_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct capture *c = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const struct capture_probe_record *x = &c->probe_records[a], *y = &c->probe_records[b];
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * keep[i] = 1 for marks and for the begins and ends that pair (the rule of
+ * analysis/zones.c: per thread in time order, an end closes the latest open
+ * begin of its site; a record after dropped ones forgets the thread's open
+ * begins).  Returns the zone records left out, or -ENOMEM.
+ */
+static int64_t trace_pair_probes(const struct capture *c, uint8_t *keep)
+{
+	uint32_t n = c->nprobe_records, nopen = 0;
+	uint32_t *idx = malloc(((size_t)n + 1) * sizeof(*idx));
+	uint32_t *open = malloc(((size_t)n + 1) * sizeof(*open));
+	int64_t left = 0;
+
+	if (!idx || !open) {
+		left = -ENOMEM;
+		goto cleanup;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), probe_cmp, (void *)c);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct capture_probe_record *r = &c->probe_records[idx[i]];
+		uint32_t k;
+
+		if ((i && c->probe_records[idx[i - 1]].thread != r->thread) ||
+		    (r->flags & CAPTURE_PROBE_F_AFTER_DROP)) {
+			left += nopen;
+			nopen = 0;
+			if ((r->flags & CAPTURE_PROBE_F_AFTER_DROP) && r->kind == CAPTURE_PROBE_ZONE_END) {
+				left++;
+				continue;
+			}
+		}
+		if (r->kind == CAPTURE_PROBE_MARK) {
+			keep[idx[i]] = 1;
+			continue;
+		}
+		if (r->kind == CAPTURE_PROBE_ZONE_BEGIN) {
+			open[nopen++] = idx[i];
+			continue;
+		}
+		for (k = nopen; k && c->probe_records[open[k - 1]].site != r->site; k--)
+			;
+		if (!k) {
+			left++;
+			continue;
+		}
+		keep[open[k - 1]] = keep[idx[i]] = 1;
+		memmove(&open[k - 1], &open[k], (nopen - k) * sizeof(*open));
+		nopen--;
+	}
+	left += nopen;
+cleanup:
+	free(idx);
+	free(open);
+	return left;
+}
+
 /* Probe records as async (zones) and instant (marks) events; see the top. */
 static void trace_probes(struct trace *t)
 {
@@ -472,6 +550,9 @@ static void trace_probes(struct trace *t)
 	for (uint32_t i = 0; i < c->nprobe_records; i++) {
 		const struct capture_probe_record *r = &c->probe_records[i];
 		const struct capture_thread *th = &c->threads[r->thread];
+
+		if (!t->probe_keep[i])
+			continue;
 		static const char *const ph[] = { [CAPTURE_PROBE_ZONE_BEGIN] = "b",
 						  [CAPTURE_PROBE_ZONE_END] = "e",
 						  [CAPTURE_PROBE_MARK] = "i" };
@@ -517,6 +598,16 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 	if (err)
 		goto cleanup;
 	err = -ENOMEM;
+	t.probe_keep = calloc((size_t)c->nprobe_records + 1, 1);
+	if (!t.probe_keep)
+		goto cleanup;
+	{
+		int64_t left = trace_pair_probes(c, t.probe_keep);
+
+		if (left < 0)
+			goto cleanup;
+		t.probes_left = (uint64_t)left;
+	}
 	t.path = calloc(t.maxdepth, sizeof(*t.path));
 	t.path_frames = calloc(t.maxdepth, sizeof(*t.path_frames));
 	t.open = calloc(t.maxdepth, sizeof(*t.open));
@@ -564,5 +655,6 @@ cleanup:
 	free(t.open);
 	free(t.open_slice);
 	free(t.ends);
+	free(t.probe_keep);
 	return err;
 }

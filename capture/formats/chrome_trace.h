@@ -69,6 +69,8 @@ struct trace {
 	uint64_t *ends; /* per slice, in opening order: its end (ns) */
 	size_t nslices, slices_cap;
 	uint64_t budget;
+	uint8_t *probe_keep;   /* per probe record: 1 written (marks, paired zones) */
+	uint64_t probes_left;  /* zone records left out, unmatched */
 	size_t cut_item; /* the item where slices stopped, or SIZE_MAX */
 	bool first_event;
 };

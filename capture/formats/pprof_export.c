@@ -662,6 +662,9 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 		formats_note__add(note, "values above 2^63-1 clamped");
 	if (c->ncounters)
 		formats_note__add(note, "%u capture counters not carried", c->ncounters);
+	if (c->nprobe_records)
+		formats_note__add(note, "%u probe records (zones, marks) not carried: pprof has no "
+				  "time ranges (convert to chrome keeps them)", c->nprobe_records);
 cleanup:
 	if (o.err)
 		err = o.err;

@@ -425,6 +425,9 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 		formats_note__add(note, "%u off-CPU intervals cut by the recording's edges left "
 				  "out (speedscope has no clipped mark; report --off-cpu, folded "
 				  "and pprof count their part inside the window)", nincomplete);
+	if (c->nprobe_records)
+		formats_note__add(note, "%u probe records (zones, marks) not carried (convert to "
+				  "chrome keeps them)", c->nprobe_records);
 	for (i = 0; i < c->nsamples; i++)
 		if (c->samples[i].event != event) {
 			formats_note__add(note, "speedscope gets one event ('%s'); others not "

@@ -10,8 +10,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,6 +38,9 @@ static struct microscope_site sites[MICROSCOPE_PROBES_SITES_MAX];
 static char select_prefixes[MICROSCOPE_PROBES_SELECT_BYTES];
 static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread uint32_t my_tid;
+/* This thread dropped a record since it last wrote one: its next record
+ * carries MICROSCOPE_PROBES_AFTER_DROP. */
+static __thread uint32_t my_dropped;
 
 #define CTL (&microscope_probes_control)
 
@@ -62,6 +67,57 @@ static void microscope_probes__child(void)
 	__atomic_store_n(&CTL->heartbeat_ns, 0, __ATOMIC_RELAXED);
 }
 
+static uint64_t mono_ns(void);
+
+/* The start time (field 22 of /proc/PID/stat) of pid, 0 if unknown. */
+static unsigned long long proc_start(long pid)
+{
+	char path[64], stat[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	stat[n] = 0;
+	p = strrchr(stat, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+/* Started by `microscope record -- CMD` (MICROSCOPE_PROBES_RECORDER_ENV
+ * naming a recorder still running): write from now on, the heartbeat
+ * timeout counted from now, records waiting in the ring until it reads. */
+static void microscope_probes__preenable(void)
+{
+	const char *s = getenv(MICROSCOPE_PROBES_RECORDER_ENV);
+	unsigned long long start;
+	long pid;
+	char *end;
+
+	if (!s || !*s)
+		return;
+	pid = strtol(s, &end, 10);
+	if (pid <= 0 || *end != ':')
+		return;
+	start = strtoull(end + 1, &end, 10);
+	if (*end || !start || proc_start(pid) != start)
+		return;
+	CTL->reader_pid = (uint64_t)pid;
+	__atomic_store_n(&CTL->heartbeat_ns, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&CTL->enable, MICROSCOPE_PROBES_ON | MICROSCOPE_PROBES_ALL,
+			 __ATOMIC_RELEASE);
+}
+
 __attribute__((constructor)) static void microscope_probes__init(void)
 {
 	uint32_t n = ring_slots_wanted();
@@ -76,6 +132,7 @@ __attribute__((constructor)) static void microscope_probes__init(void)
 	CTL->select_size = sizeof(select_prefixes);
 	CTL->ring_slots = n;
 	__atomic_store_n(&CTL->ring, (uint64_t)(uintptr_t)ring, __ATOMIC_RELEASE);
+	microscope_probes__preenable();
 }
 
 static uint64_t mono_ns(void)
@@ -165,6 +222,9 @@ struct microscope_site *microscope_probes_define(const char *name)
 		if (selected(s->name))
 			__atomic_store_n(&s->on, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&CTL->site_count, n + 1, __ATOMIC_RELEASE);
+	} else {
+		/* the table is full: counted, the recorder reports it */
+		__atomic_fetch_add(&CTL->sites_refused, 1, __ATOMIC_RELAXED);
 	}
 out:
 	pthread_mutex_unlock(&sites_lock);
@@ -203,13 +263,15 @@ static __attribute__((noinline)) void probes__write(const struct microscope_site
 		tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
 		if (head - tail >= slots) {
 			__atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
+			my_dropped = MICROSCOPE_PROBES_AFTER_DROP;
 			return;
 		}
 	} while (!__atomic_compare_exchange_n(&c->head, &head, head + 1, true, __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
 	if (!my_tid)
 		my_tid = (uint32_t)syscall(SYS_gettid);
-	site_kind = site->id << 8 | kind;
+	site_kind = site->id << 8 | my_dropped | kind;
+	my_dropped = 0;
 	slot = (struct microscope_probes_record *)(uintptr_t)c->ring + (head & (slots - 1));
 	slot->time_ns = now;
 	slot->value = value;
@@ -252,6 +314,11 @@ int microscope_probes_enabled(void)
 uint64_t microscope_probes_dropped(void)
 {
 	return __atomic_load_n(&CTL->dropped, __ATOMIC_RELAXED);
+}
+
+uint64_t microscope_probes_sites_refused(void)
+{
+	return __atomic_load_n(&CTL->sites_refused, __ATOMIC_RELAXED);
 }
 
 uint32_t microscope_probes_timeouts(void)

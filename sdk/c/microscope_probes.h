@@ -11,6 +11,7 @@
  *	microscope_mark(work, 42);
  *
  * Link build/libmicroscope_probes.a (or -lmicroscope_probes and the .so).
+ * The header is C11 and C++11 (tests/fixtures/zones_cxx.cc).
  *
  * Protocol (the one definition; the recorder, userspace/collector/probes.c,
  * includes this header).  The library holds one process-global control
@@ -55,7 +56,11 @@ extern "C" {
 #endif
 
 #define MICROSCOPE_PROBES_MAGIC 0x31424f5250534d53ull /* "SMPROBE1" little-endian */
-#define MICROSCOPE_PROBES_ABI 1
+/* ABI 2: MICROSCOPE_PROBES_AFTER_DROP in a record's kind byte, and the
+ * select buffer and sites_refused in a 136-byte control block.  ABI 1 (a
+ * 128-byte block, never released) is not read. */
+#define MICROSCOPE_PROBES_ABI 2
+#define MICROSCOPE_PROBES_ABI_MIN 2
 
 /* control.enable bits */
 #define MICROSCOPE_PROBES_ON 1ull  /* a recorder reads this process */
@@ -65,10 +70,15 @@ extern "C" {
 /* The select buffer: room for 16 prefixes of a name's longest and the end. */
 #define MICROSCOPE_PROBES_SELECT_BYTES 1024
 
-/* Record kinds (site_kind & 0xff). */
+/* Record kinds (site_kind & MICROSCOPE_PROBES_KIND_MASK). */
 #define MICROSCOPE_PROBES_ZONE_BEGIN 1
 #define MICROSCOPE_PROBES_ZONE_END 2
 #define MICROSCOPE_PROBES_MARK 3
+#define MICROSCOPE_PROBES_KIND_MASK 0x7fu
+/* site_kind flag: the first record this thread wrote after it dropped one
+ * or more (ring full).  Zone pairing then forgets the thread's open
+ * begins: their ends may be among the dropped. */
+#define MICROSCOPE_PROBES_AFTER_DROP 0x80u
 
 /* Site table: at most this many sites; names longer than
  * MICROSCOPE_PROBES_NAME_MAX - 1 bytes are truncated. */
@@ -79,6 +89,12 @@ extern "C" {
 #define MICROSCOPE_PROBES_RING_DEFAULT 65536
 #define MICROSCOPE_PROBES_RING_MIN 16
 #define MICROSCOPE_PROBES_RING_MAX (1u << 22)
+/* Set by `microscope record -- CMD` in CMD's environment: "PID:START", the
+ * recorder's pid and start time (field 22 of /proc/PID/stat).  While that
+ * process runs, the SDK turns writing on (ON | ALL, reader_pid = PID,
+ * heartbeat = its own start) in its constructor, before the recorder
+ * finds it; the recorder then reads the ring from its start (tail 0). */
+#define MICROSCOPE_PROBES_RECORDER_ENV "MICROSCOPE_PROBES_RECORDER"
 /* Reader timeout when the recorder gives none (ns). */
 #define MICROSCOPE_PROBES_TIMEOUT_DEFAULT_NS 2000000000ull
 
@@ -103,6 +119,7 @@ struct microscope_probes_control {
 	uint64_t reader_pid;   /* recorder: its pid, 0 none */
 	uint64_t select;       /* address of select_size bytes for the recorder's prefixes, 0 none */
 	uint64_t select_size;  /* MICROSCOPE_PROBES_SELECT_BYTES */
+	uint64_t sites_refused; /* writers: defines refused, the site table full */
 };
 
 struct microscope_probes_record {
@@ -110,7 +127,7 @@ struct microscope_probes_record {
 	uint64_t time_ns;   /* CLOCK_MONOTONIC */
 	uint64_t value;	    /* mark value; 0 for zones */
 	uint32_t tid;	    /* gettid() */
-	uint32_t site_kind; /* site id << 8 | MICROSCOPE_PROBES_* kind */
+	uint32_t site_kind; /* site id << 8 | [AFTER_DROP] | MICROSCOPE_PROBES_* kind */
 };
 
 struct microscope_site {
@@ -119,9 +136,15 @@ struct microscope_site {
 	uint32_t on;			       /* recorder: 1 records this site (without ALL) */
 };
 
-_Static_assert(sizeof(struct microscope_probes_control) == 128, "control size");
-_Static_assert(sizeof(struct microscope_probes_record) == 32, "record size");
-_Static_assert(sizeof(struct microscope_site) == 64, "site size");
+/* C11 and C++11 (the header compiles as either, inside extern "C") */
+#ifdef __cplusplus
+#define MICROSCOPE_PROBES_ASSERT static_assert
+#else
+#define MICROSCOPE_PROBES_ASSERT _Static_assert
+#endif
+MICROSCOPE_PROBES_ASSERT(sizeof(struct microscope_probes_control) == 136, "control size");
+MICROSCOPE_PROBES_ASSERT(sizeof(struct microscope_probes_record) == 32, "record size");
+MICROSCOPE_PROBES_ASSERT(sizeof(struct microscope_site) == 64, "site size");
 
 /* The 16-bit check of a record's fields (seq's low bits). */
 static inline uint64_t microscope_probes_check(uint64_t time_ns, uint64_t value, uint32_t tid,
@@ -138,8 +161,11 @@ extern struct microscope_probes_control microscope_probes_control;
 
 /*
  * The site called name (defined on first use; the same pointer for the
- * same name).  Thread-safe.  NULL when the table is full (every call
- * taking a site accepts NULL and does nothing).
+ * same name).  Thread-safe.  Names are cut to MICROSCOPE_PROBES_NAME_MAX - 1
+ * (55) bytes: two names alike in those bytes are one site.  NULL when the
+ * table is full (MICROSCOPE_PROBES_SITES_MAX, 1024 sites; counted in
+ * sites_refused, the recorder's probes.sites_refused); every call taking a
+ * site accepts NULL and does nothing.
  */
 struct microscope_site *microscope_probes_define(const char *name);
 /* A zone of site begins / ends on the calling thread. */
@@ -153,6 +179,8 @@ int microscope_probes_enabled(void);
  * after the recorder stopped answering. */
 uint64_t microscope_probes_dropped(void);
 uint32_t microscope_probes_timeouts(void);
+/* Defines refused because the site table was full. */
+uint64_t microscope_probes_sites_refused(void);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@ a recorder killed with SIGKILL turns writing off after the heartbeat
 timeout (the fixture reads the enable word through the SDK); a tiny ring
 drops, and every record is either in the capture or counted as dropped.
 """
+import glob
 import os
 import re
 import shutil
@@ -31,10 +32,10 @@ def zones_table(capture, *extra):
     text = H.report(capture, "--zones", *extra).stdout
     H.log(text)
     m = re.search(r"probe sites (\d+), records (\d+), zones (\d+), unmatched begins (\d+), "
-                  r"unmatched ends (\d+)", text)
+                  r"unmatched ends (\d+), broken by dropped records (\d+)", text)
     assert m, text
-    head = dict(zip(("sites", "records", "zones", "unmatched_begins", "unmatched_ends"),
-                    map(int, m.groups())))
+    head = dict(zip(("sites", "records", "zones", "unmatched_begins", "unmatched_ends",
+                     "broken"), map(int, m.groups())))
     rows = {}
     body = text.split("zones (durations in us)")
     if len(body) > 1:
@@ -105,6 +106,40 @@ def test_zones_from_python_ctypes():
     assert head["problems"] == 0, text
 
 
+def test_zone_before_the_recorder_finds_the_process():
+    """A zone in the first statement of main, and a program that exits at
+    once: the recorder names itself in the command's environment, so the
+    SDK writes from its start and the record waits in its ring."""
+    rec = H.record([H.fixture("zones_first")], output=H.tmp_path("first.msc"))
+    line = rec.fixture_line("first enabled=")
+    assert line["enabled"] == 1 and line["dropped"] == 0, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    assert int(rows["first"]["count"]) == 1 and int(rows["first"]["marks"]) == 1, text
+    assert head["records"] == 3, text
+
+
+def test_cxx_program_uses_the_header():
+    """The SDK's header compiled as C++ (g++ -Werror -pedantic, an RAII
+    zone guard): its zones are recorded like C's."""
+    rec = H.record([H.fixture("zones_cxx"), "4"], output=H.tmp_path("cxx.msc"))
+    assert rec.fixture_line("cxx count=")["enabled"] == 1, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    assert int(rows["cxx"]["count"]) == 4 and int(rows["cxx"]["marks"]) == 1, text
+    assert head["records"] == 9, text
+
+
+def test_python_first_line_zone_is_recorded():
+    py = shutil.which("python3.11")
+    if not py:
+        H.skip("Debian's python3.11 is not installed (make deps)")
+    env = dict(os.environ, MICROSCOPE_PROBES_LIB=LIB, PYTHONPATH=SDK_PY)
+    rec = H.record([py, os.path.join(H.REPO, "tests", "fixtures", "python", "zones_first.py")],
+                   output=H.tmp_path("pyfirst.msc"), env=env)
+    rows, head, text = zones_table(rec.capture)
+    assert int(rows["py_first"]["count"]) == 1 and int(rows["py_first"]["marks"]) == 1, text
+    assert head["records"] == 3, text
+
+
 def test_python_module_without_library_is_a_no_op():
     py = shutil.which("python3.11") or shutil.which("python3")
     env = dict(os.environ, MICROSCOPE_PROBES_LIB="/nonexistent/libmicroscope_probes.so")
@@ -118,6 +153,47 @@ def test_python_module_without_library_is_a_no_op():
             "print(mp.available(), mp.enabled(), s)" % d)
     out = H.run([py, "-c", code], env=env, check=True).stdout.strip()
     assert out == "False False None", out
+
+
+_CHECKS = r'''
+import sys
+sys.path.insert(0, sys.argv[1])
+import microscope_probes as mp
+s = mp.site("ok")
+out = [str(mp.available())]
+for call in ("mp.site(None)", "mp.site(b'x')", "mp.site('a\\0b')", "mp.site(3)",
+             "mp.mark(s, 1.5)", "mp.mark(s, 2**64)", "mp.mark(s, -1)", "mp.mark(s, True)",
+             "mp.mark(s, 2**64 - 1)", "mp.mark(None, 1)", "mp.begin('x')", "mp.end(1.0)",
+             "mp.begin(None)"):
+    try:
+        eval(call)
+        out.append(call + " ok")
+    except Exception as e:
+        out.append(call + " " + type(e).__name__)
+print("\n".join(out))
+'''
+
+
+def test_python_checks_arguments_alike_with_and_without_library():
+    """site(), begin(), end(), mark() raise the same errors whether the C
+    library is loaded or not, and the module finds build/'s library by
+    itself when it sits in the source tree."""
+    py = shutil.which("python3.11") or shutil.which("python3")
+    d = H.tmp_path("pysdk-checks")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(os.path.join(SDK_PY, "microscope_probes.py"), d)
+    env = {k: v for k, v in os.environ.items() if k != "MICROSCOPE_PROBES_LIB"}
+    with_lib = H.run([py, "-c", _CHECKS, SDK_PY], env=env, check=True).stdout.split("\n")
+    without = H.run([py, "-c", _CHECKS, d], env=dict(env, MICROSCOPE_PROBES_LIB="/nonexistent"),
+                    check=True).stdout.split("\n")
+    assert with_lib[0] == "True" and without[0] == "False", (with_lib, without)
+    assert with_lib[1:] == without[1:], (with_lib, without)
+    want = ["mp.site(None) TypeError", "mp.site(b'x') TypeError", "mp.site('a\\0b') ValueError",
+            "mp.site(3) TypeError", "mp.mark(s, 1.5) TypeError", "mp.mark(s, 2**64) ValueError",
+            "mp.mark(s, -1) ValueError", "mp.mark(s, True) TypeError",
+            "mp.mark(s, 2**64 - 1) ok", "mp.mark(None, 1) ok", "mp.begin('x') TypeError",
+            "mp.end(1.0) TypeError", "mp.begin(None) ok"]
+    assert with_lib[1:len(want) + 1] == want, with_lib
 
 
 def test_no_recorder_writes_nothing():
@@ -169,6 +245,90 @@ def test_tiny_ring_drops_are_counted():
     # and the ordinary report lists it among the problems
     summary = H.report(rec.capture).stdout
     assert re.search(r"problems .*probes\.dropped %d" % dropped, summary), summary
+
+
+def test_dropped_records_never_stretch_a_zone():
+    """Threads writing zones into a full ring: a begin whose end was dropped
+    must not pair with a later orphan end.  The SDK flags each thread's
+    first record after a drop and pairing forgets that thread's open
+    begins, so no zone in the capture is longer than the longest the
+    fixture measured around its own begin/end calls."""
+    rec = H.record([H.fixture("zones"), "storm", "8", "2"], output=H.tmp_path("storm.msc"),
+                   env=dict(os.environ, MICROSCOPE_PROBES_RING_SLOTS="16"))
+    line = rec.fixture_line("storm threads=")
+    assert line["dropped"] > 0, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    st = rows["storm"]
+    assert int(st["count"]) > 0, text
+    assert us_to_ns(st["max"]) <= line["max_ns"], "zone max %s us > fixture's %d ns\n%s" % (
+        st["max"], line["max_ns"], text)
+    assert head["broken"] > 0 and int(st["broken"]) == head["broken"], text
+
+
+def test_symbolize_keeps_zones():
+    """symbolize rewrites a capture: its probe sites and records come
+    along, so report --zones reads the same before and after."""
+    d1, d2 = H.tmp_path("sym-d1.msc"), H.tmp_path("sym-d2.msc")
+    H.record([H.fixture("zones"), "run", "30", "20000", "2", "5"], output=d1,
+             extra=["--symbolize", "deferred"])
+    rows1, head1, text1 = zones_table(d1)
+    assert int(rows1["work"]["count"]) == 30, text1
+    H.run([H.BIN, "symbolize", d1, "-o", d2], check=True)
+    rows2, head2, text2 = zones_table(d2)
+    assert rows2 == rows1 and head2["records"] == head1["records"], text2
+
+
+@H.timeout(120)
+def test_window_snapshot_keeps_zones():
+    """record --window over a program writing a zone a millisecond and
+    hardly sampled (-F 1): a snapshot and the final window hold that
+    window's zones (at most one per ms of it), not none."""
+    H.require_root()
+    out = H.tmp_path("zw.msc")
+    argv = [H.BIN, "record", "-F", "1", "--window", "2s", "-o", out, "--",
+            H.fixture("zones"), "watch", "6"]
+    env = dict(os.environ, MS_FIXTURE_OUT=out + ".fixture.out")
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    H.wait_for_line(out + ".fixture.out", r"on_ms=", timeout=30, proc=proc)
+    time.sleep(3)
+    H.run([H.BIN, "snapshot", str(proc.pid)], check=True)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    snaps = glob.glob(H.tmp_path("window-*.msc"))
+    assert len(snaps) == 1, (snaps, err)
+    for f in snaps + [out]:
+        rows, head, text = zones_table(f)
+        assert "tick" in rows and 0 < int(rows["tick"]["count"]) <= 2100, text
+
+
+def test_site_table_full_is_counted():
+    """1030 defines in a process: 1024 sites, 6 refused, counted by the SDK
+    and carried to probes.sites_refused (a problem of the recording)."""
+    rec = H.record([H.fixture("zones"), "sites", "1030"], output=H.tmp_path("sites.msc"))
+    line = rec.fixture_line("sites asked=")
+    assert line["got"] == 1024 and line["refused"] == 6, rec.fixture_lines
+    rows, head, text = zones_table(rec.capture)
+    assert head["sites"] == 1024 and head["zones"] == 1024, text
+    assert re.search(r"probes\.sites_refused 6\b", text), text
+    summary = H.report(rec.capture).stdout
+    assert re.search(r"problems .*probes\.sites_refused 6", summary), summary
+
+
+def test_zones_table_escapes_site_names():
+    """Site names with a tab, a newline, an escape sequence and UTF-8: each
+    is one row, control bytes shown as \\xHH, and every row as wide (in
+    characters) as the header."""
+    rec = H.record([H.fixture("zones"), "names"], output=H.tmp_path("names.msc"))
+    text = H.report(rec.capture, "--zones").stdout
+    H.log(text)
+    table = text.split("zones (durations in us)")[1].strip("\n").split("\n")
+    assert len(table) == 5, text
+    names = [ln.split()[0] for ln in table[1:]]
+    assert sorted(names) == sorted(["a\\x09b", "line\\x0abreak", "\\x1b[31mred",
+                                    "caf\u00e9-\u00e9t\u00e9"]), text
+    assert "\x1b" not in text and "\t" not in text, repr(text)
+    assert len({len(ln) for ln in table}) == 1, "\n".join(map(repr, table))
 
 
 def test_serve_api_zones():
@@ -393,6 +553,35 @@ def test_speedscope_carries_zones():
     assert count == {"work": N, "wait": M}, count
     assert total == {k: sites[k]["total_ns"] for k in ("work", "wait")}, (total, sites)
     _speedscope(out, "spin", "zones-speedscope")
+
+
+def test_chrome_trace_leaves_unmatched_zones_out():
+    """The storm capture (a full ring: begins without ends, orphan ends):
+    the trace holds only begins and ends that pair, b then e per id, as
+    many as report --zones' zones, and convert's note counts the rest;
+    pprof, speedscope and folded say they carry no zones."""
+    import json
+    cap = H.tmp_path("storm-trace.msc")
+    H.record([H.fixture("zones"), "storm", "4", "1"], output=cap,
+             env=dict(os.environ, MICROSCOPE_PROBES_RING_SLOTS="16"))
+    rows, head, text = zones_table(cap)
+    left = head["records"] - 2 * head["zones"]
+    assert rows["storm_open"]["unm.begin"] == "1" and rows["storm_open"]["unm.end"] == "1", text
+    out = H.tmp_path("storm.trace.json")
+    p = H.run([H.BIN, "convert", cap, "-o", out], check=True)
+    assert re.search(r"\b%d unmatched zone begins and ends left out" % left, p.stderr), p.stderr
+    with open(out) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "zone"]
+    assert len(ev) == 2 * head["zones"], (len(ev), text)
+    depth = {}
+    for e in sorted(ev, key=lambda e: e["ts"]):
+        depth[e["id"]] = depth.get(e["id"], 0) + (1 if e["ph"] == "b" else -1)
+        assert depth[e["id"]] >= 0, e
+    assert all(v == 0 for v in depth.values()), depth
+    for fmt in ("pprof", "speedscope", "folded"):
+        p = H.run([H.BIN, "convert", cap, "--to", fmt, "-o", H.tmp_path("s." + fmt)], check=True)
+        assert re.search(r"%d probe records \(zones, marks\) not carried" % head["records"],
+                         p.stderr), (fmt, p.stderr)
 
 
 def test_forked_child_is_found_and_recorded_apart():

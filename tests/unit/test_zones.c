@@ -43,6 +43,7 @@ struct rec {
 	uint64_t t;
 	uint32_t site, thread, kind;
 	uint64_t value;
+	uint32_t flags;
 };
 
 static const struct rec recs[] = {
@@ -84,7 +85,7 @@ static struct capture_builder *builder(const struct rec *r, size_t n)
 			.site = r[i].site,
 			.thread = r[i].thread,
 			.kind = r[i].kind,
-			.reserved = 99, /* written as 0 */
+			.flags = r[i].flags,
 		};
 
 		assert_int_equal(capture_builder__add_probe_record(b, &row), i);
@@ -123,7 +124,7 @@ static void test_roundtrip(void **state)
 		assert_int_equal(r->thread, recs[i].thread);
 		assert_int_equal(r->kind, recs[i].kind);
 		assert_int_equal(r->value, recs[i].value);
-		assert_int_equal(r->reserved, 0);
+		assert_int_equal(r->flags, 0);
 	}
 	capture__free(c);
 	capture_builder__free(b);
@@ -304,11 +305,57 @@ static void test_hostile(void **state)
 		NULL);
 	refused(&(struct rec){ 1, 0, 0, 0 }, "unknown kind 0", NULL);
 	refused(&(struct rec){ 1, 0, 0, 4 }, "unknown kind 4", NULL);
+	refused(&(struct rec){ 1, 0, 0, B, 0, 2 }, "unknown flags 0x2", NULL);
 	/* thread T2 is of P1, site a of P0 */
 	refused(&(struct rec){ 1, 0, 2, B }, "thread 2 is of process 1, site 0 of process 0", NULL);
 	refused(&(struct rec){ 1, 0, 0, B }, "table 'probe_sites' row 3: process 7 out of range",
 		bad_site_process);
 	refused(&(struct rec){ 1, 0, 0, B }, "table 'probe_sites' row 3", bad_site_name);
+}
+
+/*
+ * Records dropped (ring full) between T0's begins and its later records:
+ * the SDK flags the thread's first record after the drop.  Without the
+ * flag, a-1000 would close a+100 (a 900 ns zone that never was).
+ *
+ *   T0  a+100  b+150  [dropped: b-160 a-170 a+180]  F a-190   (an orphan end)
+ *   T0  a-1000                                                 (an orphan end)
+ *   T0  a+2000  a-2010                                         one real zone
+ *   T1  a+300  F b+305  b-320  a-330   T1's a+300 forgotten, b [305,320)
+ *                                      kept, a-330 unmatched
+ *
+ * a: count 1 (10 ns), broken 3 (a+100, a-190 of T0; a+300 of T1),
+ *    unmatched ends 2 (a-1000, a-330).  b: count 1 (15), broken 1 (b+150).
+ */
+static void test_after_drop(void **state)
+{
+	static const struct rec dr[] = {
+		{ 100, 0, 0, B },  { 150, 1, 0, B },	 { 190, 0, 0, E, 0, CAPTURE_PROBE_F_AFTER_DROP },
+		{ 1000, 0, 0, E }, { 2000, 0, 0, B },	 { 2010, 0, 0, E },
+		{ 300, 0, 1, B },  { 305, 1, 1, B, 0, CAPTURE_PROBE_F_AFTER_DROP },
+		{ 320, 1, 1, E },  { 330, 0, 1, E },
+	};
+	struct capture_builder *b = builder(dr, sizeof(dr) / sizeof(dr[0]));
+	struct capture *c = read_back(b);
+	struct analysis_zones z;
+
+	(void)state;
+	assert_int_equal(c->probe_records[2].flags, CAPTURE_PROBE_F_AFTER_DROP);
+	assert_int_equal(analysis_zones__init(&z, c), 0);
+	assert_int_equal(z.nzones, 2);
+	assert_int_equal(z.sites[0].count, 1);
+	assert_int_equal(z.sites[0].max_ns, 10);
+	assert_int_equal(z.sites[0].broken, 3);
+	assert_int_equal(z.sites[0].unmatched_ends, 2);
+	assert_int_equal(z.sites[0].unmatched_begins, 0);
+	assert_int_equal(z.sites[1].count, 1);
+	assert_int_equal(z.sites[1].max_ns, 15);
+	assert_int_equal(z.sites[1].broken, 1);
+	assert_int_equal(z.broken, 4);
+	assert_int_equal(z.unmatched_ends, 2);
+	analysis_zones__release(&z);
+	capture__free(c);
+	capture_builder__free(b);
 }
 
 /* A capture without probes (any earlier format) pairs to nothing. */
@@ -336,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_window_and_threads),
 		cmocka_unit_test(test_scope_keeps_threads),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_after_drop),
 		cmocka_unit_test(test_empty),
 	};
 

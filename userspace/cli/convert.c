@@ -575,6 +575,10 @@ int cmd_convert(int argc, char **argv)
 				  "intervals (use --weight off-cpu-ns)",
 				  in.query.event == CAPTURE_NONE ? "(none)"
 				  : capture__string(c, c->events[in.query.event].name));
+	/* folded and svg sum stacks: no time ranges for zones */
+	if (c->nprobe_records && (!strcmp(fmt->name, "folded") || !strcmp(fmt->name, "svg")))
+		formats_note__add(&export_note, "%u probe records (zones, marks) not carried "
+				  "(convert to chrome keeps them)", c->nprobe_records);
 	rc = out ? convert_to_file(fmt, &in, out) : convert_to_stdout(fmt, &in);
 	if (!rc) {
 		status = 0;

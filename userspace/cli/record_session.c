@@ -69,6 +69,7 @@ struct record_session {
 	uint64_t py_scan_ns;	       /* -a: CPU time of the start-up scan for CPython */
 	struct record_python pyw;      /* -a: which processes run CPython */
 	struct record_probes probes;   /* -a: which processes map the probes SDK */
+	char probes_env[96];	       /* MICROSCOPE_PROBES_RECORDER=... for the command */
 	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
@@ -398,7 +399,11 @@ static int session__wire(struct record_session *s, const char *record_command)
 	if (err)
 		return err;
 	if (o->argv) {
-		err = launcher__spawn(&s->launch, o->argv);
+		/* the probes SDK in the command writes from its start (not
+		 * with --probes: the recorder chooses the sites as it reads) */
+		if (o->probes || launcher__probes_env(s->probes_env, sizeof(s->probes_env)))
+			s->probes_env[0] = 0;
+		err = launcher__spawn_env(&s->launch, o->argv, s->probes_env[0] ? s->probes_env : NULL);
 		if (err) {
 			step_failed(err, "starting %s", o->argv[0]);
 			return err;

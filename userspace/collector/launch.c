@@ -14,12 +14,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "collector.h"
+#include "sdk/c/microscope_probes.h"
+
+extern char **environ;
 
 static void close_fd(int *fd)
 {
@@ -54,7 +58,8 @@ static void child__report(int fd, int err)
 	while (n < 0 && errno == EINTR);
 }
 
-static void __attribute__((noreturn)) child__run(int gate_fd, int error_fd, char **argv)
+static void __attribute__((noreturn)) child__run(int gate_fd, int error_fd, char **argv,
+						 char **envp)
 {
 	ssize_t n;
 	char c;
@@ -66,7 +71,7 @@ static void __attribute__((noreturn)) child__run(int gate_fd, int error_fd, char
 	if (n != 1) /* the recorder went away without releasing: do not run */
 		_exit(127);
 	close(gate_fd);
-	execvp(argv[0], argv);
+	execvpe(argv[0], argv, envp);
 	child__report(error_fd, errno);
 	_exit(127);
 }
@@ -78,7 +83,32 @@ static void __attribute__((noreturn)) child__run(int gate_fd, int error_fd, char
  */
 int launcher__spawn(struct launcher *l, char **argv)
 {
+	return launcher__spawn_env(l, argv, NULL);
+}
+
+/* environ with NAME=VALUE set (put first, any other NAME= left out); made
+ * before the fork: the child of a threaded recorder must not allocate. */
+static char **env__with(const char *assign)
+{
+	size_t n = 0, k = 0, name = strcspn(assign, "=") + 1;
+	char **envp;
+
+	while (environ && environ[n])
+		n++;
+	envp = calloc(n + 2, sizeof(*envp));
+	if (!envp)
+		return NULL;
+	envp[k++] = (char *)assign;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], assign, name))
+			envp[k++] = environ[i];
+	return envp;
+}
+
+int launcher__spawn_env(struct launcher *l, char **argv, const char *assign)
+{
 	int gate[2] = {-1, -1}, error[2] = {-1, -1};
+	char **envp = NULL;
 	pid_t pid;
 	int err;
 
@@ -87,6 +117,9 @@ int launcher__spawn(struct launcher *l, char **argv)
 	l->error_fd = -1;
 	if (!argv || !argv[0])
 		return -EINVAL;
+	envp = assign ? env__with(assign) : environ;
+	if (!envp)
+		return -ENOMEM;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) || pipe2(error, O_CLOEXEC)) {
 		err = -errno;
 		goto cleanup;
@@ -99,7 +132,7 @@ int launcher__spawn(struct launcher *l, char **argv)
 	if (pid == 0) {
 		close(gate[1]);
 		close(error[0]);
-		child__run(gate[0], error[1], argv);
+		child__run(gate[0], error[1], argv, envp);
 	}
 	l->pid = pid;
 	l->gate_fd = gate[1];
@@ -108,6 +141,8 @@ int launcher__spawn(struct launcher *l, char **argv)
 	error[0] = -1;
 	err = 0;
 cleanup:
+	if (envp != environ)
+		free(envp);
 	close_fd(&gate[0]);
 	close_fd(&gate[1]);
 	close_fd(&error[0]);
@@ -151,4 +186,36 @@ cleanup:
 	close_fd(&l->gate_fd);
 	close_fd(&l->error_fd);
 	return err;
+}
+
+/*
+ * MICROSCOPE_PROBES_RECORDER=PID:START for the recorded command: this
+ * recorder's pid and start time (/proc/self/stat field 22, clock ticks
+ * since boot), so the probes SDK in the command (and in children that
+ * inherit it, while the same recorder runs) writes from its start-up.
+ */
+int launcher__probes_env(char *buf, size_t size)
+{
+	char stat[1024], *p;
+	unsigned long long start;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, stat, sizeof(stat) - 1);
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	stat[n] = 0;
+	/* after the comm's closing parenthesis: field 3 onwards */
+	p = strrchr(stat, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return -EINVAL;
+	n = snprintf(buf, size, "%s=%d:%llu", MICROSCOPE_PROBES_RECORDER_ENV, (int)getpid(), start);
+	return n > 0 && (size_t)n < size ? 0 : -ENOSPC;
 }

@@ -57,7 +57,7 @@ struct probe_proc {
 	uint64_t tail;	      /* next index to read */
 	uint64_t stall_index; /* the unfinished slot reading stopped at, and since when */
 	uint64_t stall_since;
-	uint64_t dropped, timeouts; /* the control block's, last read */
+	uint64_t dropped, timeouts, sites_refused; /* the control block's, last read */
 	bool enabled;		    /* enable = 1 written at least once */
 	uint32_t gen;		    /* control blocks found in this pid before (records.h) */
 	uint8_t selected[MS_PROBE_SITES_MAX / 8]; /* sites recorded (with a selection) */
@@ -85,7 +85,7 @@ struct probe_rings {
 	struct microscope_site site_buf[64];
 	/* counters */
 	uint64_t processes, records, sites, dropped, timeouts, bad_control, bad_site, bad_record,
-		torn, procs_full, not_selected;
+		torn, procs_full, not_selected, sites_refused;
 };
 
 struct probe_rings *probe_rings__new(int targets_fd, const char *select)
@@ -324,7 +324,8 @@ static struct probe_proc *rings__proc(struct probe_rings *pr, uint32_t pid, uint
 /* Is the control block one this build reads, within the policy limits? */
 static bool control__valid(const struct microscope_probes_control *c)
 {
-	return c->magic == MICROSCOPE_PROBES_MAGIC && c->abi == MICROSCOPE_PROBES_ABI &&
+	return c->magic == MICROSCOPE_PROBES_MAGIC && c->abi >= MICROSCOPE_PROBES_ABI_MIN &&
+	       c->abi <= MICROSCOPE_PROBES_ABI &&
 	       c->size == sizeof(*c) && c->record_size == sizeof(struct microscope_probes_record) &&
 	       c->site_size == sizeof(struct microscope_site) &&
 	       c->site_max <= MS_PROBE_SITES_MAX && c->site_count <= c->site_max &&
@@ -440,7 +441,7 @@ static int proc__records(struct probe_rings *pr, struct probe_proc *pp, uint64_t
 	for (i = 0; i < n; i++) {
 		const struct microscope_probes_record *r = &pr->buf[i];
 		uint64_t index = pp->tail + 1;
-		uint32_t kind = r->site_kind & 0xff, site = r->site_kind >> 8;
+		uint32_t kind = r->site_kind & MICROSCOPE_PROBES_KIND_MASK, site = r->site_kind >> 8;
 
 		if (r->seq >> 16 != index ||
 		    (r->seq & 0xffff) != microscope_probes_check(r->time_ns, r->value, r->tid,
@@ -469,7 +470,8 @@ static int proc__records(struct probe_rings *pr, struct probe_proc *pp, uint64_t
 		rec.value = r->value;
 		rec.tid = r->tid;
 		rec.site = pp->gen << 16 | site;
-		rec.kind = kind;
+		rec.kind = kind | (r->site_kind & MICROSCOPE_PROBES_AFTER_DROP ? MS_PROBE_F_AFTER_DROP
+									   : 0);
 		err = emit(ctx, &rec, sizeof(rec));
 		if (err)
 			return err;
@@ -513,7 +515,10 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 		pp->ring = c.ring;
 		pp->slots = c.ring_slots;
 		pp->sites = c.sites;
-		pp->tail = c.head; /* what an earlier reader left is not ours */
+		/* what an earlier reader left is not ours; what the SDK wrote
+		 * for us before we found it (started by us, reader_pid ours:
+		 * MICROSCOPE_PROBES_RECORDER_ENV) is */
+		pp->tail = c.enable && c.reader_pid == pid ? c.tail : c.head;
 		pr->processes++;
 	}
 	if (c.ring != pp->ring || c.ring_slots != pp->slots || c.sites != pp->sites ||
@@ -528,6 +533,9 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 	if (c.timeouts >= pp->timeouts)
 		pr->timeouts += c.timeouts - pp->timeouts;
 	pp->timeouts = c.timeouts;
+	if (c.sites_refused >= pp->sites_refused)
+		pr->sites_refused += c.sites_refused - pp->sites_refused;
+	pp->sites_refused = c.sites_refused;
 	err = proc__sites(pr, pp, c.site_count, now_ns, emit, ctx);
 	if (err)
 		goto gone;
@@ -658,6 +666,7 @@ int probe_rings__counters(const struct probe_rings *pr, probe_counter_fn counter
 		{ "probes.bad_site", pr->bad_site },   { "probes.bad_record", pr->bad_record },
 		{ "probes.torn", pr->torn },	       { "probes.procs_full", pr->procs_full },
 		{ "probes.sites_not_selected", pr->not_selected },
+		{ "probes.sites_refused", pr->sites_refused },
 	};
 	int err = 0;
 

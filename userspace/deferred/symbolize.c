@@ -304,6 +304,15 @@ int capture__symbolize(const struct capture *in, struct symbolizer *s, struct ca
 	for (i = 0; i < in->nsample_cgroups; i++)
 		if (in->sample_cgroups[i] != CAPTURE_NONE)
 			capture_builder__set_sample_cgroup(out, i, in->sample_cgroups[i]);
+	/* probe sites and records (zones): process and thread ids kept */
+	for (i = 0; i < in->nprobe_sites; i++) {
+		struct capture_probe_site row = in->probe_sites[i];
+
+		row.name = str(&r, row.name);
+		capture_builder__add_probe_site(out, &row);
+	}
+	for (i = 0; i < in->nprobe_records; i++)
+		capture_builder__add_probe_record(out, &in->probe_records[i]);
 	for (i = 0; i < in->ncounters; i++)
 		capture_builder__add_counter(out, capture__string(in, in->counters[i].name),
 					     in->counters[i].value);

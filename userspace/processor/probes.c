@@ -70,6 +70,7 @@ int probes__record(struct processor *p, const uint8_t *rec, uint32_t len)
 	struct ms_probe r;
 	uint32_t proc_row;
 	uint64_t *idx;
+	uint32_t kind;
 	bool known;
 
 	if (len != sizeof(r)) {
@@ -78,7 +79,9 @@ int probes__record(struct processor *p, const uint8_t *rec, uint32_t len)
 	}
 	memcpy(&r, rec, sizeof(r));
 	idx = u64map__get(&p->probe_site_map, site_key(r.pid, r.site));
-	if (!idx || !r.tid || r.kind < MS_PROBE_ZONE_BEGIN || r.kind > MS_PROBE_MARK) {
+	kind = r.kind & MS_PROBE_KIND_MASK;
+	if (!idx || !r.tid || kind < MS_PROBE_ZONE_BEGIN || kind > MS_PROBE_MARK ||
+	    (r.kind & ~(MS_PROBE_KIND_MASK | MS_PROBE_F_AFTER_DROP))) {
 		processor__problem(p, MS_PROBLEM_BAD_PROBE);
 		return 0;
 	}
@@ -107,7 +110,8 @@ int probes__record(struct processor *p, const uint8_t *rec, uint32_t len)
 	row.value = r.value;
 	row.site = st->row;
 	row.thread = ts->row;
-	row.kind = r.kind;
+	row.kind = kind;
+	row.flags = r.kind & MS_PROBE_F_AFTER_DROP ? CAPTURE_PROBE_F_AFTER_DROP : 0;
 	if (capture_builder__add_probe_record(p->b, &row) == CAPTURE_NONE)
 		return -ENOMEM;
 	return 0;

@@ -27,14 +27,15 @@ static json_t *site_json(const struct capture *c, const struct analysis_zone_sta
 {
 	const struct capture_probe_site *ps = &c->probe_sites[st->site];
 
-	return json_pack("{s:I,s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
+	return json_pack("{s:I,s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
 			 (json_int_t)st->site, "name", capture__string(c, ps->name), "pid",
 			 (json_int_t)c->processes[ps->process].pid, "count", api__u64(st->count),
 			 "total_ns", api__u64(st->total_ns), "min_ns", api__u64(st->min_ns),
 			 "mean_ns", api__u64(st->mean_ns), "median_ns", api__u64(st->median_ns),
 			 "p99_ns", api__u64(st->p99_ns), "max_ns", api__u64(st->max_ns),
 			 "unmatched_begins", api__u64(st->unmatched_begins), "unmatched_ends",
-			 api__u64(st->unmatched_ends), "marks", api__u64(st->marks));
+			 api__u64(st->unmatched_ends), "broken", api__u64(st->broken), "marks",
+			 api__u64(st->marks));
 }
 
 /*
@@ -131,6 +132,7 @@ int api__zones(struct api_ctx *ctx, json_t *out)
 	if (api__set(out, "sites", sites) || api__set(out, "zones", zones) ||
 	    api__set(out, "unmatched_begins", api__u64(tot.unmatched_begins)) ||
 	    api__set(out, "unmatched_ends", api__u64(tot.unmatched_ends)) ||
+	    api__set(out, "broken", api__u64(tot.broken)) ||
 	    api__set(out, "clipped", api__u64(tot.clipped)) ||
 	    api__set(out, "offset", json_integer(sq->offset)))
 		goto cleanup;
