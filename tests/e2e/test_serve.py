@@ -461,7 +461,7 @@ def test_diff_view_base_part():
             a, b = (mid, b) if steady_from(mid) else (a, mid)
         boundary = b
         H.log("base span %d ns, first phase ends at %.1f %%" % (span, 100.0 * boundary / span))
-        assert 0.2 * span < boundary < 0.8 * span, (boundary, span)
+        assert 0.12 * span < boundary < 0.88 * span, (boundary, span)
         start_ms = round((boundary + 0.1 * span) / 1e6, 3)
         lo = round(start_ms * 1e6)
         drag_end = (boundary - 0.1 * span) / span
