@@ -32,6 +32,8 @@ static uint64_t capture_hash(const struct capture *c)
 	h = hash_bytes(h, c->frames, (size_t)c->nframes * sizeof(*c->frames));
 	h = hash_bytes(h, c->threads, (size_t)c->nthreads * sizeof(*c->threads));
 	h = hash_bytes(h, c->events, (size_t)c->nevents * sizeof(*c->events));
+	h = hash_bytes(h, c->probe_sites, (size_t)c->nprobe_sites * sizeof(*c->probe_sites));
+	h = hash_bytes(h, c->probe_records, (size_t)c->nprobe_records * sizeof(*c->probe_records));
 	h = hash_bytes(h, c->string_data, c->string_offsets[c->nstrings]);
 	return h;
 }
@@ -50,6 +52,10 @@ static void time_span(struct serve_profile *p)
 		lo = c->intervals[i].start_ns < lo ? c->intervals[i].start_ns : lo;
 		hi = c->intervals[i].end_ns > hi ? c->intervals[i].end_ns : hi;
 	}
+	/* zones and marks after the last sample stay on the timeline (the
+	 * origin stays the other views': a zone begun before it is negative) */
+	for (i = 0; lo != UINT64_MAX && i < c->nprobe_records; i++)
+		hi = c->probe_records[i].time_ns > hi ? c->probe_records[i].time_ns : hi;
 	p->origin_ns = lo == UINT64_MAX ? 0 : lo;
 	p->last_ns = lo == UINT64_MAX ? 0 : hi;
 }
