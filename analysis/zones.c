@@ -1,30 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * Zone pairing and statistics (zones.h).  One sort of the record indexes
- * by (thread, time, row), then one pass per thread with a stack of open
- * begins per site (an open begin remembers its site; an end searches the
- * thread's open stack from the top for its site, so crossing zones pair
- * with their own).  Durations per site are then sorted for the ranks.
+ * Zones and their statistics (zones.h) from the capture's one pairing
+ * rule (capture/probe_pairs.h): paired begins become zones, every other
+ * record a loose one.  Durations per site are then sorted for the ranks.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/probe_pairs.h"
 #include "zones.h"
-
-static int rec_cmp(const void *pa, const void *pb, void *ctx)
-{
-	const struct capture *c = ctx;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	const struct capture_probe_record *x = &c->probe_records[a], *y = &c->probe_records[b];
-
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
 
 static int zone_cmp(const void *pa, const void *pb)
 {
@@ -55,18 +41,16 @@ static int loose_cmp(const void *pa, const void *pb)
 	return a->broken < b->broken ? -1 : a->broken > b->broken;
 }
 
-/* Records rows[n] of c, which no zone holds, into z->loose (sized for every record). */
-static void zones__add_loose(struct analysis_zones *z, const struct capture *c,
-			     const uint32_t *rows, uint32_t n, uint32_t broken)
+/* Record row of c, which no zone holds, into z->loose (sized for every record). */
+static void zones__add_loose(struct analysis_zones *z, const struct capture *c, uint32_t row,
+			     uint32_t broken)
 {
-	for (uint32_t k = 0; k < n; k++) {
-		const struct capture_probe_record *r = &c->probe_records[rows[k]];
+	const struct capture_probe_record *r = &c->probe_records[row];
 
-		z->loose[z->nloose++] = (struct analysis_zone_loose){
-			.time_ns = r->time_ns, .value = r->value, .site = r->site, .thread = r->thread, .kind = r->kind,
-			.broken = broken,
-		};
-	}
+	z->loose[z->nloose++] = (struct analysis_zone_loose){
+		.time_ns = r->time_ns, .value = r->value, .site = r->site, .thread = r->thread,
+		.kind = r->kind, .broken = broken,
+	};
 }
 
 /* Give back what an array sized for every record does not use (kept on failure). */
@@ -185,67 +169,36 @@ cleanup:
 
 int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 {
-	uint32_t n = c->nprobe_records, *idx = NULL, *open = NULL, *depth = NULL, nopen = 0;
+	struct capture_probe_pairs pp;
 	struct analysis_zone_totals totals;
+	uint32_t n = c->nprobe_records;
 	int err = -ENOMEM;
 
 	memset(z, 0, sizeof(*z));
+	if (capture_probe_pairs__init(&pp, c))
+		return -ENOMEM;
 	z->nsites = c->nprobe_sites;
 	z->sites = calloc((size_t)z->nsites + 1, sizeof(*z->sites));
-	idx = malloc(((size_t)n + 1) * sizeof(*idx));
-	open = malloc(((size_t)n + 1) * sizeof(*open)); /* open begins of the thread, oldest first */
-	depth = malloc(((size_t)n + 1) * sizeof(*depth)); /* open[k]'s depth when it began */
 	z->zones = malloc(((size_t)n / 2 + 1) * sizeof(*z->zones));
 	z->loose = malloc(((size_t)n + 1) * sizeof(*z->loose));
-	if (!z->sites || !idx || !open || !depth || !z->zones || !z->loose)
+	if (!z->sites || !z->zones || !z->loose)
 		goto cleanup;
-	for (uint32_t i = 0; i < n; i++)
-		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), rec_cmp, (void *)c);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct capture_probe_record *r = &c->probe_records[idx[i]];
+		uint32_t row = pp.order[i];
+		const struct capture_probe_record *r = &c->probe_records[row];
 
-		if (i && c->probe_records[idx[i - 1]].thread != r->thread) {
-			/* the previous thread's begins never ended */
-			zones__add_loose(z, c, open, nopen, 0);
-			nopen = 0;
-		}
-		if (r->flags & CAPTURE_PROBE_F_AFTER_DROP) {
-			/* records of this thread were dropped just before */
-			zones__add_loose(z, c, open, nopen, 1);
-			nopen = 0;
-			if (r->kind == CAPTURE_PROBE_ZONE_END) {
-				zones__add_loose(z, c, &idx[i], 1, 1);
-				continue;
-			}
-		}
-		if (r->kind == CAPTURE_PROBE_MARK) {
-			zones__add_loose(z, c, &idx[i], 1, 0);
+		if (pp.state[row] != CAPTURE_PAIR_ZONE) {
+			zones__add_loose(z, c, row, pp.state[row] == CAPTURE_PAIR_BROKEN);
 		} else if (r->kind == CAPTURE_PROBE_ZONE_BEGIN) {
-			depth[nopen] = nopen;
-			open[nopen++] = idx[i];
-		} else {
-			uint32_t k = nopen;
-
-			while (k && c->probe_records[open[k - 1]].site != r->site)
-				k--;
-			if (!k) {
-				zones__add_loose(z, c, &idx[i], 1, 0);
-				continue;
-			}
 			z->zones[z->nzones++] = (struct analysis_zone){
-				.start_ns = c->probe_records[open[k - 1]].time_ns,
-				.end_ns = r->time_ns,
+				.start_ns = r->time_ns,
+				.end_ns = c->probe_records[pp.mate[row]].time_ns,
 				.site = r->site,
 				.thread = r->thread,
-				.depth = depth[k - 1],
+				.depth = pp.depth[row],
 			};
-			memmove(&open[k - 1], &open[k], (nopen - k) * sizeof(*open));
-			memmove(&depth[k - 1], &depth[k], (nopen - k) * sizeof(*depth));
-			nopen--;
 		}
 	}
-	zones__add_loose(z, c, open, nopen, 0);
 	qsort(z->zones, z->nzones, sizeof(*z->zones), zone_cmp);
 	qsort(z->loose, z->nloose, sizeof(*z->loose), loose_cmp);
 	zones__shrink((void **)&z->zones, z->nzones, sizeof(*z->zones));
@@ -255,9 +208,7 @@ int analysis_zones__init(struct analysis_zones *z, const struct capture *c)
 	z->unmatched_ends = totals.unmatched_ends;
 	z->broken = totals.broken;
 cleanup:
-	free(idx);
-	free(open);
-	free(depth);
+	capture_probe_pairs__release(&pp);
 	if (err)
 		analysis_zones__release(z);
 	return err;

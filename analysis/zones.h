@@ -4,20 +4,9 @@
  * end records, capture probe_records), paired into blocks, and per-site
  * statistics.  Pure and deterministic over a validated capture.
  *
- * Pairing does not assume that zones nest: records are taken per thread
- * and site in time order (ties by row), and an end closes the latest begin
- * of that site on that thread still open.  An end with none open is an
- * unmatched end; a begin still open after the thread's last record is an
- * unmatched begin (the recording ended, or its end was lost).  Neither is
- * stretched to an edge: they are counted, never made into blocks.  Zones
- * of different sites may cross (A begins, B begins, A ends, B ends).
- *
- * A record flagged CAPTURE_PROBE_F_AFTER_DROP (the SDK dropped some of its
- * thread's records just before it, ring full) closes nothing it cannot
- * vouch for: the thread's open begins are forgotten there (their ends may
- * be among the dropped, and a later end must not stretch them) and counted
- * as broken, as is the flagged record itself when it is an end with no
- * begin left.  So dropped records never make a zone longer than it was.
+ * Pairing is the capture's one rule (capture/probe_pairs.h): zones need
+ * not nest; unmatched begins and ends, and those a thread's dropped records
+ * broke, are counted, never stretched to an edge or made into blocks.
  */
 #ifndef MS_ANALYSIS_ZONES_H
 #define MS_ANALYSIS_ZONES_H

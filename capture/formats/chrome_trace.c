@@ -56,6 +56,7 @@
 #include "capture/formats/chrome_trace.h"
 #include "capture/formats/formats.h"
 #include "capture/limits.h"
+#include "capture/probe_pairs.h"
 
 /* Perfetto's thread-state codes (ui/src/components/sql_utils/thread_state.ts:
  * "R" runnable, "+" preempted, "S" sleeping, "D" uninterruptible, "T"
@@ -470,74 +471,22 @@ static void trace_notes(const struct trace *t, struct formats_note *note)
 				  CAPTURE_LIMIT_EXPORT_K);
 }
 
-static int probe_cmp(const void *pa, const void *pb, void *ctx)
-{
-	const struct capture *c = ctx;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	const struct capture_probe_record *x = &c->probe_records[a], *y = &c->probe_records[b];
-
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
 /*
- * keep[i] = 1 for marks and for the begins and ends that pair (the rule of
- * analysis/zones.c: per thread in time order, an end closes the latest open
- * begin of its site; a record after dropped ones forgets the thread's open
- * begins).  Returns the zone records left out, or -ENOMEM.
+ * keep[i] = 1 for marks and for the begins and ends that pair
+ * (capture/probe_pairs.h).  Returns the zone records left out, or -ENOMEM.
  */
 static int64_t trace_pair_probes(const struct capture *c, uint8_t *keep)
 {
-	uint32_t n = c->nprobe_records, nopen = 0;
-	uint32_t *idx = malloc(((size_t)n + 1) * sizeof(*idx));
-	uint32_t *open = malloc(((size_t)n + 1) * sizeof(*open));
+	struct capture_probe_pairs pp;
 	int64_t left = 0;
 
-	if (!idx || !open) {
-		left = -ENOMEM;
-		goto cleanup;
+	if (capture_probe_pairs__init(&pp, c))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < pp.n; i++) {
+		keep[i] = pp.state[i] == CAPTURE_PAIR_MARK || pp.state[i] == CAPTURE_PAIR_ZONE;
+		left += !keep[i];
 	}
-	for (uint32_t i = 0; i < n; i++)
-		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), probe_cmp, (void *)c);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct capture_probe_record *r = &c->probe_records[idx[i]];
-		uint32_t k;
-
-		if ((i && c->probe_records[idx[i - 1]].thread != r->thread) ||
-		    (r->flags & CAPTURE_PROBE_F_AFTER_DROP)) {
-			left += nopen;
-			nopen = 0;
-			if ((r->flags & CAPTURE_PROBE_F_AFTER_DROP) && r->kind == CAPTURE_PROBE_ZONE_END) {
-				left++;
-				continue;
-			}
-		}
-		if (r->kind == CAPTURE_PROBE_MARK) {
-			keep[idx[i]] = 1;
-			continue;
-		}
-		if (r->kind == CAPTURE_PROBE_ZONE_BEGIN) {
-			open[nopen++] = idx[i];
-			continue;
-		}
-		for (k = nopen; k && c->probe_records[open[k - 1]].site != r->site; k--)
-			;
-		if (!k) {
-			left++;
-			continue;
-		}
-		keep[open[k - 1]] = keep[idx[i]] = 1;
-		memmove(&open[k - 1], &open[k], (nopen - k) * sizeof(*open));
-		nopen--;
-	}
-	left += nopen;
-cleanup:
-	free(idx);
-	free(open);
+	capture_probe_pairs__release(&pp);
 	return left;
 }
 

@@ -11,6 +11,7 @@
 
 #include "capture/formats/formats.h"
 #include "capture/formats/keymap.h"
+#include "capture/probe_pairs.h"
 
 #define EDGE_FLAGS (CAPTURE_INTERVAL_F_START_UNKNOWN | CAPTURE_INTERVAL_F_END_UNKNOWN)
 
@@ -87,19 +88,6 @@ static void offcpu_profiles(FILE *out, const struct capture *c, const uint32_t *
 	}
 }
 
-static int probe_cmp(const void *pa, const void *pb, void *ctx)
-{
-	const struct capture *c = ctx;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	const struct capture_probe_record *x = &c->probe_records[a], *y = &c->probe_records[b];
-
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
 /* Remove open[k] of open[n]. */
 static void stack__remove(uint32_t *open, uint32_t n, uint32_t k)
 {
@@ -125,8 +113,8 @@ static void zone_event(FILE *out, char type, uint32_t frame, uint64_t at, bool *
 /*
  * Per thread with paired zones, one "evented" profile "<comm-tid> zones"
  * (unit nanoseconds, times from the thread's first zone).  Pairing is
- * analysis/zones.c's rule (an end closes the latest begin of its site on
- * its thread still open); unpaired begins and ends are left out.
+ * the capture's one rule (capture/probe_pairs.h); unpaired, unmatched and
+ * broken begins and ends are left out.
  * speedscope needs frames closed in the order opened: an end under zones
  * of other sites opened after it closes those, closes its own and opens
  * them again at the same time (each such split counted in *split).
@@ -135,16 +123,15 @@ static void zone_event(FILE *out, char type, uint32_t frame, uint64_t at, bool *
 static int zone_profiles(FILE *out, const struct capture *c, uint32_t site_frame, bool *first,
 			 uint32_t *nprofiles, uint64_t *nzones, uint64_t *split)
 {
-	uint32_t n = c->nprobe_records, *idx = malloc(((size_t)n + 1) * sizeof(*idx));
-	uint32_t *open = malloc(((size_t)n + 1) * sizeof(*open));
-	uint8_t *paired = calloc((size_t)n + 1, 1);
+	uint32_t n = c->nprobe_records, *idx, *open = malloc(((size_t)n + 1) * sizeof(*open));
+	struct capture_probe_pairs pp = { 0 };
+	const uint8_t *state;
 	int err = -ENOMEM;
 
-	if (!idx || !open || !paired)
+	if (!open || capture_probe_pairs__init(&pp, c))
 		goto cleanup;
-	for (uint32_t i = 0; i < n; i++)
-		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), probe_cmp, (void *)c);
+	idx = pp.order;
+	state = pp.state;
 	for (uint32_t i = 0, end; i < n; i = end) {
 		uint32_t th = c->probe_records[idx[i]].thread, nopen = 0, k;
 		uint64_t t0 = UINT64_MAX, last = 0;
@@ -153,21 +140,17 @@ static int zone_profiles(FILE *out, const struct capture *c, uint32_t site_frame
 
 		for (end = i; end < n && c->probe_records[idx[end]].thread == th; end++)
 			;
-		/* pairs first: only paired begins are opened */
+		/* only paired begins are opened */
 		for (uint32_t j = i; j < end; j++) {
 			const struct capture_probe_record *r = &c->probe_records[idx[j]];
 
+			if (state[idx[j]] != CAPTURE_PAIR_ZONE)
+				continue;
 			if (r->kind == CAPTURE_PROBE_ZONE_BEGIN) {
-				open[nopen++] = idx[j];
-			} else if (r->kind == CAPTURE_PROBE_ZONE_END &&
-				   (k = stack__find(c, open, nopen, r->site)) < nopen) {
-				paired[open[k]] = paired[idx[j]] = 1;
-				t0 = c->probe_records[open[k]].time_ns < t0
-					     ? c->probe_records[open[k]].time_ns
-					     : t0;
-				last = r->time_ns;
+				t0 = r->time_ns < t0 ? r->time_ns : t0;
 				(*nzones)++;
-				stack__remove(open, nopen--, k);
+			} else {
+				last = r->time_ns > last ? r->time_ns : last;
 			}
 		}
 		if (t0 == UINT64_MAX)
@@ -187,7 +170,7 @@ static int zone_profiles(FILE *out, const struct capture *c, uint32_t site_frame
 			const struct capture_probe_record *r = &c->probe_records[idx[j]];
 			uint64_t at = r->time_ns - t0;
 
-			if (!paired[idx[j]])
+			if (state[idx[j]] != CAPTURE_PAIR_ZONE)
 				continue;
 			if (r->kind == CAPTURE_PROBE_ZONE_BEGIN) {
 				zone_event(out, 'O', site_frame + r->site, at, &first_event);
@@ -211,9 +194,8 @@ static int zone_profiles(FILE *out, const struct capture *c, uint32_t site_frame
 	}
 	err = 0;
 cleanup:
-	free(idx);
+	capture_probe_pairs__release(&pp);
 	free(open);
-	free(paired);
 	return err;
 }
 
@@ -415,8 +397,9 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 	if (nzones)
 		formats_note__add(note, "%" PRIu64 " probe zones as per-thread 'zones' evented "
 				  "profiles (%" PRIu64 " splits where zones cross: speedscope nests "
-				  "them); unpaired begins and ends and marks not carried",
-				  nzones, nsplit);
+				  "them); %" PRIu64 " probe records not carried (unmatched or broken "
+				  "begins and ends, marks)",
+				  nzones, nsplit, (uint64_t)c->nprobe_records - 2 * nzones);
 	if (niv)
 		formats_note__add(note, "%u off-CPU intervals as per-thread 'off-CPU' profiles "
 				  "(nanoseconds): their times, state, cause and waker not carried",
@@ -425,7 +408,7 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 		formats_note__add(note, "%u off-CPU intervals cut by the recording's edges left "
 				  "out (speedscope has no clipped mark; report --off-cpu, folded "
 				  "and pprof count their part inside the window)", nincomplete);
-	if (c->nprobe_records)
+	if (!nzones && c->nprobe_records)
 		formats_note__add(note, "%u probe records (zones, marks) not carried (convert to "
 				  "chrome keeps them)", c->nprobe_records);
 	for (i = 0; i < c->nsamples; i++)

@@ -578,10 +578,22 @@ def test_chrome_trace_leaves_unmatched_zones_out():
         depth[e["id"]] = depth.get(e["id"], 0) + (1 if e["ph"] == "b" else -1)
         assert depth[e["id"]] >= 0, e
     assert all(v == 0 for v in depth.values()), depth
-    for fmt in ("pprof", "speedscope", "folded"):
+    for fmt in ("pprof", "folded"):
         p = H.run([H.BIN, "convert", cap, "--to", fmt, "-o", H.tmp_path("s." + fmt)], check=True)
         assert re.search(r"%d probe records \(zones, marks\) not carried" % head["records"],
                          p.stderr), (fmt, p.stderr)
+    # speedscope carries the same zones as the trace, by the same pairing
+    # (a broken begin never meets a later end), and says what it leaves
+    out = H.tmp_path("storm.speedscope.json")
+    p = H.run([H.BIN, "convert", cap, "-o", out], check=True)
+    assert re.search(r"\b%d probe zones as per-thread 'zones' evented profiles .*\b%d probe "
+                     r"records not carried" % (head["zones"], left), p.stderr), p.stderr
+    with open(out) as f:
+        doc = json.load(f)
+    opens = sum(1 for pr in doc["profiles"] if pr["type"] == "evented"
+                for e in pr["events"] if e["type"] == "O")
+    splits = int(re.search(r"\((\d+) splits", p.stderr).group(1))
+    assert opens == head["zones"] + splits, (opens, head["zones"], splits)
 
 
 def test_forked_child_is_found_and_recorded_apart():
