@@ -234,7 +234,7 @@ class Bench:
     def samples_of(self, cfg, r, out):
         """Sample count of a finished recording, or None."""
         if cfg.tool == "microscope":
-            m = re.search(r"microscope: (\d+) samples written", r.stderr)
+            m = re.search(r"microscope: (\d+) samples? written", r.stderr)
             return int(m.group(1)) if m else None
         if cfg.tool == "perf":
             s = run([self.perf, "--buildid-dir", self.buildid_dir, "report", "-i", out,
@@ -464,7 +464,7 @@ class Bench:
                     with open(fixture_out) as f:
                         m = WORK_RE.search(f.read())
                 raw_file = os.path.join(raw, "stream.msraw")
-                sm = re.search(r"microscope: (\d+) samples written", r.stderr)
+                sm = re.search(r"microscope: (\d+) samples? written", r.stderr)
                 if r.rc or not m or not os.path.exists(raw_file) or not sm:
                     res[name] = {"status": "failed: " + r.why()}
                     continue
