@@ -142,11 +142,14 @@ SHARE_FLOOR = 2.0       # functions above this share (%) are compared
 @H.timeout(240)
 def test_default_budget_keeps_the_unbudgeted_shares():
     """Issue 21 item 8: ratio at 4999 Hz with the default budget (25 % of
-    a CPU: perf's own per-sample cost alone is 20 % at that rate, so the
-    controller lowers the duty and reweights) and with --budget 0: every
-    function above 2 % of either profile is within 2 points of the other.
-    At the default 999 Hz the same program's start-up (BPF load, DWARF and
-    CFI reading) does not lower the duty at all."""
+    a CPU) and with --budget 0: every function above 2 % of either profile
+    is within 2 points of the other.  The kernel's own per-sample cost is
+    about 20 % at that rate: the controller lowers the duty when the whole
+    cost is over the budget, and must not when it holds under it (since
+    the recorder unwinds in the kernel it costs about 1 %, and a quiet
+    machine holds about 22 %).  At the default 999 Hz the same program's
+    start-up (BPF load, DWARF and CFI reading) does not lower the duty at
+    all."""
     H.require_root()
     shares, lines = {}, {}
     # The controller acts after its 2 s warm-up and two intervals over the
@@ -157,10 +160,17 @@ def test_default_budget_keeps_the_unbudgeted_shares():
         cap = H.tmp_path("ratio-%s.msc" % name)
         H.record([H.fixture("ratio")], output=cap, freq=4999, extra=extra, env=env)
         shares[name] = H.self_shares(H.folded(cap))
-        lines[name] = _budget_lines(cap)[0] if name == "default" else ""
-    H.log("default budget: %s" % lines["default"])
-    m = re.search(r"duty lowered (\d+) times?", lines["default"])
-    assert m, "the default budget never lowered the duty at 4999 Hz: %s" % lines["default"]
+        lines[name] = _budget_lines(cap)[:2] if name == "default" else ""
+    H.log("default budget: %s; own cost %s" % lines["default"])
+    budget, cost = lines["default"]
+    steady = re.search(r"^([\d.]+)% of one CPU held in steady state", cost)
+    if not re.search(r"duty lowered (\d+) times?", budget):
+        assert "duty never lowered" in budget, budget
+        # the controller judges intervals, the report the whole steady state:
+        # a tenth of slack between the two
+        assert steady and float(steady.group(1)) <= 27.5, \
+            "the default budget never lowered the duty at 4999 Hz, though the steady " \
+            "cost is over it: %s; %s" % (budget, cost)
     bad = []
     for fn in sorted(set(shares["default"]) | set(shares["unbudgeted"])):
         a, b = shares["default"].get(fn, 0.0), shares["unbudgeted"].get(fn, 0.0)
