@@ -29,8 +29,10 @@ LAYERS = {
     # collector/probes.c reads the probes SDK's control block and ring, whose
     # one definition is the SDK's public header (like bpf/abi for BPF)
     "userspace/collector": ["userspace/stream", "userspace/options", "bpf/abi", "capture",
-                            "sdk/c"],
-    "userspace/runtimes": ["bpf/abi"],
+                            "sdk/c", "userspace/elfscan"],
+    # libelf questions asked of whole files (elfscan.h), below both users
+    "userspace/elfscan": [],
+    "userspace/runtimes": ["bpf/abi", "userspace/elfscan"],
     # cgroup v2 and container names from /proc and /sys (docs/host.md)
     "userspace/cgroups": [],
     "userspace/symbols": ["capture"],

@@ -23,6 +23,7 @@
 #include "probes.h"
 #include "../options/record_options.h"
 #include "../stream/memory_policy.h"
+#include "userspace/elfscan/elfscan.h"
 
 /* A slot left unfinished this long (ns) is skipped: its writer died
  * between reserving and publishing it (a writer preempted for a while
@@ -146,24 +147,13 @@ static int mem_write(uint32_t pid, uint64_t addr, const void *buf, size_t n)
 	return (size_t)got == n ? 0 : -EFAULT;
 }
 
-/* Does string table section strndx hold name (NUL-terminated)? */
-static bool strtab__has(Elf *e, size_t strndx, const char *name)
-{
-	Elf_Scn *scn = elf_getscn(e, strndx);
-	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
-	size_t len = strlen(name) + 1;
-
-	return d && d->d_buf && memmem(d->d_buf, d->d_size, name, len);
-}
-
 /* The symbol's address relative to the file's first PT_LOAD of offset 0
  * (what the mapping of file offset 0 starts at).  0 or -ENOENT. */
 static int elf__find_control(int fd, uint64_t *rel)
 {
-	uint64_t load = UINT64_MAX, value = 0;
+	uint64_t load, value = 0;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	size_t nph;
 	Elf *e;
 	int err = -ENOENT;
 
@@ -179,7 +169,7 @@ static int elf__find_control(int fd, uint64_t *rel)
 		/* Most files looked at do not hold the SDK (under -a, every
 		 * executable of the host): a table whose names lack the symbol
 		 * is not converted symbol by symbol. */
-		if (!strtab__has(e, sh.sh_link, PROBE_SYMBOL))
+		if (!elfscan__strtab_has(e, sh.sh_link, PROBE_SYMBOL))
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !sh.sh_entsize)
@@ -199,15 +189,9 @@ static int elf__find_control(int fd, uint64_t *rel)
 			}
 		}
 	}
-	if (!value || elf_getphdrnum(e, &nph))
+	if (!value)
 		goto cleanup;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0 &&
-		    ph.p_vaddr < load)
-			load = ph.p_vaddr;
-	}
+	load = elfscan__first_load(e);
 	if (load == UINT64_MAX || value < (load & ~0xfffull))
 		goto cleanup;
 	*rel = value - (load & ~0xfffull);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "py_layout.h"
+#include "userspace/elfscan/elfscan.h"
 
 #define NF MS_PY_NO_FIELD
 
@@ -315,28 +316,6 @@ static uint32_t version_from_name(const char *s)
 	return 0x03000000u | (minor << 16);
 }
 
-/* Can the string table of section ndx name name: does it hold name followed
- * by a NUL?  (Not necessarily at a string's start: linkers share a string's
- * tail between names, "x_PyRuntime" holding "_PyRuntime".) */
-static bool strtab__has(Elf *e, size_t ndx, const char *name)
-{
-	Elf_Scn *scn = elf_getscn(e, ndx);
-	size_t n = strlen(name);
-	Elf_Data *d;
-	const char *p, *end;
-
-	if (!scn || !(d = elf_rawdata(scn, NULL)) || !d->d_buf)
-		return false;
-	p = d->d_buf;
-	end = p + d->d_size;
-	while ((p = memmem(p, (size_t)(end - p), name, n))) {
-		if (p + n < end && !p[n])
-			return true;
-		p++;
-	}
-	return false;
-}
-
 int py_layout__read_elf(const char *path, uint32_t *version_hex, uint64_t *runtime_vaddr,
 			uint64_t *first_load_vaddr)
 {
@@ -344,7 +323,6 @@ int py_layout__read_elf(const char *path, uint32_t *version_hex, uint64_t *runti
 	uint32_t version = 0;
 	Elf_Scn *scn = NULL;
 	const char *soname = NULL;
-	size_t nph;
 	GElf_Shdr sh;
 	Elf *e = NULL;
 	int fd, err = 0;
@@ -376,7 +354,7 @@ int py_layout__read_elf(const char *path, uint32_t *version_hex, uint64_t *runti
 		/* Most files asked about are not interpreters (under -a, every
 		 * executable of the host): a table whose names lack _PyRuntime
 		 * is not converted symbol by symbol. */
-		if (!strtab__has(e, sh.sh_link, "_PyRuntime"))
+		if (!elfscan__strtab_has(e, sh.sh_link, "_PyRuntime"))
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (!d || !sh.sh_entsize)
@@ -396,15 +374,7 @@ int py_layout__read_elf(const char *path, uint32_t *version_hex, uint64_t *runti
 				pyver_addr = sym.st_value;
 		}
 	}
-	if (!elf_getphdrnum(e, &nph)) {
-		for (size_t i = 0; i < nph; i++) {
-			GElf_Phdr ph;
-
-			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    ph.p_offset == 0 && ph.p_vaddr < load)
-				load = ph.p_vaddr;
-		}
-	}
+	load = elfscan__first_load(e);
 	if (!runtime) {
 		err = -ENOENT;
 		goto cleanup;
