@@ -19,14 +19,6 @@ _Static_assert(!(UNWIND_KROW_SIGFRAME & (UNWIND_ROW_NONE | UNWIND_ROW_FULL | UNW
 					 UNWIND_ROW_DEBUG_FRAME | UNWIND_KROW_PLT)),
 	       "kernel row flags are free row flags");
 
-static bool is_slot(int reg)
-{
-	for (int i = 0; i < UNWIND_SLOTS; i++)
-		if (unwind_slot_reg[i] == reg)
-			return true;
-	return false;
-}
-
 /* ops of an EXPR rule or CFA, or NULL when it has not n of them. */
 static const Dwarf_Op *expr_ops(const struct unwind_module *m, const struct unwind_rule *r,
 				size_t n)
@@ -34,43 +26,6 @@ static const Dwarf_Op *expr_ops(const struct unwind_module *m, const struct unwi
 	if (r->nops != n || r->op > m->nops || m->nops - r->op < n)
 		return NULL;
 	return m->ops + r->op;
-}
-
-/* An offset that a compact row's off8 holds. */
-static bool fits_off8(int64_t off)
-{
-	return off % 8 == 0 && off / 8 >= INT8_MIN && off / 8 <= INT8_MAX;
-}
-
-/*
- * The slots' rules of f into row (kinds, off8), CFA-relative as a compact
- * row's, when every rule fits one and no other register has a rule (the
- * kernel keeps the slots only).
- */
-static bool slots_compact(const struct unwind_full *f, struct unwind_row *row)
-{
-	for (int reg = 0; reg < UNWIND_NREGS; reg++)
-		if (!is_slot(reg) && f->regs[reg].kind != UNWIND_RULE_UNDEF)
-			return false;
-	for (int i = 0; i < UNWIND_SLOTS; i++) {
-		const struct unwind_rule *r = &f->regs[unwind_slot_reg[i]];
-
-		switch (r->kind) {
-		case UNWIND_RULE_UNDEF:
-		case UNWIND_RULE_SAME:
-			break;
-		case UNWIND_RULE_OFFSET:
-		case UNWIND_RULE_VAL_OFFSET:
-			if (!fits_off8(r->off))
-				return false;
-			row->off8[i] = (int8_t)(r->off / 8);
-			break;
-		default:
-			return false;
-		}
-		row->kinds |= (uint16_t)(r->kind << (2 * i));
-	}
-	return true;
 }
 
 /* binutils' lazy PLT: CFA = rsp + N + ((rip & 15) >= T) << 3. */
@@ -89,7 +44,7 @@ static bool plt_row(const struct unwind_module *m, const struct unwind_full *f,
 	    o[5].atom != DW_OP_ge || o[6].atom != DW_OP_lit3 || o[7].atom != DW_OP_shl ||
 	    o[8].atom != DW_OP_plus)
 		return false;
-	if (!slots_compact(f, row) || (row->kinds & 3) != UNWIND_RULE_OFFSET)
+	if (!unwind_full__compact_slots(f, row) || (row->kinds & 3) != UNWIND_RULE_OFFSET)
 		return false;
 	row->cfa_off = (int32_t)n;
 	row->cfa_reg = (uint8_t)(o[4].atom - DW_OP_lit0);
@@ -122,7 +77,7 @@ static bool sigframe_row(const struct unwind_module *m, const struct unwind_full
 			/* libdw's form of DW_CFA_expression: the CFA pushed first */
 			e = expr_ops(m, r, 2);
 			if (!e || e[0].atom != DW_OP_call_frame_cfa || e[1].atom != DW_OP_breg7 ||
-			    !fits_off8((int64_t)e[1].number))
+			    !unwind_fits_off8((int64_t)e[1].number))
 				return false;
 			row->off8[i] = (int8_t)((int64_t)e[1].number / 8);
 			row->kinds |= (uint16_t)(UNWIND_RULE_OFFSET << (2 * i));

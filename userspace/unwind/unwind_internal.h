@@ -127,6 +127,20 @@ static inline bool unwind_module__is_entry(const struct unwind_module *m, uint64
 	return vaddr - m->entry_lo < m->entry_hi - m->entry_lo;
 }
 
+/* An offset that a compact row's off8 holds. */
+static inline bool unwind_fits_off8(int64_t off)
+{
+	return off % 8 == 0 && off / 8 >= INT8_MIN && off / 8 <= INT8_MAX;
+}
+
+/*
+ * The slots' rules of f into row (kinds, off8, CFA-relative), when every
+ * rule fits a compact row and no other register has a rule: the compact
+ * form's register part, for the table (unwind_module.c) and the kernel's
+ * rows (kernel_rows.c).  Leaves the CFA fields alone.
+ */
+bool unwind_full__compact_slots(const struct unwind_full *f, struct unwind_row *row);
+
 /* Row i of m's table. */
 static inline const struct unwind_row *unwind_module__row_i(const struct unwind_module *m,
 							    uint32_t i)

@@ -469,35 +469,26 @@ static int frame_rules(struct builder *b, Dwarf_Frame *f, struct unwind_full *ou
 	return 0;
 }
 
-static bool slot_reg(int reg)
+bool unwind_full__compact_slots(const struct unwind_full *f, struct unwind_row *row)
 {
-	for (int i = 0; i < UNWIND_SLOTS; i++)
-		if (unwind_slot_reg[i] == reg)
-			return true;
-	return false;
-}
+	for (int reg = 0; reg < UNWIND_NREGS; reg++) {
+		bool slot = false;
 
-/* The compact form of a full answer, if it has one. */
-static bool full_to_compact(const struct unwind_full *f, struct unwind_row *row)
-{
-	if (f->ra_reg != UNWIND_REG_RA || f->cfa.kind != UNWIND_CFA_REG_OFFSET ||
-	    f->cfa.off < INT32_MIN || f->cfa.off > INT32_MAX)
-		return false;
-	for (int reg = 0; reg < UNWIND_NREGS; reg++)
-		if (!slot_reg(reg) && f->regs[reg].kind != UNWIND_RULE_UNDEF)
+		for (int i = 0; i < UNWIND_SLOTS; i++)
+			slot |= unwind_slot_reg[i] == reg;
+		if (!slot && f->regs[reg].kind != UNWIND_RULE_UNDEF)
 			return false;
-	memset(row, 0, sizeof(*row));
-	row->cfa_reg = f->cfa.reg;
-	row->cfa_off = (int32_t)f->cfa.off;
+	}
 	for (int i = 0; i < UNWIND_SLOTS; i++) {
 		const struct unwind_rule *r = &f->regs[unwind_slot_reg[i]];
+
 		switch (r->kind) {
 		case UNWIND_RULE_UNDEF:
 		case UNWIND_RULE_SAME:
 			break;
 		case UNWIND_RULE_OFFSET:
 		case UNWIND_RULE_VAL_OFFSET:
-			if (r->off % 8 != 0 || r->off / 8 < INT8_MIN || r->off / 8 > INT8_MAX)
+			if (!unwind_fits_off8(r->off))
 				return false;
 			row->off8[i] = (int8_t)(r->off / 8);
 			break;
@@ -507,6 +498,18 @@ static bool full_to_compact(const struct unwind_full *f, struct unwind_row *row)
 		row->kinds |= (uint16_t)(r->kind << (2 * i));
 	}
 	return true;
+}
+
+/* The compact form of a full answer, if it has one. */
+static bool full_to_compact(const struct unwind_full *f, struct unwind_row *row)
+{
+	if (f->ra_reg != UNWIND_REG_RA || f->cfa.kind != UNWIND_CFA_REG_OFFSET ||
+	    f->cfa.off < INT32_MIN || f->cfa.off > INT32_MAX)
+		return false;
+	memset(row, 0, sizeof(*row));
+	row->cfa_reg = f->cfa.reg;
+	row->cfa_off = (int32_t)f->cfa.off;
+	return unwind_full__compact_slots(f, row);
 }
 
 static int add_row(struct builder *b, uint64_t start, uint64_t end, Dwarf_Frame *f, bool signal,
