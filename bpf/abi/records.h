@@ -169,6 +169,7 @@ struct ms_sample {
 _Static_assert(sizeof(struct ms_rec_header) == 8, "ms_rec_header size");
 _Static_assert(sizeof(struct ms_regs_x86_64) == 64, "ms_regs_x86_64 size");
 _Static_assert(sizeof(struct ms_sample) == 144, "ms_sample size");
+_Static_assert(__builtin_offsetof(struct ms_sample, time_ns) == 8, "ms_sample.time_ns offset");
 _Static_assert(__builtin_offsetof(struct ms_sample, regs) == 56, "ms_sample.regs offset");
 _Static_assert(__builtin_offsetof(struct ms_sample, cgroup_id) == 120, "ms_sample.cgroup_id offset");
 _Static_assert(__builtin_offsetof(struct ms_sample, ns_tid) == 128, "ms_sample.ns_tid offset");

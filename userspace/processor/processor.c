@@ -91,12 +91,8 @@ static uint64_t record_time(const struct processor *p, uint32_t kind, const uint
 
 	if (kind == MS_CHUNK_BPF) {
 		/* every BPF record has its time at offset 8, whatever its size
-		 * (an interval without stacks is smaller than a sample) */
-		_Static_assert(offsetof(struct ms_sample, time_ns) == 8, "sample time at 8");
-		_Static_assert(offsetof(struct ms_offcpu, time_ns) == 8, "interval time at 8");
-		_Static_assert(offsetof(struct ms_offcpu_waker, time_ns) == 8, "waker time at 8");
-		_Static_assert(offsetof(struct ms_probe, time_ns) == 8, "probe time at 8");
-		_Static_assert(offsetof(struct ms_probe_site, time_ns) == 8, "site time at 8");
+		 * (an interval without stacks is smaller than a sample):
+		 * bpf/abi/records.h asserts it of each record kind */
 		if (len >= 16)
 			memcpy(&t, rec + 8, sizeof(t));
 		return t;
