@@ -480,3 +480,10 @@ def test_sigkill_keeps_raw_stream_replayable():
     prof = H.folded(replayed)
     assert H.total(prof) > 50, "only %d samples replayed" % H.total(prof)
     assert H.count_containing(prof, "spin_forever_work") > 0, H.show_stacks(prof)
+    # the directory --save-raw was given replays too: it holds only the
+    # .partial stream, which is taken (and said so)
+    again = H.tmp_path("replayed-dir.msc")
+    r = H.run([H.BIN, "record", "--replay", raw, "-o", again])
+    assert r.returncode == 0, r.stderr
+    assert "replaying stream.msraw.partial" in r.stderr, r.stderr
+    assert H.folded(again) == prof, "the directory and its .partial replay differently"

@@ -93,6 +93,12 @@ def test_sigterm_seals_capture_and_leaves_no_bpf_programs():
     _test_stop_by(signal.SIGTERM)
 
 
+def test_sighup_seals_capture_and_leaves_no_bpf_programs():
+    """An ssh session that drops sends SIGHUP: record stops as on SIGTERM
+    and keeps its capture (it died with status 129 and wrote nothing)."""
+    _test_stop_by(signal.SIGHUP)
+
+
 def test_target_sigkilled_leaves_no_bpf_programs():
     def stop(proc, spinner_pid):
         H.log("sending SIGKILL to the target (pid %d)" % spinner_pid)

@@ -95,3 +95,24 @@ def test_replay_of_a_version_1_stream_gives_the_same_profile():
     a, b = H.folded(out), H.folded(now)
     assert H.total(a) > 0 and a == b, "version 1 %d samples, version 2 %d samples" % (
         H.total(a), H.total(b))
+
+
+def test_replay_of_a_damaged_stream_keeps_the_chunks_before_the_damage():
+    """A chunk of an unknown kind half-way: the replay says where, writes
+    the capture of the chunks before it (data already good is not lost)
+    and exits 1, the status of a damaged input."""
+    _, raw = _saved()
+    header, chunks = R.read(raw)
+    samples = [i for i, c in enumerate(chunks) if c[0] in (R.BPF, R.PERF)]
+    cut = samples[len(samples) // 2]
+    damaged = chunks[:cut] + [[99, 0, 0, b"\x01" * 8]] + chunks[cut:]
+    path = H.tmp_path("damaged.msraw")
+    R.write(path, header, damaged)
+    out = H.tmp_path("damaged.msc")
+    r = H.run([H.BIN, "record", "--replay", path, "-o", out])
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "unknown chunk kind" in r.stderr and "before the damage" in r.stderr, r.stderr
+    whole = H.folded(_replay(raw, "undamaged.msc")[0])
+    kept = H.folded(out)
+    assert 0 < H.total(kept) < H.total(whole), (H.total(kept), H.total(whole))
+    assert H.count_containing(kept, "leaf_a") > 0, H.show_stacks(kept)

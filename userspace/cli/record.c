@@ -116,7 +116,7 @@ static const char record_usage[] =
 	"                       as FILE.old (as perf keeps perf.data.old)\n"
 	"  -h, --help           this text\n"
 	"\n"
-	"SIGINT (Ctrl-C) or SIGTERM to record stops sampling at once, sends the\n"
+	"SIGINT (Ctrl-C), SIGTERM or SIGHUP to record stops sampling at once, sends the\n"
 	"command SIGTERM, writes the capture and exits with the command's status\n"
 	"(143 if SIGTERM ended it).  The output is checked before anything runs; a\n"
 	"capture that still cannot be written at the end is saved as\n"

@@ -889,10 +889,20 @@ int record_session__replay(const struct record_options *o)
 	if (o->explicit & MS_OPT_SET_SYMBOLIZE)
 		processor__force_symbolize(s.proc, o->symbolize == MS_SYMBOLIZE_DEFERRED);
 	err = stream__replay(o->replay, processor__sink, s.proc);
+	if (err == -EBADMSG) {
+		/* Damaged at an offset (reported with it): the chunks before
+		 * the damage were replayed and stand, as a stream cut by
+		 * SIGKILL does; the capture keeps them, and the status says
+		 * the input was damaged. */
+		fprintf(stderr, "microscope record: writing what the stream held before the damage\n");
+		session__seal(&s);
+		s.status = 1;
+		goto cleanup;
+	}
 	if (err) {
-		/* -EBADMSG and -EPROTONOSUPPORT: already reported (file and
-		 * offset, or the stream's version and the ones replayed) */
-		if (err != -EBADMSG && err != -EPROTONOSUPPORT)
+		/* -EPROTONOSUPPORT: already reported (the stream's version
+		 * and the ones replayed) */
+		if (err != -EPROTONOSUPPORT)
 			step_failed(err, "replaying %s", o->replay);
 		goto cleanup;
 	}

@@ -29,6 +29,7 @@ int record_signals__install(void)
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&snap.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
+	    sigaction(SIGHUP, &sa, NULL) ||
 	    sigaction(SIGALRM, &sa, NULL) || sigaction(SIGUSR1, &snap, NULL))
 		return -errno;
 	return 0;

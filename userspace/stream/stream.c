@@ -263,6 +263,27 @@ int stream__replay(const char *path, stream_sink_fn sink, void *ctx)
 		if (asprintf(&joined, "%s/%s", path, MS_RAW_FILE) < 0)
 			return -ENOMEM;
 		r.path = joined;
+		if (access(joined, F_OK) && errno == ENOENT) {
+			/* a recording killed before it could publish its stream
+			 * (SIGKILL) left only DIR/stream.msraw.partial */
+			char *partial = NULL;
+
+			if (asprintf(&partial, "%s.partial", joined) < 0) {
+				free(joined);
+				return -ENOMEM;
+			}
+			if (!access(partial, F_OK)) {
+				fprintf(stderr,
+					"microscope: %s: no %s, replaying %s.partial (its recording "
+					"never finished)\n",
+					path, MS_RAW_FILE, MS_RAW_FILE);
+				free(joined);
+				joined = partial;
+				r.path = joined;
+			} else {
+				free(partial);
+			}
+		}
 	}
 	r.payload = malloc(MS_CHUNK_MAX_PAYLOAD);
 	if (!r.payload) {
