@@ -569,3 +569,23 @@ def test_stopped_before_any_sample_publishes_no_segment():
     H.run([H.BIN, "record", "-q", "--continuous", busy, "--", H.fixture("spinner"), "1"],
           check=True)
     assert len(_segments(busy)) == 1 and _samples(os.path.join(busy, _segments(busy)[0])) > 0
+
+
+@H.timeout(120)
+def test_duration_ends_on_the_segment_grid():
+    """--duration and the --segment grid count from the same moment, and
+    the samples of the halt's moment after the duration's end join the
+    last segment: -d 2 --segment 1s is 2 segments (a third of half a
+    millisecond came in about 1 run of 3), and -d 2.5 is 3, the last
+    half a second."""
+    H.require_root()
+    for i, (dur, want) in enumerate((("2", 2), ("2", 2), ("2.5", 3))):
+        d = H.tmp_path("segs-dur-%d" % i)
+        proc = _start_continuous(d, 10, "1s", extra=["-d", dur])
+        out, err = proc.communicate(timeout=60)
+        segs = _segments(d)
+        durations = [_duration_s(os.path.join(d, s)) for s in segs]
+        H.log("-d %s: segments %s, durations %s" % (dur, segs, durations))
+        assert len(segs) == want, (dur, segs, durations, err)
+        assert all(abs(x - 1.0) <= 0.001 for x in durations[:-1]), durations
+        assert durations[-1] >= float(dur) - (want - 1) - 0.05, durations

@@ -27,6 +27,7 @@ struct record_rolling {
 	uint64_t period_ns;   /* segment or slice length */
 	uint64_t cut_ns;      /* start of what is being collected now; 0 before the first tick */
 	uint64_t lag_ns;      /* records this far behind a tick may still be held */
+	uint64_t end_ns;      /* where --duration ends sampling (0: no --duration) */
 	/* continuous */
 	struct segment_writer *segments;
 	struct record_export *exporter;
@@ -147,10 +148,23 @@ bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns)
 	return r && rolling__due(r, now_ns, &until);
 }
 
-void record_rolling__begin(struct record_rolling *r, uint64_t now_ns)
+void record_rolling__begin(struct record_rolling *r, uint64_t now_ns, uint64_t duration_ns)
 {
-	if (r && !r->cut_ns)
+	if (r && !r->cut_ns) {
 		r->cut_ns = now_ns;
+		r->end_ns = duration_ns ? now_ns + duration_ns : 0;
+	}
+}
+
+/*
+ * The grid cell that reaches the --duration end is the recording's last:
+ * sampling halts a moment after that end (the timer's signal, then the
+ * halt), and those samples join it rather than open a cell of their own
+ * (-d 3 --segment 1s is 3 segments, not a 4th of half a millisecond).
+ */
+static bool rolling__last_cell(const struct record_rolling *r, uint64_t start)
+{
+	return r->end_ns && start + r->period_ns >= r->end_ns;
 }
 
 int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
@@ -167,6 +181,8 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 		r->cut_ns = now_ns;
 	if (!rolling__due(r, now_ns, &until))
 		return 0;
+	if (r->segments && rolling__last_cell(r, r->cut_ns))
+		return 0; /* record_rolling__finish publishes it */
 	if (r->segments) {
 		/* On the --segment grid, not at the tick: every segment is
 		 * exactly --segment long however late the round came. */
@@ -293,7 +309,7 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 	 * no segment is longer than --segment; the last one ends at its last
 	 * sample. */
 	while (capture_builder__time_range(b, &first, &last) && last >= start &&
-	       last - start >= r->period_ns) {
+	       last - start >= r->period_ns && !rolling__last_cell(r, start)) {
 		err = segment_writer__publish(r->segments, b, start, start + r->period_ns, why,
 					      sizeof(why));
 		if (err)

@@ -37,10 +37,11 @@ struct record_rolling;
 int record_rolling__open(const struct record_options *o, uint64_t release_lag_ns,
 			 struct record_rolling **out);
 
-/* Just before sampling starts (now_ns CLOCK_MONOTONIC): the first segment
- * or slice starts here, so none starts after its first samples.  Without
- * it the first tick starts it.  Accepts NULL. */
-void record_rolling__begin(struct record_rolling *r, uint64_t now_ns);
+/* When sampling starts (now_ns CLOCK_MONOTONIC), where --duration counts
+ * from (duration_ns, 0 without one): the first segment or slice starts
+ * here, and the cell reaching the duration's end is the last.  Without it
+ * the first tick starts the grid.  Accepts NULL. */
+void record_rolling__begin(struct record_rolling *r, uint64_t now_ns, uint64_t duration_ns);
 
 /* At each drain round: cut a segment or a slice when due.  now_ns is
  * CLOCK_MONOTONIC.  Returns 1 when it cut one (the caller then compacts

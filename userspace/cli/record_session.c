@@ -461,8 +461,6 @@ static int session__start(struct record_session *s)
 	char why[512] = "";
 	int err, wstatus;
 
-	/* The --segment grid starts here, before the first sample. */
-	record_rolling__begin(s->roll, (uint64_t)(now_s() * 1e9));
 	err = collector__start(s->col, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "microscope record: starting sampling: %s\n",
@@ -476,7 +474,11 @@ static int session__start(struct record_session *s)
 	for (size_t i = 0; i < o->npids; i++)
 		record_wake__watch(&s->wake, s->col, o->pids[i]);
 	/* --duration counts from here, when sampling is attached (not from
-	 * before the BPF load and snapshots). */
+	 * before the BPF load and snapshots), and so does the --segment grid:
+	 * -d 6 --segment 1s gives 6 segments, not a 7th of the attach time
+	 * (the few samples of the attach itself join the first segment). */
+	record_rolling__begin(s->roll, (uint64_t)(now_s() * 1e9),
+			      o->duration_s > 0 ? (uint64_t)(o->duration_s * 1e9) : 0);
 	if (o->duration_s > 0) {
 		err = session__arm_duration(s);
 		if (err) {
