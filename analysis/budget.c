@@ -44,6 +44,7 @@ int analysis_budget__init(struct analysis_budget *b, const struct capture *c)
 	b->steady_observed_ns = capture__counter(c, "budget.steady_observed_ns");
 	b->steady_closed = capture__counter(c, "budget.steady_closed") != 0;
 	b->warmup_ns = capture__counter(c, "budget.warmup_ns");
+	b->lower_after_ns = capture__counter(c, "budget.lower_after_ns");
 	if (!list)
 		return 0;
 

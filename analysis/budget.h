@@ -39,6 +39,10 @@ struct analysis_budget {
 	/* Start-up the controller does not judge (counter budget.warmup_ns;
 	 * 0 in captures made before it was recorded). */
 	uint64_t warmup_ns;
+	/* How long the cost must stay over the budget in steady state before
+	 * the duty is lowered (counter budget.lower_after_ns; 0 in older
+	 * captures). */
+	uint64_t lower_after_ns;
 };
 
 /*

@@ -203,6 +203,8 @@ int budget_monitor__finish(struct budget_monitor *m, const struct budget_recorde
 	COUNTER("budget.final_factor", b->factor);
 	COUNTER("budget.steps", m->steps);
 	COUNTER("budget.warmup_ns", b->cfg.warmup_ns);
+	/* how long over the budget, after warm-up, before the duty is lowered */
+	COUNTER("budget.lower_after_ns", (uint64_t)b->cfg.lower_after * MS_BUDGET_INTERVAL_NS);
 	/* The same over the longest span the controller held one duty after
 	 * warm-up: the last (to the end) unless a change near the end left it
 	 * shorter than one a change closed earlier (docs/budget.md). */

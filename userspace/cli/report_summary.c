@@ -58,6 +58,23 @@ static void print_budget(const struct capture *c)
 		       "after a%s%s warm-up\n",
 		       d, b.warmup_ns ? " " : "", b.warmup_ns ? w : "");
 	}
+	/* Over budget in steady state, but for less time than the controller
+	 * waits before lowering (a short --preset production run). */
+	if (!b.lowered && b.steady_observed_ns && b.lower_after_ns &&
+	    b.steady_observed_ns < b.lower_after_ns &&
+	    100.0 * (double)(b.steady_recorder_cpu_ns + b.steady_bpf_run_ns +
+			     b.steady_perf_estimate_ns) /
+			    (double)b.steady_observed_ns >
+		    b.pct) {
+		char d[32], w[32];
+
+		format_duration(b.steady_observed_ns, d, sizeof(d));
+		format_duration(b.lower_after_ns, w, sizeof(w));
+		printf("             exceeded in steady state, but the recording ended (after %s of "
+		       "it) before the budget could act: it lowers the duty after %s over the "
+		       "budget\n",
+		       d, w);
+	}
 	/* The whole-run average includes start-up at the full rate (BPF load, first
 	 * symbolization): the steady figure is what the controller held. */
 	if (b.steady_observed_ns) {
