@@ -284,3 +284,5 @@ def test_unprivileged_record_names_what_is_missing():
              "unprivileged_bpf_disabled", "root")
     assert any(w in proc.stderr for w in words), \
         "the message names none of %s:\n%s" % (words, proc.stderr)
+    # ... and only that: libbpf's guesses (RLIMIT_MEMLOCK) no longer come first
+    assert "libbpf" not in proc.stderr and "RLIMIT_MEMLOCK" not in proc.stderr, proc.stderr

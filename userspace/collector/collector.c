@@ -899,6 +899,14 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 		diagnose(ret, true, "loading the BPF sampler", err, errlen);
 		goto cleanup;
 	}
+	/* Without the capabilities the load fails anyway: say why before
+	 * libbpf prints its own guesses (RLIMIT_MEMLOCK, CONFIG_BPF_SYSCALL). */
+	if (!cap_effective(CAP_SYS_ADMIN_BIT) &&
+	    (!cap_effective(CAP_BPF_BIT) || !cap_effective(CAP_PERFMON_BIT))) {
+		ret = -EPERM;
+		diagnose(ret, true, "loading the BPF sampler", err, errlen);
+		goto cleanup;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		ret = -ENOMEM;
