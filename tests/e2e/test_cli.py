@@ -399,3 +399,46 @@ def test_exit_statuses_across_commands():
     # Nothing was written through the links or beside them.
     assert not os.path.exists(H.tmp_path("status-target"))
     assert not os.path.exists(H.tmp_path("status-target.svg"))
+
+
+def test_report_views_of_data_a_capture_lacks_exit_0():
+    """A report view of data the capture does not hold, or whose selection
+    holds none of it, is a report that selects nothing (README, "Exit
+    status": 0, said on stderr), not a failed input (1) nor an argument
+    error (2): --off-cpu on a capture recorded without it exited 1 while
+    --zones without probes and --wall without off-CPU exited 0.  Every view
+    (--timeline, --by, the plain report) says so the same way."""
+    H.require_root()
+    cpu = H.tmp_path("views-cpu.msc")
+    H.record(cmd=[H.fixture("spinner"), "1"], output=cpu, extra=["-q"])
+    off = H.tmp_path("views-off.msc")
+    H.record(cmd=[H.fixture("offcpu")], output=off, extra=["-q", "--off-cpu"])
+    n_off = int(re.search(r"complete\s+(\d+) intervals",
+                          H.report(off, "--off-cpu").stdout).group(1))
+    assert n_off > 0, "the off-CPU fixture recorded no interval"
+    lacks = r"no off-CPU intervals \(record with --off-cpu\)"
+    nothing = r"none of the capture's \d+ samples is selected"
+    nothing_off = r"none of the capture's \d+ off-CPU intervals is selected"
+    table = [
+        # arguments, stdout says, stderr says
+        ([cpu, "--off-cpu"], r"no off-CPU intervals: the capture was recorded without", lacks),
+        ([cpu, "--off-cpu", "--timeline"], r"no off-CPU intervals", lacks),
+        ([cpu, "--off-cpu", "--by", "thread"], r"no off-CPU intervals", lacks),
+        ([cpu, "--zones"], r"no probe sites", r"^$"),
+        ([cpu, "--wall"], r"off-CPU    not recorded", r"^$"),
+        ([cpu, "--comm", "no-such-comm"], r"\(no samples\)", nothing),
+        ([cpu, "--timeline", "--comm", "no-such-comm"], r"timeline: no samples in the selection",
+         nothing),
+        ([cpu, "--by", "thread", "--comm", "no-such-comm"], r"by thread", nothing),
+        ([off, "--off-cpu", "--comm", "no-such-comm"], r"off-CPU by blocking function \(top 0",
+         nothing_off),
+        ([off, "--off-cpu", "--timeline", "--comm", "no-such-comm"],
+         r"timeline: no samples in the selection", nothing_off),
+    ]
+    wrong = []
+    for args, out, err in table:
+        p = H.run([H.BIN, "report"] + args, timeout=60, quiet=True)
+        if p.returncode != 0 or not re.search(out, p.stdout) or not re.search(err, p.stderr):
+            wrong.append("report %s: status %d (want 0), stdout %r, stderr %r" % (
+                " ".join(args), p.returncode, p.stdout[:300], p.stderr[:300]))
+    assert not wrong, "\n".join(wrong)

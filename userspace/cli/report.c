@@ -476,9 +476,16 @@ static int report_run(int argc, char **argv)
 		goto cleanup;
 	}
 	if (opt.off_cpu && analysis__find_event(c, "off-cpu", &event)) {
+		/* A view of data the capture does not hold selects nothing: status
+		 * 0 and a line saying so, as --zones without probes and --wall
+		 * without off-CPU (README, "Exit status"). */
+		printf("microscope report: %s (off-CPU)\n\nno off-CPU intervals: the capture "
+		       "was recorded without --off-cpu\n",
+		       opt.path);
 		fprintf(stderr,
 			"microscope report: %s: no off-CPU intervals (record with --off-cpu)\n",
 			opt.path);
+		status = 0;
 		goto cleanup;
 	}
 	if (opt.off_cpu) {
@@ -563,6 +570,12 @@ static int report_run(int argc, char **argv)
 			"--cgroup), --since/--until and "
 			"--focus/--ignore options\n",
 			c->nsamples);
+	if (opt.off_cpu && !r.total && c->nintervals)
+		fprintf(stderr,
+			"microscope report: none of the capture's %" PRIu32 " off-CPU intervals "
+			"is selected: check the scope (--pid, --tid, --comm, --module, "
+			"--container, --cgroup), --since/--until and --focus/--ignore options\n",
+			c->nintervals);
 	if (opt.off_cpu) {
 		if (print_offcpu_summary(&r) || print_offcpu_tables(&r))
 			goto cleanup;
