@@ -454,6 +454,15 @@ static int report_run(int argc, char **argv)
 	rc = cli_input__open_range("report", opt.path,
 				   (struct cli_input_range){ opt.since_real_ns, opt.until_real_ns }, &c,
 				   err, sizeof(err));
+	if (rc == -ERANGE) {
+		/* a window holding no data: a report that selects nothing (README,
+		 * "Exit status": 0, said on stderr) */
+		printf("microscope report: %s\n  no samples: the time range holds no segment\n",
+		       opt.path);
+		fprintf(stderr, "microscope report: %s\n", err);
+		status = 0;
+		goto cleanup;
+	}
 	if (rc) {
 		if (err[0])
 			fprintf(stderr, "microscope report: %s\n", err);
