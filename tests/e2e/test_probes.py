@@ -118,6 +118,21 @@ def test_zone_before_the_recorder_finds_the_process():
     assert head["records"] == 3, text
 
 
+def test_zone_before_the_recorder_finds_the_process_with_probes_option():
+    """The same with record --probes: the command's environment carries the
+    prefixes too, so the SDK writes the selected sites from its start (it
+    used to get no MICROSCOPE_PROBES_RECORDER with --probes and lost the
+    zone: enabled=0, no site); a site not selected is not written at all."""
+    for sel, want in (("fi,zz", {"first": 1}), ("zz", {})):
+        rec = H.record([H.fixture("zones_first")], output=H.tmp_path("first-%s.msc" % sel),
+                       extra=["--probes", sel])
+        line = rec.fixture_line("first enabled=")
+        assert line["enabled"] == 1 and line["dropped"] == 0, (sel, rec.fixture_lines)
+        rows, head, text = zones_table(rec.capture)
+        assert {k: int(v["count"]) for k, v in rows.items()} == want, (sel, text)
+        assert head["records"] == 3 * len(want) and head["problems"] == 0, (sel, text)
+
+
 def test_cxx_program_uses_the_header():
     """The SDK's header compiled as C++ (g++ -Werror -pedantic, an RAII
     zone guard): its zones are recorded like C's."""

@@ -149,10 +149,11 @@ int launcher__spawn(struct launcher *l, char **argv);
 /* The same with one more NAME=VALUE in the command's environment (assign
  * must outlive the call; NULL: none). */
 int launcher__spawn_env(struct launcher *l, char **argv, const char *assign);
-/* MICROSCOPE_PROBES_RECORDER=PID:START naming this recorder (docs/probes.md):
- * the probes SDK in a command started with it writes from its start-up.
- * Returns 0 or -errno. */
-int launcher__probes_env(char *buf, size_t size);
+/* MICROSCOPE_PROBES_RECORDER=PID:START[:SELECT] naming this recorder
+ * (docs/probes.md): the probes SDK in a command started with it writes
+ * from its start-up, every site or (select: record --probes, NULL for
+ * none) the sites it selects.  Returns 0 or -errno (-ENOSPC: size). */
+int launcher__probes_env(char *buf, size_t size, const char *select);
 int launcher__release(struct launcher *l);
 
 #endif
