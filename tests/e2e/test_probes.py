@@ -133,6 +133,43 @@ def test_zone_before_the_recorder_finds_the_process_with_probes_option():
         assert head["records"] == 3 * len(want) and head["problems"] == 0, (sel, text)
 
 
+def test_attach_keeps_the_first_zone_begun_after_it():
+    """record -p PID: the program writes nothing until the recorder attaches
+    (expected: no early start without the recorder's variable), and every
+    zone begun after writing went on is kept whole, begin and end: the
+    capture's zones are the fixture's "sure" ones (plus the one in flight
+    at the switch when both its records made it), never fewer; the one in
+    flight can only lose its begin (an unmatched end), never its end."""
+    k = 40
+    for i, extra in enumerate(([], ["--probes", "att"])):
+        proc = None
+        fx, out = H.start_fixture([H.fixture("zones"), "attach", str(k), "1000000"],
+                                  out_name="attach%d.out" % i)
+        try:
+            H.wait_for_line(out, r"attach ready", timeout=30, proc=fx)
+            # in the background: the fixture, our child, is reaped here
+            # (a zombie would keep `record -p` waiting)
+            proc, capture, _ = H.start_record(pids=[fx.pid], extra=extra,
+                                              output=H.tmp_path("attach%d.msc" % i))
+            assert fx.wait(timeout=60) == 0, fx.stderr.read()
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+        finally:
+            for p in (fx, proc):
+                if p is not None and p.poll() is None:
+                    p.kill()
+                    p.wait()
+        line = [H.parse_kv(l) for l in open(out).read().splitlines()
+                if l.startswith("attach sure=")]
+        assert line and line[0]["sure"] == k, (extra, open(out).read())
+        maybe = line[0]["maybe"]
+        rows, head, text = zones_table(capture)
+        count = int(rows["attach"]["count"])
+        assert k <= count <= k + maybe, (extra, k, maybe, text)
+        assert head["unmatched_begins"] == 0 and head["unmatched_ends"] <= maybe, (extra, text)
+        assert head["problems"] == 0 and head["broken"] == 0, (extra, text)
+
+
 def test_cxx_program_uses_the_header():
     """The SDK's header compiled as C++ (g++ -Werror -pedantic, an RAII
     zone guard): its zones are recorded like C's."""
