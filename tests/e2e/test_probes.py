@@ -698,6 +698,47 @@ def test_system_wide_finds_processes_mapping_the_sdk():
     assert int(rows["py_mark"]["marks"]) == n, text
 
 
+def test_system_wide_finds_a_child_forked_after_a_site_was_defined():
+    """record -a: a child forked (without exec) by a process mapping
+    libmicroscope_probes.so maps no file and execs nothing, so only its
+    fork record names it; it is looked in at its parent's control-block
+    address, and its zones of the site its parent defined before the fork
+    are its own (they were lost: the child waited in vain for writing on)."""
+    k = 30
+    proc, capture, _ = H.start_record(output=H.tmp_path("system-fork.msc"), system_wide=True,
+                                      duration=60)
+    fx = None
+    try:
+        time.sleep(1.0)  # not an assertion: the recorder is running
+        fx, out = H.start_fixture([H.fixture("zones_so"), "forkdef", str(k)],
+                                  out_name="system-fork.out")
+        assert fx.wait(timeout=60) == 0, fx.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    finally:
+        for p in (fx, proc):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    lines = open(out).read().splitlines()
+    assert "forkdef child enabled_at_fork=0" in lines, lines
+    pids = {}
+    for line in lines:
+        if line.startswith("forkdef who="):
+            kv = H.parse_kv(line)
+            assert kv["enabled"] == 1, lines
+            pids[kv["who"]] = kv["pid"]
+    assert set(pids) == {"parent", "child"} and pids["child"] != pids["parent"], lines
+    for who, want in (("parent", k + 1), ("child", k)):
+        rows, head, text = zones_table(capture, "--pid", str(pids[who]))
+        assert int(rows["shared"]["count"]) == want, (who, text)
+        assert int(rows["shared"]["pid"]) == pids[who], (who, text)
+        assert head["problems"] == 0 and head["unmatched_ends"] == 0, (who, text)
+    # found by its fork record, at the parent's address (not by a search)
+    assert _counters(capture).get("probes.forks", 0) >= 1, _counters(capture)
+
+
 def _counters(capture):
     """The capture's counters {name: value} (tests/tools/sample_stacks.c)."""
     from test_python import _tool

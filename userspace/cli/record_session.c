@@ -162,7 +162,7 @@ static int session__sink(void *ctx, const struct ms_chunk *c, const void *payloa
 	if (s->py && s->o->system_wide)
 		record_python__chunk(&s->pyw, s->py, c, payload);
 	if (s->o->system_wide)
-		record_probes__chunk(&s->probes, c, payload);
+		record_probes__chunk(&s->probes, s->col, c, payload);
 	return processor__sink(s->proc, c, payload);
 }
 
