@@ -380,3 +380,39 @@ def test_wall_columns_add_up_and_stopped_has_its_own():
     assert "(off-CPU)" in proc.stdout and "no CPU samples" in proc.stderr, \
         proc.stdout + proc.stderr
     assert "samples    0" not in proc.stdout, proc.stdout
+
+
+def _offcpu_counts(capture, *args):
+    """report --off-cpu ARGS -> (complete, clipped from the summary, the
+    state table's intervals, the complete list's length), stderr."""
+    p = H.report(capture, "--off-cpu", "--limit", "100000", *args)
+    out = p.stdout
+    complete = int(re.search(r"^  complete\s+(\d+) interval", out, re.M).group(1))
+    clipped = int(re.search(r"^  clipped\s+(\d+) interval", out, re.M).group(1))
+    table = out.split("off-CPU by state", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    by_state = sum(int(line.split()[2]) for line in table if line.strip())
+    listed = int(re.search(r"complete intervals \(longest first; top \d+ of (\d+)\)",
+                           out).group(1))
+    return (complete, clipped, by_state, listed), p.stderr
+
+
+def test_summary_and_lists_count_the_window_the_tables_count():
+    """report --off-cpu --since/--until: the summary and the interval lists
+    count the intervals the window selects (by start), as the tables do;
+    they counted the whole capture, so a window holding none showed "10
+    intervals" above empty tables.  The two halves of a split add up to
+    the whole."""
+    rec = H.record([H.fixture("offcpu")], output=H.tmp_path("window.msc"),
+                   extra=["--off-cpu", "-q"])
+    whole, _ = _offcpu_counts(rec.capture)
+    assert whole[0] >= 5 and whole[0] + whole[1] == whole[2] and whole[3] == whole[0], whole
+    halves = []
+    for args in (["--until", "0.5s"], ["--since", "0.5s"], ["--since", "100s"]):
+        got, err = _offcpu_counts(rec.capture, *args)
+        H.log("%s: complete %d, clipped %d, by state %d, listed %d" % ((args,) + got))
+        assert got[0] + got[1] == got[2] and got[3] == got[0], (args, got)
+        halves.append(got)
+    assert halves[0][2] + halves[1][2] == whole[2], (halves, whole)
+    assert 0 < halves[0][0] < whole[0] and 0 < halves[1][0] < whole[0], (halves, whole)
+    assert halves[2] == (0, 0, 0, 0), halves[2]
+    assert re.search(r"none of the capture's \d+ off-CPU intervals is selected", err), err

@@ -7,9 +7,10 @@
  * records at start, later ones from their MMAP2 records; a program
  * linking the static library by its executable's symbol (at start and at
  * each exec); a child forked without exec (it maps nothing new) from its
- * fork record, when its parent is looked in.  Pids are queued (at most RECORD_PROBES_PENDING; more are
- * counted, probes.candidate_queue_full) and handed over between drain
- * rounds, never from inside the drain that delivered them.
+ * fork record, when its parent is looked in.  Pids are queued (at most
+ * RECORD_PROBES_PENDING, and as many forks; more are counted,
+ * probes.candidate_queue_full) and handed over between drain rounds,
+ * never from inside the drain that delivered them.
  */
 #ifndef MS_CLI_RECORD_PROBES_H
 #define MS_CLI_RECORD_PROBES_H

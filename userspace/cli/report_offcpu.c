@@ -44,7 +44,7 @@ int print_offcpu_summary(const struct report *r)
 	uint32_t i;
 	bool first;
 
-	if (analysis_offcpu__init(&o, c, CAPTURE_NONE))
+	if (analysis_offcpu__init_query(&o, c, r->query))
 		return -ENOMEM;
 	printf("microscope report: %s (off-CPU)\n", r->opt->path);
 	if (cmd)
@@ -220,7 +220,7 @@ int print_offcpu_intervals(const struct report *r)
 	char *path = malloc(size);
 	uint32_t i, n;
 
-	if (!path || analysis_offcpu__init(&o, r->c, CAPTURE_NONE)) {
+	if (!path || analysis_offcpu__init_query(&o, r->c, r->query)) {
 		free(path);
 		return -ENOMEM;
 	}
