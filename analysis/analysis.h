@@ -741,6 +741,11 @@ struct analysis_wall {
 
 /* Returns 0 or -ENOMEM (w released). */
 int analysis_wall__init(struct analysis_wall *w, const struct capture *c);
+/* The same over the samples taken and the intervals begun in [start_ns,
+ * end_ns) (CLOCK_MONOTONIC ns; an end_ns of 0: no end), as a query's
+ * window selects them. */
+int analysis_wall__init_window(struct analysis_wall *w, const struct capture *c,
+			       uint64_t start_ns, uint64_t end_ns);
 void analysis_wall__release(struct analysis_wall *w);
 
 /*

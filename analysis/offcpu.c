@@ -152,6 +152,12 @@ void analysis_wall__release(struct analysis_wall *w)
 
 int analysis_wall__init(struct analysis_wall *w, const struct capture *c)
 {
+	return analysis_wall__init_window(w, c, 0, 0);
+}
+
+int analysis_wall__init_window(struct analysis_wall *w, const struct capture *c,
+			       uint64_t start_ns, uint64_t end_ns)
+{
 	struct analysis_wall_row *rows;
 	uint32_t i, n = 0;
 
@@ -179,7 +185,8 @@ int analysis_wall__init(struct analysis_wall *w, const struct capture *c)
 	for (i = 0; i < c->nsamples; i++) {
 		const struct capture_sample *s = &c->samples[i];
 
-		if (s->event != w->cpu_event || s->thread == CAPTURE_NONE)
+		if (s->event != w->cpu_event || s->thread == CAPTURE_NONE ||
+		    s->time_ns < start_ns || (end_ns && s->time_ns >= end_ns))
 			continue;
 		rows[s->thread].samples++;
 		seen(&rows[s->thread], s->time_ns);
@@ -188,6 +195,8 @@ int analysis_wall__init(struct analysis_wall *w, const struct capture *c)
 		const struct capture_interval *v = &c->intervals[i];
 		struct analysis_wall_row *r = &rows[v->thread];
 
+		if (v->start_ns < start_ns || (end_ns && v->start_ns >= end_ns))
+			continue; /* by its start, as analysis_query__match_interval */
 		if (v->flags & EDGE_FLAGS) {
 			r->incomplete++;
 			analysis__sat_add(&r->incomplete_ns, v->weight);

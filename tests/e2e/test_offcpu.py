@@ -416,3 +416,41 @@ def test_summary_and_lists_count_the_window_the_tables_count():
     assert 0 < halves[0][0] < whole[0] and 0 < halves[1][0] < whole[0], (halves, whole)
     assert halves[2] == (0, 0, 0, 0), halves[2]
     assert re.search(r"none of the capture's \d+ off-CPU intervals is selected", err), err
+
+
+def _wall_rows(capture, *args):
+    """report --wall ARGS -> ({thread: (samples, off-CPU ms)}, stderr)."""
+    p = H.report(capture, "--wall", *args)
+    rows = {}
+    for line in p.stdout.split("incomplete ms (n)\n", 1)[1].splitlines():
+        f = line.split()
+        if not f:
+            break  # the table ends at a blank line
+        rows[f[0]] = (int(f[1]), float(f[3]))
+    return rows, p.stderr
+
+
+def test_wall_keeps_the_scope_and_the_window():
+    """report --wall --since/--until and the scope options: the samples
+    taken and the intervals begun in the window, of the threads the scope
+    keeps, as the other views select them; --wall ignored them all and
+    showed the whole capture.  The two halves of a split add up to the
+    whole; a selection of nothing says so (status 0)."""
+    rec = H.record([H.fixture("offcpu")], output=H.tmp_path("wall-window.msc"),
+                   extra=["--off-cpu", "-q"])
+    whole, _ = _wall_rows(rec.capture)
+    first, _ = _wall_rows(rec.capture, "--until", "0.5s")
+    second, _ = _wall_rows(rec.capture, "--since", "0.5s")
+    H.log("whole %s, first half %s, second half %s" % (whole, first, second))
+    for t, (n, ms) in whole.items():
+        a, b = first.get(t, (0, 0.0)), second.get(t, (0, 0.0))
+        assert a[0] + b[0] == n and abs(a[1] + b[1] - ms) < 0.15, (t, whole, first, second)
+    assert any(0 < first.get(t, (0, 0.0))[1] < ms for t, (n, ms) in whole.items()), \
+        (whole, first)
+    for args in (["--since", "100s"], ["--comm", "no-such-comm"]):
+        rows, err = _wall_rows(rec.capture, *args)
+        assert rows == {}, (args, rows)
+        assert "none of the capture's samples and off-CPU intervals is selected" in err, err
+    comm = next(iter(whole)).rsplit("-", 1)[0]
+    rows, _ = _wall_rows(rec.capture, "--comm", comm)
+    assert rows and all(t.rsplit("-", 1)[0] == comm for t in rows), (comm, rows)
