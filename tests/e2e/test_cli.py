@@ -442,3 +442,43 @@ def test_report_views_of_data_a_capture_lacks_exit_0():
             wrong.append("report %s: status %d (want 0), stdout %r, stderr %r" % (
                 " ".join(args), p.returncode, p.stdout[:300], p.stderr[:300]))
     assert not wrong, "\n".join(wrong)
+
+
+def _by_rows(capture, *args):
+    """report --by thread ARGS -> ({thread: samples recorded}, stdout, stderr)."""
+    p = H.run([H.BIN, "report", capture, "--by", "thread"] + list(args), check=True, quiet=True)
+    rows = {}
+    for line in p.stdout.split("by thread (samples)\n", 1)[1].splitlines()[1:]:
+        m = re.match(r"^\s+[\d.]+%\s+\S+\s+(\d+)\s+(.*)$", line)
+        if not m:
+            break
+        rows[m.group(2)] = int(m.group(1))
+    return rows, p.stdout, p.stderr
+
+
+def test_by_and_timeline_keep_the_window():
+    """report --by counts the samples the window and filters select, as the
+    tree does (it counted the whole capture: --since past the end listed
+    all 167 samples under an empty tree); the halves of a split add up to
+    the whole.  --timeline on a window past the data says it holds none
+    (it drew a 1 ns timeline); --off-cpu --by says --by splits samples
+    (it printed an empty table)."""
+    H.require_root()
+    cpu = H.tmp_path("by-cpu.msc")
+    H.record(cmd=[H.fixture("spinner"), "1"], output=cpu, extra=["-q"])
+    whole, _, _ = _by_rows(cpu)
+    first, _, _ = _by_rows(cpu, "--until", "0.5s")
+    second, _, _ = _by_rows(cpu, "--since", "0.5s")
+    H.log("whole %s, halves %s %s" % (whole, first, second))
+    assert whole and all(first.get(t, 0) + second.get(t, 0) == n for t, n in whole.items()), \
+        (whole, first, second)
+    assert 0 < sum(first.values()) < sum(whole.values()), (whole, first)
+    rows, _, err = _by_rows(cpu, "--since", "100s")
+    assert rows == {} and re.search(r"none of the capture's \d+ samples is selected", err), \
+        (rows, err)
+    p = H.run([H.BIN, "report", cpu, "--timeline", "--since", "100s"], check=True, quiet=True)
+    assert "timeline: no samples in the window" in p.stdout, p.stdout[-1500:]
+    off = H.tmp_path("by-off.msc")
+    H.record(cmd=[H.fixture("offcpu")], output=off, extra=["-q", "--off-cpu"])
+    p = H.run([H.BIN, "report", off, "--off-cpu", "--by", "thread"], check=True, quiet=True)
+    assert "by thread: --by splits CPU samples, not off-CPU intervals" in p.stdout, p.stdout
