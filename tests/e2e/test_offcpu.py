@@ -418,7 +418,7 @@ def test_summary_and_lists_count_the_window_the_tables_count():
     assert re.search(r"none of the capture's \d+ off-CPU intervals is selected", err), err
 
 
-def _wall_rows(capture, *args):
+def _wall_split(capture, *args):
     """report --wall ARGS -> ({thread: (samples, off-CPU ms)}, stderr)."""
     p = H.report(capture, "--wall", *args)
     rows = {}
@@ -438,9 +438,9 @@ def test_wall_keeps_the_scope_and_the_window():
     whole; a selection of nothing says so (status 0)."""
     rec = H.record([H.fixture("offcpu")], output=H.tmp_path("wall-window.msc"),
                    extra=["--off-cpu", "-q"])
-    whole, _ = _wall_rows(rec.capture)
-    first, _ = _wall_rows(rec.capture, "--until", "0.5s")
-    second, _ = _wall_rows(rec.capture, "--since", "0.5s")
+    whole, _ = _wall_split(rec.capture)
+    first, _ = _wall_split(rec.capture, "--until", "0.5s")
+    second, _ = _wall_split(rec.capture, "--since", "0.5s")
     H.log("whole %s, first half %s, second half %s" % (whole, first, second))
     for t, (n, ms) in whole.items():
         a, b = first.get(t, (0, 0.0)), second.get(t, (0, 0.0))
@@ -448,9 +448,9 @@ def test_wall_keeps_the_scope_and_the_window():
     assert any(0 < first.get(t, (0, 0.0))[1] < ms for t, (n, ms) in whole.items()), \
         (whole, first)
     for args in (["--since", "100s"], ["--comm", "no-such-comm"]):
-        rows, err = _wall_rows(rec.capture, *args)
+        rows, err = _wall_split(rec.capture, *args)
         assert rows == {}, (args, rows)
         assert "none of the capture's samples and off-CPU intervals is selected" in err, err
     comm = next(iter(whole)).rsplit("-", 1)[0]
-    rows, _ = _wall_rows(rec.capture, "--comm", comm)
+    rows, _ = _wall_split(rec.capture, "--comm", comm)
     assert rows and all(t.rsplit("-", 1)[0] == comm for t in rows), (comm, rows)
