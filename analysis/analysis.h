@@ -654,6 +654,11 @@ struct analysis_offcpu {
 /* Fill o from c's intervals of thread (CAPTURE_NONE: all).  Returns 0,
  * -EINVAL (thread out of range) or -ENOMEM; on error o is released. */
 int analysis_offcpu__init(struct analysis_offcpu *o, const struct capture *c, uint32_t thread);
+/* The same for the intervals q covers (analysis_query__match_interval: its
+ * event, thread, window by start and filter), as the off-CPU tables count
+ * them.  Returns 0, -EINVAL (q fails analysis_query__check) or -ENOMEM. */
+int analysis_offcpu__init_query(struct analysis_offcpu *o, const struct capture *c,
+				const struct analysis_query *q);
 /* Accepts a zeroed or released value. */
 void analysis_offcpu__release(struct analysis_offcpu *o);
 
@@ -736,6 +741,11 @@ struct analysis_wall {
 
 /* Returns 0 or -ENOMEM (w released). */
 int analysis_wall__init(struct analysis_wall *w, const struct capture *c);
+/* The same over the samples taken and the intervals begun in [start_ns,
+ * end_ns) (CLOCK_MONOTONIC ns; an end_ns of 0: no end), as a query's
+ * window selects them. */
+int analysis_wall__init_window(struct analysis_wall *w, const struct capture *c,
+			       uint64_t start_ns, uint64_t end_ns);
 void analysis_wall__release(struct analysis_wall *w);
 
 /*

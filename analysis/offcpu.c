@@ -74,12 +74,15 @@ void analysis_offcpu__release(struct analysis_offcpu *o)
 	memset(o, 0, sizeof(*o));
 }
 
-int analysis_offcpu__init(struct analysis_offcpu *o, const struct capture *c, uint32_t thread)
+/* The intervals of thread (CAPTURE_NONE: all) that q covers (NULL: all). */
+static int offcpu__fill(struct analysis_offcpu *o, const struct capture *c, uint32_t thread,
+			const struct analysis_query *q)
 {
 	uint32_t i;
 
 	memset(o, 0, sizeof(*o));
-	if (thread != CAPTURE_NONE && thread >= c->nthreads)
+	if ((thread != CAPTURE_NONE && thread >= c->nthreads) ||
+	    (q && analysis_query__check(c, q)))
 		return -EINVAL;
 	o->complete = malloc(((size_t)c->nintervals + 1) * sizeof(*o->complete));
 	o->incomplete = malloc(((size_t)c->nintervals + 1) * sizeof(*o->incomplete));
@@ -90,7 +93,8 @@ int analysis_offcpu__init(struct analysis_offcpu *o, const struct capture *c, ui
 	for (i = 0; i < c->nintervals; i++) {
 		const struct capture_interval *v = &c->intervals[i];
 
-		if (thread != CAPTURE_NONE && v->thread != thread)
+		if ((thread != CAPTURE_NONE && v->thread != thread) ||
+		    (q && !analysis_query__match_interval(q, v)))
 			continue;
 		if (v->flags & EDGE_FLAGS) {
 			o->incomplete[o->nincomplete++] = i;
@@ -107,6 +111,17 @@ int analysis_offcpu__init(struct analysis_offcpu *o, const struct capture *c, ui
 	qsort_r(o->complete, o->ncomplete, sizeof(uint32_t), by_weight, (void *)c);
 	qsort_r(o->incomplete, o->nincomplete, sizeof(uint32_t), by_thread_start, (void *)c);
 	return 0;
+}
+
+int analysis_offcpu__init(struct analysis_offcpu *o, const struct capture *c, uint32_t thread)
+{
+	return offcpu__fill(o, c, thread, NULL);
+}
+
+int analysis_offcpu__init_query(struct analysis_offcpu *o, const struct capture *c,
+				const struct analysis_query *q)
+{
+	return offcpu__fill(o, c, CAPTURE_NONE, q);
 }
 
 /* ---- wall view ---------------------------------------------------------- */
@@ -137,6 +152,12 @@ void analysis_wall__release(struct analysis_wall *w)
 
 int analysis_wall__init(struct analysis_wall *w, const struct capture *c)
 {
+	return analysis_wall__init_window(w, c, 0, 0);
+}
+
+int analysis_wall__init_window(struct analysis_wall *w, const struct capture *c,
+			       uint64_t start_ns, uint64_t end_ns)
+{
 	struct analysis_wall_row *rows;
 	uint32_t i, n = 0;
 
@@ -164,7 +185,8 @@ int analysis_wall__init(struct analysis_wall *w, const struct capture *c)
 	for (i = 0; i < c->nsamples; i++) {
 		const struct capture_sample *s = &c->samples[i];
 
-		if (s->event != w->cpu_event || s->thread == CAPTURE_NONE)
+		if (s->event != w->cpu_event || s->thread == CAPTURE_NONE ||
+		    s->time_ns < start_ns || (end_ns && s->time_ns >= end_ns))
 			continue;
 		rows[s->thread].samples++;
 		seen(&rows[s->thread], s->time_ns);
@@ -173,6 +195,8 @@ int analysis_wall__init(struct analysis_wall *w, const struct capture *c)
 		const struct capture_interval *v = &c->intervals[i];
 		struct analysis_wall_row *r = &rows[v->thread];
 
+		if (v->start_ns < start_ns || (end_ns && v->start_ns >= end_ns))
+			continue; /* by its start, as analysis_query__match_interval */
 		if (v->flags & EDGE_FLAGS) {
 			r->incomplete++;
 			analysis__sat_add(&r->incomplete_ns, v->weight);

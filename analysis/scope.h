@@ -42,6 +42,8 @@
 
 #include "capture/capture.h"
 
+struct analysis_query; /* analysis.h */
+
 enum analysis_field {
 	ANALYSIS_FIELD_PID = 0,
 	ANALYSIS_FIELD_TID = 1,
@@ -124,6 +126,11 @@ struct analysis_groups {
  */
 int analysis_groups__init(struct analysis_groups *g, const struct capture *c, uint32_t event,
 			  enum analysis_by by);
+/* The same over the samples q covers (analysis_query__match: its event,
+ * window and filter), as the report's tree counts them.  Returns 0,
+ * -EINVAL (q fails analysis_query__check), -ENOMEM. */
+int analysis_groups__init_query(struct analysis_groups *g, const struct capture *c,
+				const struct analysis_query *q, enum analysis_by by);
 /* Accepts a zeroed or released value. */
 void analysis_groups__release(struct analysis_groups *g);
 

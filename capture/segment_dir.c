@@ -219,6 +219,16 @@ static uint64_t to_monotonic(uint64_t real_ns, uint64_t start_ns, uint64_t realt
 							       : real_ns + (start_ns - realtime_ns);
 }
 
+/* "2026-12-02T14:17:00Z" for CLOCK_REALTIME ns (seconds, truncated). */
+static void format_utc(uint64_t real_ns, char *buf, size_t size)
+{
+	time_t t = (time_t)(real_ns / 1000000000u);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, size, "@%" PRIu64, real_ns / 1000000000u);
+}
+
 struct dir_span {
 	uint32_t read;
 	uint64_t start_ns, end_ns, realtime_ns; /* of the first and last segment read */
@@ -227,6 +237,10 @@ struct dir_span {
 	uint32_t recordings;
 	uint64_t recording_start_ns;
 	uint64_t covered_ns; /* the segments' own durations, summed */
+	/* Readable segments the range left out, and the CLOCK_REALTIME span
+	 * they cover (to say where the data is when the range holds none). */
+	uint32_t outside;
+	uint64_t outside_first_ns, outside_last_ns;
 };
 
 /* Merge one segment into b if it overlaps the range.  Returns 0 (also when
@@ -266,8 +280,15 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 		notef(note, ctx, "%s: no segment times, cannot select by time: skipped", path);
 		goto cleanup;
 	}
-	if (end <= lo || start >= hi)
-		goto cleanup; /* outside the range: not selected */
+	if (end <= lo || start >= hi) { /* outside the range: not selected */
+		uint64_t real_end = end != UINT64_MAX && end > start ? real + (end - start) : real;
+
+		if (!span->outside++ || real < span->outside_first_ns)
+			span->outside_first_ns = real;
+		if (real_end > span->outside_last_ns)
+			span->outside_last_ns = real_end;
+		goto cleanup;
+	}
 	err = capture_builder__merge(b, c, lo, hi);
 	if (err == -EINVAL) { /* cannot happen after validation; never a wrong total */
 		notef(note, ctx, "%s: inconsistent references: skipped", path);
@@ -349,10 +370,21 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 		if (rc)
 			goto cleanup;
 	}
+	if (!span.read && span.outside) {
+		char from[32], to[32];
+
+		rc = -ERANGE;
+		format_utc(span.outside_first_ns, from, sizeof(from));
+		format_utc(span.outside_last_ns, to, sizeof(to));
+		snprintf(err, errlen,
+			 "%s: the time range holds no data: none of the %" PRIu32 " readable "
+			 "segment%s (%s to %s) falls in it",
+			 dir, span.outside, span.outside == 1 ? "" : "s", from, to);
+		goto cleanup;
+	}
 	if (!span.read) {
 		rc = -ENOENT;
-		snprintf(err, errlen, "%s: no readable segment%s", dir,
-			 n ? " in the selected time range" : "s");
+		snprintf(err, errlen, "%s: no readable segments", dir);
 		goto cleanup;
 	}
 	snprintf(buf, sizeof(buf), "%" PRIu32, span.read);

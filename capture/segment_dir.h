@@ -73,8 +73,10 @@ typedef void (*segment_note_fn)(void *ctx, const char *line);
  * being written, a damaged one, one removed while reading (retention) and
  * a gap in the sequence are each reported through note (may be NULL) and
  * skipped.  The merged capture's meta "segments" counts the segments read
- * and "samples" its samples.  Returns 0 with *out; -ENOENT (with err) when
- * no segment could be read; -errno of listing the directory; -ENOMEM.
+ * and "samples" its samples.  Returns 0 with *out; -ERANGE (with err
+ * naming the span the segments cover) when segments were readable but
+ * none falls in the range; -ENOENT (with err) when no segment could be
+ * read; -errno of listing the directory; -ENOMEM.
  */
 int segment_dir__open(const char *dir, uint64_t since_realtime_ns, uint64_t until_realtime_ns,
 		      struct capture **out, char *err, size_t errlen, segment_note_fn note,

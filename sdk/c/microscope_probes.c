@@ -94,12 +94,39 @@ static unsigned long long proc_start(long pid)
 	return start;
 }
 
+/* "a,b" (record --probes) into the select buffer as the recorder writes
+ * it: each prefix NUL-terminated, then an empty one.  -1 (the buffer left
+ * empty) for an empty or too long prefix, or no room. */
+static int select__copy(const char *s)
+{
+	size_t at = 0;
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+
+		if (!len || len >= MICROSCOPE_PROBES_NAME_MAX ||
+		    at + len + 2 > sizeof(select_prefixes)) {
+			memset(select_prefixes, 0, sizeof(select_prefixes));
+			return -1;
+		}
+		memcpy(select_prefixes + at, s, len);
+		at += len;
+		select_prefixes[at++] = '\0';
+		s += len + (s[len] == ',');
+	}
+	select_prefixes[at] = '\0';
+	return at ? 0 : -1;
+}
+
 /* Started by `microscope record -- CMD` (MICROSCOPE_PROBES_RECORDER_ENV
  * naming a recorder still running): write from now on, the heartbeat
- * timeout counted from now, records waiting in the ring until it reads. */
+ * timeout counted from now, records waiting in the ring until it reads;
+ * every site, or with ":PREFIXES" (record --probes) the sites whose name
+ * starts with one of them. */
 static void microscope_probes__preenable(void)
 {
 	const char *s = getenv(MICROSCOPE_PROBES_RECORDER_ENV);
+	uint64_t on = MICROSCOPE_PROBES_ON | MICROSCOPE_PROBES_ALL;
 	unsigned long long start;
 	long pid;
 	char *end;
@@ -110,12 +137,17 @@ static void microscope_probes__preenable(void)
 	if (pid <= 0 || *end != ':')
 		return;
 	start = strtoull(end + 1, &end, 10);
-	if (*end || !start || proc_start(pid) != start)
+	if ((*end && *end != ':') || !start || proc_start(pid) != start)
 		return;
+	if (*end == ':') {
+		if (select__copy(end + 1))
+			return;
+		on = MICROSCOPE_PROBES_ON | MICROSCOPE_PROBES_SELECT;
+	}
 	CTL->reader_pid = (uint64_t)pid;
 	__atomic_store_n(&CTL->heartbeat_ns, mono_ns(), __ATOMIC_RELAXED);
-	__atomic_store_n(&CTL->enable, MICROSCOPE_PROBES_ON | MICROSCOPE_PROBES_ALL,
-			 __ATOMIC_RELEASE);
+	/* the prefixes before the SELECT bit that publishes them */
+	__atomic_store_n(&CTL->enable, on, __ATOMIC_RELEASE);
 }
 
 __attribute__((constructor)) static void microscope_probes__init(void)

@@ -90,10 +90,12 @@ extern "C" {
 #define MICROSCOPE_PROBES_RING_MIN 16
 #define MICROSCOPE_PROBES_RING_MAX (1u << 22)
 /* Set by `microscope record -- CMD` in CMD's environment: "PID:START", the
- * recorder's pid and start time (field 22 of /proc/PID/stat).  While that
- * process runs, the SDK turns writing on (ON | ALL, reader_pid = PID,
- * heartbeat = its own start) in its constructor, before the recorder
- * finds it; the recorder then reads the ring from its start (tail 0). */
+ * recorder's pid and start time (field 22 of /proc/PID/stat), and with
+ * record --probes ":PREFIX,PREFIX...".  While that process runs, the SDK
+ * turns writing on (ON | ALL, or ON | SELECT with the prefixes in its
+ * select buffer; reader_pid = PID, heartbeat = its own start) in its
+ * constructor, before the recorder finds it; the recorder then reads the
+ * ring from its start (tail 0). */
 #define MICROSCOPE_PROBES_RECORDER_ENV "MICROSCOPE_PROBES_RECORDER"
 /* Reader timeout when the recorder gives none (ns). */
 #define MICROSCOPE_PROBES_TIMEOUT_DEFAULT_NS 2000000000ull

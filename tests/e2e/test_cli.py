@@ -399,3 +399,86 @@ def test_exit_statuses_across_commands():
     # Nothing was written through the links or beside them.
     assert not os.path.exists(H.tmp_path("status-target"))
     assert not os.path.exists(H.tmp_path("status-target.svg"))
+
+
+def test_report_views_of_data_a_capture_lacks_exit_0():
+    """A report view of data the capture does not hold, or whose selection
+    holds none of it, is a report that selects nothing (README, "Exit
+    status": 0, said on stderr), not a failed input (1) nor an argument
+    error (2): --off-cpu on a capture recorded without it exited 1 while
+    --zones without probes and --wall without off-CPU exited 0.  Every view
+    (--timeline, --by, the plain report) says so the same way."""
+    H.require_root()
+    cpu = H.tmp_path("views-cpu.msc")
+    H.record(cmd=[H.fixture("spinner"), "1"], output=cpu, extra=["-q"])
+    off = H.tmp_path("views-off.msc")
+    H.record(cmd=[H.fixture("offcpu")], output=off, extra=["-q", "--off-cpu"])
+    n_off = int(re.search(r"complete\s+(\d+) intervals",
+                          H.report(off, "--off-cpu").stdout).group(1))
+    assert n_off > 0, "the off-CPU fixture recorded no interval"
+    lacks = r"no off-CPU intervals \(record with --off-cpu\)"
+    nothing = r"none of the capture's \d+ samples is selected"
+    nothing_off = r"none of the capture's \d+ off-CPU intervals is selected"
+    table = [
+        # arguments, stdout says, stderr says
+        ([cpu, "--off-cpu"], r"no off-CPU intervals: the capture was recorded without", lacks),
+        ([cpu, "--off-cpu", "--timeline"], r"no off-CPU intervals", lacks),
+        ([cpu, "--off-cpu", "--by", "thread"], r"no off-CPU intervals", lacks),
+        ([cpu, "--zones"], r"no probe sites", r"^$"),
+        ([cpu, "--wall"], r"off-CPU    not recorded", r"^$"),
+        ([cpu, "--comm", "no-such-comm"], r"\(no samples\)", nothing),
+        ([cpu, "--timeline", "--comm", "no-such-comm"], r"timeline: no samples in the selection",
+         nothing),
+        ([cpu, "--by", "thread", "--comm", "no-such-comm"], r"by thread", nothing),
+        ([off, "--off-cpu", "--comm", "no-such-comm"], r"off-CPU by blocking function \(top 0",
+         nothing_off),
+        ([off, "--off-cpu", "--timeline", "--comm", "no-such-comm"],
+         r"timeline: no samples in the selection", nothing_off),
+    ]
+    wrong = []
+    for args, out, err in table:
+        p = H.run([H.BIN, "report"] + args, timeout=60, quiet=True)
+        if p.returncode != 0 or not re.search(out, p.stdout) or not re.search(err, p.stderr):
+            wrong.append("report %s: status %d (want 0), stdout %r, stderr %r" % (
+                " ".join(args), p.returncode, p.stdout[:300], p.stderr[:300]))
+    assert not wrong, "\n".join(wrong)
+
+
+def _by_rows(capture, *args):
+    """report --by thread ARGS -> ({thread: samples recorded}, stdout, stderr)."""
+    p = H.run([H.BIN, "report", capture, "--by", "thread"] + list(args), check=True, quiet=True)
+    rows = {}
+    for line in p.stdout.split("by thread (samples)\n", 1)[1].splitlines()[1:]:
+        m = re.match(r"^\s+[\d.]+%\s+\S+\s+(\d+)\s+(.*)$", line)
+        if not m:
+            break
+        rows[m.group(2)] = int(m.group(1))
+    return rows, p.stdout, p.stderr
+
+
+def test_by_and_timeline_keep_the_window():
+    """report --by counts the samples the window and filters select, as the
+    tree does (it counted the whole capture: --since past the end listed
+    all 167 samples under an empty tree); the halves of a split add up to
+    the whole.  --timeline on a window past the data says it holds none
+    (it drew a 1 ns timeline); --off-cpu --by says --by splits samples
+    (it printed an empty table)."""
+    H.require_root()
+    cpu = H.tmp_path("by-cpu.msc")
+    H.record(cmd=[H.fixture("spinner"), "1"], output=cpu, extra=["-q"])
+    whole, _, _ = _by_rows(cpu)
+    first, _, _ = _by_rows(cpu, "--until", "0.5s")
+    second, _, _ = _by_rows(cpu, "--since", "0.5s")
+    H.log("whole %s, halves %s %s" % (whole, first, second))
+    assert whole and all(first.get(t, 0) + second.get(t, 0) == n for t, n in whole.items()), \
+        (whole, first, second)
+    assert 0 < sum(first.values()) < sum(whole.values()), (whole, first)
+    rows, _, err = _by_rows(cpu, "--since", "100s")
+    assert rows == {} and re.search(r"none of the capture's \d+ samples is selected", err), \
+        (rows, err)
+    p = H.run([H.BIN, "report", cpu, "--timeline", "--since", "100s"], check=True, quiet=True)
+    assert "timeline: no samples in the window" in p.stdout, p.stdout[-1500:]
+    off = H.tmp_path("by-off.msc")
+    H.record(cmd=[H.fixture("offcpu")], output=off, extra=["-q", "--off-cpu"])
+    p = H.run([H.BIN, "report", off, "--off-cpu", "--by", "thread"], check=True, quiet=True)
+    assert "by thread: --by splits CPU samples, not off-CPU intervals" in p.stdout, p.stdout

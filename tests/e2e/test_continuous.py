@@ -540,6 +540,42 @@ def test_since_until_header_shows_the_window_of_a_directory():
 
 
 
+@H.timeout(90)
+def test_window_without_segments_says_so_and_exits_0():
+    """report DIR --since/--until whose window holds none of the segments is
+    a report that selects nothing (README, "Exit status": 0, said on
+    stderr), and says where the data is: it used to exit 1 with "no
+    readable segment", as for a damaged directory.  A directory whose only
+    segment is damaged still exits 1, window or not."""
+    import calendar
+    H.require_root()
+    d, t0 = _segment_dir_of(2.5)
+    n = len(_segments(d))
+    first = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0))
+    for args in (["--since", "@%d" % (t0 + 3600)], ["--until", "@%d" % (t0 - 3600)],
+                 ["--since", "@%d" % (t0 - 7200), "--until", "@%d" % (t0 - 3600), "--zones"],
+                 ["--since", "@%d" % (t0 + 3600), "--off-cpu"]):
+        p = H.run([H.BIN, "report", d] + args, quiet=True)
+        assert p.returncode == 0, (args, p.returncode, p.stderr)
+        m = re.search(r"the time range holds no data: none of the (\d+) readable segments? "
+                      r"\((\S+) to (\S+)\) falls in it", p.stderr)
+        assert m, (args, p.stderr)
+        assert int(m.group(1)) == n and m.group(2) == first, (args, n, first, p.stderr)
+        last = calendar.timegm(time.strptime(m.group(3), "%Y-%m-%dT%H:%M:%SZ"))
+        assert t0 + 2 <= last <= t0 + 4, (args, t0, p.stderr)
+        assert "the time range holds no segment" in p.stdout, (args, p.stdout)
+    bad = H.tmp_path("segs-damaged")
+    os.makedirs(bad, exist_ok=True)
+    with open(os.path.join(d, _segments(d)[0]), "rb") as f:
+        data = bytearray(f.read())
+    data[len(data) // 2] ^= 0xFF
+    with open(os.path.join(bad, _segments(d)[0]), "wb") as f:
+        f.write(bytes(data))
+    for args in ([], ["--since", "@%d" % (t0 + 3600)]):
+        p = H.run([H.BIN, "report", bad] + args, quiet=True)
+        assert p.returncode == 1 and "no readable segments" in p.stderr, (args, p.stderr)
+
+
 @H.timeout(60)
 def test_stopped_before_any_sample_publishes_no_segment():
     """SIGINT before the first sample (here: an idle target, which never

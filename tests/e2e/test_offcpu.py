@@ -380,3 +380,77 @@ def test_wall_columns_add_up_and_stopped_has_its_own():
     assert "(off-CPU)" in proc.stdout and "no CPU samples" in proc.stderr, \
         proc.stdout + proc.stderr
     assert "samples    0" not in proc.stdout, proc.stdout
+
+
+def _offcpu_counts(capture, *args):
+    """report --off-cpu ARGS -> (complete, clipped from the summary, the
+    state table's intervals, the complete list's length), stderr."""
+    p = H.report(capture, "--off-cpu", "--limit", "100000", *args)
+    out = p.stdout
+    complete = int(re.search(r"^  complete\s+(\d+) interval", out, re.M).group(1))
+    clipped = int(re.search(r"^  clipped\s+(\d+) interval", out, re.M).group(1))
+    table = out.split("off-CPU by state", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    by_state = sum(int(line.split()[2]) for line in table if line.strip())
+    listed = int(re.search(r"complete intervals \(longest first; top \d+ of (\d+)\)",
+                           out).group(1))
+    return (complete, clipped, by_state, listed), p.stderr
+
+
+def test_summary_and_lists_count_the_window_the_tables_count():
+    """report --off-cpu --since/--until: the summary and the interval lists
+    count the intervals the window selects (by start), as the tables do;
+    they counted the whole capture, so a window holding none showed "10
+    intervals" above empty tables.  The two halves of a split add up to
+    the whole."""
+    rec = H.record([H.fixture("offcpu")], output=H.tmp_path("window.msc"),
+                   extra=["--off-cpu", "-q"])
+    whole, _ = _offcpu_counts(rec.capture)
+    assert whole[0] >= 5 and whole[0] + whole[1] == whole[2] and whole[3] == whole[0], whole
+    halves = []
+    for args in (["--until", "0.5s"], ["--since", "0.5s"], ["--since", "100s"]):
+        got, err = _offcpu_counts(rec.capture, *args)
+        H.log("%s: complete %d, clipped %d, by state %d, listed %d" % ((args,) + got))
+        assert got[0] + got[1] == got[2] and got[3] == got[0], (args, got)
+        halves.append(got)
+    assert halves[0][2] + halves[1][2] == whole[2], (halves, whole)
+    assert 0 < halves[0][0] < whole[0] and 0 < halves[1][0] < whole[0], (halves, whole)
+    assert halves[2] == (0, 0, 0, 0), halves[2]
+    assert re.search(r"none of the capture's \d+ off-CPU intervals is selected", err), err
+
+
+def _wall_split(capture, *args):
+    """report --wall ARGS -> ({thread: (samples, off-CPU ms)}, stderr)."""
+    p = H.report(capture, "--wall", *args)
+    rows = {}
+    for line in p.stdout.split("incomplete ms (n)\n", 1)[1].splitlines():
+        f = line.split()
+        if not f:
+            break  # the table ends at a blank line
+        rows[f[0]] = (int(f[1]), float(f[3]))
+    return rows, p.stderr
+
+
+def test_wall_keeps_the_scope_and_the_window():
+    """report --wall --since/--until and the scope options: the samples
+    taken and the intervals begun in the window, of the threads the scope
+    keeps, as the other views select them; --wall ignored them all and
+    showed the whole capture.  The two halves of a split add up to the
+    whole; a selection of nothing says so (status 0)."""
+    rec = H.record([H.fixture("offcpu")], output=H.tmp_path("wall-window.msc"),
+                   extra=["--off-cpu", "-q"])
+    whole, _ = _wall_split(rec.capture)
+    first, _ = _wall_split(rec.capture, "--until", "0.5s")
+    second, _ = _wall_split(rec.capture, "--since", "0.5s")
+    H.log("whole %s, first half %s, second half %s" % (whole, first, second))
+    for t, (n, ms) in whole.items():
+        a, b = first.get(t, (0, 0.0)), second.get(t, (0, 0.0))
+        assert a[0] + b[0] == n and abs(a[1] + b[1] - ms) < 0.15, (t, whole, first, second)
+    assert any(0 < first.get(t, (0, 0.0))[1] < ms for t, (n, ms) in whole.items()), \
+        (whole, first)
+    for args in (["--since", "100s"], ["--comm", "no-such-comm"]):
+        rows, err = _wall_split(rec.capture, *args)
+        assert rows == {}, (args, rows)
+        assert "none of the capture's samples and off-CPU intervals is selected" in err, err
+    comm = next(iter(whole)).rsplit("-", 1)[0]
+    rows, _ = _wall_split(rec.capture, "--comm", comm)
+    assert rows and all(t.rsplit("-", 1)[0] == comm for t in rows), (comm, rows)

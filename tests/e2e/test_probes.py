@@ -118,6 +118,58 @@ def test_zone_before_the_recorder_finds_the_process():
     assert head["records"] == 3, text
 
 
+def test_zone_before_the_recorder_finds_the_process_with_probes_option():
+    """The same with record --probes: the command's environment carries the
+    prefixes too, so the SDK writes the selected sites from its start (it
+    used to get no MICROSCOPE_PROBES_RECORDER with --probes and lost the
+    zone: enabled=0, no site); a site not selected is not written at all."""
+    for sel, want in (("fi,zz", {"first": 1}), ("zz", {})):
+        rec = H.record([H.fixture("zones_first")], output=H.tmp_path("first-%s.msc" % sel),
+                       extra=["--probes", sel])
+        line = rec.fixture_line("first enabled=")
+        assert line["enabled"] == 1 and line["dropped"] == 0, (sel, rec.fixture_lines)
+        rows, head, text = zones_table(rec.capture)
+        assert {k: int(v["count"]) for k, v in rows.items()} == want, (sel, text)
+        assert head["records"] == 3 * len(want) and head["problems"] == 0, (sel, text)
+
+
+def test_attach_keeps_the_first_zone_begun_after_it():
+    """record -p PID: the program writes nothing until the recorder attaches
+    (expected: no early start without the recorder's variable), and every
+    zone begun after writing went on is kept whole, begin and end: the
+    capture's zones are the fixture's "sure" ones (plus the one in flight
+    at the switch when both its records made it), never fewer; the one in
+    flight can only lose its begin (an unmatched end), never its end."""
+    k = 40
+    for i, extra in enumerate(([], ["--probes", "att"])):
+        proc = None
+        fx, out = H.start_fixture([H.fixture("zones"), "attach", str(k), "1000000"],
+                                  out_name="attach%d.out" % i)
+        try:
+            H.wait_for_line(out, r"attach ready", timeout=30, proc=fx)
+            # in the background: the fixture, our child, is reaped here
+            # (a zombie would keep `record -p` waiting)
+            proc, capture, _ = H.start_record(pids=[fx.pid], extra=extra,
+                                              output=H.tmp_path("attach%d.msc" % i))
+            assert fx.wait(timeout=60) == 0, fx.stderr.read()
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+        finally:
+            for p in (fx, proc):
+                if p is not None and p.poll() is None:
+                    p.kill()
+                    p.wait()
+        line = [H.parse_kv(l) for l in open(out).read().splitlines()
+                if l.startswith("attach sure=")]
+        assert line and line[0]["sure"] == k, (extra, open(out).read())
+        maybe = line[0]["maybe"]
+        rows, head, text = zones_table(capture)
+        count = int(rows["attach"]["count"])
+        assert k <= count <= k + maybe, (extra, k, maybe, text)
+        assert head["unmatched_begins"] == 0 and head["unmatched_ends"] <= maybe, (extra, text)
+        assert head["problems"] == 0 and head["broken"] == 0, (extra, text)
+
+
 def test_cxx_program_uses_the_header():
     """The SDK's header compiled as C++ (g++ -Werror -pedantic, an RAII
     zone guard): its zones are recorded like C's."""
@@ -644,6 +696,47 @@ def test_system_wide_finds_processes_mapping_the_sdk():
     rows, head, text = zones_table(capture)
     assert int(rows["py_work"]["count"]) == n and int(rows["py_work"]["pid"]) == pid, text
     assert int(rows["py_mark"]["marks"]) == n, text
+
+
+def test_system_wide_finds_a_child_forked_after_a_site_was_defined():
+    """record -a: a child forked (without exec) by a process mapping
+    libmicroscope_probes.so maps no file and execs nothing, so only its
+    fork record names it; it is looked in at its parent's control-block
+    address, and its zones of the site its parent defined before the fork
+    are its own (they were lost: the child waited in vain for writing on)."""
+    k = 30
+    proc, capture, _ = H.start_record(output=H.tmp_path("system-fork.msc"), system_wide=True,
+                                      duration=60)
+    fx = None
+    try:
+        time.sleep(1.0)  # not an assertion: the recorder is running
+        fx, out = H.start_fixture([H.fixture("zones_so"), "forkdef", str(k)],
+                                  out_name="system-fork.out")
+        assert fx.wait(timeout=60) == 0, fx.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    finally:
+        for p in (fx, proc):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+    lines = open(out).read().splitlines()
+    assert "forkdef child enabled_at_fork=0" in lines, lines
+    pids = {}
+    for line in lines:
+        if line.startswith("forkdef who="):
+            kv = H.parse_kv(line)
+            assert kv["enabled"] == 1, lines
+            pids[kv["who"]] = kv["pid"]
+    assert set(pids) == {"parent", "child"} and pids["child"] != pids["parent"], lines
+    for who, want in (("parent", k + 1), ("child", k)):
+        rows, head, text = zones_table(capture, "--pid", str(pids[who]))
+        assert int(rows["shared"]["count"]) == want, (who, text)
+        assert int(rows["shared"]["pid"]) == pids[who], (who, text)
+        assert head["problems"] == 0 and head["unmatched_ends"] == 0, (who, text)
+    # found by its fork record, at the parent's address (not by a search)
+    assert _counters(capture).get("probes.forks", 0) >= 1, _counters(capture)
 
 
 def _counters(capture):

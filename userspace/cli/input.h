@@ -51,7 +51,8 @@ int cli_input__read_dir(const char *cmd, const char *path, void **bytes, size_t 
 
 /* Both with a range: a directory's segments and samples in it only; a file
  * with a range other than everything is refused (-EDOM with err: a usage
- * error, status 2). */
+ * error, status 2); a directory whose segments all lie outside the range
+ * gives -ERANGE with err (a window holding no data, not a damaged input). */
 int cli_input__open_range(const char *cmd, const char *path, struct cli_input_range range,
 			  struct capture **out, char *err, size_t errlen);
 int cli_input__read_dir_range(const char *cmd, const char *path, struct cli_input_range range,

@@ -102,10 +102,36 @@ static void record_probes__exe(struct record_probes *rp, pid_t pid, bool at_star
 	rp->exe_cpu_ns += thread_cpu_ns() - t0;
 }
 
-void record_probes__chunk(struct record_probes *rp, const struct ms_chunk *c, const void *payload)
+/* A new process forked by one looked in, or queued to be: queue it too. */
+static void record_probes__fork(struct record_probes *rp, const struct collector *col,
+				const struct perf_task *t)
+{
+	pid_t pid = (pid_t)t->f.pid, ppid = (pid_t)t->f.ppid;
+
+	if (pid == ppid) /* a thread */
+		return;
+	for (uint32_t i = 0; i < rp->npending; i++) {
+		if (rp->pending[i] == ppid) { /* not handed over yet: search it alike */
+			record_probes__queue(rp, pid);
+			return;
+		}
+	}
+	if (!collector__probes_has(col, ppid))
+		return;
+	if (rp->nforks == RECORD_PROBES_PENDING) {
+		rp->dropped++;
+		return;
+	}
+	rp->forks[rp->nforks][0] = pid;
+	rp->forks[rp->nforks++][1] = ppid;
+}
+
+void record_probes__chunk(struct record_probes *rp, const struct collector *col,
+			  const struct ms_chunk *c, const void *payload)
 {
 	struct perf_mmap2 r;
 	struct perf_comm cr;
+	struct perf_task t;
 	const char *base;
 	uint32_t type;
 
@@ -117,6 +143,11 @@ void record_probes__chunk(struct record_probes *rp, const struct ms_chunk *c, co
 	if (c->kind != MS_CHUNK_PERF || c->len < 8)
 		return;
 	type = ((const uint32_t *)payload)[0];
+	if (type == PERF_RECORD_FORK) {
+		if (!perf_rec__parse_task(&rp->sideband, payload, c->len, &t))
+			record_probes__fork(rp, col, &t);
+		return;
+	}
 	if (type == PERF_RECORD_COMM) {
 		if (!perf_rec__parse_comm(&rp->sideband, payload, c->len, &cr) &&
 		    (cr.misc & PERF_RECORD_MISC_COMM_EXEC))
@@ -145,5 +176,11 @@ int record_probes__flush(struct record_probes *rp, struct collector *col)
 			break;
 	}
 	rp->npending = 0;
+	for (uint32_t i = 0; !err && i < rp->nforks; i++) {
+		err = collector__probe_fork(col, rp->forks[i][1], rp->forks[i][0]);
+		if (err == -ENOSPC || err == -ENOENT)
+			err = 0; /* counted (probes.procs_full), or the parent is done */
+	}
+	rp->nforks = 0;
 	return err;
 }

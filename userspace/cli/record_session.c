@@ -69,7 +69,8 @@ struct record_session {
 	uint64_t py_scan_ns;	       /* -a: CPU time of the start-up scan for CPython */
 	struct record_python pyw;      /* -a: which processes run CPython */
 	struct record_probes probes;   /* -a: which processes map the probes SDK */
-	char probes_env[96];	       /* MICROSCOPE_PROBES_RECORDER=... for the command */
+	/* MICROSCOPE_PROBES_RECORDER=PID:START[:--probes] for the command */
+	char probes_env[64 + MS_MAX_PROBE_PREFIXES * (MS_MAX_PROBE_PREFIX + 1)];
 	struct record_rolling *roll;   /* --continuous or --window, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
@@ -161,7 +162,7 @@ static int session__sink(void *ctx, const struct ms_chunk *c, const void *payloa
 	if (s->py && s->o->system_wide)
 		record_python__chunk(&s->pyw, s->py, c, payload);
 	if (s->o->system_wide)
-		record_probes__chunk(&s->probes, c, payload);
+		record_probes__chunk(&s->probes, s->col, c, payload);
 	return processor__sink(s->proc, c, payload);
 }
 
@@ -399,9 +400,9 @@ static int session__wire(struct record_session *s, const char *record_command)
 	if (err)
 		return err;
 	if (o->argv) {
-		/* the probes SDK in the command writes from its start (not
-		 * with --probes: the recorder chooses the sites as it reads) */
-		if (o->probes || launcher__probes_env(s->probes_env, sizeof(s->probes_env)))
+		/* the probes SDK in the command writes from its start (with
+		 * --probes, the sites the prefixes select) */
+		if (launcher__probes_env(s->probes_env, sizeof(s->probes_env), o->probes))
 			s->probes_env[0] = 0;
 		err = launcher__spawn_env(&s->launch, o->argv, s->probes_env[0] ? s->probes_env : NULL);
 		if (err) {

@@ -211,10 +211,12 @@ static void print_flat(const struct report *tr, const struct analysis_flat *f)
 	}
 }
 
+/* --by's names, by enum analysis_by. */
+static const char *const kinds[] = { "process", "thread", "container", "module" };
+
 /* --by: the split, largest first, with shares of the event's total. */
 static void print_groups(const struct report *r, const struct analysis_groups *g)
 {
-	static const char *const kinds[] = { "process", "thread", "container", "module" };
 	char w[32];
 
 	printf("\nby %s (%s)\n", kinds[r->opt->by], r->ns ? "ms" : r->unit);
@@ -324,7 +326,7 @@ static int report_print_timeline(const struct report *r, const struct analysis_n
 		.buckets = r->opt->timeline,
 		.max_lanes = r->opt->limit,
 	};
-	uint64_t last = t.start_ns;
+	uint64_t last = 0;
 	uint32_t i;
 
 	for (i = 0; i < c->nsamples; i++)
@@ -334,7 +336,8 @@ static int report_print_timeline(const struct report *r, const struct analysis_n
 		if (c->intervals[i].end_ns > last)
 			last = c->intervals[i].end_ns;
 	t.end_ns = q->end_ns ? q->end_ns : last + 1;
-	if (t.end_ns <= t.start_ns) {
+	/* a window past the last sample or interval holds none */
+	if (t.end_ns <= t.start_ns || last < t.start_ns) {
 		printf("\ntimeline: no samples in the window\n");
 		return 0;
 	}
@@ -454,6 +457,15 @@ static int report_run(int argc, char **argv)
 	rc = cli_input__open_range("report", opt.path,
 				   (struct cli_input_range){ opt.since_real_ns, opt.until_real_ns }, &c,
 				   err, sizeof(err));
+	if (rc == -ERANGE) {
+		/* a window holding no data: a report that selects nothing (README,
+		 * "Exit status": 0, said on stderr) */
+		printf("microscope report: %s\n  no samples: the time range holds no segment\n",
+		       opt.path);
+		fprintf(stderr, "microscope report: %s\n", err);
+		status = 0;
+		goto cleanup;
+	}
 	if (rc) {
 		if (err[0])
 			fprintf(stderr, "microscope report: %s\n", err);
@@ -476,9 +488,16 @@ static int report_run(int argc, char **argv)
 		goto cleanup;
 	}
 	if (opt.off_cpu && analysis__find_event(c, "off-cpu", &event)) {
+		/* A view of data the capture does not hold selects nothing: status
+		 * 0 and a line saying so, as --zones without probes and --wall
+		 * without off-CPU (README, "Exit status"). */
+		printf("microscope report: %s (off-CPU)\n\nno off-CPU intervals: the capture "
+		       "was recorded without --off-cpu\n",
+		       opt.path);
 		fprintf(stderr,
 			"microscope report: %s: no off-CPU intervals (record with --off-cpu)\n",
 			opt.path);
+		status = 0;
 		goto cleanup;
 	}
 	if (opt.off_cpu) {
@@ -563,6 +582,12 @@ static int report_run(int argc, char **argv)
 			"--cgroup), --since/--until and "
 			"--focus/--ignore options\n",
 			c->nsamples);
+	if (opt.off_cpu && !r.total && c->nintervals)
+		fprintf(stderr,
+			"microscope report: none of the capture's %" PRIu32 " off-CPU intervals "
+			"is selected: check the scope (--pid, --tid, --comm, --module, "
+			"--container, --cgroup), --since/--until and --focus/--ignore options\n",
+			c->nintervals);
 	if (opt.off_cpu) {
 		if (print_offcpu_summary(&r) || print_offcpu_tables(&r))
 			goto cleanup;
@@ -570,8 +595,16 @@ static int report_run(int argc, char **argv)
 		print_summary(&r, &sum, event);
 		print_offcpu_note(&r);
 	}
+	if (opt.by_set && opt.off_cpu) {
+		/* analysis_groups splits samples; an interval has no split yet */
+		printf("\nby %s: --by splits CPU samples, not off-CPU intervals\n", kinds[opt.by]);
+		fprintf(stderr, "microscope report: --by splits CPU samples; the off-CPU "
+				"intervals are not split (see the tables above)\n");
+		oom = false;
+		goto flush;
+	}
 	if (opt.by_set) {
-		if (analysis_groups__init(&groups, view, event, opt.by))
+		if (analysis_groups__init_query(&groups, view, &q, opt.by))
 			goto cleanup;
 		print_groups(&r, &groups);
 		oom = false;

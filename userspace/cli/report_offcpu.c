@@ -44,7 +44,7 @@ int print_offcpu_summary(const struct report *r)
 	uint32_t i;
 	bool first;
 
-	if (analysis_offcpu__init(&o, c, CAPTURE_NONE))
+	if (analysis_offcpu__init_query(&o, c, r->query))
 		return -ENOMEM;
 	printf("microscope report: %s (off-CPU)\n", r->opt->path);
 	if (cmd)
@@ -220,7 +220,7 @@ int print_offcpu_intervals(const struct report *r)
 	char *path = malloc(size);
 	uint32_t i, n;
 
-	if (!path || analysis_offcpu__init(&o, r->c, CAPTURE_NONE)) {
+	if (!path || analysis_offcpu__init_query(&o, r->c, r->query)) {
 		free(path);
 		return -ENOMEM;
 	}
@@ -242,36 +242,72 @@ int print_offcpu_intervals(const struct report *r)
 	return 0;
 }
 
-int report_wall(const struct report_options *opt, const struct capture *c)
+/* What the wall table's on-CPU and off-CPU columns stand for in the
+ * selection c of the capture whole (whose events say what was recorded). */
+static void print_wall_basis(const struct capture *whole, const struct capture *c,
+			     const struct analysis_wall *w)
 {
-	struct analysis_wall w;
-	char pbuf[32];
-	uint32_t i;
-
-	if (analysis_wall__init(&w, c)) {
-		fprintf(stderr, "microscope report: %s: out of memory\n", opt->path);
-		return 1;
+	if (!w->nrows && (whole->nsamples || whole->nintervals)) {
+		printf("  selection  no thread has samples or off-CPU intervals in it\n");
+		return;
 	}
-	printf("microscope report: %s (wall view)\n", opt->path);
-	if (capture__meta(c, "command"))
-		printf("  command    %s\n", capture__meta(c, "command"));
-	if (w.period_known)
-		snprintf(pbuf, sizeof(pbuf), "%.3f ms", w.period_ns / 1e6);
-	if (w.cpu_event == CAPTURE_NONE)
-		printf("  on-CPU     no CPU samples: on-CPU ms is 0\n");
-	else if (w.period_known)
-		printf("  on-CPU     estimated: CPU samples x %s per sample (the %s event's period)\n",
-		       pbuf, capture__string(c, c->events[w.cpu_event].name));
+	if (w->cpu_event == CAPTURE_NONE)
+		printf("  on-CPU     no CPU samples%s: on-CPU ms is 0\n",
+		       whole->nsamples ? " in the selection" : "");
+	else if (w->period_known)
+		printf("  on-CPU     estimated: CPU samples x %.3f ms per sample (the %s event's "
+		       "period)\n",
+		       w->period_ns / 1e6, capture__string(c, c->events[w->cpu_event].name));
 	else
 		printf("  on-CPU     not estimated: the %s event's samples have no known period "
 		       "in ns (on-CPU ms is 0)\n",
-		       capture__string(c, c->events[w.cpu_event].name));
-	if (w.offcpu_event == CAPTURE_NONE)
+		       capture__string(c, c->events[w->cpu_event].name));
+	if (!whole->nintervals)
 		printf("  off-CPU    not recorded (record with --off-cpu)\n");
+	else if (w->offcpu_event == CAPTURE_NONE)
+		printf("  off-CPU    no intervals in the selection\n");
 	else
 		printf("  off-CPU    measured: complete intervals, by state in runnable..other\n"
 		       "             (they add up to off-CPU ms); intervals cut by the recording's "
 		       "edges only in the last column\n");
+}
+
+/* --wall over the threads the scope keeps and the --since/--until window
+ * (samples by time, intervals by start, as the other views select them). */
+int report_wall(const struct report_options *opt, const struct capture *capture)
+{
+	struct analysis_scope *scope = NULL;
+	const struct capture *c = capture;
+	struct analysis_wall w = { 0 };
+	uint64_t start;
+	char pbuf[32];
+	uint32_t i;
+	int status = 1;
+
+	if (scope_options__view(&opt->scope, capture, false, &scope))
+		goto oom;
+	if (scope)
+		c = analysis_scope__capture(scope);
+	start = analysis__start_ns(c); /* the other views' origin (report.c) */
+	if (analysis_wall__init_window(&w, c, opt->since_set ? start + opt->since_ns : 0,
+				       opt->until_set ? start + opt->until_ns : 0))
+		goto oom;
+	printf("microscope report: %s (wall view)\n", opt->path);
+	if (capture__meta(c, "command"))
+		printf("  command    %s\n", capture__meta(c, "command"));
+	if (opt->since_set || opt->until_set) {
+		snprintf(pbuf, sizeof(pbuf), "%.3f s", opt->until_ns / 1e9);
+		printf("  window     %.3f s to %s from the recording's start: samples taken and "
+		       "intervals begun in it\n",
+		       opt->since_set ? opt->since_ns / 1e9 : 0.0, opt->until_set ? pbuf : "its end");
+	}
+	if (scope)
+		printf("  scope      the threads the scope options keep\n");
+	if (!w.nrows && (capture->nsamples || capture->nintervals))
+		fprintf(stderr, "microscope report: none of the capture's samples and off-CPU "
+				"intervals is selected: check the scope (--pid, --tid, --comm, "
+				"--container, --cgroup) and --since/--until\n");
+	print_wall_basis(capture, c, &w);
 	printf("\n  %-24s %10s %12s %12s %10s %10s %10s %10s %10s %16s\n", "thread", "samples",
 	       "on-CPU ms", "off-CPU ms", "runnable", "sleep", "disk", "stopped", "other",
 	       "incomplete ms (n)");
@@ -294,11 +330,17 @@ int report_wall(const struct report_options *opt, const struct capture *c)
 	}
 	printf("\n  (runnable + sleep + disk + stopped + other = off-CPU ms: complete intervals "
 	       "only, as report --off-cpu;\n   incomplete intervals are only in the last column)\n");
-	analysis_wall__release(&w);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
-		return 1;
+		goto cleanup;
 	}
-	return 0;
+	status = 0;
+	goto cleanup;
+oom:
+	fprintf(stderr, "microscope report: %s: out of memory\n", opt->path);
+cleanup:
+	analysis_wall__release(&w);
+	analysis_scope__free(scope);
+	return status;
 }
 

@@ -49,6 +49,10 @@ int report_timeline__print(const struct report_timeline *t)
 	err = analysis_lanes__init(&l, c, start, end, t->buckets);
 	if (err)
 		return err;
+	if (!l.nlanes) { /* the scope kept no thread: no lane to draw */
+		printf("\ntimeline: no samples in the selection\n");
+		goto cleanup;
+	}
 	err = -ENOMEM;
 	tops = malloc(((size_t)l.nlanes * l.nbuckets + 1) * sizeof(*tops));
 	if (!tops)

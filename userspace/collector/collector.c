@@ -1040,6 +1040,18 @@ int collector__probe_process(struct collector *c, pid_t pid)
 	return probe_rings__add_pid(c->probes, (uint32_t)pid, now_ns());
 }
 
+bool collector__probes_has(const struct collector *c, pid_t pid)
+{
+	return c && c->probes && pid > 0 && probe_rings__has(c->probes, (uint32_t)pid);
+}
+
+int collector__probe_fork(struct collector *c, pid_t ppid, pid_t pid)
+{
+	if (!c->probes || ppid <= 0 || pid <= 0)
+		return -EINVAL;
+	return probe_rings__add_child(c->probes, (uint32_t)ppid, (uint32_t)pid, now_ns());
+}
+
 int collector__file_has_probes(const char *path)
 {
 	return probes__file_has_control(path);

@@ -50,6 +50,13 @@ int collector__add_target(struct collector *c, pid_t pid);
  * of libmicroscope_probes).  Returns 0, -ENOSPC (too many processes,
  * counted) or -EINVAL before start. */
 int collector__probe_process(struct collector *c, pid_t pid);
+/* -a: is the probes SDK looked for in pid (collector__probe_process)?
+ * Reads only: callable from the sink.  False for a NULL c. */
+bool collector__probes_has(const struct collector *c, pid_t pid);
+/* -a: pid was forked by ppid without exec (its fork record): looked in
+ * too when ppid is, at the parent's control-block address (probes.h).
+ * Returns 0, -ENOENT (ppid not looked in), -ENOSPC or -EINVAL. */
+int collector__probe_fork(struct collector *c, pid_t ppid, pid_t pid);
 
 /* Does the ELF file at path define the probes SDK's control block (a
  * program linking libmicroscope_probes.a)?  One read of its symbol tables,
@@ -149,10 +156,11 @@ int launcher__spawn(struct launcher *l, char **argv);
 /* The same with one more NAME=VALUE in the command's environment (assign
  * must outlive the call; NULL: none). */
 int launcher__spawn_env(struct launcher *l, char **argv, const char *assign);
-/* MICROSCOPE_PROBES_RECORDER=PID:START naming this recorder (docs/probes.md):
- * the probes SDK in a command started with it writes from its start-up.
- * Returns 0 or -errno. */
-int launcher__probes_env(char *buf, size_t size);
+/* MICROSCOPE_PROBES_RECORDER=PID:START[:SELECT] naming this recorder
+ * (docs/probes.md): the probes SDK in a command started with it writes
+ * from its start-up, every site or (select: record --probes, NULL for
+ * none) the sites it selects.  Returns 0 or -errno (-ENOSPC: size). */
+int launcher__probes_env(char *buf, size_t size, const char *select);
 int launcher__release(struct launcher *l);
 
 #endif

@@ -192,9 +192,10 @@ cleanup:
  * MICROSCOPE_PROBES_RECORDER=PID:START for the recorded command: this
  * recorder's pid and start time (/proc/self/stat field 22, clock ticks
  * since boot), so the probes SDK in the command (and in children that
- * inherit it, while the same recorder runs) writes from its start-up.
+ * inherit it, while the same recorder runs) writes from its start-up;
+ * ":SELECT" (record --probes) limits that to the sites it selects.
  */
-int launcher__probes_env(char *buf, size_t size)
+int launcher__probes_env(char *buf, size_t size, const char *select)
 {
 	char stat[1024], *p;
 	unsigned long long start;
@@ -216,6 +217,7 @@ int launcher__probes_env(char *buf, size_t size)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p + 1, "%llu", &start) != 1)
 		return -EINVAL;
-	n = snprintf(buf, size, "%s=%d:%llu", MICROSCOPE_PROBES_RECORDER_ENV, (int)getpid(), start);
+	n = snprintf(buf, size, "%s=%d:%llu%s%s", MICROSCOPE_PROBES_RECORDER_ENV, (int)getpid(),
+		     start, select ? ":" : "", select ? select : "");
 	return n > 0 && (size_t)n < size ? 0 : -ENOSPC;
 }

@@ -52,6 +52,10 @@ struct probe_proc {
 	enum probe_state state;
 	uint64_t next_try; /* SEARCHING: CLOCK_MONOTONIC ns of the next look */
 	uint64_t ctl;	   /* address of the control block */
+	/* SEARCHING, forked without exec: the parent's ring and site table,
+	 * which the control block at ctl (the parent's address) must name to
+	 * be the child's copy; 0 otherwise */
+	uint64_t fork_ring, fork_sites;
 	uint64_t ring, sites;
 	uint32_t slots;
 	uint32_t known_sites; /* sites emitted */
@@ -86,7 +90,7 @@ struct probe_rings {
 	struct microscope_site site_buf[64];
 	/* counters */
 	uint64_t processes, records, sites, dropped, timeouts, bad_control, bad_site, bad_record,
-		torn, procs_full, not_selected, sites_refused;
+		torn, procs_full, not_selected, sites_refused, forks;
 };
 
 struct probe_rings *probe_rings__new(int targets_fd, const char *select)
@@ -487,6 +491,18 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 	err = mem_read(pp->pid, pp->ctl, &c, sizeof(c));
 	if (err)
 		goto gone;
+	if (pp->fork_ring) {
+		bool copy = c.magic == MICROSCOPE_PROBES_MAGIC && c.ring == pp->fork_ring &&
+			    c.sites == pp->fork_sites;
+
+		pp->fork_ring = pp->fork_sites = 0;
+		if (!copy) { /* not the parent's copy (it exec'd since): look for it */
+			pp->ctl = 0;
+			pp->next_try = now_ns;
+			return 0;
+		}
+		pr->forks++;
+	}
 	if (!control__valid(&c)) {
 		pr->bad_control++;
 		proc__done(pr, pp);
@@ -572,6 +588,44 @@ int probe_rings__add_pid(struct probe_rings *pr, uint32_t pid, uint64_t now_ns)
 	return rings__proc(pr, pid, now_ns) ? 0 : -ENOSPC;
 }
 
+bool probe_rings__has(const struct probe_rings *pr, uint32_t pid)
+{
+	for (uint32_t i = 0; pr && i < pr->nprocs; i++)
+		if (pr->procs[i].pid == pid)
+			return pr->procs[i].state != PROBE_DONE;
+	return false;
+}
+
+int probe_rings__add_child(struct probe_rings *pr, uint32_t ppid, uint32_t pid, uint64_t now_ns)
+{
+	const struct probe_proc *parent = NULL;
+	struct probe_proc *pp;
+	uint64_t ctl, ring, sites;
+
+	for (uint32_t i = 0; i < pr->nprocs && !parent; i++)
+		if (pr->procs[i].pid == ppid && pr->procs[i].state != PROBE_DONE)
+			parent = &pr->procs[i];
+	if (!parent || pid == ppid)
+		return -ENOENT;
+	/* copied before rings__proc may reuse a slot */
+	ctl = parent->state == PROBE_ACTIVE ? parent->ctl : 0;
+	ring = parent->ring;
+	sites = parent->sites;
+	pp = rings__proc(pr, pid, now_ns);
+	if (!pp)
+		return -ENOSPC;
+	if (pp->state == PROBE_DONE) /* the pid of a process gone: a new one */
+		*pp = (struct probe_proc){ .pid = pid, .next_try = now_ns,
+					   .gen = (pp->gen + 1) & 0xffff };
+	if (pp->state != PROBE_SEARCHING || pp->ctl || !ctl)
+		return 0; /* known already, or searched for as any other */
+	pp->ctl = ctl;
+	pp->fork_ring = ring;
+	pp->fork_sites = sites;
+	pp->next_try = now_ns;
+	return 0;
+}
+
 /* Targets not known yet join as SEARCHING (at most every MS_PROBE_RETRY_NS). */
 static void rings__walk(struct probe_rings *pr, uint64_t now_ns)
 {
@@ -604,7 +658,8 @@ static int rings__round(struct probe_rings *pr, uint64_t now_ns, bool stop, prob
 			if (stop || now_ns < pp->next_try)
 				continue;
 			pp->next_try = now_ns + MS_PROBE_RETRY_NS;
-			err = proc__find(pr, pp->pid, &pp->ctl);
+			/* a forked child: its control block is at its parent's address */
+			err = pp->fork_ring ? 0 : proc__find(pr, pp->pid, &pp->ctl);
 			if (err == -ESRCH)
 				proc__done(pr, pp);
 			if (err)
@@ -651,6 +706,7 @@ int probe_rings__counters(const struct probe_rings *pr, probe_counter_fn counter
 		{ "probes.torn", pr->torn },	       { "probes.procs_full", pr->procs_full },
 		{ "probes.sites_not_selected", pr->not_selected },
 		{ "probes.sites_refused", pr->sites_refused },
+		{ "probes.forks", pr->forks },
 	};
 	int err = 0;
 

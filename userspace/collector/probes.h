@@ -23,6 +23,7 @@
 #ifndef MS_COLLECTOR_PROBES_H
 #define MS_COLLECTOR_PROBES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,20 @@ struct probe_rings *probe_rings__new(int targets_fd, const char *select);
  * MS_PROBE_PROCS_MAX are known (counted, probes.procs_full). */
 int probe_rings__add_pid(struct probe_rings *pr, uint32_t pid, uint64_t now_ns);
 
+/* Is pid looked in (added, searched or read, not finished)? */
+bool probe_rings__has(const struct probe_rings *pr, uint32_t pid);
+
+/*
+ * Process pid, forked by ppid without exec (record -a learns it from the
+ * fork record): when ppid is looked in, look in pid too from the next
+ * round, at the parent's control-block address when the parent's is
+ * known (the child has the same mappings; its copied control block must
+ * name the parent's ring and site table, else it is searched for as any
+ * process).  0, -ENOENT (ppid not looked in: nothing done) or -ENOSPC
+ * (counted, probes.procs_full).
+ */
+int probe_rings__add_child(struct probe_rings *pr, uint32_t ppid, uint32_t pid, uint64_t now_ns);
+
 /*
  * One drain round at now_ns (CLOCK_MONOTONIC): look for the SDK in targets
  * not known yet (at most every MS_PROBE_RETRY_NS), then for every process
@@ -61,7 +76,8 @@ int probe_rings__drain(struct probe_rings *pr, uint64_t now_ns, probe_emit_fn em
 int probe_rings__stop(struct probe_rings *pr, uint64_t now_ns, probe_emit_fn emit, void *ctx);
 
 /* probes.* counters (processes, records, dropped, timeouts, bad_control,
- * bad_site, torn, procs_full). */
+ * bad_site, torn, procs_full; forks: children read at their parent's
+ * control-block address). */
 int probe_rings__counters(const struct probe_rings *pr, probe_counter_fn counter, void *ctx);
 
 /* Accepts NULL. */
