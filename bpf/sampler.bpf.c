@@ -288,7 +288,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	struct pt_regs *uregs = NULL;
 	__u32 cpu, k = 0, u = 0, copy = 0, size, off, want;
 	bool kunwound = false;
-	__u64 copy_sp;
+	__u64 copy_sp, wake;
 	long n;
 
 	if (tid == 0) /* the idle task of this CPU */
@@ -447,7 +447,8 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	 * through and the sample goes out without Python frames. */
 	if (!(s->flags & MS_SAMPLE_F_KTHREAD))
 		bpf_tail_call(ctx, &py_walker, 0);
-	if (bpf_ringbuf_output(&samples, s, size, sample__wake(0, (s->flags & MS_SAMPLE_F_KUNWIND) != 0)))
+	wake = sample__wake(0, (s->flags & MS_SAMPLE_F_KUNWIND) != 0);
+	if (bpf_ringbuf_output(&samples, s, size, wake))
 		stats->ringbuf_full++;
 	return 0;
 }
@@ -470,7 +471,7 @@ int handle_sample_py(struct bpf_perf_event_data *ctx)
 	__u32 cpu = bpf_get_smp_processor_id(), size, walk, npy;
 	struct ms_stats *stats = stats__get();
 	struct ms_sample *s;
-	__u64 t0;
+	__u64 t0, wake;
 
 	if (!stats)
 		return 0;
@@ -498,7 +499,8 @@ int handle_sample_py(struct bpf_perf_event_data *ctx)
 		size = MS_SAMPLE_MAX_SIZE;
 	s->hdr.size = size;
 
-	if (bpf_ringbuf_output(&samples, s, size, sample__wake(npy, (s->flags & MS_SAMPLE_F_KUNWIND) != 0)))
+	wake = sample__wake(npy, (s->flags & MS_SAMPLE_F_KUNWIND) != 0);
+	if (bpf_ringbuf_output(&samples, s, size, wake))
 		stats->ringbuf_full++;
 	return 0;
 }

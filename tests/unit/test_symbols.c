@@ -451,9 +451,9 @@ static void test_table_sort_paths_agree(void **state)
 	assert_non_null(order);
 	for (i = 0; i < N; i++) {
 		start[i] = 0x10000 + 16 * (test_rand(&x) % ADDRS);
-		rank[i] = (uint32_t)(test_rand(&x) % 3) == 0   ? SYM_RANK_GLOBAL | SYM_RANK_TYPED
-			  : (uint32_t)(test_rand(&x) % 2) == 0 ? SYM_RANK_LOCAL | SYM_RANK_TYPED
-								: SYM_RANK_WEAK | SYM_RANK_TYPED;
+		static const uint32_t ranks[3] = {SYM_RANK_GLOBAL, SYM_RANK_LOCAL, SYM_RANK_WEAK};
+
+		rank[i] = ranks[test_rand(&x) % 3] | SYM_RANK_TYPED;
 	}
 	/* RUNS runs, each ascending by address only (aliases in input order). */
 	for (size_t r = 0; r < RUNS; r++) {
@@ -521,7 +521,7 @@ static void test_kallsyms_long_file(void **state)
 	size_t cap = (size_t)LINES * 40, len = 0;
 	char *text = malloc(cap), path[PATH_MAX];
 	struct sym_module *m;
-	uint64_t stext, off;
+	uint64_t stext, off, last;
 
 	assert_non_null(text);
 	for (size_t i = 0; i < LINES; i++)
@@ -537,13 +537,14 @@ static void test_kallsyms_long_file(void **state)
 	for (size_t i = 0; i < LINES; i += 997) {
 		char want[32];
 
+		uint64_t base = 0xffffffff81000000ull;
+
 		snprintf(want, sizeof(want), "fn_%07zu", i);
-		assert_string_equal(sym_module__lookup(m, 0xffffffff81000000ull + 0x40 * i + 8, &off),
-				    want);
+		assert_string_equal(sym_module__lookup(m, base + 0x40 * i + 8, &off), want);
 		assert_int_equal(off, 8);
 	}
-	assert_string_equal(
-	    sym_module__lookup(m, 0xffffffff81000000ull + 0x40 * (LINES - 1), &off), "fn_0049999");
+	last = 0xffffffff81000000ull + 0x40 * (LINES - 1);
+	assert_string_equal(sym_module__lookup(m, last, &off), "fn_0049999");
 	sym_module__free(m);
 	free(text);
 }

@@ -205,7 +205,8 @@ static int sort_keys(struct sort_key *keys, size_t n, struct sym_builder *b)
 			size_t o = a;
 
 			while (a < a_end && c < c_end)
-				dst[o++] = sort_key_cmp(&src[c], &src[a], b) < 0 ? src[c++] : src[a++];
+				dst[o++] =
+				    sort_key_cmp(&src[c], &src[a], b) < 0 ? src[c++] : src[a++];
 			memcpy(dst + o, src + a, (a_end - a) * sizeof(*dst));
 			o += a_end - a;
 			memcpy(dst + o, src + c, (c_end - c) * sizeof(*dst));
