@@ -24,7 +24,9 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializ
 CFLAGS ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override CFLAGS += -std=gnu11 $(WARN) -I. -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
-LDLIBS := -lbpf -ldw -lelf -ldebuginfod -llzma -lzstd -lz -lm -lpthread -lprotobuf-c
+LDLIBS := -lbpf -ldw -lelf -llzma -lzstd -lz -lm -lpthread -lprotobuf-c
+# libdebuginfod is opened on first use (userspace/symbols/debug_file.c), not
+# linked: its libcurl/gnutls/krb5 dependencies cost every command 2 ms to load.
 # microscope serve (issue 20): HTTP through libmicrohttpd, JSON through jansson
 LDLIBS += -lmicrohttpd -ljansson
 # C++ demangling for display (capture/demangle.c: __cxa_demangle).

@@ -421,6 +421,134 @@ static void test_table_rules(void **state)
 	sym_module__free(m);
 }
 
+/* xorshift64: a fixed pseudo-random sequence for the tests below. */
+static uint64_t test_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * The table from a few ascending runs (merged, aliases put in place within a
+ * run) equals the one from a shuffled order (past SORT_RUNS_MAX runs: sorted
+ * by qsort_r): same names and offsets at every address.
+ */
+static void test_table_sort_paths_agree(void **state)
+{
+	enum { N = 6000, RUNS = 5, ADDRS = 2500 };
+	struct sym_module *few = sym_module__new("runs"), *many = sym_module__new("shuffled");
+	struct sym_builder b;
+	uint64_t x = 0x9e3779b97f4a7c15ull, off1, off2;
+	uint64_t *start = calloc(N, sizeof(*start));
+	uint32_t *rank = calloc(N, sizeof(*rank)), *order = calloc(N, sizeof(*order));
+	char name[32];
+	size_t i, j, n = 0;
+
+	assert_non_null(start);
+	assert_non_null(rank);
+	assert_non_null(order);
+	for (i = 0; i < N; i++) {
+		start[i] = 0x10000 + 16 * (test_rand(&x) % ADDRS);
+		static const uint32_t ranks[3] = {SYM_RANK_GLOBAL, SYM_RANK_LOCAL, SYM_RANK_WEAK};
+
+		rank[i] = ranks[test_rand(&x) % 3] | SYM_RANK_TYPED;
+	}
+	/* RUNS runs, each ascending by address only (aliases in input order). */
+	for (size_t r = 0; r < RUNS; r++) {
+		size_t first = n;
+
+		for (i = r; i < N; i += RUNS)
+			order[n++] = (uint32_t)i;
+		for (i = first + 1; i < n; i++)
+			for (j = i; j > first && start[order[j - 1]] > start[order[j]]; j--) {
+				uint32_t t = order[j];
+
+				order[j] = order[j - 1];
+				order[j - 1] = t;
+			}
+	}
+	sym_builder__init(&b);
+	for (i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "s%u", order[i]);
+		assert_int_equal(sym_builder__add(&b, start[order[i]], 0, UINT64_MAX, name,
+						  strlen(name), rank[order[i]], 0),
+				 0);
+	}
+	assert_int_equal(sym_builder__finish(&b, few), 0);
+	for (i = N - 1; i > 0; i--) { /* Fisher-Yates */
+		uint32_t t;
+
+		j = test_rand(&x) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	sym_builder__init(&b);
+	for (i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "s%u", order[i]);
+		assert_int_equal(sym_builder__add(&b, start[order[i]], 0, UINT64_MAX, name,
+						  strlen(name), rank[order[i]], 0),
+				 0);
+	}
+	assert_int_equal(sym_builder__finish(&b, many), 0);
+
+	assert_true(sym_module__symbol_count(few) > ADDRS / 2);
+	assert_int_equal(sym_module__symbol_count(few), sym_module__symbol_count(many));
+	for (uint64_t a = 0x10000; a < 0x10000 + 16 * ADDRS; a += 4) {
+		const char *n1 = sym_module__lookup(few, a, &off1);
+		const char *n2 = sym_module__lookup(many, a, &off2);
+
+		assert_true((n1 == NULL) == (n2 == NULL));
+		if (n1) {
+			assert_string_equal(n1, n2);
+			assert_int_equal(off1, off2);
+		}
+	}
+	sym_module__free(few);
+	sym_module__free(many);
+	free(start);
+	free(rank);
+	free(order);
+}
+
+/* A kallsyms file over the 1 MiB read size, its last line without a newline:
+ * no line is lost or split at a read boundary. */
+static void test_kallsyms_long_file(void **state)
+{
+	enum { LINES = 50000 }; /* 28 bytes a line: 1.4 MB */
+	size_t cap = (size_t)LINES * 40, len = 0;
+	char *text = malloc(cap), path[PATH_MAX];
+	struct sym_module *m;
+	uint64_t stext, off, last;
+
+	assert_non_null(text);
+	for (size_t i = 0; i < LINES; i++)
+		len += (size_t)snprintf(text + len, cap - len, "%016llx t fn_%07zu%s",
+					0xffffffff81000000ull + 0x40 * i, i,
+					i + 1 < LINES ? "\n" : "");
+	tmp_path(path, sizeof(path), "kallsyms-long");
+	write_file(path, text, len);
+	m = sym_module__new("[kernel.kallsyms]");
+	assert_int_equal(kallsyms__load(m, path, &stext), 0);
+	assert_null(sym_module__error(m));
+	assert_int_equal(sym_module__symbol_count(m), LINES);
+	for (size_t i = 0; i < LINES; i += 997) {
+		char want[32];
+
+		uint64_t base = 0xffffffff81000000ull;
+
+		snprintf(want, sizeof(want), "fn_%07zu", i);
+		assert_string_equal(sym_module__lookup(m, base + 0x40 * i + 8, &off), want);
+		assert_int_equal(off, 8);
+	}
+	last = 0xffffffff81000000ull + 0x40 * (LINES - 1);
+	assert_string_equal(sym_module__lookup(m, last, &off), "fn_0049999");
+	sym_module__free(m);
+	free(text);
+}
+
 static void test_build_id_mismatch(void **state)
 {
 	static const uint8_t fake[20] = {0xab, 0xab, 0xab, 0xab, 0xab, 0xab, 0xab,
@@ -889,6 +1017,8 @@ int main(void)
 	    cmocka_unit_test(test_kallsyms_rules),
 	    cmocka_unit_test(test_kernel_notes),
 	    cmocka_unit_test(test_table_rules),
+	    cmocka_unit_test(test_table_sort_paths_agree),
+	    cmocka_unit_test(test_kallsyms_long_file),
 	    cmocka_unit_test(test_build_id_mismatch),
 	    cmocka_unit_test(test_cache_and_pinning),
 	    cmocka_unit_test(test_garbage_files),

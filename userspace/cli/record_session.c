@@ -267,6 +267,14 @@ static int session__open_budget(struct record_session *s)
 	return err;
 }
 
+/* The tracker's first CPython process: the sampler's walk is loaded now. */
+static int session__load_python_walk(void *ctx)
+{
+	struct record_session *s = ctx;
+
+	return collector__load_python_walk(s->col);
+}
+
 /* The CPython tracker over the sampler's maps (--python bpf, not -a). */
 static int session__open_python(struct record_session *s)
 {
@@ -284,6 +292,7 @@ static int session__open_python(struct record_session *s)
 	}
 	py_tracker__watch(s->py, collector__targets_gen(col), collector__py_threads_gen(col),
 			  collector__py_threads_written(col));
+	py_tracker__on_first_process(s->py, session__load_python_walk, s);
 	processor__set_python(s->proc, s->py);
 	return 0;
 }

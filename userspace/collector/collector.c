@@ -86,6 +86,7 @@ struct collector {
 	void *sink_ctx;
 
 	struct sampler_bpf *skel;
+	struct sampler_bpf *py_skel; /* handle_sample_py's load (collector__load_python_walk) */
 	struct offcpu *offcpu; /* --off-cpu, else NULL */
 	struct probe_rings *probes; /* probes SDK rings of targets; NULL under -a */
 	struct bpf_ring *rb;	  /* the sampler's ring */
@@ -867,7 +868,8 @@ static int collector__load_sampler(struct collector *c, const struct record_opti
 	c->kunwind = kunwind;
 cleanup:
 	if (ret) {
-		sampler_bpf__destroy(c->skel);
+		sampler_bpf__destroy(c->py_skel);
+	sampler_bpf__destroy(c->skel);
 		c->skel = NULL;
 	}
 	return ret;
@@ -1761,6 +1763,52 @@ int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sample
 		*run_ns += off_ns;
 	}
 	return 0;
+}
+
+/*
+ * The CPython walk (collector.h): handle_sample_py from a second open of the
+ * sampler object, every map of which is the loaded sampler's (.rodata too,
+ * frozen: the verifier reads the same settings), with only that program
+ * loaded; then its fd goes into py_walker, where handle_sample tail-calls it.
+ */
+int collector__load_python_walk(struct collector *c)
+{
+	struct sampler_bpf *w = NULL;
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	__u32 key = 0;
+	int fd, ret = 0;
+
+	if (c->py_skel)
+		return 0;
+	w = sampler_bpf__open();
+	if (!w)
+		return -errno;
+	bpf_object__for_each_map(map, w->obj) {
+		struct bpf_map *orig = bpf_object__find_map_by_name(c->skel->obj, bpf_map__name(map));
+
+		ret = orig ? bpf_map__reuse_fd(map, bpf_map__fd(orig)) : -ENOENT;
+		if (ret)
+			goto cleanup;
+	}
+	bpf_object__for_each_program(prog, w->obj) {
+		ret = bpf_program__set_autoload(prog, prog == w->progs.handle_sample_py);
+		if (ret)
+			goto cleanup;
+	}
+	ret = sampler_bpf__load(w);
+	if (ret)
+		goto cleanup;
+	fd = bpf_program__fd(w->progs.handle_sample_py);
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.py_walker), &key, &fd, BPF_ANY)) {
+		ret = -errno;
+		goto cleanup;
+	}
+	c->py_skel = w;
+	w = NULL;
+cleanup:
+	sampler_bpf__destroy(w);
+	return ret;
 }
 
 bool collector__kunwind(const struct collector *c)

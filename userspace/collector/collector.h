@@ -116,6 +116,16 @@ int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sample
  * collector__new succeeded). */
 int collector__map_fd(struct collector *c, const char *name);
 
+/*
+ * Loads the sampler's CPython walk (handle_sample_py, bpf/sampler.bpf.c),
+ * which the sampler's load leaves out: until it is loaded no sample gets
+ * Python frames.  Call before the first CPython process enters "py_procs".
+ * Costs a second CO-RE load of the sampler object (vmlinux BTF, the walk's
+ * verification: 30-50 ms of CPU), once.  Returns 0 (also when loaded
+ * already) or -errno.
+ */
+int collector__load_python_walk(struct collector *c);
+
 /* The sampler unwinds user stacks in the kernel (--call-graph dwarf-kernel,
  * or auto where the kernel loaded the unwinder): its tables are to be fed. */
 bool collector__kunwind(const struct collector *c);

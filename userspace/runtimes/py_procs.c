@@ -115,6 +115,9 @@ struct py_tracker {
 	uint32_t elf_cached, elf_next; /* entries used, next to replace */
 	uint32_t task_fds;	       /* py_proc.task_fd held */
 	uint64_t elf_reads;	       /* ELF files read (cache misses) */
+	int (*first)(void *ctx);       /* before the first process enters py_procs, or NULL */
+	void *first_ctx;
+	bool first_done;	       /* first returned 0 */
 };
 
 int py_mem__read(pid_t pid, uint64_t addr, void *buf, size_t n)
@@ -160,6 +163,12 @@ struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd,
 	if (!stat("/proc/self/ns/pid", &st))
 		t->self_pidns = st.st_ino;
 	return t;
+}
+
+void py_tracker__on_first_process(struct py_tracker *t, int (*first)(void *ctx), void *ctx)
+{
+	t->first = first;
+	t->first_ctx = ctx;
 }
 
 void py_tracker__free(struct py_tracker *t)
@@ -389,6 +398,19 @@ static int proc__detect(struct py_tracker *t, struct py_proc *pp)
 		return -errno;
 	pp->layout.bpf.pidns_dev = st.st_dev;
 	pp->layout.bpf.pidns_ino = st.st_ino;
+	if (t->first && !t->first_done) {
+		err = t->first(t->first_ctx);
+		if (err) {
+			fprintf(stderr,
+				"microscope record: pid %d: loading the CPython walk: %s; no Python "
+				"frames\n",
+				pp->pid, strerror(-err));
+			pp->failed = true;
+			t->errors++;
+			return err;
+		}
+		t->first_done = true;
+	}
 	if (bpf_map_update_elem(t->procs_fd, &(uint32_t){ (uint32_t)pp->pid }, &pp->layout.bpf,
 				BPF_ANY))
 		return -errno;

@@ -29,6 +29,10 @@ struct py_tracker;
  * py_threads, targets and py_exits maps (borrowed).  NULL + errno on failure.
  */
 struct py_tracker *py_tracker__new(int procs_fd, int threads_fd, int targets_fd, int exits_fd);
+/* first(ctx) runs once, before the first CPython process enters "py_procs"
+ * (the sampler loads its CPython walk then); a process it fails for (-errno)
+ * gets no Python frames and first runs again for the next one. */
+void py_tracker__on_first_process(struct py_tracker *t, int (*first)(void *ctx), void *ctx);
 
 /*
  * Detect CPython in recorded processes not known yet and refresh the thread

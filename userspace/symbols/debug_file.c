@@ -16,11 +16,13 @@
  * Roots are the --debug-dir directories in the order given, then
  * /usr/lib/debug.
  */
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,22 +189,61 @@ static int debug_file__try(const struct debug_query *q, const char *path, bool c
 	return debug_file__take(q, fd, check_crc, out);
 }
 
+/*
+ * libdebuginfod, opened on first use: linked, it loaded some thirty
+ * libraries (libcurl, gnutls, krb5, ldap...) into every microscope command,
+ * 2 ms of CPU at each start, for a finder only deferred symbolization with
+ * DEBUGINFOD_URLS set ever asks.  NULL when the library cannot be loaded.
+ */
+struct debuginfod_api {
+	debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *build_id, int len,
+			      char **path);
+	void (*end)(debuginfod_client *c);
+};
+
+static struct debuginfod_api debuginfod;
+static bool debuginfod_loaded;
+static pthread_once_t debuginfod_once = PTHREAD_ONCE_INIT;
+
+static void debuginfod__load(void)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	*(void **)&debuginfod.begin = dlsym(h, "debuginfod_begin");
+	*(void **)&debuginfod.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	*(void **)&debuginfod.end = dlsym(h, "debuginfod_end");
+	debuginfod_loaded = debuginfod.begin && debuginfod.find_debuginfo && debuginfod.end;
+	/* the handle stays open: clients may live until exit */
+}
+
+static const struct debuginfod_api *debuginfod__api(void)
+{
+	pthread_once(&debuginfod_once, debuginfod__load);
+	return debuginfod_loaded ? &debuginfod : NULL;
+}
+
 /* libdebuginfod as the last resort.  0, -ENOENT, -ENOMEM. */
 static int debug_file__debuginfod(const struct debug_query *q, struct elf_file *out,
 				  char **found_path)
 {
 	struct sym_config *cfg = (struct sym_config *)q->cfg;
+	const struct debuginfod_api *api;
 	char *path = NULL;
 	int fd;
 
 	if (!cfg || !cfg->debuginfod || q->build_id_len < 3)
 		return -ENOENT;
+	api = debuginfod__api();
+	if (!api)
+		return -ENOENT;
 	if (!cfg->debuginfod_client)
-		cfg->debuginfod_client = debuginfod_begin();
+		cfg->debuginfod_client = api->begin();
 	if (!cfg->debuginfod_client)
 		return -ENOENT;
-	fd = debuginfod_find_debuginfo(cfg->debuginfod_client, q->build_id, (int)q->build_id_len,
-				       &path);
+	fd = api->find_debuginfo(cfg->debuginfod_client, q->build_id, (int)q->build_id_len, &path);
 	if (fd < 0) {
 		free(path);
 		return -ENOENT;
@@ -251,6 +292,6 @@ void sym_config__release(struct sym_config *cfg)
 		free(cfg->debug_dirs[i]);
 	free(cfg->debug_dirs);
 	if (cfg->debuginfod_client)
-		debuginfod_end(cfg->debuginfod_client);
+		debuginfod__api()->end(cfg->debuginfod_client); /* loaded: it made the client */
 	memset(cfg, 0, sizeof(*cfg));
 }

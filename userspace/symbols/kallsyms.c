@@ -11,9 +11,11 @@
  * set, every address reads as zero: that is recorded as the module's error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "userspace/symbols/symbols_internal.h"
 
@@ -28,112 +30,151 @@ static uint32_t owner_tag(const char *s, size_t len)
 	return h ? h : 1;
 }
 
+/* The read size: /proc/kallsyms is 4-5 MB; stdio's 4 KiB reads made over a
+ * thousand read calls and getline copied every line once more. */
+#define KALLSYMS_CHUNK (1u << 20)
+
+struct kallsyms_parse {
+	struct sym_builder b;
+	uint64_t stext;
+	size_t text;
+	bool nonzero;
+};
+
+/* One line [p, end) without its newline.  Returns 0, -E2BIG or -ENOMEM. */
+static int kallsyms__line(struct kallsyms_parse *k, const char *p, const char *end)
+{
+	const char *name, *name_end;
+	uint32_t rank, owner = 0;
+	uint64_t addr = 0;
+	int digits = 0;
+	char type;
+
+	while (p < end && digits < 16) {
+		char c = *p;
+		int v;
+
+		if (c >= '0' && c <= '9')
+			v = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v = c - 'A' + 10;
+		else
+			break;
+		addr = addr << 4 | (uint64_t)v;
+		digits++;
+		p++;
+	}
+	if (!digits || end - p < 3 || p[0] != ' ' || p[2] != ' ')
+		return 0; /* malformed line */
+	type = p[1];
+	name = p + 3;
+	name_end = name;
+	while (name_end < end && *name_end != '\t' && *name_end != ' ')
+		name_end++;
+	if (name_end == name)
+		return 0;
+	if (name_end - name == 6 && !memcmp(name, "_stext", 6))
+		k->stext = addr;
+
+	switch (type) {
+	case 'T':
+		rank = SYM_RANK_GLOBAL | SYM_RANK_TYPED;
+		break;
+	case 'W':
+	case 'w':
+		rank = SYM_RANK_WEAK | SYM_RANK_TYPED;
+		break;
+	case 't':
+		rank = SYM_RANK_LOCAL | SYM_RANK_TYPED;
+		break;
+	default:
+		return 0;
+	}
+	if (name_end < end && *name_end == '\t' && name_end + 1 < end && name_end[1] == '[') {
+		const char *mod = name_end + 2, *mod_end = mod;
+
+		while (mod_end < end && *mod_end != ']')
+			mod_end++;
+		owner = owner_tag(mod, (size_t)(mod_end - mod));
+	}
+	k->text++;
+	k->nonzero |= addr != 0;
+	return sym_builder__add(&k->b, addr, 0, UINT64_MAX, name, (size_t)(name_end - name), rank,
+				owner);
+}
+
 int kallsyms__load(struct sym_module *m, const char *path, uint64_t *stext)
 {
-	struct sym_builder b;
-	size_t cap = 0, text = 0;
-	bool nonzero = false;
-	char *line = NULL;
-	ssize_t len;
-	FILE *f;
-	int err = 0;
+	struct kallsyms_parse k = {0};
+	size_t have = 0;
+	char *buf = NULL;
+	int fd, err = 0;
 
 	*stext = 0;
-	sym_builder__init(&b);
-	f = fopen(path, "re");
-	if (!f) {
+	sym_builder__init(&k.b);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: %s", path, strerror(errno));
 		return 0;
 	}
-	while ((len = getline(&line, &cap, f)) > 0) {
-		char *p = line, *end = line + len, *name, *name_end;
-		uint32_t rank, owner = 0;
-		uint64_t addr = 0;
-		int digits = 0;
-		char type;
-
-		while (p < end && digits < 16) {
-			char c = *p;
-			int v;
-
-			if (c >= '0' && c <= '9')
-				v = c - '0';
-			else if (c >= 'a' && c <= 'f')
-				v = c - 'a' + 10;
-			else if (c >= 'A' && c <= 'F')
-				v = c - 'A' + 10;
-			else
-				break;
-			addr = addr << 4 | (uint64_t)v;
-			digits++;
-			p++;
-		}
-		if (!digits || end - p < 3 || p[0] != ' ' || p[2] != ' ')
-			continue; /* malformed line */
-		type = p[1];
-		name = p + 3;
-		name_end = name;
-		while (name_end < end && *name_end != '\t' && *name_end != '\n' && *name_end != ' ')
-			name_end++;
-		if (name_end == name)
-			continue;
-		if (name_end - name == 6 && !memcmp(name, "_stext", 6))
-			*stext = addr;
-
-		switch (type) {
-		case 'T':
-			rank = SYM_RANK_GLOBAL | SYM_RANK_TYPED;
-			break;
-		case 'W':
-		case 'w':
-			rank = SYM_RANK_WEAK | SYM_RANK_TYPED;
-			break;
-		case 't':
-			rank = SYM_RANK_LOCAL | SYM_RANK_TYPED;
-			break;
-		default:
-			continue;
-		}
-		if (name_end < end && *name_end == '\t' && name_end + 1 < end &&
-		    name_end[1] == '[') {
-			char *mod = name_end + 2, *mod_end = mod;
-
-			while (mod_end < end && *mod_end != ']')
-				mod_end++;
-			owner = owner_tag(mod, (size_t)(mod_end - mod));
-		}
-		text++;
-		nonzero |= addr != 0;
-		err = sym_builder__add(&b, addr, 0, UINT64_MAX, name, (size_t)(name_end - name),
-				       rank, owner);
-		if (err == -E2BIG) {
-			sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: too many symbols", path);
-			err = 0;
-			goto cleanup;
-		}
-		if (err)
-			goto cleanup;
-	}
-	if (ferror(f)) {
-		sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: read error", path);
+	buf = malloc(KALLSYMS_CHUNK);
+	if (!buf) {
+		err = -ENOMEM;
 		goto cleanup;
 	}
-	if (!text) {
+	for (;;) {
+		ssize_t got = read(fd, buf + have, KALLSYMS_CHUNK - have);
+		char *p = buf, *end, *nl;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: read error", path);
+			goto cleanup;
+		}
+		end = buf + have + got;
+		/* At the end of the file a last line without a newline counts too. */
+		while (p < end && ((nl = memchr(p, '\n', (size_t)(end - p))) || !got)) {
+			if (!nl)
+				nl = end;
+			err = kallsyms__line(&k, p, nl);
+			if (err == -E2BIG) {
+				sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: too many symbols", path);
+				err = 0;
+				goto cleanup;
+			}
+			if (err)
+				goto cleanup;
+			p = nl + (nl < end);
+		}
+		if (!got)
+			break;
+		have = (size_t)(end - p);
+		if (have == KALLSYMS_CHUNK) { /* a 1 MiB line: not kallsyms */
+			sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: line too long", path);
+			goto cleanup;
+		}
+		memmove(buf, p, have);
+	}
+	if (!k.text) {
 		sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: no text symbols", path);
 		goto cleanup;
 	}
-	if (!nonzero) {
-		*stext = 0;
+	if (!k.nonzero) {
 		sym_module__fail(m, SYM_ERR_KPTR_RESTRICT, NULL);
 		goto cleanup;
 	}
-	err = sym_builder__finish(&b, m);
+	err = sym_builder__finish(&k.b, m);
 cleanup:
+	if (k.nonzero) /* kptr_restrict reads every address, _stext too, as 0 */
+		*stext = k.stext;
 	if (err)
 		sym_module__fail(m, SYM_ERR_NOMEM, NULL);
-	sym_builder__release(&b);
-	free(line);
-	fclose(f);
+	sym_builder__release(&k.b);
+	free(buf);
+	close(fd);
 	return err;
 }
 

@@ -144,6 +144,86 @@ static int sort_key_cmp(const void *pa, const void *pb, void *arg)
 	return 0;
 }
 
+/* Past this many ascending runs the keys are sorted by qsort_r instead. */
+#define SORT_RUNS_MAX 64
+
+/*
+ * Sort keys[0..n) by sort_key_cmp.  Symbol sources often come nearly sorted:
+ * /proc/kallsyms lists the core kernel by address, then each module and BPF
+ * program in a few ascending runs (about ten on 121k lines; aliases of one
+ * address are put in order where they stand), so the input is split into
+ * its ascending runs and, when they are few, merged pairwise
+ * (n per level) instead of sorted from scratch (n log n: qsort_r was half of
+ * sym_builder__finish and a tenth of loading kallsyms).  Returns 0 or
+ * -ENOMEM.
+ */
+static int sort_keys(struct sort_key *keys, size_t n, struct sym_builder *b)
+{
+	size_t bounds[SORT_RUNS_MAX + 1], runs = 0, i;
+	struct sort_key *tmp, *src, *dst, *t;
+
+	bounds[runs++] = 0;
+	for (i = 1; i < n; i++) {
+		size_t j;
+
+		if (sort_key_cmp(&keys[i - 1], &keys[i], b) <= 0)
+			continue;
+		if (keys[i - 1].start == keys[i].start) {
+			/* Aliases of one address in another order (kallsyms has a
+			 * few hundred): put this one in place among them. */
+			for (j = i; j > bounds[runs - 1] && keys[j - 1].start == keys[j].start &&
+				    sort_key_cmp(&keys[j - 1], &keys[j], b) > 0;
+			     j--) {
+				struct sort_key swap = keys[j];
+
+				keys[j] = keys[j - 1];
+				keys[j - 1] = swap;
+			}
+			continue;
+		}
+		if (runs == SORT_RUNS_MAX) {
+			qsort_r(keys, n, sizeof(*keys), sort_key_cmp, b);
+			return 0;
+		}
+		bounds[runs++] = i;
+	}
+	if (runs == 1)
+		return 0;
+	bounds[runs] = n;
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	src = keys;
+	dst = tmp;
+	while (runs > 1) {
+		size_t r, out = 0;
+
+		/* Merge runs 2r and 2r + 1 into dst; an odd last run is copied. */
+		for (r = 0; r < runs; r += 2) {
+			size_t a = bounds[r], a_end = bounds[r + 1];
+			size_t c = a_end, c_end = r + 1 < runs ? bounds[r + 2] : a_end;
+			size_t o = a;
+
+			while (a < a_end && c < c_end)
+				dst[o++] =
+				    sort_key_cmp(&src[c], &src[a], b) < 0 ? src[c++] : src[a++];
+			memcpy(dst + o, src + a, (a_end - a) * sizeof(*dst));
+			o += a_end - a;
+			memcpy(dst + o, src + c, (c_end - c) * sizeof(*dst));
+			bounds[out++] = bounds[r];
+		}
+		bounds[out] = n;
+		runs = out;
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != keys)
+		memcpy(keys, src, n * sizeof(*keys));
+	free(tmp);
+	return 0;
+}
+
 static uint64_t add_clamped(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
@@ -185,7 +265,9 @@ int sym_builder__finish(struct sym_builder *b, struct sym_module *m)
 		keys[i].rank = b->v[i].rank;
 		keys[i].idx = (uint32_t)i;
 	}
-	qsort_r(keys, b->n, sizeof(*keys), sort_key_cmp, b);
+	err = sort_keys(keys, b->n, b);
+	if (err)
+		goto cleanup;
 	for (i = 0; i < b->n; i++)
 		sorted[i] = b->v[keys[i].idx];
 	free(b->v);

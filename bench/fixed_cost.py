@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The recorder's fixed cost: CPU seconds of `microscope record` on a run with
+no work (start-up, BPF load and verification, attach, the capture's seal),
+next to `perf record`'s, as bench/run.py's "-nowork" rows measure it
+(issue 16): rusage of the whole command minus the fixture's own CPU.
+
+    sudo python3 bench/fixed_cost.py [--runs 7] [BIN ...]
+
+Each round runs every (binary, call graph) and perf once, in a rotating
+order, so all see the same machine; medians are printed.  Several binaries
+(e.g. a build of an older commit) compare changes.  Needs root and
+build/bench/work (`make build/bench/work`).  A number, not a test.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK_RE = re.compile(r"cpu_ns=(\d+)")
+STACK_SIZE = 16384  # bench/run.py's
+
+
+def commands(binary, out):
+    for cg in ("fp", "dwarf", "dwarf-kernel"):
+        cmd = [binary, "record", "-F", "999", "--budget", "0", "--call-graph", cg]
+        if cg != "fp":
+            cmd += ["--stack-size", str(STACK_SIZE)]
+        yield cg, cmd + ["-o", out, "--"]
+
+
+def run_once(cmd, work, tmp):
+    fixture_out = os.path.join(tmp, "fixture.out")
+    env = dict(os.environ, MS_FIXTURE_SCALE="0", MS_FIXTURE_OUT=fixture_out)
+    with open(os.path.join(tmp, "stderr"), "w+") as err_file:
+        p = subprocess.Popen(cmd + [work], env=env, cwd=tmp, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=err_file)
+        _, status, ru = os.wait4(p.pid, 0)
+        err_file.seek(0)
+        err = err_file.read()
+    if status:
+        sys.exit("%s failed (status %d):\n%s" % (" ".join(cmd), status, err))
+    with open(fixture_out) as f:
+        fixture = int(WORK_RE.search(f.read()).group(1)) / 1e9
+    return ru.ru_utime + ru.ru_stime - fixture
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("binaries", nargs="*", default=[os.path.join(REPO, "build", "microscope")])
+    args = ap.parse_args()
+    work = os.path.join(REPO, "build", "bench", "work")
+    if not os.path.exists(work):
+        sys.exit("%s is missing: make build/bench/work" % work)
+    tmp = tempfile.mkdtemp(prefix="ms-fixed-")
+    jobs = []
+    for b in args.binaries:
+        tag = b if len(args.binaries) > 1 else "microscope"
+        b = os.path.abspath(b)
+        for cg, cmd in commands(b, os.path.join(tmp, "out.msc")):
+            jobs.append(("%s %s" % (tag, cg), cmd))
+    perf = shutil.which("perf")
+    if perf:
+        jobs.append(("perf record -g", [perf, "record", "--no-bpf-event", "-B", "-N", "-q",
+                                        "-F", "999", "-o", os.path.join(tmp, "perf.data"),
+                                        "-g", "--"]))
+    cpu = {name: [] for name, _ in jobs}
+    for r in range(args.runs):
+        k = r % len(jobs)
+        for name, cmd in jobs[k:] + jobs[:k]:
+            cpu[name].append(run_once(cmd, work, tmp))
+    shutil.rmtree(tmp, ignore_errors=True)
+    width = max(len(n) for n in cpu)
+    print("%-*s  %8s  %8s  %8s  (CPU s, %d runs)" % (width, "", "median", "min", "max",
+                                                   args.runs))
+    for name, v in cpu.items():
+        print("%-*s  %8.3f  %8.3f  %8.3f" % (width, name, statistics.median(v), min(v), max(v)))
+
+
+if __name__ == "__main__":
+    main()
