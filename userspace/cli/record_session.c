@@ -308,7 +308,7 @@ static int session__open_kunwind(struct record_session *s)
 		step_failed(err, "opening the in-kernel unwinder's tables");
 		return err;
 	}
-	processor__set_kunwind(s->proc, s->ku);
+	processor__set_kunwind(s->proc, s->ku, !s->o->system_wide);
 	return 0;
 }
 
