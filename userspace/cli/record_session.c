@@ -345,6 +345,7 @@ static int session__add_targets(struct record_session *s)
 			step_failed(err, "attaching to pid %d", o->pids[i]);
 			return err;
 		}
+		processor__kunwind_prepare(s->proc, (uint32_t)o->pids[i]);
 	}
 	return 0;
 }

@@ -460,6 +460,9 @@ void kunwind__live_drained(struct processor *p, const struct ms_sample *s,
 			   const struct ms_sample_parts *parts);
 /* True when the drain writes tgid's table (the ordered path must not). */
 bool kunwind__live_owns(const struct processor *p, uint32_t tgid);
+/* Load the rows of every module tgid maps now (a -p target, before
+ * sampling; targeted recordings only). */
+void kunwind__live_prepare(struct processor *p, uint32_t tgid);
 /* A drain round ended: load the rows the round's tables want. */
 void kunwind__round(struct processor *p);
 void kunwind__live_release(struct processor *p);

@@ -20,6 +20,10 @@
  * in none of the executable ranges read), never for samples taken before
  * it, so a burst of samples waiting in the ring costs one read.
  *
+ * A -p target's rows are loaded before sampling starts (its maps are
+ * known; the table itself waits for a sample, which names the address
+ * space: kunwind__live_prepare).
+ *
  * Bounded: KU_LIVE_PROCS processes remembered (the oldest told is
  * forgotten; the ordered path takes it over), one allocation at the first
  * use; a read allocates nothing else (stack buffers).
@@ -229,6 +233,19 @@ void kunwind__live_drained(struct processor *p, const struct ms_sample *s,
 			live_want_rows(p->ku_live, p, maps[i].module);
 	for (int i = 0; i < n; i++)
 		live_want_rows(p->ku_live, p, maps[i].module);
+}
+
+void kunwind__live_prepare(struct processor *p, uint32_t tgid)
+{
+	struct ms_ku_mapping maps[MS_KU_PROC_MAPS];
+	struct ku_live_proc lp = {.tgid = tgid};
+	int n;
+
+	if (!p->kunwind || !p->ku_eager)
+		return;
+	n = live_read(p, &lp, maps);
+	for (int i = 0; i < n; i++)
+		kunwind__load_module(p, maps[i].module);
 }
 
 void kunwind__live_release(struct processor *p)

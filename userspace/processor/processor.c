@@ -59,6 +59,11 @@ void processor__set_kunwind(struct processor *p, struct kunwind_maps *km, bool e
 	p->ku_eager = eager;
 }
 
+void processor__kunwind_prepare(struct processor *p, uint32_t pid)
+{
+	kunwind__live_prepare(p, pid);
+}
+
 void processor__free(struct processor *p)
 {
 	if (!p)

@@ -51,6 +51,9 @@ void processor__set_python(struct processor *p, const struct py_tracker *tracker
  * (kunwind_live.c), not when that sample is processed in time order. */
 struct kunwind_maps;
 void processor__set_kunwind(struct processor *p, struct kunwind_maps *km, bool eager);
+/* A running target (-p pid) of an eager recording: the rows of every module
+ * it maps now are loaded at once, before its first sample asks. */
+void processor__kunwind_prepare(struct processor *p, uint32_t pid);
 /* Symbolize deferred (true) or immediately, whatever the stream's meta
  * "symbolize" says (record --replay DIR --symbolize MODE).  Call before
  * the first chunk. */
