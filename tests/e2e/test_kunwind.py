@@ -168,6 +168,22 @@ def test_kunwind_pid_rows_loaded_before_sampling():
         "only %.1f%% of stacks whole in the kernel:\n%s" % (s["whole_pct"], s["report"])
 
 
+def test_kunwind_auto_dlopen_is_told():
+    """--call-graph auto (whose samples the kernel could not step carry the
+    frame-pointer chain after the one pc it has): a library dlopen'ed 300 ms
+    into the run (dlopen_main's libhot.so) is added to the process's table
+    when its first samples stop there (no_mapping), so its stacks are soon
+    whole in the kernel.  When the chain's last pc was taken for where the
+    kernel stopped (a pc of libc the table had), the table was never
+    re-read: 0 % whole."""
+    rec = H.record([H.fixture("dlopen_main")], output=H.tmp_path("ku-dlopen.msc"))
+    s = _summary(rec.capture)
+    prof = H.folded(rec.capture)
+    assert H.count_containing(prof, "hot_function") * 2 > H.total(prof), H.show_stacks(prof)
+    assert s["whole_pct"] >= NOFP_KERNEL_WHOLE_MIN, \
+        "only %.1f%% of stacks whole in the kernel:\n%s" % (s["whole_pct"], s["report"])
+
+
 def test_kunwind_without_verify_copies_less():
     """Without --verify-unwind a stack the kernel unwound whole carries no
     stack copy: the capture's raw stream is much smaller than dwarf's for

@@ -142,7 +142,7 @@ static int live_read(struct processor *p, struct ku_live_proc *lp, struct ms_ku_
 		if (n >= MS_KU_PROC_MAPS)
 			continue;
 		module = live_module(p, lp->tgid, start, end, maj, min, ino, path);
-		if (module == CAPTURE_NONE || module >= p->nmodules ||
+			if (module == CAPTURE_NONE || module >= p->nmodules ||
 		    !sym_module__to_vaddr(p->modules[module].sym, pgoff, &vaddr))
 			continue;
 		maps[n++] = (struct ms_ku_mapping){
@@ -190,7 +190,10 @@ void kunwind__live_drained(struct processor *p, const struct ms_sample *s,
 	const struct ms_kunwind *ku = parts->ku;
 	struct ms_ku_mapping maps[MS_KU_PROC_MAPS];
 	struct ku_live_proc *lp;
-	uint64_t pc = parts->uips[parts->nu - 1] & ~MS_KU_PC_SIGNAL;
+	/* where the kernel stopped: its last pc (KU_FP_CHAIN: the first,
+	 * the frame-pointer chain follows) */
+	size_t last = (s->flags & MS_SAMPLE_F_KU_FP_CHAIN) ? 0 : parts->nu - 1;
+	uint64_t pc = parts->uips[last] & ~MS_KU_PC_SIGNAL;
 	int n;
 
 	if (!p->ku_live) {
