@@ -24,7 +24,8 @@
  * known; the table itself waits for a sample, which names the address
  * space: kunwind__live_prepare).
  *
- * Bounded: KU_LIVE_PROCS processes remembered (the oldest told is
+ * Bounded: eager rows only while the row array is half empty
+ * (KU_EAGER_ROWS_DIV); KU_LIVE_PROCS processes remembered (the oldest told is
  * forgotten; the ordered path takes it over), one allocation at the first
  * use; a read allocates nothing else (stack buffers).
  */
@@ -153,6 +154,20 @@ static int live_read(struct processor *p, struct ku_live_proc *lp, struct ms_ku_
 	return (int)n;
 }
 
+/* Rows are loaded before samples ask while the row array is less than
+ * this share full (1/KU_EAGER_ROWS_DIV), so that modules mapped but never
+ * sampled (a command that starts many programs) cannot fill it: the rest
+ * waits for a sample's NO_ROWS. */
+#define KU_EAGER_ROWS_DIV 2
+
+static bool eager_rows_room(const struct processor *p)
+{
+	struct kunwind_stats st;
+
+	kunwind_maps__stats(p->kunwind, &st);
+	return st.rows < st.rows_cap / KU_EAGER_ROWS_DIV;
+}
+
 /* Queue module's rows for the round's end (a full queue: the NO_ROWS path
  * loads them when a sample asks). */
 static void live_want_rows(struct kunwind_live *kl, struct processor *p, uint32_t module)
@@ -171,7 +186,7 @@ void kunwind__round(struct processor *p)
 
 	if (!kl)
 		return;
-	for (uint32_t i = 0; i < kl->npending; i++)
+	for (uint32_t i = 0; i < kl->npending && eager_rows_room(p); i++)
 		kunwind__load_module(p, kl->pending[i]);
 	kl->npending = 0;
 }
@@ -247,7 +262,7 @@ void kunwind__live_prepare(struct processor *p, uint32_t tgid)
 	if (!p->kunwind || !p->ku_eager)
 		return;
 	n = live_read(p, &lp, maps);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n && eager_rows_room(p); i++)
 		kunwind__load_module(p, maps[i].module);
 }
 

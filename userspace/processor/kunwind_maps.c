@@ -243,4 +243,5 @@ int kunwind_maps__set_proc(struct kunwind_maps *km, uint32_t tgid, uint32_t mm_c
 void kunwind_maps__stats(const struct kunwind_maps *km, struct kunwind_stats *st)
 {
 	*st = km->st;
+	st->rows_cap = km->fds.rows_cap;
 }
