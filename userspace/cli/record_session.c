@@ -338,6 +338,7 @@ static int session__add_targets(struct record_session *s)
 			step_failed(err, "attaching to %s (pid %d)", o->argv[0], s->launch.pid);
 			return err;
 		}
+		processor__kunwind_prepare_command(s->proc, o->argv[0]);
 	}
 	for (size_t i = 0; i < o->npids; i++) {
 		err = collector__add_target(s->col, o->pids[i]);

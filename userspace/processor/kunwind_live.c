@@ -22,17 +22,24 @@
  *
  * A -p target's rows are loaded before sampling starts (its maps are
  * known; the table itself waits for a sample, which names the address
- * space: kunwind__live_prepare).
+ * space: kunwind__live_prepare), and so are those of the command's
+ * executable (kunwind__live_prepare_command: the file execvp will run, the
+ * same module as its mapping's by device and inode).
  *
  * Bounded: eager rows only while the row array is half empty
  * (KU_EAGER_ROWS_DIV); KU_LIVE_PROCS processes remembered (the oldest told is
  * forgotten; the ordered path takes it over), one allocation at the first
  * use; a read allocates nothing else (stack buffers).
  */
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../runtimes/jitdump.h"
 #include "internal.h"
@@ -264,6 +271,60 @@ void kunwind__live_prepare(struct processor *p, uint32_t tgid)
 	n = live_read(p, &lp, maps);
 	for (int i = 0; i < n && eager_rows_room(p); i++)
 		kunwind__load_module(p, maps[i].module);
+}
+
+/* The file execvp would run for argv0 (PATH searched as it does), as an
+ * absolute path without symbolic links, in out; false if none. */
+static bool command_file(const char *argv0, char *out)
+{
+	const char *path = getenv("PATH"), *dir, *end;
+	char cand[PATH_MAX];
+
+	if (strchr(argv0, '/'))
+		return realpath(argv0, out) != NULL;
+	if (!path || !*path)
+		path = "/bin:/usr/bin";
+	for (dir = path; dir; dir = *end ? end + 1 : NULL) {
+		int n;
+
+		end = strchrnul(dir, ':');
+		n = snprintf(cand, sizeof(cand), "%.*s/%s", (int)(end - dir), end > dir ? dir : ".",
+			     argv0);
+		if (n > 0 && (size_t)n < sizeof(cand) && !access(cand, X_OK) &&
+		    realpath(cand, out))
+			return true;
+	}
+	return false;
+}
+
+void kunwind__live_prepare_command(struct processor *p, const char *argv0)
+{
+	char real[PATH_MAX];
+	unsigned char magic[4];
+	struct sym_module *sym;
+	struct stat st;
+	uint32_t module;
+	int fd;
+
+	if (!p->kunwind || !p->ku_eager || !argv0 || !command_file(argv0, real))
+		return;
+	fd = open(real, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* an ELF file only (a script's interpreter is known at its exec) */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || read(fd, magic, 4) != 4 ||
+	    memcmp(magic, "\177ELF", 4)) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	sym = symbolizer__mapped_file(p->sym, 0, real, real, major(st.st_dev), minor(st.st_dev),
+				      (uint64_t)st.st_ino);
+	if (!sym)
+		return;
+	module = stacks__module_for_sym(p, sym, CAPTURE_MODULE_FILE, real);
+	if (module != CAPTURE_NONE && eager_rows_room(p))
+		kunwind__load_module(p, module);
 }
 
 void kunwind__live_release(struct processor *p)
