@@ -27,9 +27,10 @@
  * same module as its mapping's by device and inode).
  *
  * Bounded: eager rows only while the row array is half empty
- * (KU_EAGER_ROWS_DIV); KU_LIVE_PROCS processes remembered (the oldest told is
- * forgotten; the ordered path takes it over), one allocation at the first
- * use; a read allocates nothing else (stack buffers).
+ * (KU_EAGER_ROWS_DIV); KU_LIVE_PROCS processes remembered (slots reused in
+ * turn: a process forgotten so is the ordered path's again), one
+ * allocation at the first use; a read allocates nothing else (stack
+ * buffers).
  */
 #include <fcntl.h>
 #include <limits.h>
