@@ -51,11 +51,11 @@ MODES = {
     "smoke": dict(runs=3, warmup=False, scale=0.5, rates=[99, 999], bpf_rates=[999],
                   raw_rate=4999, raw_scale=1.0, replays=3,
                   synth_samples=100000, report_reps=3, perf_report_reps=1, syswide_s=0,
-                  timeout=60),
+                  kshare_runs=1, timeout=60),
     "full": dict(runs=7, warmup=True, scale=2.0, rates=[99, 999, 4999],
                  bpf_rates=[99, 999, 4999], raw_rate=4999, raw_scale=3.0,
                  replays=5, synth_samples=1000000, report_reps=5, perf_report_reps=3,
-                 syswide_s=20, timeout=90),
+                 syswide_s=20, kshare_runs=3, timeout=90),
 }
 STACK_SIZE = 16384
 ANALYSIS_RATE = 999  # the rate whose outputs perf report / microscope report read
@@ -798,6 +798,9 @@ def print_report(res):
           "   us/sample: (recorded - unrecorded fixture CPU) / samples, the target-side cost of"
           " one sample.\n"
           "   Noise: other jobs share the machine; see results.json *_all for every run.")
+    if res.get("kunwind_share"):
+        import kshare
+        kshare.print_table(res["kunwind_share"])
 
     print()
     print("2. Capture bytes per sample (median run; marginal = minus the no-work recording)")
@@ -1205,6 +1208,10 @@ def main():
     res["matrix"] = b.summarize(cfgs, fixed)
     res["runs"] = {c.name: c.runs for c in cfgs}
     res["runs"].update({c.name: c.runs for c in fixed.values()})
+    if not args.only or re.search(args.only, "kunwind-share"):
+        log("bench: 1b. user stacks unwound whole in the kernel, %d Hz" % 4999)
+        import kshare
+        res["kunwind_share"] = kshare.measure(b.build, b.tmp, runs=b.mode["kshare_runs"])
     log("bench: 3. perf report / microscope report on the %d Hz recordings" % ANALYSIS_RATE)
     res["analysis"] = b.analysis(res["matrix"])
     log("bench: 3-4. save-raw and replay")

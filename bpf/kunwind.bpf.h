@@ -81,10 +81,14 @@ struct {
 	__type(value, struct ku_state);
 } ku_state SEC(".maps");
 
-/* Sizes set by userspace before load (userspace/collector/collector.c). */
+/* Sizes set by userspace before load (userspace/collector/collector.c).
+ * The row arrays are mmapable: userspace writes a module's rows as one copy
+ * into a window of the map (userspace/processor/kunwind_maps.c), not one
+ * element update each; a lookup costs the same. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct ms_ku_row);
 } ku_rows SEC(".maps");
@@ -92,6 +96,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u32);
 } ku_starts SEC(".maps");

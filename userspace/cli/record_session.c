@@ -318,7 +318,7 @@ static int session__open_kunwind(struct record_session *s)
 		step_failed(err, "opening the in-kernel unwinder's tables");
 		return err;
 	}
-	processor__set_kunwind(s->proc, s->ku);
+	processor__set_kunwind(s->proc, s->ku, !s->o->system_wide);
 	return 0;
 }
 
@@ -348,6 +348,7 @@ static int session__add_targets(struct record_session *s)
 			step_failed(err, "attaching to %s (pid %d)", o->argv[0], s->launch.pid);
 			return err;
 		}
+		processor__kunwind_prepare_command(s->proc, o->argv[0]);
 	}
 	for (size_t i = 0; i < o->npids; i++) {
 		err = collector__add_target(s->col, o->pids[i]);
@@ -355,6 +356,7 @@ static int session__add_targets(struct record_session *s)
 			step_failed(err, "attaching to pid %d", o->pids[i]);
 			return err;
 		}
+		processor__kunwind_prepare(s->proc, (uint32_t)o->pids[i]);
 	}
 	return 0;
 }

@@ -227,6 +227,10 @@ struct processor {
 	uint64_t ku_kernel_frames, ku_user_frames;     /* frames unwound on each side */
 	uint64_t ku_verified;			      /* samples compared with the copy path */
 	uint64_t ku_load_errors;		      /* table writes that failed */
+	/* Targeted recordings: tables written at drain time (kunwind_live.c) */
+	bool ku_eager;
+	struct kunwind_live *ku_live; /* NULL until the first write */
+	uint64_t ku_live_reads;	      /* /proc/PID/maps reads written */
 	uint64_t verify_pcs[MS_UNWIND_MAX_DEPTH];
 	uint8_t verify_flags[MS_UNWIND_MAX_DEPTH];
 
@@ -442,8 +446,30 @@ void kunwind__finish(struct processor *p);
  * told again when m is a file's code (dlopen), before a sample has to ask. */
 void kunwind__mapped(struct processor *p, struct proc_state *ps, const struct proc_mapping *m);
 /* A BPF record as drained, before ordering: loads the rows a sample that
- * stopped at a module without them wants (untrusted record). */
+ * stopped at a module without them wants (untrusted record); in a targeted
+ * recording (ku_eager) also the table of a process it stopped without. */
 void kunwind__drained(struct processor *p, const void *rec, uint32_t len);
+/* Load the rows of module (once; a failed load is counted). */
+void kunwind__load_module(struct processor *p, uint32_t module);
+
+/* kunwind_live.c */
+/* A drained sample of a targeted recording that stopped for want of its
+ * process's table (NO_PROC, NO_MAPPING; parts checked): write the table
+ * from /proc/PID/maps unless a write after the sample's time covers it. */
+void kunwind__live_drained(struct processor *p, const struct ms_sample *s,
+			   const struct ms_sample_parts *parts);
+/* True when the drain writes tgid's table (the ordered path must not). */
+bool kunwind__live_owns(const struct processor *p, uint32_t tgid);
+/* Load the rows of every module tgid maps now (a -p target, before
+ * sampling; targeted recordings only). */
+void kunwind__live_prepare(struct processor *p, uint32_t tgid);
+/* Load the rows of the executable file execvp would run for argv0 (the
+ * command of a targeted recording, before it runs); nothing for a file that
+ * is not ELF or not found. */
+void kunwind__live_prepare_command(struct processor *p, const char *argv0);
+/* A drain round ended: load the rows the round's tables want. */
+void kunwind__round(struct processor *p);
+void kunwind__live_release(struct processor *p);
 
 /* jit.c */
 /* A mapping [start, end) of ps made at time (path: its file name, NULL if

@@ -10,6 +10,11 @@
  * of its process's mappings (NO_PROC, NO_MAPPING) has them written when
  * they changed since they were last written; one that stopped at a module
  * without rows (NO_ROWS) has that module's compiled CFI loaded (once).
+ * Rows are loaded as the sample is drained; mappings in time order (-a),
+ * or, in a targeted recording (-p, -- CMD), as the sample is drained too,
+ * from the process's live maps, with the rows of every module mapped
+ * (kunwind_live.c: a start-up's tables arrive within ms of its first
+ * sample instead of behind the ordered processing).
  */
 #include <string.h>
 
@@ -27,7 +32,8 @@ static void tell_mappings(struct processor *p, struct proc_state *ps)
 	struct ms_ku_mapping maps[MS_KU_PROC_MAPS];
 	uint32_t n = 0;
 
-	if ((ps->ku_told && ps->ku_gen == ps->maps_gen) || !ps->ku_cookie)
+	if ((ps->ku_told && ps->ku_gen == ps->maps_gen) || !ps->ku_cookie ||
+	    kunwind__live_owns(p, ps->pid))
 		return;
 	for (uint32_t i = 0; i < ps->nmaps && n < MS_KU_PROC_MAPS; i++) {
 		const struct proc_mapping *m = &ps->maps[i];
@@ -50,8 +56,7 @@ static void tell_mappings(struct processor *p, struct proc_state *ps)
 	ps->ku_gen = ps->maps_gen;
 }
 
-/* Load the rows of module (once). */
-static void load_module(struct processor *p, uint32_t module)
+void kunwind__load_module(struct processor *p, uint32_t module)
 {
 	int err;
 
@@ -84,12 +89,12 @@ static void feed(struct processor *p, struct proc_state *ps, const struct ms_kun
 		/* fallthrough */
 	case MS_KU_STOP_NO_ROWS:
 		if (ku->cause == MS_KU_STOP_NO_ROWS)
-			load_module(p, ku->module);
+			kunwind__load_module(p, ku->module);
 		for (size_t i = 0; i < depth; i++) {
 			const struct proc_mapping *m = tasks__find_mapping(ps, p->unwind_pcs[i]);
 
 			if (m && m->module != CAPTURE_NONE)
-				load_module(p, m->module);
+				kunwind__load_module(p, m->module);
 		}
 		break;
 	default:
@@ -112,8 +117,10 @@ void kunwind__mapped(struct processor *p, struct proc_state *ps, const struct pr
  * A BPF record just drained (untrusted): a sample that stopped for want of
  * a module's rows has them loaded now rather than when the ordered record
  * is processed a round later, so the samples that follow find them.  Rows
- * depend on the module only (the mappings, which depend on the sample's
- * time, are still told in time order by feed).
+ * depend on the module only.  The mappings, which depend on the sample's
+ * time, are told in time order by feed, except in a targeted recording,
+ * where the process's live maps (newer than any the ordered path has) are
+ * written now (kunwind_live.c).
  */
 void kunwind__drained(struct processor *p, const void *rec, uint32_t len)
 {
@@ -123,8 +130,13 @@ void kunwind__drained(struct processor *p, const void *rec, uint32_t len)
 	if (!p->kunwind || len < sizeof(*h) || ((uintptr_t)rec & 7) || h->type != MS_REC_SAMPLE ||
 	    ms_sample__parts(rec, len, &parts) || !parts.ku)
 		return;
-	if (parts.ku->status == MS_KU_RESUME && parts.ku->cause == MS_KU_STOP_NO_ROWS)
-		load_module(p, parts.ku->module);
+	if (parts.ku->status != MS_KU_RESUME)
+		return;
+	if (parts.ku->cause == MS_KU_STOP_NO_ROWS)
+		kunwind__load_module(p, parts.ku->module);
+	else if (p->ku_eager && (parts.ku->cause == MS_KU_STOP_NO_PROC ||
+				 parts.ku->cause == MS_KU_STOP_NO_MAPPING))
+		kunwind__live_drained(p, rec, &parts);
 }
 
 /*
@@ -246,6 +258,8 @@ void kunwind__finish(struct processor *p)
 		capture_builder__add_counter(p->b, "kunwind.frames.user", p->ku_user_frames);
 	if (p->ku_verified)
 		capture_builder__add_counter(p->b, "kunwind.verified", p->ku_verified);
+	if (p->ku_live_reads)
+		capture_builder__add_counter(p->b, "kunwind.live_reads", p->ku_live_reads);
 	if (p->ku_load_errors)
 		capture_builder__add_counter(p->b, "kunwind.load_errors", p->ku_load_errors);
 	if (!p->kunwind)

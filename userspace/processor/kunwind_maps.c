@@ -4,14 +4,17 @@
  * The kernel's row is the unwinder's compact row byte for byte
  * (unwind_module__table), full rows of the shapes it steps rewritten
  * (unwind_module__kernel_row: lazy PLT, signal trampoline), so a module
- * loads as two array copies (its starts and its rows) written with
- * BPF_MAP_UPDATE_BATCH, then its descriptor, last, so that the sampler
- * never sees a descriptor whose rows are not written yet.
+ * loads as two array copies (its starts and its rows) into windows of the
+ * mmapable arrays (BPF_MAP_UPDATE_BATCH where a map cannot be mapped),
+ * then its descriptor, last, with a syscall, so that the sampler never
+ * sees a descriptor whose rows are not written yet.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "kunwind_maps.h"
 
@@ -21,6 +24,9 @@ _Static_assert(UNWIND_KROW_PLT == MS_KU_ROW_PLT && UNWIND_KROW_SIGFRAME == MS_KU
 
 /* Rows written per batch call (bounds the key array). */
 #define KU_BATCH 8192
+/* Bytes between two ku_starts values in the mapped array (__u32 values,
+ * 8-byte aligned: the kernel's round_up(value_size, 8)). */
+#define KU_STARTS_ELEM 8
 
 struct kunwind_maps {
 	struct kunwind_fds fds;
@@ -85,6 +91,75 @@ static int write_array(struct kunwind_maps *km, int fd, uint32_t first, const vo
 	return 0;
 }
 
+/*
+ * Elements [first, first + n) of the mmapable array map fd (elem bytes
+ * apart: an array's values are 8-byte aligned) mapped writable; *base is
+ * element first.  Returns the mapping to unmap (*len bytes), or NULL (the
+ * map is not mmapable: write with updates).
+ */
+static void *map_window(int fd, uint32_t first, uint32_t n, size_t elem, uint8_t **base,
+			size_t *len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t from = (uint64_t)first * elem, to = from + (uint64_t)n * elem;
+	uint64_t off = from & ~(uint64_t)(page - 1);
+	void *p;
+
+	*len = (size_t)(((to - off) + page - 1) & ~(uint64_t)(page - 1));
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	if (p == MAP_FAILED)
+		return NULL;
+	*base = (uint8_t *)p + (from - off);
+	return p;
+}
+
+/* Starts and rows [done, done + n) of m (t: its table) at indexes
+ * first + done.. of the mmapable arrays.  Returns 0, or -EOPNOTSUPP when a
+ * map cannot be mapped. */
+static int copy_chunk(struct kunwind_maps *km, uint32_t first, const struct unwind_module *m,
+		      const struct unwind_table_view *t, uint32_t done, uint32_t n)
+{
+	size_t slen, rlen;
+	uint8_t *sbase, *rbase;
+	void *sp, *rp = NULL;
+	int err = -EOPNOTSUPP;
+
+	sp = map_window(km->fds.starts, first + done, n, KU_STARTS_ELEM, &sbase, &slen);
+	if (sp)
+		rp = map_window(km->fds.rows, first + done, n, sizeof(struct ms_ku_row), &rbase,
+				&rlen);
+	if (rp) {
+		for (uint32_t i = 0; i < n; i++) {
+			memcpy(sbase + (size_t)i * KU_STARTS_ELEM, &t->starts[done + i],
+			       sizeof(uint32_t));
+			unwind_module__kernel_row(m, done + i, (struct ms_ku_row *)rbase + i);
+		}
+		err = 0;
+		munmap(rp, rlen);
+	}
+	if (sp)
+		munmap(sp, slen);
+	return err;
+}
+
+/* The module's rows through windows of KU_BATCH rows (the recorder's RSS
+ * grows by one window at most, as with the update buffers).  Returns 0, or
+ * -EOPNOTSUPP when a map cannot be mapped (nothing written then). */
+static int copy_rows(struct kunwind_maps *km, uint32_t first, const struct unwind_module *m,
+		     const struct unwind_table_view *t)
+{
+	int err = 0;
+
+	for (uint32_t done = 0; !err && done < t->nrows; done += KU_BATCH) {
+		uint32_t cnt = t->nrows - done < KU_BATCH ? t->nrows - done : KU_BATCH;
+
+		err = copy_chunk(km, first, m, t, done, cnt);
+		if (err && done) /* mapped before: a failure now is not the map's kind */
+			err = -ENOMEM;
+	}
+	return err;
+}
+
 /* Rows [0, n) of m, in the kernel's form, at indexes first.. of ku_rows. */
 static int write_rows(struct kunwind_maps *km, uint32_t first, const struct unwind_module *m,
 		      uint32_t n)
@@ -123,9 +198,13 @@ int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
 		km->st.modules_full++;
 		return -ENOSPC;
 	}
-	err = write_array(km, km->fds.starts, km->next_row, t.starts, sizeof(uint32_t), t.nrows);
-	if (!err)
-		err = write_rows(km, km->next_row, m, t.nrows);
+	err = copy_rows(km, km->next_row, m, &t);
+	if (err == -EOPNOTSUPP) {
+		err = write_array(km, km->fds.starts, km->next_row, t.starts, sizeof(uint32_t),
+				  t.nrows);
+		if (!err)
+			err = write_rows(km, km->next_row, m, t.nrows);
+	}
 	if (err)
 		return err;
 	desc.base = t.base;
@@ -164,4 +243,5 @@ int kunwind_maps__set_proc(struct kunwind_maps *km, uint32_t tgid, uint32_t mm_c
 void kunwind_maps__stats(const struct kunwind_maps *km, struct kunwind_stats *st)
 {
 	*st = km->st;
+	st->rows_cap = km->fds.rows_cap;
 }

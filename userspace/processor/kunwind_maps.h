@@ -57,6 +57,7 @@ struct kunwind_stats {
 	uint64_t modules_full;	 /* modules refused: the row array was full */
 	uint64_t rows;		 /* rows in use */
 	uint64_t proc_updates;	 /* ku_procs writes */
+	uint64_t rows_cap;	 /* rows the array holds */
 };
 void kunwind_maps__stats(const struct kunwind_maps *km, struct kunwind_stats *st);
 

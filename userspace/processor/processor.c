@@ -53,9 +53,20 @@ void processor__set_python(struct processor *p, const struct py_tracker *tracker
 	p->py = tracker;
 }
 
-void processor__set_kunwind(struct processor *p, struct kunwind_maps *km)
+void processor__set_kunwind(struct processor *p, struct kunwind_maps *km, bool eager)
 {
 	p->kunwind = km;
+	p->ku_eager = eager;
+}
+
+void processor__kunwind_prepare(struct processor *p, uint32_t pid)
+{
+	kunwind__live_prepare(p, pid);
+}
+
+void processor__kunwind_prepare_command(struct processor *p, const char *argv0)
+{
+	kunwind__live_prepare_command(p, argv0);
 }
 
 void processor__free(struct processor *p)
@@ -63,6 +74,7 @@ void processor__free(struct processor *p)
 	if (!p)
 		return;
 	tasks__release(p);
+	kunwind__live_release(p);
 	stacks__release(p);
 	python__release(p);
 	attribution__free(p->attribution);
@@ -585,6 +597,7 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 		/* Functions written so far are read before any record of this
 		 * round is processed. */
 		jit__round(p, c->time);
+		kunwind__round(p); /* rows the round's drained tables want */
 		if (!p->have_round)
 			p->first_round = c->time;
 		else

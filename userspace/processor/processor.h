@@ -45,9 +45,18 @@ int processor__finish(struct processor *p);
 void processor__set_python(struct processor *p, const struct py_tracker *tracker);
 /* Load what samples unwound in the kernel lacked (--call-graph dwarf-kernel)
  * into km's tables (borrowed; must outlive the processor).  Without one
- * such samples are still processed, nothing is loaded. */
+ * such samples are still processed, nothing is loaded.  eager (targeted
+ * recordings, -p and -- CMD; not -a): a process's table is written from
+ * its live /proc/PID/maps as soon as a drained sample lacks it
+ * (kunwind_live.c), not when that sample is processed in time order. */
 struct kunwind_maps;
-void processor__set_kunwind(struct processor *p, struct kunwind_maps *km);
+void processor__set_kunwind(struct processor *p, struct kunwind_maps *km, bool eager);
+/* A running target (-p pid) of an eager recording: the rows of every module
+ * it maps now are loaded at once, before its first sample asks. */
+void processor__kunwind_prepare(struct processor *p, uint32_t pid);
+/* The command of an eager recording (argv0 as execvp takes it): its
+ * executable's rows are loaded before it runs. */
+void processor__kunwind_prepare_command(struct processor *p, const char *argv0);
 /* Symbolize deferred (true) or immediately, whatever the stream's meta
  * "symbolize" says (record --replay DIR --symbolize MODE).  Call before
  * the first chunk. */

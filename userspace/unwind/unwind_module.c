@@ -471,14 +471,14 @@ static int frame_rules(struct builder *b, Dwarf_Frame *f, struct unwind_full *ou
 
 bool unwind_full__compact_slots(const struct unwind_full *f, struct unwind_row *row)
 {
-	for (int reg = 0; reg < UNWIND_NREGS; reg++) {
-		bool slot = false;
+	uint32_t slots = 0;
 
-		for (int i = 0; i < UNWIND_SLOTS; i++)
-			slot |= unwind_slot_reg[i] == reg;
-		if (!slot && f->regs[reg].kind != UNWIND_RULE_UNDEF)
+	/* per row of every module compiled: a mask, not a search per register */
+	for (int i = 0; i < UNWIND_SLOTS; i++)
+		slots |= 1u << unwind_slot_reg[i];
+	for (int reg = 0; reg < UNWIND_NREGS; reg++)
+		if (!(slots & (1u << reg)) && f->regs[reg].kind != UNWIND_RULE_UNDEF)
 			return false;
-	}
 	for (int i = 0; i < UNWIND_SLOTS; i++) {
 		const struct unwind_rule *r = &f->regs[unwind_slot_reg[i]];
 
