@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Option helpers shared by the subcommands (cli_util.h). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,4 +125,26 @@ int cli__keep_previous(const char *path)
 	if (!link(path, old))
 		return 0;
 	return rename(path, old) ? -errno : 0;
+}
+
+bool cli__command_file(const char *argv0, char *out)
+{
+	const char *path = getenv("PATH"), *dir, *end;
+	char cand[PATH_MAX];
+
+	if (strchr(argv0, '/'))
+		return realpath(argv0, out) != NULL;
+	if (!path || !*path)
+		path = "/bin:/usr/bin";
+	for (dir = path; dir; dir = *end ? end + 1 : NULL) {
+		int n;
+
+		end = strchrnul(dir, ':');
+		n = snprintf(cand, sizeof(cand), "%.*s/%s", (int)(end - dir), end > dir ? dir : ".",
+			     argv0);
+		if (n > 0 && (size_t)n < sizeof(cand) && !access(cand, X_OK) &&
+		    realpath(cand, out))
+			return true;
+	}
+	return false;
 }

@@ -8,6 +8,7 @@
 #define MS_CLI_UTIL_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,5 +41,12 @@ void cli__option_hint(const char *arg, const struct option *longopts, char *buf,
  * when there is nothing to keep) or -errno.
  */
 int cli__keep_previous(const char *path);
+
+/*
+ * The file execvp would run for argv0 (PATH searched as it does), as an
+ * absolute path without symbolic links, in out (PATH_MAX bytes); false if
+ * none.
+ */
+bool cli__command_file(const char *argv0, char *out);
 
 #endif

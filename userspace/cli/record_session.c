@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -38,6 +39,7 @@
 #include "../processor/processor.h"
 #include "../budget/monitor.h"
 #include "../stream/meta.h"
+#include "../runtimes/py_layout.h"
 #include "../runtimes/py_procs.h"
 #include "../stream/memory_policy.h"
 #include "../processor/kunwind_maps.h"
@@ -322,6 +324,26 @@ static int session__open_kunwind(struct record_session *s)
 	return 0;
 }
 
+/*
+ * Before the command runs: the rows of the file execvp will run go into the
+ * in-kernel unwinder's tables, and when that file is a CPython interpreter
+ * the sampler's CPython walk is loaded now rather than when the tracker
+ * first meets the process (a load of tens of ms that would stall the drain
+ * while the command's first samples wait for their tables).
+ */
+static void session__prepare_command(struct record_session *s)
+{
+	char exe[PATH_MAX];
+	uint64_t runtime, first_load;
+	uint32_t version;
+
+	if (!cli__command_file(s->o->argv[0], exe))
+		return;
+	processor__kunwind_prepare_command(s->proc, exe);
+	if (s->py && !py_layout__read_elf(exe, &version, &runtime, &first_load))
+		collector__load_python_walk(s->col); /* else the tracker loads it, and says why not */
+}
+
 /* The command and every -p pid into the collector's kernel filter. */
 static int session__add_targets(struct record_session *s)
 {
@@ -348,7 +370,7 @@ static int session__add_targets(struct record_session *s)
 			step_failed(err, "attaching to %s (pid %d)", o->argv[0], s->launch.pid);
 			return err;
 		}
-		processor__kunwind_prepare_command(s->proc, o->argv[0]);
+		session__prepare_command(s);
 	}
 	for (size_t i = 0; i < o->npids; i++) {
 		err = collector__add_target(s->col, o->pids[i]);

@@ -463,10 +463,10 @@ bool kunwind__live_owns(const struct processor *p, uint32_t tgid);
 /* Load the rows of every module tgid maps now (a -p target, before
  * sampling; targeted recordings only). */
 void kunwind__live_prepare(struct processor *p, uint32_t tgid);
-/* Load the rows of the executable file execvp would run for argv0 (the
- * command of a targeted recording, before it runs); nothing for a file that
- * is not ELF or not found. */
-void kunwind__live_prepare_command(struct processor *p, const char *argv0);
+/* Load the rows of the executable file at path (absolute, no symbolic
+ * links: the command of a targeted recording, before it runs); nothing for
+ * a file that is not ELF or not found. */
+void kunwind__live_prepare_command(struct processor *p, const char *path);
 /* A drain round ended: load the rows the round's tables want. */
 void kunwind__round(struct processor *p);
 void kunwind__live_release(struct processor *p);

@@ -24,6 +24,7 @@
  * known; the table itself waits for a sample, which names the address
  * space: kunwind__live_prepare), and so are those of the command's
  * executable (kunwind__live_prepare_command: the file execvp will run, the
+ * CLI's cli__command_file,
  * same module as its mapping's by device and inode).
  *
  * Bounded: eager rows only while the row array is half empty
@@ -274,40 +275,15 @@ void kunwind__live_prepare(struct processor *p, uint32_t tgid)
 		kunwind__load_module(p, maps[i].module);
 }
 
-/* The file execvp would run for argv0 (PATH searched as it does), as an
- * absolute path without symbolic links, in out; false if none. */
-static bool command_file(const char *argv0, char *out)
+void kunwind__live_prepare_command(struct processor *p, const char *real)
 {
-	const char *path = getenv("PATH"), *dir, *end;
-	char cand[PATH_MAX];
-
-	if (strchr(argv0, '/'))
-		return realpath(argv0, out) != NULL;
-	if (!path || !*path)
-		path = "/bin:/usr/bin";
-	for (dir = path; dir; dir = *end ? end + 1 : NULL) {
-		int n;
-
-		end = strchrnul(dir, ':');
-		n = snprintf(cand, sizeof(cand), "%.*s/%s", (int)(end - dir), end > dir ? dir : ".",
-			     argv0);
-		if (n > 0 && (size_t)n < sizeof(cand) && !access(cand, X_OK) &&
-		    realpath(cand, out))
-			return true;
-	}
-	return false;
-}
-
-void kunwind__live_prepare_command(struct processor *p, const char *argv0)
-{
-	char real[PATH_MAX];
 	unsigned char magic[4];
 	struct sym_module *sym;
 	struct stat st;
 	uint32_t module;
 	int fd;
 
-	if (!p->kunwind || !p->ku_eager || !argv0 || !command_file(argv0, real))
+	if (!p->kunwind || !p->ku_eager || !real)
 		return;
 	fd = open(real, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

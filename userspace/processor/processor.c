@@ -64,9 +64,9 @@ void processor__kunwind_prepare(struct processor *p, uint32_t pid)
 	kunwind__live_prepare(p, pid);
 }
 
-void processor__kunwind_prepare_command(struct processor *p, const char *argv0)
+void processor__kunwind_prepare_command(struct processor *p, const char *path)
 {
-	kunwind__live_prepare_command(p, argv0);
+	kunwind__live_prepare_command(p, path);
 }
 
 void processor__free(struct processor *p)

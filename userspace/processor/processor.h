@@ -54,9 +54,9 @@ void processor__set_kunwind(struct processor *p, struct kunwind_maps *km, bool e
 /* A running target (-p pid) of an eager recording: the rows of every module
  * it maps now are loaded at once, before its first sample asks. */
 void processor__kunwind_prepare(struct processor *p, uint32_t pid);
-/* The command of an eager recording (argv0 as execvp takes it): its
- * executable's rows are loaded before it runs. */
-void processor__kunwind_prepare_command(struct processor *p, const char *argv0);
+/* The command of an eager recording (path: the file execvp will run,
+ * absolute, without symbolic links): its rows are loaded before it runs. */
+void processor__kunwind_prepare_command(struct processor *p, const char *path);
 /* Symbolize deferred (true) or immediately, whatever the stream's meta
  * "symbolize" says (record --replay DIR --symbolize MODE).  Call before
  * the first chunk. */
