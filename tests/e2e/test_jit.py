@@ -9,6 +9,10 @@ process's perf map (/tmp/perf-PID.map) or jitdump file (jit-PID.dump).
   --perf-prof (jitdump): a hot JS function three JS calls deep is named in
   >= 90 % of its samples, under its JS callers in order; from jitdump with
   source lines.
+- Node running JS that calls V8's builtins, as a user runs it: >= 90 % of
+  its main thread's stacks reach node::Start under auto, dwarf and
+  dwarf-kernel (frame-pointer steps through the JIT code and builtins, which
+  have no CFI), with the app's JS names.
 - jit_gdb (tests/fixtures/jit_gdb.c) registers an ELF object with symbols
   and .eh_frame, its code without frame pointers, through the GDB JIT
   interface: with --call-graph dwarf, stacks through its frames reach main.
