@@ -420,7 +420,7 @@ struct map_cache {
 /* The mapping of at, from the cache or find; NULL when find knows none (or
  * gives neither a module nor fp_step). */
 static const struct unwind_map *map_cache__find(struct map_cache *c, uint64_t at,
-						 unwind_find_fn find, void *ctx)
+						unwind_find_fn find, void *ctx)
 {
 	const struct unwind_map *map = &c->maps[c->last];
 	struct unwind_map m = {0};
@@ -449,8 +449,7 @@ static const struct unwind_map *map_cache__find(struct map_cache *c, uint64_t at
  * *cfa, *pc and the caller's rbp, rsp and return address in *st, or the
  * reason to stop with (fail: the frame's reason without the step).
  */
-static int step_fp(struct regs *st, const struct reader *rd, int fail, uint64_t *cfa,
-		   uint64_t *pc)
+static int step_fp(struct regs *st, const struct reader *rd, int fail, uint64_t *cfa, uint64_t *pc)
 {
 	uint64_t bp, sp, nbp, ra;
 
@@ -497,7 +496,8 @@ static size_t unwind_loop(struct regs *stp, const struct reader *rdp, uint64_t p
 			break;
 		}
 		row = map->module ? unwind_module__row(map->module, lookup - map->bias) : NULL;
-		if (!row && map->module && unwind_module__is_entry(map->module, lookup - map->bias)) {
+		if (!row && map->module &&
+		    unwind_module__is_entry(map->module, lookup - map->bias)) {
 			why = UNWIND_END_OUTERMOST;
 			break;
 		}
