@@ -294,7 +294,7 @@ def _node_binary():
     return node
 
 
-def _node_roots(mode, calls="8000"):
+def _node_roots(mode, calls="8000", extra=()):
     """Records NODE_STACK_APP under --call-graph mode: (samples of node's
     main thread, those reaching node::Start, those naming a JS function
     of the app from the perf map, the capture's counters)."""
@@ -303,7 +303,7 @@ def _node_roots(mode, calls="8000"):
     with open(app, "w") as f:
         f.write(NODE_STACK_APP % calls)
     rec = H.record([node, "--perf-basic-prof", "--interpreted-frames-native-stack", app],
-                   extra=["--call-graph", mode], directory=H.TMP,
+                   extra=["--call-graph", mode] + list(extra), directory=H.TMP,
                    output=H.tmp_path("jit_stack_%s.msc" % mode))
     maps = {r[0] for r in _frames_table(rec.capture) if re.match(r"^/tmp/perf-\d+\.map$", r[0])}
     try:
@@ -323,10 +323,10 @@ def _node_roots(mode, calls="8000"):
               mode, len(stacks), len(rooted), NODE_ROOT, H.percent(len(rooted), len(stacks)),
               len(js), roots.most_common(4),
               {k: v for k, v in counters.items() if k.startswith(("unwind.", "kunwind."))}))
-    return stacks, rooted, js, counters
+    return stacks, rooted, js, counters, rec
 
 
-def _check_node_roots(mode):
+def _check_node_roots(mode, extra=()):
     """Issue: JIT code has no CFI, so DWARF unwinds stopped at the first JS
     frame ("[no CFI for pc]" as the root of half the samples in auto, 95 %
     in dwarf).  V8's frames keep rbp frame pointers: the unwinder steps them
@@ -334,7 +334,7 @@ def _check_node_roots(mode):
     >= 90 % of the main thread's samples reach node::Start (perf -g: 95-98 %
     on this app), the app's JS functions are named from the perf map, and
     frame-pointer steps were taken (counter unwind.fp_steps)."""
-    stacks, rooted, js, counters = _node_roots(mode)
+    stacks, rooted, js, counters, rec = _node_roots(mode, extra=extra)
     assert len(stacks) >= 200, "only %d samples of node's main thread" % len(stacks)
     assert H.percent(len(rooted), len(stacks)) >= NODE_ROOT_MIN, \
         "%s: %d of %d main-thread samples reach %s: %s" % (
@@ -344,6 +344,7 @@ def _check_node_roots(mode):
         "%s: the app's JS functions named in %d of %d rooted samples" % (
             mode, len(js), len(rooted))
     assert counters.get("unwind.fp_steps", 0) >= len(js), counters
+    return rec
 
 
 def test_node_stacks_reach_start_auto():
@@ -355,7 +356,15 @@ def test_node_stacks_reach_start_dwarf():
 
 
 def test_node_stacks_reach_start_dwarf_kernel():
-    _check_node_roots("dwarf-kernel")
+    """The same with the kernel's walk: it stops at the first frame without
+    CFI and userspace steps on from its copy; --verify-unwind unwinds every
+    whole copy the old way too, and no stack differs."""
+    rec = _check_node_roots("dwarf-kernel", extra=["--verify-unwind"])
+    rep = H.report(rec.capture, "--limit", "3").stdout
+    ver = re.search(r"^  verified +(\d+) stacks against the copy path: (\d+) differ$", rep, re.M)
+    assert ver, "--verify-unwind printed no verified line:\n%s" % rep
+    H.log(ver.group(0))
+    assert int(ver.group(1)) > 0 and int(ver.group(2)) == 0, ver.group(0)
 
 
 PY_APP = r"""
