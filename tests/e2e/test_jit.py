@@ -365,6 +365,9 @@ def test_node_stacks_reach_start_dwarf_kernel():
     assert ver, "--verify-unwind printed no verified line:\n%s" % rep
     H.log(ver.group(0))
     assert int(ver.group(1)) > 0 and int(ver.group(2)) == 0, ver.group(0)
+    steps = re.search(r"^  fp steps +(\d+) stacks stepped by frame pointers .*: (\d+) steps$",
+                      rep, re.M)
+    assert steps and int(steps.group(1)) >= 100, "no or few fp steps in the report:\n%s" % rep
 
 
 PY_APP = r"""
