@@ -239,6 +239,12 @@ static void test_unwind_fp_step(void **state)
 			      &why);
 	assert_int_equal(depth, 1);
 	assert_int_equal(why, UNWIND_NO_CFI);
+	/* A return address of 0: no ending found by a frame pointer. */
+	stack[3] = 0;
+	depth = unwind__stack(&regs, (const uint8_t *)stack, sizeof(stack), find_fp, &ctx, pcs, 8,
+			      &why);
+	assert_int_equal(depth, 1);
+	assert_int_equal(why, UNWIND_NO_CFI);
 	stack[3] = 0xa020;
 
 	/* A saved rbp pointing back at itself: the next frame's rbp lies

@@ -485,7 +485,6 @@ bool stacks__unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
 		/* Anonymous code no function names: only this pc, so a function
 		 * named later in the mapping gets its proof. */
 		map->module = NULL;
-		map->fp_step = true;
 		map->bias = 0;
 		map->start = pc;
 		map->end = pc + 1;

@@ -511,17 +511,14 @@ static size_t unwind_loop(struct regs *stp, const struct reader *rdp, uint64_t p
 			if (why)
 				break;
 			/* The return address must be code find knows (this
-			 * lookup may reuse map's cache slot). */
-			if (pc && !map_cache__find(&cache, pc - 1, find, ctx)) {
+			 * lookup may reuse map's cache slot); 0 is no ending
+			 * here (a thread's outermost rbp is 0, not its slot). */
+			if (!pc || !map_cache__find(&cache, pc - 1, find, ctx)) {
 				why = fail;
 				break;
 			}
 			if (have_prev && (!prev_signal ? cfa <= prev_cfa : cfa == prev_cfa)) {
 				why = UNWIND_LOOP;
-				break;
-			}
-			if (pc == 0) {
-				why = UNWIND_END_OUTERMOST;
 				break;
 			}
 			if (n == max) {

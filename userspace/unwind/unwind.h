@@ -282,7 +282,7 @@ enum {
  * rbp + 16, return address at rbp + 8, the caller's rbp at rbp, rsp = the
  * CFA, every other register unknown) is taken only when rbp is 8-aligned,
  * at or above the frame's rsp, both slots are in the copy and the return
- * address is in a mapping find knows; otherwise the unwind ends with the
+ * address is not 0 and in a mapping find knows; otherwise the unwind ends with the
  * reason it would have had without it (UNWIND_STACK_EXHAUSTED when the
  * slots are past the copy's end).  Its caller gets UNWIND_FRAME_FP.
  * Allocates nothing and never reads process memory.
