@@ -4,7 +4,8 @@
  * proved for CPython 3.12's perf trampoline (no frame pointer), a
  * frame-pointer prologue, and code that moves rsp in a way the proof does
  * not follow; then unwinds over a copied stack through a proved module, and
- * into a module with nothing proved (no CFI).
+ * into a module with nothing proved (no CFI); and frame-pointer steps
+ * through code without CFI where the mapping allows them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -133,6 +134,130 @@ static void test_unwind_through_proof(void **state)
 	unwind_module__free(ctx.empty);
 }
 
+struct fp_ctx {
+	struct unwind_module *proved, *empty;
+	bool fp_step;
+};
+
+/* The trampoline at 0x1000 (proved); a JIT function at 0x9000 with nothing
+ * proved; anonymous code at 0xa000 with no module; all but the trampoline
+ * marked fp_step when ctx->fp_step. */
+static bool find_fp(void *vctx, uint64_t pc, struct unwind_map *map)
+{
+	struct fp_ctx *ctx = vctx;
+
+	if (pc >= 0x1000 && pc < 0x100c) {
+		*map = (struct unwind_map){ .module = ctx->proved, .start = 0x1000, .end = 0x100c };
+		return true;
+	}
+	if (pc >= 0x9000 && pc < 0x9100) {
+		*map = (struct unwind_map){ .module = ctx->empty, .start = 0x9000, .end = 0x9100,
+					    .fp_step = ctx->fp_step };
+		return true;
+	}
+	if (pc >= 0xa000 && pc < 0xa100) {
+		*map = (struct unwind_map){ .start = 0xa000, .end = 0xa100,
+					    .fp_step = ctx->fp_step };
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Frame-pointer steps through code without CFI (a JIT function, then
+ * anonymous code), back into CFI (the proved trampoline), which returns to
+ * 0: three frames, the two callers found by frame-pointer steps; and each
+ * check that refuses a step.
+ */
+static void test_unwind_fp_step(void **state)
+{
+	struct unwind_proof_row rows[16];
+	int n = frame_proof__prove(trampoline, sizeof(trampoline), 0x1000,
+				   0x1000 + sizeof(trampoline), rows, 16);
+	struct fp_ctx ctx = {
+		.proved = unwind_module__from_proof(rows, (size_t)n),
+		.empty = unwind_module__from_proof(NULL, 0),
+		.fp_step = true,
+	};
+	const uint64_t S = 0x7ff000;
+	uint64_t stack[16] = { 0 };
+	struct unwind_regs regs = { .ip = 0x9010, .sp = S, .bp = S + 0x10 };
+	enum unwind_reason why;
+	uint8_t flags[8];
+	uint64_t pcs[8];
+	size_t depth;
+
+	(void)state;
+	assert_non_null(ctx.proved);
+	assert_non_null(ctx.empty);
+	stack[2] = S + 0x30; /* the JIT function's saved rbp */
+	stack[3] = 0xa020;   /* its return address, in anonymous code */
+	stack[6] = S + 0x50; /* the anonymous code's saved rbp */
+	stack[7] = 0x1006;   /* its return address: after the trampoline's call */
+	stack[9] = 0;	     /* the trampoline's return address (CFA = rsp + 16) */
+	depth = unwind__stack_ex(&regs, (const uint8_t *)stack, sizeof(stack), find_fp, &ctx, pcs,
+				 flags, 8, &why);
+	assert_int_equal(why, UNWIND_END_OUTERMOST);
+	assert_int_equal(depth, 3);
+	assert_int_equal(pcs[1], 0xa020);
+	assert_int_equal(pcs[2], 0x1006);
+	assert_int_equal(flags[0], UNWIND_FRAME_ACTIVATION);
+	assert_int_equal(flags[1], UNWIND_FRAME_FP);
+	assert_int_equal(flags[2], UNWIND_FRAME_FP);
+
+	/* Not marked fp_step: the unwind ends at the JIT function, as before. */
+	ctx.fp_step = false;
+	depth = unwind__stack(&regs, (const uint8_t *)stack, sizeof(stack), find_fp, &ctx, pcs, 8,
+			      &why);
+	assert_int_equal(depth, 1);
+	assert_int_equal(why, UNWIND_NO_CFI);
+	ctx.fp_step = true;
+
+	/* rbp below rsp: not this frame's frame pointer. */
+	regs.bp = S - 0x10;
+	depth = unwind__stack(&regs, (const uint8_t *)stack, sizeof(stack), find_fp, &ctx, pcs, 8,
+			      &why);
+	assert_int_equal(depth, 1);
+	assert_int_equal(why, UNWIND_NO_CFI);
+	/* Misaligned. */
+	regs.bp = S + 0x14;
+	depth = unwind__stack(&regs, (const uint8_t *)stack, sizeof(stack), find_fp, &ctx, pcs, 8,
+			      &why);
+	assert_int_equal(depth, 1);
+	assert_int_equal(why, UNWIND_NO_CFI);
+	/* The slots past the copy's end. */
+	regs.bp = S + 0x78;
+	depth = unwind__stack(&regs, (const uint8_t *)stack, sizeof(stack), find_fp, &ctx, pcs, 8,
+			      &why);
+	assert_int_equal(depth, 1);
+	assert_int_equal(why, UNWIND_STACK_EXHAUSTED);
+	regs.bp = S + 0x10;
+
+	/* A return address in no mapping: not taken. */
+	stack[3] = 0x50;
+	depth = unwind__stack(&regs, (const uint8_t *)stack, sizeof(stack), find_fp, &ctx, pcs, 8,
+			      &why);
+	assert_int_equal(depth, 1);
+	assert_int_equal(why, UNWIND_NO_CFI);
+	/* A return address of 0: no ending found by a frame pointer. */
+	stack[3] = 0;
+	depth = unwind__stack(&regs, (const uint8_t *)stack, sizeof(stack), find_fp, &ctx, pcs, 8,
+			      &why);
+	assert_int_equal(depth, 1);
+	assert_int_equal(why, UNWIND_NO_CFI);
+	stack[3] = 0xa020;
+
+	/* A saved rbp pointing back at itself: the next frame's rbp lies
+	 * below its rsp, so the anonymous code's step is refused. */
+	stack[2] = S + 0x10;
+	depth = unwind__stack(&regs, (const uint8_t *)stack, sizeof(stack), find_fp, &ctx, pcs, 8,
+			      &why);
+	assert_int_equal(depth, 2);
+	assert_int_equal(why, UNWIND_NO_MODULE);
+	unwind_module__free(ctx.proved);
+	unwind_module__free(ctx.empty);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_frame_pointer_prologue),
 		cmocka_unit_test(test_unfollowed_rsp),
 		cmocka_unit_test(test_unwind_through_proof),
+		cmocka_unit_test(test_unwind_fp_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

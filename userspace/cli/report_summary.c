@@ -343,6 +343,13 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 		printf("\n");
 	}
 	print_kunwind(r);
+	if (capture__counter(c, "unwind.fp_step_samples"))
+		printf("  fp steps   %" PRIu64 " stack%s stepped by frame pointers through code "
+		       "without CFI (JIT code): %" PRIu64 " step%s\n",
+		       capture__counter(c, "unwind.fp_step_samples"),
+		       capture__counter(c, "unwind.fp_step_samples") == 1 ? "" : "s",
+		       capture__counter(c, "unwind.fp_steps"),
+		       capture__counter(c, "unwind.fp_steps") == 1 ? "" : "s");
 	print_budget(c);
 	printf("  lost       %" PRIu64, s->lost);
 	if (s->nlost_counters) {

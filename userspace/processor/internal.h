@@ -214,6 +214,8 @@ struct processor {
 	uint32_t trunc_rows[UNWIND_REASON__COUNT]; /* frame row per unwind reason */
 	uint64_t unwind_reasons[UNWIND_REASON__COUNT]; /* DWARF unwinds by ending */
 	uint64_t unwind_fp_fallback; /* auto: CFI could not start, FP chain used */
+	uint64_t unwind_fp_steps;	  /* DWARF unwinds' frame-pointer steps (no CFI there) */
+	uint64_t unwind_fp_step_samples; /* ... samples with at least one */
 	uint64_t exec_replaced;	     /* samples in execve with no user part (EXEC_REPLACED) */
 	uint64_t fp_not_kept;	     /* FP chains cut at a frame without a frame pointer */
 	uint64_t fp_not_kept_leaf;   /* ... of them at the interrupted (innermost) frame */

@@ -704,6 +704,11 @@ int processor__finish(struct processor *p)
 	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
+	if (p->unwind_fp_steps)
+		capture_builder__add_counter(p->b, "unwind.fp_steps", p->unwind_fp_steps);
+	if (p->unwind_fp_step_samples)
+		capture_builder__add_counter(p->b, "unwind.fp_step_samples",
+					     p->unwind_fp_step_samples);
 	if (p->fp_not_kept)
 		capture_builder__add_counter(p->b, "unwind.fp_not_kept", p->fp_not_kept);
 	if (p->fp_not_kept_leaf)

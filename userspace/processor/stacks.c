@@ -474,14 +474,29 @@ bool stacks__unwind_find(void *vctx, uint64_t pc, struct unwind_map *map)
 	struct module_state *ms;
 	uint64_t vaddr;
 
-	if (!m || m->module == CAPTURE_NONE)
-		return jit__unwind_find(ctx->p, ctx->ps, pc, map);
+	/* Code without CFI (JIT code, V8's builtins in node's text) is
+	 * stepped by the frame-pointer rule: fp_step everywhere. */
+	if (!m)
+		return false;
+	map->fp_step = true;
+	if (m->module == CAPTURE_NONE) {
+		if (jit__unwind_find(ctx->p, ctx->ps, pc, map))
+			return true;
+		/* Anonymous code no function names: only this pc, so a function
+		 * named later in the mapping gets its proof. */
+		map->module = NULL;
+		map->bias = 0;
+		map->start = pc;
+		map->end = pc + 1;
+		return true;
+	}
 	ms = &ctx->p->modules[m->module];
 	map->module = stacks__module_cfi(ctx->p, ms);
-	if (!map->module)
-		return false;
-	sym_module__to_vaddr(ms->sym, pc - m->start + m->pgoff, &vaddr);
-	map->bias = pc - vaddr;
+	map->bias = 0;
+	if (map->module) {
+		sym_module__to_vaddr(ms->sym, pc - m->start + m->pgoff, &vaddr);
+		map->bias = pc - vaddr;
+	}
 	map->start = m->start;
 	map->end = m->end;
 	return true;
@@ -518,6 +533,12 @@ int stacks__emit_unwound(struct processor *p, struct proc_state *ps, size_t dept
 	int err;
 
 	p->unwind_reasons[reason]++;
+	for (size_t i = 1, fp = 0; i < depth; i++) {
+		if (!(p->unwind_flags[i] & UNWIND_FRAME_FP))
+			continue;
+		p->unwind_fp_steps++;
+		p->unwind_fp_step_samples += !fp++;
+	}
 	if (reason != UNWIND_END_OUTERMOST) {
 		err = push(p, unwind_reason_frame(p, reason), out, n);
 		if (err)
@@ -601,7 +622,7 @@ static uint32_t fp_chain_proven(struct processor *p, struct proc_state *ps, cons
 		struct stacks_unwind_ctx ctx = {.p = p, .ps = ps};
 		struct unwind_map map;
 
-		if (!ps || !stacks__unwind_find(&ctx, pc, &map))
+		if (!ps || !stacks__unwind_find(&ctx, pc, &map) || !map.module)
 			continue;
 		if (unwind_module__fp_state(map.module, pc - map.bias) == UNWIND_FP_NOT_KEPT) {
 			p->fp_not_kept++;

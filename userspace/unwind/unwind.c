@@ -410,6 +410,66 @@ static int step_full(const struct unwind_module *m, const struct unwind_full *f,
 	return 0;
 }
 
+/* Mappings seen in one unwind, most recent at maps[last]; an empty range
+ * [0, 0) matches nothing. */
+struct map_cache {
+	struct unwind_map maps[MAP_CACHE];
+	unsigned nmaps, last;
+};
+
+/* The mapping of at, from the cache or find; NULL when find knows none (or
+ * gives neither a module nor fp_step). */
+static const struct unwind_map *map_cache__find(struct map_cache *c, uint64_t at,
+						unwind_find_fn find, void *ctx)
+{
+	const struct unwind_map *map = &c->maps[c->last];
+	struct unwind_map m = {0};
+
+	if (at - map->start < map->end - map->start)
+		return map;
+	for (unsigned i = 0; i < c->nmaps; i++) {
+		if (at - c->maps[i].start < c->maps[i].end - c->maps[i].start) {
+			c->last = i;
+			return &c->maps[i];
+		}
+	}
+	if (!find(ctx, at, &m) || (!m.module && !m.fp_step))
+		return NULL;
+	if (m.end <= m.start || at - m.start >= m.end - m.start) {
+		m.start = at;
+		m.end = at + 1;
+	}
+	c->last = c->nmaps < MAP_CACHE ? c->nmaps++ : (c->last + 1) % MAP_CACHE;
+	c->maps[c->last] = m;
+	return &c->maps[c->last];
+}
+
+/*
+ * One frame-pointer step (unwind__stack_ex says when it is taken): 0 with
+ * *cfa, *pc and the caller's rbp, rsp and return address in *st, or the
+ * reason to stop with (fail: the frame's reason without the step).
+ */
+static int step_fp(struct regs *st, const struct reader *rd, int fail, uint64_t *cfa, uint64_t *pc)
+{
+	uint64_t bp, sp, nbp, ra;
+
+	if (!(st->valid & (1u << UNWIND_REG_BP)))
+		return fail;
+	bp = st->r[UNWIND_REG_BP];
+	sp = (st->valid & (1u << UNWIND_REG_SP)) ? st->r[UNWIND_REG_SP] : rd->lo;
+	if ((bp & 7) || bp < sp || bp < rd->lo || bp > UINT64_MAX - 16)
+		return fail;
+	if (read_mem(rd, bp, 8, &nbp) || read_mem(rd, bp + 8, 8, &ra))
+		return UNWIND_STACK_EXHAUSTED;
+	st->r[UNWIND_REG_BP] = nbp;
+	st->r[UNWIND_REG_SP] = bp + 16;
+	st->r[UNWIND_REG_RA] = ra;
+	st->valid = (1u << UNWIND_REG_BP) | (1u << UNWIND_REG_SP) | (1u << UNWIND_REG_RA);
+	*cfa = bp + 16;
+	*pc = ra;
+	return 0;
+}
+
 /*
  * The unwind loop from frame n - 1 (pcs[0..n) written, its registers in *st,
  * its pc in pc): see unwind__stack_ex.
@@ -422,51 +482,63 @@ static size_t unwind_loop(struct regs *stp, const struct reader *rdp, uint64_t p
 {
 	struct regs st = *stp;
 	const struct reader rd = *rdp;
-	/* Mappings seen in this unwind, most recent at maps[last]; an empty
-	 * range [0, 0) matches nothing. */
-	struct unwind_map maps[MAP_CACHE] = {{0}};
-	unsigned nmaps = 0, last = 0;
+	struct map_cache cache = {0};
 	int why;
 
 	for (;;) {
 		uint64_t lookup = activation ? pc : pc - 1;
-		const struct unwind_map *map = &maps[last];
-		if (lookup - map->start >= map->end - map->start) {
-			map = NULL;
-			for (unsigned i = 0; i < nmaps; i++) {
-				if (lookup - maps[i].start < maps[i].end - maps[i].start) {
-					last = i;
-					map = &maps[i];
-					break;
-				}
-			}
-		}
+		const struct unwind_map *map = map_cache__find(&cache, lookup, find, ctx);
+		const struct unwind_row *row;
+		uint64_t cfa;
+
 		if (!map) {
-			struct unwind_map m = {0};
-			if (!find(ctx, lookup, &m) || !m.module) {
-				why = UNWIND_NO_MODULE;
+			why = UNWIND_NO_MODULE;
+			break;
+		}
+		row = map->module ? unwind_module__row(map->module, lookup - map->bias) : NULL;
+		if (!row && map->module &&
+		    unwind_module__is_entry(map->module, lookup - map->bias)) {
+			why = UNWIND_END_OUTERMOST;
+			break;
+		}
+		if (!row) {
+			int fail = map->module ? UNWIND_NO_CFI : UNWIND_NO_MODULE;
+
+			why = fail;
+			if (!map->fp_step)
+				break;
+			why = step_fp(&st, &rd, fail, &cfa, &pc);
+			if (why)
+				break;
+			/* The return address must be code find knows (this
+			 * lookup may reuse map's cache slot); 0 is no ending
+			 * here (a thread's outermost rbp is 0, not its slot). */
+			if (!pc || !map_cache__find(&cache, pc - 1, find, ctx)) {
+				why = fail;
 				break;
 			}
-			if (m.end <= m.start || lookup - m.start >= m.end - m.start) {
-				m.start = lookup;
-				m.end = lookup + 1;
+			if (have_prev && (!prev_signal ? cfa <= prev_cfa : cfa == prev_cfa)) {
+				why = UNWIND_LOOP;
+				break;
 			}
-			last = nmaps < MAP_CACHE ? nmaps++ : (last + 1) % MAP_CACHE;
-			maps[last] = m;
-			map = &maps[last];
-		}
-		const struct unwind_row *row = unwind_module__row(map->module, lookup - map->bias);
-		if (!row) {
-			why = unwind_module__is_entry(map->module, lookup - map->bias)
-				  ? UNWIND_END_OUTERMOST
-				  : UNWIND_NO_CFI;
-			break;
+			if (n == max) {
+				why = UNWIND_DEPTH_LIMIT;
+				break;
+			}
+			pcs[n] = pc;
+			if (frame_flags)
+				frame_flags[n] = UNWIND_FRAME_FP;
+			n++;
+			have_prev = true;
+			prev_cfa = cfa;
+			prev_signal = false;
+			activation = false;
+			continue;
 		}
 		bool signal = (row->flags & UNWIND_ROW_SIGNAL) != 0;
 		if (signal && frame_flags)
 			frame_flags[n - 1] |= UNWIND_FRAME_SIGNAL | UNWIND_FRAME_ACTIVATION;
 
-		uint64_t cfa;
 		if (row->flags & UNWIND_ROW_FULL) {
 			int rc = step_full(map->module, &map->module->full[row->cfa_off], &st, &rd,
 					   map->bias, &cfa, &pc);

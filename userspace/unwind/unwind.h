@@ -37,7 +37,10 @@
  * copied verbatim, evaluated at unwind time by a DWARF expression evaluator
  * over the sample's registers and copied bytes (DWARF 5 section 2.5).  No
  * row is ever guessed; an address without CFI ends the unwind with
- * UNWIND_NO_CFI (libdwfl would try a frame-pointer step there; we do not).
+ * UNWIND_NO_CFI, unless the finder marks its mapping fp_step (struct
+ * unwind_map): code known to come without CFI (a JIT's: V8 keeps rbp
+ * frame pointers), stepped by the frame-pointer rule and checked (see
+ * unwind__stack_ex), as libdwfl and perf's chain walk would.
  *
  * Registers use DWARF numbering (x86-64 psABI, figure 3.36): 0 rax, 1 rdx,
  * 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 rip (the return
@@ -178,13 +181,19 @@ _Static_assert(sizeof(struct unwind_regs) == 64, "unwind_regs matches ms_regs_x8
  * mapping minus the image's first PT_LOAD p_vaddr.
  */
 struct unwind_map {
-	struct unwind_module *module; /* borrowed; must outlive the call */
+	struct unwind_module *module; /* borrowed; must outlive the call; NULL: no CFI */
 	uint64_t bias;
 	uint64_t start, end;
+	/* Where the module has no row for pc (or there is no module): step the
+	 * frame by the frame-pointer rule instead of ending the unwind.  For
+	 * code that has no CFI but keeps frame pointers (JIT code, V8's
+	 * builtins embedded in node's text). */
+	bool fp_step;
 };
 
 /* Returns false when pc is in no known mapping; the unwind then ends with
- * UNWIND_NO_MODULE (as it does when map->module is left NULL). */
+ * UNWIND_NO_MODULE (as it does when map->module is left NULL and fp_step
+ * false). */
 typedef bool (*unwind_find_fn)(void *ctx, uint64_t pc, struct unwind_map *map);
 
 /*
@@ -249,6 +258,9 @@ enum {
 	/* The frame is a signal trampoline (its FDE's CIE augmentation has 'S');
 	 * the next frame is the interrupted one. */
 	UNWIND_FRAME_SIGNAL = 1u << 1,
+	/* The frame was found by a frame-pointer step from the one below it
+	 * (no CFI there, its mapping marked fp_step). */
+	UNWIND_FRAME_FP = 1u << 2,
 };
 
 /*
@@ -266,6 +278,13 @@ enum {
  * Returns the number of pcs written (0 only when max is 0, with
  * UNWIND_DEPTH_LIMIT).  The CFA must grow strictly from frame to frame except
  * across a signal frame, where it must only change; otherwise UNWIND_LOOP.
+ * A frame-pointer step (a pc without a row in an fp_step mapping: CFA =
+ * rbp + 16, return address at rbp + 8, the caller's rbp at rbp, rsp = the
+ * CFA, every other register unknown) is taken only when rbp is 8-aligned,
+ * at or above the frame's rsp, both slots are in the copy and the return
+ * address is not 0 and in a mapping find knows; otherwise the unwind ends with the
+ * reason it would have had without it (UNWIND_STACK_EXHAUSTED when the
+ * slots are past the copy's end).  Its caller gets UNWIND_FRAME_FP.
  * Allocates nothing and never reads process memory.
  */
 size_t unwind__stack_ex(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len,
