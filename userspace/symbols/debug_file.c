@@ -12,15 +12,20 @@
  *      DIR/.debug/NAME, ROOT/DIR/NAME for each root, and ROOT/NAME for the
  *      user's --debug-dir roots; DIR is the module's directory;
  *   3. debuginfod (libdebuginfod: DEBUGINFOD_URLS and its cache), only when
- *      the symbolizer enabled it (deferred symbolization, never recording).
+ *      the symbolizer enabled it (deferred symbolization, never recording);
+ *      libdebuginfod is opened with dlopen then, not linked: it brings
+ *      libcurl, GnuTLS and Kerberos, 4 MiB of RSS a recording never uses
+ *      (docs/recorder-memory.md).
  * Roots are the --debug-dir directories in the order given, then
  * /usr/lib/debug.
  */
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +192,33 @@ static int debug_file__try(const struct debug_query *q, const char *path, bool c
 	return debug_file__take(q, fd, check_crc, out);
 }
 
+/* libdebuginfod's entry points, resolved once (all or none). */
+static struct {
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+	__typeof__(debuginfod_end) *end;
+} dfd;
+static pthread_once_t dfd_once = PTHREAD_ONCE_INIT;
+
+static void debuginfod__load(void)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	dfd.find_debuginfo =
+		(__typeof__(dfd.find_debuginfo))dlsym(h, "debuginfod_find_debuginfo");
+	dfd.end = (__typeof__(dfd.end))dlsym(h, "debuginfod_end");
+	if (dfd.find_debuginfo && dfd.end) /* begin last: the flag */
+		dfd.begin = (__typeof__(dfd.begin))dlsym(h, "debuginfod_begin");
+}
+
+bool debug_file__debuginfod_usable(void)
+{
+	pthread_once(&dfd_once, debuginfod__load);
+	return dfd.begin != NULL;
+}
+
 /* libdebuginfod as the last resort.  0, -ENOENT, -ENOMEM. */
 static int debug_file__debuginfod(const struct debug_query *q, struct elf_file *out,
 				  char **found_path)
@@ -197,11 +229,11 @@ static int debug_file__debuginfod(const struct debug_query *q, struct elf_file *
 
 	if (!cfg || !cfg->debuginfod || q->build_id_len < 3)
 		return -ENOENT;
-	if (!cfg->debuginfod_client)
-		cfg->debuginfod_client = debuginfod_begin();
+	if (!cfg->debuginfod_client && debug_file__debuginfod_usable())
+		cfg->debuginfod_client = dfd.begin();
 	if (!cfg->debuginfod_client)
 		return -ENOENT;
-	fd = debuginfod_find_debuginfo(cfg->debuginfod_client, q->build_id, (int)q->build_id_len,
+	fd = dfd.find_debuginfo(cfg->debuginfod_client, q->build_id, (int)q->build_id_len,
 				       &path);
 	if (fd < 0) {
 		free(path);
@@ -251,6 +283,6 @@ void sym_config__release(struct sym_config *cfg)
 		free(cfg->debug_dirs[i]);
 	free(cfg->debug_dirs);
 	if (cfg->debuginfod_client)
-		debuginfod_end(cfg->debuginfod_client);
+		dfd.end(cfg->debuginfod_client);
 	memset(cfg, 0, sizeof(*cfg));
 }

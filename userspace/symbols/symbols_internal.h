@@ -155,6 +155,8 @@ struct sym_config {
 	uint64_t debuginfod_fetched; /* files libdebuginfod returned */
 };
 
+/* Whether libdebuginfod could be opened (dlopen, once). (debug_file.c) */
+bool debug_file__debuginfod_usable(void);
 /* Frees the settings' strings and the debuginfod client. (debug_file.c) */
 void sym_config__release(struct sym_config *cfg);
 
