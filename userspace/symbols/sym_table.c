@@ -98,6 +98,19 @@ static size_t leading_underscores(const char *s)
 	return n;
 }
 
+int sym_name_cmp(const char *na, const char *nb)
+{
+	size_t ua = leading_underscores(na), ub = leading_underscores(nb), la, lb;
+
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	la = strlen(na);
+	lb = strlen(nb);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return strcmp(na, nb);
+}
+
 /* What is sorted: 16 bytes, so glibc's merge sort moves words instead of
  * calling memcpy per element (which cost a third of a load). */
 struct sort_key {
@@ -108,16 +121,14 @@ struct sort_key {
 
 /*
  * Order by start, then best name first: higher rank (global > weak > local,
- * typed > untyped), then fewer leading underscores, shorter, strcmp.  The
- * tie-breaks after rank only make the choice deterministic.
+ * typed > untyped), then sym_name_cmp.  The tie-breaks after rank only make
+ * the choice deterministic.
  */
 static int sort_key_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct sort_key *ka = pa, *kb = pb;
 	const struct sym_builder *builder = arg;
 	const struct sym_candidate *a, *b;
-	const char *na, *nb;
-	size_t ua, ub, la, lb;
 	int c;
 
 	if (ka->start != kb->start)
@@ -126,17 +137,7 @@ static int sort_key_cmp(const void *pa, const void *pb, void *arg)
 		return ka->rank > kb->rank ? -1 : 1;
 	a = &builder->v[ka->idx];
 	b = &builder->v[kb->idx];
-	na = builder->names + a->name;
-	nb = builder->names + b->name;
-	ua = leading_underscores(na);
-	ub = leading_underscores(nb);
-	if (ua != ub)
-		return ua < ub ? -1 : 1;
-	la = strlen(na);
-	lb = strlen(nb);
-	if (la != lb)
-		return la < lb ? -1 : 1;
-	c = strcmp(na, nb);
+	c = sym_name_cmp(builder->names + a->name, builder->names + b->name);
 	if (c)
 		return c;
 	if (a->size != b->size)

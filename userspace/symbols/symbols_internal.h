@@ -258,6 +258,9 @@ int sym_builder__add(struct sym_builder *b, uint64_t start, uint64_t size, uint6
 /* Moves the deduplicated table into m (replacing nothing: m must have no
  * symbols yet) and resets b.  Returns 0 or -ENOMEM. */
 int sym_builder__finish(struct sym_builder *b, struct sym_module *m);
+/* Which of two names at one address a table keeps, after rank: fewer
+ * leading underscores, then shorter, then strcmp (<0: a). */
+int sym_name_cmp(const char *a, const char *b);
 /* Index of the innermost entry of m covering addr, or SIZE_MAX. */
 size_t sym_table__find(const struct sym_module *m, uint64_t addr);
 
