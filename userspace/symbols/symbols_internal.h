@@ -370,8 +370,11 @@ int debug_zstd__image(Elf *elf, void **image, size_t *size);
  * read-only: *fd (the caller's to close) and *size bytes.  Returns 0,
  * -ENOENT (no such file system), -EINVAL (not a host-order ELF64, a
  * compression of another kind, a declared size past SYM_MAX_DEBUG_SECTION
- * or SYM_MAX_DEBUG_IMAGE, corrupt data), -ENOMEM or a write's -errno. */
-int debug_inflate__file(Elf *elf, int *fd, size_t *size);
+ * or SYM_MAX_DEBUG_IMAGE, corrupt data), -ENOMEM or a write's -errno.
+ * map, map_size: the read-only file mapping elf reads (or NULL), whose
+ * pages each section's data is read from are given back once written (the
+ * compressed libc debug file: 3.4 MiB resident otherwise). */
+int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *fd, size_t *size);
 
 /* kallsyms.c */
 /* Loads text symbols (t T w W, module symbols included) from a kallsyms
