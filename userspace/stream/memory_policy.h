@@ -114,7 +114,8 @@ _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
  * tables and decompressed again.  Not within MS_RECORDER_BASE_BYTES. */
 #define MS_SYMBOLS_DWARF_BYTES_MAX (96u << 20)
 
-/* What the rest takes at most: program and libraries (about 15 MiB), BPF
+/* What the rest takes at most: program and libraries (about 6 MiB: what a
+ * recording does not use is opened with dlopen where used), BPF
  * objects, the capture builder, and the symbol, line and CFI tables of the
  * modules sampled.  The tables grow with the modules a recording meets and
  * have no budget of their own (docs/recorder-memory.md): a busy host's -a
