@@ -206,8 +206,7 @@ static void debuginfod__load(void)
 
 	if (!h)
 		return;
-	dfd.find_debuginfo =
-		(__typeof__(dfd.find_debuginfo))dlsym(h, "debuginfod_find_debuginfo");
+	dfd.find_debuginfo = (__typeof__(dfd.find_debuginfo))dlsym(h, "debuginfod_find_debuginfo");
 	dfd.end = (__typeof__(dfd.end))dlsym(h, "debuginfod_end");
 	if (dfd.find_debuginfo && dfd.end) /* begin last: the flag */
 		dfd.begin = (__typeof__(dfd.begin))dlsym(h, "debuginfod_begin");
@@ -233,8 +232,7 @@ static int debug_file__debuginfod(const struct debug_query *q, struct elf_file *
 		cfg->debuginfod_client = dfd.begin();
 	if (!cfg->debuginfod_client)
 		return -ENOENT;
-	fd = dfd.find_debuginfo(cfg->debuginfod_client, q->build_id, (int)q->build_id_len,
-				       &path);
+	fd = dfd.find_debuginfo(cfg->debuginfod_client, q->build_id, (int)q->build_id_len, &path);
 	if (fd < 0) {
 		free(path);
 		return -ENOENT;

@@ -171,8 +171,7 @@ static int di_inflate_zstd(const struct debug_sec *z, int fd, uint8_t *buf, stru
 	return err;
 }
 
-int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *out_fd,
-			size_t *out_size)
+int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *out_fd, size_t *out_size)
 {
 	struct debug_layout l;
 	uint8_t *buf = NULL;
@@ -207,7 +206,7 @@ int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *out_fd,
 		debug_layout__shdr(elf, &l, i, &sh);
 		if (i > 0 && z->ch_type)
 			err = z->ch_type == ELFCOMPRESS_ZLIB ? di_inflate_zlib(z, fd, buf, &in)
-							      : di_inflate_zstd(z, fd, buf, &in);
+							     : di_inflate_zstd(z, fd, buf, &in);
 		else if (i > 0 && z->raw)
 			err = di_write(fd, z->raw, z->size, z->offset);
 		if (i > 0 && z->raw)
