@@ -788,12 +788,16 @@ static int collector__load_sampler(struct collector *c, const struct record_opti
 		return ret;
 	}
 	/* Automatic: sized for this load's records (auto's in-kernel try, then
-	 * its fallback, each get their own); off-CPU records always carry
-	 * their copies, so its ring is sized as without the in-kernel unwinder. */
+	 * its fallback, each get their own).  Copies are the exception with
+	 * the in-kernel unwinder only where the recorded processes are few:
+	 * -a and cgroup scopes hand every process's samples over until its
+	 * mappings are told, which takes seconds on a busy host (a 2 s -a lost
+	 * 2.9k samples to a 4 MiB ring); --verify-unwind copies every stack;
+	 * off-CPU records always carry their copies. */
 	if (!o->ringbuf_bytes) {
 		c->opts.ringbuf_bytes = ms_ringbuf_auto_bytes(
 			o->freq_hz, (uint32_t)c->nr_online, record_options__stack_copy_bytes(o),
-			kunwind && !o->verify_unwind); /* verifying copies every stack */
+			kunwind && !o->verify_unwind && !o->system_wide && !o->ncgroup_ids);
 		c->offcpu_ring_bytes =
 			ms_ringbuf_auto_bytes(o->freq_hz, (uint32_t)c->nr_online,
 					      record_options__stack_copy_bytes(o), false);

@@ -48,7 +48,9 @@
  * (docs/recorder-memory.md). */
 #define MS_RINGBUF_WINDOW_MS 500u
 /* With the in-kernel unwinder (--call-graph dwarf-kernel, and auto where
- * the kernel loads it) a sample whose stack the kernel unwound whole
+ * the kernel loads it) recording a command or -p processes (not -a or a
+ * cgroup scope, whose processes are handed over until their mappings are
+ * told: collector.c) a sample whose stack the kernel unwound whole
  * carries no stack copy; one the kernel hands over to userspace (a module
  * not in the kernel's tables yet: the first samples of a process, JIT
  * code, a process past MS_KU_PROCS_MAX) carries the copy.  The ring is
