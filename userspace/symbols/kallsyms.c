@@ -34,9 +34,9 @@ static uint32_t owner_tag(const char *s, size_t len)
  * place.  kallsyms gives no sizes and no section ends, so of the table's
  * rules (sym_builder__finish) only one entry per address (the best name),
  * the end at the next entry of the same owner or SYM_UNSIZED_TAIL, and the
- * parent links apply; the generic builder's 40-byte candidates, sort keys
- * and copies took 13.5 MiB of heap for 121k symbols whose table is 6 MiB,
- * this 8 (docs/recorder-memory.md).
+ * parent links apply.  Loading 121k symbols (a 6 MiB table) through the
+ * generic builder's 40-byte candidates, sort keys and copies peaked at
+ * 22.9 MiB of RSS, this at 8.0 (docs/recorder-memory.md).
  */
 union ksym {
 	struct {

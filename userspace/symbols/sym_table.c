@@ -174,8 +174,8 @@ static void *shrink(void *p, size_t bytes)
  * Memory: the candidates are read in place through the sorted keys (no
  * sorted copy of them), and the kept names are packed in place at the
  * front of the builder's arena, which becomes the module's (no second
- * arena).  kallsyms' 121k symbols peaked at 18 MiB of heap with both
- * copies, 12 MiB without (docs/recorder-memory.md).
+ * arena): kallsyms' 121k symbols, built here then, peaked at 18 MiB of
+ * heap with both copies, 12 MiB without (kallsyms.c has its own since).
  */
 int sym_builder__finish(struct sym_builder *b, struct sym_module *m)
 {
