@@ -25,14 +25,13 @@ CFLAGS ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override CFLAGS += -std=gnu11 $(WARN) -I. -I$(OUTPUT) -D_GNU_SOURCE -MMD -MP
 LDLIBS := -lbpf -ldw -lelf -llzma -lzstd -lz -lm -lpthread -lprotobuf-c
-# libdebuginfod is opened on first use (userspace/symbols/debug_file.c), not
-# linked: its libcurl/gnutls/krb5 dependencies cost every command 2 ms to load.
-# microscope serve (issue 20): HTTP through libmicrohttpd, JSON through jansson
-LDLIBS += -lmicrohttpd -ljansson
-# C++ demangling for display (capture/demangle.c: __cxa_demangle).
-LDLIBS += -lstdc++
-# Frames proved from JIT code (userspace/unwind/frame_proof.c): capstone decodes.
-LDLIBS += -lcapstone
+# microscope serve (issue 20): HTTP through libmicrohttpd, JSON through jansson.
+# libmicrohttpd (serve/http.c), libdebuginfod (symbols/debug_file.c),
+# capstone (unwind/frame_proof.c: frames proved from JIT code) and libstdc++
+# (capture/demangle.c: __cxa_demangle) are opened with dlopen where used, not
+# linked: with their dependencies (GnuTLS, libcurl, Kerberos) they were 9 MiB
+# of every command's RSS (docs/recorder-memory.md).
+LDLIBS += -ljansson
 override CFLAGS += -I$(OUTPUT)/gen
 
 DEPS_PKGS := build-essential clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev \

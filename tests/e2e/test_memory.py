@@ -14,6 +14,7 @@ import subprocess
 import time
 
 import helpers as H
+import rawstream as R
 
 SECONDS = 60     # the issue's acceptance: RSS at 10 s and at 60 s
 EARLY = 10
@@ -247,3 +248,58 @@ def test_replay_of_python_dwarf_keeps_debug_info_out_of_the_heap():
     assert stacks and len(with_line) == len(stacks), "python3.11 stacks without source lines"
     assert "_[i]" in out, "no inline frames"
     assert live.returncode == 0
+
+
+def _online_cpus():
+    """CPUs with events: /sys/devices/system/cpu/online ("0-1,4")."""
+    n = 0
+    with open("/sys/devices/system/cpu/online") as f:
+        for part in f.read().strip().split(","):
+            lo, _, hi = part.partition("-")
+            n += int(hi or lo) - int(lo) + 1
+    return n
+
+
+def _ring_auto(rate, cpus, copy, kunwind):
+    """ms_ringbuf_auto_bytes (memory_policy.h), restated: 500 ms of the
+    mode's record (ring header 8 + sample 144 + two 127-deep callchains;
+    with the in-kernel unwinder its 88-byte state and 1/16 of the copy,
+    else the whole copy) on every CPU, a power of two in [2, 16] MiB."""
+    rec = 8 + 144 + 2 * 127 * 8 + (88 + copy // 16 if kunwind else copy)
+    want = cpus * rate * rec * 500 // 1000
+    size = 2 << 20
+    while size < want and size < 16 << 20:
+        size <<= 1
+    return size
+
+
+@H.timeout(240)
+def test_ring_sized_for_the_mode_keeps_every_sample_at_999hz():
+    """At 999 Hz with 16 KiB copies the automatic ring is sized for the
+    mode's records: dwarf-kernel (auto's mode) for samples the kernel
+    unwound whole plus a share handed over with their copy (4 MiB on 2
+    CPUs), dwarf for full copies (16 MiB), as META ringbuf_bytes says; and
+    deepstack, whose samples the kernel hands over all (each with its 16
+    KiB copy), loses none to the full ring (at most 1 %: a host loaded by
+    other work can stall the reader past the ring's window)."""
+    cpus = _online_cpus()
+    env = dict(os.environ, MS_FIXTURE_SCALE="0.5")
+    for mode, kunwind in (("dwarf-kernel", True), ("dwarf", False)):
+        raw = H.tmp_path("ring-%s-raw" % mode)
+        rec = H.record([H.fixture("deepstack")], output=H.tmp_path("ring-%s.msc" % mode),
+                       freq=999, save_raw=raw, env=env,
+                       extra=["--call-graph", mode, "--stack-size", "16384", "--budget", "0"])
+        meta = dict(R.meta(R.read(raw)[1]))
+        want = _ring_auto(999, cpus, 16384, kunwind)
+        H.log("%s on %d CPUs: ringbuf_bytes %s (expected %d)" % (
+            mode, cpus, meta.get("ringbuf_bytes"), want))
+        assert int(meta["ringbuf_bytes"]) == want, \
+            "%s: ring of %s bytes, expected %d" % (mode, meta.get("ringbuf_bytes"), want)
+        rep = H.report(rec.capture, "--limit", "3").stdout
+        samples = int(re.search(r"^  samples +(\d+)", rep, re.M).group(1))
+        lost = re.search(r"^  lost +(.*)$", rep, re.M)
+        _, reasons = _counted(lost.group(1)) if lost else (0, {})
+        H.log("%s: %d samples, lost %s" % (mode, samples, lost.group(1) if lost else "-"))
+        assert samples >= 300, "too few samples:\n%s" % rep
+        assert reasons.get("bpf.ringbuf_full", 0) <= samples // 100, \
+            "%s: the %d-byte ring dropped samples at 999 Hz:\n%s" % (mode, want, rep)

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "bpf/abi/records.h"
+#include "userspace/stream/memory_policy.h"
 #include "userspace/stream/meta.h"
 #include "userspace/stream/stream.h"
 
@@ -481,6 +482,32 @@ static void test_meta_types(void **state)
 	assert_int_equal(ms_meta__parse("novalue", 7, &m), -EBADMSG);
 }
 
+/*
+ * The automatic ring for a rate, CPU count, copy size and mode: with the
+ * in-kernel unwinder a sample carries its copy only when handed over, so
+ * the 999 Hz default (auto = dwarf-kernel, 16 KiB copies) on 2 CPUs gets
+ * 4 MiB, not the 16 MiB a userspace DWARF recording needs; verifying
+ * copies every stack and is sized as dwarf (collector.c).
+ */
+static void test_ring_auto_sizes(void **state)
+{
+	/* 8 + 144 + 2 * 127 * 8 bytes before any copy */
+	assert_int_equal(ms_ringbuf_record_bytes(0, false), 2184);
+	assert_int_equal(ms_ringbuf_record_bytes(16384, false), 2184 + 16384);
+	assert_int_equal(ms_ringbuf_record_bytes(16384, true), 2184 + 88 + 16384 / 16);
+
+	assert_int_equal(ms_ringbuf_auto_bytes(999, 2, 16384, true), 4u << 20);
+	assert_int_equal(ms_ringbuf_auto_bytes(999, 2, 16384, false), 16u << 20);
+	assert_int_equal(ms_ringbuf_auto_bytes(999, 2, 0, false), 4u << 20); /* fp */
+	assert_int_equal(ms_ringbuf_auto_bytes(999, 2, 65536, true), 8u << 20);
+	assert_int_equal(ms_ringbuf_auto_bytes(999, 8, 16384, true), 16u << 20);
+	assert_int_equal(ms_ringbuf_auto_bytes(4999, 2, 16384, true), 16u << 20);
+	assert_int_equal(ms_ringbuf_auto_bytes(99, 1, 0, false), MS_RINGBUF_AUTO_MIN);
+	assert_int_equal(ms_ringbuf_auto_bytes(99999, 64, 65536, false), MS_RINGBUF_AUTO_MAX);
+	assert_int_equal(ms_ringbuf_auto_bytes(999, 0, 0, false), 2u << 20); /* 0 CPUs: 1 */
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,6 +520,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 	    cmocka_unit_test(test_meta_keys_documented),
 	    cmocka_unit_test(test_meta_types),
+	    cmocka_unit_test(test_ring_auto_sizes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -91,6 +91,7 @@ struct collector {
 	struct probe_rings *probes; /* probes SDK rings of targets; NULL under -a */
 	struct bpf_ring *rb;	  /* the sampler's ring */
 	struct bpf_ring *rb_off;  /* the off-CPU ring (--off-cpu), or NULL */
+	uint32_t offcpu_ring_bytes; /* its size (the sampler's: opts.ringbuf_bytes) */
 	struct bpf_link *fork_link;
 	struct bpf_link *exit_link;
 	struct bpf_link *exec_link; /* -a with Python frames: CPython processes join at exec */
@@ -344,27 +345,6 @@ static int collector__find_cpus(struct collector *c)
 		c->online[i] = i;
 	c->nr_online = c->nr_possible;
 	return 0;
-}
-
-/*
- * The automatic BPF ring size (bytes, power of two) for nr_cpus CPUs: room
- * for MS_RINGBUF_WINDOW_MS of the largest sample records at the requested
- * rate on every CPU, at least MS_RINGBUF_AUTO_MIN and at most
- * MS_RINGBUF_AUTO_MAX (stream/memory_policy.h).
- */
-static __u32 ringbuf_auto(const struct record_options *o, int nr_cpus)
-{
-	/* Largest record as it sits in the ring: BPF_RINGBUF_HDR_SZ (8) + the
-	 * sample with two full callchains + the copy. */
-	uint64_t rec = 8 + sizeof(struct ms_sample) + 2 * MS_MAX_STACK_DEPTH * 8 +
-		       record_options__stack_copy_bytes(o);
-	uint64_t want = (uint64_t)(nr_cpus > 0 ? nr_cpus : 1) * o->freq_hz * rec *
-			MS_RINGBUF_WINDOW_MS / 1000;
-	uint64_t size = MS_RINGBUF_AUTO_MIN;
-
-	while (size < want && size < MS_RINGBUF_AUTO_MAX)
-		size <<= 1;
-	return (uint32_t)size;
 }
 
 /* ---- ring draining ---- */
@@ -762,12 +742,12 @@ static int collector__open_offcpu(struct collector *c, char *err, size_t errlen)
 	};
 	int ret;
 
-	c->offcpu = offcpu__new(&c->opts, &maps, c->opts.ringbuf_bytes, c->nr_possible,
+	c->offcpu = offcpu__new(&c->opts, &maps, c->offcpu_ring_bytes, c->nr_possible,
 				c->have_find_vma, err, errlen);
 	if (!c->offcpu)
 		return -errno;
 	ev.data.fd = offcpu__ring_fd(c->offcpu);
-	c->rb_off = bpf_ring__new(ev.data.fd, c->opts.ringbuf_bytes, on_bpf_record, c);
+	c->rb_off = bpf_ring__new(ev.data.fd, c->offcpu_ring_bytes, on_bpf_record, c);
 	if (!c->rb_off) {
 		ret = -errno;
 		errf(err, errlen, "off-CPU ring buffer: %s", strerror(-ret));
@@ -808,8 +788,23 @@ static int collector__load_sampler(struct collector *c, const struct record_opti
 		diagnose(ret, true, "opening the BPF sampler", err, errlen);
 		return ret;
 	}
-	if (!c->opts.ringbuf_bytes)
-		c->opts.ringbuf_bytes = ringbuf_auto(o, c->nr_online);
+	/* Automatic: sized for this load's records (auto's in-kernel try, then
+	 * its fallback, each get their own).  Copies are the exception with
+	 * the in-kernel unwinder only where the recorded processes are few:
+	 * -a and cgroup scopes hand every process's samples over until its
+	 * mappings are told, which takes seconds on a busy host (a 2 s -a lost
+	 * 2.9k samples to a 4 MiB ring); --verify-unwind copies every stack;
+	 * off-CPU records always carry their copies. */
+	if (!o->ringbuf_bytes) {
+		c->opts.ringbuf_bytes = ms_ringbuf_auto_bytes(
+			o->freq_hz, (uint32_t)c->nr_online, record_options__stack_copy_bytes(o),
+			kunwind && !o->verify_unwind && !o->system_wide && !o->ncgroup_ids);
+		c->offcpu_ring_bytes =
+			ms_ringbuf_auto_bytes(o->freq_hz, (uint32_t)c->nr_online,
+					      record_options__stack_copy_bytes(o), false);
+	} else {
+		c->offcpu_ring_bytes = o->ringbuf_bytes;
+	}
 	c->skel->rodata->system_wide = o->system_wide;
 	c->skel->rodata->self_tgid = o->include_self ? 0 : (__u32)getpid();
 	c->skel->rodata->cgroup_filter = o->ncgroup_ids > 0;

@@ -90,7 +90,7 @@ struct record_options {
 				  sample; both unwinds compared (processor counter
 				  "processor.kunwind_mismatch") */
 	uint32_t ringbuf_bytes; /* BPF ring buffer size, power of two; 0 = automatic
-				   (collector.c, ringbuf_auto) */
+				   (stream/memory_policy.h, ms_ringbuf_auto_bytes) */
 	uint32_t perf_pages;	/* side-band perf ring pages per CPU, power of two */
 	uint32_t drain_wait_ms; /* longest the drain loop sleeps when nothing wakes it
 				   (records past the rings' watermark, a change of the

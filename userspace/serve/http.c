@@ -9,8 +9,13 @@
  * threads only read the profiles (immutable after load) and own each
  * response they build.  A request path is only ever compared with the
  * routing table; it never reaches the file system.
+ *
+ * libmicrohttpd is opened with dlopen when serve starts, not linked: it
+ * brings GnuTLS, whose libraries every other command (a recording among
+ * them) would carry as RSS (docs/recorder-memory.md).
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <jansson.h>
@@ -31,6 +36,37 @@
 #include "web_assets.h"
 
 extern char **environ;
+
+/* libmicrohttpd's entry points (mhd__load; all or none). */
+static struct {
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_get_connection_values_n) *get_connection_values_n;
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+} mhd;
+
+/* Opens libmicrohttpd and resolves its entry points.  0 or -ENOTSUP. */
+static int mhd__load(void)
+{
+	void *h = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
+
+#define MHD_SYM(f) (mhd.f = (__typeof__(mhd.f))dlsym(h, "MHD_" #f))
+	if (!h)
+		return -ENOTSUP;
+	if (!(MHD_SYM(lookup_connection_value) && MHD_SYM(create_response_from_buffer) &&
+	      MHD_SYM(add_response_header) && MHD_SYM(queue_response) &&
+	      MHD_SYM(destroy_response) && MHD_SYM(get_connection_values_n) &&
+	      MHD_SYM(start_daemon) && MHD_SYM(get_daemon_info) &&
+	      MHD_SYM(stop_daemon)))
+		return -ENOTSUP;
+#undef MHD_SYM
+	return 0;
+}
 
 struct server {
 	struct serve_live live;	       /* the capture or segment directory served */
@@ -79,7 +115,7 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
  */
 static bool host_allowed(const struct server *s, struct MHD_Connection *conn)
 {
-	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	const char *host = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
 	static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
 	size_t i, n;
 
@@ -109,7 +145,7 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, const
 	/* A tagged answer of some size goes gzipped to a client that takes it,
 	 * under its own tag; both representations say they vary by it. */
 	if (status == MHD_HTTP_OK && etag && len >= SERVE_GZIP_MIN &&
-	    serve_gzip__accepted(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    serve_gzip__accepted(mhd.lookup_connection_value(conn, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
 	    !serve_gzip__etag(etag, gz_etag, sizeof(gz_etag)) &&
 	    !serve_gzip__compress(body, len, &packed, &plen)) {
@@ -125,29 +161,29 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, const
 			free(packed);
 		}
 	}
-	r = MHD_create_response_from_buffer(len, (void *)body, mode);
+	r = mhd.create_response_from_buffer(len, (void *)body, mode);
 	if (!r) {
 		if (mode == MHD_RESPMEM_MUST_FREE)
 			free((void *)body);
 		return MHD_NO;
 	}
 	for (i = 0; i < sizeof(security_headers) / sizeof(security_headers[0]); i++)
-		MHD_add_response_header(r, security_headers[i][0], security_headers[i][1]);
-	MHD_add_response_header(r, "Content-Security-Policy", serve_csp);
+		mhd.add_response_header(r, security_headers[i][0], security_headers[i][1]);
+	mhd.add_response_header(r, "Content-Security-Policy", serve_csp);
 	if (type)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (etag)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
 	if (etag && status == MHD_HTTP_OK)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	if (gz)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+		mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	if (cache)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cache);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, cache);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = mhd.queue_response(conn, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -173,7 +209,7 @@ static enum MHD_Result queue_error(struct MHD_Connection *conn, unsigned status,
 static const char *etag_matches(struct MHD_Connection *conn, const char *etag, char *buf,
 				size_t size)
 {
-	const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
+	const char *inm = mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
 
 	if (!inm)
 		return NULL;
@@ -226,7 +262,7 @@ static enum MHD_Result handle_api(struct server *s, struct MHD_Connection *conn,
 	int rc;
 
 	serve_query__init(&q, ep);
-	MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, arg_cb, &st);
+	mhd.get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, arg_cb, &st);
 	if (!st.rc)
 		st.rc = serve_query__finish(&q, st.err, sizeof(st.err));
 	if (st.rc)
@@ -390,6 +426,14 @@ int serve__run(const struct serve_options *opts)
 			bind);
 		return -EINVAL;
 	}
+	rc = mhd__load();
+	if (rc) {
+		const char *why = dlerror();
+
+		fprintf(stderr, "microscope serve: cannot open libmicrohttpd.so.12: %s\n",
+			why ? why : "entry points missing");
+		return rc;
+	}
 	rc = serve_live__open(&srv.live, opts->capture, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "microscope serve: %s\n", err);
@@ -420,7 +464,7 @@ int serve__run(const struct serve_options *opts)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	d = MHD_start_daemon(flags, opts->port, accept_policy, &srv, handler, &srv,
+	d = mhd.start_daemon(flags, opts->port, accept_policy, &srv, handler, &srv,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 			     MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SERVE_THREADS,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTION_LIMIT,
@@ -439,7 +483,7 @@ int serve__run(const struct serve_options *opts)
 		goto cleanup;
 	}
 	mhd_serving = 1;
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	info = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	srv.port = info ? info->port : opts->port;
 	snprintf(url, sizeof(url), "http://%s%s%s:%u/", (flags & MHD_USE_IPv6) ? "[" : "", bind,
 		 (flags & MHD_USE_IPv6) ? "]" : "", (unsigned)srv.port);
@@ -459,7 +503,7 @@ int serve__run(const struct serve_options *opts)
 	rc = 0;
 cleanup:
 	if (d)
-		MHD_stop_daemon(d);
+		mhd.stop_daemon(d);
 	serve_profile__free(base);
 	if (live)
 		serve_live__release(&srv.live);

@@ -5,8 +5,8 @@
  * The recorder's resident memory is bounded by design, whatever the rate,
  * the stack copy size, the CPU count or how far processing falls behind:
  *
- *   BPF rings     sized from the rate, the CPU count and the largest record
- *                 (collector.c, ringbuf_auto) to hold MS_RINGBUF_WINDOW_MS
+ *   BPF rings     sized from the rate, the CPU count and the mode's record
+ *                 (ms_ringbuf_auto_bytes below) to hold MS_RINGBUF_WINDOW_MS
  *                 of samples, between MS_RINGBUF_AUTO_MIN and _MAX.  The
  *                 kernel maps a ring's data twice (for records that wrap)
  *                 and makes every mapped page resident; the reader maps it
@@ -30,6 +30,12 @@
 #ifndef MS_STREAM_MEMORY_POLICY_H
 #define MS_STREAM_MEMORY_POLICY_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf/abi/kunwind.h"
+#include "bpf/abi/records.h"
+
 /* Automatic BPF ring size (bytes, powers of two). */
 #define MS_RINGBUF_AUTO_MIN (2u << 20)
 #define MS_RINGBUF_AUTO_MAX (16u << 20)
@@ -41,6 +47,50 @@
  * of that on 2 CPUs; 32 MiB took a system-wide -F 4999 over the ceiling
  * (docs/recorder-memory.md). */
 #define MS_RINGBUF_WINDOW_MS 500u
+/* With the in-kernel unwinder (--call-graph dwarf-kernel, and auto where
+ * the kernel loads it) recording a command or -p processes (not -a or a
+ * cgroup scope, whose processes are handed over until their mappings are
+ * told: collector.c) a sample whose stack the kernel unwound whole
+ * carries no stack copy; one the kernel hands over to userspace (a module
+ * not in the kernel's tables yet: the first samples of a process, JIT
+ * code, a process past MS_KU_PROCS_MAX) carries the copy.  The ring is
+ * sized for 1 in this many samples handed over with a full copy (bench
+ * work at 999 Hz: 3.5-4.6 %, mostly the process's first samples), not for
+ * every sample copying: a recording made of handed-over samples has a
+ * shorter window (deepstack hands over all of its samples: 4 MiB at 999
+ * Hz on 2 CPUs still lost none), and what the full ring drops is counted
+ * (bpf.ringbuf_full). */
+#define MS_RINGBUF_KU_HANDOVER_DIV 16u
+
+/*
+ * The bytes one sample takes in the ring, for sizing: the ring header
+ * (BPF_RINGBUF_HDR_SZ, 8), the sample with two full callchains, and the
+ * user stack copy of copy_bytes (--stack-size; 0 with frame pointers), or
+ * with the in-kernel unwinder its hand-over state and the copy's share.
+ */
+static inline uint64_t ms_ringbuf_record_bytes(uint32_t copy_bytes, bool kunwind)
+{
+	uint64_t head = 8 + sizeof(struct ms_sample) + 2ull * MS_MAX_STACK_DEPTH * 8;
+
+	if (kunwind)
+		return head + MS_KUNWIND_BYTES + copy_bytes / MS_RINGBUF_KU_HANDOVER_DIV;
+	return head + copy_bytes;
+}
+
+/* The automatic BPF ring size (bytes, a power of two): MS_RINGBUF_WINDOW_MS
+ * of such records at freq_hz on every one of nr_cpus CPUs, at least
+ * MS_RINGBUF_AUTO_MIN and at most MS_RINGBUF_AUTO_MAX. */
+static inline uint32_t ms_ringbuf_auto_bytes(uint32_t freq_hz, uint32_t nr_cpus,
+					     uint32_t copy_bytes, bool kunwind)
+{
+	uint64_t want = (uint64_t)(nr_cpus ? nr_cpus : 1) * freq_hz *
+			ms_ringbuf_record_bytes(copy_bytes, kunwind) * MS_RINGBUF_WINDOW_MS / 1000;
+	uint64_t size = MS_RINGBUF_AUTO_MIN;
+
+	while (size < want && size < MS_RINGBUF_AUTO_MAX)
+		size <<= 1;
+	return (uint32_t)size;
+}
 
 /* Bytes of sample records (with their stack copies) held for ordering.  A
  * drain round reads what the ring held when it began (the watermark rule),
@@ -66,7 +116,8 @@ _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
  * tables and decompressed again.  Not within MS_RECORDER_BASE_BYTES. */
 #define MS_SYMBOLS_DWARF_BYTES_MAX (96u << 20)
 
-/* What the rest takes at most: program and libraries (about 15 MiB), BPF
+/* What the rest takes at most: program and libraries (about 6 MiB: what a
+ * recording does not use is opened with dlopen where used), BPF
  * objects, the capture builder, and the symbol, line and CFI tables of the
  * modules sampled.  The tables grow with the modules a recording meets and
  * have no budget of their own (docs/recorder-memory.md): a busy host's -a

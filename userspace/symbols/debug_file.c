@@ -12,7 +12,10 @@
  *      DIR/.debug/NAME, ROOT/DIR/NAME for each root, and ROOT/NAME for the
  *      user's --debug-dir roots; DIR is the module's directory;
  *   3. debuginfod (libdebuginfod: DEBUGINFOD_URLS and its cache), only when
- *      the symbolizer enabled it (deferred symbolization, never recording).
+ *      the symbolizer enabled it (deferred symbolization, never recording);
+ *      libdebuginfod is opened with dlopen then, not linked: it brings
+ *      libcurl, GnuTLS and Kerberos, 4 MiB of RSS a recording never uses
+ *      (docs/recorder-memory.md).
  * Roots are the --debug-dir directories in the order given, then
  * /usr/lib/debug.
  */
@@ -189,22 +192,13 @@ static int debug_file__try(const struct debug_query *q, const char *path, bool c
 	return debug_file__take(q, fd, check_crc, out);
 }
 
-/*
- * libdebuginfod, opened on first use: linked, it loaded some thirty
- * libraries (libcurl, gnutls, krb5, ldap...) into every microscope command,
- * 2 ms of CPU at each start, for a finder only deferred symbolization with
- * DEBUGINFOD_URLS set ever asks.  NULL when the library cannot be loaded.
- */
-struct debuginfod_api {
-	debuginfod_client *(*begin)(void);
-	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *build_id, int len,
-			      char **path);
-	void (*end)(debuginfod_client *c);
-};
-
-static struct debuginfod_api debuginfod;
-static bool debuginfod_loaded;
-static pthread_once_t debuginfod_once = PTHREAD_ONCE_INIT;
+/* libdebuginfod's entry points, resolved once (all or none). */
+static struct {
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+	__typeof__(debuginfod_end) *end;
+} dfd;
+static pthread_once_t dfd_once = PTHREAD_ONCE_INIT;
 
 static void debuginfod__load(void)
 {
@@ -212,17 +206,16 @@ static void debuginfod__load(void)
 
 	if (!h)
 		return;
-	*(void **)&debuginfod.begin = dlsym(h, "debuginfod_begin");
-	*(void **)&debuginfod.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
-	*(void **)&debuginfod.end = dlsym(h, "debuginfod_end");
-	debuginfod_loaded = debuginfod.begin && debuginfod.find_debuginfo && debuginfod.end;
-	/* the handle stays open: clients may live until exit */
+	dfd.find_debuginfo = (__typeof__(dfd.find_debuginfo))dlsym(h, "debuginfod_find_debuginfo");
+	dfd.end = (__typeof__(dfd.end))dlsym(h, "debuginfod_end");
+	if (dfd.find_debuginfo && dfd.end) /* begin last: the flag */
+		dfd.begin = (__typeof__(dfd.begin))dlsym(h, "debuginfod_begin");
 }
 
-static const struct debuginfod_api *debuginfod__api(void)
+bool debug_file__debuginfod_usable(void)
 {
-	pthread_once(&debuginfod_once, debuginfod__load);
-	return debuginfod_loaded ? &debuginfod : NULL;
+	pthread_once(&dfd_once, debuginfod__load);
+	return dfd.begin != NULL;
 }
 
 /* libdebuginfod as the last resort.  0, -ENOENT, -ENOMEM. */
@@ -230,20 +223,16 @@ static int debug_file__debuginfod(const struct debug_query *q, struct elf_file *
 				  char **found_path)
 {
 	struct sym_config *cfg = (struct sym_config *)q->cfg;
-	const struct debuginfod_api *api;
 	char *path = NULL;
 	int fd;
 
 	if (!cfg || !cfg->debuginfod || q->build_id_len < 3)
 		return -ENOENT;
-	api = debuginfod__api();
-	if (!api)
-		return -ENOENT;
-	if (!cfg->debuginfod_client)
-		cfg->debuginfod_client = api->begin();
+	if (!cfg->debuginfod_client && debug_file__debuginfod_usable())
+		cfg->debuginfod_client = dfd.begin();
 	if (!cfg->debuginfod_client)
 		return -ENOENT;
-	fd = api->find_debuginfo(cfg->debuginfod_client, q->build_id, (int)q->build_id_len, &path);
+	fd = dfd.find_debuginfo(cfg->debuginfod_client, q->build_id, (int)q->build_id_len, &path);
 	if (fd < 0) {
 		free(path);
 		return -ENOENT;
@@ -292,6 +281,6 @@ void sym_config__release(struct sym_config *cfg)
 		free(cfg->debug_dirs[i]);
 	free(cfg->debug_dirs);
 	if (cfg->debuginfod_client)
-		debuginfod__api()->end(cfg->debuginfod_client); /* loaded: it made the client */
+		dfd.end(cfg->debuginfod_client);
 	memset(cfg, 0, sizeof(*cfg));
 }

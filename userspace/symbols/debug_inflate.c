@@ -29,6 +29,7 @@
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -76,8 +77,37 @@ static int di_write(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* Gives back the pages of the mapping [map, map + map_size) that hold
+ * [p, p + len), once read (clean file pages: read again on need). */
+static void di_drop(const void *map, size_t map_size, const uint8_t *p, size_t len)
+{
+	uintptr_t lo = (uintptr_t)p, hi = lo + len, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	if (!map || lo < (uintptr_t)map || hi > (uintptr_t)map + map_size || !len)
+		return;
+	lo &= ~(page - 1);
+	madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* Where a section's input has been given back to: dropped every DI_CHUNK
+ * bytes read, so a large section's compressed bytes are not all resident
+ * at its end. */
+struct di_in {
+	const void *map;
+	size_t map_size;
+	const uint8_t *mark;
+};
+
+static void di_in__advance(struct di_in *in, const uint8_t *now, bool last)
+{
+	if (now - in->mark >= (ptrdiff_t)DI_CHUNK || (last && now > in->mark)) {
+		di_drop(in->map, in->map_size, in->mark, (size_t)(now - in->mark));
+		in->mark = now;
+	}
+}
+
 /* Streams z's zlib data into fd at z->offset: exactly z->size bytes. */
-static int di_inflate_zlib(const struct debug_sec *z, int fd, uint8_t *buf)
+static int di_inflate_zlib(const struct debug_sec *z, int fd, uint8_t *buf, struct di_in *in)
 {
 	z_stream s = {0};
 	uint64_t done = 0;
@@ -103,6 +133,7 @@ static int di_inflate_zlib(const struct debug_sec *z, int fd, uint8_t *buf)
 		}
 		err = di_write(fd, buf, DI_CHUNK - s.avail_out, z->offset + done);
 		done += DI_CHUNK - s.avail_out;
+		di_in__advance(in, s.next_in, false);
 	} while (!err && rc != Z_STREAM_END && (s.avail_in || !s.avail_out));
 	if (!err && (rc != Z_STREAM_END || done != z->size))
 		err = -EINVAL;
@@ -111,7 +142,7 @@ static int di_inflate_zlib(const struct debug_sec *z, int fd, uint8_t *buf)
 }
 
 /* Streams z's zstd frames into fd at z->offset: exactly z->size bytes. */
-static int di_inflate_zstd(const struct debug_sec *z, int fd, uint8_t *buf)
+static int di_inflate_zstd(const struct debug_sec *z, int fd, uint8_t *buf, struct di_in *di)
 {
 	ZSTD_DStream *ds = ZSTD_createDStream();
 	ZSTD_inBuffer in = {z->raw + sizeof(Elf64_Chdr), z->raw_size - sizeof(Elf64_Chdr), 0};
@@ -132,6 +163,7 @@ static int di_inflate_zstd(const struct debug_sec *z, int fd, uint8_t *buf)
 		}
 		err = di_write(fd, buf, out.pos, z->offset + done);
 		done += out.pos;
+		di_in__advance(di, (const uint8_t *)in.src + in.pos, false);
 	}
 	if (!err && done != z->size)
 		err = -EINVAL;
@@ -139,7 +171,7 @@ static int di_inflate_zstd(const struct debug_sec *z, int fd, uint8_t *buf)
 	return err;
 }
 
-int debug_inflate__file(Elf *elf, int *out_fd, size_t *out_size)
+int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *out_fd, size_t *out_size)
 {
 	struct debug_layout l;
 	uint8_t *buf = NULL;
@@ -169,12 +201,16 @@ int debug_inflate__file(Elf *elf, int *out_fd, size_t *out_size)
 		const struct debug_sec *z = &l.secs[i];
 		Elf64_Shdr sh;
 
+		struct di_in in = {map, map_size, z->raw};
+
 		debug_layout__shdr(elf, &l, i, &sh);
 		if (i > 0 && z->ch_type)
-			err = z->ch_type == ELFCOMPRESS_ZLIB ? di_inflate_zlib(z, fd, buf)
-							      : di_inflate_zstd(z, fd, buf);
+			err = z->ch_type == ELFCOMPRESS_ZLIB ? di_inflate_zlib(z, fd, buf, &in)
+							     : di_inflate_zstd(z, fd, buf, &in);
 		else if (i > 0 && z->raw)
 			err = di_write(fd, z->raw, z->size, z->offset);
+		if (i > 0 && z->raw)
+			di_in__advance(&in, z->raw + z->raw_size, true);
 		if (!err)
 			err = di_write(fd, &sh, sizeof(sh), l.shoff + i * sizeof(Elf64_Shdr));
 	}

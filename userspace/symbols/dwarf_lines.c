@@ -63,6 +63,11 @@
  * and DIE caches before its Dwarf is ended (and begun again at the next
  * unit's first lookup), bytes: our tables replace them. */
 #define DW_SCRATCH_MAX (1u << 20)
+/* The unit index walks every unit's header and its unit DIE, a page or more
+ * each across the whole .debug_info (libc's debug file: 7 MiB resident at
+ * the end of the walk, on top of the recorder's rings): the mapped pages
+ * are given back every this many bytes of .debug_info walked. */
+#define DW_INDEX_DROP_BYTES (1u << 20)
 /* libdw 0.188's Dwarf_Line, bytes: the least a decoded row takes. */
 #define DW_LIBDW_ROW_BYTES 40u
 
@@ -324,7 +329,7 @@ static Elf *sym_dwarf__map(struct sym_dwarf *d, int fd)
 		d->map_size = size;
 		return elf;
 	}
-	if (elf && kind == 1 && debug_inflate__file(elf, &ifd, &isize) == 0) {
+	if (elf && kind == 1 && debug_inflate__file(elf, p, size, &ifd, &isize) == 0) {
 		elf_end(elf);
 		munmap(p, size);
 		d->image_fd = ifd;
@@ -362,6 +367,7 @@ static int sym_dwarf__index(struct sym_module *m, struct sym_dwarf *d)
 {
 	Dwarf_CU *cu = NULL, *next;
 	size_t units_cap = 0, ranges_cap = 0, missing_split = 0;
+	Dwarf_Off dropped_at = 0;
 	const char *first_dwo = NULL;
 	int err = 0, rc;
 
@@ -378,6 +384,10 @@ static int sym_dwarf__index(struct sym_module *m, struct sym_dwarf *d)
 			break;
 		}
 		cu = next;
+		if (dwarf_dieoffset(&cudie) - dropped_at >= DW_INDEX_DROP_BYTES) {
+			sym_dwarf__drop_pages(d);
+			dropped_at = dwarf_dieoffset(&cudie);
+		}
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton &&
 		    unit_type != DW_UT_partial)
 			continue; /* type units hold no code */

@@ -30,12 +30,140 @@ static uint32_t owner_tag(const char *s, size_t len)
 	return h ? h : 1;
 }
 
+/*
+ * One kallsyms text symbol while loading, and the table entry it becomes:
+ * 16 bytes either way, so the table is written over the loaded array in
+ * place.  kallsyms gives no sizes and no section ends, so of the table's
+ * rules (sym_builder__finish) only one entry per address (the best name),
+ * the end at the next entry of the same owner or SYM_UNSIZED_TAIL, and the
+ * parent links apply.  Loading 121k symbols (a 6 MiB table) through the
+ * generic builder's 40-byte candidates, sort keys and copies peaked at
+ * 22.9 MiB of RSS, this at 8.0 (docs/recorder-memory.md).
+ */
+union ksym {
+	struct {
+		uint64_t start;
+		uint32_t name_rank; /* name offset << KSYM_RANK_BITS | enum sym_rank */
+		uint32_t owner;	    /* 0 core kernel, else owner_tag of its module */
+	} in;
+	struct sym_entry out;
+};
+_Static_assert(sizeof(union ksym) == 16 && sizeof(struct sym_entry) == 16,
+	       "a table entry is written over its loaded symbol");
+#define KSYM_RANK_BITS 3
+#define KSYM_NAMES_MAX (UINT32_MAX >> KSYM_RANK_BITS)
+_Static_assert((SYM_RANK_GLOBAL | SYM_RANK_TYPED) < (1u << KSYM_RANK_BITS), "ranks fit");
+
+struct ksym_load {
+	union ksym *v;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+static int ksym_load__add(struct ksym_load *l, uint64_t addr, const char *name, size_t len,
+			  uint32_t rank, uint32_t owner)
+{
+	void *p;
+
+	if (l->n >= SYM_MAX_SYMBOLS || len >= KSYM_NAMES_MAX - l->names_len)
+		return -E2BIG;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16384;
+
+		p = realloc(l->v, cap * sizeof(*l->v));
+		if (!p)
+			return -ENOMEM;
+		l->v = p;
+		l->cap = cap;
+	}
+	if (l->names_cap - l->names_len < len + 1) {
+		size_t cap = l->names_cap ? l->names_cap : 262144;
+
+		while (cap - l->names_len < len + 1)
+			cap *= 2;
+		p = realloc(l->names, cap);
+		if (!p)
+			return -ENOMEM;
+		l->names = p;
+		l->names_cap = cap;
+	}
+	l->v[l->n].in.start = addr;
+	l->v[l->n].in.name_rank = (uint32_t)l->names_len << KSYM_RANK_BITS | rank;
+	l->v[l->n].in.owner = owner;
+	l->n++;
+	memcpy(l->names + l->names_len, name, len);
+	l->names[l->names_len + len] = '\0';
+	l->names_len += len + 1;
+	return 0;
+}
+
+/* By address, then the best name first (higher rank, then sym_name_cmp). */
+static int ksym_cmp(const void *pa, const void *pb, void *arg)
+{
+	const union ksym *a = pa, *b = pb;
+	const char *names = arg;
+	uint32_t ra = a->in.name_rank & ((1u << KSYM_RANK_BITS) - 1);
+	uint32_t rb = b->in.name_rank & ((1u << KSYM_RANK_BITS) - 1);
+
+	if (a->in.start != b->in.start)
+		return a->in.start < b->in.start ? -1 : 1;
+	if (ra != rb)
+		return ra > rb ? -1 : 1;
+	return sym_name_cmp(names + (a->in.name_rank >> KSYM_RANK_BITS),
+			    names + (b->in.name_rank >> KSYM_RANK_BITS));
+}
+
+/* Sorts l, keeps one symbol per address and turns them into m's table in
+ * place (the names arena moves to m whole: the few names of dropped
+ * duplicates stay in it).  Returns 0 or -ENOMEM. */
+static int ksym_load__finish(struct ksym_load *l, struct sym_module *m)
+{
+	uint64_t *starts = NULL;
+	void *p;
+	size_t i, k = 0;
+
+	qsort_r(l->v, l->n, sizeof(*l->v), ksym_cmp, l->names);
+	for (i = 0; i < l->n; i++) /* one per address: the first, the best */
+		if (!k || l->v[i].in.start != l->v[k - 1].in.start)
+			l->v[k++] = l->v[i];
+	starts = malloc(k * sizeof(*starts));
+	if (!starts)
+		return -ENOMEM;
+	for (i = 0; i < k; i++) {
+		uint64_t start = l->v[i].in.start, end;
+		uint32_t name = l->v[i].in.name_rank >> KSYM_RANK_BITS, owner = l->v[i].in.owner;
+		struct sym_entry *e = &l->v[i].out;
+
+		/* l->v[i + 1] is still a loaded symbol, l->v[< i] entries. */
+		end = start > UINT64_MAX - SYM_UNSIZED_TAIL ? UINT64_MAX : start + SYM_UNSIZED_TAIL;
+		if (i + 1 < k && (l->v[i + 1].in.owner == owner || l->v[i + 1].in.start < end))
+			end = l->v[i + 1].in.start;
+		starts[i] = start;
+		e->end = end;
+		e->name = name;
+		/* the enclosing chain, as sym_builder__finish's rule 4 */
+		e->parent = i ? (uint32_t)(i - 1) : SYM_NO_PARENT;
+		while (e->parent != SYM_NO_PARENT && l->v[e->parent].out.end <= start)
+			e->parent = l->v[e->parent].out.parent;
+	}
+	p = realloc(l->v, k * sizeof(*l->v));
+	m->syms = p ? p : (void *)l->v;
+	m->starts = starts;
+	m->nr_syms = k;
+	p = realloc(l->names, l->names_len);
+	m->names = p ? p : l->names;
+	m->names_len = l->names_len;
+	memset(l, 0, sizeof(*l));
+	return 0;
+}
+
 /* The read size: /proc/kallsyms is 4-5 MB; stdio's 4 KiB reads made over a
  * thousand read calls and getline copied every line once more. */
 #define KALLSYMS_CHUNK (1u << 20)
 
 struct kallsyms_parse {
-	struct sym_builder b;
+	struct ksym_load l;
 	uint64_t stext;
 	size_t text;
 	bool nonzero;
@@ -101,8 +229,7 @@ static int kallsyms__line(struct kallsyms_parse *k, const char *p, const char *e
 	}
 	k->text++;
 	k->nonzero |= addr != 0;
-	return sym_builder__add(&k->b, addr, 0, UINT64_MAX, name, (size_t)(name_end - name), rank,
-				owner);
+	return ksym_load__add(&k->l, addr, name, (size_t)(name_end - name), rank, owner);
 }
 
 int kallsyms__load(struct sym_module *m, const char *path, uint64_t *stext)
@@ -113,7 +240,6 @@ int kallsyms__load(struct sym_module *m, const char *path, uint64_t *stext)
 	int fd, err = 0;
 
 	*stext = 0;
-	sym_builder__init(&k.b);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: %s", path, strerror(errno));
@@ -166,13 +292,14 @@ int kallsyms__load(struct sym_module *m, const char *path, uint64_t *stext)
 		sym_module__fail(m, SYM_ERR_KPTR_RESTRICT, NULL);
 		goto cleanup;
 	}
-	err = sym_builder__finish(&k.b, m);
+	err = ksym_load__finish(&k.l, m);
 cleanup:
 	if (k.nonzero) /* kptr_restrict reads every address, _stext too, as 0 */
 		*stext = k.stext;
 	if (err)
 		sym_module__fail(m, SYM_ERR_NOMEM, NULL);
-	sym_builder__release(&k.b);
+	free(k.l.v);
+	free(k.l.names);
 	free(buf);
 	close(fd);
 	return err;

@@ -306,7 +306,7 @@ int symbolizer__enable_debuginfod(struct symbolizer *s)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 
-	if (!urls || !urls[strspn(urls, " ")])
+	if (!urls || !urls[strspn(urls, " ")] || !debug_file__debuginfod_usable())
 		return -ENOTSUP;
 	s->cfg.debuginfod = true;
 	return 0;

@@ -177,7 +177,8 @@ bool sym_module__minidebuginfo(const struct sym_module *m);
 int symbolizer__add_debug_dir(struct symbolizer *s, const char *dir);
 /* Lets later lookups ask debuginfod servers (libdebuginfod: DEBUGINFOD_URLS,
  * its cache) for debug files by build ID, after every local place failed.
- * Never used while recording.  Returns 0, or -ENOTSUP when no URL is set. */
+ * Never used while recording.  Returns 0, or -ENOTSUP when no URL is set
+ * or libdebuginfod cannot be opened (it is loaded with dlopen). */
 int symbolizer__enable_debuginfod(struct symbolizer *s);
 /*
  * Open DWARF (libelf's debug sections, libdw's line tables and DIE caches,

@@ -155,6 +155,8 @@ struct sym_config {
 	uint64_t debuginfod_fetched; /* files libdebuginfod returned */
 };
 
+/* Whether libdebuginfod could be opened (dlopen, once). (debug_file.c) */
+bool debug_file__debuginfod_usable(void);
 /* Frees the settings' strings and the debuginfod client. (debug_file.c) */
 void sym_config__release(struct sym_config *cfg);
 
@@ -256,6 +258,9 @@ int sym_builder__add(struct sym_builder *b, uint64_t start, uint64_t size, uint6
 /* Moves the deduplicated table into m (replacing nothing: m must have no
  * symbols yet) and resets b.  Returns 0 or -ENOMEM. */
 int sym_builder__finish(struct sym_builder *b, struct sym_module *m);
+/* Which of two names at one address a table keeps, after rank: fewer
+ * leading underscores, then shorter, then strcmp (<0: a). */
+int sym_name_cmp(const char *a, const char *b);
 /* Index of the innermost entry of m covering addr, or SIZE_MAX. */
 size_t sym_table__find(const struct sym_module *m, uint64_t addr);
 
@@ -365,8 +370,11 @@ int debug_zstd__image(Elf *elf, void **image, size_t *size);
  * read-only: *fd (the caller's to close) and *size bytes.  Returns 0,
  * -ENOENT (no such file system), -EINVAL (not a host-order ELF64, a
  * compression of another kind, a declared size past SYM_MAX_DEBUG_SECTION
- * or SYM_MAX_DEBUG_IMAGE, corrupt data), -ENOMEM or a write's -errno. */
-int debug_inflate__file(Elf *elf, int *fd, size_t *size);
+ * or SYM_MAX_DEBUG_IMAGE, corrupt data), -ENOMEM or a write's -errno.
+ * map, map_size: the read-only file mapping elf reads (or NULL), whose
+ * pages each section's data is read from are given back once written (the
+ * compressed libc debug file: 3.4 MiB resident otherwise). */
+int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *fd, size_t *size);
 
 /* kallsyms.c */
 /* Loads text symbols (t T w W, module symbols included) from a kallsyms

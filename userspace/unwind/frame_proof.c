@@ -5,14 +5,50 @@
  * writes, cs_regs_access); this file only tracks what rsp and rbp hold.
  * State: CFA = (cfa_bp ? rbp : rsp) + cfa_off; the caller's rbp is saved
  * at CFA + bp_off once a "push rbp" saved it.
+ *
+ * capstone is opened with dlopen at the first proof, not linked: its
+ * relocated tables are 3 MiB of RSS, which every recording without JIT
+ * code (and every other command) would carry (docs/recorder-memory.md).
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include <capstone/capstone.h>
 
 #include "frame_proof.h"
+
+/* capstone's entry points, resolved once (all or none). */
+static struct {
+	__typeof__(cs_open) *open;
+	__typeof__(cs_option) *option;
+	__typeof__(cs_malloc) *malloc;
+	__typeof__(cs_disasm_iter) *disasm_iter;
+	__typeof__(cs_regs_access) *regs_access;
+	__typeof__(cs_free) *free;
+	__typeof__(cs_close) *close;
+} cs;
+static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
+
+static void capstone__load(void)
+{
+	void *h = dlopen("libcapstone.so.4", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		h = dlopen("libcapstone.so", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return;
+	cs.option = (__typeof__(cs.option))dlsym(h, "cs_option");
+	cs.malloc = (__typeof__(cs.malloc))dlsym(h, "cs_malloc");
+	cs.disasm_iter = (__typeof__(cs.disasm_iter))dlsym(h, "cs_disasm_iter");
+	cs.regs_access = (__typeof__(cs.regs_access))dlsym(h, "cs_regs_access");
+	cs.free = (__typeof__(cs.free))dlsym(h, "cs_free");
+	cs.close = (__typeof__(cs.close))dlsym(h, "cs_close");
+	if (cs.option && cs.malloc && cs.disasm_iter && cs.regs_access && cs.free && cs.close)
+		cs.open = (__typeof__(cs.open))dlsym(h, "cs_open"); /* last: the flag */
+}
 
 struct proof_state {
 	int32_t cfa_off;
@@ -31,7 +67,7 @@ static bool writes(csh h, const cs_insn *insn, x86_reg reg)
 	cs_regs rd, wr;
 	uint8_t nrd, nwr;
 
-	if (cs_regs_access(h, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+	if (cs.regs_access(h, insn, rd, &nrd, wr, &nwr) != CS_ERR_OK)
 		return true; /* unknown: assume the worst */
 	for (uint8_t i = 0; i < nwr; i++)
 		if (wr[i] == reg)
@@ -135,18 +171,19 @@ int frame_proof__prove(const uint8_t *code, size_t len, uint64_t addr, uint64_t 
 	csh h;
 	int err = 0;
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+	pthread_once(&cs_once, capstone__load);
+	if (!cs.open || cs.open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
 		return -EINVAL;
-	if (cs_option(h, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
+	if (cs.option(h, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
 		err = -EINVAL;
 		goto cleanup;
 	}
-	insn = cs_malloc(h);
+	insn = cs.malloc(h);
 	if (!insn) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (int i = 0; i < FRAME_PROOF_MAX_INSNS && cs_disasm_iter(h, &p, &left, &at, insn); i++) {
+	for (int i = 0; i < FRAME_PROOF_MAX_INSNS && cs.disasm_iter(h, &p, &left, &at, insn); i++) {
 		struct proof_state next = s;
 		uint64_t start = insn->address, end = insn->address + insn->size;
 		bool last = ends_proof(insn);
@@ -180,7 +217,7 @@ int frame_proof__prove(const uint8_t *code, size_t len, uint64_t addr, uint64_t 
 	err = (int)n;
 cleanup:
 	if (insn)
-		cs_free(insn, 1);
-	cs_close(&h);
+		cs.free(insn, 1);
+	cs.close(&h);
 	return err;
 }
