@@ -3,11 +3,14 @@
  * The in-kernel DWARF unwinder of the sampler (bpf/abi/kunwind.h has the
  * tables and the record part).  Per frame (one bpf_loop iteration): the
  * process's mapping holding the pc (a cached range, else a binary search of
- * its ku_procs entry), the module's row (binary search of ku_starts), then
- * one step with the compact row: CFA = rsp/rbp/rbx/r12-r15 + offset, the
- * return address read at CFA + offset, the other registers' rules applied
- * lazily (a register saved at an address is read only when a CFA needs it
- * or when the kernel hands over to userspace).
+ * its ku_procs entry), the module's row (this CPU's hint for the address,
+ * checked against ku_starts, else a binary search of ku_starts), then one
+ * step with the compact row: CFA = rsp/rbp/rbx/r12-r15 + offset, the return
+ * address read at CFA + offset (with the word below it, in one read), the
+ * other registers' rules applied lazily (a register saved at an address is
+ * read only when a CFA needs it or when the kernel hands over to
+ * userspace; one saved just below the return address was read with it).
+ * bench/bpf_cost.py measures the sampler's run time per sample.
  *
  * The steps, checks and their order are userspace/unwind/unwind.c's
  * (unwind_loop) for compact rows, so where the kernel goes on it finds what
@@ -46,6 +49,9 @@ const volatile __u32 ku_fp_chain = 0;
 #define KU_VAL 1   /* val[] holds it */
 #define KU_AT 2	   /* saved at addr[], not read yet */
 
+/* Row hints per CPU (struct ku_state), a power of 2. */
+#define KU_HINTS 64
+
 /* The registers' lazy state: restored as a whole by a rollback. */
 struct ku_regs {
 	__u64 val[MS_KU_SLOTS];
@@ -71,6 +77,11 @@ struct ku_state {
 	struct ku_regs sig_r;
 	__u64 sig_pc, sig_prev_cfa;
 	__u8 sig_activation, sig_prev_signal, pad[6];
+	__u64 pair[2]; /* ku__read_ra's two words */
+	/* Row hints, kept across samples: the row last found at a lookup
+	 * address (ku__step checks it before use) */
+	__u64 hint_pc[KU_HINTS];
+	__u32 hint_row[KU_HINTS];
 	struct ms_kunwind ku; /* the hand-over state ku__unwind made */
 };
 
@@ -162,6 +173,23 @@ static __always_inline int ku__read(struct ku_state *st, __u64 addr, __u64 *out)
 	if (addr < st->sp0 || addr + 8 > st->win_end || addr + 8 < addr)
 		return -1;
 	return bpf_probe_read_user(out, 8, (const void *)addr) ? -1 : 0;
+}
+
+/*
+ * The return address at addr, with the word below it in one read when both
+ * are in the window: where a frame saved rbp next to it (every frame-pointer
+ * frame), the caller's CFA needs that word, which a read of its own would
+ * cost a second helper call.  1: st->pair[0] holds the word at addr - 8;
+ * 0: only *ra was read; -1: *ra could not be read.
+ */
+static __always_inline int ku__read_ra(struct ku_state *st, __u64 addr, __u64 *ra)
+{
+	if (addr - 8 >= st->sp0 && addr - 8 < addr && addr + 8 <= st->win_end && addr + 8 > addr &&
+	    !bpf_probe_read_user(st->pair, 16, (const void *)(addr - 8))) {
+		*ra = st->pair[1];
+		return 1;
+	}
+	return ku__read(st, addr, ra);
 }
 
 /* The value of slot i (1..7), reading it if saved; -1 if not recoverable. */
@@ -276,15 +304,39 @@ static __always_inline long ku__stop_resume(struct ku_state *st, __u8 cause)
 	return ku__stop(st, MS_KU_RESUME, cause);
 }
 
+/*
+ * The hint h is the row at off of mod: hint_row[h] was found at lookup
+ * before and is the row holding off now, starts[lo] <= off < starts[lo + 1]
+ * within the module's rows (what the search would find).  A subprogram:
+ * its outcome is one value to the caller, whose search after a miss is
+ * verified once, not once per way of missing.
+ */
+static __noinline bool ku__hinted(struct ku_state *st, __u32 h, __u64 lookup, __u64 off,
+				  struct ms_ku_module *mod)
+{
+	__u32 lo, hi, *start, *end;
+
+	if (!st || !mod)
+		return false;
+	h &= KU_HINTS - 1;
+	lo = st->hint_row[h];
+	hi = lo + 1;
+	if (st->hint_pc[h] != lookup || lo < mod->first || hi >= mod->first + mod->nrows)
+		return false;
+	start = bpf_map_lookup_elem(&ku_starts, &lo);
+	end = bpf_map_lookup_elem(&ku_starts, &hi);
+	return start && end && *start <= off && off < *end;
+}
+
 /* One frame: bpf_loop callback.  Returns 1 to stop (status set). */
 static long ku__step(__u32 index, void *unused)
 {
 	struct ku_state *st = ku__state();
 	struct ms_ku_module *mod;
 	struct ms_ku_row *row;
-	__u64 lookup, vaddr, off, cfa, base, ra, rel;
-	__u32 lo, hi, mid, *start, kinds, flags;
-	int slot, k, s;
+	__u64 lookup, vaddr, off, cfa, base, ra, rel, ra_at;
+	__u32 lo, hi, mid, h, *start, kinds, flags;
+	int slot, k, s, paired;
 	bool signal;
 
 	if (!st)
@@ -300,9 +352,18 @@ static long ku__step(__u32 index, void *unused)
 	}
 	vaddr = lookup - st->map_bias;
 	off = vaddr - mod->base;
+	if (vaddr < mod->base)
+		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
+	/* The hint: the row found at this address before, if it is the row
+	 * at off now, starts[lo] <= off < starts[lo + 1] within the module's
+	 * rows, which is what the search finds (stacks repeat their pcs: a
+	 * recursion within a sample, the hot paths across samples). */
+	h = (__u32)(lookup ^ (lookup >> 7) ^ (lookup >> 14)) & (KU_HINTS - 1);
+	if (ku__hinted(st, h, lookup, off, mod))
+		goto found;
 	hi = mod->first + mod->nrows - 1; /* the sentinel: starts[hi] ends the last row */
 	start = bpf_map_lookup_elem(&ku_starts, &hi);
-	if (vaddr < mod->base || !start || off >= *start)
+	if (!start || off >= *start)
 		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
 	/* starts[lo] <= off < starts[hi] */
 	lo = mod->first;
@@ -316,8 +377,14 @@ static long ku__step(__u32 index, void *unused)
 		else
 			hi = mid;
 	}
+	if (hi - lo > 1)
+		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
+	st->hint_pc[h] = lookup;
+	st->hint_row[h] = lo;
+found:
+	lo = ku__forget(st, st->hint_row[h]); /* one state, whichever path found it */
 	row = bpf_map_lookup_elem(&ku_rows, &lo);
-	if (hi - lo > 1 || !row || (row->flags & MS_KU_ROW_NONE))
+	if (!row || (row->flags & MS_KU_ROW_NONE))
 		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
 	flags = row->flags;
 	if (flags & MS_KU_ROW_FULL)
@@ -347,7 +414,9 @@ static long ku__step(__u32 index, void *unused)
 			cfa += 8;
 		rel = cfa;
 	}
-	if (ku__read(st, rel + (__u64)((__s64)row->off8[0] * 8), &ra))
+	ra_at = rel + (__u64)((__s64)row->off8[0] * 8);
+	paired = ku__read_ra(st, ra_at, &ra);
+	if (paired < 0)
 		return ku__stop_resume(st, MS_KU_STOP_READ);
 	if (st->n > 1 && ((!signal && !st->prev_signal) ? cfa <= st->prev_cfa
 							: cfa == st->prev_cfa))
@@ -376,6 +445,11 @@ static long ku__step(__u32 index, void *unused)
 		case MS_KU_RULE_SAME:
 			break;
 		case MS_KU_RULE_OFFSET:
+			if (paired > 0 && at == ra_at - 8) { /* read with the return address */
+				st->r.mode[s] = KU_VAL;
+				st->r.val[s] = st->pair[0];
+				break;
+			}
 			st->r.mode[s] = KU_AT;
 			st->r.addr[s] = at;
 			break;
