@@ -6,10 +6,10 @@
  * its ku_procs entry), the module's row (this CPU's hint for the address,
  * checked against ku_starts, else a binary search of ku_starts), then one
  * step with the compact row: CFA = rsp/rbp/rbx/r12-r15 + offset, the return
- * address read at CFA + offset (with the word below it, in one read), the
- * other registers' rules applied lazily (a register saved at an address is
- * read only when a CFA needs it or when the kernel hands over to
- * userspace; one saved just below the return address was read with it).
+ * address read at CFA + offset, the other registers' rules applied lazily
+ * (a register saved at an address is read only when a CFA needs it or when
+ * the kernel hands over to userspace).  Stack words come from a chunk of
+ * up to KU_CHUNK bytes read at once (ku__read).
  * bench/bpf_cost.py measures the sampler's run time per sample.
  *
  * The steps, checks and their order are userspace/unwind/unwind.c's
@@ -51,6 +51,8 @@ const volatile __u32 ku_fp_chain = 0;
 
 /* Row hints per CPU (struct ku_state), a power of 2. */
 #define KU_HINTS 64
+/* Stack bytes read at once (ku__read), a power of 2. */
+#define KU_CHUNK 512
 
 /* The registers' lazy state: restored as a whole by a rollback. */
 struct ku_regs {
@@ -77,7 +79,10 @@ struct ku_state {
 	struct ku_regs sig_r;
 	__u64 sig_pc, sig_prev_cfa;
 	__u8 sig_activation, sig_prev_signal, pad[6];
-	__u64 pair[2]; /* ku__read_ra's two words */
+	/* The stack bytes [chunk_lo, chunk_lo + chunk_len) (ku__read) */
+	__u64 chunk_lo;
+	__u32 chunk_len, chunk_pad;
+	__u8 chunk[KU_CHUNK + 8];
 	/* Row hints, kept across samples: the row last found at a lookup
 	 * address (ku__step checks it before use) */
 	__u64 hint_pc[KU_HINTS];
@@ -167,29 +172,58 @@ static __always_inline __u32 ku__forget(struct ku_state *st, __u32 v)
 	return *(volatile __u32 *)&st->forget;
 }
 
-/* 8 bytes at addr, only inside the copy window (as userspace's reader). */
-static __always_inline int ku__read(struct ku_state *st, __u64 addr, __u64 *out)
+/*
+ * Refill the chunk from addr up to KU_CHUNK bytes, not past the window or
+ * addr's page (a page after it may not be mapped; addr's must be).  A
+ * subprogram: the caller sees one outcome.  0, or -1: not refilled.
+ */
+static __noinline int ku__chunk_fill(struct ku_state *st, __u64 addr)
 {
-	if (addr < st->sp0 || addr + 8 > st->win_end || addr + 8 < addr)
+	__u64 len = KU_CHUNK, page_left, win_left;
+
+	if (!st)
 		return -1;
-	return bpf_probe_read_user(out, 8, (const void *)addr) ? -1 : 0;
+	page_left = PAGE_BYTES - (addr & (PAGE_BYTES - 1));
+	win_left = st->win_end - addr;
+	if (len > page_left)
+		len = page_left;
+	if (len > win_left)
+		len = win_left;
+	barrier_var(len); /* keep the bound below: clang proves it */
+	if (len < 8 || len > KU_CHUNK)
+		return -1;
+	if (bpf_probe_read_user(st->chunk, len, (const void *)addr)) {
+		st->chunk_len = 0;
+		return -1;
+	}
+	st->chunk_lo = addr;
+	st->chunk_len = len;
+	return 0;
 }
 
 /*
- * The return address at addr, with the word below it in one read when both
- * are in the window: where a frame saved rbp next to it (every frame-pointer
- * frame), the caller's CFA needs that word, which a read of its own would
- * cost a second helper call.  1: st->pair[0] holds the word at addr - 8;
- * 0: only *ra was read; -1: *ra could not be read.
+ * 8 bytes at addr, only inside the copy window (as userspace's reader).
+ * Reads go up the stack (each frame's above the last), so one helper call
+ * reads a chunk and the next frames' words come from it: bench/work's 26
+ * frames cost ~3 reads, not 52.  The bytes are the same, the task being
+ * stopped in this interrupt.
  */
-static __always_inline int ku__read_ra(struct ku_state *st, __u64 addr, __u64 *ra)
+static __always_inline int ku__read(struct ku_state *st, __u64 addr, __u64 *out)
 {
-	if (addr - 8 >= st->sp0 && addr - 8 < addr && addr + 8 <= st->win_end && addr + 8 > addr &&
-	    !bpf_probe_read_user(st->pair, 16, (const void *)(addr - 8))) {
-		*ra = st->pair[1];
-		return 1;
+	__u64 off;
+
+	if (addr < st->sp0 || addr + 8 > st->win_end || addr + 8 < addr)
+		return -1;
+	off = addr - st->chunk_lo;
+	if (addr < st->chunk_lo || off + 8 > st->chunk_len) {
+		if (ku__chunk_fill(st, addr))
+			return bpf_probe_read_user(out, 8, (const void *)addr) ? -1 : 0;
+		off = 0;
 	}
-	return ku__read(st, addr, ra);
+	barrier_var(off);
+	off &= KU_CHUNK - 1;
+	*out = *(__u64 *)(st->chunk + off);
+	return 0;
 }
 
 /* The value of slot i (1..7), reading it if saved; -1 if not recoverable. */
@@ -336,7 +370,7 @@ static long ku__step(__u32 index, void *unused)
 	struct ms_ku_row *row;
 	__u64 lookup, vaddr, off, cfa, base, ra, rel, ra_at;
 	__u32 lo, hi, mid, h, *start, kinds, flags;
-	int slot, k, s, paired;
+	int slot, k, s;
 	bool signal;
 
 	if (!st)
@@ -415,8 +449,7 @@ found:
 		rel = cfa;
 	}
 	ra_at = rel + (__u64)((__s64)row->off8[0] * 8);
-	paired = ku__read_ra(st, ra_at, &ra);
-	if (paired < 0)
+	if (ku__read(st, ra_at, &ra))
 		return ku__stop_resume(st, MS_KU_STOP_READ);
 	if (st->n > 1 && ((!signal && !st->prev_signal) ? cfa <= st->prev_cfa
 							: cfa == st->prev_cfa))
@@ -445,11 +478,6 @@ found:
 		case MS_KU_RULE_SAME:
 			break;
 		case MS_KU_RULE_OFFSET:
-			if (paired > 0 && at == ra_at - 8) { /* read with the return address */
-				st->r.mode[s] = KU_VAL;
-				st->r.val[s] = st->pair[0];
-				break;
-			}
 			st->r.mode[s] = KU_AT;
 			st->r.addr[s] = at;
 			break;
@@ -502,6 +530,7 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	st->tgid = tgid;
 	st->sp0 = regs->sp;
 	st->win_end = regs->sp + stack_copy_bytes;
+	st->chunk_lo = st->chunk_len = 0;
 	st->map_start = st->map_end = 0;
 	st->prev_cfa = 0;
 	st->activation = 1;

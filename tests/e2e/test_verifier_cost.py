@@ -14,8 +14,8 @@ in two, the saved registers' pointer and a stack key kept dead values
 live, the unwinder's constants and valid bits were kept apart per path,
 the page-by-page copy's progress per page and the CPython walk's frame
 count per frame.  Then on 6.18: default and dwarf-kernel 39k, dwarf 20k,
-64 KiB 20k, fp 15k; now 51k for the in-kernel unwinder's row hints and
-paired return-address read (bpf/kunwind.bpf.h); the limits leave room for
+64 KiB 20k, fp 15k; now 49k for the in-kernel unwinder's row hints and
+stack chunk (bpf/kunwind.bpf.h); the limits leave room for
 other kernels and small changes, not for that multiplication."""
 import os
 import signal
@@ -25,7 +25,7 @@ import time
 import helpers as H
 
 LIMITS = (
-    # the default (auto) unwinds in the kernel where it loads: 51k on 6.18
+    # the default (auto) unwinds in the kernel where it loads: 49k on 6.18
     ((), 60000),
     (("--call-graph", "dwarf"), 35000),
     (("--call-graph", "dwarf-kernel"), 60000),
