@@ -208,8 +208,50 @@ struct {
 	__type(value, struct vma_cache);
 } vma_cache SEC(".maps");
 
-/* in read-only memory, as ku_state_key (bpf/kunwind.bpf.h says why) */
-const volatile __u32 vma_cache_key = 0;
+/* The key of the per-CPU caches (vma_cache, ns_cache), in read-only
+ * memory, as ku_state_key (bpf/kunwind.bpf.h says why). */
+const volatile __u32 cache_key = 0;
+
+/*
+ * Per CPU, the namespace ids of the task sampled last (scope__ns_ids: about
+ * nine kernel reads, a helper call each).  A task's ids are fixed from its
+ * creation but for exec from a thread that is not the leader, which gives
+ * the thread the leader's pid (exchange_tids): its pid_tgid changes with
+ * them, and the key holds both the task's address and its pid_tgid.
+ */
+struct ns_cache {
+	__u64 task, pid_tgid;
+	__u32 ns_tid, ns_pid, pidns, reserved;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ns_cache);
+} ns_cache SEC(".maps");
+
+static __noinline void sample__ns_ids(struct ms_sample *s, struct task_struct *task,
+				      __u64 pid_tgid)
+{
+	struct ns_cache *c = bpf_map_lookup_elem(&ns_cache, (const void *)&cache_key);
+	__u64 key = bpf_get_current_task(); /* the address as a number */
+
+	if (c && key && c->task == key && c->pid_tgid == pid_tgid) {
+		s->ns_tid = c->ns_tid;
+		s->ns_pid = c->ns_pid;
+		s->pidns = c->pidns;
+		return;
+	}
+	scope__ns_ids(task, &s->ns_tid, &s->ns_pid, &s->pidns);
+	if (!c)
+		return;
+	c->task = key;
+	c->pid_tgid = pid_tgid;
+	c->ns_tid = s->ns_tid;
+	c->ns_pid = s->ns_pid;
+	c->pidns = s->pidns;
+}
 
 /*
  * Copy the user stack of the current task from sp upward into dst: stack_copy_bytes
@@ -225,7 +267,7 @@ const volatile __u32 vma_cache_key = 0;
 static __always_inline __u32 stack__copy(__u8 *dst, __u32 tid, __u64 sp, __u32 want,
 					 __u32 *flags, struct ms_stats *stats)
 {
-	struct vma_cache *cache = bpf_map_lookup_elem(&vma_cache, (const void *)&vma_cache_key);
+	struct vma_cache *cache = bpf_map_lookup_elem(&vma_cache, (const void *)&cache_key);
 	__u32 out = 0, copy;
 
 	if (want > MS_STACK_COPY_MAX)
@@ -332,7 +374,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	s->py_len = 0;
 	s->py_status = MS_PY_NONE;
 	s->cgroup_id = bpf_get_current_cgroup_id();
-	scope__ns_ids(task, &s->ns_tid, &s->ns_pid, &s->pidns);
+	sample__ns_ids(s, task, pid_tgid);
 	s->reserved = 0;
 
 	if (!task->mm)
