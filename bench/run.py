@@ -8,7 +8,9 @@
 
 Measures, in one run on one machine (numbers only, nothing is asserted):
   1. target slowdown: recorded / unrecorded CPU and wall time of a fixed-work
-     fixture (BUILD_DIR/bench/work), interleaved runs, median of N;
+     fixture (BUILD_DIR/bench/work), interleaved runs, median of N, and the
+     cost per sample above the floor (perf record -F N with no call chain;
+     a bpftrace count beside it) against perf dwarf's;
   2. capture bytes per sample (microscope .msc, perf.data, raw stream);
   3. recorder CPU seconds per 1,000 samples, live and by `record --replay`
      of a saved raw stream, beside perf record + perf report;
@@ -18,6 +20,9 @@ Measures, in one run on one machine (numbers only, nothing is asserted):
   (full) 7. BPF run time per sample of the CPython walk at 50 frames beside
      native-only sampling, and the walk's own time per walk, median of 5
      runs (bench/py_walk.py, kernel BPF stats and the sampler's counters);
+  (full) 7b. the sampler's BPF run time per sample, fp and dwarf-kernel at
+     4999 Hz on bench/work and two fixtures without frame pointers
+     (bench/bpf_cost.py);
   (full) 8. the production preset's steady-state cost on 2 busy CPUs beside
      perf record -a -F 19 -g for the same time (bench/production.py);
   (full, or alone with --host) 9. `record -a` at 999 Hz for 10 s on 2 busy
@@ -158,8 +163,10 @@ class Config:
             return "unrecorded"
         kind = {"microscope": {"fp": "microscope fp", "dwarf": "microscope dwarf 16K",
                                "dwarf-kernel": "microscope dwarf-kernel 16K"},
-                "perf": {"fp": "perf -g", "dwarf": "perf dwarf,16384"},
-                "bpftrace": {"fp": "bpftrace profile"}}[self.tool][self.cg]
+                "perf": {"fp": "perf -g", "dwarf": "perf dwarf,16384",
+                         "none": "perf (no call chain)"},
+                "bpftrace": {"fp": "bpftrace profile",
+                             "none": "bpftrace count"}}[self.tool][self.cg]
         return kind
 
     def ok_runs(self):
@@ -224,10 +231,13 @@ class Bench:
             # here: perf's recorder CPU is a lower bound.
             cmd = [self.perf, "--buildid-dir", self.buildid_dir, "record", "--no-bpf-event",
                    "-B", "-N", "-q", "-F", str(cfg.rate), "-o", out]
-            cmd += ["-g"] if cfg.cg == "fp" else ["--call-graph", "dwarf,%d" % STACK_SIZE]
+            cmd += {"fp": ["-g"], "dwarf": ["--call-graph", "dwarf,%d" % STACK_SIZE],
+                    "none": []}[cfg.cg]
             return cmd + ["--", self.work]
         if cfg.tool == "bpftrace":
-            prog = "profile:hz:%d /pid == cpid/ { @[ustack, kstack] = count(); }" % cfg.rate
+            # "none": the floor of a BPF sampler, a count and no stacks
+            what = "@" if cfg.cg == "none" else "@[ustack, kstack]"
+            prog = "profile:hz:%d /pid == cpid/ { %s = count(); }" % (cfg.rate, what)
             return [self.bpftrace, "-q", "-o", out, "-c", self.work, "-e", prog]
         raise ValueError(cfg.tool)
 
@@ -249,7 +259,7 @@ class Bench:
                     text = f.read()
             except OSError:
                 return None
-            return sum(int(n) for n in re.findall(r"\]: (\d+)\s*$", text, re.M))
+            return sum(int(n) for n in re.findall(r"(?:\]|^@): (\d+)\s*$", text, re.M))
         return None
 
     def measure(self, cfg, scale, keep_as=None):
@@ -296,17 +306,19 @@ class Bench:
         for rate in self.mode["rates"]:
             for cg in ("fp", "dwarf", "dwarf-kernel"):
                 cfgs.append(Config("ms-%s-%d" % (cg, rate), "microscope", cg, rate))
-            for cg in ("fp", "dwarf"):
+            # "none": the floor, what sampling costs with no call chain at all
+            for cg in ("fp", "dwarf", "none"):
                 c = Config("perf-%s-%d" % (cg, rate), "perf", cg, rate)
                 if not self.perf:
                     c.unavailable = "perf not installed"
                 cfgs.append(c)
         for rate in self.mode["bpf_rates"]:
-            c = Config("bpftrace-%d" % rate, "bpftrace", "fp", rate)
-            if not self.bpftrace:
-                c.unavailable = ("--no-bpf-peer" if self.args.no_bpf_peer else
-                                 "bpftrace not installed (apt-get install bpftrace)")
-            cfgs.append(c)
+            for cg, name in (("fp", "bpftrace-%d"), ("none", "bpftrace-none-%d")):
+                c = Config(name % rate, "bpftrace", cg, rate)
+                if not self.bpftrace:
+                    c.unavailable = ("--no-bpf-peer" if self.args.no_bpf_peer else
+                                     "bpftrace not installed (apt-get install bpftrace)")
+                cfgs.append(c)
         return cfgs
 
     def matrix(self):
@@ -392,6 +404,7 @@ class Bench:
                         row["fixed_status"] = "failed: " + "; ".join(
                             sorted({r.get("error", "?") for r in f.runs}))[:300]
             rows[c.name] = row
+        add_floor(rows)
         return rows
 
     # ---- 3b: perf report / microscope report over the 999 Hz outputs ----
@@ -770,6 +783,46 @@ def peer_of(name):
     return "perf-%s-%s" % m.groups() if m else None
 
 
+def add_floor(rows):
+    """The cost above the floor: what a sampler at the same rate costs the
+    target with no call chain at all (perf record -F N without -g; the BPF
+    floor, a bpftrace count, beside it).  Most of a sample's cost on a VM is
+    the timer interrupt and the perf machinery every sampler pays, so the
+    call chains are compared above it: us_above_floor = us/sample - perf's
+    floor, and vs_perf_dwarf_above_floor = that / perf dwarf's."""
+    for r in rows.values():
+        if r["tool"] == "none" or r.get("target_us_per_sample") is None:
+            continue
+        floor = rows.get("perf-none-%d" % r["rate_hz"], {}).get("target_us_per_sample")
+        dwarf = rows.get("perf-dwarf-%d" % r["rate_hz"], {}).get("target_us_per_sample")
+        if floor is None:
+            continue
+        r["us_above_floor"] = r["target_us_per_sample"] - floor
+        if dwarf is not None and dwarf - floor > 0:
+            r["vs_perf_dwarf_above_floor"] = r["us_above_floor"] / (dwarf - floor)
+
+
+def print_floor(m):
+    rows = []
+    for name, r in m.items():
+        if r.get("us_above_floor") is None:
+            continue
+        rows.append([r["label"], r["rate_hz"], fmt(r.get("target_us_per_sample"), "%.1f"),
+                     fmt(r["us_above_floor"], "%.1f"),
+                     fmt(ratio(r.get("target_us_per_sample"), m.get("perf-dwarf-%d" % r["rate_hz"],
+                                                                    {}).get("target_us_per_sample")),
+                         "%.2f"),
+                     fmt(r.get("vs_perf_dwarf_above_floor"), "%.2f")])
+    if not rows:
+        return
+    print()
+    print("1b. Target cost above the floor (perf record -F N with no call chain, same rate)")
+    table(["config", "Hz", "us/sample", "above floor", "vs perf dwarf", "above floor vs perf dwarf"],
+          rows)
+    print("   above floor vs perf dwarf: (us/sample - floor) / (perf dwarf's - floor); the floor"
+          " is the timer\n   interrupt and perf machinery that any sampler pays.")
+
+
 def print_report(res):
     m = res["matrix"]
     print()
@@ -798,6 +851,7 @@ def print_report(res):
           "   us/sample: (recorded - unrecorded fixture CPU) / samples, the target-side cost of"
           " one sample.\n"
           "   Noise: other jobs share the machine; see results.json *_all for every run.")
+    print_floor(m)
     if res.get("kunwind_share"):
         import kshare
         kshare.print_table(res["kunwind_share"])
@@ -880,6 +934,8 @@ def print_report(res):
                                   s["replay_cpu_s_per_1k_samples_marginal"],
                                   s["collection_cpu_s_per_1k_samples_marginal"]))
 
+    if not rp and not res["synthetic"]:  # --only: the matrix alone
+        return
     print()
     print("4. Unwind throughput")
     s = rp.get("dwarf-summary", {})
@@ -1161,7 +1217,8 @@ def main():
     ap.add_argument("--scale", type=float, help="work per run (MS_FIXTURE_SCALE)")
     ap.add_argument("--no-bpf-peer", action="store_true", help="skip bpftrace")
     ap.add_argument("--only", metavar="REGEX",
-                    help="matrix configurations whose name matches (e.g. 'ms-.*-999|perf-dwarf')")
+                    help="only the matrix, and of it the configurations whose name matches "
+                         "(e.g. 'ms-.*-999|perf-dwarf')")
     ap.add_argument("--baseline", default=BASELINE, help="baseline to compare with")
     ap.add_argument("--output", help="results file (default BUILD_DIR/bench/results.json)")
     ap.add_argument("build", nargs="?", help="build directory (OUTPUT)")
@@ -1212,24 +1269,31 @@ def main():
         log("bench: 1b. user stacks unwound whole in the kernel, %d Hz" % 4999)
         import kshare
         res["kunwind_share"] = kshare.measure(b.build, b.tmp, runs=b.mode["kshare_runs"])
-    log("bench: 3. perf report / microscope report on the %d Hz recordings" % ANALYSIS_RATE)
-    res["analysis"] = b.analysis(res["matrix"])
-    log("bench: 3-4. save-raw and replay")
-    res["replay"] = b.replay()
-    log("bench: 4. unit test unwind speed")
-    res["unit_speed"] = b.unit_speed()
-    log("bench: 5. report on a synthetic capture")
-    res["synthetic"] = b.synthetic()
-    if b.mode["syswide_s"]:
+    res["analysis"], res["replay"], res["unit_speed"], res["synthetic"] = {}, {}, {}, {}
+    if not args.only:
+        log("bench: 3. perf report / microscope report on the %d Hz recordings" % ANALYSIS_RATE)
+        res["analysis"] = b.analysis(res["matrix"])
+        log("bench: 3-4. save-raw and replay")
+        res["replay"] = b.replay()
+        log("bench: 4. unit test unwind speed")
+        res["unit_speed"] = b.unit_speed()
+        log("bench: 5. report on a synthetic capture")
+        res["synthetic"] = b.synthetic()
+    if args.only:
+        pass
+    elif b.mode["syswide_s"]:
         log("bench: 6. system-wide loss, %d s" % b.mode["syswide_s"])
         res["syswide"] = b.syswide()
-    if mode == "full":
+    if mode == "full" and not args.only:
         log("bench: 9. record -a beside perf record -a -g")
         res["host"] = b.host()
-    if mode == "full":
+    if mode == "full" and not args.only:
         log("bench: 7. CPython walk cost (BPF stats)")
         import py_walk
         res["python_walk"] = py_walk.measure(b.ms, b.tmp)
+        log("bench: 7b. sampler BPF run time per sample, fp / dwarf-kernel (BPF stats)")
+        import bpf_cost
+        res["bpf_cost"] = bpf_cost.measure(b.build, b.tmp)
         log("bench: 8. production preset beside perf -F 19, 2 busy CPUs")
         import production
         res["production"] = production.measure(b.build, b.tmp)
@@ -1252,6 +1316,9 @@ def main():
     if "python_walk" in res:
         import py_walk
         py_walk.print_table(res["python_walk"])
+    if "bpf_cost" in res:
+        import bpf_cost
+        bpf_cost.print_table(res["bpf_cost"])
     if "production" in res:
         import production
         production.print_table(res["production"])

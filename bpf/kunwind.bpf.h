@@ -3,11 +3,14 @@
  * The in-kernel DWARF unwinder of the sampler (bpf/abi/kunwind.h has the
  * tables and the record part).  Per frame (one bpf_loop iteration): the
  * process's mapping holding the pc (a cached range, else a binary search of
- * its ku_procs entry), the module's row (binary search of ku_starts), then
- * one step with the compact row: CFA = rsp/rbp/rbx/r12-r15 + offset, the
- * return address read at CFA + offset, the other registers' rules applied
- * lazily (a register saved at an address is read only when a CFA needs it
- * or when the kernel hands over to userspace).
+ * its ku_procs entry), the module's row (this CPU's hint for the address,
+ * checked against ku_starts, else a binary search of ku_starts), then one
+ * step with the compact row: CFA = rsp/rbp/rbx/r12-r15 + offset, the return
+ * address read at CFA + offset, the other registers' rules applied lazily
+ * (a register saved at an address is read only when a CFA needs it or when
+ * the kernel hands over to userspace).  Stack words come from a chunk of
+ * up to KU_CHUNK bytes read at once (ku__read).
+ * bench/bpf_cost.py measures the sampler's run time per sample.
  *
  * The steps, checks and their order are userspace/unwind/unwind.c's
  * (unwind_loop) for compact rows, so where the kernel goes on it finds what
@@ -46,6 +49,11 @@ const volatile __u32 ku_fp_chain = 0;
 #define KU_VAL 1   /* val[] holds it */
 #define KU_AT 2	   /* saved at addr[], not read yet */
 
+/* Row hints per CPU (struct ku_state), a power of 2. */
+#define KU_HINTS 64
+/* Stack bytes read at once (ku__read), a power of 2. */
+#define KU_CHUNK 512
+
 /* The registers' lazy state: restored as a whole by a rollback. */
 struct ku_regs {
 	__u64 val[MS_KU_SLOTS];
@@ -71,6 +79,14 @@ struct ku_state {
 	struct ku_regs sig_r;
 	__u64 sig_pc, sig_prev_cfa;
 	__u8 sig_activation, sig_prev_signal, pad[6];
+	/* The stack bytes [chunk_lo, chunk_lo + chunk_len) (ku__read) */
+	__u64 chunk_lo;
+	__u32 chunk_len, chunk_pad;
+	__u8 chunk[KU_CHUNK + 8];
+	/* Row hints, kept across samples: the row last found at a lookup
+	 * address (ku__step checks it before use) */
+	__u64 hint_pc[KU_HINTS];
+	__u32 hint_row[KU_HINTS];
 	struct ms_kunwind ku; /* the hand-over state ku__unwind made */
 };
 
@@ -161,12 +177,58 @@ static __always_inline __u32 ku__forget(struct ku_state *st, __u32 v)
 	return *(volatile __u32 *)&st->forget;
 }
 
-/* 8 bytes at addr, only inside the copy window (as userspace's reader). */
+/*
+ * Refill the chunk from addr up to KU_CHUNK bytes, not past the window or
+ * addr's page (a page after it may not be mapped; addr's must be).  A
+ * subprogram: the caller sees one outcome.  0, or -1: not refilled.
+ */
+static __noinline int ku__chunk_fill(struct ku_state *st, __u64 addr)
+{
+	__u64 len = KU_CHUNK, page_left, win_left;
+
+	if (!st)
+		return -1;
+	page_left = PAGE_BYTES - (addr & (PAGE_BYTES - 1));
+	win_left = st->win_end - addr;
+	if (len > page_left)
+		len = page_left;
+	if (len > win_left)
+		len = win_left;
+	barrier_var(len); /* keep the bound below: clang proves it */
+	if (len < 8 || len > KU_CHUNK)
+		return -1;
+	if (bpf_probe_read_user(st->chunk, len, (const void *)addr)) {
+		st->chunk_len = 0;
+		return -1;
+	}
+	st->chunk_lo = addr;
+	st->chunk_len = len;
+	return 0;
+}
+
+/*
+ * 8 bytes at addr, only inside the copy window (as userspace's reader).
+ * Reads go up the stack (each frame's above the last), so one helper call
+ * reads a chunk and the next frames' words come from it: bench/work's 26
+ * frames cost ~3 reads, not 52.  The bytes are the same, the task being
+ * stopped in this interrupt.
+ */
 static __always_inline int ku__read(struct ku_state *st, __u64 addr, __u64 *out)
 {
+	__u64 off;
+
 	if (addr < st->sp0 || addr + 8 > st->win_end || addr + 8 < addr)
 		return -1;
-	return bpf_probe_read_user(out, 8, (const void *)addr) ? -1 : 0;
+	off = addr - st->chunk_lo;
+	if (addr < st->chunk_lo || off + 8 > st->chunk_len) {
+		if (ku__chunk_fill(st, addr))
+			return bpf_probe_read_user(out, 8, (const void *)addr) ? -1 : 0;
+		off = 0;
+	}
+	barrier_var(off);
+	off &= KU_CHUNK - 1;
+	*out = *(__u64 *)(st->chunk + off);
+	return 0;
 }
 
 /* The value of slot i (1..7), reading it if saved; -1 if not recoverable. */
@@ -281,14 +343,38 @@ static __always_inline long ku__stop_resume(struct ku_state *st, __u8 cause)
 	return ku__stop(st, MS_KU_RESUME, cause);
 }
 
+/*
+ * The hint h is the row at off of mod: hint_row[h] was found at lookup
+ * before and is the row holding off now, starts[lo] <= off < starts[lo + 1]
+ * within the module's rows (what the search would find).  A subprogram:
+ * its outcome is one value to the caller, whose search after a miss is
+ * verified once, not once per way of missing.
+ */
+static __noinline bool ku__hinted(struct ku_state *st, __u32 h, __u64 lookup, __u64 off,
+				  struct ms_ku_module *mod)
+{
+	__u32 lo, hi, *start, *end;
+
+	if (!st || !mod)
+		return false;
+	h &= KU_HINTS - 1;
+	lo = st->hint_row[h];
+	hi = lo + 1;
+	if (st->hint_pc[h] != lookup || lo < mod->first || hi >= mod->first + mod->nrows)
+		return false;
+	start = bpf_map_lookup_elem(&ku_starts, &lo);
+	end = bpf_map_lookup_elem(&ku_starts, &hi);
+	return start && end && *start <= off && off < *end;
+}
+
 /* One frame: bpf_loop callback.  Returns 1 to stop (status set). */
 static long ku__step(__u32 index, void *unused)
 {
 	struct ku_state *st = ku__state();
 	struct ms_ku_module *mod;
 	struct ms_ku_row *row;
-	__u64 lookup, vaddr, off, cfa, base, ra, rel;
-	__u32 lo, hi, mid, *start, kinds, flags;
+	__u64 lookup, vaddr, off, cfa, base, ra, rel, ra_at;
+	__u32 lo, hi, mid, h, *start, kinds, flags;
 	int slot, k, s;
 	bool signal;
 
@@ -305,9 +391,18 @@ static long ku__step(__u32 index, void *unused)
 	}
 	vaddr = lookup - st->map_bias;
 	off = vaddr - mod->base;
+	if (vaddr < mod->base)
+		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
+	/* The hint: the row found at this address before, if it is the row
+	 * at off now, starts[lo] <= off < starts[lo + 1] within the module's
+	 * rows, which is what the search finds (stacks repeat their pcs: a
+	 * recursion within a sample, the hot paths across samples). */
+	h = (__u32)(lookup ^ (lookup >> 7) ^ (lookup >> 14)) & (KU_HINTS - 1);
+	if (ku__hinted(st, h, lookup, off, mod))
+		goto found;
 	hi = mod->first + mod->nrows - 1; /* the sentinel: starts[hi] ends the last row */
 	start = bpf_map_lookup_elem(&ku_starts, &hi);
-	if (vaddr < mod->base || !start || off >= *start)
+	if (!start || off >= *start)
 		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
 	/* starts[lo] <= off < starts[hi] */
 	lo = mod->first;
@@ -321,8 +416,14 @@ static long ku__step(__u32 index, void *unused)
 		else
 			hi = mid;
 	}
+	if (hi - lo > 1)
+		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
+	st->hint_pc[h] = lookup;
+	st->hint_row[h] = lo;
+found:
+	lo = ku__forget(st, st->hint_row[h]); /* one state, whichever path found it */
 	row = bpf_map_lookup_elem(&ku_rows, &lo);
-	if (hi - lo > 1 || !row || (row->flags & MS_KU_ROW_NONE))
+	if (!row || (row->flags & MS_KU_ROW_NONE))
 		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
 	flags = row->flags;
 	if (flags & MS_KU_ROW_FULL)
@@ -352,7 +453,8 @@ static long ku__step(__u32 index, void *unused)
 			cfa += 8;
 		rel = cfa;
 	}
-	if (ku__read(st, rel + (__u64)((__s64)row->off8[0] * 8), &ra))
+	ra_at = rel + (__u64)((__s64)row->off8[0] * 8);
+	if (ku__read(st, ra_at, &ra))
 		return ku__stop_resume(st, MS_KU_STOP_READ);
 	if (st->n > 1 && ((!signal && !st->prev_signal) ? cfa <= st->prev_cfa
 							: cfa == st->prev_cfa))
@@ -433,6 +535,7 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	st->tgid = tgid;
 	st->sp0 = regs->sp;
 	st->win_end = regs->sp + stack_copy_bytes;
+	st->chunk_lo = st->chunk_len = 0;
 	st->map_start = st->map_end = 0;
 	st->prev_cfa = 0;
 	st->activation = 1;

@@ -466,7 +466,7 @@ static __always_inline void waker__emit_copy(struct ms_offcpu_slot *s, struct ta
 	w->waker_tid = s->rec.waker_tid;
 	w->arch = MS_ARCH_X86_64;
 	user_regs__copy(&w->regs, uregs);
-	copy = stack_copy__user(buf->bytes + sizeof(*w), cur, w->regs.sp, stack_copy_bytes, &sc);
+	copy = stack_copy__user(buf->bytes + sizeof(*w), w->regs.sp, stack_copy_bytes, &sc, NULL);
 	if (copy > MS_STACK_COPY_MAX)
 		copy = MS_STACK_COPY_MAX;
 	w->flags = (sc & SC_END ? MS_OFFCPU_F_STACK_END : 0) |
@@ -578,8 +578,7 @@ static __always_inline void slot__emit_copy(struct ms_offcpu_slot *s, struct pt_
 		slot__emit(s, MS_OFFCPU_F_NO_COPY_CHANCE | extra, st);
 		return;
 	}
-	copy = stack_copy__user(buf->bytes + head, bpf_get_current_task_btf(), s->rec.regs.sp,
-				stack_copy_bytes, &sc);
+	copy = stack_copy__user(buf->bytes + head, s->rec.regs.sp, stack_copy_bytes, &sc, NULL);
 	if (copy > MS_STACK_COPY_MAX)
 		copy = MS_STACK_COPY_MAX;
 	r = (struct ms_offcpu *)buf->bytes;

@@ -23,15 +23,34 @@
 #define SC_NO_VMA (1u << 2) /* VMA unknown: bounded by reading page by page */
 
 struct sc_vma_end_ctx {
-	__u64 end;
+	__u64 start, end;
 };
 
 static long sc_vma__end(struct task_struct *task, struct vm_area_struct *vma,
 			struct sc_vma_end_ctx *ctx)
 {
+	ctx->start = vma->vm_start;
 	ctx->end = vma->vm_end;
 	return 0;
 }
+
+/*
+ * The stack VMA a thread's last copy found (the caller keeps one per thread
+ * slot and CPU): bpf_find_vma costs about 7.5 us a call in a perf event's
+ * interrupt on the 2-vCPU VM (its mmap lock's unlock goes through an
+ * irq_work), 4x a whole in-kernel unwind, and a thread's stack VMA stays
+ * put: its end never moves (the stack grows down from it), so while sp
+ * is inside [start, end) of the same address space the bound is the same.
+ * Were the stack unmapped since, the copy would read past its end only into
+ * a page that faults (the one-shot read fails; the page-by-page retry stops
+ * there, as the path without bpf_find_vma does) or into a mapping that
+ * happens to follow it, bytes the unwinder never reaches.
+ */
+struct sc_vma_cache {
+	__u64 mm; /* the mm_struct's address, a number; 0: empty */
+	__u64 start, end;
+	__u32 tid, reserved;
+};
 
 /* The last 8 bytes of dst's room (MS_STACK_COPY_MAX + PAGE_BYTES), past
  * anything copied: sc_copy_pages keeps its progress there. */
@@ -73,22 +92,43 @@ static __always_inline __u32 sc_copy_pages(__u8 *dst, __u64 sp, __u32 len)
 }
 
 /*
- * Copy want (<= MS_STACK_COPY_MAX, multiple of 8) bytes of task's user stack
- * from sp into dst (room for MS_STACK_COPY_MAX + PAGE_BYTES bytes).  Sets
- * SC_* bits in *out.  Returns the bytes copied, a multiple of 8.
+ * Copy want (<= MS_STACK_COPY_MAX, multiple of 8) bytes of the current
+ * task's user stack from sp into dst (room for MS_STACK_COPY_MAX +
+ * PAGE_BYTES bytes).  Sets SC_* bits in *out.  Returns the bytes copied, a
+ * multiple of 8.  cache (or NULL): a VMA cache entry of this CPU for the
+ * thread, used when it is the thread's and refreshed.
  */
-static __noinline __u32 stack_copy__user(__u8 *dst, struct task_struct *task, __u64 sp, __u32 want,
-					 __u32 *out)
+static __noinline __u32 stack_copy__user(__u8 *dst, __u64 sp, __u32 want, __u32 *out,
+					 struct sc_vma_cache *cache)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct sc_vma_end_ctx vma = {};
-	__u32 len, copy;
+	__u32 len, copy, tid = 0;
+	__u64 mm = 0;
 	long err;
 
 	if (!dst || !out)
 		return 0;
 	if (want > MS_STACK_COPY_MAX)
 		want = MS_STACK_COPY_MAX;
+	if (cache && have_find_vma) {
+		mm = (__u64)BPF_CORE_READ(task, mm);
+		tid = (__u32)bpf_get_current_pid_tgid();
+		if (mm && cache->mm == mm && cache->tid == tid && sp >= cache->start &&
+		    sp < cache->end) {
+			vma.end = cache->end;
+			err = 0;
+			goto bounded;
+		}
+	}
 	err = have_find_vma ? bpf_find_vma(task, sp, sc_vma__end, &vma, 0) : -38 /* ENOSYS */;
+	if (cache && mm && !err && vma.start <= sp && sp < vma.end) {
+		cache->mm = mm;
+		cache->tid = tid;
+		cache->start = vma.start;
+		cache->end = vma.end;
+	}
+bounded:
 	if (err == -2 /* ENOENT: sp is in no mapping */) {
 		*out |= SC_FAULT;
 		return 0;
