@@ -750,3 +750,19 @@ def test_diff_honours_min_percent():
     tot = diff_rows(H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--sort",
                            "total", "--min-percent", "15"], check=True).stdout)
     assert "main" in {r[0] for r in tot} and "main" not in {r[0] for r in kept}, tot
+
+
+def test_report_of_a_zero_sample_capture_shows_its_header():
+    """report on a recording that took no sample prints the usual header
+    (event, duration, lost and problem counters: why there are none), not
+    only 'no events, no samples'."""
+    rec = H.zero_sample_record()
+    out = H.report(rec.capture).stdout
+    H.log(out)
+    assert "no events, no samples" not in out, out
+    lines = out.splitlines()
+    head = dict(l.split(None, 1) for l in lines[1:lines.index("")] if l.startswith("  "))
+    assert head.get("samples", "").startswith("0 "), out
+    assert head.get("event", "").startswith("cpu-clock"), out
+    assert head.get("lost") == "0" and head.get("problems") == "0", out
+    assert head.get("duration", "").endswith("(recording)"), out

@@ -125,3 +125,27 @@ def test_source_view_serves_no_secrets():
                     assert line not in shadow or not line, (fn, line)
     finally:
         shutil.rmtree(pub)
+
+
+def test_zero_sample_capture_serves_empty_views():
+    """serve on a recording that took no sample answers every view with an
+    empty result (before: 400 'has no events' to every API call)."""
+    cap = H.zero_sample_record().capture
+    with Server(cap) as srv:
+        info = srv.api("/api/info")
+        flame = srv.api("/api/flamegraph")
+        tree = srv.api("/api/calltree")
+        flat = srv.api("/api/flat")
+        lanes = srv.api("/api/lanes")
+        groups = srv.api("/api/groups?by=process")
+        src = srv.api("/api/source?function=main")
+        zones = srv.api("/api/zones")
+        st, _, body = srv.get("/api/offcpu")
+    H.log("info: %r" % info)
+    assert [e["name"] for e in info["events"]] == ["cpu-clock"], info
+    assert flame["total"] == 0 and tree["total"] == 0 and flat["total"] == 0, (flame, flat)
+    assert flat["rows"] == [] and src["files"] == [] and src["function_total"] == 0, (flat, src)
+    assert groups["total"] == 0 and lanes is not None and zones is not None
+    # no off-CPU intervals: a clear 400, as for any capture without them
+    assert st == 400 and b"off-CPU" in body, (st, body)
+

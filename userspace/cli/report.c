@@ -16,6 +16,7 @@
 #include "analysis/budget.h"
 #include "capture/capture.h"
 #include "capture/file_io.h"
+#include "capture/no_event.h"
 #include "capture/text.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -465,6 +466,12 @@ static int report_run(int argc, char **argv)
 			fprintf(stderr, "microscope report: no %s here: record "
 					"one with `microscope record -- COMMAND`, or name a capture\n",
 				CLI_DEFAULT_CAPTURE);
+		goto cleanup;
+	}
+	/* No sample taken: still the header that says why (no_event.h). */
+	rc = capture__ensure_event(&c, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "microscope report: %s: %s\n", opt.path, err);
 		goto cleanup;
 	}
 	if (opt.wall) {
