@@ -3,9 +3,14 @@ as its sources (captures are hostile: the source view shows only what
 userspace/serve/source_file.h allows), a capture with no samples, and a
 continuous-recording directory with no segment yet."""
 import gzip
+import json
 import os
+import re
 import shutil
+import signal
+import subprocess
 import tempfile
+import urllib.request
 
 import helpers as H
 from test_serve import Server
@@ -149,3 +154,48 @@ def test_zero_sample_capture_serves_empty_views():
     # no off-CPU intervals: a clear 400, as for any capture without them
     assert st == 400 and b"off-CPU" in body, (st, body)
 
+
+def test_live_directory_waits_for_its_first_segment():
+    """serve DIR on a continuous-recording directory with no segment yet
+    says it waits, then serves the first segment once it is published
+    (before: exit 1 'no readable segments').  Ctrl-C while waiting exits 0."""
+    H.require_root()
+    src = H.tmp_path("segs-src")
+    H.run([H.BIN, "record", "-q", "-F", "199", "--continuous", src, "--segment", "1s", "--",
+           H.fixture("spinner"), "2"], timeout=120, check=True)
+    segs = sorted(n for n in os.listdir(src) if re.match(r"^seg-\d{8}T\d{6}Z-\d{8}\.msc$", n))
+    assert segs, os.listdir(src)
+    want = int(re.search(r"^  samples\s+(\d+)", H.report(os.path.join(src, segs[0])).stdout,
+                         re.M).group(1))
+    d = H.tmp_path("segs-live")
+    os.mkdir(d, 0o700)
+    errpath = H.tmp_path("serve.err")
+    with open(errpath, "w") as err:
+        proc = subprocess.Popen([H.BIN, "serve", d, "--port", "0"], stdout=subprocess.PIPE,
+                                stderr=err, text=True)
+    try:
+        H.wait_for_line(errpath, r"no segment yet: waiting for the first", proc=proc)
+        assert proc.poll() is None
+        tmp = os.path.join(d, "incoming.part")
+        shutil.copy(os.path.join(src, segs[0]), tmp)
+        os.rename(tmp, os.path.join(d, segs[0]))
+        m = re.match(r"microscope serve: (http://\S+/)$", proc.stdout.readline().strip())
+        assert m, open(errpath).read()
+        with urllib.request.urlopen(m.group(1) + "api/info", timeout=30) as r:
+            info = json.load(r)
+        assert info["live"] and info["segments"] == 1, info
+        assert info["summary"]["samples"] == want > 0, (info["summary"], want)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=15)
+    assert rc == 0, (rc, open(errpath).read())
+    # Stopped while still waiting: exit 0, nothing served.
+    empty = H.tmp_path("segs-empty")
+    os.mkdir(empty, 0o700)
+    with open(errpath, "w") as err:
+        proc = subprocess.Popen([H.BIN, "serve", empty, "--port", "0"], stdout=subprocess.PIPE,
+                                stderr=err, text=True)
+    H.wait_for_line(errpath, r"no segment yet", proc=proc)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=15)
+    assert proc.returncode == 0 and out == "", (proc.returncode, out)

@@ -24,6 +24,7 @@ static const char serve_usage[] =
 	"(docs/api.md) and never load raw rows.  Read-only; works offline.\n"
 	"A DIR of segments (record --continuous) is served as one profile, read\n"
 	"again when its segments change: new segments appear without a restart.\n"
+	"A DIR with no segment yet is waited for (until its first, or Ctrl-C).\n"
 	"Drag across the timeline to select a time range for every view.\n"
 	"\n"
 	"  --diff BASE     also compare CAPTURE with BASE, a capture or a segment\n"

@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "capture/no_event.h"
 #include "capture/segment_dir.h"
 #include "internal.h"
+#include "serve.h"
 
 static void note_line(void *ctx, const char *line)
 {
@@ -95,6 +97,43 @@ int serve_live__open(struct serve_live *l, const char *path, char *err, size_t e
 		}
 	}
 	return load(path, false, &l->current, count, err, errlen);
+}
+
+int serve_live__wait_first(const char *path, const sigset_t *stop)
+{
+	struct timespec poll = { .tv_nsec = SERVE_FIRST_SEGMENT_MS * 1000000L };
+	uint64_t sig;
+	uint32_t count;
+	bool said = false;
+	int rc;
+
+	if (!segment_dir__is_dir(path))
+		return 0;
+	for (;;) {
+		rc = dir_signature(path, &sig, &count);
+		if (rc) {
+			fprintf(stderr, "microscope serve: %s: cannot list the segments: %s\n",
+				path, strerror(-rc));
+			return rc;
+		}
+		if (count) {
+			if (said)
+				fprintf(stderr, "microscope serve: %s: its first segment is here\n",
+					path);
+			return 0;
+		}
+		if (!said) {
+			fprintf(stderr, "microscope serve: %s: no segment yet: waiting for the "
+				"first (record --continuous publishes one when it closes, after "
+				"--segment); Ctrl-C to stop\n", path);
+			said = true;
+		}
+		rc = sigtimedwait(stop, NULL, &poll);
+		if (rc > 0)
+			return 1;
+		if (rc < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+	}
 }
 
 struct serve_profile *serve_live__profile(struct serve_live *l)
