@@ -399,6 +399,51 @@ def test_perf_script_import_matches_perf_report():
     assert proc.returncode == 0, proc.stderr
 
 
+@H.timeout(300)
+def test_perf_script_field_sets_recognized_and_parsed():
+    """`perf script -F` output without a time or an event (comm,tid,ip,sym;
+    comm,pid,tid,ip,sym,dso; with period; with -G, no callchain, the comm
+    padded) is perf script, not folded: before, comm,tid,ip,sym was read as
+    folded with each thread id as a sample count (rc 0) and
+    comm,pid,tid,ip,sym,dso failed 'folded: not a folded file'.  Every
+    field set gives perf's sample count, the recorded thread id, the
+    fixture's 3:1 leaves and, where printed, the period and event."""
+    H.require_root()
+    data = H.tmp_path("perf.data")
+    H.perf_record([H.fixture("ratio")], data)
+    perf = H._perf()
+    plain = H.run(perf + ["script", "-i", data], check=True, quiet=True).stdout
+    n = len(re.findall(r"^\S.* cpu-clock\S*: ", plain, re.M))
+    tids = set(re.findall(r"^ratio (\d+) ", plain, re.M))
+    assert n > 100 and len(tids) == 1, (n, tids)
+    tid = tids.pop()
+    for fields in ("comm,tid,ip,sym", "comm,pid,tid,ip,sym,dso", "comm,tid,ip,sym,dso,period",
+                   "comm,pid,tid,time,ip,sym,dso", "comm,tid,time,event,ip,sym",
+                   "comm,pid,tid,period,event,ip,sym,dso"):
+        for hide in ([], ["-G"]):
+            what = fields + " " + " ".join(hide)
+            text = H.run(perf + ["script", "-i", data, "-F", fields] + hide, check=True,
+                         quiet=True).stdout
+            src = H.tmp_path("pf.txt")
+            with open(src, "w") as f:
+                f.write(text)
+            cap = H.tmp_path("pf.msc")
+            proc = H.run([H.BIN, "convert", src, "-o", cap])
+            assert proc.returncode == 0, (what, proc.stderr)
+            assert "perf script text has no build IDs" in proc.stderr, (what, proc.stderr)
+            out = H.report(cap, "--limit", "500").stdout
+            m = re.search(r"^  samples\s+(\d+) from 1 thread", out, re.M)
+            assert m and int(m.group(1)) == n, (what, n, out[:600])
+            event = "cpu-clock" if "event" in fields else "samples"
+            period = ", period 1001001" if "period" in fields else ""
+            assert ("  event      %s (unit samples%s)" % (event, period)) in out, (what, out[:600])
+            threads = H.convert_folded_text(cap, threads=True)
+            assert all(l.startswith("ratio-%s;" % tid) for l in threads.splitlines()), \
+                (what, threads[:300])
+            ours = table(out)
+            assert ours["leaf_a"][0] > ours["leaf_b"][0] * 2 > 0, (what, ours)
+
+
 def test_record_status_line_and_old_capture():
     """On a TTY (under script(1)) record redraws one status line (elapsed,
     samples, lost, own CPU) and erases it; without a TTY or with -q there
