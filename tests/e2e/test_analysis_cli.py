@@ -811,3 +811,9 @@ def test_report_of_a_zero_sample_capture_shows_its_header():
     assert head.get("event", "").startswith("cpu-clock"), out
     assert head.get("lost") == "0" and head.get("problems") == "0", out
     assert head.get("duration", "").endswith("(recording)"), out
+    # --diff against it compares with an empty profile (before: 'no events to compare')
+    other = _shares60().capture
+    proc = H.report(rec.capture, "--diff", other, check=False)
+    assert proc.returncode == 0, proc.stderr
+    sides = dict(re.findall(r"^  (base|new)\s+(\d+) samples", proc.stdout, re.M))
+    assert sorted(int(v) == 0 for v in sides.values()) == [False, True], proc.stdout[:800]
