@@ -27,6 +27,7 @@
 #define PERF_SCRIPT_MAX_DEPTH 1024	 /* frames kept per sample; the rest counted */
 #define PERF_SCRIPT_MAX_EVENTS 64	 /* distinct event names */
 #define PERF_SCRIPT_MAX_THREADS (1u << 20) /* distinct (pid, tid) */
+#define PERF_SCRIPT_DETECT_LINES 64	 /* lines content detection looks at */
 #define PERF_SCRIPT_NO_EVENT "samples"	 /* the event's name when -F left it out */
 
 struct ps_header {
@@ -445,37 +446,38 @@ static bool rest_is_frame(const struct ps_header *h)
  * The first line that is neither blank nor a '#' comment must be a header.
  * One with a time or an event is perf script's; one without them (-F
  * comm,tid,ip,sym) could be a folded line ("comm 21799" = a frame and a
- * count), so it also needs a callchain frame on the next line, or its own
- * "IP SYM" (no callchain).
+ * count), so it needs its own "IP SYM" (no callchain), or a callchain frame
+ * line (TAB, address, symbol) after it and only such headers before that
+ * frame, within the first PERF_SCRIPT_DETECT_LINES lines.
  */
 bool perf_script__detect(const void *buf, size_t len)
 {
 	const char *p = buf, *end = p + len;
 	struct ps_header h;
+	bool header = false;
+	unsigned seen = 0;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end, *next, *ne;
+	while (p < end && seen < PERF_SCRIPT_DETECT_LINES) {
+		const char *line = p, *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		size_t n;
 
-		if (le > p && le[-1] == '\r')
+		if (le > line && le[-1] == '\r')
 			le--;
-		if (le > p && *p != '#') {
-			if ((size_t)(le - p) >= PERF_SCRIPT_MAX_LINE ||
-			    !parse_header(p, (size_t)(le - p), &h))
-				return false;
-			if (h.has_time || h.event_len || rest_is_frame(&h))
-				return true;
-			if (!nl)
-				return false;
-			next = nl + 1;
-			ne = memchr(next, '\n', (size_t)(end - next));
-			ne = ne ? ne : end;
-			if (ne > next && ne[-1] == '\r')
-				ne--;
-			return (size_t)(ne - next) < PERF_SCRIPT_MAX_LINE &&
-			       is_frame_line(next, (size_t)(ne - next));
-		}
+		n = (size_t)(le - line);
 		p = nl ? nl + 1 : end;
+		if (!n || line[0] == '#')
+			continue;
+		seen++;
+		if (n >= PERF_SCRIPT_MAX_LINE)
+			return false;
+		if (is_frame_line(line, n))
+			return header;
+		if (!parse_header(line, n, &h))
+			return false;
+		if (h.has_time || h.event_len || rest_is_frame(&h))
+			return true;
+		header = true;
 	}
 	return false;
 }

@@ -414,7 +414,7 @@ def test_perf_script_field_sets_recognized_and_parsed():
     perf = H._perf()
     plain = H.run(perf + ["script", "-i", data], check=True, quiet=True).stdout
     n = len(re.findall(r"^\S.* cpu-clock\S*: ", plain, re.M))
-    tids = set(re.findall(r"^ratio (\d+) ", plain, re.M))
+    tids = set(re.findall(r"^ratio +(\d+) ", plain, re.M))
     assert n > 100 and len(tids) == 1, (n, tids)
     tid = tids.pop()
     for fields in ("comm,tid,ip,sym", "comm,pid,tid,ip,sym,dso", "comm,tid,ip,sym,dso,period",

@@ -192,6 +192,22 @@ static void test_decimal_address_is_no_period(void **state)
 	capture__free(c);
 }
 
+/* A first sample without a callchain line: the next sample's frame decides. */
+static void test_first_sample_without_frames(void **state)
+{
+	static const char text[] = "spinner 21799 \n"
+				   "\n"
+				   "spinner 21799 \n"
+				   "\t            13d2 spin_forever_work\n"
+				   "\n";
+	struct capture *c = import(text);
+
+	(void)state;
+	assert_int_equal(c->nsamples, 2);
+	assert_int_equal(c->samples[0].stack, CAPTURE_NONE);
+	capture__free(c);
+}
+
 static void test_folded_stays_folded(void **state)
 {
 	static const char *const folded[] = {
@@ -199,6 +215,7 @@ static void test_folded_stays_folded(void **state)
 		"main 12\n",
 		"main;foo 5\nmain;bar 2\n",
 		"# comment\nspinner 21799\n\nmain 1\n",
+		"a 1\nb 2\nc 3\n\tmain 4\n", /* a tab-led line that is no frame */
 	};
 
 	(void)state;
@@ -213,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_field_sets),
 		cmocka_unit_test(test_times_kept),
 		cmocka_unit_test(test_decimal_address_is_no_period),
+		cmocka_unit_test(test_first_sample_without_frames),
 		cmocka_unit_test(test_folded_stays_folded),
 	};
 
