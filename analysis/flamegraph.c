@@ -319,6 +319,9 @@ static int flamegraph(const struct analysis_tree *t, const struct analysis_tree 
 		"<text id=\"matched\" x=\"%.0f\" y=\"%u\" text-anchor=\"end\"> </text>\n"
 		"<text id=\"details\" x=\"%.0f\" y=\"%u\"> </text>\n",
 		FG_WIDTH - FG_PAD, FG_PAD, FG_WIDTH - FG_PAD, height - 10, FG_PAD, height - 10);
+	if (!total) /* a valid, empty graph that says so */
+		fprintf(out, "<text id=\"empty\" x=\"%.0f\" y=\"%u\" text-anchor=\"middle\">"
+			"No samples</text>\n", FG_WIDTH / 2, (unsigned)(FG_TOP + FG_ROW / 2));
 
 	for (i = 0; i < t->nnodes; i++) {
 		const struct analysis_node *nd = &nodes[i];

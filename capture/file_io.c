@@ -13,6 +13,11 @@
 
 #include "file_io.h"
 
+int file__stream_error(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
 int file__write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

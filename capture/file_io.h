@@ -30,6 +30,12 @@
  * Returns 0 or -errno. */
 int file__write_all(int fd, const void *buf, size_t len);
 
+/* The error of a stdio write or flush that just failed: -errno as the
+ * failing write(2) left it (-ENOSPC for a full file system, not a vague
+ * -EIO), or -EIO when none is known.  Call it before anything else can
+ * change errno. */
+int file__stream_error(void);
+
 /* fsync the directory holding path, so that a rename into it is durable.
  * File systems that cannot fsync a directory (EINVAL) count as success.
  * Returns 0 or -errno. */

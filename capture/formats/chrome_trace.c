@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/file_io.h"
 #include "capture/formats/chrome_trace.h"
 #include "capture/formats/formats.h"
 #include "capture/limits.h"
@@ -422,7 +423,7 @@ static int trace_compact(struct trace *t)
 				pid, tid, trace_us(t, it->end));
 	}
 	fputs("\n],", out);
-	return ferror(out) ? -EIO : 0;
+	return ferror(out) ? file__stream_error() : 0;
 }
 
 static void trace_notes(const struct trace *t, struct formats_note *note)
@@ -585,7 +586,7 @@ int chrome_trace__export(const struct capture *c, uint32_t event, FILE *out,
 	fprintf(out, "\"otherData\":{\"exporter\":\"microscope\","
 		     "\"t0_ns\":%" PRIu64 "}}\n", t.t0);
 	trace_notes(&t, note);
-	err = ferror(out) ? -EIO : 0;
+	err = ferror(out) ? file__stream_error() : 0;
 cleanup:
 	formats__labels_free(t.labels, c->nframes);
 	if (t.markers)

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * `perf script` text importer: the output of plain `perf script` and of
- * `perf script -F comm,pid,tid,time,ip,sym,dso,event,period` (with or
- * without callchains) into capture rows.  A sample is a header line
- *	COMM PID[/TID] [CPU] TIME: [PERIOD] EVENT: [IP SYM (DSO)]
- * (COMM may hold spaces; the time token "SECONDS.FRACTION:" anchors the
- * parse) followed by indented frame lines, innermost first,
+ * `perf script -F` with any of comm,pid,tid,cpu,time,period,event,ip,sym,dso
+ * (comm and tid or pid required; with or without callchains) into capture
+ * rows.  A sample is a header line
+ *	COMM PID[/TID] [CPU] [TIME:] [PERIOD] [EVENT:] [IP SYM (DSO)]
+ * (COMM may hold spaces and is padded when no callchain follows; the time
+ * token "SECONDS.FRACTION:" anchors the parse when present, see
+ * parse_header) followed by indented frame lines, innermost first,
  *	IP SYM[+0xOFF] (DSO)
  * and a blank line.  Frames are keyed by (symbol, DSO, address as perf
  * printed it); a DSO becomes a module by path (perf script prints no build
@@ -25,12 +27,15 @@
 #define PERF_SCRIPT_MAX_DEPTH 1024	 /* frames kept per sample; the rest counted */
 #define PERF_SCRIPT_MAX_EVENTS 64	 /* distinct event names */
 #define PERF_SCRIPT_MAX_THREADS (1u << 20) /* distinct (pid, tid) */
+#define PERF_SCRIPT_DETECT_LINES 64	 /* lines content detection looks at */
+#define PERF_SCRIPT_NO_EVENT "samples"	 /* the event's name when -F left it out */
 
 struct ps_header {
 	const char *comm;
 	size_t comm_len;
 	uint32_t pid, tid;
 	uint64_t time_ns;
+	bool has_time;
 	uint64_t period; /* 0 if absent */
 	bool has_period;
 	const char *event;
@@ -148,16 +153,55 @@ static bool parse_time(const char *t, size_t n, uint64_t *ns)
 	return true;
 }
 
-/* Parse a header line; false if line is not one. */
+/* Is tok PID or PID/TID (decimal)?  Sets *pid and *tid (= pid without a TID). */
+static bool parse_pid_tid(const char *tok, size_t n, uint64_t *pid, uint64_t *tid)
+{
+	const char *slash = memchr(tok, '/', n);
+
+	if (slash)
+		return parse_u64(tok, (size_t)(slash - tok), 10, pid) &&
+		       parse_u64(slash + 1, (size_t)(tok + n - slash - 1), 10, tid);
+	if (!parse_u64(tok, n, 10, pid))
+		return false;
+	*tid = *pid;
+	return true;
+}
+
+static bool is_cpu(const char *tok, size_t n)
+{
+	uint64_t cpu;
+
+	return n >= 3 && tok[0] == '[' && tok[n - 1] == ']' && parse_u64(tok + 1, n - 2, 10, &cpu);
+}
+
+static bool is_hex(const char *tok, size_t n)
+{
+	uint64_t v;
+
+	return parse_u64(tok, n, 16, &v);
+}
+
+/*
+ * Parse a header line; false if line is not one.  The fields perf script
+ * prints, in its order (tools/perf/builtin-script.c), any of them but COMM
+ * and PID left out by -F:
+ *	COMM PID[/TID] [CPU] TIME: [PERIOD] [EVENT:] [IP SYM (DSO)]
+ * COMM may hold spaces, and is right-aligned in 16 columns when no
+ * callchain follows.  The time token anchors the parse when present; else
+ * PID is the first decimal token after COMM.  A decimal token after them is
+ * the period unless what follows it is no event and no address (then it is
+ * the sample's own address: "401136 main").
+ */
 static bool parse_header(const char *line, size_t len, struct ps_header *h)
 {
 	const char *tok[64];
 	size_t toklen[64], ntok = 0, i, t;
 	const char *p = line, *end = line + len;
+	uint64_t pid, tid;
 
 	memset(h, 0, sizeof(*h));
-	if (!len || is_space(line[0]))
-		return false;
+	if (!len || line[0] == '\t')
+		return false; /* a callchain frame */
 	while (p < end && ntok < 64) {
 		while (p < end && is_space(*p))
 			p++;
@@ -169,53 +213,51 @@ static bool parse_header(const char *line, size_t len, struct ps_header *h)
 		toklen[ntok] = (size_t)(p - tok[ntok]);
 		ntok++;
 	}
-	/* the time token anchors everything: COMM... PID[/TID] [CPU]? TIME: */
 	for (t = 1; t < ntok; t++)
 		if (parse_time(tok[t], toklen[t], &h->time_ns))
 			break;
-	if (t >= ntok)
+	if (t < ntok) {
+		/* COMM... PID[/TID] [CPU]? TIME: */
+		i = t - 1;
+		if (is_cpu(tok[i], toklen[i]))
+			i--;
+		if (i == 0 || !parse_pid_tid(tok[i], toklen[i], &pid, &tid))
+			return false;
+		h->has_time = true;
+		t++;
+	} else {
+		/* no time: COMM... PID[/TID] [CPU]? */
+		for (i = 1; i < ntok && !parse_pid_tid(tok[i], toklen[i], &pid, &tid); i++)
+			;
+		if (i >= ntok)
+			return false;
+		t = i + 1;
+		if (t < ntok && is_cpu(tok[t], toklen[t]))
+			t++;
+	}
+	if (pid > UINT32_MAX || tid > UINT32_MAX)
 		return false;
-	i = t - 1;
-	if (toklen[i] >= 3 && tok[i][0] == '[' && tok[i][toklen[i] - 1] == ']') {
-		if (i == 0)
-			return false;
-		i--; /* [CPU] */
-	}
-	{
-		const char *slash = memchr(tok[i], '/', toklen[i]);
-		uint64_t pid, tid;
-
-		if (slash) {
-			if (!parse_u64(tok[i], (size_t)(slash - tok[i]), 10, &pid) ||
-			    !parse_u64(slash + 1, (size_t)(tok[i] + toklen[i] - slash - 1), 10, &tid))
-				return false;
-		} else {
-			if (!parse_u64(tok[i], toklen[i], 10, &pid))
-				return false;
-			tid = pid;
-		}
-		if (pid > UINT32_MAX || tid > UINT32_MAX || i == 0)
-			return false;
-		h->pid = (uint32_t)pid;
-		h->tid = (uint32_t)tid;
-	}
-	h->comm = line;
-	h->comm_len = (size_t)(tok[i - 1] + toklen[i - 1] - line);
-	/* after the time: [PERIOD] EVENT: [rest] */
-	t++;
-	if (t < ntok && parse_u64(tok[t], toklen[t], 10, &h->period)) {
+	h->pid = (uint32_t)pid;
+	h->tid = (uint32_t)tid;
+	h->comm = tok[0];
+	h->comm_len = (size_t)(tok[i - 1] + toklen[i - 1] - tok[0]);
+	/* [PERIOD] [EVENT:] [rest] */
+	if (t < ntok && parse_u64(tok[t], toklen[t], 10, &h->period) &&
+	    (t + 1 == ntok || tok[t + 1][toklen[t + 1] - 1] == ':' ||
+	     is_hex(tok[t + 1], toklen[t + 1]))) {
 		h->has_period = true;
 		t++;
+	} else {
+		h->period = 0;
 	}
-	if (t >= ntok || tok[t][toklen[t] - 1] != ':')
-		return false;
-	h->event = tok[t];
-	h->event_len = (size_t)((const char *)memchr(tok[t], ':', toklen[t]) - tok[t]);
-	if (!h->event_len)
-		return false;
-	h->rest = tok[t] + toklen[t];
-	while (h->rest < end && is_space(*h->rest))
-		h->rest++;
+	if (t < ntok && tok[t][toklen[t] - 1] == ':') {
+		h->event = tok[t];
+		h->event_len = (size_t)((const char *)memchr(tok[t], ':', toklen[t]) - tok[t]);
+		if (!h->event_len)
+			return false;
+		t++;
+	}
+	h->rest = t < ntok ? tok[t] : end;
 	h->rest_len = (size_t)(end - h->rest);
 	while (h->rest_len && is_space(h->rest[h->rest_len - 1]))
 		h->rest_len--;
@@ -337,16 +379,20 @@ static uint32_t ps_thread(struct ps_state *st, const struct ps_header *h)
 
 static uint32_t ps_event(struct ps_state *st, const struct ps_header *h)
 {
-	size_t n = h->event_len < 63 ? h->event_len : 63;
+	/* -F without "event": perf printed no name */
+	const char *name = h->event_len ? h->event : PERF_SCRIPT_NO_EVENT;
+	size_t n = h->event_len ? h->event_len : strlen(PERF_SCRIPT_NO_EVENT);
 	uint32_t i;
 
+	if (n > 63)
+		n = 63;
 	for (i = 0; i < st->nevents; i++)
-		if (strlen(st->events[i].name) == n && !memcmp(st->events[i].name, h->event, n))
+		if (strlen(st->events[i].name) == n && !memcmp(st->events[i].name, name, n))
 			break;
 	if (i == st->nevents) {
 		if (st->nevents == PERF_SCRIPT_MAX_EVENTS)
 			return CAPTURE_NONE;
-		memcpy(st->events[i].name, h->event, n);
+		memcpy(st->events[i].name, name, n);
 		st->events[i].name[n] = '\0';
 		st->events[i].period = h->period;
 		st->nevents++;
@@ -374,21 +420,64 @@ static int ps_finish(struct ps_state *st, struct ps_sample *cur)
 	return 0;
 }
 
+/* Is line (n bytes) a callchain frame perf script prints: TAB, spaces, IP, SYM? */
+static bool is_frame_line(const char *line, size_t n)
+{
+	size_t i = 1, start;
+
+	if (!n || line[0] != '\t')
+		return false;
+	while (i < n && line[i] == ' ')
+		i++;
+	for (start = i; i < n && !is_space(line[i]); i++)
+		;
+	return i > start && i < n && line[i] == ' ' && is_hex(line + start, i - start);
+}
+
+/* Does the sample's own "IP SYM" follow the header's fields? */
+static bool rest_is_frame(const struct ps_header *h)
+{
+	const char *sp = memchr(h->rest, ' ', h->rest_len);
+
+	return sp && sp + 1 < h->rest + h->rest_len && is_hex(h->rest, (size_t)(sp - h->rest));
+}
+
+/*
+ * The first line that is neither blank nor a '#' comment must be a header.
+ * One with a time or an event is perf script's; one without them (-F
+ * comm,tid,ip,sym) could be a folded line ("comm 21799" = a frame and a
+ * count), so it needs its own "IP SYM" (no callchain), or a callchain frame
+ * line (TAB, address, symbol) after it and only such headers before that
+ * frame, within the first PERF_SCRIPT_DETECT_LINES lines.
+ */
 bool perf_script__detect(const void *buf, size_t len)
 {
 	const char *p = buf, *end = p + len;
 	struct ps_header h;
+	bool header = false;
+	unsigned seen = 0;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
+	while (p < end && seen < PERF_SCRIPT_DETECT_LINES) {
+		const char *line = p, *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
+		size_t n;
 
-		if (le > p && le[-1] == '\r')
+		if (le > line && le[-1] == '\r')
 			le--;
-		if (le > p && *p != '#')
-			return (size_t)(le - p) < PERF_SCRIPT_MAX_LINE &&
-			       parse_header(p, (size_t)(le - p), &h);
+		n = (size_t)(le - line);
 		p = nl ? nl + 1 : end;
+		if (!n || line[0] == '#')
+			continue;
+		seen++;
+		if (n >= PERF_SCRIPT_MAX_LINE)
+			return false;
+		if (is_frame_line(line, n))
+			return header;
+		if (!parse_header(line, n, &h))
+			return false;
+		if (h.has_time || h.event_len || rest_is_frame(&h))
+			return true;
+		header = true;
 	}
 	return false;
 }
@@ -435,7 +524,8 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 		}
 		if (!n || line[0] == '#') {
 			/* blank: a sample's end */
-		} else if (!is_space(line[0])) {
+		} else if (!is_space(line[0]) || (line[0] == ' ' && parse_header(line, n, &h))) {
+			/* a header; padded with spaces when no callchain follows */
 			if (!parse_header(line, n, &h)) {
 				if (!st.nsamples) {
 					snprintf(errbuf, errlen, "not perf script output: line %" PRIu64

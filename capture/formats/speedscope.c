@@ -393,6 +393,10 @@ int speedscope__export(const struct capture *c, uint32_t event, FILE *out,
 			    &nzones, &nsplit);
 	if (err)
 		goto cleanup;
+	if (!nprofiles) /* no samples: one empty profile, which speedscope opens */
+		fprintf(out, "\n{\"type\":\"sampled\",\"name\":\"no samples\",\"unit\":\"%s\","
+			"\"startValue\":0,\"endValue\":0,\"samples\":[],\"weights\":[]}",
+			ns_unit ? "nanoseconds" : "none");
 	fprintf(out, "\n],\n\"activeProfileIndex\":%" PRIu32 "}\n", active);
 	if (nzones)
 		formats_note__add(note, "%" PRIu64 " probe zones as per-thread 'zones' evented "

@@ -346,6 +346,20 @@ def cached_record(key, cmd, **kw):
     return rec
 
 
+def zero_sample_record():
+    """A recording that took no sample (shared by the tests of one run):
+    `record -p` of a sleeping process for 0.3 s.  The recorder names its
+    event at the first sample, so the capture has no event row either."""
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        rec = cached_record("zero-samples", None, pids=[sleeper.pid], duration=0.3)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert "0 samples written" in rec.stderr, rec.stderr[-2000:]
+    return rec
+
+
 # ---------------------------------------------------------------- capture views
 
 def report(capture, *args, check=True):

@@ -399,6 +399,51 @@ def test_perf_script_import_matches_perf_report():
     assert proc.returncode == 0, proc.stderr
 
 
+@H.timeout(300)
+def test_perf_script_field_sets_recognized_and_parsed():
+    """`perf script -F` output without a time or an event (comm,tid,ip,sym;
+    comm,pid,tid,ip,sym,dso; with period; with -G, no callchain, the comm
+    padded) is perf script, not folded: before, comm,tid,ip,sym was read as
+    folded with each thread id as a sample count (rc 0) and
+    comm,pid,tid,ip,sym,dso failed 'folded: not a folded file'.  Every
+    field set gives perf's sample count, the recorded thread id, the
+    fixture's 3:1 leaves and, where printed, the period and event."""
+    H.require_root()
+    data = H.tmp_path("perf.data")
+    H.perf_record([H.fixture("ratio")], data)
+    perf = H._perf()
+    plain = H.run(perf + ["script", "-i", data], check=True, quiet=True).stdout
+    n = len(re.findall(r"^\S.* cpu-clock\S*: ", plain, re.M))
+    tids = set(re.findall(r"^ratio +(\d+) ", plain, re.M))
+    assert n > 100 and len(tids) == 1, (n, tids)
+    tid = tids.pop()
+    for fields in ("comm,tid,ip,sym", "comm,pid,tid,ip,sym,dso", "comm,tid,ip,sym,dso,period",
+                   "comm,pid,tid,time,ip,sym,dso", "comm,tid,time,event,ip,sym",
+                   "comm,pid,tid,period,event,ip,sym,dso"):
+        for hide in ([], ["-G"]):
+            what = fields + " " + " ".join(hide)
+            text = H.run(perf + ["script", "-i", data, "-F", fields] + hide, check=True,
+                         quiet=True).stdout
+            src = H.tmp_path("pf.txt")
+            with open(src, "w") as f:
+                f.write(text)
+            cap = H.tmp_path("pf.msc")
+            proc = H.run([H.BIN, "convert", src, "-o", cap])
+            assert proc.returncode == 0, (what, proc.stderr)
+            assert "perf script text has no build IDs" in proc.stderr, (what, proc.stderr)
+            out = H.report(cap, "--limit", "500").stdout
+            m = re.search(r"^  samples\s+(\d+) from 1 thread", out, re.M)
+            assert m and int(m.group(1)) == n, (what, n, out[:600])
+            event = "cpu-clock" if "event" in fields else "samples"
+            period = ", period 1001001" if "period" in fields else ""
+            assert ("  event      %s (unit samples%s)" % (event, period)) in out, (what, out[:600])
+            threads = H.convert_folded_text(cap, threads=True)
+            assert all(l.startswith("ratio-%s;" % tid) for l in threads.splitlines()), \
+                (what, threads[:300])
+            ours = table(out)
+            assert ours["leaf_a"][0] > ours["leaf_b"][0] * 2 > 0, (what, ours)
+
+
 def test_record_status_line_and_old_capture():
     """On a TTY (under script(1)) record redraws one status line (elapsed,
     samples, lost, own CPU) and erases it; without a TTY or with -q there
@@ -750,3 +795,25 @@ def test_diff_honours_min_percent():
     tot = diff_rows(H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--sort",
                            "total", "--min-percent", "15"], check=True).stdout)
     assert "main" in {r[0] for r in tot} and "main" not in {r[0] for r in kept}, tot
+
+
+def test_report_of_a_zero_sample_capture_shows_its_header():
+    """report on a recording that took no sample prints the usual header
+    (event, duration, lost and problem counters: why there are none), not
+    only 'no events, no samples'."""
+    rec = H.zero_sample_record()
+    out = H.report(rec.capture).stdout
+    H.log(out)
+    assert "no events, no samples" not in out, out
+    lines = out.splitlines()
+    head = dict(l.split(None, 1) for l in lines[1:lines.index("")] if l.startswith("  "))
+    assert head.get("samples", "").startswith("0 "), out
+    assert head.get("event", "").startswith("cpu-clock"), out
+    assert head.get("lost") == "0" and head.get("problems") == "0", out
+    assert head.get("duration", "").endswith("(recording)"), out
+    # --diff against it compares with an empty profile (before: 'no events to compare')
+    other = _shares60().capture
+    proc = H.report(rec.capture, "--diff", other, check=False)
+    assert proc.returncode == 0, proc.stderr
+    sides = dict(re.findall(r"^  (base|new)\s+(\d+) samples", proc.stdout, re.M))
+    assert sorted(int(v) == 0 for v in sides.values()) == [False, True], proc.stdout[:800]

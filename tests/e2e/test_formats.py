@@ -610,3 +610,34 @@ def test_convert_usage_and_notes():
     proc = _convert(cap, H.tmp_path("n2.folded"), "--complete-only")
     assert "--complete-only ignored: event cpu-clock has no off-CPU intervals" in proc.stderr, \
         proc.stderr
+
+
+def test_zero_sample_capture_exports_empty_outputs():
+    """A recording that took no sample converts to valid, empty outputs with
+    rc 0 and a note (before: svg, speedscope, chrome and folded failed with
+    'the capture has no events'): an SVG that says 'No samples', one empty
+    speedscope profile that speedscope opens, a trace with no events, an
+    empty folded file."""
+    cap = H.zero_sample_record().capture
+    outs = {}
+    for fmt, name in (("svg", "zero.svg"), ("speedscope", "zero.speedscope.json"),
+                      ("chrome", "zero.trace.json"), ("folded", "zero.folded"),
+                      ("pprof", "zero.pb.gz")):
+        out = H.tmp_path(name)
+        proc = _convert(cap, out, "--to", fmt, check=False)
+        assert proc.returncode == 0, (fmt, proc.returncode, proc.stderr)
+        assert "has no samples: the output is empty" in proc.stderr, (fmt, proc.stderr)
+        outs[fmt] = out
+    import xml.etree.ElementTree as ET
+    with open(outs["svg"]) as f:
+        root = ET.fromstring(f.read())
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "No samples" in texts, texts
+    with open(outs["speedscope"]) as f:
+        doc = json.load(f)
+    assert [(p["samples"], p["weights"]) for p in doc["profiles"]] == [([], [])], doc
+    with open(outs["chrome"]) as f:
+        trace = json.load(f)
+    assert trace["traceEvents"] == [] and trace["samples"] == [], trace
+    assert os.path.getsize(outs["folded"]) == 0
+    _speedscope(outs["speedscope"], "no samples", "zero-speedscope")

@@ -487,3 +487,48 @@ def test_sigkill_keeps_raw_stream_replayable():
     assert r.returncode == 0, r.stderr
     assert "replaying stream.msraw.partial" in r.stderr, r.stderr
     assert H.folded(again) == prof, "the directory and its .partial replay differently"
+
+
+# ---------------------------------------------------------------- full disk
+
+def test_full_disk_and_full_stdout_say_no_space():
+    """convert and report --svg onto a full file system say 'No space left
+    on device' (svg and chrome said 'Input/output error') and leave no
+    file; report > /dev/full says so too (it exited 1 with no message)."""
+    H.require_root()
+    cap = H.tmp_path("wide.msc")
+    folded = H.tmp_path("wide.folded")
+    with open(folded, "w") as f:
+        for i in range(2000):
+            f.write("main;caller_%d;leaf_%d %d\n" % (i, i, i + 1))
+    H.run([H.BIN, "convert", folded, "-o", cap], check=True)
+    mnt = H.tmp_path("full")
+    os.mkdir(mnt)
+    H.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt], check=True)
+    try:
+        fd = os.open(os.path.join(mnt, "fill"), os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        for name in ("a.svg", "a.trace.json", "a.speedscope.json", "a.folded", "a.pb.gz",
+                     "a.msc"):
+            proc = H.run([H.BIN, "convert", cap, "-o", os.path.join(mnt, name)])
+            assert proc.returncode == 1, (name, proc.returncode, proc.stderr)
+            assert "%s: No space left on device" % name in proc.stderr, (name, proc.stderr)
+        proc = H.run([H.BIN, "report", cap, "--svg", os.path.join(mnt, "r.svg")])
+        assert proc.returncode == 1 and "r.svg: No space left on device" in proc.stderr, \
+            (proc.returncode, proc.stderr)
+        assert os.listdir(mnt) == ["fill"], os.listdir(mnt)
+    finally:
+        H.run(["umount", mnt], check=True)
+    with open("/dev/full", "w") as full:
+        for argv in (["report", cap], ["convert", cap, "--to", "folded"],
+                     ["convert", cap, "--to", "chrome", "-o", "-"]):
+            proc = subprocess.run([H.BIN] + argv, stdout=full, stderr=subprocess.PIPE,
+                                  text=True)
+            assert proc.returncode == 1, (argv, proc.returncode, proc.stderr)
+            assert "stdout: No space left on device" in proc.stderr, (argv, proc.stderr)

@@ -26,6 +26,7 @@
 #include "analysis/analysis.h"
 #include "capture/capture.h"
 #include "capture/file_io.h"
+#include "capture/no_event.h"
 #include "capture/output_check.h"
 #include "capture/format.h"
 #include "capture/limits.h"
@@ -507,6 +508,13 @@ int cmd_convert(int argc, char **argv)
 			fprintf(stderr, "microscope convert: %s: %s\n", path, strerror(-rc));
 		goto cleanup;
 	}
+	/* No sample taken: exports are empty, not errors (no_event.h); a
+	 * capture output still copies the bytes read. */
+	rc = capture__ensure_event(&c, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "microscope convert: %s: %s\n", path, err);
+		goto cleanup;
+	}
 	if (import_note.text[0])
 		fprintf(stderr, "microscope convert: note: %s: %s\n", path, import_note.text);
 	if (event_name) {
@@ -579,6 +587,10 @@ int cmd_convert(int argc, char **argv)
 	if (c->nprobe_records && (!strcmp(fmt->name, "folded") || !strcmp(fmt->name, "svg")))
 		formats_note__add(&export_note, "%u probe records (zones, marks) not carried "
 				  "(convert to chrome keeps them)", c->nprobe_records);
+	if (!c->nsamples && !c->nintervals && strcmp(fmt->name, "capture"))
+		formats_note__add(&export_note, "%s has no samples: the output is empty "
+				  "(`microscope report %s` shows the recording's counters)",
+				  path, path);
 	rc = out ? convert_to_file(fmt, &in, out) : convert_to_stdout(fmt, &in);
 	if (!rc) {
 		status = 0;

@@ -12,6 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "capture/capture.h"
+#include "capture/file_io.h"
 #include "capture/format.h"
 #include "capture/formats/formats.h"
 #include "commands.h"
@@ -149,7 +150,7 @@ static int convert_folded(const struct convert_input *in, FILE *out)
 		goto cleanup;
 	convert_note_folded_losses(in);
 	if (len && fwrite(text, 1, len, out) != len)
-		err = -EIO;
+		err = file__stream_error();
 cleanup:
 	free(text);
 	analysis_tree__free(tree);
@@ -172,7 +173,7 @@ static int convert_pprof(const struct convert_input *in, FILE *out)
 	int err = pprof__export(in->capture, &buf, &len, in->note);
 
 	if (!err && len && fwrite(buf, 1, len, out) != len)
-		err = -EIO;
+		err = file__stream_error();
 	free(buf);
 	return err;
 }
@@ -215,7 +216,7 @@ int convert__write_svg(const struct capture *c, const struct analysis_query *q,
 	err = analysis_tree__flamegraph_svg(
 	    tree, title, capture__string(c, c->events[q->event].unit), &text, &len);
 	if (!err && len && fwrite(text, 1, len, out) != len)
-		err = -EIO;
+		err = file__stream_error();
 cleanup:
 	free(text);
 	analysis_tree__free(tree);
@@ -243,7 +244,7 @@ static int convert_svg(const struct convert_input *in, FILE *out)
 int convert_output__bytes(const struct convert_input *in, FILE *out)
 {
 	if (in->len && fwrite(in->bytes, 1, in->len, out) != in->len)
-		return -EIO;
+		return file__stream_error();
 	return 0;
 }
 

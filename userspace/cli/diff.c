@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
+#include "capture/no_event.h"
 #include "cli_util.h"
 #include "diff.h"
 #include "input.h"
@@ -82,6 +83,12 @@ static int diff_side__open(struct diff_side *s, const char *path, struct cli_inp
 			fprintf(stderr, "microscope %s: %s: %s\n", o->cmd, path,
 				strerror(-rc));
 		s->bad_event = rc == -EDOM; /* a range for a file: a usage error too */
+		return rc;
+	}
+	/* a recording that took no sample compares as empty (no_event.h) */
+	rc = capture__ensure_event(&s->c, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "microscope %s: %s: %s\n", o->cmd, path, err);
 		return rc;
 	}
 	if (o->event) {

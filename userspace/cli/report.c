@@ -16,6 +16,7 @@
 #include "analysis/budget.h"
 #include "capture/capture.h"
 #include "capture/file_io.h"
+#include "capture/no_event.h"
 #include "capture/text.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -266,7 +267,7 @@ static int report_write_svg(const struct report_svg *svg, const struct report_op
 			 capture__string(c, c->events[svg->q->event].name));
 		err = convert__write_svg(c, svg->q, svg->granularity, title, f);
 	} else if (svg->len && fwrite(svg->text, 1, svg->len, f) != svg->len) {
-		err = -EIO;
+		err = file__stream_error();
 	}
 	if (!err && (fflush(f) || ferror(f)))
 		err = errno ? -errno : -EIO;
@@ -378,7 +379,7 @@ static int report_run(int argc, char **argv);
 int cmd_report(int argc, char **argv)
 {
 	FILE *out = stdout, *err = stderr, *safe_out, *safe_err;
-	int status;
+	int status, werr;
 
 	fflush(out);
 	fflush(err);
@@ -398,8 +399,16 @@ int cmd_report(int argc, char **argv)
 	status = report_run(argc, argv);
 	stdout = out;
 	stderr = err;
-	if (fclose(safe_out) && !status)
+	/* The report is written when safe_out and stdout are flushed: a full
+	 * disk or /dev/full shows here for a short one. */
+	werr = fclose(safe_out) ? file__stream_error() : 0;
+	if (!werr && (fflush(out) || ferror(out)))
+		werr = file__stream_error();
+	if (werr && !status) {
+		fprintf(stderr, "microscope report: writing the report to stdout: %s\n",
+			strerror(-werr));
 		status = 1;
+	}
 	fclose(safe_err);
 	return status;
 }
@@ -477,6 +486,12 @@ static int report_run(int argc, char **argv)
 			fprintf(stderr, "microscope report: no %s here: record "
 					"one with `microscope record -- COMMAND`, or name a capture\n",
 				CLI_DEFAULT_CAPTURE);
+		goto cleanup;
+	}
+	/* No sample taken: still the header that says why (no_event.h). */
+	rc = capture__ensure_event(&c, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "microscope report: %s: %s\n", opt.path, err);
 		goto cleanup;
 	}
 	if (opt.wall) {

@@ -4,116 +4,18 @@
  * analysis_source (the capture's line tables); the text of a line is added
  * when its file can be read on the serving host.
  *
- * The file names come from the capture, never from the request: a request
- * names a function, and only files the capture attributes that function's
- * sampled lines to are opened, read-only, and only when they are absolute
- * paths, or relative ones (DWARF names files relative to the build's
- * directory, which the capture does not keep) below --source-dir with no
- * ".." component, of regular files of at most SERVE_MAX_SOURCE_BYTES
- * holding no NUL byte (text).  Only a window around the sampled lines is sent (at most
- * SERVE_MAX_SOURCE_LINES lines), with invalid UTF-8 as U+FFFD and control
- * characters but tab as spaces.
+ * Which files are read is source_file.h's policy (a capture is hostile
+ * input: it names the files).  Only a window around the sampled lines is
+ * sent (at most SERVE_MAX_SOURCE_LINES lines), with invalid UTF-8 as U+FFFD
+ * and control characters but tab as spaces.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "api.h"
 #include "capture/text.h"
-
-/* Does path have a ".." component? */
-static bool has_dotdot(const char *path)
-{
-	const char *p = path;
-
-	for (;;) {
-		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || !p[2]))
-			return true;
-		p = strchr(p, '/');
-		if (!p)
-			return false;
-		p++;
-	}
-}
-
-/* The whole file at path (below dir if relative) into *buf (malloc'd) if it is shown at all. */
-static int read_source(const char *dir, const char *path, char **buf, size_t *len,
-		       const char **why)
-{
-	char full[4096];
-	struct stat st;
-	ssize_t n;
-	size_t got = 0;
-	int fd, err = 0;
-
-	*buf = NULL;
-	if (path[0] != '/') {
-		if (!dir) {
-			*why = "a relative path (the build's directory is not recorded): "
-			       "serve --source-dir DIR reads it below DIR";
-			return -ENOENT;
-		}
-		if (has_dotdot(path) ||
-		    (size_t)snprintf(full, sizeof(full), "%s/%s", dir, path) >= sizeof(full)) {
-			*why = "a relative path that leaves --source-dir";
-			return -EINVAL;
-		}
-		path = full;
-	}
-	/* Not even opened unless a regular file (opening a device can act);
-	 * checked again on the descriptor. */
-	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
-		*why = "not a regular file readable on this host";
-		return -ENOENT;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		*why = "cannot be read on this host";
-		return -errno;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		*why = "not a regular file";
-		err = -EINVAL;
-		goto cleanup;
-	}
-	if (st.st_size > SERVE_MAX_SOURCE_BYTES) {
-		*why = "larger than the source view shows";
-		err = -EFBIG;
-		goto cleanup;
-	}
-	*buf = malloc((size_t)st.st_size + 1);
-	if (!*buf) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	while (got < (size_t)st.st_size) {
-		n = read(fd, *buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (memchr(*buf, '\0', got)) {
-		*why = "not text";
-		err = -EINVAL;
-		goto cleanup;
-	}
-	(*buf)[got] = '\0';
-	*len = got;
-cleanup:
-	if (err) {
-		free(*buf);
-		*buf = NULL;
-	}
-	close(fd);
-	return err;
-}
+#include "source_file.h"
 
 /* One line of untrusted bytes as a JSON string (valid UTF-8, no controls). */
 static json_t *line_json(const char *p, size_t n)
@@ -196,14 +98,15 @@ static int add_file(struct api_ctx *ctx, json_t *files, const struct analysis_so
 	for (i = lo; i < hi && !s->lines[i].line; i++)
 		;
 	if (!path[0] || i == hi) {
-		why = !path[0] ? "no source file recorded" : "no line numbers recorded";
+		why = !path[0] ? "source not shown: no source file recorded"
+				  : "source not shown: no line numbers recorded";
 	} else {
 		first = s->lines[i].line > SERVE_SOURCE_CONTEXT ? s->lines[i].line - SERVE_SOURCE_CONTEXT
 								 : 1;
 		last = s->lines[hi - 1].line + SERVE_SOURCE_CONTEXT;
 		if (last - first >= SERVE_MAX_SOURCE_LINES)
 			last = first + SERVE_MAX_SOURCE_LINES - 1;
-		rc = read_source(ctx->source_dir, path, &buf, &len, &why);
+		rc = serve_source__read(ctx->source_dir, path, &buf, &len, &why);
 		if (rc == -ENOMEM)
 			return rc;
 		if (!rc && add_text(f, buf, len, first, last)) {

@@ -434,6 +434,19 @@ int serve__run(const struct serve_options *opts)
 			why ? why : "entry points missing");
 		return rc;
 	}
+	/* SIGINT/SIGTERM are taken by sigwait below; the daemon's threads inherit the mask. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* A live directory's first segment may be seconds away. */
+	rc = serve_live__wait_first(opts->capture, &set);
+	if (rc) {
+		rc = rc > 0 ? 0 : rc; /* stopped while waiting: not a failure */
+		goto cleanup;
+	}
 	rc = serve_live__open(&srv.live, opts->capture, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "microscope serve: %s\n", err);
@@ -456,13 +469,6 @@ int serve__run(const struct serve_options *opts)
 	mallopt(M_MMAP_THRESHOLD, SERVE_MMAP_THRESHOLD);
 	mallopt(M_TRIM_THRESHOLD, 2 * SERVE_MMAP_THRESHOLD);
 	serve_profile__warm(srv.live.current);
-
-	/* SIGINT/SIGTERM are taken by sigwait below; the daemon's threads inherit the mask. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
 	d = mhd.start_daemon(flags, opts->port, accept_policy, &srv, handler, &srv,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,

@@ -10,6 +10,7 @@
 #define MS_SERVE_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -179,6 +180,17 @@ struct serve_live {
  * -errno with a message in err naming the file.
  */
 int serve_live__open(struct serve_live *l, const char *path, char *err, size_t errlen);
+/*
+ * A segment directory with no complete segment yet (record --continuous
+ * started moments ago: its first segment is published when it closes):
+ * say so on stderr once and wait, looking every SERVE_FIRST_SEGMENT_MS,
+ * until one is there or a signal of stop arrives (no other bound: the
+ * user waits for a recording they started, and Ctrl-C ends it).  Returns
+ * 0 at once for a file or a directory with segments, 0 once one appears,
+ * 1 when a signal of stop (blocked by the caller) came first, or -errno
+ * (the directory cannot be listed).
+ */
+int serve_live__wait_first(const char *path, const sigset_t *stop);
 /* A reference to the current profile (serve_profile__put it). */
 struct serve_profile *serve_live__profile(struct serve_live *l);
 /*

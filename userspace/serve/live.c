@@ -15,9 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "capture/no_event.h"
 #include "capture/segment_dir.h"
 #include "internal.h"
+#include "serve.h"
 
 static void note_line(void *ctx, const char *line)
 {
@@ -62,6 +65,12 @@ static int load(const char *path, bool quiet, struct serve_profile **out, uint32
 	rc = segment_dir__open_path(path, &c, err, errlen, quiet ? NULL : note_line, NULL);
 	if (rc)
 		return rc;
+	/* a capture with no event (no sample taken) serves empty views */
+	rc = capture__ensure_event(&c, err, errlen);
+	if (rc) {
+		capture__free(c);
+		return rc;
+	}
 	rc = serve_profile__new(c, path, out);
 	if (rc) {
 		snprintf(err, errlen, "%s: out of memory building the views", path);
@@ -88,6 +97,43 @@ int serve_live__open(struct serve_live *l, const char *path, char *err, size_t e
 		}
 	}
 	return load(path, false, &l->current, count, err, errlen);
+}
+
+int serve_live__wait_first(const char *path, const sigset_t *stop)
+{
+	struct timespec poll = { .tv_nsec = SERVE_FIRST_SEGMENT_MS * 1000000L };
+	uint64_t sig;
+	uint32_t count;
+	bool said = false;
+	int rc;
+
+	if (!segment_dir__is_dir(path))
+		return 0;
+	for (;;) {
+		rc = dir_signature(path, &sig, &count);
+		if (rc) {
+			fprintf(stderr, "microscope serve: %s: cannot list the segments: %s\n",
+				path, strerror(-rc));
+			return rc;
+		}
+		if (count) {
+			if (said)
+				fprintf(stderr, "microscope serve: %s: its first segment is here\n",
+					path);
+			return 0;
+		}
+		if (!said) {
+			fprintf(stderr, "microscope serve: %s: no segment yet: waiting for the "
+				"first (record --continuous publishes one when it closes, after "
+				"--segment); Ctrl-C to stop\n", path);
+			said = true;
+		}
+		rc = sigtimedwait(stop, NULL, &poll);
+		if (rc > 0)
+			return 1;
+		if (rc < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+	}
 }
 
 struct serve_profile *serve_live__profile(struct serve_live *l)

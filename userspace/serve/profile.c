@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/no_event.h"
 #include "capture/segment_dir.h"
 #include "internal.h"
 
@@ -120,6 +121,12 @@ int serve_profile__open(const char *path, struct serve_profile **out, char *err,
 	rc = segment_dir__open_path(path, &c, err, errlen, diff_note, NULL);
 	if (rc)
 		return rc;
+	/* a capture with no event (no sample taken) serves empty views */
+	rc = capture__ensure_event(&c, err, errlen);
+	if (rc) {
+		capture__free(c);
+		return rc;
+	}
 	rc = serve_profile__new(c, path, out);
 	if (rc)
 		snprintf(err, errlen, "%s: out of memory building the views", path);

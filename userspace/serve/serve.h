@@ -30,6 +30,7 @@
 #define SERVE_CONNECTION_TIMEOUT 15   /* seconds of inactivity */
 #define SERVE_MMAP_THRESHOLD (256 << 20) /* bytes: smaller query arrays stay in the heap */
 #define SERVE_RESCAN_S 2	      /* seconds between looks at a segment directory */
+#define SERVE_FIRST_SEGMENT_MS 200    /* ms between looks for a directory's first segment */
 /* Policy: Content-Encoding gzip for clients that accept it (gzip.c). */
 #define SERVE_GZIP_MIN 1024	      /* bytes: smaller answers go as they are */
 #define SERVE_GZIP_LEVEL 1	      /* zlib level: JSON shrinks 5-8x at 1-3 ms per 300 KB */
@@ -46,7 +47,9 @@ struct serve_options {
 
 /*
  * Load the captures and serve until SIGINT/SIGTERM.  Prints
- * "microscope serve: http://ADDR:PORT/" on stdout once listening.
+ * "microscope serve: http://ADDR:PORT/" on stdout once listening.  A
+ * segment directory with no segment yet is first waited for (a note on
+ * stderr; SIGINT/SIGTERM then return 0 without serving).
  * Returns 0, or -errno with a message on stderr (a capture that does not
  * open, an address that cannot be bound).
  */

@@ -90,7 +90,7 @@ export async function renderSource(root: HTMLElement, s: State): Promise<void> {
       for (const l of file.lines) add(l.line, undefined);
     }
     root.appendChild(t);
-    if (!file.readable) root.appendChild(el('p', `source text not shown: ${file.why}`, 'note'));
+    if (!file.readable) root.appendChild(el('p', file.why ?? "source not served", 'note'));
   }
 }
 

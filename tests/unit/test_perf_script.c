@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of the perf script importer's detection and header parse
+ * (capture/formats/perf_script_import.c) on text perf 6.1 printed for
+ * `perf record -g` of tests/fixtures/spinner, three samples each, with
+ * the -F field sets users pass: with and without time, event and period,
+ * with callchains and with -G (no callchain: comm padded to 16 columns).
+ * A folded file whose first line reads like a timeless header ("comm
+ * 21799") must stay folded.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "capture/capture.h"
+#include "capture/formats/formats.h"
+
+#define SPIN "/work/build/fixtures/spinner"
+#define LD "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+/* -F comm,tid,ip,sym: before, read as folded ("spinner" x 21799). */
+static const char comm_tid_ip_sym[] =
+	"spinner 21799 \n"
+	"\t            9069 do_lookup_x\n"
+	"\n"
+	"spinner 21799 \n"
+	"\t            13d2 spin_forever_work\n"
+	"\t            110d main\n"
+	"\t           2724a __libc_start_call_main\n"
+	"\n"
+	"spinner 21799 \n"
+	"\t            13cf spin_forever_work\n"
+	"\t            110d main\n"
+	"\t           2724a __libc_start_call_main\n"
+	"\n";
+
+/* -F comm,pid,tid,ip,sym,dso: before, 'folded: not a folded file'. */
+static const char comm_pid_tid_ip_sym_dso[] =
+	"spinner 21799/21799 \n"
+	"\t            9069 do_lookup_x (" LD ")\n"
+	"\n"
+	"spinner 21799/21799 \n"
+	"\t            13d2 spin_forever_work (" SPIN ")\n"
+	"\t            110d main (" SPIN ")\n"
+	"\t           2724a __libc_start_call_main (" LIBC ")\n"
+	"\n"
+	"spinner 21799/21799 \n"
+	"\t            13cf spin_forever_work (" SPIN ")\n"
+	"\t            110d main (" SPIN ")\n"
+	"\t           2724a __libc_start_call_main (" LIBC ")\n"
+	"\n";
+
+/* -F comm,pid,tid,time,ip,sym,dso: a time, no event. */
+static const char with_time[] =
+	"spinner 21799/21799 33353.391577: \n"
+	"\t            9069 do_lookup_x (" LD ")\n"
+	"\n"
+	"spinner 21799/21799 33353.392573: \n"
+	"\t            13d2 spin_forever_work (" SPIN ")\n"
+	"\t            110d main (" SPIN ")\n"
+	"\n"
+	"spinner 21799/21799 33353.393577: \n"
+	"\t            13cf spin_forever_work (" SPIN ")\n"
+	"\t            110d main (" SPIN ")\n"
+	"\n";
+
+/* -F comm,pid,tid,period,event,ip,sym,dso */
+static const char period_event[] =
+	"spinner 21799/21799    1001001 cpu-clock:pppH: \n"
+	"\t            9069 do_lookup_x (" LD ")\n"
+	"\n"
+	"spinner 21799/21799    1001001 cpu-clock:pppH: \n"
+	"\t            13d2 spin_forever_work (" SPIN ")\n"
+	"\n"
+	"spinner 21799/21799    1001001 cpu-clock:pppH: \n"
+	"\t            13cf spin_forever_work (" SPIN ")\n"
+	"\n";
+
+/* -F comm,tid,ip,sym,dso,period */
+static const char period_only[] =
+	"spinner 21799    1001001 \n"
+	"\t            9069 do_lookup_x (" LD ")\n"
+	"\n"
+	"spinner 21799    1001001 \n"
+	"\t            13d2 spin_forever_work (" SPIN ")\n"
+	"\n"
+	"spinner 21799    1001001 \n"
+	"\t            13cf spin_forever_work (" SPIN ")\n"
+	"\n";
+
+/* -G -F comm,tid,ip,sym: one line per sample, comm padded. */
+static const char hidden_chain[] =
+	"         spinner 21799      7f6929e51069 do_lookup_x\n"
+	"         spinner 21799      5630370393d2 spin_forever_work\n"
+	"         spinner 21799      5630370393cf spin_forever_work\n";
+
+/* -G -F comm,pid,tid,ip,sym,dso */
+static const char hidden_chain_dso[] =
+	"         spinner 21799/21799      7f6929e51069 do_lookup_x (" LD ")\n"
+	"         spinner 21799/21799      5630370393d2 spin_forever_work (" SPIN ")\n"
+	"         spinner 21799/21799      5630370393cf spin_forever_work (" SPIN ")\n";
+
+static struct capture *import(const char *text)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct formats_note note = { "" };
+	struct capture *c = NULL;
+	char err[256] = "";
+	void *buf = NULL;
+	size_t len = 0;
+
+	assert_non_null(b);
+	assert_true(perf_script__detect(text, strlen(text)));
+	if (perf_script__import(text, strlen(text), b, &note, err, sizeof(err)))
+		fail_msg("import failed: %s", err);
+	assert_int_equal(capture_builder__serialize(b, &buf, &len), 0);
+	assert_int_equal(capture__open_mem(buf, len, "test", &c, err, sizeof(err)), 0);
+	free(buf);
+	capture_builder__free(b);
+	return c;
+}
+
+/* Three samples of thread 21799 (pid 21799) "spinner", event name and period as given,
+ * the second sample's leaf spin_forever_work; frames of depth leaf-first. */
+static void check(const char *text, const char *event, uint64_t period, uint32_t depth)
+{
+	struct capture *c = import(text);
+	const struct capture_thread *t;
+	uint32_t n = 0, s;
+
+	assert_int_equal(c->nsamples, 3);
+	assert_int_equal(c->nthreads, 1);
+	t = &c->threads[c->samples[1].thread];
+	assert_int_equal(t->tid, 21799);
+	assert_int_equal(c->processes[t->process].pid, 21799);
+	assert_string_equal(capture__string(c, t->comm), "spinner");
+	assert_int_equal(c->nevents, 1);
+	assert_string_equal(capture__string(c, c->events[0].name), event);
+	assert_int_equal(c->events[0].period, period);
+	for (uint32_t i = 0; i < c->nsamples; i++)
+		assert_int_equal(c->samples[i].weight, 1);
+	s = c->samples[1].stack;
+	assert_string_equal(capture__string(c, c->frames[c->stacks[s].frame].function),
+			    "spin_forever_work");
+	for (; s != CAPTURE_NONE; s = c->stacks[s].parent)
+		n++;
+	assert_int_equal(n, depth);
+	capture__free(c);
+}
+
+static void test_field_sets(void **state)
+{
+	(void)state;
+	check(comm_tid_ip_sym, "samples", 0, 3);
+	check(comm_pid_tid_ip_sym_dso, "samples", 0, 3);
+	check(with_time, "samples", 0, 2);
+	check(period_event, "cpu-clock", 1001001, 1);
+	check(period_only, "samples", 1001001, 1);
+	check(hidden_chain, "samples", 0, 1);
+	check(hidden_chain_dso, "samples", 0, 1);
+}
+
+static void test_times_kept(void **state)
+{
+	struct capture *c = import(with_time);
+
+	(void)state;
+	assert_int_equal(c->samples[0].time_ns, 33353391577000ull);
+	assert_int_equal(c->samples[2].time_ns, 33353393577000ull);
+	capture__free(c);
+}
+
+/* A decimal sample address without a period (a non-PIE binary) stays the address. */
+static void test_decimal_address_is_no_period(void **state)
+{
+	static const char text[] = "         spinner 21799      401136 main (" SPIN ")\n";
+	struct capture *c = import(text);
+
+	(void)state;
+	assert_int_equal(c->events[0].period, 0);
+	assert_int_equal(c->frames[c->stacks[c->samples[0].stack].frame].address, 0x401136);
+	assert_string_equal(capture__string(c, c->frames[c->stacks[c->samples[0].stack].frame].function),
+			    "main");
+	capture__free(c);
+}
+
+/* A first sample without a callchain line: the next sample's frame decides. */
+static void test_first_sample_without_frames(void **state)
+{
+	static const char text[] = "spinner 21799 \n"
+				   "\n"
+				   "spinner 21799 \n"
+				   "\t            13d2 spin_forever_work\n"
+				   "\n";
+	struct capture *c = import(text);
+
+	(void)state;
+	assert_int_equal(c->nsamples, 2);
+	assert_int_equal(c->samples[0].stack, CAPTURE_NONE);
+	capture__free(c);
+}
+
+static void test_folded_stays_folded(void **state)
+{
+	static const char *const folded[] = {
+		"spinner 21799\nmain;work 3\n",
+		"main 12\n",
+		"main;foo 5\nmain;bar 2\n",
+		"# comment\nspinner 21799\n\nmain 1\n",
+		"a 1\nb 2\nc 3\n\tmain 4\n", /* a tab-led line that is no frame */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(folded) / sizeof(folded[0]); i++)
+		if (perf_script__detect(folded[i], strlen(folded[i])))
+			fail_msg("folded text %zu detected as perf script", i);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_field_sets),
+		cmocka_unit_test(test_times_kept),
+		cmocka_unit_test(test_decimal_address_is_no_period),
+		cmocka_unit_test(test_first_sample_without_frames),
+		cmocka_unit_test(test_folded_stays_folded),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
