@@ -625,8 +625,8 @@ static int group_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int analysis_groups__init(struct analysis_groups *g, const struct capture *c, uint32_t event,
-			  enum analysis_by by)
+int analysis_groups__init(struct analysis_groups *g, const struct capture *c,
+			  const struct analysis_query *q, enum analysis_by by)
 {
 	struct u64map index;
 	uint32_t cap = 0;
@@ -634,7 +634,7 @@ int analysis_groups__init(struct analysis_groups *g, const struct capture *c, ui
 	int err = -ENOMEM;
 
 	memset(g, 0, sizeof(*g));
-	if (event >= c->nevents)
+	if (analysis_query__check(c, q))
 		return -EINVAL;
 	u64map__init(&index);
 	for (uint32_t i = 0; i < c->nsamples; i++) {
@@ -642,7 +642,7 @@ int analysis_groups__init(struct analysis_groups *g, const struct capture *c, ui
 		uint32_t row = g->nrows;
 		bool inserted;
 
-		if (s->event != event)
+		if (!analysis_query__match(q, s))
 			continue;
 		if (u64map__upsert(&index, group__key(c, i, by), &row, &inserted))
 			goto cleanup;

@@ -42,6 +42,8 @@
 
 #include "capture/capture.h"
 
+struct analysis_query; /* analysis.h */
+
 enum analysis_field {
 	ANALYSIS_FIELD_PID = 0,
 	ANALYSIS_FIELD_TID = 1,
@@ -115,15 +117,17 @@ struct analysis_group {
 struct analysis_groups {
 	struct analysis_group *rows; /* by weight descending, then name */
 	uint32_t nrows;
-	uint64_t total; /* weight of all samples of the event */
+	uint64_t total; /* weight of all samples q selects */
 };
 
 /*
- * Split the samples of event in c by by.  Returns 0, -EINVAL (event out of
- * range), -ENOMEM (g released).
+ * Split the samples q selects in c (its event, thread, time window, stack
+ * filter and selection: what the tree and the table of the same q count) by
+ * by.  Returns 0, -EINVAL (q fails analysis_query__check), -ENOMEM (g
+ * released).
  */
-int analysis_groups__init(struct analysis_groups *g, const struct capture *c, uint32_t event,
-			  enum analysis_by by);
+int analysis_groups__init(struct analysis_groups *g, const struct capture *c,
+			  const struct analysis_query *q, enum analysis_by by);
 /* Accepts a zeroed or released value. */
 void analysis_groups__release(struct analysis_groups *g);
 

@@ -554,6 +554,53 @@ def test_focus_ignore_hide_since_until():
     assert bad.returncode == 2 and "--focus '('" in bad.stderr, bad.stderr
 
 
+def _by_rows(out):
+    """[(share %, recorded samples, name)] of a report's --by table, and the
+    '(N more ...)' line's samples or None."""
+    rows, more = [], None
+    for line in out.split("\nby ", 1)[1].splitlines()[2:]:
+        m = re.match(r"\s+([\d.]+)%\s+\S+\s+(\d+)\s+(.+?)\s*$", line)
+        if m:
+            rows.append((float(m.group(1)), int(m.group(2)), m.group(3)))
+        elif re.match(r"\s+[\d.]+%\s+\S+\s+\(\d+ more", line):
+            more = line
+    return rows, more
+
+
+def test_by_honours_window_filters_limit():
+    """report --by splits the samples the other views select: under
+    --since/--until its rows add up to the same window's plain report
+    total, under --focus/--ignore to the filtered total (none for a focus
+    that matches nothing), and --limit/--min-percent cut its rows (before,
+    all four printed the whole capture's table)."""
+    rec = _shares60()
+    n = _total_samples(H.report(rec.capture).stdout)
+    for args in (["--until", "700ms"], ["--since", "0.7"], ["--since", "0", "--until", "1ms"],
+                 ["--focus", "^steady_fn$"], ["--ignore", "^hot_fn$"],
+                 ["--focus", "zzzznomatch"]):
+        plain = H.report(rec.capture, *args, check=False)
+        want = _total_samples(plain.stdout)
+        for by in ("process", "thread", "module"):
+            out = H.report(rec.capture, *args, "--by", by, "--limit", "1000",
+                           check=False).stdout
+            rows, _ = _by_rows(out)
+            got = sum(r[1] for r in rows)
+            assert got == want, (args, by, got, want, out[-1500:])
+        assert want < n, (args, want, n)
+    # --limit 1: one row and a line for the rest, which add up to the total
+    out = H.report(rec.capture, "--by", "module", "--limit", "1").stdout
+    rows, more = _by_rows(out)
+    full, _ = _by_rows(H.report(rec.capture, "--by", "module", "--limit", "1000").stdout)
+    assert len(full) >= 2, full
+    assert len(rows) == 1 and rows[0] == full[0], (rows, full)
+    assert more and "(%d more" % (len(full) - 1) in more, out
+    # --min-percent: no row under it, the largest kept
+    out = H.report(rec.capture, "--by", "module", "--min-percent", "5").stdout
+    rows, more = _by_rows(out)
+    assert rows and all(r[0] >= 5 for r in rows), rows
+    assert len(rows) == len([r for r in full if r[0] >= 5]) < len(full), (rows, full)
+
+
 def _counts(out, heading):
     """{name: (self, total)} in samples from a report's table after heading."""
     rows = {}

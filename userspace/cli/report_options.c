@@ -100,7 +100,8 @@ static const char report_usage[] =
 	"                      Python frame in, interpreter frames hidden)\n"
 	"  --by KIND           the samples split by process, thread, container or module\n"
 	"                      (the innermost frame's), largest first, instead of the\n"
-	"                      call tree\n"
+	"                      call tree: the samples the other options select, at\n"
+	"                      most --limit rows, none under --min-percent if given\n"
 	SCOPE_USAGE
 	"  -h, --help          show this help\n"
 	"\n"
