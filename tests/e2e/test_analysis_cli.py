@@ -797,3 +797,20 @@ def test_diff_honours_min_percent():
     tot = diff_rows(H.run([H.BIN, "report", "--diff", rec.capture, rec.capture, "--sort",
                            "total", "--min-percent", "15"], check=True).stdout)
     assert "main" in {r[0] for r in tot} and "main" not in {r[0] for r in kept}, tot
+
+
+def test_wall_without_off_cpu_says_not_recorded():
+    """report --wall of a capture recorded without --off-cpu: a thread's
+    off-CPU time is unknown, so its row says 'not recorded' (before: 'off-CPU
+    ms 0.0' for a thread that was mostly off-CPU), with its samples and
+    on-CPU ms still there."""
+    rec = _shares60()
+    out = H.report(rec.capture, "--wall").stdout
+    rows = [l.split() for l in out.split("incomplete ms (n)", 1)[1].splitlines()
+            if re.match(r"\s+\S+-\d+\s+\d+\s", l)]
+    assert rows, out
+    n = _total_samples(H.report(rec.capture).stdout)
+    assert sum(int(r[1]) for r in rows) == n, (rows, n)
+    for r in rows:
+        assert r[3:5] == ["not", "recorded"] and r[5:] == ["-"] * 6, out
+    assert "off-CPU time was not recorded" in out and "add up to off-CPU ms" not in out, out
