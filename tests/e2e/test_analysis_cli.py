@@ -814,3 +814,43 @@ def test_wall_without_off_cpu_says_not_recorded():
     for r in rows:
         assert r[3:5] == ["not", "recorded"] and r[5:] == ["-"] * 6, out
     assert "off-CPU time was not recorded" in out and "add up to off-CPU ms" not in out, out
+
+
+def test_numbers_times_and_scope_of_the_header():
+    """Numbers are decimal in every option (README, 'Numbers'): 1e3 and
+    0x10 are usage errors for --since as for -F (before: --since 1e3 and
+    --since 0x10 were taken); record --duration 1e99 is a usage error naming
+    the limit, not a late 'arming the --duration timer' with status 1; a
+    directory's --until before --since is the same usage error as a file's
+    (before: status 1, 'no readable segment'); and with --pid the header
+    says its kunwind/lost/problems lines are the whole recording's."""
+    rec = _shares60()
+    for args in (["report", rec.capture, "--since", "1e3"],
+                 ["report", rec.capture, "--since", "0x10"],
+                 ["report", rec.capture, "--until", "1e-1"],
+                 ["report", rec.capture, "--min-percent", "1e1"],
+                 ["report", rec.capture, "--limit", "+3"],
+                 ["convert", rec.capture, "--to", "folded", "--since", "0x10"],
+                 ["record", "-F", "1e3", "--", "true"],
+                 ["record", "--duration", "0x10", "--", "true"]):
+        p = H.run([H.BIN] + args)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+    p = H.run([H.BIN, "record", "-o", H.tmp_path("never.msc"), "--duration", "1e99",
+               "--", "true"])
+    assert p.returncode == 2 and "at most 316224000" in p.stderr, (p.returncode, p.stderr)
+    assert not os.path.exists(H.tmp_path("never.msc"))
+    # decimal still works
+    ok = H.report(rec.capture, "--since", "0.5", "--until", "700ms", "--min-percent", "2.5")
+    assert _total_samples(ok.stdout) > 0, ok.stdout[:600]
+    d = H.tmp_path("emptydir")
+    os.makedirs(d, exist_ok=True)
+    for cmd in (["report", d], ["convert", d, "--to", "folded"]):
+        p = H.run([H.BIN] + cmd + ["--since", "12:35", "--until", "12:34"])
+        assert p.returncode == 2 and "--until must be after --since" in p.stderr, \
+            (cmd, p.returncode, p.stderr)
+    pid = re.search(r"\[(\d+)\]", H.report(rec.capture, "--by", "process").stdout).group(1)
+    scoped = H.report(rec.capture, "--pid", pid).stdout
+    whole = H.report(rec.capture).stdout
+    assert re.search(r"^  counters .*whole recording's, not only the samples selected",
+                     scoped, re.M), scoped[:1500]
+    assert "  counters " not in whole, whole[:1500]
