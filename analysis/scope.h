@@ -111,7 +111,7 @@ int analysis_by__parse(const char *name, enum analysis_by *by);
 struct analysis_group {
 	char *name;	  /* owned by the groups */
 	uint64_t weight;  /* in the event's unit */
-	uint64_t samples;
+	uint64_t samples; /* samples or intervals */
 };
 
 struct analysis_groups {
@@ -121,9 +121,10 @@ struct analysis_groups {
 };
 
 /*
- * Split the samples q selects in c (its event, thread, time window, stack
- * filter and selection: what the tree and the table of the same q count) by
- * by.  Returns 0, -EINVAL (q fails analysis_query__check), -ENOMEM (g
+ * Split the samples and off-CPU intervals q selects in c (its event, thread,
+ * time window, stack filter and selection: what the tree and the table of
+ * the same q count; an interval by its start, its clipped part counted, and
+ * under "[unknown]" by container: intervals carry no cgroup) by by.  Returns 0, -EINVAL (q fails analysis_query__check), -ENOMEM (g
  * released).
  */
 int analysis_groups__init(struct analysis_groups *g, const struct capture *c,

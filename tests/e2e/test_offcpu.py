@@ -415,3 +415,11 @@ def test_exited_threads_are_one_waker_row_each():
     assert len([n for n in names if n.startswith("python3")]) >= 3, section
     dups = sorted({n for n in names if names.count(n) > 1})
     assert not dups, "waker threads listed twice: %r\n%s" % (dups, section)
+    # --off-cpu --by thread splits the intervals (before: an empty table)
+    total = float(re.search(r"^  total\s+([\d.]+) s off-CPU", out, re.M).group(1)) * 1000
+    by = H.report(rec.capture, "--off-cpu", "--by", "thread", "--limit", "1000").stdout
+    rows = re.findall(r"^\s+[\d.]+%\s+([\d.]+)\s+(\d+)\s+python3", by.split("\nby thread", 1)[1],
+                      re.M)
+    H.log("off-CPU by thread: %r of %.1f ms" % (rows, total))
+    assert len(rows) >= 4, by[-1500:]
+    assert abs(sum(float(r[0]) for r in rows) - total) <= 0.1 * len(rows) + 1, (rows, total)
