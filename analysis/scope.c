@@ -503,17 +503,17 @@ bool analysis__sample_container(const struct capture *c, uint32_t i, char *buf, 
 }
 
 /*
- * The group of sample i as a u64 key: a process or thread row, a container
+ * The group of a sample or interval s (its thread and stack; cg its cgroup,
+ * CAPTURE_NONE for an interval) as a u64 key: a process or thread row, a container
  * string id (cgroup-less and container-less samples apart), or a module row
  * (kernel, interpreted and unknown apart).  Strings are interned, so the
  * cgroups of one container share its key.
  */
 #define KEY_SPECIAL (1ull << 63) /* above every row key, a thread's (process, tid) too */
-static uint64_t group__key(const struct capture *c, uint32_t i, enum analysis_by by)
+static uint64_t group__key(const struct capture *c, const struct capture_sample *s, uint32_t cg,
+			   enum analysis_by by)
 {
-	const struct capture_sample *s = &c->samples[i];
 	const struct capture_frame *f;
-	uint32_t cg;
 
 	switch (by) {
 	case ANALYSIS_BY_PROCESS:
@@ -526,7 +526,6 @@ static uint64_t group__key(const struct capture *c, uint32_t i, enum analysis_by
 						 : (uint64_t)(c->threads[s->thread].process & 0x7fffffffu) << 32 |
 							   c->threads[s->thread].tid;
 	case ANALYSIS_BY_CONTAINER:
-		cg = capture__sample_cgroup(c, i);
 		if (cg == CAPTURE_NONE)
 			return KEY_SPECIAL;
 		if (!capture__string(c, c->cgroups[cg].container)[0])
@@ -554,11 +553,11 @@ static uint32_t process__ns_pid(const struct capture *c, uint32_t process)
 	return 0;
 }
 
-/* The display name of a group whose first sample is i, into buf. */
-static void group__name(const struct capture *c, uint32_t i, enum analysis_by by, char *buf,
-			size_t size)
+/* The display name of a group whose first sample or interval is s (cgroup
+ * cg), into buf. */
+static void group__name(const struct capture *c, const struct capture_sample *s, uint32_t cg,
+			enum analysis_by by, char *buf, size_t size)
 {
-	const struct capture_sample *s = &c->samples[i];
 	const struct capture_thread *th = s->thread == CAPTURE_NONE ? NULL : &c->threads[s->thread];
 	const struct capture_process *p = th ? &c->processes[th->process] : NULL;
 	const char *comm = th ? capture__string(c, th->comm) : "";
@@ -590,11 +589,11 @@ static void group__name(const struct capture *c, uint32_t i, enum analysis_by by
 		const char *rt;
 		char id[CGROUP_NAME_BYTES];
 
-		if (analysis__sample_container(c, i, id, sizeof(id), &rt))
+		if (capture__container_name(c, cg, id, sizeof(id), &rt))
 			snprintf(buf, size, "%s (%s)", id, rt[0] ? rt : "?");
 		else
 			snprintf(buf, size, "%s",
-				 capture__sample_cgroup(c, i) == CAPTURE_NONE ? "[unknown]" : "[host]");
+				 cg == CAPTURE_NONE ? "[unknown]" : "[host]");
 		break;
 	}
 	case ANALYSIS_BY_MODULE: {
@@ -625,9 +624,8 @@ static int group_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The samples of event that q covers too (q NULL: all of them). */
-static int groups__fill(struct analysis_groups *g, const struct capture *c, uint32_t event,
-			const struct analysis_query *q, enum analysis_by by)
+int analysis_groups__init(struct analysis_groups *g, const struct capture *c,
+			  const struct analysis_query *q, enum analysis_by by)
 {
 	struct u64map index;
 	uint32_t cap = 0;
@@ -635,23 +633,38 @@ static int groups__fill(struct analysis_groups *g, const struct capture *c, uint
 	int err = -ENOMEM;
 
 	memset(g, 0, sizeof(*g));
-	if (event >= c->nevents || (q && analysis_query__check(c, q)))
+	if (analysis_query__check(c, q))
 		return -EINVAL;
 	u64map__init(&index);
-	for (uint32_t i = 0; i < c->nsamples; i++) {
-		const struct capture_sample *s = &c->samples[i];
-		uint32_t row = g->nrows;
+	/* the samples q selects, then its off-CPU intervals (an interval event's
+	 * weight, as the tree counts them; they carry no cgroup) */
+	for (uint64_t k = 0; k < (uint64_t)c->nsamples + c->nintervals; k++) {
+		struct capture_sample iv;
+		const struct capture_sample *s;
+		uint32_t row = g->nrows, cg = CAPTURE_NONE;
 		bool inserted;
 
-		if (s->event != event || (q && !analysis_query__match(q, s)))
-			continue;
-		if (u64map__upsert(&index, group__key(c, i, by), &row, &inserted))
+		if (k < c->nsamples) {
+			s = &c->samples[k];
+			if (!analysis_query__match(q, s))
+				continue;
+			cg = capture__sample_cgroup(c, (uint32_t)k);
+		} else {
+			const struct capture_interval *v = &c->intervals[k - c->nsamples];
+
+			if (!analysis_query__match_interval(q, v))
+				continue;
+			iv = (struct capture_sample){ .thread = v->thread, .stack = v->stack,
+						      .weight = v->weight };
+			s = &iv;
+		}
+		if (u64map__upsert(&index, group__key(c, s, cg, by), &row, &inserted))
 			goto cleanup;
 		if (inserted) {
 			if (analysis__grow((void **)&g->rows, &cap, (uint64_t)g->nrows + 1,
 					   sizeof(*g->rows)))
 				goto cleanup;
-			group__name(c, i, by, name, sizeof(name));
+			group__name(c, s, cg, by, name, sizeof(name));
 			g->rows[row] = (struct analysis_group){ .name = strdup(name) };
 			g->nrows++;
 			if (!g->rows[row].name)
@@ -669,18 +682,6 @@ cleanup:
 	if (err)
 		analysis_groups__release(g);
 	return err;
-}
-
-int analysis_groups__init(struct analysis_groups *g, const struct capture *c, uint32_t event,
-			  enum analysis_by by)
-{
-	return groups__fill(g, c, event, NULL, by);
-}
-
-int analysis_groups__init_query(struct analysis_groups *g, const struct capture *c,
-				const struct analysis_query *q, enum analysis_by by)
-{
-	return groups__fill(g, c, q->event, q, by);
 }
 
 void analysis_groups__release(struct analysis_groups *g)

@@ -111,26 +111,24 @@ int analysis_by__parse(const char *name, enum analysis_by *by);
 struct analysis_group {
 	char *name;	  /* owned by the groups */
 	uint64_t weight;  /* in the event's unit */
-	uint64_t samples;
+	uint64_t samples; /* samples or intervals */
 };
 
 struct analysis_groups {
 	struct analysis_group *rows; /* by weight descending, then name */
 	uint32_t nrows;
-	uint64_t total; /* weight of all samples of the event */
+	uint64_t total; /* weight of all samples q selects */
 };
 
 /*
- * Split the samples of event in c by by.  Returns 0, -EINVAL (event out of
- * range), -ENOMEM (g released).
+ * Split the samples and off-CPU intervals q selects in c (its event, thread,
+ * time window, stack filter and selection: what the tree and the table of
+ * the same q count; an interval by its start, its clipped part counted, and
+ * under "[unknown]" by container: intervals carry no cgroup) by by.  Returns 0, -EINVAL (q fails analysis_query__check), -ENOMEM (g
+ * released).
  */
-int analysis_groups__init(struct analysis_groups *g, const struct capture *c, uint32_t event,
-			  enum analysis_by by);
-/* The same over the samples q covers (analysis_query__match: its event,
- * window and filter), as the report's tree counts them.  Returns 0,
- * -EINVAL (q fails analysis_query__check), -ENOMEM. */
-int analysis_groups__init_query(struct analysis_groups *g, const struct capture *c,
-				const struct analysis_query *q, enum analysis_by by);
+int analysis_groups__init(struct analysis_groups *g, const struct capture *c,
+			  const struct analysis_query *q, enum analysis_by by);
 /* Accepts a zeroed or released value. */
 void analysis_groups__release(struct analysis_groups *g);
 

@@ -511,6 +511,11 @@ void capture_builder__drop_before(struct capture_builder *b, uint64_t until_ns)
 				r[n++] = r[i];
 		pv->len = n;
 	}
+	capture_builder__clear_counters(b);
+}
+
+void capture_builder__clear_counters(struct capture_builder *b)
+{
 	b->tables[CAPTURE_TABLE_COUNTERS].len = 0;
 	intern__release(&b->counter_index);
 }

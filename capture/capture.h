@@ -314,6 +314,8 @@ uint32_t capture_builder__add_probe_record(struct capture_builder *b,
 int capture_builder__set_sample_cgroup(struct capture_builder *b, uint32_t sample,
 				       uint32_t cgroup);
 void capture_builder__add_counter(struct capture_builder *b, const char *name, uint64_t value);
+/* Drop every counter of b. */
+void capture_builder__clear_counters(struct capture_builder *b);
 void capture_builder__set_meta(struct capture_builder *b, const char *key, const char *value);
 
 /* Mutable access for rows whose fields are learned later (a thread's comm,

@@ -353,6 +353,22 @@ int capture_builder__take(struct capture_builder *src, struct capture_builder *d
 	return err;
 }
 
+int capture_builder__move_counters(struct capture_builder *src, struct capture_builder *dst)
+{
+	struct capture view, check;
+	int err = capture_builder__view(src, &view);
+
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < view.ncounters; i++)
+		capture_builder__add_counter(dst, capture__string(&view, view.counters[i].name),
+					     view.counters[i].value);
+	err = capture_builder__view(dst, &check); /* dst's sticky error */
+	if (!err)
+		capture_builder__clear_counters(src);
+	return err;
+}
+
 int capture_builder__merge_builder(struct capture_builder *dst, struct capture_builder *src,
 				   uint64_t since_ns, uint64_t until_ns)
 {

@@ -48,6 +48,12 @@ int capture_builder__merge(struct capture_builder *dst, const struct capture *sr
 int capture_builder__take(struct capture_builder *src, struct capture_builder *dst,
 			  uint64_t until_ns);
 
+/*
+ * Move src's counters into dst (added to dst's of the same name); src has
+ * none after.  Returns 0 or -ENOMEM (src unchanged: dst's sticky error).
+ */
+int capture_builder__move_counters(struct capture_builder *src, struct capture_builder *dst);
+
 /* capture_builder__merge() from another builder's rows (src unchanged). */
 int capture_builder__merge_builder(struct capture_builder *dst, struct capture_builder *src,
 				   uint64_t since_ns, uint64_t until_ns);

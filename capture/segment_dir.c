@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "capture/capture.h"
 #include "capture/merge.h"
@@ -176,6 +178,43 @@ int segment_dir__list(const char *dir, char ***names, size_t *n)
 	return list_names(dir, false, names, n);
 }
 
+int segment_dir__id(int dir_fd, char *id)
+{
+	char buf[SEGMENT_ID_LEN + 2];
+	ssize_t n;
+	int fd = openat(dir_fd, SEGMENT_ID_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	if (n == SEGMENT_ID_LEN + 1 && buf[SEGMENT_ID_LEN] == '\n')
+		n--;
+	if (n != SEGMENT_ID_LEN)
+		return -EINVAL;
+	for (int i = 0; i < SEGMENT_ID_LEN; i++)
+		if (!isxdigit((unsigned char)buf[i]) || isupper((unsigned char)buf[i]))
+			return -EINVAL;
+	memcpy(id, buf, SEGMENT_ID_LEN);
+	id[SEGMENT_ID_LEN] = '\0';
+	return 0;
+}
+
+/* segment_dir__id of the directory at path. */
+static int segment_dir__id_path(const char *dir, char *id)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = segment_dir__id(fd, id);
+	close(fd);
+	return rc;
+}
+
 static void notef(segment_note_fn note, void *ctx, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -229,11 +268,16 @@ static void format_utc(uint64_t real_ns, char *buf, size_t size)
 		snprintf(buf, size, "@%" PRIu64, real_ns / 1000000000u);
 }
 
+/* Recordings told apart in one directory (a restarted recorder continues
+ * its sequence); past this many, a recording seen again is not detected. */
+#define DIR_RECORDINGS_MAX 64
+
 struct dir_span {
 	uint32_t read;
 	uint64_t start_ns, end_ns, realtime_ns; /* of the first and last segment read */
 	/* Recorders whose segments were read: a recording is one meta
-	 * start_time_ns (a restart or another command starts a new one). */
+	 * start_time_ns (CLOCK_MONOTONIC when it started: segments carry no
+	 * other recording id), a restart or another command starts a new one. */
 	uint32_t recordings;
 	uint64_t recording_start_ns;
 	uint64_t covered_ns; /* the segments' own durations, summed */
@@ -241,7 +285,59 @@ struct dir_span {
 	 * they cover (to say where the data is when the range holds none). */
 	uint32_t outside;
 	uint64_t outside_first_ns, outside_last_ns;
+	/* the recording of the last segment taken as this directory's, read or
+	 * outside the time range */
+	uint64_t cur_rec;
+	bool cur_set;
+	uint64_t rec_ids[DIR_RECORDINGS_MAX];
+	uint64_t rec_end_ns[DIR_RECORDINGS_MAX]; /* its last segment's end */
+	uint64_t rec_covered_ns[DIR_RECORDINGS_MAX]; /* durations read, per recording */
+	uint32_t nrec_ids;
+	uint32_t foreign; /* segments of another recording or directory, skipped */
+	uint64_t prev_seq; /* of the last segment of this directory, when any_seq */
+	bool any_seq;
+	char dir_id[SEGMENT_ID_LEN + 1];
+	int dir_id_rc; /* of segment_dir__id: 0 when dir_id is the directory's */
+	/* The recorder writes its counters and budget figures once, at stop,
+	 * into its last segment: they are the whole recording's (from its
+	 * start_time_ns to its last segment's end), deleted segments' too. */
+	uint32_t counter_segments;
+	uint32_t counters_rec; /* index in rec_ids of the last such segment's recording */
 };
+
+/* The index of recording rec in span->rec_ids, adding it; DIR_RECORDINGS_MAX
+ * when full. */
+static uint32_t span__recording(struct dir_span *span, uint64_t rec, bool *seen)
+{
+	uint32_t i;
+
+	for (i = 0; i < span->nrec_ids; i++)
+		if (span->rec_ids[i] == rec) {
+			*seen = true;
+			return i;
+		}
+	*seen = false;
+	if (span->nrec_ids == DIR_RECORDINGS_MAX)
+		return DIR_RECORDINGS_MAX;
+	span->rec_ids[span->nrec_ids] = rec;
+	span->rec_covered_ns[span->nrec_ids] = 0;
+	span->rec_end_ns[span->nrec_ids] = 0;
+	return span->nrec_ids++;
+}
+
+/* Segment seq of this directory comes next (read, or damaged, or removed
+ * while reading): note a gap in the sequence before it. */
+static void span__next(struct dir_span *span, const char *dir, uint64_t seq,
+		       segment_note_fn note, void *ctx)
+{
+	if (span->any_seq && seq == span->prev_seq + 2)
+		notef(note, ctx, "%s: segment %" PRIu64 " missing", dir, span->prev_seq + 1);
+	else if (span->any_seq && seq > span->prev_seq + 2)
+		notef(note, ctx, "%s: segments %" PRIu64 " to %" PRIu64 " missing", dir,
+		      span->prev_seq + 1, seq - 1);
+	span->prev_seq = seq;
+	span->any_seq = true;
+}
 
 /* Merge one segment into b if it overlaps the range.  Returns 0 (also when
  * skipped, with a note), or -ENOMEM. */
@@ -251,14 +347,21 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 {
 	char path[4096], why[512];
 	struct capture *c = NULL;
-	uint64_t start = 0, end = UINT64_MAX, real = 0, lo = 0, hi = UINT64_MAX, rec;
+	uint64_t start = 0, end = UINT64_MAX, real = 0, lo = 0, hi = UINT64_MAX, rec, seq, name_seq;
+	const char *dir_id;
+	uint32_t ri;
+	bool seen;
 	int err;
 
+	segment_name__is_segment(name, &name_seq);
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+		span__next(span, dir, name_seq, note, ctx);
 		notef(note, ctx, "%s/%s: path too long: skipped", dir, name);
 		return 0;
 	}
 	err = capture__open(path, &c, why, sizeof(why));
+	if (err && err != -ENOMEM)
+		span__next(span, dir, name_seq, note, ctx); /* one of ours, unreadable */
 	if (err == -ENOENT) {
 		notef(note, ctx, "%s: removed while reading (retention): skipped", path);
 		return 0;
@@ -272,6 +375,35 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 			notef(note, ctx, "%s: damaged: %s: skipped", path, strerror(-err));
 		return 0;
 	}
+	/* A file of another directory or recording under a segment's name: no
+	 * segment meta, a sequence its name does not say, or a recording that
+	 * ended before another began in this directory. */
+	if (!meta_u64(c, SEGMENT_META_SEQUENCE, &seq) || seq != name_seq) {
+		notef(note, ctx, "%s: not a segment of this directory (%s): skipped", path,
+		      capture__meta(c, SEGMENT_META_SEQUENCE) ? "its meta names another sequence"
+							   : "no segment meta");
+		span->foreign++;
+		goto cleanup;
+	}
+	dir_id = capture__meta(c, SEGMENT_META_DIRECTORY);
+	if (!span->dir_id_rc && dir_id && strcmp(dir_id, span->dir_id)) {
+		notef(note, ctx, "%s: a segment of another directory (%s %s, this one's %s): "
+		      "skipped", path, SEGMENT_META_DIRECTORY, dir_id, span->dir_id);
+		span->foreign++;
+		goto cleanup;
+	}
+	if (!meta_u64(c, "start_time_ns", &rec))
+		rec = 0;
+	ri = span__recording(span, rec, &seen);
+	if (span->cur_set && rec != span->cur_rec && seen) {
+		notef(note, ctx, "%s: a segment of another recording (started at %" PRIu64
+		      " ns) among this one's: skipped", path, rec);
+		span->foreign++;
+		goto cleanup;
+	}
+	span->cur_rec = rec;
+	span->cur_set = true;
+	span__next(span, dir, seq, note, ctx);
 	if (meta_u64(c, SEGMENT_META_START, &start) && meta_u64(c, SEGMENT_META_END, &end) &&
 	    meta_u64(c, SEGMENT_META_REALTIME, &real)) {
 		lo = to_monotonic(since, start, real);
@@ -280,6 +412,8 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 		notef(note, ctx, "%s: no segment times, cannot select by time: skipped", path);
 		goto cleanup;
 	}
+	if (ri < DIR_RECORDINGS_MAX && end != UINT64_MAX && end > span->rec_end_ns[ri])
+		span->rec_end_ns[ri] = end; /* read or not: the recording went on */
 	if (end <= lo || start >= hi) { /* outside the range: not selected */
 		uint64_t real_end = end != UINT64_MAX && end > start ? real + (end - start) : real;
 
@@ -297,7 +431,11 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 	}
 	if (err)
 		goto cleanup;
-	/* What the range selected of it, not the whole segment */
+	/* What the range selected of it, not the whole segment (below) */
+	if (c->ncounters && ri < DIR_RECORDINGS_MAX) {
+		span->counter_segments++;
+		span->counters_rec = ri;
+	}
 	if (lo > start) {
 		real += lo - start;
 		start = lo;
@@ -309,10 +447,11 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 		span->realtime_ns = real;
 	}
 	span->end_ns = end;
-	if (end != UINT64_MAX && end > start)
+	if (end != UINT64_MAX && end > start) {
 		span->covered_ns += end - start;
-	if (!meta_u64(c, "start_time_ns", &rec))
-		rec = 0;
+		if (ri < DIR_RECORDINGS_MAX)
+			span->rec_covered_ns[ri] += end - start;
+	}
 	if (span->recordings == 0 || rec != span->recording_start_ns) {
 		span->recordings++;
 		span->recording_start_ns = rec;
@@ -330,7 +469,6 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 	struct dir_span span = {0};
 	char **names = NULL, **temps = NULL, buf[64];
 	size_t n = 0, ntemps = 0;
-	uint64_t prev = 0, seq;
 	int rc;
 
 	*bytes = NULL;
@@ -352,14 +490,8 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 		rc = -ENOMEM;
 		goto cleanup;
 	}
+	span.dir_id_rc = segment_dir__id_path(dir, span.dir_id);
 	for (size_t i = 0; i < n; i++) {
-		segment_name__is_segment(names[i], &seq);
-		if (i && seq == prev + 2)
-			notef(note, ctx, "%s: segment %" PRIu64 " missing", dir, prev + 1);
-		else if (i && seq > prev + 2)
-			notef(note, ctx, "%s: segments %" PRIu64 " to %" PRIu64 " missing", dir,
-			      prev + 1, seq - 1);
-		prev = seq;
 		rc = merge_segment(b, dir, names[i], since_realtime_ns, until_realtime_ns, &span,
 				   note, ctx);
 		if (rc == -EINVAL) {
@@ -391,6 +523,22 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 	capture_builder__set_meta(b, "segments", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu32, capture_builder__sample_count(b));
 	capture_builder__set_meta(b, "samples", buf);
+	if (span.foreign) {
+		snprintf(buf, sizeof(buf), "%" PRIu32, span.foreign);
+		capture_builder__set_meta(b, "segments.foreign_skipped", buf);
+	}
+	if (span.counter_segments) {
+		/* The counters are whole recordings' (written at stop): say which
+		 * span they cover when the samples read are less of it. */
+		uint32_t ri = span.counters_rec;
+		uint64_t whole = span.rec_end_ns[ri] > span.rec_ids[ri]
+					 ? span.rec_end_ns[ri] - span.rec_ids[ri] : 0;
+
+		snprintf(buf, sizeof(buf), "%" PRIu64, whole);
+		capture_builder__set_meta(b, "segments.counters_span_ns", buf);
+		snprintf(buf, sizeof(buf), "%" PRIu64, span.rec_covered_ns[ri]);
+		capture_builder__set_meta(b, "segments.counters_read_ns", buf);
+	}
 	if (span.recordings > 1)
 		notef(note, ctx,
 		      "%s: segments of %" PRIu32 " recordings (a restarted recorder or another "

@@ -11,6 +11,9 @@
  *   DIR/seg-...{.pb.gz,.speedscope.json,.folded}  its export (record --export),
  *                                               and their .tmp.XXXXXX while written
  *   DIR/.microscope.lock                        flock'ed by the one recorder
+ *   DIR/.microscope.id                          the directory's id: 32 lowercase hex
+ *                                               digits, made by its first recorder
+ *                                               (random), kept by later ones
  * The UTC time is the segment's start (wall clock, seconds) and NNNNNNNN
  * its sequence number, which a recorder continues from the highest one in
  * the directory, so name order is time order and a gap inside the
@@ -22,6 +25,10 @@
  *   segment.start_ns     CLOCK_MONOTONIC ns the segment covers from (inclusive)
  *   segment.end_ns       ... up to (exclusive)
  *   segment.realtime_ns  CLOCK_REALTIME ns at segment.start_ns
+ *   segment.directory    the id of the directory it was written into (absent
+ *                        in segments of older recorders)
+ * A recording is one meta start_time_ns (CLOCK_MONOTONIC when it started):
+ * a recorder that starts again into the directory begins another.
  */
 #ifndef MS_CAPTURE_SEGMENT_DIR_H
 #define MS_CAPTURE_SEGMENT_DIR_H
@@ -40,6 +47,15 @@
 #define SEGMENT_META_START    "segment.start_ns"
 #define SEGMENT_META_END      "segment.end_ns"
 #define SEGMENT_META_REALTIME "segment.realtime_ns"
+#define SEGMENT_META_DIRECTORY "segment.directory"
+
+#define SEGMENT_ID_NAME ".microscope.id"
+#define SEGMENT_ID_LEN	32 /* hex digits */
+
+/* The id of the directory open as dir_fd into id (SEGMENT_ID_LEN + 1
+ * bytes).  Returns 0, -ENOENT (none: a directory of older recorders),
+ * -EINVAL (not SEGMENT_ID_LEN lowercase hex digits), or -errno. */
+int segment_dir__id(int dir_fd, char *id);
 
 /* What replaces ".msc" in a segment's name for its exports, by format name
  * ("pprof", "speedscope", "folded"), NULL-terminated pairs. */
@@ -70,13 +86,21 @@ typedef void (*segment_note_fn)(void *ctx, const char *line);
  * samples fall in [since_realtime_ns, until_realtime_ns) (CLOCK_REALTIME;
  * 0 and UINT64_MAX select everything), with its samples trimmed to that
  * range, merged with capture_builder__merge() in name order.  A segment
- * being written, a damaged one, one removed while reading (retention) and
- * a gap in the sequence are each reported through note (may be NULL) and
- * skipped.  The merged capture's meta "segments" counts the segments read
- * and "samples" its samples.  Returns 0 with *out; -ERANGE (with err
- * naming the span the segments cover) when segments were readable but
- * none falls in the range; -ENOENT (with err) when no segment could be
- * read; -errno of listing the directory; -ENOMEM.
+ * being written, a damaged one, one removed while reading (retention), a
+ * gap in the sequence, and a file of another directory under a segment's
+ * name (no segment meta, a sequence its name does not say, another
+ * directory's segment.directory, a recording that ended before another
+ * began) are each reported through note (may be NULL) and skipped.  The
+ * merged capture's meta "segments" counts the segments read, "samples" its
+ * samples, "segments.foreign_skipped" the other directories' files skipped,
+ * and, when a segment read carries the recorder's counters (written once,
+ * at stop, for the whole recording), "segments.counters_span_ns" that
+ * recording's span (start_time_ns to its last segment's end) and
+ * "segments.counters_read_ns" how much of it the segments read cover.
+ * Returns 0 with *out; -ERANGE (with err naming the span the segments
+ * cover) when segments were readable but none falls in the range; -ENOENT
+ * (with err) when no segment could be read; -errno of listing the
+ * directory; -ENOMEM.
  */
 int segment_dir__open(const char *dir, uint64_t since_realtime_ns, uint64_t until_realtime_ns,
 		      struct capture **out, char *err, size_t errlen, segment_note_fn note,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ struct segment_writer {
 	struct segment_policy policy;
 	uint64_t next_sequence;
 	uint64_t published, deleted;
+	char id[SEGMENT_ID_LEN + 1]; /* the directory's (segment_dir.h) */
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -116,6 +118,48 @@ static int writer__scan(struct segment_writer *w, char *err, size_t errlen)
 	return rc;
 }
 
+/* The directory's id: the one a recorder made before, else a new random one,
+ * published atomically (we hold the lock: no other writer makes one). */
+static int writer__id(struct segment_writer *w, char *err, size_t errlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	static const char tmp[] = SEGMENT_ID_NAME ".tmp";
+	unsigned char raw[SEGMENT_ID_LEN / 2];
+	char line[SEGMENT_ID_LEN + 1];
+	int rc = segment_dir__id(w->dir_fd, w->id), fd = -1;
+
+	if (rc != -ENOENT && rc != -EINVAL) {
+		if (rc)
+			snprintf(err, errlen, "%s/%s: %s", w->dir, SEGMENT_ID_NAME, strerror(-rc));
+		return rc;
+	}
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+		rc = errno ? -errno : -EIO;
+		snprintf(err, errlen, "%s: a directory id: getrandom: %s", w->dir, strerror(-rc));
+		return rc;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		w->id[2 * i] = hex[raw[i] >> 4];
+		w->id[2 * i + 1] = hex[raw[i] & 15];
+	}
+	w->id[SEGMENT_ID_LEN] = '\0';
+	memcpy(line, w->id, SEGMENT_ID_LEN);
+	line[SEGMENT_ID_LEN] = '\n';
+	fd = openat(w->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, line, sizeof(line)) != (ssize_t)sizeof(line) || fsync(fd) ||
+	    renameat(w->dir_fd, tmp, w->dir_fd, SEGMENT_ID_NAME)) {
+		rc = errno ? -errno : -EIO;
+		snprintf(err, errlen, "%s/%s: %s", w->dir, SEGMENT_ID_NAME, strerror(-rc));
+		if (fd >= 0)
+			unlinkat(w->dir_fd, tmp, 0);
+	} else {
+		rc = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 int segment_writer__open(const char *dir, const struct segment_policy *policy,
 			 struct segment_writer **out, char *err, size_t errlen)
 {
@@ -163,6 +207,8 @@ int segment_writer__open(const char *dir, const struct segment_policy *policy,
 	rc = writer__lock(w, err, errlen);
 	if (!rc)
 		rc = writer__scan(w, err, errlen);
+	if (!rc)
+		rc = writer__id(w, err, errlen);
 	if (!rc && w->next_sequence > 99999999u) {
 		rc = -ERANGE;
 		snprintf(err, errlen, "%s: segment sequence numbers exhausted", dir);
@@ -254,8 +300,8 @@ cleanup:
 
 /* Stamp the segment meta; widen [start, end) to the rows' own times.
  * Returns the end stamped (CLOCK_MONOTONIC ns). */
-static uint64_t segment__stamp(struct capture_builder *seg, uint64_t sequence, uint64_t start_ns,
-			       uint64_t end_ns)
+static uint64_t segment__stamp(struct capture_builder *seg, const char *dir_id, uint64_t sequence,
+			       uint64_t start_ns, uint64_t end_ns)
 {
 	struct capture v;
 	char buf[32];
@@ -277,6 +323,7 @@ static uint64_t segment__stamp(struct capture_builder *seg, uint64_t sequence, u
 	capture_builder__set_meta(seg, SEGMENT_META_END, buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64, real);
 	capture_builder__set_meta(seg, SEGMENT_META_REALTIME, buf);
+	capture_builder__set_meta(seg, SEGMENT_META_DIRECTORY, dir_id);
 	snprintf(buf, sizeof(buf), "%" PRIu64, end_ns - start_ns);
 	capture_builder__set_meta(seg, "duration_ns", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu32, v.nsamples);
@@ -352,7 +399,7 @@ int segment_writer__publish(struct segment_writer *w, struct capture_builder *sr
 		snprintf(err, errlen, "%s: moving the samples: %s", path, strerror(-rc));
 		goto cleanup;
 	}
-	end_ns = segment__stamp(seg, w->next_sequence, start_ns, end_ns);
+	end_ns = segment__stamp(seg, w->id, w->next_sequence, start_ns, end_ns);
 	rc = capture_builder__write(seg, path);
 	if (rc) {
 		snprintf(err, errlen, "%s", capture_builder__error(seg));

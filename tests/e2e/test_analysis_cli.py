@@ -599,6 +599,53 @@ def test_focus_ignore_hide_since_until():
     assert bad.returncode == 2 and "--focus '('" in bad.stderr, bad.stderr
 
 
+def _by_rows(out):
+    """[(share %, recorded samples, name)] of a report's --by table, and the
+    '(N more ...)' line's samples or None."""
+    rows, more = [], None
+    for line in out.split("\nby ", 1)[1].splitlines()[2:]:
+        m = re.match(r"\s+([\d.]+)%\s+\S+\s+(\d+)\s+(.+?)\s*$", line)
+        if m:
+            rows.append((float(m.group(1)), int(m.group(2)), m.group(3)))
+        elif re.match(r"\s+[\d.]+%\s+\S+\s+\(\d+ more", line):
+            more = line
+    return rows, more
+
+
+def test_by_honours_window_filters_limit():
+    """report --by splits the samples the other views select: under
+    --since/--until its rows add up to the same window's plain report
+    total, under --focus/--ignore to the filtered total (none for a focus
+    that matches nothing), and --limit/--min-percent cut its rows (before,
+    all four printed the whole capture's table)."""
+    rec = _shares60()
+    n = _total_samples(H.report(rec.capture).stdout)
+    for args in (["--until", "700ms"], ["--since", "0.7"], ["--since", "0", "--until", "1ms"],
+                 ["--focus", "^steady_fn$"], ["--ignore", "^hot_fn$"],
+                 ["--focus", "zzzznomatch"]):
+        plain = H.report(rec.capture, *args, check=False)
+        want = _total_samples(plain.stdout)
+        for by in ("process", "thread", "module"):
+            out = H.report(rec.capture, *args, "--by", by, "--limit", "1000",
+                           check=False).stdout
+            rows, _ = _by_rows(out)
+            got = sum(r[1] for r in rows)
+            assert got == want, (args, by, got, want, out[-1500:])
+        assert want < n, (args, want, n)
+    # --limit 1: one row and a line for the rest, which add up to the total
+    out = H.report(rec.capture, "--by", "module", "--limit", "1").stdout
+    rows, more = _by_rows(out)
+    full, _ = _by_rows(H.report(rec.capture, "--by", "module", "--limit", "1000").stdout)
+    assert len(full) >= 2, full
+    assert len(rows) == 1 and rows[0] == full[0], (rows, full)
+    assert more and "(%d more" % (len(full) - 1) in more, out
+    # --min-percent: no row under it, the largest kept
+    out = H.report(rec.capture, "--by", "module", "--min-percent", "5").stdout
+    rows, more = _by_rows(out)
+    assert rows and all(r[0] >= 5 for r in rows), rows
+    assert len(rows) == len([r for r in full if r[0] >= 5]) < len(full), (rows, full)
+
+
 def _counts(out, heading):
     """{name: (self, total)} in samples from a report's table after heading."""
     rows = {}
@@ -817,3 +864,60 @@ def test_report_of_a_zero_sample_capture_shows_its_header():
     assert proc.returncode == 0, proc.stderr
     sides = dict(re.findall(r"^  (base|new)\s+(\d+) samples", proc.stdout, re.M))
     assert sorted(int(v) == 0 for v in sides.values()) == [False, True], proc.stdout[:800]
+
+
+def test_wall_without_off_cpu_says_not_recorded():
+    """report --wall of a capture recorded without --off-cpu: a thread's
+    off-CPU time is unknown, so its row says 'not recorded' (before: 'off-CPU
+    ms 0.0' for a thread that was mostly off-CPU), with its samples and
+    on-CPU ms still there."""
+    rec = _shares60()
+    out = H.report(rec.capture, "--wall").stdout
+    rows = [l.split() for l in out.split("incomplete ms (n)", 1)[1].splitlines()
+            if re.match(r"\s+\S+-\d+\s+\d+\s", l)]
+    assert rows, out
+    n = _total_samples(H.report(rec.capture).stdout)
+    assert sum(int(r[1]) for r in rows) == n, (rows, n)
+    for r in rows:
+        assert r[3:5] == ["not", "recorded"] and r[5:] == ["-"] * 6, out
+    assert "off-CPU time was not recorded" in out and "add up to off-CPU ms" not in out, out
+
+
+def test_numbers_times_and_scope_of_the_header():
+    """Numbers are decimal in every option (README, 'Numbers'): 1e3 and
+    0x10 are usage errors for --since as for -F (before: --since 1e3 and
+    --since 0x10 were taken); record --duration 1e99 is a usage error naming
+    the limit, not a late 'arming the --duration timer' with status 1; a
+    directory's --until before --since is the same usage error as a file's
+    (before: status 1, 'no readable segment'); and with --pid the header
+    says its kunwind/lost/problems lines are the whole recording's."""
+    rec = _shares60()
+    for args in (["report", rec.capture, "--since", "1e3"],
+                 ["report", rec.capture, "--since", "0x10"],
+                 ["report", rec.capture, "--until", "1e-1"],
+                 ["report", rec.capture, "--min-percent", "1e1"],
+                 ["report", rec.capture, "--limit", "+3"],
+                 ["convert", rec.capture, "--to", "folded", "--since", "0x10"],
+                 ["record", "-F", "1e3", "--", "true"],
+                 ["record", "--duration", "0x10", "--", "true"]):
+        p = H.run([H.BIN] + args)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+    p = H.run([H.BIN, "record", "-o", H.tmp_path("never.msc"), "--duration", "1e99",
+               "--", "true"])
+    assert p.returncode == 2 and "at most 316224000" in p.stderr, (p.returncode, p.stderr)
+    assert not os.path.exists(H.tmp_path("never.msc"))
+    # decimal still works
+    ok = H.report(rec.capture, "--since", "0.5", "--until", "700ms", "--min-percent", "2.5")
+    assert _total_samples(ok.stdout) > 0, ok.stdout[:600]
+    d = H.tmp_path("emptydir")
+    os.makedirs(d, exist_ok=True)
+    for cmd in (["report", d], ["convert", d, "--to", "folded"]):
+        p = H.run([H.BIN] + cmd + ["--since", "12:35", "--until", "12:34"])
+        assert p.returncode == 2 and "--until must be after --since" in p.stderr, \
+            (cmd, p.returncode, p.stderr)
+    pid = re.search(r"\[(\d+)\]", H.report(rec.capture, "--by", "process").stdout).group(1)
+    scoped = H.report(rec.capture, "--pid", pid).stdout
+    whole = H.report(rec.capture).stdout
+    assert re.search(r"^  counters .*whole recording's, not only the samples selected",
+                     scoped, re.M), scoped[:1500]
+    assert "  counters " not in whole, whole[:1500]

@@ -625,3 +625,58 @@ def test_duration_ends_on_the_segment_grid():
         assert len(segs) == want, (dur, segs, durations, err)
         assert all(abs(x - 1.0) <= 0.001 for x in durations[:-1]), durations
         assert durations[-1] >= float(dur) - (want - 1) - 0.05, durations
+
+
+def _span_s(text):
+    m = re.search(r"^  duration\s+([\d.]+) (m?s)", text, re.M)
+    return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+
+
+@H.timeout(120)
+def test_directory_counters_say_their_span_and_foreign_files_are_skipped():
+    """The recorder writes its counters (kunwind, lost, problems) and budget
+    figures once, at stop, for the whole recording: reading a directory whose
+    first segments retention deleted, the header says those lines cover the
+    whole recording (from its start to its last segment's end) while the
+    samples are the segments read (before: 'samples 5735' beside 'kunwind
+    9216 of 9241' and own cost over 'the last 7.982 s' of a 6.009 s profile,
+    unexplained).  A segment of another recording copied in with its name,
+    and a plain capture under a segment's name, are skipped with a note each
+    (before: merged, the report showing the foreign file's command)."""
+    H.require_root()
+    other = H.tmp_path("segs-other")
+    p = subprocess.run([H.BIN, "record", "-q", "-F", "199", "--continuous", other,
+                        "--segment", "1s", "-d", "2.5", "--", "sh", "-c",
+                        "while :; do :; done"], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=60)
+    foreign = _segments(other)
+    assert len(foreign) >= 2, (p.stderr, foreign)
+    d = H.tmp_path("segs-counters")
+    proc = _start_continuous(d, 6, "1s", retain="2s")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    segs = _segments(d)
+    assert 2 <= len(segs) <= 5 and not segs[0].endswith("-00000000.msc"), segs
+    per = sum(_samples(os.path.join(d, s)) for s in segs)
+    text = H.report(d).stdout
+    m = re.search(r"^  counters .* whole recording's \(([\d.]+) s from its start\), the "
+                  r"samples those of the segments read \(([\d.]+) (m?s) of it", text, re.M)
+    assert m, text[:2500]
+    whole, read = float(m.group(1)), float(m.group(2)) / (1000 if m.group(3) == "ms" else 1)
+    H.log("counters span %.3f s, segments read %.3f s, header %.3f s" % (whole, read,
+                                                                          _span_s(text)))
+    assert abs(read - _span_s(text)) < 0.002 and whole > read + 1.5, (whole, read, text[:1500])
+    # a foreign segment (another recording's, its own name) and a plain capture
+    # under a segment's name: skipped, each with a note, totals unchanged
+    shutil.copy(os.path.join(other, foreign[1]), os.path.join(d, foreign[1]))
+    last = segs[-1]
+    fake = "seg-%s-%08d.msc" % (last[4:20], int(last[21:29]) + 1)
+    shutil.copy(os.path.join(other, foreign[0]), os.path.join(d, fake))
+    p = H.report(d)
+    notes = [l for l in p.stderr.splitlines() if "note:" in l]
+    H.log("\n".join(notes))
+    assert any(foreign[1] in l and "skipped" in l for l in notes), notes
+    assert len(notes) == 2, notes
+    assert re.search(r"^  samples\s+%d\b" % per, p.stdout, re.M), (per, p.stdout[:800])
+    assert "while :; do :; done" not in p.stdout and "spinner" in p.stdout, p.stdout[:600]
+    assert any(fake in l and "not a segment of this directory" in l for l in notes), notes

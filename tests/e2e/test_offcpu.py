@@ -454,3 +454,46 @@ def test_wall_keeps_the_scope_and_the_window():
     comm = next(iter(whole)).rsplit("-", 1)[0]
     rows, _ = _wall_split(rec.capture, "--comm", comm)
     assert rows and all(t.rsplit("-", 1)[0] == comm for t in rows), (comm, rows)
+
+
+EXITING_THREADS = """
+import threading, time
+def work():
+    for _ in range(5):
+        t = time.process_time()
+        while time.process_time() - t < 0.01:
+            pass
+        time.sleep(0.02)
+for _ in range(3):
+    ts = [threading.Thread(target=work) for _ in range(2)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+"""
+
+
+def test_exited_threads_are_one_waker_row_each():
+    """Threads that exit wake their joiner on the way out, after perf's EXIT
+    record: the interval that wake ends names the thread's own row, so each
+    waker thread is one line of the waker table (before: a second row of the
+    same tid, e.g. python3-12448 at 91.4 ms / 1 and again at 55.8 ms / 4)."""
+    script = H.tmp_path("exiting_threads.py")
+    with open(script, "w") as f:
+        f.write(EXITING_THREADS)
+    rec = H.record([H.DEBIAN_PYTHON, script], extra=["--off-cpu"])
+    out = H.report(rec.capture, "--off-cpu", "--limit", "1000").stdout
+    section = out.split("off-CPU by waker thread", 1)[1].split("\n\n", 1)[0]
+    names = [m.group(1) for m in re.finditer(r"^\s+[\d.]+\s+[\d.]+%\s+\d+\s+(\S+-\d+)",
+                                             section, re.M)]
+    H.log("waker threads: %r" % names)
+    # the joins: the main thread is woken by some of the six workers
+    assert len([n for n in names if n.startswith("python3")]) >= 3, section
+    dups = sorted({n for n in names if names.count(n) > 1})
+    assert not dups, "waker threads listed twice: %r\n%s" % (dups, section)
+    # --off-cpu --by thread splits the intervals (before: an empty table)
+    total = float(re.search(r"^  total\s+([\d.]+) s off-CPU", out, re.M).group(1)) * 1000
+    by = H.report(rec.capture, "--off-cpu", "--by", "thread", "--limit", "1000").stdout
+    rows = re.findall(r"^\s+[\d.]+%\s+([\d.]+)\s+(\d+)\s+python3", by.split("\nby thread", 1)[1],
+                      re.M)
+    H.log("off-CPU by thread: %r of %.1f ms" % (rows, total))
+    assert len(rows) >= 4, by[-1500:]
+    assert abs(sum(float(r[0]) for r in rows) - total) <= 0.1 * len(rows) + 1, (rows, total)

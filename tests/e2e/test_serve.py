@@ -696,6 +696,32 @@ def test_labels_filter_and_group():
 
 
 @H.timeout(300)
+def test_groups_take_the_time_selection_and_filters():
+    """/api/groups counts the samples the other views count under the same
+    start/end and focus/ignore: its total (and its rows' sum) is the flat
+    table's (before, start= was a 400 'does not apply to /api/groups' and
+    the page's groups view counted every sample under a time selection)."""
+    rec = H.cached_record("threads4", [H.fixture("threads4")])
+    with Server(rec.capture) as srv:
+        span = srv.api("/api/info")["span_ns"]
+        whole = srv.api("/api/groups?by=thread")["total"]
+        for q in ("start=0&end=%d" % (span // 3), "start=%d" % (span // 3),
+                  "focus=spin_3", "ignore=spin_3", "focus=zzzznomatch"):
+            flat = srv.api("/api/flat?limit=1&" + q)["total"]
+            for by in ("thread", "process", "module"):
+                g = srv.api("/api/groups?by=%s&%s" % (by, q))
+                assert g["total"] == flat == sum(r["weight"] for r in g["rows"]), (q, by, g, flat)
+            assert flat < whole, (q, flat, whole)
+        # the page's groups view asks with the time selection in its state
+        end = span // 3
+        want = srv.api("/api/groups?by=thread&start=0&end=%d" % end)
+        res = pages(srv, {"groups": {"hash": "start=0&end=%d" % end}}, "groups")
+    got = res["groups"]["rows"]
+    assert sum(r["samples"] for r in got) == sum(r["samples"] for r in want["rows"]), (got, want)
+    assert len(got) == len(want["rows"]), (got, want)
+
+
+@H.timeout(300)
 def test_source_view_and_time_selection_in_the_page():
     """Clicking leaf_a in the function table opens its source view: each
     sampled line's self/total (from the capture's line tables, as

@@ -793,6 +793,60 @@ static void test_offcpu_records(void **state)
 	capture__free(c);
 }
 
+/*
+ * A thread that wakes another on its way out (pthread_join's futex, woken by
+ * the kernel's clear_child_tid after perf's EXIT record was written) and the
+ * interval that wake ends, ordered after that EXIT: the waker is the thread's
+ * row, not a second row of the same tid (before: /api/threads listed each
+ * exited thread twice, report --off-cpu its waker line twice).
+ */
+static void test_offcpu_waker_on_its_exit_path(void **state)
+{
+	union {
+		struct ms_offcpu r;
+		uint8_t b[sizeof(struct ms_offcpu) + 8];
+	} u;
+	struct exe_map m;
+	uint64_t one = (uint64_t)(uintptr_t)marker_function_one + 4;
+	uint32_t n501 = 0;
+
+	find_map((void *)marker_function_one, &m);
+	feed_task(PERF_RECORD_FORK, MS_SOURCE_SNAPSHOT, 500, 1, 500, 10);
+	feed_mmap2(MS_SOURCE_SNAPSHOT, 500, &m, 20);
+	feed(MS_CHUNK_ROUND, 0, NULL, 0, 100);
+	feed_task(PERF_RECORD_FORK, 2, 500, 500, 501, 200); /* pthread_create */
+	feed_sample(500, 300, &one, 1);
+	feed_task(PERF_RECORD_EXIT, 2, 500, 500, 501, 3000);
+
+	memset(&u, 0, sizeof(u));
+	u.r.hdr.type = MS_REC_OFFCPU;
+	u.r.hdr.size = sizeof(struct ms_offcpu) + 8;
+	u.r.start_ns = 1000;
+	u.r.time_ns = 5000; /* main runs again after 501's EXIT */
+	u.r.pid = 500;
+	u.r.tid = 500;
+	u.r.arch = MS_ARCH_X86_64;
+	u.r.state = MS_OFFCPU_STATE_SLEEP;
+	u.r.cause = MS_OFFCPU_CAUSE_TASK;
+	u.r.waker_pid = 500;
+	u.r.waker_tid = 501;
+	u.r.ustack_len = 1;
+	memcpy(&u.r + 1, &one, 8);
+	feed(MS_CHUNK_BPF, 0, &u, u.r.hdr.size, 0);
+	feed(MS_CHUNK_END, 0, NULL, 0, 10000);
+
+	struct capture *c = finish();
+
+	assert_int_equal(c->nintervals, 1);
+	for (uint32_t t = 0; t < c->nthreads; t++)
+		n501 += c->threads[t].tid == 501;
+	assert_int_equal(n501, 1);
+	assert_int_equal(c->nthreads, 2);
+	assert_int_not_equal(c->intervals[0].waker_thread, CAPTURE_NONE);
+	assert_int_equal(c->threads[c->intervals[0].waker_thread].tid, 501);
+	capture__free(c);
+}
+
 /* An interval without stacks is smaller than a sample: its time is still
  * read (offset 8 in every BPF record), so after a round it is neither late
  * nor released before the samples that precede it. */
@@ -1406,6 +1460,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_duty_changes_weight_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_interval_keeps_its_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_offcpu_waker_on_its_exit_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_offcpu_python_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_python_frames_unplaced_and_unreadable, setup,
 						teardown),

@@ -205,8 +205,10 @@ static void test_groups(void **state)
 {
 	struct capture *c = build(false);
 	struct analysis_groups g;
+	struct analysis_query q;
 
-	assert_int_equal(analysis_groups__init(&g, c, 0, ANALYSIS_BY_CONTAINER), 0);
+	analysis_query__init(&q, 0);
+	assert_int_equal(analysis_groups__init(&g, c, &q, ANALYSIS_BY_CONTAINER), 0);
 	assert_int_equal(g.total, 16);
 	assert_int_equal(g.nrows, 4);
 	assert_string_equal(g.rows[0].name, "0123456789ab (podman)"); /* 6, ties by name */
@@ -219,14 +221,14 @@ static void test_groups(void **state)
 	assert_int_equal(g.rows[3].weight, 1);
 	analysis_groups__release(&g);
 
-	assert_int_equal(analysis_groups__init(&g, c, 0, ANALYSIS_BY_PROCESS), 0);
+	assert_int_equal(analysis_groups__init(&g, c, &q, ANALYSIS_BY_PROCESS), 0);
 	assert_int_equal(g.nrows, 3);
 	assert_string_equal(g.rows[0].name, "burnB [200, ns 1]");
 	assert_int_equal(g.rows[0].weight, 7);
 	assert_string_equal(g.rows[2].name, "sh [300]");
 	analysis_groups__release(&g);
 
-	assert_int_equal(analysis_groups__init(&g, c, 0, ANALYSIS_BY_THREAD), 0);
+	assert_int_equal(analysis_groups__init(&g, c, &q, ANALYSIS_BY_THREAD), 0);
 	assert_int_equal(g.nrows, 4);
 	assert_string_equal(g.rows[1].name, "burnB [200/200, ns 1/1]"); /* 4 + 1 */
 	assert_int_equal(g.rows[1].weight, 5);
@@ -234,7 +236,7 @@ static void test_groups(void **state)
 	analysis_groups__release(&g);
 
 	/* module of the innermost frame: both burn modules are "burn" but stay apart */
-	assert_int_equal(analysis_groups__init(&g, c, 0, ANALYSIS_BY_MODULE), 0);
+	assert_int_equal(analysis_groups__init(&g, c, &q, ANALYSIS_BY_MODULE), 0);
 	assert_int_equal(g.nrows, 3);
 	assert_string_equal(g.rows[0].name, "burn");
 	assert_int_equal(g.rows[0].weight, 7);
@@ -243,7 +245,25 @@ static void test_groups(void **state)
 	assert_string_equal(g.rows[2].name, "sh");
 	analysis_groups__release(&g);
 
-	assert_int_equal(analysis_groups__init(&g, c, 5, ANALYSIS_BY_MODULE), -EINVAL);
+	/* the query's window and thread select as they do for the tree: samples
+	 * 1006..1011 are burnB's 4 and its worker's 2, none of the others */
+	q.start_ns = 1006;
+	q.end_ns = 1012;
+	assert_int_equal(analysis_groups__init(&g, c, &q, ANALYSIS_BY_PROCESS), 0);
+	assert_int_equal(g.nrows, 1);
+	assert_string_equal(g.rows[0].name, "burnB [200, ns 1]");
+	assert_int_equal(g.rows[0].weight, 6);
+	assert_int_equal(g.total, 6);
+	analysis_groups__release(&g);
+	q.thread = 2; /* the worker */
+	assert_int_equal(analysis_groups__init(&g, c, &q, ANALYSIS_BY_THREAD), 0);
+	assert_int_equal(g.nrows, 1);
+	assert_string_equal(g.rows[0].name, "worker [200/201, ns 1/2]");
+	assert_int_equal(g.total, 2);
+	analysis_groups__release(&g);
+
+	analysis_query__init(&q, 5);
+	assert_int_equal(analysis_groups__init(&g, c, &q, ANALYSIS_BY_MODULE), -EINVAL);
 	capture__free(c);
 }
 

@@ -12,6 +12,7 @@
 //          "source": {"name": FUNC},                     // table row click -> source view
 //          "zone": {},                                   // drag across the timeline
 //          "zones": {"site": NAME},                      // zones table: sort, click a site
+//          "groups": {"hash": "start=..&end=.."},         // the groups view under a state
 //          "paint": {"cgroup": PROCS}}                      // bench/serve.py
 // Prints one JSON line with one result object per section and "errors"
 // (page errors, console errors, timeouts).  Screenshots go to SHOTS/<section>*.png.
@@ -200,6 +201,18 @@ async function diffbase(page, s) {
 
 // The granularity selector set to module: the flame graph's frames and the
 // table's rows are then modules.
+// The groups view (by thread) under a state: its rows' names and samples,
+// and the line above them.
+async function groups(page, s) {
+  await open(page, 'view=groups&group=thread' + (s.hash ? '&' + s.hash : ''), 'groups');
+  const rows = await page.$$eval('#groups tr[data-name]', (els) => els.map((e) => {
+    const td = e.querySelectorAll('td');
+    return { name: e.dataset.name, samples: Number(td[td.length - 1].textContent) };
+  }));
+  const head = await page.$eval('#groups', (t) => t.previousElementSibling.textContent);
+  return { rows, head };
+}
+
 async function modules(page) {
   await open(page, 'view=flame', 'flame');
   await page.selectOption('#f-gran', 'module');
@@ -381,7 +394,7 @@ async function main() {
     page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
     page.on('request', (r) => requests.push(r.url()));
-    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['diffbase', diffbase], ['modules', modules], ['source', source], ['zone', zone], ['zones', zones], ['paint', paint]]) {
+    for (const [name, fn] of [['flame', flame], ['timeline', timeline], ['table', table], ['diff', diff], ['diffbase', diffbase], ['modules', modules], ['source', source], ['zone', zone], ['zones', zones], ['groups', groups], ['paint', paint]]) {
       if (!spec[name]) continue;
       try {
         out[name] = await fn(page, spec[name]);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli_util.h"
+#include "../options/record_options.h"
 
 int cli__parse_time_ns(const char *s, uint64_t *ns)
 {
@@ -21,9 +22,8 @@ int cli__parse_time_ns(const char *s, uint64_t *ns)
 	double v;
 	size_t i;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0)
+	/* decimal only, as every option's number (record_options.h) */
+	if (record_options__parse_decimal(s, &v, &end))
 		return -EINVAL;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].suffix))

@@ -427,6 +427,8 @@ int cmd_convert(int argc, char **argv)
 			return convert_usage_error("bad time '%s' (-10m, 2026-12-02T14:00Z, "
 						   "14:00, @SECONDS)",
 						   when[i]);
+	if (range.until_ns <= range.since_ns)
+		return convert_usage_error("--until must be after --since%s", "");
 	if (optind < argc - 1)
 		return convert_usage_error("one capture FILE, got '%s' too", argv[argc - 1]);
 	/* No FILE: what `record` writes by default. */

@@ -267,9 +267,11 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 		o->system_wide = true;
 		return 0;
 	case 'd':
-		o->duration_s = strtod(arg, &end);
-		if (*end || end == arg || !(o->duration_s > 0))
-			return usage_error("bad duration '%s'", arg);
+		if (record_options__parse_decimal(arg, &o->duration_s, &end) || *end ||
+		    !(o->duration_s > 0) || o->duration_s > (double)MS_MAX_DURATION_S)
+			return usage_error("bad duration '%s' (decimal seconds, more than 0 and "
+					   "at most %llu: ten years)",
+					   arg, (unsigned long long)MS_MAX_DURATION_S);
 		return 0;
 	case 'R':
 		o->save_raw = arg;

@@ -297,6 +297,7 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 			   uint64_t total_samples)
 {
 	uint64_t start = r->cut_ns, first, last;
+	struct capture_builder *held = NULL;
 	char why[512];
 	int err;
 
@@ -308,6 +309,16 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 	 * at the same --segment boundaries as the ticks would have cut it, so
 	 * no segment is longer than --segment; the last one ends at its last
 	 * sample. */
+	/* The counters (written at stop, the whole recording's) go with the
+	 * last segment, which retention keeps longest; the first of these would
+	 * be deleted before the ones after it. */
+	held = capture_builder__new();
+	if (!held || capture_builder__move_counters(b, held)) {
+		err = -ENOMEM;
+		snprintf(why, sizeof(why), "%s: holding the counters: %s", r->o->continuous,
+			 strerror(ENOMEM));
+		goto failed;
+	}
 	while (capture_builder__time_range(b, &first, &last) && last >= start &&
 	       last - start >= r->period_ns && !rolling__last_cell(r, start)) {
 		err = segment_writer__publish(r->segments, b, start, start + r->period_ns, why,
@@ -316,6 +327,12 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 			goto failed;
 		start += r->period_ns;
 	}
+	if (capture_builder__move_counters(held, b)) {
+		err = -ENOMEM;
+		snprintf(why, sizeof(why), "%s: the counters: %s", r->o->continuous,
+			 strerror(ENOMEM));
+		goto failed;
+	}
 	/* A recording stopped before its first sample (SIGINT at start-up, an
 	 * idle target) publishes no segment: an empty one would be read as a
 	 * profile of nothing. */
@@ -323,11 +340,13 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 		if (!r->o->quiet)
 			fprintf(stderr, "[ microscope: no samples: no segment written to %s ]\n",
 				r->o->continuous);
+		capture_builder__free(held);
 		return 0;
 	}
 	err = segment_writer__publish(r->segments, b, start, UINT64_MAX, why, sizeof(why));
 	if (err)
 		goto failed;
+	capture_builder__free(held);
 	if (!r->o->quiet)
 		fprintf(stderr,
 			"[ microscope: %" PRIu64 " sample%s in %" PRIu64 " segment%s written to %s"
@@ -338,6 +357,7 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 			segment_writer__deleted(r->segments));
 	return 0;
 failed:
+	capture_builder__free(held);
 	fprintf(stderr, "microscope record: segment: %s\n", why);
 	return err;
 }

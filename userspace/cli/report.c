@@ -212,26 +212,43 @@ static void print_flat(const struct report *tr, const struct analysis_flat *f)
 	}
 }
 
-/* --by's names, by enum analysis_by. */
-static const char *const kinds[] = { "process", "thread", "container", "module" };
-
-/* --by: the split, largest first, with shares of the event's total. */
+/* --by: the split, largest first, with shares of the selected total: at most
+ * --limit rows, and with --min-percent none under it. */
 static void print_groups(const struct report *r, const struct analysis_groups *g)
 {
+	static const char *const kinds[] = { "process", "thread", "container", "module" };
+	double min = r->opt->min_percent_set ? r->opt->min_percent : 0;
+	uint32_t shown = 0;
+	uint64_t hidden = 0;
 	char w[32];
 
-	printf("\nby %s (%s)\n", kinds[r->opt->by], r->ns ? "ms" : r->unit);
+	printf("\nby %s (%s; top %" PRIu32 " of %" PRIu32 ")\n", kinds[r->opt->by],
+	       r->ns ? "ms" : r->unit, g->nrows < r->opt->limit ? g->nrows : r->opt->limit,
+	       g->nrows);
 	/* the weight (samples at the requested rate, or ms) beside the
 	 * samples recorded (fewer when the budget lowered the duty) */
 	printf("  %6s %*s %9s  %s\n", "share", r->wwidth, r->ns ? "ms" : r->unit, "recorded",
 	       kinds[r->opt->by]);
 	for (uint32_t i = 0; i < g->nrows; i++) {
 		const struct analysis_group *row = &g->rows[i];
+		double share = percent(row->weight, g->total);
 
+		/* rows come largest first: past the limit or under the floor, all
+		 * the rest are too */
+		if (shown >= r->opt->limit || share < min) {
+			hidden = hidden + row->weight < hidden ? UINT64_MAX : hidden + row->weight;
+			continue;
+		}
 		format_weight(r, row->weight, w, sizeof(w));
-		printf("  %5.1f%% %*s %9" PRIu64 "  %s\n",
-		       g->total ? 100.0 * (double)row->weight / (double)g->total : 0.0, r->wwidth, w,
-		       row->samples, row->name);
+		printf("  %5.1f%% %*s %9" PRIu64 "  %s\n", share, r->wwidth, w, row->samples,
+		       row->name);
+		shown++;
+	}
+	if (shown < g->nrows) {
+		format_weight(r, hidden, w, sizeof(w));
+		printf("  %5.1f%% %*s %9s  (%" PRIu32 " more: --limit %" PRIu32 "%s)\n",
+		       percent(hidden, g->total), r->wwidth, w, "", g->nrows - shown, r->opt->limit,
+		       r->opt->min_percent_set ? ", --min-percent" : "");
 	}
 }
 
@@ -610,16 +627,8 @@ static int report_run(int argc, char **argv)
 		print_summary(&r, &sum, event);
 		print_offcpu_note(&r);
 	}
-	if (opt.by_set && opt.off_cpu) {
-		/* analysis_groups splits samples; an interval has no split yet */
-		printf("\nby %s: --by splits CPU samples, not off-CPU intervals\n", kinds[opt.by]);
-		fprintf(stderr, "microscope report: --by splits CPU samples; the off-CPU "
-				"intervals are not split (see the tables above)\n");
-		oom = false;
-		goto flush;
-	}
 	if (opt.by_set) {
-		if (analysis_groups__init_query(&groups, view, &q, opt.by))
+		if (analysis_groups__init(&groups, view, &q, opt.by))
 			goto cleanup;
 		print_groups(&r, &groups);
 		oom = false;

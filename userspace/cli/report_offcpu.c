@@ -317,6 +317,13 @@ int report_wall(const struct report_options *opt, const struct capture *capture)
 
 		snprintf(name, sizeof(name), "%s-%" PRIu32, thread_comm(c, row->thread),
 			 c->threads[row->thread].tid);
+		if (w.offcpu_event == CAPTURE_NONE) {
+			/* no intervals: the thread's off-CPU time is unknown, not 0 */
+			printf("  %-24s %10" PRIu64 " %12.1f %12s %10s %10s %10s %10s %10s %16s\n",
+			       name, row->samples, row->on_cpu_ns / 1e6, "not recorded", "-", "-",
+			       "-", "-", "-", "-");
+			continue;
+		}
 		snprintf(inc, sizeof(inc), "%.1f (%" PRIu32 ")", row->incomplete_ns / 1e6,
 			 row->incomplete);
 		printf("  %-24s %10" PRIu64 " %12.1f %12.1f %10.1f %10.1f %10.1f %10.1f %10.1f "
@@ -328,8 +335,12 @@ int report_wall(const struct report_options *opt, const struct capture *capture)
 		       row->state_ns[CAPTURE_OFFCPU_STATE_STOPPED] / 1e6,
 		       row->state_ns[CAPTURE_OFFCPU_STATE_OTHER] / 1e6, inc);
 	}
-	printf("\n  (runnable + sleep + disk + stopped + other = off-CPU ms: complete intervals "
-	       "only, as report --off-cpu;\n   incomplete intervals are only in the last column)\n");
+	if (w.offcpu_event == CAPTURE_NONE)
+		printf("\n  (off-CPU time was not recorded: record with --off-cpu to measure it)\n");
+	else
+		printf("\n  (runnable + sleep + disk + stopped + other = off-CPU ms: complete "
+		       "intervals only, as report --off-cpu;\n   incomplete intervals are only in "
+		       "the last column)\n");
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "microscope report: writing the report: %s\n", strerror(errno));
 		goto cleanup;

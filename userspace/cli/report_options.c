@@ -14,6 +14,7 @@
 #include "analysis/analysis.h"
 #include "capture/output_check.h"
 #include "cli_util.h"
+#include "../options/record_options.h"
 #include "input.h"
 #include "report.h"
 
@@ -102,7 +103,8 @@ static const char report_usage[] =
 	"                      Python frame in, interpreter frames hidden)\n"
 	"  --by KIND           the samples split by process, thread, container or module\n"
 	"                      (the innermost frame's), largest first, instead of the\n"
-	"                      call tree\n"
+	"                      call tree: the samples the other options select, at\n"
+	"                      most --limit rows, none under --min-percent if given\n"
 	SCOPE_USAGE
 	"  -h, --help          show this help\n"
 	"\n"
@@ -178,7 +180,7 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || v < 1 ||
+			if (errno || optarg[0] < '0' || optarg[0] > '9' || *end || v < 1 ||
 			    v > UINT32_MAX)
 				return report_usage_error("--limit takes a positive integer, not '%s'",
 							  optarg);
@@ -186,11 +188,9 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 			break;
 		}
 		case 'm':
-			errno = 0;
-			o->min_percent = strtod(optarg, &end);
 			o->min_percent_set = true;
-			if (errno || end == optarg || *end || !isfinite(o->min_percent) ||
-			    o->min_percent < 0 || o->min_percent > 100)
+			if (record_options__parse_decimal(optarg, &o->min_percent, &end) || *end ||
+			    o->min_percent > 100)
 				return report_usage_error("--min-percent takes 0 to 100, not '%s'",
 							  optarg);
 			break;
@@ -340,7 +340,10 @@ int report_options__parse(int argc, char **argv, struct report_options *o)
 		return report_usage_error("one capture FILE, got '%s' too", argv[argc - 1]);
 	/* No FILE: what `record` writes by default. */
 	o->path = optind < argc ? argv[optind] : CLI_DEFAULT_CAPTURE;
-	if (o->since_set && o->until_set && o->until_ns <= o->since_ns)
+	/* the same for times from the start and for wall-clock ones (a
+	 * directory's: before, 'no readable segment' with status 1) */
+	if ((o->since_set && o->until_set && o->until_ns <= o->since_ns) ||
+	    o->until_real_ns <= o->since_real_ns)
 		return report_usage_error("--until must be after --since%s", "");
 	if (o->off_cpu + o->wall + !!o->event > 1)
 		return report_usage_error("choose one of --off-cpu, --wall and --event%s", "");

@@ -250,6 +250,50 @@ static void print_lag(const struct capture *c)
 	       max, capture__counter(c, "processor.lag_mean_ms"));
 }
 
+/* A decimal meta value of c, or 0. */
+static uint64_t meta_u64(const struct capture *c, const char *key)
+{
+	const char *v = capture__meta(c, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/*
+ * The recorder's counters and budget figures are the whole recording's: say
+ * so when the samples shown are less of it -- a directory whose counters
+ * (written at stop) cover segments that retention deleted or --since/--until
+ * left out (segment_dir.c: segments.counters_span_ns, .counters_read_ns),
+ * or a selection (--pid and the other scope options, --since/--until,
+ * --focus/--ignore) within the capture.
+ */
+static void print_counter_scope(const struct report *r)
+{
+	const struct capture *c = r->c;
+	uint64_t whole = meta_u64(c, "segments.counters_span_ns");
+	uint64_t read = meta_u64(c, "segments.counters_read_ns");
+	bool dir = whole && read < whole - whole / 1000; /* under 99.9 % of it */
+	bool scoped = r->opt->scope.filter.nterms ||
+		      (r->query && (r->query->start_ns || r->query->end_ns || r->query->filter));
+	char a[32], b[32];
+
+	if (!dir && !scoped)
+		return;
+	printf("  counters   the kunwind, budget, own cost, lost and problems lines are the whole "
+	       "recording's");
+	if (dir) {
+		format_duration(whole, a, sizeof(a));
+		format_duration(read, b, sizeof(b));
+		printf(" (%s from its start), the samples those of the segments read (%s of it; "
+		       "the others deleted by retention or outside --since/--until)",
+		       a, b);
+	}
+	if (scoped)
+		printf("%s not only the samples selected (scope options, --since/--until, "
+		       "--focus/--ignore)",
+		       dir ? ";" : ",");
+	printf("\n");
+}
+
 void print_summary(const struct report *r, const struct analysis_summary *s, uint32_t event)
 {
 	const struct capture *c = r->c;
@@ -342,6 +386,7 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 			printf(" (preset %s)", preset);
 		printf("\n");
 	}
+	print_counter_scope(r);
 	print_kunwind(r);
 	if (capture__counter(c, "unwind.fp_step_samples"))
 		printf("  fp steps   %" PRIu64 " stack%s stepped by frame pointers through code "

@@ -25,14 +25,31 @@ void record_options__init(struct record_options *o)
 	o->segment_ns = MS_DEFAULT_SEGMENT_NS;
 }
 
+int record_options__parse_decimal(const char *arg, double *v, char **end)
+{
+	char buf[41];
+	size_t n = 0, digits = 0;
+
+	if (!arg)
+		return -EINVAL;
+	for (; arg[n] >= '0' && arg[n] <= '9'; n++)
+		digits++;
+	if (arg[n] == '.')
+		for (n++; arg[n] >= '0' && arg[n] <= '9'; n++)
+			digits++;
+	if (!digits || n >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, arg, n);
+	buf[n] = '\0';
+	*v = strtod(buf, NULL); /* digits and one dot: always a finite number */
+	*end = (char *)arg + n;
+	return 0;
+}
+
 /* A non-negative decimal number at the start of arg; *end after it. */
 static int parse_number(const char *arg, double *v, char **end)
 {
-	if (!arg || !((*arg >= '0' && *arg <= '9') || *arg == '.'))
-		return -EINVAL;
-	errno = 0;
-	*v = strtod(arg, end);
-	if (errno || *end == arg || !(*v >= 0) || *v > 1e18)
+	if (record_options__parse_decimal(arg, v, end) || *v > 1e18)
 		return -EINVAL;
 	return 0;
 }
@@ -137,11 +154,7 @@ int record_options__parse_budget(const char *arg, double *pct)
 	char *end;
 	double v;
 
-	if (!arg || !*arg)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || *end || !(v >= 0 && v <= 100))
+	if (record_options__parse_decimal(arg, &v, &end) || *end || v > 100)
 		return -EINVAL;
 	*pct = v;
 	return 0;
@@ -225,8 +238,9 @@ int record_options__check(const struct record_options *o, char *err, size_t errl
 		return check_failed(err, errlen, "more than %d pids", MS_MAX_PIDS);
 	if (o->ndebug_dirs > MS_MAX_DEBUG_DIRS)
 		return check_failed(err, errlen, "more than %d --debug-dir", MS_MAX_DEBUG_DIRS);
-	if (!(o->duration_s >= 0))
-		return check_failed(err, errlen, "bad duration %g s", o->duration_s);
+	if (!(o->duration_s >= 0) || o->duration_s > (double)MS_MAX_DURATION_S)
+		return check_failed(err, errlen, "bad duration %g s (at most %llu s, ten years)",
+				    o->duration_s, (unsigned long long)MS_MAX_DURATION_S);
 	if (o->segment_ns < MS_MIN_SEGMENT_NS || o->segment_ns > MS_MAX_SEGMENT_NS)
 		return check_failed(err, errlen, "bad --segment %.3f s (1 s .. 24 h)",
 				    o->segment_ns / 1e9);

@@ -52,6 +52,8 @@
 /* Rolling window (--window): at least 1 s, at most 1 hour of records in memory. */
 #define MS_MIN_WINDOW_NS (1000000000ull)
 #define MS_MAX_WINDOW_NS (3600ull * 1000000000)
+/* --duration ceiling (seconds): ten years, well within the interval timer. */
+#define MS_MAX_DURATION_S (10ull * 366 * 86400)
 /* --retain SIZE: at least one megabyte. */
 #define MS_MIN_RETAIN_BYTES (1ull << 20)
 
@@ -171,6 +173,16 @@ const char *record_options__call_graph_name(uint32_t mode);
  * --call-graph fp. */
 uint32_t record_options__stack_copy_bytes(const struct record_options *o);
 
+
+/*
+ * The numbers of every option are decimal: digits with an optional
+ * fraction ("12", "0.5", ".5", "3."), no sign, exponent ("1e3"), hex
+ * ("0x10"), "inf" or "nan", so an option takes the same spelling wherever
+ * it is (docs: README, "Numbers").  Counts (-F, --limit, pids) take digits
+ * only.  Parse one at the start of arg (at most 40 characters) into *v,
+ * *end after it.  Returns 0 or -EINVAL.
+ */
+int record_options__parse_decimal(const char *arg, double *v, char **end);
 
 /*
  * Parse a duration: a decimal number with a unit, "ms", "s", "m", "h" or

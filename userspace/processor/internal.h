@@ -296,6 +296,7 @@ static inline void processor__problem(struct processor *p, enum ms_problem k)
 /* tasks.c */
 int tasks__perf_record(struct processor *p, const uint8_t *rec, uint32_t len, uint32_t source);
 struct proc_state *tasks__find_process(struct processor *p, uint32_t pid);
+struct proc_state *tasks__process_at(struct processor *p, uint32_t pid, uint64_t time);
 struct proc_state *tasks__process(struct processor *p, uint32_t pid, uint64_t time);
 struct thread_state *tasks__thread(struct processor *p, uint32_t pid, uint32_t tid, uint64_t time);
 struct thread_state *tasks__sample_thread(struct processor *p, uint32_t pid, uint32_t tid,

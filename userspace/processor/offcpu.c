@@ -240,9 +240,14 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 		sp.k_returns = skip > 0;
 		wps = NULL;
 		if (row.cause == CAPTURE_OFFCPU_CAUSE_TASK && r->waker_tid) {
-			wps = tasks__find_process(p, r->waker_pid);
+			/* The waker may be on its exit path (it woke a joiner as
+			 * it exited): the row it had, as for its own samples. */
+			wps = tasks__process_at(p, r->waker_pid, r->time_ns);
 			if (wps && wps->tracked) {
-				wts = tasks__thread(p, r->waker_pid, r->waker_tid, r->time_ns);
+				bool wknown;
+
+				wts = tasks__sample_thread(p, r->waker_pid, r->waker_tid, r->time_ns,
+							   &wknown);
 				if (!wts)
 					return -ENOMEM;
 				row.waker_thread = wts->row;

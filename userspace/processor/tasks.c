@@ -144,6 +144,19 @@ struct thread_state *tasks__sample_thread(struct processor *p, uint32_t pid, uin
 	return tasks__thread(p, pid, tid, time);
 }
 
+/*
+ * The process pid was at time: live, or exited no longer than an exit path
+ * before (a thread that wakes another as it exits, pthread_join's futex,
+ * does so after perf wrote its EXIT record), or NULL.
+ */
+struct proc_state *tasks__process_at(struct processor *p, uint32_t pid, uint64_t time)
+{
+	uint64_t *idx = u64map__get(&p->pid_to_proc, (uint64_t)pid + 1);
+	struct proc_state *ps = idx ? &p->procs[*idx] : NULL;
+
+	return ps && in_exit_path(ps->exited, ps->exit_time, time) ? ps : NULL;
+}
+
 const struct proc_mapping *tasks__find_mapping(const struct proc_state *ps, uint64_t addr)
 {
 	uint32_t lo = 0, hi = ps->nmaps;

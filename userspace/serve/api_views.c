@@ -610,7 +610,7 @@ int api__groups(struct api_ctx *ctx, json_t *out)
 	uint32_t i;
 	int rc;
 
-	rc = analysis_groups__init(&g, ctx->c, ctx->q.event, bys[sq->group_by]);
+	rc = analysis_groups__init(&g, ctx->c, &ctx->q, bys[sq->group_by]);
 	if (rc)
 		return rc == -EINVAL ? api__fail(ctx, "bad query") : rc;
 	rc = -ENOMEM;

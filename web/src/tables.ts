@@ -311,10 +311,11 @@ export function renderSummary(root: HTMLElement, info: Info): void {
 }
 
 // Weight per process, thread, container or module (labels as pprof's
-// -tagfocus sees them), of the samples the labels filter keeps.
+// -tagfocus sees them), of the samples the filters keep: the time selection,
+// focus/ignore, thread, module and labels, as the other views count them.
 export async function renderGroups(root: HTMLElement, s: State): Promise<void> {
   const by = ['thread', 'container', 'module'].includes(s.group || '') ? s.group! : 'process';
-  const r = await get<Groups>('groups', { event: s.event, label: s.label, by, limit: 500 });
+  const r = await get<Groups>('groups', { ...filters(s), by, limit: 500 });
   root.innerHTML = '';
   const pick = el('div');
   for (const b of ['process', 'thread', 'container', 'module']) {
