@@ -489,6 +489,36 @@ def test_sigkill_keeps_raw_stream_replayable():
     assert H.folded(again) == prof, "the directory and its .partial replay differently"
 
 
+def test_sigkill_of_a_slow_recording_keeps_its_first_seconds():
+    """At 99 Hz the raw stream's 1 MiB buffer filled only after minutes, so a
+    recording killed in its first seconds left a 0-byte .partial (replayed
+    as 'truncated file header', 0 samples).  Buffered bytes now reach the
+    file at the first drain round a second after they were buffered."""
+    H.require_root()
+    raw = H.tmp_path("raw-slow")
+    proc, out, _ = H.start_record([H.fixture("spinner"), "20"], output=H.tmp_path("slow.msc"),
+                                  save_raw=raw, freq=99)
+    partial = os.path.join(raw, "stream.msraw.partial")
+    try:
+        time.sleep(3.5)
+        assert proc.poll() is None, proc.communicate()
+        children = _children(proc.pid)
+        proc.kill()
+        for pid in children:  # the fixture outlives its recorder
+            H.kill_pid(pid)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    H.log("%s: %d bytes" % (partial, os.path.getsize(partial)))
+    replayed = H.tmp_path("slow-replayed.msc")
+    r = H.run([H.BIN, "record", "--replay", raw, "-o", replayed])
+    assert r.returncode == 0, r.stderr
+    prof = H.folded(replayed)
+    assert H.count_containing(prof, "spin_forever_work") >= 50, H.show_stacks(prof)
+
+
 # ---------------------------------------------------------------- full disk
 
 def test_full_disk_and_full_stdout_say_no_space():

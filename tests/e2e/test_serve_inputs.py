@@ -98,6 +98,7 @@ def test_source_view_serves_no_secrets():
                  ("linkfn", os.path.join(pub, "link.c"), 1),
                  ("plinkfn", os.path.join(priv, "plink.c"), 1),
                  ("keyfn", os.path.join(pub, "id_rsa"), 1),
+                 ("ghostfn", os.path.join(priv, "ghost.c"), 1),
                  ("okfn", os.path.join(pub, "ok.c"), 2)]
         cap = _capture_naming(funcs)
         with open("/etc/shadow") as f:
@@ -108,11 +109,14 @@ def test_source_view_serves_no_secrets():
             under = {fn: _source(srv, fn) for fn, _, _ in funcs}
         H.log("without --source-dir: %r" % {k: v.get("why") for k, v in got.items()})
         H.log("with --source-dir %s: %r" % (priv, {k: v.get("why") for k, v in under.items()}))
-        for fn in ("shadowfn", "secretfn", "hiddenfn", "linkfn", "plinkfn", "keyfn"):
+        for fn in ("shadowfn", "secretfn", "hiddenfn", "linkfn", "plinkfn", "keyfn", "ghostfn"):
             f = got[fn]
             assert not f["readable"] and "text" not in f, (fn, f)
             assert f["why"].startswith("source not served: "), (fn, f)
         assert "every user" in got["secretfn"]["why"] and "every user" in got["hiddenfn"]["why"]
+        # a file that does not exist where not every user can look gets the
+        # same answer as one that does (it told them apart)
+        assert got["ghostfn"]["why"] == got["hiddenfn"]["why"], (got["ghostfn"], got["hiddenfn"])
         assert "named like a source file" in got["keyfn"]["why"], got["keyfn"]
         assert "named like a source file" in got["linkfn"]["why"], got["linkfn"]
         assert got["okfn"]["readable"] and got["okfn"]["text"] == ["int ok;", "int ok_line2;"], \

@@ -130,9 +130,16 @@ int serve_source__read(const char *dir, const char *path, char **buf, size_t *le
 		}
 		path = full;
 	}
+	/* Where not every user can look, not even whether the file exists is
+	 * told: the answer is the one a file there that exists gets. */
+	if (!below(dir, path) && !reachable_by_all(path)) {
+		*why = "source not served: not readable by every user of this host (serve "
+		       "--source-dir DIR shows the files below DIR)";
+		return -EACCES;
+	}
 	/* Not even opened unless a regular file (opening a device can act). */
 	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
-		*why = "source not served: not a regular file on this host";
+		*why = "source not served: no regular file there on this host";
 		return -ENOENT;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);

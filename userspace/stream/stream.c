@@ -20,6 +20,11 @@
 #include "stream.h"
 
 #define WRITER_BUF_BYTES (1u << 20)
+/* Buffered bytes reach the file at the first drain round (ROUND chunk) a
+ * second after the oldest of them was buffered, so a recording killed with
+ * SIGKILL loses at most about that much of its stream, whatever the rate
+ * (a slow one filled the 1 MiB buffer only after minutes). */
+#define WRITER_FLUSH_NS	 1000000000ull
 
 struct raw_file_header {
 	char magic[8];
@@ -34,6 +39,8 @@ struct stream_writer {
 	char *final;   /* DIR/stream.msraw */
 	int err;       /* first write error, sticky */
 	size_t used;
+	uint64_t held_since_ns; /* time of the first ROUND since the last timed flush */
+	bool held_timed;	/* held_since_ns is set */
 	char buf[WRITER_BUF_BYTES];
 };
 
@@ -133,6 +140,15 @@ int stream_writer__sink(void *ctx, const struct ms_chunk *chunk, const void *pay
 	pad = pad8(chunk->len) - chunk->len;
 	if (!err && pad)
 		err = writer__append(w, zeros, pad);
+	if (!err && chunk->kind == MS_CHUNK_ROUND) {
+		if (!w->held_timed) {
+			w->held_since_ns = chunk->time;
+			w->held_timed = true;
+		} else if (chunk->time - w->held_since_ns >= WRITER_FLUSH_NS) {
+			err = writer__flush(w);
+			w->held_timed = false;
+		}
+	}
 	return err;
 }
 
@@ -340,11 +356,18 @@ int stream__replay(const char *path, stream_sink_fn sink, void *ctx)
 		}
 		err = (size_t)got < sizeof(c) ? -ENODATA : replay__chunk(&r, &c, at);
 		if (err == -ENODATA && !seen_end) {
-			/* a recording killed mid-write (SIGKILL): its complete chunks stand */
+			/* a recording killed mid-write (SIGKILL): its complete chunks
+			 * stand; a published stream (not .partial) was cut since */
+			size_t n = strlen(r.path), k = strlen(".partial");
+			bool partial = n >= k && !strcmp(r.path + n - k, ".partial");
+
 			fprintf(stderr,
-				"microscope: %s: the stream is cut at offset %llu (its recording "
-				"never stopped): replaying its %llu complete chunks\n",
-				r.path, (unsigned long long)at, (unsigned long long)chunks);
+				"microscope: %s: the stream is cut at offset %llu (%s): replaying "
+				"its %llu complete chunks\n",
+				r.path, (unsigned long long)at,
+				partial ? "its recording never stopped"
+					: "truncated after it was written",
+				(unsigned long long)chunks);
 			err = 0;
 			break;
 		}
