@@ -86,15 +86,21 @@ static int read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-static pid_t proc__ppid(pid_t pid)
+/* A pid field of /proc/PID/status (key "\nPPid:", "\nTgid:"), or 0. */
+static pid_t proc__status_pid(pid_t pid, const char *key)
 {
 	char path[64], buf[1024], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	if (read_small(path, buf, sizeof(buf)))
 		return 0;
-	p = strstr(buf, "\nPPid:");
-	return p ? (pid_t)strtol(p + 6, NULL, 10) : 0;
+	p = strstr(buf, key);
+	return p ? (pid_t)strtol(p + strlen(key), NULL, 10) : 0;
+}
+
+static pid_t proc__ppid(pid_t pid)
+{
+	return proc__status_pid(pid, "\nPPid:");
 }
 
 /* One line of /proc/PID/maps (fs/proc/task_mmu.c, show_map_vma) as MMAP2. */
@@ -302,11 +308,5 @@ int collector__snapshot_all(struct collector *c, __u64 time)
 /* The process a thread id belongs to ("Tgid:" in /proc/PID/status), or 0. */
 pid_t collector__proc_tgid(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (read_small(path, buf, sizeof(buf)))
-		return 0;
-	p = strstr(buf, "\nTgid:");
-	return p ? (pid_t)strtol(p + 6, NULL, 10) : 0;
+	return proc__status_pid(pid, "\nTgid:");
 }
