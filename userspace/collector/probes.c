@@ -29,6 +29,11 @@
  * between reserving and publishing it (a writer preempted for a while
  * must not lose its record, so this is far above a scheduling delay). */
 #define MS_PROBE_STALL_NS (1000ull * 1000 * 1000)
+/* A control block found while the loader is still mapping the library (its
+ * first segment mapped over the whole span, the data segment not yet):
+ * what is read there is not the block.  It is looked for again, at most
+ * this many times (MS_PROBE_RETRY_NS apart), before it counts as bad. */
+#define MS_PROBE_EARLY_TRIES 10
 /* Files known not to hold the SDK (by device and inode): a Python
  * executable is looked at every MS_PROBE_RETRY_NS until ctypes loads it. */
 #define PROBE_NEG_CACHE 64
@@ -51,6 +56,7 @@ struct probe_proc {
 	uint32_t pid;
 	enum probe_state state;
 	uint64_t next_try; /* SEARCHING: CLOCK_MONOTONIC ns of the next look */
+	uint32_t early_tries; /* SEARCHING: blocks found not valid yet */
 	uint64_t ctl;	   /* address of the control block */
 	/* SEARCHING, forked without exec: the parent's ring and site table,
 	 * which the control block at ctl (the parent's address) must name to
@@ -482,6 +488,7 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 				      : MICROSCOPE_PROBES_ON | MICROSCOPE_PROBES_ALL;
 	uint64_t pid = (uint64_t)getpid();
 	int n = 0, err;
+	bool forked = false;
 
 	_Static_assert(offsetof(struct microscope_probes_control, heartbeat_ns) ==
 			       offsetof(struct microscope_probes_control, tail) + 8 &&
@@ -502,8 +509,14 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 			return 0;
 		}
 		pr->forks++;
+		forked = true;
 	}
 	if (!control__valid(&c)) {
+		if (pp->state == PROBE_SEARCHING && pp->early_tries++ < MS_PROBE_EARLY_TRIES) {
+			pp->ctl = 0; /* found again at the next look */
+			pp->next_try = now_ns + MS_PROBE_RETRY_NS;
+			return 0;
+		}
 		pr->bad_control++;
 		proc__done(pr, pp);
 		return 0;
@@ -517,8 +530,11 @@ static int proc__drain(struct probe_rings *pr, struct probe_proc *pp, uint64_t n
 		pp->sites = c.sites;
 		/* what an earlier reader left is not ours; what the SDK wrote
 		 * for us before we found it (started by us, reader_pid ours:
-		 * MICROSCOPE_PROBES_RECORDER_ENV) is */
-		pp->tail = c.enable && c.reader_pid == pid ? c.tail : c.head;
+		 * MICROSCOPE_PROBES_RECORDER_ENV) is, but not in a child forked
+		 * without exec: its ring is a copy of its parent's, whose
+		 * records up to the fork are the parent's (read a second time
+		 * they were the child's, with their old times late) */
+		pp->tail = !forked && c.enable && c.reader_pid == pid ? c.tail : c.head;
 		pr->processes++;
 	}
 	if (c.ring != pp->ring || c.ring_slots != pp->slots || c.sites != pp->sites ||
