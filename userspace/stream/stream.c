@@ -352,6 +352,13 @@ int stream__replay(const char *path, stream_sink_fn sink, void *ctx)
 		}
 		if (got == 0) {
 			err = 0; /* end of file at a chunk boundary */
+			if (!seen_end)
+				/* a recording killed (SIGKILL) between two writes */
+				fprintf(stderr,
+					"microscope: %s: the stream is cut at offset %llu, after its "
+					"last complete chunk, without an END (its recording never "
+					"stopped): replaying its %llu chunks\n",
+					r.path, (unsigned long long)at, (unsigned long long)chunks);
 			break;
 		}
 		err = (size_t)got < sizeof(c) ? -ENODATA : replay__chunk(&r, &c, at);
