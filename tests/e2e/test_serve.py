@@ -299,7 +299,10 @@ def test_cached_first_answers_equal_fresh_ones():
             again = srv.api("/api/flamegraph?min_share=0&granularity=" + g)
             fresh = srv.api("/api/flamegraph?min_share=0&granularity=%s%s" % (g, whole))
             H.log("%s: %d nodes, total %d" % (g, len(cached["nodes"]), cached["total"]))
-            assert len(cached["nodes"]) > 5 and cached["total"] > 100, cached
+            # by module the ratio fixture is root, ratio, libc and ld.so
+            # (5 nodes when no sample has a kernel or vDSO frame)
+            assert len(cached["nodes"]) > (5 if g == "function" else 3) and \
+                cached["total"] > 100, cached
             assert cached == again == fresh, (g, cached["total"], fresh["total"])
     assert info["summary"]["samples"] == cached["samples"] and \
         info["summary"]["weight"] == cached["total"], (info["summary"], cached["total"])
