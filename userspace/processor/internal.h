@@ -455,6 +455,12 @@ void kunwind__drained(struct processor *p, const void *rec, uint32_t len);
 /* Load the rows of module (once; a failed load is counted). */
 void kunwind__load_module(struct processor *p, uint32_t module);
 
+/* kunwind.c: the table row of a mapping [start, end) at pgoff of module
+ * (a file or the vDSO with its load address known) into *out; false for
+ * any other. */
+bool kunwind__table_mapping(const struct processor *p, uint32_t module, uint64_t start,
+			    uint64_t end, uint64_t pgoff, struct ms_ku_mapping *out);
+
 /* kunwind_live.c */
 /* A drained sample of a targeted recording that stopped for want of its
  * process's table (NO_PROC, NO_MAPPING; parts checked): write the table

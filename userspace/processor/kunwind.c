@@ -26,6 +26,24 @@ static const char *const ku_stop_names[] = {
 #undef KU_STOP_NAME
 };
 
+bool kunwind__table_mapping(const struct processor *p, uint32_t module, uint64_t start,
+			    uint64_t end, uint64_t pgoff, struct ms_ku_mapping *out)
+{
+	const struct module_state *ms;
+	uint64_t vaddr;
+
+	if (module == CAPTURE_NONE || module >= p->nmodules)
+		return false;
+	ms = &p->modules[module];
+	if ((ms->kind != CAPTURE_MODULE_FILE && ms->kind != CAPTURE_MODULE_VDSO) ||
+	    !sym_module__to_vaddr(ms->sym, pgoff, &vaddr))
+		return false;
+	*out = (struct ms_ku_mapping){
+		.start = start, .end = end, .bias = start - vaddr, .module = module,
+	};
+	return true;
+}
+
 /* The process's executable file mappings, as the kernel's table wants them. */
 static void tell_mappings(struct processor *p, struct proc_state *ps)
 {
@@ -37,18 +55,8 @@ static void tell_mappings(struct processor *p, struct proc_state *ps)
 		return;
 	for (uint32_t i = 0; i < ps->nmaps && n < MS_KU_PROC_MAPS; i++) {
 		const struct proc_mapping *m = &ps->maps[i];
-		struct module_state *ms;
-		uint64_t vaddr;
 
-		if (m->module == CAPTURE_NONE || m->module >= p->nmodules)
-			continue;
-		ms = &p->modules[m->module];
-		if ((ms->kind != CAPTURE_MODULE_FILE && ms->kind != CAPTURE_MODULE_VDSO) ||
-		    !sym_module__to_vaddr(ms->sym, m->pgoff, &vaddr))
-			continue;
-		maps[n++] = (struct ms_ku_mapping){
-			.start = m->start, .end = m->end, .bias = m->start - vaddr, .module = m->module,
-		};
+		n += kunwind__table_mapping(p, m->module, m->start, m->end, m->pgoff, &maps[n]);
 	}
 	if (kunwind_maps__set_proc(p->kunwind, ps->pid, ps->ku_cookie, maps, n))
 		p->ku_load_errors++;

@@ -138,7 +138,6 @@ static int live_read(struct processor *p, struct ku_live_proc *lp, struct ms_ku_
 		unsigned int maj, min;
 		char perms[8];
 		uint32_t module;
-		uint64_t vaddr;
 		int off = 0;
 
 		path[0] = '\0';
@@ -152,12 +151,7 @@ static int live_read(struct processor *p, struct ku_live_proc *lp, struct ms_ku_
 		if (n >= MS_KU_PROC_MAPS)
 			continue;
 		module = live_module(p, lp->tgid, start, end, maj, min, ino, path);
-			if (module == CAPTURE_NONE || module >= p->nmodules ||
-		    !sym_module__to_vaddr(p->modules[module].sym, pgoff, &vaddr))
-			continue;
-		maps[n++] = (struct ms_ku_mapping){
-			.start = start, .end = end, .bias = start - vaddr, .module = module,
-		};
+		n += kunwind__table_mapping(p, module, start, end, pgoff, &maps[n]);
 	}
 	fclose(f);
 	return (int)n;
