@@ -308,8 +308,7 @@ struct collector *collector__new(const struct record_options *o, stream_sink_fn 
 	}
 	/* Without the capabilities the load fails anyway: say why before
 	 * libbpf prints its own guesses (RLIMIT_MEMLOCK, CONFIG_BPF_SYSCALL). */
-	if (!collector__cap_effective(CAP_SYS_ADMIN_BIT) &&
-	    (!collector__cap_effective(CAP_BPF_BIT) || !collector__cap_effective(CAP_PERFMON_BIT))) {
+	if (!collector__may_load_bpf()) {
 		ret = -EPERM;
 		collector__diagnose(ret, true, "loading the BPF sampler", err, errlen);
 		goto cleanup;

@@ -131,7 +131,9 @@ int collector__open_rings(struct collector *c, char *err, size_t errlen);
 int collector__attach_sampling(struct collector *c, char *err, size_t errlen);
 
 /* diagnose.c */
-bool collector__cap_effective(int cap);
+/* CAP_SYS_ADMIN, or both CAP_BPF and CAP_PERFMON: what loading the sampler
+ * needs (the rule collector__diagnose words when it fails). */
+bool collector__may_load_bpf(void);
 /* Name the likely cause of a failure to load BPF (bpf = true) or to open a
  * CPU-wide perf event (bpf = false) into buf. */
 void collector__diagnose(int err, bool bpf, const char *what, char *buf, size_t len);

@@ -20,7 +20,7 @@ static int read_int_file(const char *path, int *val)
 	return ok ? 0 : -EINVAL;
 }
 
-bool collector__cap_effective(int cap)
+static bool cap_effective(int cap)
 {
 	unsigned long long caps = 0;
 	char line[256];
@@ -41,15 +41,21 @@ bool collector__cap_effective(int cap)
 	return caps & (1ull << cap);
 }
 
+bool collector__may_load_bpf(void)
+{
+	return cap_effective(CAP_SYS_ADMIN_BIT) ||
+	       (cap_effective(CAP_BPF_BIT) && cap_effective(CAP_PERFMON_BIT));
+}
+
 /*
  * Name the likely cause of a failure to load BPF (bpf = true) or to open a
  * CPU-wide perf event (bpf = false) into buf.
  */
 void collector__diagnose(int err, bool bpf, const char *what, char *buf, size_t len)
 {
-	bool admin = collector__cap_effective(CAP_SYS_ADMIN_BIT);
-	bool has_bpf = admin || collector__cap_effective(CAP_BPF_BIT);
-	bool has_perfmon = admin || collector__cap_effective(CAP_PERFMON_BIT);
+	bool admin = cap_effective(CAP_SYS_ADMIN_BIT);
+	bool has_bpf = admin || cap_effective(CAP_BPF_BIT);
+	bool has_perfmon = admin || cap_effective(CAP_PERFMON_BIT);
 	int val;
 
 	if (!buf || !len)
