@@ -142,6 +142,19 @@ static void test_concurrent_writers(void **state)
 	assert_int_equal(microscope_probes_enabled(), 0);
 	print_message("rounds %llu, records %llu, dropped %llu\n", (unsigned long long)rounds,
 		      (unsigned long long)records, (unsigned long long)microscope_probes_dropped());
+	/*
+	 * Writers that find the reader's heartbeat older than its timeout (2 s)
+	 * switch writing off and stop counting: that is the protocol (tested
+	 * below), and a loaded machine can starve this reader that long (the
+	 * two failures seen were under a full suite and three CPU burners).
+	 * The exact accounting holds only for a run without a timeout.
+	 */
+	if (microscope_probes_timeouts()) {
+		print_message("the reader was starved past its timeout (%u): accounting not checked\n",
+			      microscope_probes_timeouts());
+		probe_rings__free(pr);
+		skip();
+	}
 	assert_int_equal(records + microscope_probes_dropped(), 2ull * WRITERS * PAIRS);
 	assert_true(records > 0);
 	/* on a loaded machine a writer may have had every record dropped */
