@@ -404,8 +404,7 @@ static int inflate_image(const char *path, int *fd, size_t *size, void **map)
 
 /* Section name of the image at map (size bytes): its header in *sh and
  * its bytes, or NULL when absent. */
-static const uint8_t *image_section(const void *map, size_t size, const char *name,
-				    GElf_Shdr *sh)
+static const uint8_t *image_section(const void *map, size_t size, const char *name, GElf_Shdr *sh)
 {
 	Elf *e = elf_memory((char *)map, size);
 	Elf_Scn *scn = NULL;

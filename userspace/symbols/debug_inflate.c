@@ -108,7 +108,7 @@ static void di_in__advance(struct di_in *in, const uint8_t *now, bool last)
 
 /* A zlib stream's header and trailer (RFC 1950 section 2.2): CMF, FLG
  * before the deflate data, the Adler-32 of the output after it. */
-#define DI_ZLIB_HEADER 2u
+#define DI_ZLIB_HEADER	2u
 #define DI_ZLIB_TRAILER 4u
 
 /* Whether p starts a zlib stream inflate could take: deflate (CM 8) with a

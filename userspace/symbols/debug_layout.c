@@ -39,8 +39,8 @@
  * here: a file whose only DWARF it is must still open as it did.
  */
 static const char *const unread_sections[] = {
-    ".debug_loclists", ".debug_loc",	      ".debug_aranges",	     ".debug_macro",
-    ".debug_macinfo",  ".debug_pubnames",     ".debug_pubtypes",     ".debug_gnu_pubnames",
+    ".debug_loclists",	   ".debug_loc",      ".debug_aranges",	 ".debug_macro",
+    ".debug_macinfo",	   ".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames",
     ".debug_gnu_pubtypes", ".debug_names",    ".gdb_index",
 };
 
