@@ -4,7 +4,8 @@ no work (start-up, BPF load and verification, attach, the capture's seal),
 next to `perf record`'s, as bench/run.py's "-nowork" rows measure it
 (issue 16): rusage of the whole command minus the fixture's own CPU.
 
-    sudo python3 bench/fixed_cost.py [--runs 7] [BIN ...]
+    sudo python3 bench/fixed_cost.py [--runs 7] [--rate HZ] [--call-graph CG]
+                                     [--no-perf] [BIN ...]
 
 Each round runs every (binary, call graph) and perf once, in a rotating
 order, so all see the same machine; medians are printed.  Several binaries
@@ -25,9 +26,12 @@ WORK_RE = re.compile(r"cpu_ns=(\d+)")
 STACK_SIZE = 16384  # bench/run.py's
 
 
-def commands(binary, out):
-    for cg in ("fp", "dwarf", "dwarf-kernel"):
-        cmd = [binary, "record", "-F", "999", "--budget", "0", "--call-graph", cg]
+CALL_GRAPHS = ("fp", "dwarf", "dwarf-kernel")
+
+
+def commands(binary, out, rate, call_graphs):
+    for cg in call_graphs:
+        cmd = [binary, "record", "-F", str(rate), "--budget", "0", "--call-graph", cg]
         if cg != "fp":
             cmd += ["--stack-size", str(STACK_SIZE)]
         yield cg, cmd + ["-o", out, "--"]
@@ -52,6 +56,10 @@ def run_once(cmd, work, tmp):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--rate", type=int, default=999, help="-F of every recorder (default 999)")
+    ap.add_argument("--call-graph", action="append", choices=CALL_GRAPHS,
+                    help="only this call graph (repeatable; default all three)")
+    ap.add_argument("--no-perf", action="store_true", help="leave perf record out")
     ap.add_argument("binaries", nargs="*", default=[os.path.join(REPO, "build", "microscope")])
     args = ap.parse_args()
     work = os.path.join(REPO, "build", "bench", "work")
@@ -62,12 +70,13 @@ def main():
     for b in args.binaries:
         tag = b if len(args.binaries) > 1 else "microscope"
         b = os.path.abspath(b)
-        for cg, cmd in commands(b, os.path.join(tmp, "out.msc")):
+        for cg, cmd in commands(b, os.path.join(tmp, "out.msc"), args.rate,
+                                args.call_graph or CALL_GRAPHS):
             jobs.append(("%s %s" % (tag, cg), cmd))
-    perf = shutil.which("perf")
+    perf = None if args.no_perf else shutil.which("perf")
     if perf:
         jobs.append(("perf record -g", [perf, "record", "--no-bpf-event", "-B", "-N", "-q",
-                                        "-F", "999", "-o", os.path.join(tmp, "perf.data"),
+                                        "-F", str(args.rate), "-o", os.path.join(tmp, "perf.data"),
                                         "-g", "--"]))
     cpu = {name: [] for name, _ in jobs}
     for r in range(args.runs):

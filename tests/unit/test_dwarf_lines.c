@@ -7,6 +7,7 @@
  * never a crash (run under ASan/UBSan by `make check`).
  */
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
@@ -17,12 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "userspace/symbols/symbols.h"
+#include "userspace/symbols/symbols_internal.h"
 
 static char tmpdir[] = "/tmp/test_dwarf_lines.XXXXXX";
 
@@ -371,6 +374,137 @@ static void test_zlib_debug_sections(void **state)
 	assert_int_equal(lines, 0);
 }
 
+/* The image debug_inflate__file makes of path: *fd, *size, mapped at *map;
+ * its return value. */
+static int inflate_image(const char *path, int *fd, size_t *size, void **map)
+{
+	int in = open(path, O_RDONLY);
+	struct stat st;
+	void *p;
+	Elf *e;
+	int err;
+
+	assert_true(in >= 0);
+	assert_int_equal(fstat(in, &st), 0);
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, in, 0);
+	assert_true(p != MAP_FAILED);
+	e = elf_memory(p, (size_t)st.st_size);
+	assert_non_null(e);
+	err = debug_inflate__file(e, p, (size_t)st.st_size, fd, size);
+	elf_end(e);
+	munmap(p, (size_t)st.st_size);
+	close(in);
+	*map = NULL;
+	if (!err) {
+		*map = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, *fd, 0);
+		assert_true(*map != MAP_FAILED);
+	}
+	return err;
+}
+
+/* Section name of the image at map (size bytes): its header in *sh and
+ * its bytes, or NULL when absent. */
+static const uint8_t *image_section(const void *map, size_t size, const char *name, GElf_Shdr *sh)
+{
+	Elf *e = elf_memory((char *)map, size);
+	Elf_Scn *scn = NULL;
+	const uint8_t *bytes = NULL;
+	size_t shstrndx;
+
+	assert_non_null(e);
+	assert_int_equal(elf_getshdrstrndx(e, &shstrndx), 0);
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *n;
+
+		gelf_getshdr(scn, sh);
+		n = elf_strptr(e, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name)) {
+			bytes = (const uint8_t *)map + sh->sh_offset;
+			break;
+		}
+	}
+	elf_end(e);
+	return bytes;
+}
+
+/*
+ * The image of a zlib-compressed file (debug_inflate.c, debug_layout.c):
+ * .debug_info decompressed to the plain file's very bytes; the sections no
+ * lookup reads (.debug_loclists, .debug_aranges) left out, empty NOBITS,
+ * though this binary (-O2 -g) has both.  The zlib stream is inflated raw:
+ * a wrong Adler-32 trailer changes nothing (the lines are the plain
+ * build's), while a header that is not deflate's refuses the image and the
+ * module has no lines.
+ */
+static void test_zlib_image_sections(void **state)
+{
+	static char plain_chains[1 << 16], chains[1 << 16];
+	char plain[PATH_MAX], zl[PATH_MAX], cmd[3 * PATH_MAX], *err = NULL;
+	struct scn_loc info, plain_info;
+	const uint8_t *bytes;
+	int fd, pfd, problems = 0, lines = 0;
+	uint8_t *want;
+	size_t size;
+	GElf_Shdr sh;
+	void *map;
+
+	(void)state;
+	snprintf(plain, sizeof(plain), "%s/plain-img", tmpdir);
+	snprintf(zl, sizeof(zl), "%s/zlib-img", tmpdir);
+	copy_self(plain);
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' '%s'", plain, zl);
+	assert_int_equal(system(cmd), 0);
+	assert_true(find_section(plain, ".debug_info", &plain_info));
+	assert_true(find_section(zl, ".debug_info", &info));
+	want = malloc(plain_info.size);
+	assert_non_null(want);
+	pfd = open(plain, O_RDONLY);
+	assert_int_equal(pread(pfd, want, plain_info.size, (off_t)plain_info.offset),
+			 (ssize_t)plain_info.size);
+	close(pfd);
+
+	assert_int_equal(inflate_image(zl, &fd, &size, &map), 0);
+	bytes = image_section(map, size, ".debug_info", &sh);
+	assert_non_null(bytes);
+	assert_int_equal(sh.sh_type, SHT_PROGBITS);
+	assert_int_equal(sh.sh_flags & SHF_COMPRESSED, 0);
+	assert_int_equal(sh.sh_size, plain_info.size);
+	assert_memory_equal(bytes, want, plain_info.size);
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? ".debug_aranges" : ".debug_loclists";
+		struct scn_loc there;
+
+		assert_true(find_section(zl, name, &there) && there.size > 0);
+		assert_non_null(image_section(map, size, name, &sh));
+		assert_int_equal(sh.sh_type, SHT_NOBITS);
+		assert_int_equal(sh.sh_size, 0);
+	}
+	munmap(map, size);
+	close(fd);
+
+	/* the Adler-32 (the section's last 4 bytes) wrong: same bytes, lines */
+	patch(zl, info.offset + info.size - 4, "\x01\x02\x03\x04", 4);
+	assert_int_equal(inflate_image(zl, &fd, &size, &map), 0);
+	bytes = image_section(map, size, ".debug_info", &sh);
+	assert_non_null(bytes);
+	assert_memory_equal(bytes, want, plain_info.size);
+	munmap(map, size);
+	close(fd);
+	assert_true(marker_chains(plain, plain_chains, sizeof(plain_chains), &err) > 0);
+	assert_null(err);
+	assert_true(marker_chains(zl, chains, sizeof(chains), &err) > 0);
+	if (err)
+		fail_msg("zlib build, wrong checksum: %s", err);
+	assert_string_equal(chains, plain_chains);
+
+	/* CM 7 instead of deflate's 8 (FCHECK kept valid: 0x77 0x09) */
+	patch(zl, info.offset + sizeof(Elf64_Chdr), "\x77\x09", 2);
+	assert_int_equal(inflate_image(zl, &fd, &size, &map), -EINVAL);
+	exercise(zl, &problems, &lines);
+	assert_int_equal(lines, 0);
+	free(want);
+}
+
 /* One address's frames, copied (DWARF strings may go when DWARF closes). */
 struct frames_copy {
 	size_t n;
@@ -524,6 +658,7 @@ int main(void)
 	    cmocka_unit_test(test_damaged_dwarf),
 	    cmocka_unit_test(test_zstd_debug_sections),
 	    cmocka_unit_test(test_zlib_debug_sections),
+	    cmocka_unit_test(test_zlib_image_sections),
 	    cmocka_unit_test(test_dwarf_budget_reopens),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

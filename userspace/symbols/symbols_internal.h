@@ -334,6 +334,7 @@ struct debug_sec {
 	uint64_t align;
 	uint64_t offset;    /* in the image */
 	uint32_t ch_type;   /* ELFCOMPRESS_* to decompress, or 0: copied */
+	bool unread;	    /* a section no lookup reads: empty SHT_NOBITS in the image */
 };
 struct debug_layout {
 	const Elf64_Ehdr *eh; /* the file's */
@@ -344,7 +345,8 @@ struct debug_layout {
 };
 /* Plans the image of elf with the compressed sections of the kinds in kinds
  * (a bit 1 << ELFCOMPRESS_*) decompressed and those of the other known kind
- * copied as they are.  0, -EINVAL (not a host-order ELF64, an unknown
+ * copied as they are; debug sections lookups never read (location lists,
+ * .debug_aranges, name indexes) left out, empty.  0, -EINVAL (not a host-order ELF64, an unknown
  * compression, a declared size past SYM_MAX_DEBUG_SECTION or
  * SYM_MAX_DEBUG_IMAGE) or -ENOMEM; l is released on error. */
 int debug_layout__plan(Elf *elf, uint32_t kinds, struct debug_layout *l);
