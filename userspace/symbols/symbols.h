@@ -196,6 +196,21 @@ struct symbolizer_dwarf_stats {
 	size_t peak;	   /* largest such figure */
 };
 void symbolizer__dwarf_stats(const struct symbolizer *s, struct symbolizer_dwarf_stats *out);
+/*
+ * Cache the kernel's symbol table in directory dir (created 0700 if
+ * missing; refused when it is a symbolic link, not the effective user's, or
+ * writable by group or others), keyed by boot and loaded modules, so that
+ * later symbolizers in this boot skip parsing /proc/kallsyms.  NULL (the
+ * default): no cache.  Call before the kernel's first use.  0 or -ENOMEM.
+ */
+int symbolizer__set_kallsyms_cache(struct symbolizer *s, const char *dir);
+struct symbolizer_kcache_stats {
+	uint64_t hit;	   /* the table came from the cache */
+	uint64_t miss;	   /* no cache file, or one of another boot/module set */
+	uint64_t bad;	   /* a cache file that broke a rule: rebuilt */
+	uint64_t unusable; /* the directory was refused, or the file not written */
+};
+void symbolizer__kcache_stats(const struct symbolizer *s, struct symbolizer_kcache_stats *out);
 /* Files debuginfod delivered so far. */
 uint64_t symbolizer__debuginfod_fetched(const struct symbolizer *s);
 

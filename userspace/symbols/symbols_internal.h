@@ -387,6 +387,40 @@ int kallsyms__load(struct sym_module *m, const char *path, uint64_t *stext);
  * (bytes written to out, at most SYM_BUILD_ID_MAX), 0 if none, or -errno. */
 ssize_t kernel_notes__build_id(const char *path, uint8_t *out);
 
+/* kallsyms_cache.c: the kernel's table cached per boot (see its top
+ * comment for the file and the rules it is checked against). */
+#define KCACHE_BOOT_ID_LEN 40 /* the boot_id's 36 characters, NUL-padded */
+struct kallsyms_cache_key {
+	char boot_id[KCACHE_BOOT_ID_LEN];
+	uint64_t modules_hash; /* FNV-1a of /proc/modules' names and addresses */
+};
+/* 0 when the first address of the kallsyms file at path is not 0 (reads
+ * one line); -EPERM when it is (kptr_restrict, no CAP_SYSLOG), or -errno. */
+int kallsyms_cache__visible(const char *path);
+/* The key of this boot and module set.  0, -EPERM (module addresses read
+ * as 0: kptr_restrict; never cache then), -EINVAL or another -errno. */
+int kallsyms_cache__key(struct kallsyms_cache_key *key);
+/* Opens (creating it 0700 if missing; its parent must exist) the cache
+ * directory path.  Returns a descriptor (the caller closes it), -ELOOP (a
+ * symbolic link), -EPERM (not owned by the effective user, or writable by
+ * group or others) or another -errno. */
+int kallsyms_cache__open_dir(const char *path);
+/* Fills m's table and *stext from the cache in dirfd when its key is key.
+ * 0; -ENOENT (no file), -ESTALE (another key or version), -EINVAL (a file
+ * that breaks a rule: m untouched), -ENOMEM, or another -errno. */
+int kallsyms_cache__read(int dirfd, const struct kallsyms_cache_key *key, struct sym_module *m,
+			 uint64_t *stext);
+/* Publishes m's table (loaded by kallsyms__load, no error) and stext under
+ * key in dirfd, atomically, 0600.  0, -EINVAL (nothing to cache) or -errno. */
+int kallsyms_cache__write(int dirfd, const struct kallsyms_cache_key *key,
+			  const struct sym_module *m, uint64_t stext);
+/* kallsyms__load through the cache in dir (NULL: none): m's table from the
+ * cache when it holds this boot's, else from /proc/kallsyms, then cached
+ * (never when the load failed or addresses read as 0).  Counts into stats.
+ * Returns 0 or -ENOMEM. */
+int kallsyms__load_cached(struct sym_module *m, const char *dir, uint64_t *stext,
+			  struct symbolizer_kcache_stats *stats);
+
 /* vdso.c: loads this process's vdso image into m. Returns 0 or -ENOMEM. */
 int vdso__load(struct sym_module *m);
 
