@@ -115,7 +115,7 @@ int kallsyms_cache__visible(const char *path)
 	return -EPERM;
 }
 
-int kallsyms_cache__key(struct kallsyms_cache_key *key)
+int kallsyms_cache__key(struct kallsyms_cache_key *key, const char *kallsyms)
 {
 	static char buf[1 << 20]; /* /proc/modules: ~100 bytes a module */
 	uint64_t h = 14695981039346656037ull;
@@ -132,7 +132,7 @@ int kallsyms_cache__key(struct kallsyms_cache_key *key)
 	memcpy(key->boot_id, buf, 36);
 	/* kptr_restrict: kallsyms' first address (the seq_file formats only
 	 * the lines read) reads as 0, and so do the modules' below. */
-	err = kallsyms_cache__visible("/proc/kallsyms");
+	err = kallsyms_cache__visible(kallsyms);
 	if (err)
 		return err;
 	n = read_small("/proc/modules", buf, sizeof(buf));
@@ -318,7 +318,7 @@ int kallsyms_cache__write(int dirfd, const struct kallsyms_cache_key *key,
 	ssize_t got;
 	int fd, err = 0;
 
-	if (!m->nr_syms || m->error || m->nr_syms > SYM_MAX_SYMBOLS ||
+	if (!m->nr_syms || sym_module__error(m) || m->nr_syms > SYM_MAX_SYMBOLS ||
 	    m->names_len > KCACHE_NAMES_MAX)
 		return -EINVAL;
 	memcpy(h.magic, KCACHE_MAGIC, 8);
@@ -356,18 +356,18 @@ int kallsyms_cache__write(int dirfd, const struct kallsyms_cache_key *key,
 	return err;
 }
 
-int kallsyms__load_cached(struct sym_module *m, const char *dir, uint64_t *stext,
-			  struct symbolizer_kcache_stats *stats)
+int kallsyms__load_cached(struct sym_module *m, const char *path, const char *dir,
+			  uint64_t *stext, struct symbolizer_kcache_stats *stats)
 {
 	struct kallsyms_cache_key key;
 	int dirfd = -1, err;
 
-	if (!dir || kallsyms_cache__key(&key))
-		return kallsyms__load(m, "/proc/kallsyms", stext);
+	if (!dir || kallsyms_cache__key(&key, path))
+		return kallsyms__load(m, path, stext);
 	dirfd = kallsyms_cache__open_dir(dir);
 	if (dirfd < 0) {
 		stats->unusable++;
-		return kallsyms__load(m, "/proc/kallsyms", stext);
+		return kallsyms__load(m, path, stext);
 	}
 	err = kallsyms_cache__read(dirfd, &key, m, stext);
 	if (!err) {
@@ -383,8 +383,8 @@ int kallsyms__load_cached(struct sym_module *m, const char *dir, uint64_t *stext
 		stats->miss++;
 	else
 		stats->bad++;
-	err = kallsyms__load(m, "/proc/kallsyms", stext);
-	if (!err && !m->error && kallsyms_cache__write(dirfd, &key, m, *stext))
+	err = kallsyms__load(m, path, stext);
+	if (!err && !sym_module__error(m) && kallsyms_cache__write(dirfd, &key, m, *stext))
 		stats->unusable++;
 	close(dirfd);
 	return err;

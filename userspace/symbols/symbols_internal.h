@@ -397,9 +397,10 @@ struct kallsyms_cache_key {
 /* 0 when the first address of the kallsyms file at path is not 0 (reads
  * one line); -EPERM when it is (kptr_restrict, no CAP_SYSLOG), or -errno. */
 int kallsyms_cache__visible(const char *path);
-/* The key of this boot and module set.  0, -EPERM (module addresses read
+/* The key of this boot and module set; kallsyms (e.g. "/proc/kallsyms")
+ * must show addresses (kallsyms_cache__visible).  0, -EPERM (addresses read
  * as 0: kptr_restrict; never cache then), -EINVAL or another -errno. */
-int kallsyms_cache__key(struct kallsyms_cache_key *key);
+int kallsyms_cache__key(struct kallsyms_cache_key *key, const char *kallsyms);
 /* Opens (creating it 0700 if missing; its parent must exist) the cache
  * directory path.  Returns a descriptor (the caller closes it), -ELOOP (a
  * symbolic link), -EPERM (not owned by the effective user, or writable by
@@ -414,12 +415,12 @@ int kallsyms_cache__read(int dirfd, const struct kallsyms_cache_key *key, struct
  * key in dirfd, atomically, 0600.  0, -EINVAL (nothing to cache) or -errno. */
 int kallsyms_cache__write(int dirfd, const struct kallsyms_cache_key *key,
 			  const struct sym_module *m, uint64_t stext);
-/* kallsyms__load through the cache in dir (NULL: none): m's table from the
- * cache when it holds this boot's, else from /proc/kallsyms, then cached
- * (never when the load failed or addresses read as 0).  Counts into stats.
- * Returns 0 or -ENOMEM. */
-int kallsyms__load_cached(struct sym_module *m, const char *dir, uint64_t *stext,
-			  struct symbolizer_kcache_stats *stats);
+/* kallsyms__load(m, path, stext) through the cache in dir (NULL: none):
+ * m's table from the cache when it holds this boot's, else from path, then
+ * cached (never when the load failed or addresses read as 0).  Counts into
+ * stats.  Returns 0 or -ENOMEM. */
+int kallsyms__load_cached(struct sym_module *m, const char *path, const char *dir,
+			  uint64_t *stext, struct symbolizer_kcache_stats *stats);
 
 /* vdso.c: loads this process's vdso image into m. Returns 0 or -ENOMEM. */
 int vdso__load(struct sym_module *m);
