@@ -201,8 +201,8 @@ static void damage_mode(int fd, const struct sym_module *ref)
 static void test_corrupted_falls_back(void **state)
 {
 	static const damage_fn damages[] = {
-	    damage_truncate,	damage_name_offset, damage_unsorted, damage_parent_loop,
-	    damage_names_end, damage_count,	    damage_mode,
+	    damage_truncate,  damage_name_offset, damage_unsorted, damage_parent_loop,
+	    damage_names_end, damage_count,	  damage_mode,
 	};
 	struct symbolizer_kcache_stats st = {0};
 	struct kallsyms_cache_key key;

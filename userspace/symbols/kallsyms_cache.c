@@ -39,7 +39,7 @@
 #include "userspace/symbols/symbols_internal.h"
 
 #define KCACHE_MAGIC "MSKSYMS\0"
-#define KCACHE_FILE "kallsyms"
+#define KCACHE_FILE  "kallsyms"
 /* Bump when the table's rules (kallsyms.c, sym_table.c) or this layout change. */
 #define KCACHE_VERSION 1u
 /* A cached names arena larger than this is malformed (bytes; kallsyms.c's
@@ -286,8 +286,7 @@ int kallsyms_cache__read(int dirfd, const struct kallsyms_cache_key *key, struct
 	iov[1] = (struct iovec){syms, n * sizeof(*syms)};
 	iov[2] = (struct iovec){names, (size_t)h.names_len};
 	got = preadv(fd, iov, 3, sizeof(h));
-	if (got != (ssize_t)want ||
-	    kcache__validate(starts, syms, n, names, (size_t)h.names_len)) {
+	if (got != (ssize_t)want || kcache__validate(starts, syms, n, names, (size_t)h.names_len)) {
 		err = -EINVAL;
 		goto cleanup;
 	}
@@ -356,8 +355,8 @@ int kallsyms_cache__write(int dirfd, const struct kallsyms_cache_key *key,
 	return err;
 }
 
-int kallsyms__load_cached(struct sym_module *m, const char *path, const char *dir,
-			  uint64_t *stext, struct symbolizer_kcache_stats *stats)
+int kallsyms__load_cached(struct sym_module *m, const char *path, const char *dir, uint64_t *stext,
+			  struct symbolizer_kcache_stats *stats)
 {
 	struct kallsyms_cache_key key;
 	int dirfd = -1, err;
