@@ -716,6 +716,15 @@ int processor__finish(struct processor *p)
 		if (ks.unusable)
 			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_unusable",
 						     ks.unusable);
+		if (ks.outside_bpf)
+			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_outside_bpf",
+						     ks.outside_bpf);
+		if (ks.outside_other)
+			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_outside_other",
+						     ks.outside_other);
+		if (ks.outside_unknown)
+			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_outside_unknown",
+						     ks.outside_unknown);
 	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);

@@ -724,7 +724,7 @@ struct sym_module *symbolizer__kernel(struct symbolizer *s)
 	if (!m)
 		return NULL;
 	m->is_kernel = true;
-	if (kallsyms__load_cached(m, "/proc/kallsyms", s->kcache_dir, &stext, &s->kcache)) {
+	if (kallsyms__load_cached(m, &kallsyms_cache__proc, s->kcache_dir, &stext, &s->kcache)) {
 		errno = ENOMEM;
 		return NULL;
 	}
