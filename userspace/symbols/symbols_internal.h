@@ -7,7 +7,9 @@
  * kallsyms.c for the kernel).  After loading it is read-only: its symbol
  * table (starts[] ascending and distinct, struct sym_entry beside it) and the
  * names arena it points into never move, so names handed out stay valid for
- * the symbolizer's life.
+ * the symbolizer's life.  One exception: the kernel's table loaded from the
+ * cache (kallsyms_cache.c) is replaced once by the live one when a lookup
+ * falls outside it; the cached names arena is kept until the module is freed.
  *
  * A loader that fails leaves the module with no symbols, no PT_LOADs and an
  * error (sym_module__fail()); it never leaves a half-filled table.
