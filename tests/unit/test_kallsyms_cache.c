@@ -8,7 +8,7 @@
  * program loaded since, even at a cached address, is named as it is now
  * (a synthetic file, and a real program loaded here with the real
  * /proc/kallsyms); a changed /proc/modules (a module moved, resized,
- * unloaded, loading) or boot or build ID is a miss; a corrupted cache
+ * unloaded, loading, rebuilt: its build ID) or boot or build ID is a miss; a corrupted cache
  * (truncated, an offset out of bounds, unsorted starts, a loop in the
  * parents, a range inverted, a start outside the ranges, a count past its
  * bound, a mode or a symbolic link it must not have) is refused and the
@@ -75,6 +75,7 @@ static const char modules_text[] = "mymod 16384 0 - Live 0xffffffffc0001000\n"
 
 struct fake {
 	char ksyms[PATH_MAX], modules[PATH_MAX], boot[PATH_MAX], notes[PATH_MAX], dir[PATH_MAX];
+	char sysmod[PATH_MAX];
 	struct kallsyms_cache_paths paths;
 };
 
@@ -88,6 +89,15 @@ static void write_file(const char *path, const void *data, size_t len)
 }
 
 static void write_str(const char *path, const char *s) { write_file(path, s, strlen(s)); }
+
+/* An Elf64_Nhdr "GNU" NT_GNU_BUILD_ID note of 20 bytes of fill. */
+static void write_note(const char *path, uint8_t fill)
+{
+	uint8_t note[12 + 4 + 20] = {4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0};
+
+	memset(note + 16, fill, 20);
+	write_file(path, note, sizeof(note));
+}
 
 static int setup(void **state)
 {
@@ -118,10 +128,12 @@ static void fake_init(struct fake *f, const char *tag)
 	path_of(f->boot, tag, "boot_id");
 	path_of(f->notes, tag, "notes-none");
 	path_of(f->dir, tag, "cache");
+	path_of(f->sysmod, tag, "sys-module");
 	write_str(f->ksyms, kallsyms_text);
 	write_str(f->modules, modules_text);
 	write_str(f->boot, "0f0e0d0c-0b0a-4908-8706-050403020100\n");
-	f->paths = (struct kallsyms_cache_paths){f->ksyms, f->modules, f->boot, f->notes};
+	f->paths =
+	    (struct kallsyms_cache_paths){f->ksyms, f->modules, f->boot, f->notes, f->sysmod};
 }
 
 static struct sym_module *load(const struct fake *f, struct symbolizer_kcache_stats *st)
@@ -319,21 +331,40 @@ static void test_modules_change_invalidates(void **state)
 		assert_int_equal(st.outside_other, 1);
 		sym_module__free(m);
 	}
-	/* Another boot; a kernel build ID appearing. */
+	/* Another boot; a kernel build ID appearing; a module's build ID
+	 * (rebuilt, loaded again where it was, the same size) appearing, then
+	 * changing. */
 	write_str(f.boot, "1f0e0d0c-0b0a-4908-8706-050403020100\n");
 	sym_module__free(load(&f, &st));
 	assert_int_equal(st.miss, i + 3);
-	{
-		/* Elf64_Nhdr "GNU" NT_GNU_BUILD_ID, 20 bytes. */
-		uint8_t note[12 + 4 + 20] = {4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0};
-
-		memset(note + 16, 0xab, 20);
-		write_file(f.notes, note, sizeof(note));
-	}
+	write_note(f.notes, 0xab);
 	sym_module__free(load(&f, &st));
 	assert_int_equal(st.miss, i + 4);
+	write_str(f.modules, modules_text);
 	sym_module__free(load(&f, &st));
+	sym_module__free(load(&f, &st));
+	assert_int_equal(st.miss, i + 5);
 	assert_int_equal(st.hit, i + 3);
+	{
+		char p[PATH_MAX + 64];
+
+		assert_int_equal(mkdir(f.sysmod, 0700), 0);
+		snprintf(p, sizeof(p), "%s/mymod", f.sysmod);
+		assert_int_equal(mkdir(p, 0700), 0);
+		snprintf(p, sizeof(p), "%s/mymod/notes", f.sysmod);
+		assert_int_equal(mkdir(p, 0700), 0);
+		snprintf(p, sizeof(p), "%s/mymod/notes/.note.gnu.build-id", f.sysmod);
+		write_note(p, 0x11);
+		sym_module__free(load(&f, &st));
+		assert_int_equal(st.miss, i + 6);
+		sym_module__free(load(&f, &st));
+		assert_int_equal(st.hit, i + 4);
+		write_note(p, 0x22);
+		sym_module__free(load(&f, &st));
+		assert_int_equal(st.miss, i + 7);
+	}
+	sym_module__free(load(&f, &st));
+	assert_int_equal(st.hit, i + 5);
 	assert_int_equal(st.bad + st.unusable, 0);
 }
 

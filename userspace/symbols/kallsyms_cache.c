@@ -30,7 +30,8 @@
  *
  * in host byte order.  Its key is the boot (/proc/sys/kernel/random/boot_id),
  * the kernel's build ID (/sys/kernel/notes), each module's name, size,
- * state and load address (/proc/modules), and KCACHE_VERSION; any difference
+ * state and load address (/proc/modules) and build ID
+ * (/sys/module/NAME/notes), and KCACHE_VERSION; any difference
  * is a miss and the table is rebuilt from /proc/kallsyms and the file
  * replaced.  The file is untrusted input all the same: every count is
  * bounded before anything is allocated, every offset and order above is
@@ -44,6 +45,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +95,7 @@ const struct kallsyms_cache_paths kallsyms_cache__proc = {
     .modules = "/proc/modules",
     .boot_id = "/proc/sys/kernel/random/boot_id",
     .notes = "/sys/kernel/notes",
+    .sys_module = "/sys/module",
 };
 
 /* Reads a small file whole into buf (NUL-terminated).  Returns its length
@@ -151,13 +154,17 @@ void kallsyms_cache_key__release(struct kallsyms_cache_key *key)
 
 /* One /proc/modules line "NAME SIZE REFS DEPS STATE 0xADDR[ TAINTS]"
  * (kernel/module/procfs.c, m_show(); REFS DEPS are "- -" without module
- * unloading) appended to out as "NAME SIZE STATE ADDR\n".  Returns the bytes
- * written, -EPERM (the address reads 0: kptr_restrict) or -EINVAL. */
-static int module_line(char *line, char *out, size_t room)
+ * unloading) appended to out as "NAME SIZE STATE ADDR BUILDID\n", the build
+ * ID from sys_module/NAME/notes/.note.gnu.build-id in hex ("-" if none): a
+ * module rebuilt and loaded again at the same address with the same size is
+ * another key.  Returns the bytes written, -EPERM (the address reads 0:
+ * kptr_restrict) or -EINVAL. */
+static int module_line(char *line, const char *sys_module, char *out, size_t room)
 {
-	char *tok[6], *save = NULL;
+	char *tok[6], *save = NULL, *end, path[PATH_MAX], hex[2 * SYM_BUILD_ID_MAX + 1] = "-";
+	uint8_t bid[SYM_BUILD_ID_MAX];
 	unsigned long long size, addr;
-	char *end;
+	ssize_t len;
 	int i, n;
 
 	for (i = 0; i < 6; i++) {
@@ -165,7 +172,9 @@ static int module_line(char *line, char *out, size_t room)
 		if (!tok[i])
 			return -EINVAL;
 	}
-	if (strlen(tok[0]) >= KALLSYMS_OWNER_NAME)
+	if (strlen(tok[0]) >= KALLSYMS_OWNER_NAME ||
+	    strspn(tok[0], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+		strlen(tok[0]))
 		return -EINVAL;
 	errno = 0;
 	size = strtoull(tok[1], &end, 10);
@@ -176,7 +185,11 @@ static int module_line(char *line, char *out, size_t room)
 		return -EINVAL;
 	if (!addr)
 		return -EPERM;
-	n = snprintf(out, room, "%s %llu %s %llx\n", tok[0], size, tok[4], addr);
+	n = snprintf(path, sizeof(path), "%s/%s/notes/.note.gnu.build-id", sys_module, tok[0]);
+	len = n > 0 && (size_t)n < sizeof(path) ? kernel_notes__build_id(path, bid) : 0;
+	if (len > 0)
+		sym_hex(bid, (size_t)len, hex);
+	n = snprintf(out, room, "%s %llu %s %llx %s\n", tok[0], size, tok[4], addr, hex);
 	return n > 0 && (size_t)n < room ? n : -EINVAL;
 }
 
@@ -218,7 +231,7 @@ int kallsyms_cache__key(struct kallsyms_cache_key *key, const struct kallsyms_ca
 		goto cleanup;
 	}
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		int w = module_line(line, key->modules + key->modules_len,
+		int w = module_line(line, paths->sys_module, key->modules + key->modules_len,
 				    KCACHE_MODULES_MAX + 1 - key->modules_len);
 
 		if (w < 0) {

@@ -433,21 +433,22 @@ struct kallsyms_cache_paths {
 	const char *modules;  /* /proc/modules */
 	const char *boot_id;  /* /proc/sys/kernel/random/boot_id */
 	const char *notes;    /* /sys/kernel/notes */
+	const char *sys_module; /* /sys/module (NAME/notes/.note.gnu.build-id) */
 };
 extern const struct kallsyms_cache_paths kallsyms_cache__proc;
 struct kallsyms_cache_key {
 	char boot_id[KCACHE_BOOT_ID_LEN];
 	uint8_t build_id[KCACHE_BUILD_ID_LEN]; /* the kernel's, zero-padded */
 	uint32_t build_id_len;		       /* 0: none found */
-	char *modules;			       /* malloc'd: "NAME SIZE STATE ADDR\n" each */
+	char *modules; /* malloc'd: "NAME SIZE STATE ADDR BUILDID\n" each */
 	size_t modules_len;
 };
 void kallsyms_cache_key__release(struct kallsyms_cache_key *key);
 /* 0 when the first address of the kallsyms file at path is not 0 (reads
  * one line); -EPERM when it is (kptr_restrict, no CAP_SYSLOG), or -errno. */
 int kallsyms_cache__visible(const char *path);
-/* The key of this boot, kernel and module set (name, size, state and load
- * address of each module); kallsyms must show addresses.  0, -EPERM
+/* The key of this boot, kernel and module set (name, size, state, load
+ * address and build ID of each module); kallsyms must show addresses.  0, -EPERM
  * (addresses read as 0: kptr_restrict; never cache then), -E2BIG, -EINVAL
  * or another -errno; the caller releases the key either way. */
 int kallsyms_cache__key(struct kallsyms_cache_key *key, const struct kallsyms_cache_paths *paths);
