@@ -148,3 +148,23 @@ bool cli__command_file(const char *argv0, char *out)
 	}
 	return false;
 }
+
+bool cli__kallsyms_cache_dir(char *out, size_t size)
+{
+	const char *env = getenv(CLI_KALLSYMS_CACHE_ENV), *base;
+	int n;
+
+	if (env && (!strcmp(env, "0") || !strcmp(env, "off")))
+		return false;
+	if (env && *env)
+		n = snprintf(out, size, "%s", env);
+	else if (geteuid() == 0)
+		n = snprintf(out, size, "/var/cache/microscope");
+	else if ((base = getenv("XDG_CACHE_HOME")) && *base == '/')
+		n = snprintf(out, size, "%s/microscope", base);
+	else if ((base = getenv("HOME")) && *base == '/')
+		n = snprintf(out, size, "%s/.cache/microscope", base);
+	else
+		return false;
+	return n > 0 && (size_t)n < size;
+}

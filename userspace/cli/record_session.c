@@ -183,6 +183,7 @@ static int session__emit_meta(struct record_session *s, enum ms_meta_id id, cons
 static int session__open_processor(struct record_session *s)
 {
 	const struct record_options *o = s->o;
+	char kcache[PATH_MAX];
 	int err;
 
 	errno = 0;
@@ -203,6 +204,13 @@ static int session__open_processor(struct record_session *s)
 		err = symbolizer__add_debug_dir(s->sym, o->debug_dirs[i]);
 		if (err) {
 			step_failed(err, "adding debug directory %s", o->debug_dirs[i]);
+			return err;
+		}
+	}
+	if (cli__kallsyms_cache_dir(kcache, sizeof(kcache))) {
+		err = symbolizer__set_kallsyms_cache(s->sym, kcache);
+		if (err) {
+			step_failed(err, "setting the kernel symbol cache %s", kcache);
 			return err;
 		}
 	}

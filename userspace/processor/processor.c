@@ -702,6 +702,30 @@ int processor__finish(struct processor *p)
 			capture_builder__add_counter(p->b, "symbolizer.dwarf_peak_kib", ds.peak >> 10);
 		}
 	}
+	if (p->sym) {
+		struct symbolizer_kcache_stats ks;
+
+		/* The kernel table's cache (symbols.h, docs/counters.md). */
+		symbolizer__kcache_stats(p->sym, &ks);
+		if (ks.hit)
+			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_hit", ks.hit);
+		if (ks.miss)
+			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_miss", ks.miss);
+		if (ks.bad)
+			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_bad", ks.bad);
+		if (ks.unusable)
+			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_unusable",
+						     ks.unusable);
+		if (ks.outside_bpf)
+			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_outside_bpf",
+						     ks.outside_bpf);
+		if (ks.outside_other)
+			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_outside_other",
+						     ks.outside_other);
+		if (ks.outside_unknown)
+			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_outside_unknown",
+						     ks.outside_unknown);
+	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
 	if (p->unwind_fp_steps)

@@ -167,7 +167,58 @@ struct kallsyms_parse {
 	uint64_t stext;
 	size_t text;
 	bool nonzero;
+	struct kallsyms_info *info; /* NULL: a plain load */
+	int run;		    /* info->owners index of the last [owner] line */
+	uint64_t probe_best;	    /* highest text address <= info->probe so far */
+	bool probe_seen;
 };
+
+/* The index in k->info->owners of the owner named [mod, mod + len), added if
+ * new; -1 when it cannot be kept (too long a name, too many owners, no
+ * memory): its symbols then belong to no known owner. */
+static int kallsyms__owner(struct kallsyms_parse *k, const char *mod, size_t len)
+{
+	struct kallsyms_info *in = k->info;
+	struct kallsyms_owner *o;
+	size_t i;
+
+	if (k->run >= 0 && strlen(in->owners[k->run].name) == len &&
+	    !memcmp(in->owners[k->run].name, mod, len))
+		return k->run;
+	if (len >= KALLSYMS_OWNER_NAME)
+		return -1;
+	for (i = 0; i < in->nr_owners; i++)
+		if (strlen(in->owners[i].name) == len && !memcmp(in->owners[i].name, mod, len))
+			return k->run = (int)i;
+	if (in->nr_owners >= KALLSYMS_OWNERS_MAX)
+		return -1;
+	if (in->nr_owners == in->cap_owners) {
+		size_t cap = in->cap_owners ? 2 * in->cap_owners : 64;
+
+		o = realloc(in->owners, cap * sizeof(*o));
+		if (!o)
+			return -1;
+		in->owners = o;
+		in->cap_owners = cap;
+	}
+	o = &in->owners[in->nr_owners];
+	memset(o, 0, sizeof(*o));
+	memcpy(o->name, mod, len);
+	return k->run = (int)in->nr_owners++;
+}
+
+/* The core kernel's section bounds among the names (kallsyms_info). */
+static void kallsyms__marker(struct kallsyms_info *in, const char *name, size_t len, uint64_t addr)
+{
+	if (len == 5 && !memcmp(name, "_text", 5))
+		in->text = addr;
+	else if (len == 6 && !memcmp(name, "_etext", 6))
+		in->etext = addr;
+	else if (len == 10 && !memcmp(name, "_sinittext", 10))
+		in->sinittext = addr;
+	else if (len == 10 && !memcmp(name, "_einittext", 10))
+		in->einittext = addr;
+}
 
 /* One line [p, end) without its newline.  Returns 0, -E2BIG or -ENOMEM. */
 static int kallsyms__line(struct kallsyms_parse *k, const char *p, const char *end)
@@ -175,7 +226,7 @@ static int kallsyms__line(struct kallsyms_parse *k, const char *p, const char *e
 	const char *name, *name_end;
 	uint32_t rank, owner = 0;
 	uint64_t addr = 0;
-	int digits = 0;
+	int digits = 0, idx = -1;
 	char type;
 
 	while (p < end && digits < 16) {
@@ -205,6 +256,8 @@ static int kallsyms__line(struct kallsyms_parse *k, const char *p, const char *e
 		return 0;
 	if (name_end - name == 6 && !memcmp(name, "_stext", 6))
 		k->stext = addr;
+	if (k->info && *name == '_')
+		kallsyms__marker(k->info, name, (size_t)(name_end - name), addr);
 
 	switch (type) {
 	case 'T':
@@ -226,6 +279,22 @@ static int kallsyms__line(struct kallsyms_parse *k, const char *p, const char *e
 		while (mod_end < end && *mod_end != ']')
 			mod_end++;
 		owner = owner_tag(mod, (size_t)(mod_end - mod));
+		if (k->info)
+			idx = kallsyms__owner(k, mod, (size_t)(mod_end - mod));
+	}
+	if (k->info && idx >= 0 && (type == 't' || type == 'T')) {
+		struct kallsyms_owner *o = &k->info->owners[idx];
+
+		if (!o->text || addr < o->first)
+			o->first = addr;
+		if (!o->text || addr > o->last)
+			o->last = addr;
+		o->text = true;
+	}
+	if (k->info && addr <= k->info->probe && (!k->probe_seen || addr >= k->probe_best)) {
+		k->probe_best = addr;
+		k->probe_seen = true;
+		k->info->probe_owner = owner ? idx : KALLSYMS_PROBE_CORE;
 	}
 	k->text++;
 	k->nonzero |= addr != 0;
@@ -234,12 +303,27 @@ static int kallsyms__line(struct kallsyms_parse *k, const char *p, const char *e
 
 int kallsyms__load(struct sym_module *m, const char *path, uint64_t *stext)
 {
-	struct kallsyms_parse k = {0};
+	return kallsyms__load_info(m, path, stext, NULL);
+}
+
+void kallsyms_info__release(struct kallsyms_info *info)
+{
+	free(info->owners);
+	info->owners = NULL;
+	info->nr_owners = info->cap_owners = 0;
+}
+
+int kallsyms__load_info(struct sym_module *m, const char *path, uint64_t *stext,
+			struct kallsyms_info *info)
+{
+	struct kallsyms_parse k = {.info = info, .run = -1};
 	size_t have = 0;
 	char *buf = NULL;
 	int fd, err = 0;
 
 	*stext = 0;
+	if (info)
+		info->probe_owner = KALLSYMS_PROBE_NONE;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		sym_module__fail(m, SYM_ERR_KALLSYMS, "%s: %s", path, strerror(errno));

@@ -72,6 +72,7 @@ void sym_module__free(struct sym_module *m)
 	free(m->starts);
 	free(m->syms);
 	free(m->names);
+	kallsyms_static__free(m->kstatic);
 	sym_module__close_dwarf(m);
 	if (m->dwarf_fd >= 0)
 		close(m->dwarf_fd);
@@ -171,6 +172,9 @@ const char *sym_module__lookup(struct sym_module *m, uint64_t vaddr, uint64_t *o
 
 	if (!m)
 		return NULL;
+	/* The kernel's cached static table: elsewhere the live one decides. */
+	if (m->kstatic && !kallsyms_static__covers(m->kstatic, vaddr))
+		kallsyms_static__go_live(m, vaddr);
 	i = sym_table__find(m, vaddr);
 	if (i == SIZE_MAX)
 		return NULL;

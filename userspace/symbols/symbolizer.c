@@ -67,6 +67,8 @@ struct symbolizer {
 	char why[1024]; /* symbolizer__by_build_id's last reason */
 	size_t nr_pinned; /* modules holding a pin_fd */
 	struct sym_dwarf_lru dwarf_lru; /* open DWARF under a budget (dwarf_cache.c) */
+	char *kcache_dir; /* the kernel table's cache directory, or NULL: none */
+	struct symbolizer_kcache_stats kcache;
 };
 
 
@@ -280,6 +282,7 @@ void symbolizer__free(struct symbolizer *s)
 	}
 	free(s->slots);
 	sym_config__release(&s->cfg);
+	free(s->kcache_dir);
 	free(s);
 }
 
@@ -693,6 +696,22 @@ struct sym_module *symbolizer__vdso(struct symbolizer *s)
 	return m;
 }
 
+int symbolizer__set_kallsyms_cache(struct symbolizer *s, const char *dir)
+{
+	char *copy = dir ? strdup(dir) : NULL;
+
+	if (dir && !copy)
+		return -ENOMEM;
+	free(s->kcache_dir);
+	s->kcache_dir = copy;
+	return 0;
+}
+
+void symbolizer__kcache_stats(const struct symbolizer *s, struct symbolizer_kcache_stats *out)
+{
+	*out = s->kcache;
+}
+
 struct sym_module *symbolizer__kernel(struct symbolizer *s)
 {
 	struct sym_module *m;
@@ -705,7 +724,7 @@ struct sym_module *symbolizer__kernel(struct symbolizer *s)
 	if (!m)
 		return NULL;
 	m->is_kernel = true;
-	if (kallsyms__load(m, "/proc/kallsyms", &stext)) {
+	if (kallsyms__load_cached(m, &kallsyms_cache__proc, s->kcache_dir, &stext, &s->kcache)) {
 		errno = ENOMEM;
 		return NULL;
 	}

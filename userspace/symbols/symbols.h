@@ -94,7 +94,9 @@ bool sym_module__to_vaddr(struct sym_module *m, uint64_t file_offset, uint64_t *
  * address).  Returns the symbol name (owned by the module, valid for the
  * symbolizer's life) and sets *offset to vaddr - symbol start, or returns
  * NULL if no symbol covers it.  Symbols with size 0 cover up to the next
- * symbol.  Allocates nothing.
+ * symbol.  Allocates nothing, but for the kernel's table from the cache
+ * (symbolizer__set_kallsyms_cache), which an address outside it replaces
+ * once by the live one (names handed out before stay valid).
  */
 const char *sym_module__lookup(struct sym_module *m, uint64_t vaddr, uint64_t *offset);
 
@@ -196,6 +198,30 @@ struct symbolizer_dwarf_stats {
 	size_t peak;	   /* largest such figure */
 };
 void symbolizer__dwarf_stats(const struct symbolizer *s, struct symbolizer_dwarf_stats *out);
+/*
+ * Cache the static part of the kernel's symbol table (core kernel and init
+ * text, loaded modules) in directory dir (created 0700 if missing; refused
+ * when it is a symbolic link, not the effective user's, or writable by
+ * group or others), keyed by boot, kernel build and /proc/modules, so that
+ * later symbolizers in this boot skip parsing /proc/kallsyms.  A kernel
+ * address outside those parts (BPF programs and trampolines, ftrace and
+ * kprobe trampolines, a module loaded since) reads /proc/kallsyms whole,
+ * once.  NULL (the default): no cache.  Call before the kernel's first use.
+ * 0 or -ENOMEM.
+ */
+int symbolizer__set_kallsyms_cache(struct symbolizer *s, const char *dir);
+struct symbolizer_kcache_stats {
+	uint64_t hit;	   /* the table came from the cache */
+	uint64_t miss;	   /* no cache file, or one of another boot/kernel/module set */
+	uint64_t bad;	   /* a cache file that broke a rule: rebuilt */
+	uint64_t unusable; /* the directory was refused, or the file not written */
+	/* After a hit, the address outside the cached parts that made the
+	 * symbolizer read /proc/kallsyms live, by what that read found there: */
+	uint64_t outside_bpf;	  /* a [bpf] symbol: program, trampoline, dispatcher */
+	uint64_t outside_other;	  /* another owner ([__builtin__ftrace], a new module) */
+	uint64_t outside_unknown; /* no symbol, the core kernel's, or the read failed */
+};
+void symbolizer__kcache_stats(const struct symbolizer *s, struct symbolizer_kcache_stats *out);
 /* Files debuginfod delivered so far. */
 uint64_t symbolizer__debuginfod_fetched(const struct symbolizer *s);
 

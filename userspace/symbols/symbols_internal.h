@@ -7,7 +7,9 @@
  * kallsyms.c for the kernel).  After loading it is read-only: its symbol
  * table (starts[] ascending and distinct, struct sym_entry beside it) and the
  * names arena it points into never move, so names handed out stay valid for
- * the symbolizer's life.
+ * the symbolizer's life.  One exception: the kernel's table loaded from the
+ * cache (kallsyms_cache.c) is replaced once by the live one when a lookup
+ * falls outside it; the cached names arena is kept until the module is freed.
  *
  * A loader that fails leaves the module with no symbols, no PT_LOADs and an
  * error (sym_module__fail()); it never leaves a half-filled table.
@@ -141,6 +143,9 @@ struct sym_module {
 	 * memfd, another mount namespace), so the unwinder reads the same
 	 * verified file (sym_module__open_file); -1 otherwise. */
 	int pin_fd;
+	/* The kernel's table when it came from the cache (kallsyms_cache.c):
+	 * its static ranges, and the live read outside them; else NULL. */
+	struct kallsyms_static *kstatic;
 
 	struct sym_module *next; /* the symbolizer's list of all modules */
 };
@@ -384,10 +389,121 @@ int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *fd, siz
  * error when the file is unreadable or shows only zero addresses.  Returns 0
  * or -ENOMEM. */
 int kallsyms__load(struct sym_module *m, const char *path, uint64_t *stext);
+/* Owner names ("mymod", "bpf", "__builtin__ftrace") kept shorter than this
+ * (bytes, NUL included; module names are at most 55), and at most this many
+ * owners: the symbols of others have no known owner. */
+#define KALLSYMS_OWNER_NAME 64
+#define KALLSYMS_OWNERS_MAX 4096
+/* One owner of bracketed kallsyms lines ("ADDR TYPE NAME\t[OWNER]"). */
+struct kallsyms_owner {
+	char name[KALLSYMS_OWNER_NAME];
+	uint64_t first, last; /* lowest and highest address of its t/T symbols */
+	bool text;	      /* it has one */
+};
+#define KALLSYMS_PROBE_NONE (-3) /* no text symbol at or below the probe */
+#define KALLSYMS_PROBE_CORE (-2) /* the nearest one below is the core kernel's */
+/* What a kallsyms load saw besides the table (kallsyms__load_info). */
+struct kallsyms_info {
+	uint64_t text, etext, sinittext, einittext; /* core kernel bounds, 0 if absent */
+	struct kallsyms_owner *owners;		    /* malloc'd: kallsyms_info__release */
+	size_t nr_owners, cap_owners;
+	uint64_t probe;	 /* in: an address to classify */
+	int probe_owner; /* out: owners index of the text symbol nearest below
+			  * probe, KALLSYMS_PROBE_CORE/_NONE, or -1 (an owner
+			  * not kept) */
+};
+/* kallsyms__load, and when info is not NULL (zeroed but for probe) fills
+ * it.  Returns 0 or -ENOMEM (info then still released by the caller). */
+int kallsyms__load_info(struct sym_module *m, const char *path, uint64_t *stext,
+			struct kallsyms_info *info);
+void kallsyms_info__release(struct kallsyms_info *info);
 /* The GNU build ID from a kernel note blob such as /sys/kernel/notes
  * (a sequence of Elf64_Nhdr notes, 4-byte aligned).  Returns its length
  * (bytes written to out, at most SYM_BUILD_ID_MAX), 0 if none, or -errno. */
 ssize_t kernel_notes__build_id(const char *path, uint8_t *out);
+
+/* kallsyms_cache.c: the static part of the kernel's table (core text, init
+ * text, live modules) cached per boot, module set and kernel build; see its
+ * top comment for the file and the rules it is checked against. */
+#define KCACHE_BOOT_ID_LEN 40  /* the boot_id's 36 characters, NUL-padded */
+#define KCACHE_BUILD_ID_LEN SYM_BUILD_ID_MAX
+/* A /proc/modules larger than this is not cached (bytes; ~100 a module). */
+#define KCACHE_MODULES_MAX (1u << 20)
+/* The files the key and the table come from (tests give their own). */
+struct kallsyms_cache_paths {
+	const char *kallsyms; /* /proc/kallsyms */
+	const char *modules;  /* /proc/modules */
+	const char *boot_id;  /* /proc/sys/kernel/random/boot_id */
+	const char *notes;    /* /sys/kernel/notes */
+	const char *sys_module; /* /sys/module (NAME/notes/.note.gnu.build-id) */
+};
+extern const struct kallsyms_cache_paths kallsyms_cache__proc;
+struct kallsyms_cache_key {
+	char boot_id[KCACHE_BOOT_ID_LEN];
+	uint8_t build_id[KCACHE_BUILD_ID_LEN]; /* the kernel's, zero-padded */
+	uint32_t build_id_len;		       /* 0: none found */
+	char *modules; /* malloc'd: "NAME SIZE STATE ADDR BUILDID\n" each */
+	size_t modules_len;
+};
+void kallsyms_cache_key__release(struct kallsyms_cache_key *key);
+/* 0 when the first address of the kallsyms file at path is not 0 (reads
+ * one line); -EPERM when it is (kptr_restrict, no CAP_SYSLOG), or -errno. */
+int kallsyms_cache__visible(const char *path);
+/* The key of this boot, kernel and module set (name, size, state, load
+ * address and build ID of each module); kallsyms must show addresses.  0, -EPERM
+ * (addresses read as 0: kptr_restrict; never cache then), -E2BIG, -EINVAL
+ * or another -errno; the caller releases the key either way. */
+int kallsyms_cache__key(struct kallsyms_cache_key *key, const struct kallsyms_cache_paths *paths);
+/* Opens (creating it 0700 if missing; its parent must exist) the cache
+ * directory path.  Returns a descriptor (the caller closes it), -ELOOP (a
+ * symbolic link), -EPERM (not owned by the effective user, or writable by
+ * group or others) or another -errno. */
+int kallsyms_cache__open_dir(const char *path);
+/* The static part of a full table (m, from kallsyms__load_info with info):
+ * its address ranges (core text [_text or _stext, _etext), init text, and
+ * each Live module of key's list: from its first text symbol to the end of
+ * the page of its last, within [address, address + size)), and the entries
+ * that start in them, with their names. */
+struct kallsyms_static_table {
+	uint64_t (*ranges)[2]; /* [lo, hi), ascending, disjoint */
+	size_t nr_ranges;
+	uint64_t *starts;
+	struct sym_entry *syms;
+	size_t nr_syms;
+	char *names;
+	size_t names_len;
+};
+void kallsyms_static_table__release(struct kallsyms_static_table *t);
+/* 0, -EINVAL (no core text bounds: nothing to cache) or -ENOMEM. */
+int kallsyms_cache__static_table(struct kallsyms_static_table *t, const struct sym_module *m,
+				 uint64_t stext, const struct kallsyms_info *info,
+				 const struct kallsyms_cache_key *key);
+/* Reads the cache in dirfd into t and *stext when its key is key.  0;
+ * -ENOENT (no file), -ESTALE (another key or version), -EINVAL (a file that
+ * breaks a rule), -ENOMEM, or another -errno; t is empty unless 0. */
+int kallsyms_cache__read(int dirfd, const struct kallsyms_cache_key *key,
+			 struct kallsyms_static_table *t, uint64_t *stext);
+/* Publishes t and stext under key in dirfd, atomically, 0600.  0, -EINVAL
+ * (nothing to cache) or -errno. */
+int kallsyms_cache__write(int dirfd, const struct kallsyms_cache_key *key,
+			  const struct kallsyms_static_table *t, uint64_t stext);
+/* Loads the kernel's table into m through the cache in dir (NULL: none).
+ * A hit gives m the cached static table and a struct kallsyms_static
+ * (m->kstatic): a lookup outside its ranges then reads paths->kallsyms
+ * whole (kallsyms_static__go_live), so names of BPF programs, trampolines
+ * and anything loaded since are never the cache's.  Else m gets the full
+ * table from paths->kallsyms, whose static part is cached (never when the
+ * load failed or addresses read as 0).  Counts into stats, which must
+ * outlive m.  Returns 0 or -ENOMEM. */
+int kallsyms__load_cached(struct sym_module *m, const struct kallsyms_cache_paths *paths,
+			  const char *dir, uint64_t *stext, struct symbolizer_kcache_stats *stats);
+/* Whether m's table names vaddr as the live kallsyms would: true unless m
+ * came from the cache and vaddr is outside its static ranges. */
+bool kallsyms_static__covers(const struct kallsyms_static *ks, uint64_t vaddr);
+/* Replaces m's cached table by the live one (once), counting why vaddr
+ * needed it.  On failure m keeps the cached table. */
+void kallsyms_static__go_live(struct sym_module *m, uint64_t vaddr);
+void kallsyms_static__free(struct kallsyms_static *ks);
 
 /* vdso.c: loads this process's vdso image into m. Returns 0 or -ENOMEM. */
 int vdso__load(struct sym_module *m);
