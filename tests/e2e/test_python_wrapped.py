@@ -29,14 +29,9 @@ def _script(name, text):
     return path
 
 
-def _counters(capture):
-    text = H.run([P._tool(), capture, "counters"], check=True, quiet=True).stdout
-    return {k: int(v) for k, v in (line.split(" ", 1) for line in text.splitlines())}
-
-
 def _check(cmd, env=None):
     rec = H.record(cmd, env=env)
-    counters = _counters(rec.capture)
+    counters = P.counters(rec.capture)
     logical = P.samples(rec.capture, "logical")
     unknown = sum(1 for _, _, st in logical if UNKNOWN in st)
     walked = sum(1 for _, _, st in logical if P.py_frames(st))
@@ -91,5 +86,5 @@ def test_python_libpython_direct():
 def test_python_wrapped_not_python_stays_lazy():
     """A shell running no Python: the walk is not loaded for it."""
     rec = H.record(["sh", "-c", "%s 0.3" % H.fixture("spinner")])
-    counters = _counters(rec.capture)
+    counters = P.counters(rec.capture)
     assert "python.walk_preloaded" not in counters, counters
