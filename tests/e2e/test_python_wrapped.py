@@ -6,7 +6,7 @@ interpreter that needs libpython3.N (pyenv's builds), direct or wrapped.
 Before, only an executable holding _PyRuntime itself (Debian's
 /usr/bin/python3.11) run directly had the sampler's CPython walk loaded
 before the command ran; otherwise the tracker loaded it when it met the
-process, a verifier load of about 0.25 s of CPU, and every sample until then
+process, a load of about 0.25 s (little of it CPU), and every sample until then
 was "[python frames unknown]": 1.4-4.9 % of a 1 s run (median 3.6 %, 12 runs,
 2-vCPU VM), 0-0.7 % after.  A command that runs no Python keeps the lazy
 load (no python.walk_preloaded counter).
