@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Will the recorded command run CPython (record_python.h)?  Asked before
- * the command runs, so that the sampler's CPython walk (a verifier load of
- * about a quarter second on the 2-vCPU VM, little of it CPU) is in place when the interpreter's first
- * samples are taken, rather than loaded when the tracker first meets the
+ * the command runs, so that the sampler's CPython walk (a load of about a
+ * quarter second on the 2-vCPU VM, little of it CPU) is in place when the
+ * interpreter's first samples are taken, rather than loaded when the
+ * tracker first meets the
  * process, with every sample until then "[python frames unknown]".
  *
  * A guess, never a proof: a wrong yes costs the load, a wrong no the first

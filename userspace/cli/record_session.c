@@ -328,9 +328,10 @@ static int session__open_kunwind(struct record_session *s)
  * Before the command runs: the rows of the file execvp will run go into the
  * in-kernel unwinder's tables, and when the command is or starts a CPython
  * interpreter (record_python__command) the sampler's CPython walk is loaded
- * now rather than when the tracker first meets the process (a load of about
- * 0.25 s, little of it CPU, that would stall the drain while the command's first
- * samples wait for their tables and lack their Python frames).
+ * now rather than when the tracker first meets the process (a load of
+ * about 0.25 s, little of it CPU, that would stall the drain while the
+ * command's first samples wait for their tables and lack their Python
+ * frames).
  */
 static void session__prepare_command(struct record_session *s)
 {
