@@ -4,8 +4,8 @@
  * the command runs, so that the sampler's CPython walk (a load of about a
  * quarter second on the 2-vCPU VM, little of it CPU) is in place when the
  * interpreter's first samples are taken, rather than loaded when the
- * tracker first meets the
- * process, with every sample until then "[python frames unknown]".
+ * tracker first meets the process, with every sample until then
+ * "[python frames unknown]".
  *
  * A guess, never a proof: a wrong yes costs the load, a wrong no the first
  * samples' Python frames (the tracker still loads it on detection).
