@@ -291,7 +291,7 @@ static __always_inline __u32 stack__copy(__u8 *dst, __u32 tid, __u64 sp, __u32 w
 		*flags |= MS_SAMPLE_F_STACK_END;
 	if (out & SC_FAULT) /* a page in [sp, sp + len) faulted: kept what precedes it */
 		*flags |= MS_SAMPLE_F_STACK_FAULT;
-	if (!copy)
+	if (!copy && !(*flags & MS_SAMPLE_F_EXEC_REPLACED)) /* in execve: expected, no error */
 		stats->stack_copy_err++;
 	else if (copy < want)
 		stats->stack_copy_short++;

@@ -199,7 +199,8 @@ struct ms_stats {
 	__u64 kstack_err;	   /* bpf_get_stack(kernel) returned an error */
 	__u64 ustack_err;	   /* bpf_get_stack(user) returned an error */
 	__u64 filter_full;	   /* target map full: a forked child could not be added */
-	__u64 stack_copy_err;	   /* stack copy attempted, no byte copied (sp unmapped/unreadable) */
+	__u64 stack_copy_err;	   /* stack copy attempted, no byte copied (sp unmapped/unreadable;
+				      not counted for MS_SAMPLE_F_EXEC_REPLACED samples) */
 	__u64 stack_copy_short;	   /* copied 0 < n < stack_size: the stack ended (VMA end or an
 				      unreadable page, see MS_SAMPLE_F_STACK_*); normal */
 	__u64 stack_vma_busy;	   /* VMA lookup failed: copy bounded by page reads (..._NO_VMA) */

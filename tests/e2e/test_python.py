@@ -60,6 +60,12 @@ def samples(capture, look):
     return out
 
 
+def counters(capture):
+    """The capture's counters {name: value}."""
+    text = H.run([_tool(), capture, "counters"], check=True, quiet=True).stdout
+    return {k: int(v) for k, v in (line.split(" ", 1) for line in text.splitlines())}
+
+
 def py_frames(stack):
     """The interpreted frames of a stack as (function, file, line), root first."""
     out = []

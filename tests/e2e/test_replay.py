@@ -68,13 +68,13 @@ def test_replay_refuses_another_stream_version():
     ones this build replays; no capture is written."""
     _, raw = _saved()
     header, chunks = R.read(raw)
-    assert int.from_bytes(header[12:16], "little") == 2, "the writer's stream version"
+    assert R.version(header) == 3, "the writer's stream version"
     path = H.tmp_path("v99.msraw")
     R.write(path, _header_with_version(header, 99), chunks)
     out = H.tmp_path("v99.msc")
     rec = H.record(output=out, extra=["--replay", path], expect_status=None)
     assert rec.returncode != 0, "a version-99 stream replayed (status 0)"
-    assert "raw stream version 99; this build replays stream versions 1 to 2" in rec.stderr, \
+    assert "raw stream version 99; this build replays stream versions 1 to 3" in rec.stderr, \
         rec.stderr
     assert not os.path.exists(out), "a capture was written from a refused stream"
 
@@ -82,7 +82,8 @@ def test_replay_refuses_another_stream_version():
 def test_replay_of_a_version_1_stream_gives_the_same_profile():
     """A stream written before the version field (0 there, no META
     perf.sample_type: the trailer is assumed TID|TIME|CPU) replays to the
-    same samples and stacks as the version-2 stream it came from."""
+    same samples and stacks as the version-3 stream it came from (no
+    chunk checksums: reserved fields 0)."""
     _, raw = _saved()
     header, chunks = R.read(raw)
     old = [c for c in chunks if not (c[0] == R.META and c[3].startswith(b"perf.sample_type="))]
@@ -91,9 +92,9 @@ def test_replay_of_a_version_1_stream_gives_the_same_profile():
     R.write(path, _header_with_version(header, 0), old)
     out = H.tmp_path("v1.msc")
     H.record(output=out, extra=["--replay", path], timeout=120)
-    now, _ = _replay(raw, "v2.msc")
+    now, _ = _replay(raw, "v3.msc")
     a, b = H.folded(out), H.folded(now)
-    assert H.total(a) > 0 and a == b, "version 1 %d samples, version 2 %d samples" % (
+    assert H.total(a) > 0 and a == b, "version 1 %d samples, version 3 %d samples" % (
         H.total(a), H.total(b))
 
 
@@ -116,3 +117,40 @@ def test_replay_of_a_damaged_stream_keeps_the_chunks_before_the_damage():
     kept = H.folded(out)
     assert 0 < H.total(kept) < H.total(whole), (H.total(kept), H.total(whole))
     assert H.count_containing(kept, "leaf_a") > 0, H.show_stacks(kept)
+
+
+def test_replay_finds_a_flipped_byte_by_its_chunk_checksum():
+    """One bit flipped inside a sample's payload half-way through a saved
+    stream (before: replayed as if recorded so, the sample's stack or
+    registers silently changed): the chunk's CRC-32 says where, the capture
+    keeps the chunks before it, and the status is 1.  Relabelled as an
+    older version (whose chunks carry no checksum), the same file is
+    refused at its first chunk: nonzero reserved field."""
+    _, raw = _saved()
+    path = R.path_of(raw)
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    header, chunks = R.read(raw)
+    samples = [i for i, c in enumerate(chunks) if c[0] == R.BPF and len(c[3]) > 64]
+    target = samples[len(samples) // 2]
+    off = R.HEADER_BYTES
+    for kind, source, time, payload in chunks[:target]:
+        off += R.CHUNK.size + ((len(payload) + 7) & ~7)
+    data[off + R.CHUNK.size + 40] ^= 0x04  # inside the sample record, past its header
+    damaged = H.tmp_path("flipped.msraw")
+    with open(damaged, "wb") as f:
+        f.write(bytes(data))
+    out = H.tmp_path("flipped.msc")
+    r = H.run([H.BIN, "record", "--replay", damaged, "-o", out])
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "offset %d: malformed raw stream: chunk checksum mismatch" % off in r.stderr, r.stderr
+    assert "before the damage" in r.stderr, r.stderr
+    whole = H.folded(_replay(raw, "unflipped.msc")[0])
+    kept = H.folded(out)
+    assert 0 < H.total(kept) < H.total(whole), (H.total(kept), H.total(whole))
+    old = H.tmp_path("relabelled.msraw")
+    with open(old, "wb") as f:
+        f.write(bytes(data[:12]) + (2).to_bytes(4, "little") + bytes(data[16:]))
+    r = H.run([H.BIN, "record", "--replay", old, "-o", H.tmp_path("relabelled.msc")])
+    assert r.returncode == 1 and "offset 16: malformed raw stream: nonzero reserved" in r.stderr, \
+        (r.returncode, r.stderr)

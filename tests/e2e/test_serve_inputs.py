@@ -203,3 +203,41 @@ def test_live_directory_waits_for_its_first_segment():
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=15)
     assert proc.returncode == 0 and out == "", (proc.returncode, out)
+
+
+def test_live_directory_waits_until_it_exists():
+    """serve DIR before `record --continuous DIR` made DIR: it says it waits
+    for DIR, then for its first segment, then serves what the recording
+    publishes (before: exit 1 'open: No such file or directory').  A missing
+    path that record could not make (named like a capture file, or under a
+    missing directory) and an existing path that is not a capture keep their
+    error, exit 1 at once."""
+    H.require_root()
+    d = H.tmp_path("segs-later")
+    errpath = H.tmp_path("serve-later.err")
+    with open(errpath, "w") as err:
+        proc = subprocess.Popen([H.BIN, "serve", d, "--port", "0"], stdout=subprocess.PIPE,
+                                stderr=err, text=True)
+    try:
+        H.wait_for_line(errpath, r"segs-later does not exist yet: waiting for it", proc=proc)
+        assert proc.poll() is None
+        H.run([H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment", "1s", "--",
+               H.fixture("spinner"), "1.5"], timeout=120, check=True)
+        m = re.match(r"microscope serve: (http://\S+/)$", proc.stdout.readline().strip())
+        assert m, open(errpath).read()
+        with urllib.request.urlopen(m.group(1) + "api/info", timeout=30) as r:
+            info = json.load(r)
+        assert info["live"] and info["segments"] >= 1 and info["summary"]["samples"] > 0, info
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=15)
+    assert rc == 0, (rc, open(errpath).read())
+    junk = H.tmp_path("not-a-capture")
+    with open(junk, "w") as f:
+        f.write("junk\n")
+    for path, why in ((H.tmp_path("typo.msc"), "No such file"),
+                      (H.tmp_path("no-such-dir/segs"), "No such file"),
+                      (junk, "not a microscope capture")):
+        r = H.run([H.BIN, "serve", path, "--port", "0"], timeout=30)
+        assert r.returncode == 1 and why in r.stderr and "waiting" not in r.stderr, \
+            (path, r.returncode, r.stderr)

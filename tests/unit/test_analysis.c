@@ -410,6 +410,10 @@ static void test_counter_class(void **state)
 	assert_int_equal(analysis__counter_class("bpf.filter_full"), ANALYSIS_COUNTER_PROBLEM);
 	assert_int_equal(analysis__counter_class("bpf.kstack_err"), ANALYSIS_COUNTER_PROBLEM);
 	assert_int_equal(analysis__counter_class("bpf.samples_seen"), ANALYSIS_COUNTER_INFO);
+	/* A failed stack copy is a problem; a sample in execve past its point
+	 * of no return (no stack left to copy) is a note, not counted there. */
+	assert_int_equal(analysis__counter_class("bpf.stack_copy_err"), ANALYSIS_COUNTER_PROBLEM);
+	assert_int_equal(analysis__counter_class("unwind.exec_replaced"), ANALYSIS_COUNTER_INFO);
 	/* Measurements are never problems, whatever their prefix. */
 	assert_int_equal(analysis__counter_class("processor.lag_max_ms"), ANALYSIS_COUNTER_INFO);
 	assert_int_equal(analysis__counter_class("processor.lag_mean_ms"), ANALYSIS_COUNTER_INFO);

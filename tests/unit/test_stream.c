@@ -267,8 +267,16 @@ static void test_versions(void **state)
 	for (uint32_t ver = 0; ver <= MS_STREAM_VERSION + 1; ver++) {
 		memcpy(copy, fx->bytes, fx->size);
 		memcpy(copy + 12, &ver, 4);
+		/* an older version's chunks carry no checksum: reserved 0 */
+		if (ver < 3) {
+			assert_int_equal(replay_bytes(fx, copy, fx->size, &s), -EBADMSG);
+			for (int i = 0; i < NSAMPLE; i++)
+				((struct ms_chunk *)(copy + fx->boundary[i]))->reserved = 0;
+		}
 		assert_int_equal(replay_bytes(fx, copy, fx->size, &s),
 				 ver <= MS_STREAM_VERSION ? 0 : -EPROTONOSUPPORT);
+		if (ver <= MS_STREAM_VERSION)
+			assert_int_equal(s.n, NSAMPLE);
 	}
 	memcpy(copy, fx->bytes, fx->size);
 	v = 0xffffffffu;
@@ -319,8 +327,8 @@ static void test_malformed(void **state)
 		assert_int_equal(cut.n, 2); /* the chunks before it */
 		memcpy(copy, fx->bytes, fx->size);
 	}
-	bpf->reserved = 1;
-	expect_bad(fx, copy, "nonzero reserved");
+	bpf->reserved ^= 1;
+	expect_bad(fx, copy, "checksum (reserved) changed");
 	bpf->time = 5;
 	expect_bad(fx, copy, "time on a BPF chunk");
 	copy[fx->boundary[2] + sizeof(struct ms_chunk) + 13] = 1;
@@ -332,6 +340,44 @@ static void test_malformed(void **state)
 	/* META text without '=' */
 	memset(copy + fx->boundary[0] + sizeof(struct ms_chunk), 'x', 21);
 	expect_bad(fx, copy, "META without key=value");
+	free(copy);
+}
+
+/*
+ * Stream version 3: one flipped bit anywhere in a chunk's payload or
+ * padding, or in its source or time, is found by the chunk's checksum
+ * (before, a flip inside a payload replayed as if written so): -EBADMSG,
+ * and the chunks before it came back, as for any damage.
+ */
+static void test_checksums(void **state)
+{
+	struct fixture *fx = *state;
+	unsigned char *copy = malloc(fx->size);
+	static struct seen s;
+
+	assert_non_null(copy);
+	for (int i = 0; i < NSAMPLE; i++) {
+		size_t hdr = fx->boundary[i], end = fx->boundary[i + 1];
+		size_t fields[] = { offsetof(struct ms_chunk, source),
+				    offsetof(struct ms_chunk, time) };
+
+		for (size_t off = hdr + sizeof(struct ms_chunk); off < end; off++) {
+			for (int bit = 0; bit < 8; bit++) {
+				memcpy(copy, fx->bytes, fx->size);
+				copy[off] ^= (unsigned char)(1u << bit);
+				if (replay_bytes(fx, copy, fx->size, &s) != -EBADMSG)
+					fail_msg("chunk %d, byte %zu bit %d flipped: replayed", i,
+						 off - hdr, bit);
+				assert_int_equal(s.n, i);
+			}
+		}
+		for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
+			memcpy(copy, fx->bytes, fx->size);
+			copy[hdr + fields[k]] ^= 0x10;
+			assert_int_equal(replay_bytes(fx, copy, fx->size, &s), -EBADMSG);
+			assert_int_equal(s.n, i);
+		}
+	}
 	free(copy);
 }
 
@@ -515,6 +561,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_versions, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_checksums, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_random_damage, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_error_stops, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_errors, setup, teardown),

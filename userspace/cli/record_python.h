@@ -68,4 +68,14 @@ void record_python__chunk(struct record_python *rp, struct py_tracker *py,
  * Returns 0 or -errno. */
 int record_python__flush(struct record_python *rp, struct collector *col);
 
+/*
+ * Will the command argv (NULL-terminated) run CPython (record_py_command.c)?
+ * Its file is an interpreter (its _PyRuntime, or a libpython3 it needs), or
+ * runs one first, followed up to 5 programs deep: a "#!" script's
+ * interpreter (/usr/bin/env NAME looked up in PATH), a shell's -c string or
+ * script file, whose commands' first programs are followed.  A guess for
+ * loading the CPython walk before the command runs; never a proof.
+ */
+bool record_python__command(char *const *argv);
+
 #endif

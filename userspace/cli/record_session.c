@@ -39,7 +39,6 @@
 #include "../processor/processor.h"
 #include "../budget/monitor.h"
 #include "../stream/meta.h"
-#include "../runtimes/py_layout.h"
 #include "../runtimes/py_procs.h"
 #include "../stream/memory_policy.h"
 #include "../processor/kunwind_maps.h"
@@ -69,6 +68,7 @@ struct record_session {
 	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
 	struct kunwind_maps *ku;       /* --call-graph dwarf-kernel, or NULL */
 	uint64_t py_scan_ns;	       /* -a: CPU time of the start-up scan for CPython */
+	bool py_preloaded;	       /* the CPython walk was loaded before the command ran */
 	struct record_python pyw;      /* -a: which processes run CPython */
 	struct record_probes probes;   /* -a: which processes map the probes SDK */
 	/* MICROSCOPE_PROBES_RECORDER=PID:START[:--probes] for the command */
@@ -334,22 +334,23 @@ static int session__open_kunwind(struct record_session *s)
 
 /*
  * Before the command runs: the rows of the file execvp will run go into the
- * in-kernel unwinder's tables, and when that file is a CPython interpreter
- * the sampler's CPython walk is loaded now rather than when the tracker
- * first meets the process (a load of tens of ms that would stall the drain
- * while the command's first samples wait for their tables).
+ * in-kernel unwinder's tables, and when the command is or starts a CPython
+ * interpreter (record_python__command) the sampler's CPython walk is loaded
+ * now rather than when the tracker first meets the process (a load of
+ * about 0.25 s, little of it CPU, that would stall the drain while the
+ * command's first samples wait for their tables and lack their Python
+ * frames).
  */
 static void session__prepare_command(struct record_session *s)
 {
 	char exe[PATH_MAX];
-	uint64_t runtime, first_load;
-	uint32_t version;
 
-	if (!cli__command_file(s->o->argv[0], exe))
-		return;
-	processor__kunwind_prepare_command(s->proc, exe);
-	if (s->py && !py_layout__read_elf(exe, &version, &runtime, &first_load))
-		collector__load_python_walk(s->col); /* else the tracker loads it, and says why not */
+	if (cli__command_file(s->o->argv[0], exe))
+		processor__kunwind_prepare_command(s->proc, exe);
+	/* also through a wrapper: "sh -c 'python3 x.py'", a #! script, a
+	 * libpython build; else the tracker loads it, and says why not */
+	if (s->py && record_python__command(s->o->argv))
+		s->py_preloaded = !collector__load_python_walk(s->col);
 }
 
 /* The command and every -p pid into the collector's kernel filter. */
@@ -751,6 +752,8 @@ static int session__seal(struct record_session *s)
 		capture_builder__add_counter(s->b, "python.thread_map_unchanged", skipped);
 		capture_builder__add_counter(s->b, "python.targets_walks", py_tracker__walks(s->py));
 		capture_builder__add_counter(s->b, "python.elf_reads", py_tracker__elf_reads(s->py));
+		if (s->py_preloaded)
+			capture_builder__add_counter(s->b, "python.walk_preloaded", 1);
 		if (s->o->system_wide)
 			capture_builder__add_counter(s->b, "python.scan_cpu_us",
 						     s->py_scan_ns / 1000);

@@ -401,3 +401,46 @@ cleanup:
 	close(fd);
 	return err;
 }
+
+/*
+ * Does the ELF file at path name a libpython3 shared library in its
+ * DT_NEEDED entries (an interpreter built --enable-shared, as pyenv's are,
+ * or a program embedding CPython)?  Its _PyRuntime is in that library,
+ * which py_layout__read_elf of the executable does not see.
+ */
+bool py_layout__links_libpython(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool found = false;
+	Elf *e = NULL;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF)
+		goto cleanup;
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; !found && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *name;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+			found = name && !strncmp(name, "libpython3.", 11);
+		}
+	}
+cleanup:
+	elf_end(e);
+	close(fd);
+	return found;
+}

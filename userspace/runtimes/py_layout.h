@@ -13,6 +13,7 @@
 #ifndef MS_PY_LAYOUT_H
 #define MS_PY_LAYOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,5 +71,9 @@ int py_layout__from_debug_offsets(const uint8_t *img, size_t len, uint32_t versi
  */
 int py_layout__read_elf(const char *path, uint32_t *version_hex, uint64_t *runtime_vaddr,
 			uint64_t *first_load_vaddr);
+
+/* Does the ELF file at path need a libpython3.N shared library (DT_NEEDED)?
+ * False for any other file and on any error. */
+bool py_layout__links_libpython(const char *path);
 
 #endif

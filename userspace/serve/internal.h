@@ -185,10 +185,14 @@ int serve_live__open(struct serve_live *l, const char *path, char *err, size_t e
  * started moments ago: its first segment is published when it closes):
  * say so on stderr once and wait, looking every SERVE_FIRST_SEGMENT_MS,
  * until one is there or a signal of stop arrives (no other bound: the
- * user waits for a recording they started, and Ctrl-C ends it).  Returns
- * 0 at once for a file or a directory with segments, 0 once one appears,
- * 1 when a signal of stop (blocked by the caller) came first, or -errno
- * (the directory cannot be listed).
+ * user waits for a recording they started, and Ctrl-C ends it).  A path
+ * that does not exist yet is waited for first, the same way, when record
+ * --continuous could make it: not named like a capture file (*.msc: a
+ * typo gets its error at once) and in a directory that exists.  Returns
+ * 0 at once for a file, a directory with segments or a path that cannot
+ * appear (the open reports it), 0 once a segment appears, 1 when a signal
+ * of stop (blocked by the caller) came first, or -errno (the directory
+ * cannot be listed).
  */
 int serve_live__wait_first(const char *path, const sigset_t *stop);
 /* A reference to the current profile (serve_profile__put it). */

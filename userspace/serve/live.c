@@ -12,9 +12,11 @@
  * a request's.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "capture/no_event.h"
@@ -99,14 +101,76 @@ int serve_live__open(struct serve_live *l, const char *path, char *err, size_t e
 	return load(path, false, &l->current, count, err, errlen);
 }
 
-int serve_live__wait_first(const char *path, const sigset_t *stop)
+/* Sleep one look's time; 1 when a signal of stop came, else 0 or -errno. */
+static int wait_look(const sigset_t *stop)
 {
 	struct timespec poll = { .tv_nsec = SERVE_FIRST_SEGMENT_MS * 1000000L };
+	int rc = sigtimedwait(stop, NULL, &poll);
+
+	if (rc > 0)
+		return 1;
+	if (rc < 0 && errno != EAGAIN && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+/* Could record --continuous make path (a directory, not a capture file,
+ * in a directory that exists: it makes only the last component)? */
+static bool may_appear(const char *path)
+{
+	size_t len = strlen(path);
+	char parent[PATH_MAX];
+	const char *slash;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	if (len >= 4 && !memcmp(path + len - 4, ".msc", 4))
+		return false; /* a capture file's name: a typo, not a recording to come */
+	slash = memrchr(path, '/', len);
+	if (!slash)
+		return true; /* in the current directory */
+	if (slash == path)
+		return true; /* in / */
+	if ((size_t)(slash - path) >= sizeof(parent))
+		return false;
+	memcpy(parent, path, (size_t)(slash - path));
+	parent[slash - path] = '\0';
+	return segment_dir__is_dir(parent);
+}
+
+/* A path that does not exist yet (the recording that makes it starts
+ * moments later): wait until it does.  0 once it exists (or at once when
+ * it cannot appear: the open names the error), 1 when stopped, -errno. */
+static int wait_created(const char *path, const sigset_t *stop)
+{
+	struct stat st;
+	int rc;
+
+	if (!stat(path, &st) || errno != ENOENT || !may_appear(path))
+		return 0;
+	fprintf(stderr, "microscope serve: %s does not exist yet: waiting for it (record "
+		"--continuous %s makes it); Ctrl-C to stop\n", path, path);
+	for (;;) {
+		rc = wait_look(stop);
+		if (rc)
+			return rc;
+		if (!stat(path, &st))
+			return 0;
+		if (errno != ENOENT)
+			return -errno;
+	}
+}
+
+int serve_live__wait_first(const char *path, const sigset_t *stop)
+{
 	uint64_t sig;
 	uint32_t count;
 	bool said = false;
 	int rc;
 
+	rc = wait_created(path, stop);
+	if (rc)
+		return rc;
 	if (!segment_dir__is_dir(path))
 		return 0;
 	for (;;) {
@@ -128,11 +192,9 @@ int serve_live__wait_first(const char *path, const sigset_t *stop)
 				"--segment); Ctrl-C to stop\n", path);
 			said = true;
 		}
-		rc = sigtimedwait(stop, NULL, &poll);
-		if (rc > 0)
-			return 1;
-		if (rc < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
+		rc = wait_look(stop);
+		if (rc)
+			return rc;
 	}
 }
 

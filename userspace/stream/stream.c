@@ -4,7 +4,8 @@
  * replayer.  File layout: a 16-byte header { MS_RAW_MAGIC, u32 abi, u32
  * stream version },
  * then for each chunk struct ms_chunk and len payload bytes, zero-padded to a
- * multiple of 8.  Host byte order.
+ * multiple of 8.  From stream version 3 the chunk header's reserved field
+ * holds the chunk's CRC-32 (chunk__crc).  Host byte order.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "bpf/abi/records.h"
 #include "capture/file_io.h"
@@ -45,6 +47,27 @@ struct stream_writer {
 };
 
 static size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/*
+ * A chunk's checksum in a stream of version 3 or later: zlib's CRC-32
+ * (ISO 3309, the polynomial of gzip and PNG) of the chunk header with its
+ * reserved field 0, then the payload and its zero padding (padded bytes).
+ * Every bit a chunk occupies in the file is covered but the checksum itself.
+ */
+static uint32_t chunk__crc(const struct ms_chunk *c, const void *payload, size_t padded)
+{
+	static const unsigned char zeros[8];
+	struct ms_chunk h = *c;
+	uLong crc = crc32(0L, Z_NULL, 0);
+
+	h.reserved = 0;
+	crc = crc32(crc, (const Bytef *)&h, sizeof(h));
+	if (c->len)
+		crc = crc32(crc, payload, c->len);
+	if (padded > c->len)
+		crc = crc32(crc, zeros, (uInt)(padded - c->len));
+	return (uint32_t)crc;
+}
 
 
 static int writer__flush(struct stream_writer *w)
@@ -127,6 +150,7 @@ int stream_writer__sink(void *ctx, const struct ms_chunk *chunk, const void *pay
 {
 	static const char zeros[8];
 	struct stream_writer *w = ctx;
+	struct ms_chunk h;
 	size_t pad;
 	int err;
 
@@ -134,7 +158,9 @@ int stream_writer__sink(void *ctx, const struct ms_chunk *chunk, const void *pay
 		return -E2BIG;
 	if (chunk->len && !payload)
 		return -EINVAL;
-	err = writer__append(w, chunk, sizeof(*chunk));
+	h = *chunk;
+	h.reserved = chunk__crc(chunk, payload, pad8(chunk->len));
+	err = writer__append(w, &h, sizeof(h));
 	if (!err && chunk->len)
 		err = writer__append(w, payload, chunk->len);
 	pad = pad8(chunk->len) - chunk->len;
@@ -181,6 +207,7 @@ int stream_writer__free(struct stream_writer *w)
 struct replay {
 	const char *path;
 	FILE *f;
+	uint32_t version; /* the stream's: checksums from 3 on */
 	uint64_t off; /* bytes consumed so far */
 	char *payload;
 };
@@ -214,12 +241,19 @@ static bool text__valid(const char *p, uint32_t len)
 	return len > 0 && !memchr(p, '\0', len) && memchr(p, '=', len) && p[0] != '=';
 }
 
-static int replay__chunk(struct replay *r, const struct ms_chunk *c, uint64_t at)
+/* c: the chunk header as read; its checksum (version 3 on) is taken out,
+ * leaving reserved 0 as the sink sees it. */
+static int replay__chunk(struct replay *r, struct ms_chunk *c, uint64_t at)
 {
 	size_t padded = pad8(c->len);
+	uint32_t sum = 0;
 	ssize_t got;
 	size_t i;
 
+	if (r->version >= 3) {
+		sum = c->reserved;
+		c->reserved = 0;
+	}
 	if (!kind__known(c->kind))
 		return replay__bad(r, at, "unknown chunk kind");
 	if (c->reserved)
@@ -238,6 +272,9 @@ static int replay__chunk(struct replay *r, const struct ms_chunk *c, uint64_t at
 		return (int)got;
 	if ((size_t)got < padded)
 		return -ENODATA; /* cut at the end: the caller decides */
+	if (r->version >= 3 && chunk__crc(c, r->payload, padded) != sum)
+		return replay__bad(r, at, "chunk checksum mismatch: its bytes changed after "
+					  "they were written");
 	for (i = c->len; i < padded; i++)
 		if (r->payload[i])
 			return replay__bad(r, at + sizeof(*c) + i, "nonzero padding");
@@ -325,6 +362,7 @@ int stream__replay(const char *path, stream_sink_fn sink, void *ctx)
 		goto cleanup;
 	}
 	version = hdr.version ? hdr.version : 1;
+	r.version = version;
 	if (version < MS_STREAM_VERSION_MIN || version > MS_STREAM_VERSION) {
 		fprintf(stderr,
 			"microscope: %s: raw stream version %u; this build replays stream versions "

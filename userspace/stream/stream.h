@@ -49,8 +49,15 @@
  *      records' sample_id trailer is TID|TIME|CPU, META keys untyped.
  *   2  META perf.sample_type names the side-band sample_type (the trailer,
  *      stream/perf_records.h); META values are typed (stream/meta.h).
+ *   3  each chunk header's reserved field holds the chunk's CRC-32 (zlib
+ *      crc32 of the header with that field 0, then the padded payload),
+ *      checked on replay: a changed byte anywhere in a chunk is damage
+ *      (-EBADMSG at its offset; the chunks before it were replayed).
+ *      Sinks see reserved 0, as in older versions.
  * A version-1 file still replays (the processor assumes TID|TIME|CPU when
- * META perf.sample_type is absent) and gives the capture it gave before.
+ * META perf.sample_type is absent) and gives the capture it gave before;
+ * version 1 and 2 files replay unchecked (their reserved fields must be 0).
+ * An older build refuses a version-3 file, naming its version.
  */
 #ifndef MS_STREAM_STREAM_H
 #define MS_STREAM_STREAM_H
@@ -97,7 +104,7 @@ _Static_assert(sizeof(struct ms_process_info) == 40, "ms_process_info size");
 
 #define MS_RAW_MAGIC "MSRAW\0\0\1"
 /* The stream version this build writes, and the oldest it replays. */
-#define MS_STREAM_VERSION 2
+#define MS_STREAM_VERSION 3
 #define MS_STREAM_VERSION_MIN 1
 #define MS_RAW_FILE "stream.msraw"
 /* Largest payload one chunk may carry (bytes); larger is malformed. */
@@ -107,8 +114,8 @@ struct ms_chunk {
 	uint32_t kind;	 /* MS_CHUNK_* */
 	uint32_t source; /* ring index, CPU, or MS_SOURCE_SNAPSHOT */
 	uint32_t len;	 /* payload bytes */
-	uint32_t reserved;
-	uint64_t time; /* CLOCK_MONOTONIC ns for ROUND/END; 0 otherwise */
+	uint32_t reserved; /* 0; in a stream file of version 3 on, the chunk's CRC-32 */
+	uint64_t time;	   /* CLOCK_MONOTONIC ns for ROUND/END; 0 otherwise */
 };
 _Static_assert(sizeof(struct ms_chunk) == 24, "ms_chunk size");
 
