@@ -228,6 +228,7 @@ struct processor {
 	uint64_t ku_cause[MS_KU_STOP_COUNT];	      /* samples by where the kernel stopped */
 	uint64_t ku_kernel_frames, ku_user_frames;     /* frames unwound on each side */
 	uint64_t ku_verified;			      /* samples compared with the copy path */
+	uint64_t ku_verify_no_copy;		      /* not compared: no bytes copied */
 	uint64_t ku_load_errors;		      /* table writes that failed */
 	/* Targeted recordings: tables written at drain time (kunwind_live.c) */
 	bool ku_eager;

@@ -242,7 +242,13 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 			return 0;
 		}
 	}
-	if (p->verify_unwind && parts->copy_sp == s->regs.sp) {
+	/* No bytes copied (the sampler's read of the whole window failed: a
+	 * thread's sp less than the copy size below its stack's end, where
+	 * the kernel's own reads of the frames succeed): the copy path has
+	 * nothing to unwind, so no reference; counted, the kernel's kept. */
+	if (p->verify_unwind && parts->copy_sp == s->regs.sp && !parts->copy_len) {
+		p->ku_verify_no_copy++;
+	} else if (p->verify_unwind && parts->copy_sp == s->regs.sp) {
 		size_t vdepth;
 		enum unwind_reason vreason;
 
@@ -277,6 +283,8 @@ void kunwind__finish(struct processor *p)
 		capture_builder__add_counter(p->b, "kunwind.frames.user", p->ku_user_frames);
 	if (p->ku_verified)
 		capture_builder__add_counter(p->b, "kunwind.verified", p->ku_verified);
+	if (p->ku_verify_no_copy)
+		capture_builder__add_counter(p->b, "kunwind.verify_no_copy", p->ku_verify_no_copy);
 	if (p->ku_live_reads)
 		capture_builder__add_counter(p->b, "kunwind.live_reads", p->ku_live_reads);
 	if (p->ku_load_errors)
