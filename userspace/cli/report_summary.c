@@ -196,6 +196,7 @@ static void print_kunwind(const struct report *r)
 	uint64_t kf = capture__counter(r->c, "kunwind.frames.kernel");
 	uint64_t uf = capture__counter(r->c, "kunwind.frames.user");
 	const char *sep = "; stops: ";
+	uint64_t partial, full;
 
 	if (!done && !resumed)
 		return;
@@ -211,6 +212,15 @@ static void print_kunwind(const struct report *r)
 		}
 	}
 	printf("\n");
+	partial = capture__counter(r->c, "kunwind.modules_partial");
+	full = capture__counter(r->c, "kunwind.modules_full");
+	if (partial || full)
+		printf("  ku rows    the kernel's row table filled at %" PRIu64 " rows: %" PRIu64
+		       " modules loaded as the window of their rows around a sampled address (%" PRIu64
+		       " rows left out), %" PRIu64 " not loaded; outside them the kernel stops "
+		       "(no_row, no_rows) and userspace unwinds on\n",
+		       capture__counter(r->c, "kunwind.rows"), partial,
+		       capture__counter(r->c, "kunwind.rows_left_out"), full);
 	if (capture__meta(r->c, "verify_unwind"))
 		printf("  verified   %" PRIu64 " stacks against the copy path: %" PRIu64
 		       " differ\n",

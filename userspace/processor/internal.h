@@ -228,6 +228,7 @@ struct processor {
 	uint64_t ku_cause[MS_KU_STOP_COUNT];	      /* samples by where the kernel stopped */
 	uint64_t ku_kernel_frames, ku_user_frames;     /* frames unwound on each side */
 	uint64_t ku_verified;			      /* samples compared with the copy path */
+	uint64_t ku_verify_no_copy;		      /* not compared: no bytes copied */
 	uint64_t ku_load_errors;		      /* table writes that failed */
 	/* Targeted recordings: tables written at drain time (kunwind_live.c) */
 	bool ku_eager;
@@ -452,8 +453,10 @@ void kunwind__mapped(struct processor *p, struct proc_state *ps, const struct pr
  * stopped at a module without them wants (untrusted record); in a targeted
  * recording (ku_eager) also the table of a process it stopped without. */
 void kunwind__drained(struct processor *p, const void *rec, uint32_t len);
-/* Load the rows of module (once; a failed load is counted). */
-void kunwind__load_module(struct processor *p, uint32_t module);
+/* Load the rows of module (once; a failed load is counted); want: the ELF
+ * vaddr a sample stopped at in it, or KUNWIND_WANT_NONE (kunwind_maps.h:
+ * a module larger than the rows left then waits for a sample's address). */
+void kunwind__load_module(struct processor *p, uint32_t module, uint64_t want);
 
 /* kunwind.c: the table row of a mapping [start, end) at pgoff of module
  * (a file or the vDSO with its load address known) into *out; false for

@@ -64,14 +64,14 @@ static void tell_mappings(struct processor *p, struct proc_state *ps)
 	ps->ku_gen = ps->maps_gen;
 }
 
-void kunwind__load_module(struct processor *p, uint32_t module)
+void kunwind__load_module(struct processor *p, uint32_t module, uint64_t want)
 {
 	int err;
 
 	if (module >= p->nmodules || kunwind_maps__tried(p->kunwind, module))
 		return;
 	err = kunwind_maps__load_module(p->kunwind, module,
-					stacks__module_cfi(p, &p->modules[module]));
+					stacks__module_cfi(p, &p->modules[module]), want);
 	if (err && err != -ENOSPC)
 		p->ku_load_errors++;
 }
@@ -97,12 +97,23 @@ static void feed(struct processor *p, struct proc_state *ps, const struct ms_kun
 		/* fallthrough */
 	case MS_KU_STOP_NO_ROWS:
 		if (ku->cause == MS_KU_STOP_NO_ROWS)
-			kunwind__load_module(p, ku->module);
+			kunwind__load_module(p, ku->module, KUNWIND_WANT_NONE);
+		/* A module larger than the rows left gets the window around
+		 * the first of its pcs here (ELF vaddrs: return addresses
+		 * less one, as the lookup). */
 		for (size_t i = 0; i < depth; i++) {
-			const struct proc_mapping *m = tasks__find_mapping(ps, p->unwind_pcs[i]);
+			uint64_t pc = p->unwind_pcs[i] - (i && !(p->unwind_flags[i] &
+								 UNWIND_FRAME_ACTIVATION));
+			const struct proc_mapping *m = tasks__find_mapping(ps, pc);
+			uint64_t want = KUNWIND_WANT_NONE;
 
-			if (m && m->module != CAPTURE_NONE)
-				kunwind__load_module(p, m->module);
+			if (!m || m->module == CAPTURE_NONE || m->module >= p->nmodules)
+				continue;
+			if (!p->modules[m->module].sym ||
+			    !sym_module__to_vaddr(p->modules[m->module].sym,
+						  pc - m->start + m->pgoff, &want))
+				want = KUNWIND_WANT_NONE;
+			kunwind__load_module(p, m->module, want);
 		}
 		break;
 	default:
@@ -141,7 +152,7 @@ void kunwind__drained(struct processor *p, const void *rec, uint32_t len)
 	if (parts.ku->status != MS_KU_RESUME)
 		return;
 	if (parts.ku->cause == MS_KU_STOP_NO_ROWS)
-		kunwind__load_module(p, parts.ku->module);
+		kunwind__load_module(p, parts.ku->module, KUNWIND_WANT_NONE);
 	else if (p->ku_eager && (parts.ku->cause == MS_KU_STOP_NO_PROC ||
 				 parts.ku->cause == MS_KU_STOP_NO_MAPPING))
 		kunwind__live_drained(p, rec, &parts);
@@ -231,7 +242,13 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 			return 0;
 		}
 	}
-	if (p->verify_unwind && parts->copy_sp == s->regs.sp) {
+	/* No bytes copied (the sampler's read of the whole window failed: a
+	 * thread's sp less than the copy size below its stack's end, where
+	 * the kernel's own reads of the frames succeed): the copy path has
+	 * nothing to unwind, so no reference; counted, the kernel's kept. */
+	if (p->verify_unwind && parts->copy_sp == s->regs.sp && !parts->copy_len) {
+		p->ku_verify_no_copy++;
+	} else if (p->verify_unwind && parts->copy_sp == s->regs.sp) {
 		size_t vdepth;
 		enum unwind_reason vreason;
 
@@ -266,6 +283,8 @@ void kunwind__finish(struct processor *p)
 		capture_builder__add_counter(p->b, "kunwind.frames.user", p->ku_user_frames);
 	if (p->ku_verified)
 		capture_builder__add_counter(p->b, "kunwind.verified", p->ku_verified);
+	if (p->ku_verify_no_copy)
+		capture_builder__add_counter(p->b, "kunwind.verify_no_copy", p->ku_verify_no_copy);
 	if (p->ku_live_reads)
 		capture_builder__add_counter(p->b, "kunwind.live_reads", p->ku_live_reads);
 	if (p->ku_load_errors)
@@ -277,4 +296,8 @@ void kunwind__finish(struct processor *p)
 	capture_builder__add_counter(p->b, "kunwind.rows", st.rows);
 	if (st.modules_full)
 		capture_builder__add_counter(p->b, "kunwind.modules_full", st.modules_full);
+	if (st.modules_partial) {
+		capture_builder__add_counter(p->b, "kunwind.modules_partial", st.modules_partial);
+		capture_builder__add_counter(p->b, "kunwind.rows_left_out", st.rows_left_out);
+	}
 }

@@ -190,7 +190,7 @@ void kunwind__round(struct processor *p)
 	if (!kl)
 		return;
 	for (uint32_t i = 0; i < kl->npending && eager_rows_room(p); i++)
-		kunwind__load_module(p, kl->pending[i]);
+		kunwind__load_module(p, kl->pending[i], KUNWIND_WANT_NONE);
 	kl->npending = 0;
 }
 
@@ -266,7 +266,7 @@ void kunwind__live_prepare(struct processor *p, uint32_t tgid)
 		return;
 	n = live_read(p, &lp, maps);
 	for (int i = 0; i < n && eager_rows_room(p); i++)
-		kunwind__load_module(p, maps[i].module);
+		kunwind__load_module(p, maps[i].module, KUNWIND_WANT_NONE);
 }
 
 void kunwind__live_prepare_command(struct processor *p, const char *real)
@@ -295,7 +295,7 @@ void kunwind__live_prepare_command(struct processor *p, const char *real)
 		return;
 	module = stacks__module_for_sym(p, sym, CAPTURE_MODULE_FILE, real);
 	if (module != CAPTURE_NONE && eager_rows_room(p))
-		kunwind__load_module(p, module);
+		kunwind__load_module(p, module, KUNWIND_WANT_NONE);
 }
 
 void kunwind__live_release(struct processor *p)

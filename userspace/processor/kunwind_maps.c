@@ -28,11 +28,18 @@ _Static_assert(UNWIND_KROW_PLT == MS_KU_ROW_PLT && UNWIND_KROW_SIGFRAME == MS_KU
  * 8-byte aligned: the kernel's round_up(value_size, 8)). */
 #define KU_STARTS_ELEM 8
 
+/* The rows of a module loaded: [from, from + n) of its table, the starts
+ * less sub (a window's first start: the descriptor's base moves up by it). */
+struct ku_slice {
+	uint32_t from, n, sub;
+};
+
 struct kunwind_maps {
 	struct kunwind_fds fds;
 	uint32_t next_row;   /* first free row */
 	uint8_t *tried;	     /* [modules_cap] */
 	uint32_t keys[KU_BATCH];
+	uint32_t starts[KU_BATCH];	 /* a batch of starts, less the slice's sub */
 	struct ms_ku_row rows[KU_BATCH]; /* the kernel's form of a batch of rows */
 	struct kunwind_stats st;
 };
@@ -113,11 +120,12 @@ static void *map_window(int fd, uint32_t first, uint32_t n, size_t elem, uint8_t
 	return p;
 }
 
-/* Starts and rows [done, done + n) of m (t: its table) at indexes
- * first + done.. of the mmapable arrays.  Returns 0, or -EOPNOTSUPP when a
- * map cannot be mapped. */
+/* Starts and rows [done, done + n) of slice sl of m (t: its table) at
+ * indexes first + done.. of the mmapable arrays.  Returns 0, or -EOPNOTSUPP
+ * when a map cannot be mapped. */
 static int copy_chunk(struct kunwind_maps *km, uint32_t first, const struct unwind_module *m,
-		      const struct unwind_table_view *t, uint32_t done, uint32_t n)
+		      const struct unwind_table_view *t, const struct ku_slice *sl, uint32_t done,
+		      uint32_t n)
 {
 	size_t slen, rlen;
 	uint8_t *sbase, *rbase;
@@ -130,9 +138,11 @@ static int copy_chunk(struct kunwind_maps *km, uint32_t first, const struct unwi
 				&rlen);
 	if (rp) {
 		for (uint32_t i = 0; i < n; i++) {
-			memcpy(sbase + (size_t)i * KU_STARTS_ELEM, &t->starts[done + i],
-			       sizeof(uint32_t));
-			unwind_module__kernel_row(m, done + i, (struct ms_ku_row *)rbase + i);
+			uint32_t start = t->starts[sl->from + done + i] - sl->sub;
+
+			memcpy(sbase + (size_t)i * KU_STARTS_ELEM, &start, sizeof(start));
+			unwind_module__kernel_row(m, sl->from + done + i,
+						  (struct ms_ku_row *)rbase + i);
 		}
 		err = 0;
 		munmap(rp, rlen);
@@ -146,75 +156,114 @@ static int copy_chunk(struct kunwind_maps *km, uint32_t first, const struct unwi
  * grows by one window at most, as with the update buffers).  Returns 0, or
  * -EOPNOTSUPP when a map cannot be mapped (nothing written then). */
 static int copy_rows(struct kunwind_maps *km, uint32_t first, const struct unwind_module *m,
-		     const struct unwind_table_view *t)
+		     const struct unwind_table_view *t, const struct ku_slice *sl)
 {
 	int err = 0;
 
-	for (uint32_t done = 0; !err && done < t->nrows; done += KU_BATCH) {
-		uint32_t cnt = t->nrows - done < KU_BATCH ? t->nrows - done : KU_BATCH;
+	for (uint32_t done = 0; !err && done < sl->n; done += KU_BATCH) {
+		uint32_t cnt = sl->n - done < KU_BATCH ? sl->n - done : KU_BATCH;
 
-		err = copy_chunk(km, first, m, t, done, cnt);
+		err = copy_chunk(km, first, m, t, sl, done, cnt);
 		if (err && done) /* mapped before: a failure now is not the map's kind */
 			err = -ENOMEM;
 	}
 	return err;
 }
 
-/* Rows [0, n) of m, in the kernel's form, at indexes first.. of ku_rows. */
+/* Slice sl of m (t: its table), starts and rows in the kernel's form, at
+ * indexes first.. of ku_starts and ku_rows, with map updates. */
 static int write_rows(struct kunwind_maps *km, uint32_t first, const struct unwind_module *m,
-		      uint32_t n)
+		      const struct unwind_table_view *t, const struct ku_slice *sl)
 {
 	int err = 0;
 
-	for (uint32_t done = 0; !err && done < n;) {
-		uint32_t cnt = n - done < KU_BATCH ? n - done : KU_BATCH;
+	for (uint32_t done = 0; !err && done < sl->n;) {
+		uint32_t cnt = sl->n - done < KU_BATCH ? sl->n - done : KU_BATCH;
 
-		for (uint32_t i = 0; i < cnt; i++)
-			unwind_module__kernel_row(m, done + i, &km->rows[i]);
-		err = write_array(km, km->fds.rows, first + done, km->rows, sizeof(km->rows[0]),
-				  cnt);
+		for (uint32_t i = 0; i < cnt; i++) {
+			km->starts[i] = t->starts[sl->from + done + i] - sl->sub;
+			unwind_module__kernel_row(m, sl->from + done + i, &km->rows[i]);
+		}
+		err = write_array(km, km->fds.starts, first + done, km->starts,
+				  sizeof(km->starts[0]), cnt);
+		if (!err)
+			err = write_array(km, km->fds.rows, first + done, km->rows,
+					  sizeof(km->rows[0]), cnt);
 		done += cnt;
 	}
 	return err;
 }
 
-int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
-			      const struct unwind_module *m)
+/*
+ * The window of n rows (n >= 2, < t->nrows) of table t around ELF vaddr
+ * want: the row holding want in its middle where the table allows, its
+ * last row the window's sentinel (its start ends the window's last row).
+ */
+static struct ku_slice window_around(const struct unwind_table_view *t, uint64_t want, uint32_t n)
 {
+	uint64_t off = want > t->base ? want - t->base : 0;
+	uint32_t lo = 0, hi = t->nrows - 1, from;
+
+	/* starts[lo] <= off < starts[hi], or lo the last row below the sentinel */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->starts[mid] <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	from = lo > n / 2 ? lo - n / 2 : 0;
+	if (from > t->nrows - n)
+		from = t->nrows - n;
+	return (struct ku_slice){.from = from, .n = n, .sub = t->starts[from]};
+}
+
+int kunwind_maps__load_module(struct kunwind_maps *km, uint32_t module,
+			      const struct unwind_module *m, uint64_t want)
+{
+	uint32_t left = km->fds.rows_cap - km->next_row;
 	struct ms_ku_module desc = {0};
 	struct unwind_table_view t = {0};
+	struct ku_slice sl;
 	int err;
 
 	if (module >= km->fds.modules_cap)
 		return -E2BIG;
 	if (km->tried[module])
 		return -EALREADY;
-	km->tried[module] = 1;
 	if (m)
 		unwind_module__table(m, &t);
+	if (t.nrows > left && want == KUNWIND_WANT_NONE)
+		return -ENOSPC; /* not tried: a sample stopping in it says where */
+	km->tried[module] = 1;
 	if (t.nrows < 2)
 		return 0; /* no CFI: the descriptor stays "not loaded"; userspace unwinds */
-	if (t.nrows > km->fds.rows_cap - km->next_row) {
-		km->st.modules_full++;
-		return -ENOSPC;
+	sl = (struct ku_slice){.n = t.nrows};
+	if (t.nrows > left) {
+		if (left < KUNWIND_WINDOW_MIN) {
+			km->st.modules_full++;
+			return -ENOSPC;
+		}
+		sl = window_around(&t, want, left);
 	}
-	err = copy_rows(km, km->next_row, m, &t);
-	if (err == -EOPNOTSUPP) {
-		err = write_array(km, km->fds.starts, km->next_row, t.starts, sizeof(uint32_t),
-				  t.nrows);
-		if (!err)
-			err = write_rows(km, km->next_row, m, t.nrows);
-	}
+	err = copy_rows(km, km->next_row, m, &t, &sl);
+	if (err == -EOPNOTSUPP)
+		err = write_rows(km, km->next_row, m, &t, &sl);
 	if (err)
 		return err;
-	desc.base = t.base;
+	desc.base = t.base + sl.sub;
 	desc.first = km->next_row;
-	desc.nrows = t.nrows;
+	desc.nrows = sl.n;
 	if (bpf_map_update_elem(km->fds.modules, &module, &desc, BPF_ANY))
 		return -errno;
-	km->next_row += t.nrows;
+	km->next_row += sl.n;
 	km->st.rows = km->next_row;
 	km->st.modules_loaded++;
+	if (sl.n < t.nrows) {
+		km->st.modules_partial++;
+		km->st.rows_left_out += t.nrows - sl.n;
+	}
 	return 0;
 }
 

@@ -80,6 +80,7 @@ static bool ends_proof(const cs_insn *insn)
 	for (uint8_t i = 0; i < insn->detail->groups_count; i++)
 		switch (insn->detail->groups[i]) {
 		case CS_GRP_JUMP:
+		case CS_GRP_CALL:
 		case CS_GRP_RET:
 		case CS_GRP_IRET:
 		case CS_GRP_INT:
@@ -146,8 +147,6 @@ static bool step(csh h, const cs_insn *insn, struct proof_state *s)
 			return true;
 		}
 		break;
-	case X86_INS_CALL:
-		return true; /* returns to the next instruction with the same frame */
 	default:
 		break;
 	}

@@ -8,10 +8,16 @@
  * information takes a frame to be a function of the instruction: the frame
  * on entry is the caller's call (CFA = rsp + 8, return address at CFA - 8);
  * push, pop, add/sub of rsp by a constant, "mov rbp, rsp" and
- * "mov rsp, rbp" move it; a call returns to the same frame.  It proves the
- * state at each instruction it reaches, up to and including the first jump
- * or return (nothing past one is proved: its targets are not followed), and
- * stops before an instruction that changes rsp or rbp any other way.  An
+ * "mov rsp, rbp" move it.  It proves the state at each instruction it
+ * reaches, up to and including the first jump, call or return (nothing past
+ * one is proved: a jump's targets are not followed, and a callee need not
+ * give the frame back as it found it: V8's Sparkplug code calls the builtin
+ * BaselineOutOfLinePrologue first, which pops its return address, pushes
+ * rbp, sets it, pushes the frame's slots and pushes the return address back:
+ * the code after that call runs in an rbp frame deeper than its entry's, and
+ * a proof carried past the call read the frame's slots as return
+ * addresses), and stops
+ * before an instruction that changes rsp or rbp any other way.  An
  * address the proof does not reach has no row, so an unwind reaching it
  * ends with UNWIND_NO_CFI: nothing is assumed, not even a frame pointer
  * (CPython 3.12's trampolines keep none).
