@@ -178,10 +178,11 @@ static void test_times_kept(void **state)
 	capture__free(c);
 }
 
-/* A decimal sample address without a period (a non-PIE binary) stays the address. */
+/* A decimal sample address without a period (a non-PIE binary) stays the address
+ * (perf prints it ' ' "%16" PRIx64 after the "%5d " TID: 12 spaces before 6 digits). */
 static void test_decimal_address_is_no_period(void **state)
 {
-	static const char text[] = "         spinner 21799      401136 main (" SPIN ")\n";
+	static const char text[] = "         spinner 21799            401136 main (" SPIN ")\n";
 	struct capture *c = import(text);
 
 	(void)state;
