@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * `perf script` text importer: the output of plain `perf script` and of
- * `perf script -F` with any of comm,pid,tid,cpu,time,period,event,ip,sym,dso
- * (comm and tid or pid required; with or without callchains) into capture
- * rows.  A sample is a header line
- *	COMM PID[/TID] [CPU] [TIME:] [PERIOD] [EVENT:] [IP SYM (DSO)]
- * (COMM may hold spaces and is padded when no callchain follows; the time
- * token "SECONDS.FRACTION:" anchors the parse when present, see
- * parse_header) followed by indented frame lines, innermost first,
- *	IP SYM[+0xOFF] (DSO)
- * and a blank line.  Frames are keyed by (symbol, DSO, address as perf
- * printed it); a DSO becomes a module by path (perf script prints no build
- * ID), "[kernel.kallsyms]" the kernel.  Policy limits are below.
+ * `perf script -F` with any subset of comm,pid,tid,cpu,time,period,event,
+ * addr,ip,sym,symoff,dso (and fields that do not change the profile), with
+ * or without callchains, into capture rows.  A sample is a header line of
+ * the fields (parsed in perf_script_line.c, by perf's order and printf
+ * widths) followed by indented frame lines, innermost first,
+ *	TAB IP SYM[+0xOFF] (DSO)
+ * and a blank line; without a callchain the header holds the sample's own
+ * "IP SYM (DSO)"; with -F ip,sym the header is empty.  Frames are keyed
+ * by (symbol, DSO, address as perf printed it); a DSO becomes a module by
+ * path (perf script prints no build ID), "[kernel.kallsyms]" the kernel.
+ * Strict: every header of an event has the fields of its first, and what
+ * cannot be read is an error naming the line.  Policy limits are below.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -291,13 +292,15 @@ static int ps_finish(struct ps_state *st, struct ps_sample *cur)
 	return 0;
 }
 
-/* Quote line[len] into out[outlen] for a message: at most 48 bytes, TAB as \t, non-printables '?'. */
+/* Quote line[len] for a message into out[outlen]: trimmed, at most 48 bytes, TAB as \t. */
 static void ps_quote(const char *line, size_t len, char *out, size_t outlen)
 {
 	size_t i, o = 0;
 
 	if (outlen < 16)
 		return;
+	while (len && is_space(line[len - 1]))
+		len--; /* perf ends headers with a space */
 	out[o++] = '"';
 	for (i = 0; i < len && i < 48 && o + 8 < outlen; i++) {
 		if (line[i] == '\t') {

@@ -156,10 +156,17 @@ bool ps_header__parse(const char *line, size_t len, struct ps_header *h)
 		prev_end = p;
 		ntok++;
 	}
-	/* COMM: the tokens before the first field (at most the first token
-	 * standing alone can be a field: a COMM is never a number) */
-	for (k = 0; k < ntok && !is_field(&tok[k]); k++)
-		;
+	/* COMM: the tokens before the first field (a COMM that reads as a
+	 * number is taken for one; one ending in ':' is a COMM when a PID/TID
+	 * follows, as no event name is followed by one) */
+	for (k = 0; k < ntok; k++) {
+		if (!is_field(&tok[k]))
+			continue;
+		if (k + 1 < ntok && is_event(&tok[k]) &&
+		    (parse_pid_tid(&tok[k + 1], &a, &b) || parse_lone_id(&tok[k + 1], &a)))
+			continue;
+		break;
+	}
 	if (k) {
 		h->fields |= PS_F_COMM;
 		h->comm = tok[0].s;
