@@ -60,6 +60,7 @@ struct ps_state {
 	uint32_t *frames; /* current sample's frame ids, innermost first */
 	uint32_t nframes;
 	uint64_t deep, bad_frames, bad_lines;
+	uint64_t records; /* PERF_RECORD_* lines (--show-*-events), skipped */
 	bool cut; /* the current sample lost frames past the depth limit */
 	const char *own_ip; /* the current sample's "IP SYM (DSO)" on its header line */
 	size_t own_ip_len;
@@ -227,7 +228,8 @@ static uint32_t ps_thread(struct ps_state *st, const struct ps_header *h)
 		struct capture_thread t = { .tid = h->tid };
 		size_t n = h->comm_len < 255 ? h->comm_len : 255;
 
-		memcpy(st->tmp, h->comm, n);
+		if (n) /* -F tid,...: no COMM */
+			memcpy(st->tmp, h->comm, n);
 		st->tmp[n] = '\0';
 		p.comm = t.comm = capture_builder__string(st->b, st->tmp);
 		t.process = capture_builder__add_process(st->b, &p);
@@ -445,6 +447,9 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 			}
 		} else if (chain) {
 			st.bad_lines++; /* srcline, iregs and such after a callchain */
+		} else if ((h.rest && !strncmp(h.rest, "PERF_RECORD_", 12)) ||
+			   (h.event_len >= 12 && !strncmp(h.event, "PERF_RECORD_", 12))) {
+			st.records++; /* --show-mmap-events and the like: no sample */
 		} else if (headerless) {
 			ps_quote(line, n, q, sizeof(q));
 			snprintf(errbuf, errlen, "line %" PRIu64 " %s: a sample header in output "
@@ -557,6 +562,11 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 		capture_builder__add_counter(b, "perf_script.deep_stacks", st.deep);
 		formats_note__add(note, "%" PRIu64 " stacks cut at %d frames", st.deep,
 				  PERF_SCRIPT_MAX_DEPTH);
+	}
+	if (st.records) {
+		capture_builder__add_counter(b, "perf_script.skipped_records", st.records);
+		formats_note__add(note, "skipped %" PRIu64 " PERF_RECORD_* line%s (not samples)",
+				  st.records, st.records == 1 ? "" : "s");
 	}
 	if (st.bad_frames || st.bad_lines) {
 		capture_builder__add_counter(b, "perf_script.skipped_frames", st.bad_frames);

@@ -210,6 +210,9 @@ bool ps_header__parse(const char *line, size_t len, struct ps_header *h)
 	if (t < ntok && is_hex_width(&tok[t], h->fields & PS_F_ADDR ? 16 : 17)) {
 		h->ip = tok[t].s;
 		h->ip_len = (size_t)(end - tok[t].s);
+	} else if (t < ntok) {
+		h->extra = true;
+		h->rest = tok[t].s;
 	}
 	/* anything else after the fields (weight, data_src, a tracepoint's
 	 * text) is not part of the profile */
@@ -233,7 +236,8 @@ bool ps_line__is_frame(const char *line, size_t n)
 
 bool ps_header__is_distinct(const struct ps_header *h)
 {
-	return (h->fields & (PS_F_TIME | PS_F_EVENT | PS_F_CPU)) || h->ip;
+	return (h->fields & (PS_F_TIME | PS_F_CPU)) || h->ip ||
+	       ((h->fields & PS_F_EVENT) && !h->extra);
 }
 
 void ps_shape__name(unsigned shape, char *buf, size_t size)

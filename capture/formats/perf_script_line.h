@@ -49,6 +49,8 @@ struct ps_header {
 	size_t event_len;
 	const char *ip; /* the sample's own "IP SYM (DSO)" (no callchain), or NULL */
 	size_t ip_len;
+	bool extra; /* text after the fields that is no IP (weight, a tracepoint's, ...) */
+	const char *rest; /* that text (trimmed; to the line's end), or NULL */
 };
 
 /*
@@ -63,7 +65,8 @@ bool ps_header__parse(const char *line, size_t len, struct ps_header *h);
 /* Whether line[len] is a callchain line: TAB, spaces, a hex IP, then a space or the end. */
 bool ps_line__is_frame(const char *line, size_t len);
 
-/* Whether h has a field no folded line has (a time, event, CPU or its own IP). */
+/* Whether h has a field no folded line has: a time, CPU, its own IP, or an
+ * event name ending the line (a folded "frame: 3" has one and a count). */
 bool ps_header__is_distinct(const struct ps_header *h);
 
 /* The names of the fields in shape (enum ps_field bits), "comm,tid,time", into buf. */

@@ -121,7 +121,8 @@ def test_convert_perf_script_field_sets_real_perf():
     """Every field set, with and without a callchain, is recognized as perf
     script under a .txt name and gives perf's samples, threads, leaves and
     roots; -F pid,tid,time,ip,sym,dso,addr was read as folded (a wrong
-    profile, rc 0), -F ip,sym and -F tid,ip,sym were refused."""
+    profile, rc 0), -F ip,sym and -F tid,ip,sym were refused.  Also --ns
+    times, and --show-mmap-events/--show-task-events lines skipped."""
     H.require_root()
     data = _record()
     truth = _truth(data)
@@ -135,6 +136,12 @@ def test_convert_perf_script_field_sets_real_perf():
             assert "perf script text has no build IDs" in proc.stderr, (what, proc.stderr)
             _check(what, fields, _folded(cap), truth, chain)
             H.log("%s: %d samples as perf" % (what, len(truth)))
+    # --show-*-events: PERF_RECORD_* lines between the samples are no samples
+    src, cap, proc = _convert(_script(data, "--show-mmap-events", "--show-task-events", "-F",
+                                      "comm,tid,time,event,ip,sym"), "records")
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"skipped \d+ PERF_RECORD_\* lines", proc.stderr), proc.stderr
+    _check("--show-mmap-events", "comm,tid,time,event,ip,sym", _folded(cap), truth, True)
     # --ns times: nine decimals
     src, cap, proc = _convert(_script(data, "--ns", "-F", "comm,tid,time,ip,sym"), "ns")
     assert proc.returncode == 0, proc.stderr

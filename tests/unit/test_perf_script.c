@@ -399,6 +399,9 @@ static void test_folded_stays_folded(void **state)
 		"main;foo 5\nmain;bar 2\n",
 		"# comment\nspinner 21799\n\nmain 1\n",
 		"a 1\nb 2\nc 3\n\tmain 4\n", /* a tab-led line that is no frame */
+		"Interpreter: 3\nmain;run 2\n", /* a frame name ending in ':' and a count */
+		"bash;main;foo 12\nbash-1234/1235;main 5\n",
+		"java;Foo.bar(int, long) 12\n",
 	};
 
 	(void)state;
