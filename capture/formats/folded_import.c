@@ -253,8 +253,9 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
 	if (err)
 		goto cleanup;
 	if (!stacks)
-		formats_note__add(note, "the input has no stack (%s): the capture is empty",
-				  len ? "only blank and comment lines" : "0 bytes");
+		formats_note__add(note, "the input has no stack (%s): the capture is empty; did "
+				  "what wrote it (perf script, a stackcollapse) fail or find no "
+				  "samples?", len ? "only blank and comment lines" : "0 bytes");
 	for (i = 0; i < FOLDED_SKIP_COUNT; i++) {
 		if (!skipped[i])
 			continue;

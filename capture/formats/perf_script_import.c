@@ -556,8 +556,10 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 				  "perf script prints nothing for a perf.data without samples "
 				  "or when it fails (see its stderr)",
 				  len ? "only blank and comment lines" : "0 bytes");
-	formats_note__add(note, "perf script text has no build IDs, mappings or inline frames: "
-			  "frames keyed by symbol, DSO path and the address perf printed");
+	else
+		formats_note__add(note, "perf script text has no build IDs, mappings or inline "
+				  "frames: frames keyed by symbol, DSO path and the address perf "
+				  "printed");
 	if (st.deep) {
 		capture_builder__add_counter(b, "perf_script.deep_stacks", st.deep);
 		formats_note__add(note, "%" PRIu64 " stacks cut at %d frames", st.deep,

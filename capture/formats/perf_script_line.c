@@ -156,6 +156,20 @@ bool ps_header__parse(const char *line, size_t len, struct ps_header *h)
 		prev_end = p;
 		ntok++;
 	}
+	/* "%5d/%-5d ": the TID is left-aligned, its padding belongs to it (the
+	 * PID's right-aligned padding tells the width: 5, or 7 in perf >= 6.2) */
+	for (k = 1; k < ntok; k++) {
+		const char *slash = memchr(tok[k - 1].s, '/', tok[k - 1].n);
+		size_t width, tail, pad;
+
+		if (!parse_pid_tid(&tok[k - 1], &a, &b))
+			continue;
+		width = (tok[k - 1].fw - tok[k - 1].n) + (size_t)(slash - tok[k - 1].s);
+		tail = (size_t)(tok[k - 1].s + tok[k - 1].n - slash - 1);
+		pad = width > tail ? width - tail : 0;
+		if (tok[k].fw >= tok[k].n + pad)
+			tok[k].fw -= pad;
+	}
 	/* COMM: the tokens before the first field (a COMM that reads as a
 	 * number is taken for one; one ending in ':' is a COMM when a PID/TID
 	 * follows, as no event name is followed by one) */

@@ -254,6 +254,13 @@ static const char tid_only[] =
 	"\t            16a1 spin_3\n"
 	"\n";
 
+/* -G -F comm,pid,tid,ip,sym,dso with a 4-digit TID: "%5d/%-5d " pads the TID on its
+ * right, so the IP's field starts one column later (perf 6.1, tests/fixtures/ratio). */
+static const char padded_tid[] =
+	"           ratio  5102/5102       559912fa34d2 leaf_a (/x/ratio)\n"
+	"           ratio  5102/5102       559912fa34c8 leaf_a (/x/ratio)\n"
+	"           ratio  5102/5103       559912fa34bb leaf_b (/x/ratio)\n";
+
 static struct capture *import_ok(const char *text)
 {
 	return import(text);
@@ -316,6 +323,20 @@ static void test_tid_only(void **state)
 	assert_int_equal(c->samples[0].thread, c->samples[2].thread);
 	assert_int_equal(c->threads[c->samples[1].thread].tid, 9522);
 	assert_string_equal(leaf(c, 1), "spin_1");
+	capture__free(c);
+}
+
+static void test_padded_tid(void **state)
+{
+	struct capture *c = import_ok(padded_tid);
+
+	(void)state;
+	assert_int_equal(c->nsamples, 3);
+	assert_int_equal(c->nthreads, 2);
+	assert_int_equal(c->threads[c->samples[2].thread].tid, 5103);
+	assert_string_equal(leaf(c, 0), "leaf_a");
+	assert_string_equal(leaf(c, 2), "leaf_b");
+	assert_int_equal(c->frames[c->stacks[c->samples[2].stack].frame].address, 0x559912fa34bb);
 	capture__free(c);
 }
 
@@ -421,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_no_comm_with_addr),
 		cmocka_unit_test(test_headerless),
 		cmocka_unit_test(test_tid_only),
+		cmocka_unit_test(test_padded_tid),
 		cmocka_unit_test(test_comm_with_colon),
 		cmocka_unit_test(test_errors_name_the_line),
 		cmocka_unit_test(test_folded_refuses_perf_script),
