@@ -497,8 +497,6 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 				goto cleanup;
 			}
 			open = true;
-			if (!first_line)
-				first_line = lineno;
 		}
 		if (st.err) {
 			err = st.err;
