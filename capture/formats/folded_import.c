@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "capture/formats/formats.h"
+#include "capture/formats/perf_script_line.h"
 #include "capture/limits.h"
 
 enum folded_skip {
@@ -153,6 +154,14 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
 			 (size_t)((const char *)memchr(text, '\0', len) - text));
 		return -EBADMSG;
 	}
+	/* perf script text is never read as folded stacks (a header such as
+	 * "comm 1234/1234 5.000001:   0" would be a stack of weight 0) */
+	if (perf_script__detect(buf, len)) {
+		snprintf(errbuf, errlen, "`perf script` output, not folded stacks (\"frame;...;"
+			 "frame COUNT\" lines): convert it without --from folded, or with "
+			 "--from perf-script");
+		return -EBADMSG;
+	}
 	ev.name = capture_builder__string(b, "folded");
 	ev.unit = capture_builder__string(b, "samples");
 	event = capture_builder__add_event(b, &ev);
@@ -173,6 +182,16 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
 		p = line;
 		while (p < le && (*p == ' ' || *p == '\t'))
 			p++;
+		if (ps_line__is_frame(line, (size_t)(le - line))) {
+			char q[80];
+
+			quote_line(line, (size_t)(le - line), q, sizeof(q));
+			snprintf(errbuf, errlen, "line %" PRIu64 " %s is a `perf script` callchain "
+				 "line (TAB IP SYM), not \"frame;...;frame COUNT\": convert perf "
+				 "script output with --from perf-script", lines, q);
+			err = -EBADMSG;
+			goto cleanup;
+		}
 		if (p == le) {
 			skipped[FOLDED_SKIP_BLANK]++;
 		} else if (*p == '#') {
@@ -233,6 +252,10 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
 	err = import_budget__memory(&ib);
 	if (err)
 		goto cleanup;
+	if (!stacks)
+		formats_note__add(note, "the input has no stack (%s): the capture is empty; did "
+				  "what wrote it (perf script, a stackcollapse) fail or find no "
+				  "samples?", len ? "only blank and comment lines" : "0 bytes");
 	for (i = 0; i < FOLDED_SKIP_COUNT; i++) {
 		if (!skipped[i])
 			continue;

@@ -131,9 +131,10 @@ static inline int import_budget__spend(struct import_budget *ib, uint64_t n)
  * or have an empty frame name are skipped and counted in capture counters
  * folded.skipped_blank, _comment, _no_count, _empty_frame; the note says how
  * many.  An empty file, or one of only blank and comment lines, is an
- * empty profile.  Errors (-EBADMSG, errbuf[errlen] names the reason and the
- * line): a NUL byte anywhere (binary input: not a capture, pprof or folded
- * file); no stack at all while some line is count-less or has an empty
+ * empty profile, noted.  Errors (-EBADMSG, errbuf[errlen] names the reason
+ * and the line): a NUL byte anywhere (binary input: not a capture, pprof or
+ * folded file); perf script text (perf_script__detect), or any perf script
+ * callchain line (TAB, spaces, hex IP); no stack at all while some line is count-less or has an empty
  * frame (not a folded file; the first such line is named); a count that
  * makes the sum of counts overflow 2^64-1 (the line is named).  Returns 0,
  * -EBADMSG or -ENOMEM.
@@ -144,26 +145,44 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
 /* ---- perf script text ----------------------------------------------------- */
 
 /*
- * Import `perf script` output (plain, or -F comm,pid,tid,time,ip,sym,dso,
- * event,period; callchains or single frames) from buf[len] into b.  Each
- * header line "COMM PID[/TID] [CPU] TIME: [PERIOD] EVENT:" starts a sample
- * of thread (PID, TID) named COMM at TIME (seconds, as ns); its indented
- * "IP SYM[+0xOFF] (DSO)" lines are its stack, innermost first.  Events are
- * named by EVENT's first ':'-part; an event whose periods are all equal is
+ * Import `perf script` output from buf[len] into b: plain, or -F with any
+ * subset and order of comm,pid,tid,cpu,time,period,event,addr,ip,sym,
+ * symoff,dso (`-F +...` too), callchains (perf record -g) or not (-G, or
+ * no -g).  Each header line "[COMM] [PID[/TID]] [[CPU]] [TIME:] [PERIOD]
+ * [EVENT:] [ADDR]" starts a sample (the fields told apart by perf's order
+ * and printf widths, perf_script_line.h) of thread (PID, TID) named COMM
+ * at TIME (seconds, as ns); its indented "IP SYM[+0xOFF] (DSO)" lines are
+ * its stack, innermost first; without a callchain the header ends with the
+ * sample's own "IP SYM (DSO)"; with -F ip,sym (an empty header) each run
+ * of callchain lines is a sample without a thread.  Without PID and TID a
+ * COMM is one thread (tid 0).  Events are named by EVENT's first ':'-part
+ * ("samples" when not printed); an event whose periods are all equal is
  * unit "samples" with that period, weight 1 (comparable with recordings);
  * otherwise unit "events", weight = PERIOD.  DSOs become modules by path
  * ("[kernel.kallsyms]" the kernel, kernel frames flagged); "[unknown]"
  * symbols are unsymbolized frames.  What it loses is noted (no build IDs,
- * mappings or inline frames).  Limits: lines under 64 KiB, 1024 frames per
+ * mappings or inline frames); lines after a callchain before its blank
+ * line (srcline, iregs) are skipped and counted.  An input with no sample
+ * is an empty capture, noted.  Limits: lines under 64 KiB, 1024 frames per
  * stack (deeper stacks cut, counted), 64 event names, 2^20 threads.
- * Errors (-EBADMSG, errbuf names the line): a NUL byte, a first sample line
- * that is not a header, an over-long line.  Returns 0, -EBADMSG or -ENOMEM.
+ * Errors (-EBADMSG, errbuf names the line and what was expected): a NUL
+ * byte; a first line that is no header or callchain line; a header whose
+ * fields differ from its event's first header's; a callchain line with no
+ * header before it (in output that has headers) or a header in output
+ * that has none; samples none of which has an IP (-F without ip); an
+ * over-long line.  Returns 0, -EBADMSG or -ENOMEM.
  */
 int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 			struct formats_note *note, char *errbuf, size_t errlen);
 
-/* Whether buf's first line that is neither blank nor a '#' comment is a
- * perf script sample header (content detection for convert). */
+/*
+ * Whether buf is perf script text (content detection for convert; the
+ * folded importer refuses what it accepts): its first line that is neither
+ * blank nor a '#' comment is a callchain line, or a header with a time,
+ * event, CPU or its own IP, or a header of COMM/PID/TID/period alone that a
+ * callchain line follows or whose first field perf right-aligned.  A folded
+ * line "comm 21799" stays folded.
+ */
 bool perf_script__detect(const void *buf, size_t len);
 
 /* ---- pprof (github.com/google/pprof proto/profile.proto) ---------------- */

@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * `perf script` text importer: the output of plain `perf script` and of
- * `perf script -F` with any of comm,pid,tid,cpu,time,period,event,ip,sym,dso
- * (comm and tid or pid required; with or without callchains) into capture
- * rows.  A sample is a header line
- *	COMM PID[/TID] [CPU] [TIME:] [PERIOD] [EVENT:] [IP SYM (DSO)]
- * (COMM may hold spaces and is padded when no callchain follows; the time
- * token "SECONDS.FRACTION:" anchors the parse when present, see
- * parse_header) followed by indented frame lines, innermost first,
- *	IP SYM[+0xOFF] (DSO)
- * and a blank line.  Frames are keyed by (symbol, DSO, address as perf
- * printed it); a DSO becomes a module by path (perf script prints no build
- * ID), "[kernel.kallsyms]" the kernel.  Policy limits are below.
+ * `perf script -F` with any subset of comm,pid,tid,cpu,time,period,event,
+ * addr,ip,sym,symoff,dso (and fields that do not change the profile), with
+ * or without callchains, into capture rows.  A sample is a header line of
+ * the fields (parsed in perf_script_line.c, by perf's order and printf
+ * widths) followed by indented frame lines, innermost first,
+ *	TAB IP SYM[+0xOFF] (DSO)
+ * and a blank line; without a callchain the header holds the sample's own
+ * "IP SYM (DSO)"; with -F ip,sym the header is empty.  Frames are keyed
+ * by (symbol, DSO, address as perf printed it); a DSO becomes a module by
+ * path (perf script prints no build ID), "[kernel.kallsyms]" the kernel.
+ * Strict: every header of an event has the fields of its first, and what
+ * cannot be read is an error naming the line.  Policy limits are below.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "capture/formats/formats.h"
+#include "capture/formats/perf_script_line.h"
 #include "capture/limits.h"
 
 /* Limits on untrusted input (policy, stated once). */
@@ -27,27 +29,14 @@
 #define PERF_SCRIPT_MAX_DEPTH 1024	 /* frames kept per sample; the rest counted */
 #define PERF_SCRIPT_MAX_EVENTS 64	 /* distinct event names */
 #define PERF_SCRIPT_MAX_THREADS (1u << 20) /* distinct (pid, tid) */
-#define PERF_SCRIPT_DETECT_LINES 64	 /* lines content detection looks at */
 #define PERF_SCRIPT_NO_EVENT "samples"	 /* the event's name when -F left it out */
-
-struct ps_header {
-	const char *comm;
-	size_t comm_len;
-	uint32_t pid, tid;
-	uint64_t time_ns;
-	bool has_time;
-	uint64_t period; /* 0 if absent */
-	bool has_period;
-	const char *event;
-	size_t event_len;
-	const char *rest; /* after "EVENT:", trimmed: an inline frame, or "" */
-	size_t rest_len;
-};
 
 struct ps_event {
 	char name[64];
 	uint64_t period; /* the first period seen */
 	bool varies;	 /* periods differ: weights become periods */
+	unsigned shape;	 /* its first header's fields (enum ps_field) */
+	uint64_t shape_line;
 };
 
 struct ps_sample {
@@ -57,7 +46,7 @@ struct ps_sample {
 };
 
 struct ps_thread {
-	uint32_t pid, tid, row;
+	uint32_t pid, tid, comm, row; /* comm: string id, the key when perf printed no PID/TID */
 };
 
 struct ps_state {
@@ -71,7 +60,11 @@ struct ps_state {
 	uint32_t *frames; /* current sample's frame ids, innermost first */
 	uint32_t nframes;
 	uint64_t deep, bad_frames, bad_lines;
+	uint64_t records; /* PERF_RECORD_* lines (--show-*-events), skipped */
 	bool cut; /* the current sample lost frames past the depth limit */
+	const char *own_ip; /* the current sample's "IP SYM (DSO)" on its header line */
+	size_t own_ip_len;
+	uint64_t nframes_all; /* frames of all samples */
 	char *tmp; /* scratch for names */
 	uint32_t *module_of; /* [string id of a DSO] -> module row + 1, 0 if none yet */
 	uint32_t module_cap;
@@ -109,161 +102,6 @@ static bool is_space(char c)
 	return c == ' ' || c == '\t';
 }
 
-static bool parse_u64(const char *s, size_t n, unsigned base, uint64_t *v)
-{
-	uint64_t x = 0;
-	size_t i;
-
-	if (!n)
-		return false;
-	for (i = 0; i < n; i++) {
-		unsigned d;
-
-		if (s[i] >= '0' && s[i] <= '9')
-			d = (unsigned)(s[i] - '0');
-		else if (base == 16 && s[i] >= 'a' && s[i] <= 'f')
-			d = (unsigned)(s[i] - 'a' + 10);
-		else if (base == 16 && s[i] >= 'A' && s[i] <= 'F')
-			d = (unsigned)(s[i] - 'A' + 10);
-		else
-			return false;
-		if (__builtin_mul_overflow(x, base, &x) || __builtin_add_overflow(x, d, &x))
-			return false;
-	}
-	*v = x;
-	return true;
-}
-
-/* "SECONDS.FRACTION:" into ns; false if tok is not one. */
-static bool parse_time(const char *t, size_t n, uint64_t *ns)
-{
-	const char *dot = memchr(t, '.', n);
-	uint64_t sec, frac;
-	size_t fl;
-
-	if (n < 4 || t[n - 1] != ':' || !dot)
-		return false;
-	fl = (size_t)(t + n - 1 - (dot + 1));
-	if (!fl || fl > 9 || !parse_u64(t, (size_t)(dot - t), 10, &sec) ||
-	    !parse_u64(dot + 1, fl, 10, &frac) || sec > UINT64_MAX / 1000000000ull)
-		return false;
-	while (fl++ < 9)
-		frac *= 10;
-	*ns = sec * 1000000000ull + frac;
-	return true;
-}
-
-/* Is tok PID or PID/TID (decimal)?  Sets *pid and *tid (= pid without a TID). */
-static bool parse_pid_tid(const char *tok, size_t n, uint64_t *pid, uint64_t *tid)
-{
-	const char *slash = memchr(tok, '/', n);
-
-	if (slash)
-		return parse_u64(tok, (size_t)(slash - tok), 10, pid) &&
-		       parse_u64(slash + 1, (size_t)(tok + n - slash - 1), 10, tid);
-	if (!parse_u64(tok, n, 10, pid))
-		return false;
-	*tid = *pid;
-	return true;
-}
-
-static bool is_cpu(const char *tok, size_t n)
-{
-	uint64_t cpu;
-
-	return n >= 3 && tok[0] == '[' && tok[n - 1] == ']' && parse_u64(tok + 1, n - 2, 10, &cpu);
-}
-
-static bool is_hex(const char *tok, size_t n)
-{
-	uint64_t v;
-
-	return parse_u64(tok, n, 16, &v);
-}
-
-/*
- * Parse a header line; false if line is not one.  The fields perf script
- * prints, in its order (tools/perf/builtin-script.c), any of them but COMM
- * and PID left out by -F:
- *	COMM PID[/TID] [CPU] TIME: [PERIOD] [EVENT:] [IP SYM (DSO)]
- * COMM may hold spaces, and is right-aligned in 16 columns when no
- * callchain follows.  The time token anchors the parse when present; else
- * PID is the first decimal token after COMM.  A decimal token after them is
- * the period unless what follows it is no event and no address (then it is
- * the sample's own address: "401136 main").
- */
-static bool parse_header(const char *line, size_t len, struct ps_header *h)
-{
-	const char *tok[64];
-	size_t toklen[64], ntok = 0, i, t;
-	const char *p = line, *end = line + len;
-	uint64_t pid, tid;
-
-	memset(h, 0, sizeof(*h));
-	if (!len || line[0] == '\t')
-		return false; /* a callchain frame */
-	while (p < end && ntok < 64) {
-		while (p < end && is_space(*p))
-			p++;
-		if (p == end)
-			break;
-		tok[ntok] = p;
-		while (p < end && !is_space(*p))
-			p++;
-		toklen[ntok] = (size_t)(p - tok[ntok]);
-		ntok++;
-	}
-	for (t = 1; t < ntok; t++)
-		if (parse_time(tok[t], toklen[t], &h->time_ns))
-			break;
-	if (t < ntok) {
-		/* COMM... PID[/TID] [CPU]? TIME: */
-		i = t - 1;
-		if (is_cpu(tok[i], toklen[i]))
-			i--;
-		if (i == 0 || !parse_pid_tid(tok[i], toklen[i], &pid, &tid))
-			return false;
-		h->has_time = true;
-		t++;
-	} else {
-		/* no time: COMM... PID[/TID] [CPU]? */
-		for (i = 1; i < ntok && !parse_pid_tid(tok[i], toklen[i], &pid, &tid); i++)
-			;
-		if (i >= ntok)
-			return false;
-		t = i + 1;
-		if (t < ntok && is_cpu(tok[t], toklen[t]))
-			t++;
-	}
-	if (pid > UINT32_MAX || tid > UINT32_MAX)
-		return false;
-	h->pid = (uint32_t)pid;
-	h->tid = (uint32_t)tid;
-	h->comm = tok[0];
-	h->comm_len = (size_t)(tok[i - 1] + toklen[i - 1] - tok[0]);
-	/* [PERIOD] [EVENT:] [rest] */
-	if (t < ntok && parse_u64(tok[t], toklen[t], 10, &h->period) &&
-	    (t + 1 == ntok || tok[t + 1][toklen[t + 1] - 1] == ':' ||
-	     is_hex(tok[t + 1], toklen[t + 1]))) {
-		h->has_period = true;
-		t++;
-	} else {
-		h->period = 0;
-	}
-	if (t < ntok && tok[t][toklen[t] - 1] == ':') {
-		h->event = tok[t];
-		h->event_len = (size_t)((const char *)memchr(tok[t], ':', toklen[t]) - tok[t]);
-		if (!h->event_len)
-			return false;
-		t++;
-	}
-	h->rest = t < ntok ? tok[t] : end;
-	h->rest_len = (size_t)(end - h->rest);
-	while (h->rest_len && is_space(h->rest[h->rest_len - 1]))
-		h->rest_len--;
-	return true;
-}
-
 /* "IP SYM[+0xOFF] (DSO)" into a frame row of b; CAPTURE_NONE if not one. */
 static uint32_t parse_frame(struct ps_state *st, const char *s, size_t n)
 {
@@ -277,16 +115,18 @@ static uint32_t parse_frame(struct ps_state *st, const char *s, size_t n)
 	while (n && is_space(s[n - 1]))
 		n--;
 	sp = memchr(s, ' ', n);
-	if (!sp || !parse_u64(s, (size_t)(sp - s), 16, &ip))
+	if (!sp)
+		sp = s + n; /* -F ip: no symbol */
+	if (!ps__parse_u64(s, (size_t)(sp - s), 16, &ip))
 		return CAPTURE_NONE;
 	f.address = ip;
-	sym = sp + 1;
+	sym = sp < s + n ? sp + 1 : sp;
 	sym_end = s + n;
-	/* the DSO: the last " (...)" */
-	if (n && s[n - 1] == ')') {
+	/* the DSO: the last " (...)" (right after the IP when -F has no sym) */
+	if (sym < s + n && s[n - 1] == ')') {
 		for (open = s + n - 1; open > sym && !(open[0] == '(' && open[-1] == ' '); open--)
 			;
-		if (open > sym) {
+		if (open > sym || (open == sym && open[0] == '(')) {
 			struct capture_module m = { .kind = CAPTURE_MODULE_FILE };
 			size_t dl = (size_t)(s + n - 1 - (open + 1));
 
@@ -307,7 +147,7 @@ static uint32_t parse_frame(struct ps_state *st, const char *s, size_t n)
 								   : "");
 				f.module = perf_script__module(st, &m, st->tmp);
 			}
-			sym_end = open - 1;
+			sym_end = open > sym ? open - 1 : sym;
 		}
 	}
 	while (sym_end > sym && is_space(sym_end[-1]))
@@ -326,10 +166,30 @@ static uint32_t parse_frame(struct ps_state *st, const char *s, size_t n)
 	return capture_builder__add_frame(b, &f);
 }
 
-/* The thread row of (pid, tid), created with comm on first sight. */
+/*
+ * The thread row of (pid, tid), created with comm on first sight; of the
+ * comm when perf printed no PID or TID (one thread per name, tid 0);
+ * CAPTURE_NONE when it printed neither (st->err says if that is an error).
+ */
 static uint32_t ps_thread(struct ps_state *st, const struct ps_header *h)
 {
-	uint32_t mask, i;
+	uint32_t mask, i, comm = 0, key;
+	bool by_comm = !(h->fields & PS_F_TID);
+
+	if (!(h->fields & (PS_F_TID | PS_F_COMM)))
+		return CAPTURE_NONE;
+	if (by_comm) {
+		size_t n = h->comm_len < 255 ? h->comm_len : 255;
+
+		memcpy(st->tmp, h->comm, n);
+		st->tmp[n] = '\0';
+		comm = capture_builder__string(st->b, st->tmp);
+		if (comm == CAPTURE_NONE) {
+			st->err = -ENOMEM;
+			return CAPTURE_NONE;
+		}
+	}
+	key = h->tid ^ comm;
 
 	if ((uint64_t)(st->nthreads + 1) * 2 > st->threads_cap) {
 		uint32_t ncap = st->threads_cap ? st->threads_cap * 2 : 256, j;
@@ -347,7 +207,8 @@ static uint32_t ps_thread(struct ps_state *st, const struct ps_header *h)
 		for (j = 0; j < st->threads_cap; j++) {
 			if (st->threads[j].row == CAPTURE_NONE)
 				continue;
-			i = (st->threads[j].tid * 2654435761u) & (ncap - 1);
+			i = ((st->threads[j].tid ^ st->threads[j].comm) * 2654435761u) &
+			    (ncap - 1);
 			while (nt[i].row != CAPTURE_NONE)
 				i = (i + 1) & (ncap - 1);
 			nt[i] = st->threads[j];
@@ -357,20 +218,22 @@ static uint32_t ps_thread(struct ps_state *st, const struct ps_header *h)
 		st->threads_cap = ncap;
 	}
 	mask = st->threads_cap - 1;
-	for (i = (h->tid * 2654435761u) & mask; st->threads[i].row != CAPTURE_NONE;
+	for (i = (key * 2654435761u) & mask; st->threads[i].row != CAPTURE_NONE;
 	     i = (i + 1) & mask)
-		if (st->threads[i].tid == h->tid && st->threads[i].pid == h->pid)
+		if (st->threads[i].tid == h->tid && st->threads[i].pid == h->pid &&
+		    st->threads[i].comm == comm)
 			return st->threads[i].row;
 	{
 		struct capture_process p = { .pid = h->pid };
 		struct capture_thread t = { .tid = h->tid };
 		size_t n = h->comm_len < 255 ? h->comm_len : 255;
 
-		memcpy(st->tmp, h->comm, n);
+		if (n) /* -F tid,...: no COMM */
+			memcpy(st->tmp, h->comm, n);
 		st->tmp[n] = '\0';
 		p.comm = t.comm = capture_builder__string(st->b, st->tmp);
 		t.process = capture_builder__add_process(st->b, &p);
-		st->threads[i] = (struct ps_thread){ .pid = h->pid, .tid = h->tid,
+		st->threads[i] = (struct ps_thread){ .pid = h->pid, .tid = h->tid, .comm = comm,
 						     .row = capture_builder__add_thread(st->b, &t) };
 		st->nthreads++;
 		return st->threads[i].row;
@@ -409,6 +272,17 @@ static int ps_finish(struct ps_state *st, struct ps_sample *cur)
 
 	if (!cur)
 		return 0;
+	/* no callchain followed: the header's own "IP SYM (DSO)" */
+	if (!st->nframes && st->own_ip) {
+		uint32_t f = parse_frame(st, st->own_ip, st->own_ip_len);
+
+		if (f == CAPTURE_NONE)
+			st->bad_frames++;
+		else
+			st->frames[st->nframes++] = f;
+	}
+	st->own_ip = NULL;
+	st->nframes_all += st->nframes;
 	for (i = st->nframes; i-- > 0;)
 		stack = capture_builder__add_stack(st->b, stack, st->frames[i]);
 	if (st->nframes && stack == CAPTURE_NONE)
@@ -420,67 +294,57 @@ static int ps_finish(struct ps_state *st, struct ps_sample *cur)
 	return 0;
 }
 
-/* Is line (n bytes) a callchain frame perf script prints: TAB, spaces, IP, SYM? */
-static bool is_frame_line(const char *line, size_t n)
+/* Quote line[len] for a message into out[outlen]: trimmed, at most 48 bytes, TAB as \t. */
+static void ps_quote(const char *line, size_t len, char *out, size_t outlen)
 {
-	size_t i = 1, start;
+	size_t i, o = 0;
 
-	if (!n || line[0] != '\t')
-		return false;
-	while (i < n && line[i] == ' ')
-		i++;
-	for (start = i; i < n && !is_space(line[i]); i++)
-		;
-	return i > start && i < n && line[i] == ' ' && is_hex(line + start, i - start);
-}
-
-/* Does the sample's own "IP SYM" follow the header's fields? */
-static bool rest_is_frame(const struct ps_header *h)
-{
-	const char *sp = memchr(h->rest, ' ', h->rest_len);
-
-	return sp && sp + 1 < h->rest + h->rest_len && is_hex(h->rest, (size_t)(sp - h->rest));
-}
-
-/*
- * The first line that is neither blank nor a '#' comment must be a header.
- * One with a time or an event is perf script's; one without them (-F
- * comm,tid,ip,sym) could be a folded line ("comm 21799" = a frame and a
- * count), so it needs its own "IP SYM" (no callchain), or a callchain frame
- * line (TAB, address, symbol) after it and only such headers before that
- * frame, within the first PERF_SCRIPT_DETECT_LINES lines.
- */
-bool perf_script__detect(const void *buf, size_t len)
-{
-	const char *p = buf, *end = p + len;
-	struct ps_header h;
-	bool header = false;
-	unsigned seen = 0;
-
-	while (p < end && seen < PERF_SCRIPT_DETECT_LINES) {
-		const char *line = p, *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		size_t n;
-
-		if (le > line && le[-1] == '\r')
-			le--;
-		n = (size_t)(le - line);
-		p = nl ? nl + 1 : end;
-		if (!n || line[0] == '#')
-			continue;
-		seen++;
-		if (n >= PERF_SCRIPT_MAX_LINE)
-			return false;
-		if (is_frame_line(line, n))
-			return header;
-		if (!parse_header(line, n, &h))
-			return false;
-		if (h.has_time || h.event_len || rest_is_frame(&h))
-			return true;
-		header = true;
+	if (outlen < 16)
+		return;
+	while (len && is_space(line[len - 1]))
+		len--; /* perf ends headers with a space */
+	out[o++] = '"';
+	for (i = 0; i < len && i < 48 && o + 8 < outlen; i++) {
+		if (line[i] == '\t') {
+			out[o++] = '\\';
+			out[o++] = 't';
+		} else {
+			out[o++] = line[i] >= 0x20 && line[i] < 0x7f ? line[i] : '?';
+		}
 	}
-	return false;
+	snprintf(out + o, outlen - o, "%s\"", i < len ? "..." : "");
 }
+
+/* Start a sample of header h (NULL: a callchain with no header line, -F ip,sym). */
+static struct ps_sample *ps_start(struct ps_state *st, const struct ps_header *h, uint32_t event)
+{
+	struct ps_sample *cur;
+	uint32_t thread = h ? ps_thread(st, h) : CAPTURE_NONE;
+
+	if (st->err)
+		return NULL;
+	if (st->nsamples == st->samples_cap) {
+		size_t ncap = st->samples_cap ? st->samples_cap * 2 : 1024;
+		struct ps_sample *ns = realloc(st->samples, ncap * sizeof(*ns));
+
+		if (!ns) {
+			st->err = -ENOMEM;
+			return NULL;
+		}
+		st->samples = ns;
+		st->samples_cap = ncap;
+	}
+	cur = &st->samples[st->nsamples++];
+	*cur = (struct ps_sample){ .time_ns = h ? h->time_ns : 0, .period = h ? h->period : 0,
+				   .thread = thread, .event = event, .stack = CAPTURE_NONE };
+	st->own_ip = h ? h->ip : NULL;
+	st->own_ip_len = h ? h->ip_len : 0;
+	return cur;
+}
+
+#define PS_EXPECTED                                                                      \
+	"a perf script sample header ([COMM] [PID/TID] [[CPU]] [TIME:] [PERIOD] [EVENT:] " \
+	"[ADDR] [IP SYM (DSO)]) or callchain line (TAB IP SYM (DSO))"
 
 int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 			struct formats_note *note, char *errbuf, size_t errlen)
@@ -488,9 +352,13 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 	const char *text = buf, *end = text + len, *line = text;
 	struct ps_state st = { .b = b };
 	struct ps_sample *cur = NULL;
-	uint64_t lineno = 0;
+	uint64_t lineno = 0, first_line = 0, content = 0;
 	uint32_t ev_rows[PERF_SCRIPT_MAX_EVENTS], i;
+	bool open = false, chain = false, headerless = false;
+	const char *first = NULL;
+	size_t first_len = 0;
 	struct import_budget ib;
+	char q[80], s1[96], s2[96];
 	int err = 0;
 
 	import_budget__init(&ib, b, len, len, CAPTURE_LIMIT_TEXT_MEMORY_K, len, errbuf, errlen);
@@ -506,6 +374,13 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	/*
+	 * A sample: a header line, then (with a callchain) its frame lines and
+	 * a blank line.  With -F ip,sym the header is empty: a sample is a run
+	 * of frame lines.  Without a callchain every line is a header.  Lines
+	 * after a sample's frames and before its blank line (srcline, iregs)
+	 * are skipped and counted.
+	 */
 	while (line < end) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		const char *le = nl ? nl : end;
@@ -522,84 +397,130 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 			err = -EBADMSG;
 			goto cleanup;
 		}
-		if (!n || line[0] == '#') {
-			/* blank: a sample's end */
-		} else if (!is_space(line[0]) || (line[0] == ' ' && parse_header(line, n, &h))) {
-			/* a header; padded with spaces when no callchain follows */
-			if (!parse_header(line, n, &h)) {
-				if (!st.nsamples) {
-					snprintf(errbuf, errlen, "not perf script output: line %" PRIu64
-						 " is not \"COMM PID[/TID] [CPU] TIME: [PERIOD] "
-						 "EVENT:\"", lineno);
+		if (n && line[0] == '#') {
+			/* perf script --header comments */
+		} else if (!n || !ps_header__parse(line, n, &h)) {
+			if (ps_line__is_frame(line, n)) {
+				uint32_t f;
+
+				if (!content++)
+					headerless = true;
+				if (!open && !headerless) {
+					ps_quote(line, n, q, sizeof(q));
+					snprintf(errbuf, errlen, "line %" PRIu64 " %s: a callchain line "
+						 "with no sample header before it (expected %s)",
+						 lineno, q, PS_EXPECTED);
 					err = -EBADMSG;
 					goto cleanup;
 				}
-				st.bad_lines++;
-			} else {
-				uint32_t thread, event;
-
-				/* the bounds of capture/limits.h (a stack costs its frames) */
-				if ((err = import_budget__spend(&ib, st.nframes + 1)) ||
-				    (err = ps_finish(&st, cur)))
-					goto cleanup;
-				thread = ps_thread(&st, &h);
-				event = ps_event(&st, &h);
-				if (st.err) {
-					err = st.err;
-					goto cleanup;
-				}
-				if (event == CAPTURE_NONE) {
-					snprintf(errbuf, errlen, "more than %d event names (line %" PRIu64
-						 ")", PERF_SCRIPT_MAX_EVENTS, lineno);
-					err = -EBADMSG;
-					goto cleanup;
-				}
-				if (st.nsamples == st.samples_cap) {
-					size_t ncap = st.samples_cap ? st.samples_cap * 2 : 1024;
-					struct ps_sample *ns = realloc(st.samples,
-								       ncap * sizeof(*ns));
-
-					if (!ns) {
-						err = -ENOMEM;
+				if (!open) {
+					if ((err = import_budget__spend(&ib, st.nframes + 1)) ||
+					    (err = ps_finish(&st, cur)))
+						goto cleanup;
+					memset(&h, 0, sizeof(h)); /* no header: no event name */
+					cur = ps_start(&st, NULL, ps_event(&st, &h));
+					if (!cur) {
+						err = st.err;
 						goto cleanup;
 					}
-					st.samples = ns;
-					st.samples_cap = ncap;
+					open = true;
 				}
-				cur = &st.samples[st.nsamples++];
-				*cur = (struct ps_sample){ .time_ns = h.time_ns, .period = h.period,
-							   .thread = thread, .event = event };
-				/* no callchain: the sample's own "IP SYM (DSO)" */
-				if (h.rest_len) {
-					uint32_t f = parse_frame(&st, h.rest, h.rest_len);
-
-					if (f != CAPTURE_NONE)
-						st.frames[st.nframes++] = f;
-				}
+				chain = true;
+				f = parse_frame(&st, line, n);
+				if (f == CAPTURE_NONE)
+					st.bad_frames++;
+				else if (st.nframes == PERF_SCRIPT_MAX_DEPTH)
+					st.cut = true;
+				else
+					st.frames[st.nframes++] = f;
+			} else if (n && chain) {
+				st.bad_lines++; /* a TAB-led line in a callchain that is no frame */
+			} else if (n) {
+				ps_quote(line, n, q, sizeof(q));
+				snprintf(errbuf, errlen, "line %" PRIu64 " %s: not perf script output "
+					 "(expected %s)", lineno, q, PS_EXPECTED);
+				err = -EBADMSG;
+				goto cleanup;
+			} else {
+				/* blank: a sample's end */
+				open = chain = false;
 			}
-		} else if (cur) {
-			uint32_t f = parse_frame(&st, line, n);
-
-			if (f == CAPTURE_NONE)
-				st.bad_frames++;
-			else if (st.nframes == PERF_SCRIPT_MAX_DEPTH)
-				st.cut = true;
-			else
-				st.frames[st.nframes++] = f;
+		} else if (chain) {
+			st.bad_lines++; /* srcline, iregs and such after a callchain */
+		} else if ((h.rest && !strncmp(h.rest, "PERF_RECORD_", 12)) ||
+			   (h.event_len >= 12 && !strncmp(h.event, "PERF_RECORD_", 12))) {
+			st.records++; /* --show-mmap-events and the like: no sample */
+		} else if (headerless) {
+			ps_quote(line, n, q, sizeof(q));
+			snprintf(errbuf, errlen, "line %" PRIu64 " %s: a sample header in output "
+				 "whose samples have none (line %" PRIu64 " is a callchain line "
+				 "without one): not one perf script output", lineno, q, first_line);
+			err = -EBADMSG;
+			goto cleanup;
 		} else {
-			st.bad_lines++;
+			uint32_t event;
+
+			if (!content++) {
+				first = line;
+				first_len = n;
+				first_line = lineno;
+			}
+			/* the bounds of capture/limits.h (a stack costs its frames) */
+			if ((err = import_budget__spend(&ib, st.nframes + 1)) ||
+			    (err = ps_finish(&st, cur)))
+				goto cleanup;
+			event = ps_event(&st, &h);
+			if (event == CAPTURE_NONE) {
+				snprintf(errbuf, errlen, "more than %d event names (line %" PRIu64 ")",
+					 PERF_SCRIPT_MAX_EVENTS, lineno);
+				err = -EBADMSG;
+				goto cleanup;
+			}
+			/* every header of one event has the fields of its first */
+			if (!st.events[event].shape_line) {
+				st.events[event].shape = h.fields;
+				st.events[event].shape_line = lineno;
+			} else if (st.events[event].shape != h.fields) {
+				ps_quote(line, n, q, sizeof(q));
+				ps_shape__name(h.fields, s1, sizeof(s1));
+				ps_shape__name(st.events[event].shape, s2, sizeof(s2));
+				snprintf(errbuf, errlen, "line %" PRIu64 " %s: a sample header of "
+					 "fields %s where line %" PRIu64 "'s has %s: not one perf "
+					 "script output (expected %s)", lineno, q, s1,
+					 st.events[event].shape_line, s2, PS_EXPECTED);
+				err = -EBADMSG;
+				goto cleanup;
+			}
+			cur = ps_start(&st, &h, event);
+			if (!cur) {
+				err = st.err;
+				goto cleanup;
+			}
+			open = true;
 		}
 		if (st.err) {
 			err = st.err;
 			goto cleanup;
 		}
+		if (headerless && !first_line)
+			first_line = lineno;
 		line = nl ? nl + 1 : end;
 	}
 	if ((err = import_budget__spend(&ib, st.nframes + 1)) || (err = ps_finish(&st, cur)) ||
 	    (err = import_budget__memory(&ib)))
 		goto cleanup;
-	if (!st.nsamples && len) {
-		snprintf(errbuf, errlen, "not perf script output: no sample header");
+	if (st.nsamples && !st.nframes_all) {
+		/* headers only: no instruction pointer anywhere */
+		ps_quote(first, first_len, q, sizeof(q));
+		ps_shape__name(st.events[st.samples[0].event].shape, s1, sizeof(s1));
+		if (st.events[st.samples[0].event].shape & ~(unsigned)PS_F_COMM)
+			snprintf(errbuf, errlen, "line %" PRIu64 " %s: perf script samples "
+				 "(fields %s) without an instruction pointer: no stack in any "
+				 "of the %zu samples (run perf script with -F ...,ip,sym,dso)",
+				 first_line, q, s1, st.nsamples);
+		else
+			snprintf(errbuf, errlen, "line %" PRIu64 " %s: not perf script output "
+				 "(expected %s)", first_line, q, PS_EXPECTED);
 		err = -EBADMSG;
 		goto cleanup;
 	}
@@ -628,12 +549,24 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 		});
 	}
 	capture_builder__set_meta(b, "source.format", "perf-script");
-	formats_note__add(note, "perf script text has no build IDs, mappings or inline frames: "
-			  "frames keyed by symbol, DSO path and the address perf printed");
+	if (!st.nsamples)
+		formats_note__add(note, "the input has no sample (%s): the capture is empty; "
+				  "perf script prints nothing for a perf.data without samples "
+				  "or when it fails (see its stderr)",
+				  len ? "only blank and comment lines" : "0 bytes");
+	else
+		formats_note__add(note, "perf script text has no build IDs, mappings or inline "
+				  "frames: frames keyed by symbol, DSO path and the address perf "
+				  "printed");
 	if (st.deep) {
 		capture_builder__add_counter(b, "perf_script.deep_stacks", st.deep);
 		formats_note__add(note, "%" PRIu64 " stacks cut at %d frames", st.deep,
 				  PERF_SCRIPT_MAX_DEPTH);
+	}
+	if (st.records) {
+		capture_builder__add_counter(b, "perf_script.skipped_records", st.records);
+		formats_note__add(note, "skipped %" PRIu64 " PERF_RECORD_* line%s (not samples)",
+				  st.records, st.records == 1 ? "" : "s");
 	}
 	if (st.bad_frames || st.bad_lines) {
 		capture_builder__add_counter(b, "perf_script.skipped_frames", st.bad_frames);

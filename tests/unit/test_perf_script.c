@@ -178,10 +178,11 @@ static void test_times_kept(void **state)
 	capture__free(c);
 }
 
-/* A decimal sample address without a period (a non-PIE binary) stays the address. */
+/* A decimal sample address without a period (a non-PIE binary) stays the address
+ * (perf prints it ' ' "%16" PRIx64 after the "%5d " TID: 12 spaces before 6 digits). */
 static void test_decimal_address_is_no_period(void **state)
 {
-	static const char text[] = "         spinner 21799      401136 main (" SPIN ")\n";
+	static const char text[] = "         spinner 21799            401136 main (" SPIN ")\n";
 	struct capture *c = import(text);
 
 	(void)state;
@@ -208,6 +209,209 @@ static void test_first_sample_without_frames(void **state)
 	capture__free(c);
 }
 
+/* -F pid,tid,time,ip,sym,dso,addr (perf 6.1, threads4): no COMM, ADDR "%16" PRIx64 after
+ * the time.  Before: not detected, read as folded (each header a stack of weight 0). */
+static const char no_comm_addr[] =
+	"11772/11777 42569.401827:                0\n"
+	"\t            169b spin_3 (/x/threads4)\n"
+	"\t            172c worker_main (/x/threads4)\n"
+	"\t           891f5 start_thread (" LIBC ")\n"
+	"\n"
+	"11772/11774 42569.401869:                0\n"
+	"\t            1588 spin_0 (/x/threads4)\n"
+	"\t            172c worker_main (/x/threads4)\n"
+	"\t           891f5 start_thread (" LIBC ")\n"
+	"\n";
+
+/* -F ip,sym: the header is empty, a sample is a run of callchain lines. */
+static const char headerless[] =
+	"\n"
+	"\t            169e spin_3\n"
+	"\t            172c worker_main\n"
+	"\t           891f5 start_thread\n"
+	"\n"
+	"\n"
+	"\t            15db spin_1\n"
+	"\t            172c worker_main\n"
+	"\t           891f5 start_thread\n"
+	"\n"
+	"\n"
+	"\t            15e8 spin_1\n"
+	"\t           891f5 start_thread\n"
+	"\n";
+
+/* -F tid,ip,sym: a lone right-aligned TID. */
+static const char tid_only[] =
+	" 9524 \n"
+	"\t            169e spin_3\n"
+	"\t            172c worker_main\n"
+	"\n"
+	" 9522 \n"
+	"\t            15db spin_1\n"
+	"\t            172c worker_main\n"
+	"\n"
+	" 9524 \n"
+	"\t            16a1 spin_3\n"
+	"\n";
+
+/* -G -F comm,pid,tid,ip,sym,dso with a 4-digit TID: "%5d/%-5d " pads the TID on its
+ * right, so the IP's field starts one column later (perf 6.1, tests/fixtures/ratio). */
+static const char padded_tid[] =
+	"           ratio  5102/5102       559912fa34d2 leaf_a (/x/ratio)\n"
+	"           ratio  5102/5102       559912fa34c8 leaf_a (/x/ratio)\n"
+	"           ratio  5102/5103       559912fa34bb leaf_b (/x/ratio)\n";
+
+static struct capture *import_ok(const char *text)
+{
+	return import(text);
+}
+
+static const char *leaf(const struct capture *c, uint32_t sample)
+{
+	return capture__string(c, c->frames[c->stacks[c->samples[sample].stack].frame].function);
+}
+
+static const char *root(const struct capture *c, uint32_t sample)
+{
+	uint32_t s = c->samples[sample].stack;
+
+	while (c->stacks[s].parent != CAPTURE_NONE)
+		s = c->stacks[s].parent;
+	return capture__string(c, c->frames[c->stacks[s].frame].function);
+}
+
+static void test_no_comm_with_addr(void **state)
+{
+	struct capture *c = import_ok(no_comm_addr);
+	const struct capture_thread *t;
+
+	(void)state;
+	assert_int_equal(c->nsamples, 2);
+	assert_int_equal(c->nthreads, 2);
+	t = &c->threads[c->samples[1].thread];
+	assert_int_equal(t->tid, 11774);
+	assert_int_equal(c->processes[t->process].pid, 11772);
+	assert_int_equal(c->samples[1].time_ns, 42569401869000ull);
+	assert_string_equal(leaf(c, 0), "spin_3");
+	assert_string_equal(leaf(c, 1), "spin_0");
+	assert_string_equal(root(c, 1), "start_thread");
+	capture__free(c);
+}
+
+static void test_headerless(void **state)
+{
+	struct capture *c = import_ok(headerless);
+
+	(void)state;
+	assert_int_equal(c->nsamples, 3);
+	assert_int_equal(c->samples[0].thread, CAPTURE_NONE);
+	assert_string_equal(leaf(c, 0), "spin_3");
+	assert_string_equal(leaf(c, 1), "spin_1");
+	assert_string_equal(leaf(c, 2), "spin_1");
+	assert_string_equal(root(c, 2), "start_thread");
+	assert_int_not_equal(c->samples[1].stack, c->samples[2].stack);
+	capture__free(c);
+}
+
+static void test_tid_only(void **state)
+{
+	struct capture *c = import_ok(tid_only);
+
+	(void)state;
+	assert_int_equal(c->nsamples, 3);
+	assert_int_equal(c->nthreads, 2);
+	assert_int_equal(c->samples[0].thread, c->samples[2].thread);
+	assert_int_equal(c->threads[c->samples[1].thread].tid, 9522);
+	assert_string_equal(leaf(c, 1), "spin_1");
+	capture__free(c);
+}
+
+static void test_padded_tid(void **state)
+{
+	struct capture *c = import_ok(padded_tid);
+
+	(void)state;
+	assert_int_equal(c->nsamples, 3);
+	assert_int_equal(c->nthreads, 2);
+	assert_int_equal(c->threads[c->samples[2].thread].tid, 5103);
+	assert_string_equal(leaf(c, 0), "leaf_a");
+	assert_string_equal(leaf(c, 2), "leaf_b");
+	assert_int_equal(c->frames[c->stacks[c->samples[2].stack].frame].address, 0x559912fa34bb);
+	capture__free(c);
+}
+
+/* A COMM ending in ':' followed by a TID is a COMM, not an event name. */
+static void test_comm_with_colon(void **state)
+{
+	static const char text[] = "dbus: 21799 33353.391577: \n"
+				   "\t            13d2 spin_forever_work\n"
+				   "\n";
+	struct capture *c = import_ok(text);
+
+	(void)state;
+	assert_int_equal(c->threads[c->samples[0].thread].tid, 21799);
+	assert_string_equal(capture__string(c, c->threads[c->samples[0].thread].comm), "dbus:");
+	assert_string_equal(capture__string(c, c->events[0].name), "samples");
+	capture__free(c);
+}
+
+/* What cannot be read is an error naming the line, never a profile. */
+static void expect_error(const char *text, const char *want)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct formats_note note = { "" };
+	char err[512] = "";
+
+	assert_non_null(b);
+	assert_int_equal(perf_script__import(text, strlen(text), b, &note, err, sizeof(err)),
+			 -EBADMSG);
+	if (!strstr(err, want))
+		fail_msg("error \"%s\" lacks \"%s\"", err, want);
+	capture_builder__free(b);
+}
+
+static void test_errors_name_the_line(void **state)
+{
+	(void)state;
+	/* a folded line among headers: its fields differ from the event's first header's */
+	expect_error("spinner 21799 33353.391577: \n\t 13d2 a\n\nmain;work 3\n",
+		     "line 4 \"main;work 3\": a sample header of fields comm where line 1's "
+		     "has comm,tid,time");
+	/* -F tid,time: no IP anywhere */
+	expect_error(" 9524 42544.971745: \n 9522 42544.976984: \n",
+		     "line 1 \" 9524 42544.971745:\": perf script samples (fields tid,time) "
+		     "without an instruction pointer");
+	/* a callchain line after the blank line that ended its sample */
+	expect_error("spinner 21799 33353.391577: \n\t 13d2 a\n\n\t 13d3 b\n",
+		     "line 4 \"\\t 13d3 b\": a callchain line with no sample header before it");
+	/* a header in headerless (-F ip,sym) output */
+	expect_error("\n\t 13d2 a\n\nspinner 21799 33353.391577: \n",
+		     "line 4 \"spinner 21799 33353.391577:");
+	/* forced on folded text */
+	expect_error("main;work 3\nmain;rest 1\n", "line 1 \"main;work 3\": not perf script output");
+}
+
+/* The folded importer refuses what perf script detection accepts. */
+static void test_folded_refuses_perf_script(void **state)
+{
+	const char *texts[] = { no_comm_addr, headerless, tid_only, with_time, hidden_chain };
+	char err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct capture_builder *b = capture_builder__new();
+		struct formats_note note = { "" };
+
+		err[0] = '\0';
+		assert_true(perf_script__detect(texts[i], strlen(texts[i])));
+		assert_int_equal(folded__import(texts[i], strlen(texts[i]), b, &note, err,
+						sizeof(err)),
+				 -EBADMSG);
+		assert_non_null(strstr(err, "perf script"));
+		capture_builder__free(b);
+	}
+}
+
 static void test_folded_stays_folded(void **state)
 {
 	static const char *const folded[] = {
@@ -216,6 +420,9 @@ static void test_folded_stays_folded(void **state)
 		"main;foo 5\nmain;bar 2\n",
 		"# comment\nspinner 21799\n\nmain 1\n",
 		"a 1\nb 2\nc 3\n\tmain 4\n", /* a tab-led line that is no frame */
+		"Interpreter: 3\nmain;run 2\n", /* a frame name ending in ':' and a count */
+		"bash;main;foo 12\nbash-1234/1235;main 5\n",
+		"java;Foo.bar(int, long) 12\n",
 	};
 
 	(void)state;
@@ -232,6 +439,13 @@ int main(void)
 		cmocka_unit_test(test_decimal_address_is_no_period),
 		cmocka_unit_test(test_first_sample_without_frames),
 		cmocka_unit_test(test_folded_stays_folded),
+		cmocka_unit_test(test_no_comm_with_addr),
+		cmocka_unit_test(test_headerless),
+		cmocka_unit_test(test_tid_only),
+		cmocka_unit_test(test_padded_tid),
+		cmocka_unit_test(test_comm_with_colon),
+		cmocka_unit_test(test_errors_name_the_line),
+		cmocka_unit_test(test_folded_refuses_perf_script),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
