@@ -178,12 +178,15 @@ static __always_inline __u32 ku__forget(struct ku_state *st, __u32 v)
 }
 
 /*
- * Refill the chunk from addr up to KU_CHUNK bytes, not past the window or
- * addr's page (a page after it may not be mapped; addr's must be).  A
- * subprogram: the caller sees one outcome.  0, or -1: not refilled.
+ * Refill this CPU's chunk from addr up to KU_CHUNK bytes, not past the
+ * window or addr's page (a page after it may not be mapped; addr's must
+ * be).  A global subprogram: verified once, whatever state each of the
+ * reads in ku__step that calls it is in (as a static one, 2.2k of the
+ * verified instructions).  0, or -1: not refilled.
  */
-static __noinline int ku__chunk_fill(struct ku_state *st, __u64 addr)
+__noinline int ku__chunk_fill(__u64 addr)
 {
+	struct ku_state *st = ku__state();
 	__u64 len = KU_CHUNK, page_left, win_left;
 
 	if (!st)
@@ -221,7 +224,7 @@ static __always_inline int ku__read(struct ku_state *st, __u64 addr, __u64 *out)
 		return -1;
 	off = addr - st->chunk_lo;
 	if (addr < st->chunk_lo || off + 8 > st->chunk_len) {
-		if (ku__chunk_fill(st, addr))
+		if (ku__chunk_fill(addr))
 			return bpf_probe_read_user(out, 8, (const void *)addr) ? -1 : 0;
 		off = 0;
 	}
@@ -277,13 +280,21 @@ static __always_inline long ku__stop(struct ku_state *st, __u8 status, __u8 caus
 	return 1;
 }
 
-/* Cache the process's mapping holding addr; 0, or -1 with st->cause set. */
-static __always_inline int ku__find_map(struct ku_state *st, __u64 addr)
+/*
+ * Cache the process's mapping holding addr in this CPU's ku_state; 0, or
+ * -1 with st->cause set.  A global subprogram, as ku__search: the verifier
+ * goes through its loop once, not once per state of ku__step that calls it.
+ */
+__noinline int ku__find_map(__u64 addr)
 {
-	struct ms_ku_proc *pr = bpf_map_lookup_elem(&ku_procs, &st->tgid);
+	struct ku_state *st = ku__state();
+	struct ms_ku_proc *pr;
 	__u32 lo = 0, hi, mid;
 	int k;
 
+	if (!st)
+		return -1;
+	pr = bpf_map_lookup_elem(&ku_procs, &st->tgid);
 	if (!pr || pr->mm_cookie != st->cookie) {
 		st->cause = MS_KU_STOP_NO_PROC;
 		st->module = st->cookie;
@@ -367,6 +378,36 @@ static __noinline bool ku__hinted(struct ku_state *st, __u32 h, __u64 lookup, __
 	return start && end && *start <= off && off < *end;
 }
 
+/*
+ * The row of the module whose rows are [first, last) holding off, found by a
+ * binary search of ku_starts (starts[last] is the sentinel that ends the
+ * last row), or (__u32)-1.  A global subprogram: the verifier goes through
+ * its loop once, not once per caller state (as static code, its 24 bounded
+ * iterations were verified for each of ku__step's states reaching it).
+ */
+__noinline __u32 ku__search(__u32 lo, __u32 hi, __u64 off)
+{
+	__u32 mid, *start;
+	int k;
+
+	start = bpf_map_lookup_elem(&ku_starts, &hi);
+	if (!start || off >= *start)
+		return (__u32)-1;
+	/* starts[lo] <= off < starts[hi].  Unrolled, with no exit (a step
+	 * once hi - lo is 1 looks at lo and keeps it): straight code is
+	 * verified once, a loop once per value of its counter. */
+#pragma unroll
+	for (k = 0; k < MS_KU_SEARCH_STEPS; k++) {
+		mid = lo + (hi - lo) / 2;
+		start = bpf_map_lookup_elem(&ku_starts, &mid);
+		if (start && *start <= off) /* (mid < hi: start is never NULL) */
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi - lo > 1 ? (__u32)-1 : lo;
+}
+
 /* One frame: bpf_loop callback.  Returns 1 to stop (status set). */
 static long ku__step(__u32 index, void *unused)
 {
@@ -374,15 +415,15 @@ static long ku__step(__u32 index, void *unused)
 	struct ms_ku_module *mod;
 	struct ms_ku_row *row;
 	__u64 lookup, vaddr, off, cfa, base, ra, rel, ra_at;
-	__u32 lo, hi, mid, h, *start, kinds, flags;
-	int slot, k, s;
+	__u32 lo, h, kinds, flags;
+	int slot, s;
 	bool signal;
 
 	if (!st)
 		return 1;
 	lookup = st->activation ? st->pc : st->pc - 1;
 	if (lookup - st->map_start >= st->map_end - st->map_start &&
-	    ku__find_map(st, lookup))
+	    ku__find_map(lookup))
 		return ku__stop_resume(st, st->cause);
 	mod = bpf_map_lookup_elem(&ku_modules, &st->map_module);
 	if (!mod || mod->nrows < 2) {
@@ -400,23 +441,8 @@ static long ku__step(__u32 index, void *unused)
 	h = (__u32)(lookup ^ (lookup >> 7) ^ (lookup >> 14)) & (KU_HINTS - 1);
 	if (ku__hinted(st, h, lookup, off, mod))
 		goto found;
-	hi = mod->first + mod->nrows - 1; /* the sentinel: starts[hi] ends the last row */
-	start = bpf_map_lookup_elem(&ku_starts, &hi);
-	if (!start || off >= *start)
-		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
-	/* starts[lo] <= off < starts[hi] */
-	lo = mod->first;
-	for (k = 0; k < MS_KU_SEARCH_STEPS && hi - lo > 1; k++) {
-		mid = lo + (hi - lo) / 2;
-		start = bpf_map_lookup_elem(&ku_starts, &mid);
-		if (!start)
-			return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
-		if (*start <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (hi - lo > 1)
+	lo = ku__search(mod->first, mod->first + mod->nrows - 1, off);
+	if (lo == (__u32)-1)
 		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
 	st->hint_pc[h] = lookup;
 	st->hint_row[h] = lo;
