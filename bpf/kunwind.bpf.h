@@ -44,6 +44,16 @@ const volatile __u64 ku_cookie_key = 0;
 const volatile __u32 ku_fp_chain = 0;
 
 
+#ifdef MS_BPF_SECTIONS
+/* A build flag (bpf/sampler.bpf.c's section_ns, bench/bpf_sections.py):
+ * per CPU, 0 frames stepped, 1 chunk refills, 2 mapping searches, 3 row
+ * searches, 5 bytes refilled, 6 unwinds, 7 ns in the frame loop. */
+__u64 ku_count[64][8];
+#define KU_COUNT(i, v) (ku_count[bpf_get_smp_processor_id() & 63][(i) & 7] += (v))
+#else
+#define KU_COUNT(i, v) do { } while (0)
+#endif
+
 /* Lazy register states (struct ku_state.mode). */
 #define KU_UNDEF 0 /* not recoverable */
 #define KU_VAL 1   /* val[] holds it */
@@ -201,6 +211,8 @@ __noinline int ku__chunk_fill(__u64 addr)
 	barrier_var(len); /* keep the bound below: clang proves it */
 	if (len < 8 || len > KU_CHUNK)
 		return -1;
+	KU_COUNT(1, 1);
+	KU_COUNT(5, len);
 	if (bpf_probe_read_user(st->chunk, len, (const void *)addr)) {
 		st->chunk_len = 0;
 		return -1;
@@ -295,6 +307,7 @@ __noinline int ku__find_map(__u64 addr)
 
 	if (!st)
 		return -1;
+	KU_COUNT(2, 1);
 	pr = bpf_map_lookup_elem(&ku_procs, &st->tgid);
 	if (!pr || pr->mm_cookie != st->cookie) {
 		st->cause = MS_KU_STOP_NO_PROC;
@@ -399,6 +412,7 @@ __noinline __u32 ku__search(__u32 lo, __u32 hi, __u64 off)
 	__u32 mid, *start;
 	int k;
 
+	KU_COUNT(3, 1);
 	start = bpf_map_lookup_elem(&ku_starts, &hi);
 	if (!start || off >= *start)
 		return (__u32)-1;
@@ -595,7 +609,15 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	st->status = MS_KU_RESUME;
 	st->cause = MS_KU_STOP_DEPTH;
 	st->resumed = 0;
+#ifdef MS_BPF_SECTIONS
+	__u64 t0 = bpf_ktime_get_ns();
+#endif
 	bpf_loop(MS_KU_MAX_FRAMES, ku__step, NULL, 0);
+#ifdef MS_BPF_SECTIONS
+	KU_COUNT(7, bpf_ktime_get_ns() - t0);
+	KU_COUNT(0, st->n);
+	KU_COUNT(6, 1);
+#endif
 	ku__handover(st);
 
 	n = st->n;
