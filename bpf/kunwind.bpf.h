@@ -77,6 +77,8 @@ struct ku_state {
 	__u64 pc, prev_cfa, sp0, win_end;
 	__u64 map_start, map_end, map_bias;
 	__u32 map_module;
+	__u32 map2_module; /* the mapping used before it (ku__find_map) */
+	__u64 map2_start, map2_end, map2_bias;
 	__u32 n, tgid, module, cookie;
 	__u8 status, cause;
 	__u8 resumed; /* stopped by ku__stop_resume (ku__handover) */
@@ -295,18 +297,29 @@ static __always_inline long ku__stop(struct ku_state *st, __u8 status, __u8 caus
 
 /*
  * Cache the process's mapping holding addr in this CPU's ku_state; 0, or
- * -1 with st->cause set.  A global subprogram, as ku__search: the verifier
- * goes through its loop once, not once per state of ku__step that calls it.
+ * -1 with st->cause set.  The mapping used before the current one is kept
+ * too: a stack goes from a program into libc and back (bench/work's 22
+ * frames: 3 searches, the third for the first mapping again).  A global
+ * subprogram, as ku__search: the verifier goes through its loop once, not
+ * once per state of ku__step that calls it.
  */
 __noinline int ku__find_map(__u64 addr)
 {
 	struct ku_state *st = ku__state();
 	struct ms_ku_proc *pr;
-	__u32 lo = 0, hi, mid;
+	__u32 lo = 0, hi, mid, module;
+	__u64 start, end, bias;
 	int k;
 
 	if (!st)
 		return -1;
+	if (addr - st->map2_start < st->map2_end - st->map2_start) {
+		start = st->map2_start;
+		end = st->map2_end;
+		bias = st->map2_bias;
+		module = st->map2_module;
+		goto found;
+	}
 	KU_COUNT(2, 1);
 	pr = bpf_map_lookup_elem(&ku_procs, &st->tgid);
 	if (!pr || pr->mm_cookie != st->cookie) {
@@ -324,16 +337,26 @@ __noinline int ku__find_map(__u64 addr)
 		} else if (addr >= m->end) {
 			lo = mid + 1;
 		} else {
-			st->map_start = m->start;
-			st->map_end = m->end;
-			st->map_bias = m->bias;
-			st->map_module = m->module;
-			return 0;
+			start = m->start;
+			end = m->end;
+			bias = m->bias;
+			module = m->module;
+			goto found;
 		}
 	}
 	st->cause = MS_KU_STOP_NO_MAPPING;
 	st->module = st->cookie;
 	return -1;
+found:
+	st->map2_start = st->map_start;
+	st->map2_end = st->map_end;
+	st->map2_bias = st->map_bias;
+	st->map2_module = st->map_module;
+	st->map_start = start;
+	st->map_end = end;
+	st->map_bias = bias;
+	st->map_module = module;
+	return 0;
 }
 
 /* The address space's cookie: a keyed mix of the mm's address (no kernel
@@ -600,6 +623,7 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	st->win_end = regs->sp + stack_copy_bytes;
 	st->chunk_lo = st->chunk_len = 0;
 	st->map_start = st->map_end = 0;
+	st->map2_start = st->map2_end = 0;
 	st->prev_cfa = 0;
 	st->activation = 1;
 	st->prev_signal = 0;
