@@ -158,7 +158,7 @@ $(VMLINUX):
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I. -I$(OUTPUT) -MMD -MP \
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I. -I$(OUTPUT) -MMD -MP $(BPF_CFLAGS) \
 		-Wall -Werror -c $< -o $@
 
 $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o

@@ -44,6 +44,16 @@ const volatile __u64 ku_cookie_key = 0;
 const volatile __u32 ku_fp_chain = 0;
 
 
+#ifdef MS_BPF_SECTIONS
+/* A build flag (bpf/sampler.bpf.c's section_ns, bench/bpf_sections.py):
+ * per CPU, 0 frames stepped, 1 chunk refills, 2 mapping searches, 3 row
+ * searches, 5 bytes refilled, 6 unwinds, 7 ns in the frame loop. */
+__u64 ku_count[64][8];
+#define KU_COUNT(i, v) (ku_count[bpf_get_smp_processor_id() & 63][(i) & 7] += (v))
+#else
+#define KU_COUNT(i, v) do { } while (0)
+#endif
+
 /* Lazy register states (struct ku_state.mode). */
 #define KU_UNDEF 0 /* not recoverable */
 #define KU_VAL 1   /* val[] holds it */
@@ -67,8 +77,11 @@ struct ku_state {
 	__u64 pc, prev_cfa, sp0, win_end;
 	__u64 map_start, map_end, map_bias;
 	__u32 map_module;
+	__u32 map2_module; /* the mapping used before it (ku__find_map) */
+	__u64 map2_start, map2_end, map2_bias;
 	__u32 n, tgid, module, cookie;
 	__u8 status, cause;
+	__u8 resumed; /* stopped by ku__stop_resume (ku__handover) */
 	__u32 forget; /* ku__forget's slot */
 	__u8 activation;  /* look the row up at pc, not pc - 1 */
 	__u8 prev_signal; /* the frame below was a signal frame */
@@ -178,12 +191,15 @@ static __always_inline __u32 ku__forget(struct ku_state *st, __u32 v)
 }
 
 /*
- * Refill the chunk from addr up to KU_CHUNK bytes, not past the window or
- * addr's page (a page after it may not be mapped; addr's must be).  A
- * subprogram: the caller sees one outcome.  0, or -1: not refilled.
+ * Refill this CPU's chunk from addr up to KU_CHUNK bytes, not past the
+ * window or addr's page (a page after it may not be mapped; addr's must
+ * be).  A global subprogram: verified once, whatever state each of the
+ * reads in ku__step that calls it is in (as a static one, 2.2k of the
+ * verified instructions).  0, or -1: not refilled.
  */
-static __noinline int ku__chunk_fill(struct ku_state *st, __u64 addr)
+__noinline int ku__chunk_fill(__u64 addr)
 {
+	struct ku_state *st = ku__state();
 	__u64 len = KU_CHUNK, page_left, win_left;
 
 	if (!st)
@@ -197,6 +213,8 @@ static __noinline int ku__chunk_fill(struct ku_state *st, __u64 addr)
 	barrier_var(len); /* keep the bound below: clang proves it */
 	if (len < 8 || len > KU_CHUNK)
 		return -1;
+	KU_COUNT(1, 1);
+	KU_COUNT(5, len);
 	if (bpf_probe_read_user(st->chunk, len, (const void *)addr)) {
 		st->chunk_len = 0;
 		return -1;
@@ -221,7 +239,7 @@ static __always_inline int ku__read(struct ku_state *st, __u64 addr, __u64 *out)
 		return -1;
 	off = addr - st->chunk_lo;
 	if (addr < st->chunk_lo || off + 8 > st->chunk_len) {
-		if (ku__chunk_fill(st, addr))
+		if (ku__chunk_fill(addr))
 			return bpf_probe_read_user(out, 8, (const void *)addr) ? -1 : 0;
 		off = 0;
 	}
@@ -277,13 +295,33 @@ static __always_inline long ku__stop(struct ku_state *st, __u8 status, __u8 caus
 	return 1;
 }
 
-/* Cache the process's mapping holding addr; 0, or -1 with st->cause set. */
-static __always_inline int ku__find_map(struct ku_state *st, __u64 addr)
+/*
+ * Cache the process's mapping holding addr in this CPU's ku_state; 0, or
+ * -1 with st->cause set.  The mapping used before the current one is kept
+ * too: a stack goes from a program into libc and back (bench/work's 22
+ * frames: 3 searches, the third for the first mapping again).  A global
+ * subprogram, as ku__search: the verifier goes through its loop once, not
+ * once per state of ku__step that calls it.
+ */
+__noinline int ku__find_map(__u64 addr)
 {
-	struct ms_ku_proc *pr = bpf_map_lookup_elem(&ku_procs, &st->tgid);
-	__u32 lo = 0, hi, mid;
+	struct ku_state *st = ku__state();
+	struct ms_ku_proc *pr;
+	__u32 lo = 0, hi, mid, module;
+	__u64 start, end, bias;
 	int k;
 
+	if (!st)
+		return -1;
+	if (addr - st->map2_start < st->map2_end - st->map2_start) {
+		start = st->map2_start;
+		end = st->map2_end;
+		bias = st->map2_bias;
+		module = st->map2_module;
+		goto found;
+	}
+	KU_COUNT(2, 1);
+	pr = bpf_map_lookup_elem(&ku_procs, &st->tgid);
 	if (!pr || pr->mm_cookie != st->cookie) {
 		st->cause = MS_KU_STOP_NO_PROC;
 		st->module = st->cookie;
@@ -299,16 +337,26 @@ static __always_inline int ku__find_map(struct ku_state *st, __u64 addr)
 		} else if (addr >= m->end) {
 			lo = mid + 1;
 		} else {
-			st->map_start = m->start;
-			st->map_end = m->end;
-			st->map_bias = m->bias;
-			st->map_module = m->module;
-			return 0;
+			start = m->start;
+			end = m->end;
+			bias = m->bias;
+			module = m->module;
+			goto found;
 		}
 	}
 	st->cause = MS_KU_STOP_NO_MAPPING;
 	st->module = st->cookie;
 	return -1;
+found:
+	st->map2_start = st->map_start;
+	st->map2_end = st->map_end;
+	st->map2_bias = st->map_bias;
+	st->map2_module = st->map_module;
+	st->map_start = start;
+	st->map_end = end;
+	st->map_bias = bias;
+	st->map_module = module;
+	return 0;
 }
 
 /* The address space's cookie: a keyed mix of the mm's address (no kernel
@@ -327,12 +375,21 @@ static __always_inline __u32 ku__cookie(void)
 	return (__u32)x | 1;
 }
 
-/* Stop before stepping the current frame.  At the frame a signal frame
- * returned to, hand over at the signal frame instead: userspace redoes its
- * step, which also restores the registers the slots do not hold. */
+/* Stop before stepping the current frame (ku__handover, after the loop,
+ * moves the hand-over to a signal frame's state where it applies). */
 static __always_inline long ku__stop_resume(struct ku_state *st, __u8 cause)
 {
-	if (st->sig_n && st->n == st->sig_n) {
+	st->resumed = 1;
+	return ku__stop(st, MS_KU_RESUME, cause);
+}
+
+/* At the frame a signal frame returned to, hand over at the signal frame
+ * instead: userspace redoes its step, which also restores the registers the
+ * slots do not hold.  Once after the loop, not at each of ku__step's stops
+ * (its register copy, inlined at each, was 2.4k verified instructions). */
+static __always_inline void ku__handover(struct ku_state *st)
+{
+	if (st->resumed && st->sig_n && st->n == st->sig_n) {
 		st->r = st->sig_r;
 		st->pc = st->sig_pc;
 		st->prev_cfa = st->sig_prev_cfa;
@@ -340,18 +397,18 @@ static __always_inline long ku__stop_resume(struct ku_state *st, __u8 cause)
 		st->prev_signal = st->sig_prev_signal;
 		st->n = st->sig_n - 1;
 	}
-	return ku__stop(st, MS_KU_RESUME, cause);
 }
 
 /*
  * The hint h is the row at off of mod: hint_row[h] was found at lookup
  * before and is the row holding off now, starts[lo] <= off < starts[lo + 1]
- * within the module's rows (what the search would find).  A subprogram:
- * its outcome is one value to the caller, whose search after a miss is
- * verified once, not once per way of missing.
+ * within the module's rows (what the search would find).  Inline: the
+ * search after a miss is a global subprogram (ku__search), so the ways of
+ * missing no longer multiply its verification, and a call per frame on top
+ * of ku__frame's cost bench/work ~0.1 us a sample (bench/bpf_sections.py).
  */
-static __noinline bool ku__hinted(struct ku_state *st, __u32 h, __u64 lookup, __u64 off,
-				  struct ms_ku_module *mod)
+static __always_inline bool ku__hinted(struct ku_state *st, __u32 h, __u64 lookup, __u64 off,
+				       struct ms_ku_module *mod)
 {
 	__u32 lo, hi, *start, *end;
 
@@ -367,22 +424,61 @@ static __noinline bool ku__hinted(struct ku_state *st, __u32 h, __u64 lookup, __
 	return start && end && *start <= off && off < *end;
 }
 
-/* One frame: bpf_loop callback.  Returns 1 to stop (status set). */
-static long ku__step(__u32 index, void *unused)
+/*
+ * The row of the module whose rows are [first, last) holding off, found by a
+ * binary search of ku_starts (starts[last] is the sentinel that ends the
+ * last row), or (__u32)-1.  A global subprogram: the verifier goes through
+ * its loop once, not once per caller state (as static code, its 24 bounded
+ * iterations were verified for each of ku__step's states reaching it).
+ */
+__noinline __u32 ku__search(__u32 lo, __u32 hi, __u64 off)
+{
+	__u32 mid, *start;
+	int k;
+
+	KU_COUNT(3, 1);
+	start = bpf_map_lookup_elem(&ku_starts, &hi);
+	if (!start || off >= *start)
+		return (__u32)-1;
+	/* starts[lo] <= off < starts[hi].  Unrolled, with no exit (a step
+	 * once hi - lo is 1 looks at lo and keeps it): straight code is
+	 * verified once, a loop once per value of its counter. */
+#pragma unroll
+	for (k = 0; k < MS_KU_SEARCH_STEPS; k++) {
+		mid = lo + (hi - lo) / 2;
+		start = bpf_map_lookup_elem(&ku_starts, &mid);
+		if (start && *start <= off) /* (mid < hi: start is never NULL) */
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi - lo > 1 ? (__u32)-1 : lo;
+}
+
+/*
+ * One frame: 1 to stop (status set), else 0.  A global subprogram that
+ * ku__step, the bpf_loop callback, calls: since Linux 6.8 the verifier goes
+ * through a callback as through a loop body, where two states are the same
+ * only if even their dead registers and stack slots are, so each way the
+ * checks below left a spilled value was verified on its own (ku__step's
+ * body 5.1k of 12.9k verified instructions); a global subprogram is
+ * verified once, by itself.
+ */
+__noinline int ku__frame(void)
 {
 	struct ku_state *st = ku__state();
 	struct ms_ku_module *mod;
 	struct ms_ku_row *row;
 	__u64 lookup, vaddr, off, cfa, base, ra, rel, ra_at;
-	__u32 lo, hi, mid, h, *start, kinds, flags;
-	int slot, k, s;
+	__u32 lo, h, kinds, flags;
+	int slot, s;
 	bool signal;
 
 	if (!st)
 		return 1;
 	lookup = st->activation ? st->pc : st->pc - 1;
 	if (lookup - st->map_start >= st->map_end - st->map_start &&
-	    ku__find_map(st, lookup))
+	    ku__find_map(lookup))
 		return ku__stop_resume(st, st->cause);
 	mod = bpf_map_lookup_elem(&ku_modules, &st->map_module);
 	if (!mod || mod->nrows < 2) {
@@ -400,23 +496,8 @@ static long ku__step(__u32 index, void *unused)
 	h = (__u32)(lookup ^ (lookup >> 7) ^ (lookup >> 14)) & (KU_HINTS - 1);
 	if (ku__hinted(st, h, lookup, off, mod))
 		goto found;
-	hi = mod->first + mod->nrows - 1; /* the sentinel: starts[hi] ends the last row */
-	start = bpf_map_lookup_elem(&ku_starts, &hi);
-	if (!start || off >= *start)
-		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
-	/* starts[lo] <= off < starts[hi] */
-	lo = mod->first;
-	for (k = 0; k < MS_KU_SEARCH_STEPS && hi - lo > 1; k++) {
-		mid = lo + (hi - lo) / 2;
-		start = bpf_map_lookup_elem(&ku_starts, &mid);
-		if (!start)
-			return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
-		if (*start <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (hi - lo > 1)
+	lo = ku__search(mod->first, mod->first + mod->nrows - 1, off);
+	if (lo == (__u32)-1)
 		return ku__stop_resume(st, MS_KU_STOP_NO_ROW);
 	st->hint_pc[h] = lookup;
 	st->hint_row[h] = lo;
@@ -503,6 +584,12 @@ found:
 	return 0;
 }
 
+/* One frame: bpf_loop callback.  Returns 1 to stop (status set). */
+static long ku__step(__u32 index, void *unused)
+{
+	return ku__frame() ? 1 : 0;
+}
+
 /*
  * Unwind the user stack of the current task from regs (tgid's mappings).
  * Writes the pcs into pcs_out (room for MS_KU_MAX_FRAMES) and the hand-over
@@ -537,6 +624,7 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	st->win_end = regs->sp + stack_copy_bytes;
 	st->chunk_lo = st->chunk_len = 0;
 	st->map_start = st->map_end = 0;
+	st->map2_start = st->map2_end = 0;
 	st->prev_cfa = 0;
 	st->activation = 1;
 	st->prev_signal = 0;
@@ -545,7 +633,17 @@ static __noinline __u32 ku__unwind(const struct ms_regs_x86_64 *regs, __u32 tgid
 	st->cookie = ku__cookie();
 	st->status = MS_KU_RESUME;
 	st->cause = MS_KU_STOP_DEPTH;
+	st->resumed = 0;
+#ifdef MS_BPF_SECTIONS
+	__u64 t0 = bpf_ktime_get_ns();
+#endif
 	bpf_loop(MS_KU_MAX_FRAMES, ku__step, NULL, 0);
+#ifdef MS_BPF_SECTIONS
+	KU_COUNT(7, bpf_ktime_get_ns() - t0);
+	KU_COUNT(0, st->n);
+	KU_COUNT(6, 1);
+#endif
+	ku__handover(st);
 
 	n = st->n;
 	if (n > MS_KU_MAX_FRAMES || n < 1) /* cannot happen; bounds the verifier */

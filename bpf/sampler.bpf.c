@@ -341,6 +341,27 @@ static __always_inline __u64 sample__wake(__u32 npy, bool kunwound)
 	return BPF_RB_NO_WAKEUP;
 }
 
+#ifdef MS_BPF_SECTIONS
+/*
+ * A build flag (make BPF_CFLAGS=-DMS_BPF_SECTIONS; bench/bpf_sections.py):
+ * the run time of handle_sample's sections, ns summed per CPU over the
+ * recorded tasks' samples (bpf_ktime_get_ns at each boundary; section 0
+ * is two readings back to back, the cost of one boundary).  Never in a
+ * normal build.
+ */
+#define MS_SECTIONS 8
+__u64 section_ns[64][MS_SECTIONS];
+__u64 section_runs[64];
+#define SECTION(i)                                                                         \
+	do {                                                                               \
+		__u64 t_ = bpf_ktime_get_ns();                                             \
+		section_ns[cpu & 63][(i) & (MS_SECTIONS - 1)] += t_ - t_prev;              \
+		t_prev = t_;                                                               \
+	} while (0)
+#else
+#define SECTION(i) do { } while (0)
+#endif
+
 SEC("perf_event")
 int handle_sample(struct bpf_perf_event_data *ctx)
 {
@@ -354,6 +375,9 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	bool kunwound = false;
 	__u64 copy_sp, wake;
 	long n;
+#ifdef MS_BPF_SECTIONS
+	__u64 t_prev = bpf_ktime_get_ns();
+#endif
 
 	if (tid == 0) /* the idle task of this CPU */
 		return 0;
@@ -370,6 +394,11 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 		__sync_fetch_and_add(&scratch_missing, 1);
 		return 0;
 	}
+#ifdef MS_BPF_SECTIONS
+	section_runs[cpu & 63]++;
+	SECTION(1); /* the filter and the lookups */
+	SECTION(0);
+#endif
 
 	s->time_ns = bpf_ktime_get_ns();
 	s->pid = tgid;
@@ -387,6 +416,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 
 	if (!task->mm)
 		s->flags |= MS_SAMPLE_F_KTHREAD;
+	SECTION(2); /* the header, ns ids */
 
 	/* Kernel callchain: only when the interrupt hit the kernel. */
 	if (ctx__kernel_mode(ctx)) {
@@ -401,6 +431,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 		if (k > MS_MAX_STACK_DEPTH)
 			k = MS_MAX_STACK_DEPTH;
 	}
+	SECTION(3); /* the kernel callchain */
 	/* One range (0 from user mode, else up to the depth): the in-kernel
 	 * unwinder, which writes from &s->ips[k], is verified once. */
 	if (!verifier__one_range(&s->hdr.size, &k, MS_MAX_STACK_DEPTH))
@@ -453,6 +484,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	}
 	s->kstack_len = k;
 	s->ustack_len = u;
+	SECTION(4); /* the user callchain: in-kernel unwind or frame pointers */
 
 	off = sizeof(struct ms_sample) + (k + u) * sizeof(__u64);
 	if (off > sizeof(struct ms_sample) + 2 * STACK_BYTES) /* cannot happen; bounds the verifier */
@@ -503,6 +535,7 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	if (copy > MS_STACK_COPY_MAX) /* cannot happen; bounds the verifier */
 		copy = MS_STACK_COPY_MAX;
 	s->stack_copy_len = copy;
+	SECTION(5); /* the hand-over state and the stack copy */
 
 	size = off + copy; /* both multiples of 8 */
 	/* (without this bound as well, a 64 KiB copy verified in 797k, not 422k) */
@@ -518,9 +551,11 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	 * through and the sample goes out without Python frames. */
 	if (!(s->flags & MS_SAMPLE_F_KTHREAD))
 		bpf_tail_call(ctx, &py_walker, 0);
+	SECTION(6); /* an empty tail call */
 	wake = sample__wake(0, (s->flags & MS_SAMPLE_F_KUNWIND) != 0);
 	if (bpf_ringbuf_output(&samples, s, size, wake))
 		stats->ringbuf_full++;
+	SECTION(7); /* the wakeup decision and the ring output */
 	return 0;
 }
 
