@@ -3,7 +3,8 @@
  * userspace/symbols/debug_cache.c: decompressed debug images kept across
  * symbolizers.  A zlib-compressed copy of this test binary (as Debian's
  * debug files are) gives the same lines and inline chains with the cache
- * off, cold (a miss that writes the image) and warm (a hit that maps it);
+ * off, cold (a miss that writes the image) and warm (a hit that maps it,
+ * renewing its modification time);
  * a source file changed since is a miss; a damaged or truncated image file,
  * one of the wrong mode or a symbolic link is counted bad and made again,
  * with the same chains; a symbolic link as the directory is refused; the
@@ -117,6 +118,7 @@ static void test_round_trip(void **state)
 {
 	static char got[1 << 16];
 	struct symbolizer_debug_cache_stats st;
+	struct timespec old[2] = {{.tv_sec = 1000}, {.tv_sec = 1000}};
 	char name[NAME_MAX + 1], path[PATH_MAX];
 	struct stat sb;
 
@@ -139,10 +141,14 @@ static void test_round_trip(void **state)
 	assert_int_equal(sb.st_mode & 07777, 0600);
 	assert_int_equal(sb.st_uid, geteuid());
 
+	/* a hit renews the modification time eviction goes by */
+	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
 	chains(zlib_path, cache, 64u << 20, got, sizeof(got), &st);
 	assert_int_equal(st.hit, 1);
 	assert_int_equal(st.miss + st.bad + st.unusable, 0);
 	assert_string_equal(got, want);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_true(sb.st_mtim.tv_sec > 1000);
 }
 
 /* The source's modification time changed: a miss, the image made again
