@@ -307,7 +307,7 @@ static void test_modules_change_invalidates(void **state)
 	for (i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
 		write_str(f.modules, changes[i]);
 		assert_int_equal(kallsyms_cache__key(&key, &f.paths), 0);
-		dfd = kallsyms_cache__open_dir(f.dir);
+		dfd = cache_dir__open(f.dir);
 		assert_true(dfd >= 0);
 		assert_int_equal(kallsyms_cache__read(dfd, &key, &t, &stext), -ESTALE);
 		assert_null(t.starts);
@@ -508,7 +508,7 @@ static void test_corrupted_falls_back(void **state)
 	sym_module__free(load(&f, &st));
 	assert_int_equal(st.hit, 1);
 
-	dfd = kallsyms_cache__open_dir(f.dir);
+	dfd = cache_dir__open(f.dir);
 	assert_true(dfd >= 0);
 	for (i = 0; i < sizeof(damages) / sizeof(damages[0]); i++) {
 		fd = open(file, O_RDWR | O_CLOEXEC);
@@ -552,7 +552,7 @@ static void test_unsafe_dir_refused(void **state)
 
 	(void)state;
 	fake_init(&f, "dir");
-	dfd = kallsyms_cache__open_dir(f.dir); /* created 0700 */
+	dfd = cache_dir__open(f.dir); /* created 0700 */
 	assert_true(dfd >= 0);
 	close(dfd);
 	assert_int_equal(stat(f.dir, &sb), 0);
@@ -560,7 +560,7 @@ static void test_unsafe_dir_refused(void **state)
 
 	path_of(link, "dir", "link");
 	assert_int_equal(symlink(f.dir, link), 0);
-	assert_int_equal(kallsyms_cache__open_dir(link), -ELOOP);
+	assert_int_equal(cache_dir__open(link), -ELOOP);
 	snprintf(f.dir, sizeof(f.dir), "%s", link);
 	m = load(&f, &st);
 	assert_name(m, 0xffffffffc0002010, "bpf_prog_0123456789abcdef_old");
@@ -569,14 +569,14 @@ static void test_unsafe_dir_refused(void **state)
 	path_of(f.dir, "dir", "cache");
 
 	assert_int_equal(chmod(f.dir, 0777), 0);
-	assert_int_equal(kallsyms_cache__open_dir(f.dir), -EPERM);
+	assert_int_equal(cache_dir__open(f.dir), -EPERM);
 	assert_int_equal(chmod(f.dir, 0700), 0);
 	if (geteuid() == 0) {
 		assert_int_equal(chown(f.dir, 65534, 65534), 0);
-		assert_int_equal(kallsyms_cache__open_dir(f.dir), -EPERM);
+		assert_int_equal(cache_dir__open(f.dir), -EPERM);
 		assert_int_equal(chown(f.dir, 0, 0), 0);
 	}
-	dfd = kallsyms_cache__open_dir(f.dir);
+	dfd = cache_dir__open(f.dir);
 	assert_true(dfd >= 0);
 	close(dfd);
 	assert_int_equal(st.hit + st.miss + st.bad, 0);

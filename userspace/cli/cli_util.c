@@ -149,9 +149,9 @@ bool cli__command_file(const char *argv0, char *out)
 	return false;
 }
 
-bool cli__kallsyms_cache_dir(char *out, size_t size)
+bool cli__cache_dir(const char *name, char *out, size_t size)
 {
-	const char *env = getenv(CLI_KALLSYMS_CACHE_ENV), *base;
+	const char *env = getenv(name), *base;
 	int n;
 
 	if (env && (!strcmp(env, "0") || !strcmp(env, "off")))

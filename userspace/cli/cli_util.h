@@ -49,15 +49,17 @@ int cli__keep_previous(const char *path);
  */
 bool cli__command_file(const char *argv0, char *out);
 
-/* Environment variable naming the kernel symbol table's cache directory
- * (README, "record"): "0" or "off" turns the cache off. */
+/* Environment variables naming the kernel symbol table's and the
+ * decompressed debug images' cache directories (README, "record"): "0" or
+ * "off" turns that cache off. */
 #define CLI_KALLSYMS_CACHE_ENV "MICROSCOPE_KALLSYMS_CACHE"
+#define CLI_DEBUG_CACHE_ENV    "MICROSCOPE_DEBUG_CACHE"
 /*
- * The kernel symbol table's cache directory into out (size bytes):
- * $MICROSCOPE_KALLSYMS_CACHE when set, else /var/cache/microscope for
- * root, else $XDG_CACHE_HOME/microscope or ~/.cache/microscope.  False when
- * the cache is off or no directory is known.
+ * A cache directory into out (size bytes): $env when set, else
+ * /var/cache/microscope for root, else $XDG_CACHE_HOME/microscope or
+ * ~/.cache/microscope.  False when the cache is off or no directory is
+ * known.
  */
-bool cli__kallsyms_cache_dir(char *out, size_t size);
+bool cli__cache_dir(const char *env, char *out, size_t size);
 
 #endif

@@ -207,10 +207,17 @@ static int session__open_processor(struct record_session *s)
 			return err;
 		}
 	}
-	if (cli__kallsyms_cache_dir(kcache, sizeof(kcache))) {
+	if (cli__cache_dir(CLI_KALLSYMS_CACHE_ENV, kcache, sizeof(kcache))) {
 		err = symbolizer__set_kallsyms_cache(s->sym, kcache);
 		if (err) {
 			step_failed(err, "setting the kernel symbol cache %s", kcache);
+			return err;
+		}
+	}
+	if (cli__cache_dir(CLI_DEBUG_CACHE_ENV, kcache, sizeof(kcache))) {
+		err = symbolizer__set_debug_cache(s->sym, kcache, MS_DEBUG_CACHE_BYTES_MAX);
+		if (err) {
+			step_failed(err, "setting the debug image cache %s", kcache);
 			return err;
 		}
 	}

@@ -726,6 +726,24 @@ int processor__finish(struct processor *p)
 			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_outside_unknown",
 						     ks.outside_unknown);
 	}
+	if (p->sym) {
+		struct symbolizer_debug_cache_stats dc;
+
+		/* The decompressed debug images' cache (symbols.h, docs/counters.md). */
+		symbolizer__debug_cache_stats(p->sym, &dc);
+		if (dc.hit)
+			capture_builder__add_counter(p->b, "symbolizer.debug_cache_hit", dc.hit);
+		if (dc.miss)
+			capture_builder__add_counter(p->b, "symbolizer.debug_cache_miss", dc.miss);
+		if (dc.bad)
+			capture_builder__add_counter(p->b, "symbolizer.debug_cache_bad", dc.bad);
+		if (dc.evicted)
+			capture_builder__add_counter(p->b, "symbolizer.debug_cache_evicted",
+						     dc.evicted);
+		if (dc.unusable)
+			capture_builder__add_counter(p->b, "symbolizer.debug_cache_unusable",
+						     dc.unusable);
+	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
 	if (p->unwind_fp_steps)

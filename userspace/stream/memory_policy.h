@@ -116,6 +116,14 @@ _Static_assert(MS_HELD_BYTES_MAX >= MS_RINGBUF_AUTO_MAX,
  * tables and decompressed again.  Not within MS_RECORDER_BASE_BYTES. */
 #define MS_SYMBOLS_DWARF_BYTES_MAX (96u << 20)
 
+/* The debug cache's images together (symbols/debug_cache.c), bytes on
+ * disk, not memory: the decompressed debug sections of the compressed debug
+ * files recordings met (libc's image 8.5 MiB, python3.11's 16.5 MiB), past
+ * which the least recently used images are evicted (counter
+ * symbolizer.debug_cache_evicted).  An image is mapped, its pages are page
+ * cache, given back after each use, as debug_inflate.c's unnamed file's. */
+#define MS_DEBUG_CACHE_BYTES_MAX (512ull << 20)
+
 /* What the rest takes at most: program and libraries (about 6 MiB: what a
  * recording does not use is opened with dlopen where used), BPF
  * objects, the capture builder, and the symbol, line and CFI tables of the

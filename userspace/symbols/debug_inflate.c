@@ -194,14 +194,13 @@ static int di_inflate_zstd(const struct debug_sec *z, int fd, uint8_t *buf, stru
 	return err;
 }
 
-int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *out_fd, size_t *out_size)
+int debug_inflate__into(Elf *elf, const void *map, size_t map_size, int fd, size_t *out_size)
 {
 	struct debug_layout l;
 	uint8_t *buf = NULL;
 	Elf64_Ehdr eh;
-	int fd = -1, err;
+	int err;
 
-	*out_fd = -1;
 	*out_size = 0;
 	err = debug_layout__plan(elf, 1u << ELFCOMPRESS_ZLIB | 1u << ELFCOMPRESS_ZSTD, &l);
 	if (err)
@@ -209,11 +208,6 @@ int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *out_fd,
 	buf = malloc(DI_CHUNK);
 	if (!buf) {
 		err = -ENOMEM;
-		goto cleanup;
-	}
-	fd = di_tmpfile();
-	if (fd < 0) {
-		err = fd;
 		goto cleanup;
 	}
 	err = ftruncate(fd, (off_t)l.size) ? -errno : 0;
@@ -237,15 +231,27 @@ int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *out_fd,
 		if (!err)
 			err = di_write(fd, &sh, sizeof(sh), l.shoff + i * sizeof(Elf64_Shdr));
 	}
-	if (err)
-		goto cleanup;
-	*out_fd = fd;
-	*out_size = l.size;
-	fd = -1;
+	if (!err)
+		*out_size = l.size;
 cleanup:
-	if (fd >= 0)
-		close(fd);
 	free(buf);
 	debug_layout__release(&l);
 	return err;
+}
+
+int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *out_fd, size_t *out_size)
+{
+	int fd = di_tmpfile(), err;
+
+	*out_fd = -1;
+	*out_size = 0;
+	if (fd < 0)
+		return fd;
+	err = debug_inflate__into(elf, map, map_size, fd, out_size);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*out_fd = fd;
+	return 0;
 }

@@ -36,7 +36,9 @@
  * .debug_aranges would serve dwarf_addrdie, which is not called (the index
  * is built from the units).  libc's Debian debug file: 1.5 MiB of its
  * 10 MiB decompressed (.debug_loclists 1.4 MiB).  .debug_frame is not
- * here: a file whose only DWARF it is must still open as it did.
+ * here: a file whose only DWARF it is must still open as it did.  Images
+ * outlive the recording (debug_cache.c): a change to this list or to the
+ * layout bumps DEBUG_LAYOUT_VERSION (symbols_internal.h).
  */
 static const char *const unread_sections[] = {
     ".debug_loclists",	   ".debug_loc",      ".debug_aranges",	 ".debug_macro",

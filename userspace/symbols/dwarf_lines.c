@@ -94,7 +94,9 @@ struct sym_dwarf {
 	void *image; /* debug_zstd__image() that elf reads, or NULL; owned */
 	void *map;   /* the debug file (or image_fd) mapped read-only, that elf reads, or NULL */
 	size_t map_size;
-	int image_fd; /* debug_inflate__file()'s image of a compressed file, or -1; kept closed */
+	int image_fd; /* the decompressed image of a compressed file (debug_inflate.c, or
+		       * debug_cache.c's), or -1; kept closed */
+	size_t image_size; /* the image's bytes, from image_fd's start */
 	Dwarf *dw;   /* NULL between unit builds once ended */
 	size_t scratch; /* heap bytes dw took for unit builds since its begin */
 	size_t floor;	/* heap bytes of the sections elf decompressed (not mapped) */
@@ -272,16 +274,20 @@ static int compression_of(Elf *elf)
 	return kind;
 }
 
-/* fd's file mapped read-only into *map, *size bytes, read by the Elf
- * returned (elf_memory), or NULL. */
-static Elf *map_fd(int fd, void **map, size_t *size)
+/* fd's file (its first want bytes, or all of it when want is 0) mapped
+ * read-only into *map, *size bytes, read by the Elf returned (elf_memory),
+ * or NULL. */
+static Elf *map_fd(int fd, size_t want, void **map, size_t *size)
 {
 	struct stat st;
 	Elf *elf;
 	void *p;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0)
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size < want)
 		return NULL;
+	if (want)
+		st.st_size = (off_t)want;
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -305,13 +311,14 @@ static Elf *map_fd(int fd, void **map, size_t *size)
  * and libdw's state.  (A file truncated in place while mapped would fault
  * the reader, as it would any tool mapping it, libdwfl's among them.)  A
  * file with compressed sections is decompressed once into an unnamed file
- * on disk (debug_inflate__file), mapped the same way, and kept for the
- * reopens; where that cannot be, and for GNU-style .zdebug sections, it
+ * on disk (debug_inflate__file), or found already made in the debug cache
+ * (debug_cache.c) when the symbolizer has one, mapped the same way, and
+ * kept for the reopens; where that cannot be, and for GNU-style .zdebug sections, it
  * is read (ELF_C_READ) and libelf decompresses into the heap (a mapped one
  * would have its section headers written, and its compressed bytes would
  * stay resident).
  */
-static Elf *sym_dwarf__map(struct sym_dwarf *d, int fd)
+static Elf *sym_dwarf__map(const struct sym_module *m, struct sym_dwarf *d, int fd)
 {
 	size_t size = 0, isize;
 	void *p = NULL;
@@ -319,21 +326,25 @@ static Elf *sym_dwarf__map(struct sym_dwarf *d, int fd)
 	Elf *elf;
 
 	if (d->image_fd >= 0) {
-		elf = map_fd(d->image_fd, &d->map, &d->map_size);
+		elf = map_fd(d->image_fd, d->image_size, &d->map, &d->map_size);
 		return elf ? elf : elf_begin(fd, ELF_C_READ, NULL);
 	}
-	elf = map_fd(fd, &p, &size);
+	elf = map_fd(fd, 0, &p, &size);
 	kind = elf ? compression_of(elf) : 2;
 	if (elf && kind == 0) {
 		d->map = p;
 		d->map_size = size;
 		return elf;
 	}
-	if (elf && kind == 1 && debug_inflate__file(elf, p, size, &ifd, &isize) == 0) {
+	if (elf && kind == 1 &&
+	    (m->lru ? debug_cache__image(&m->lru->dcache, fd, m->build_id, m->build_id_len, elf, p,
+					 size, &ifd, &isize)
+		    : debug_inflate__file(elf, p, size, &ifd, &isize)) == 0) {
 		elf_end(elf);
 		munmap(p, size);
 		d->image_fd = ifd;
-		elf = map_fd(ifd, &d->map, &d->map_size);
+		d->image_size = isize;
+		elf = map_fd(ifd, isize, &d->map, &d->map_size);
 		return elf ? elf : elf_begin(fd, ELF_C_READ, NULL);
 	}
 	if (elf) {
@@ -452,7 +463,7 @@ static int sym_dwarf__open_file(struct sym_module *m, struct sym_dwarf *d)
 {
 	int err = 0;
 
-	d->elf = sym_dwarf__map(d, m->dwarf_fd);
+	d->elf = sym_dwarf__map(m, d, m->dwarf_fd);
 	if (!d->elf || elf_kind(d->elf) != ELF_K_ELF) {
 		dwarf_problem(m, "bad debug file: %s", elf_errmsg(-1));
 		goto fail;

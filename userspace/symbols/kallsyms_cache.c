@@ -37,10 +37,11 @@
  * bounded before anything is allocated, every offset and order above is
  * checked before the table is used.
  *
- * Safety: the directory must be owned by the effective user and not
- * writable by group or others; neither it nor the file is reached through a
- * symbolic link (O_NOFOLLOW on the last component, openat from the directory).
- * Files are written 0600 under a temporary name, fsync'ed and renamed.
+ * Safety (cache_dir.c): the directory must be owned by the effective user
+ * and not writable by group or others; neither it nor the file is reached
+ * through a symbolic link (O_NOFOLLOW on the last component, openat from
+ * the directory).  Files are written 0600 under a temporary name, fsync'ed
+ * and renamed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -245,59 +246,6 @@ cleanup:
 	return err;
 }
 
-int kallsyms_cache__open_dir(const char *path)
-{
-	char *copy = strdup(path), *slash, *last;
-	const char *parent;
-	struct stat st;
-	int pfd = -1, fd = -1, err = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	while (strlen(copy) > 1 && copy[strlen(copy) - 1] == '/')
-		copy[strlen(copy) - 1] = '\0';
-	slash = strrchr(copy, '/');
-	if (!slash) {
-		parent = ".";
-		last = copy;
-	} else {
-		*slash = '\0';
-		parent = slash == copy ? "/" : copy;
-		last = slash + 1;
-	}
-	if (!*last || !strcmp(last, ".") || !strcmp(last, "..")) {
-		err = -EINVAL;
-		goto cleanup;
-	}
-	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (pfd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (mkdirat(pfd, last, 0700) && errno != EEXIST) {
-		err = -errno;
-		goto cleanup;
-	}
-	fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		err = errno == ENOTDIR ? -ELOOP : -errno; /* a symlink: O_NOFOLLOW */
-		goto cleanup;
-	}
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
-		err = -EPERM;
-cleanup:
-	if (err && fd >= 0)
-		close(fd);
-	if (pfd >= 0)
-		close(pfd);
-	free(copy);
-	return err ? err : fd;
-}
-
 void kallsyms_static_table__release(struct kallsyms_static_table *t)
 {
 	free(t->ranges);
@@ -474,17 +422,9 @@ int kallsyms_cache__read(int dirfd, const struct kallsyms_cache_key *key,
 	int fd, err = 0;
 
 	memset(t, 0, sizeof(*t));
-	fd = openat(dirfd, KCACHE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = cache_dir__open_file(dirfd, KCACHE_FILE, O_RDONLY, &st);
 	if (fd < 0)
-		return errno == ELOOP ? -EINVAL : -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		err = -EINVAL;
-		goto cleanup;
-	}
+		return fd;
 	got = pread(fd, &h, sizeof(h), 0);
 	if (got != (ssize_t)sizeof(h) || memcmp(h.magic, KCACHE_MAGIC, 8) ||
 	    h.header_size != sizeof(h)) {
@@ -641,7 +581,7 @@ int kallsyms__load_cached(struct sym_module *m, const struct kallsyms_cache_path
 		err = kallsyms__load(m, paths->kallsyms, stext);
 		goto cleanup;
 	}
-	dirfd = kallsyms_cache__open_dir(dir);
+	dirfd = cache_dir__open(dir);
 	if (dirfd < 0) {
 		stats->unusable++;
 		err = kallsyms__load(m, paths->kallsyms, stext);

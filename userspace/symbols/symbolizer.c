@@ -315,6 +315,8 @@ int symbolizer__enable_debuginfod(struct symbolizer *s)
 	return 0;
 }
 
+struct sym_dwarf_lru *symbolizer__dwarf_lru(struct symbolizer *s) { return &s->dwarf_lru; }
+
 void symbolizer__set_dwarf_budget(struct symbolizer *s, size_t bytes)
 {
 	s->dwarf_lru.budget = bytes;

@@ -222,6 +222,26 @@ struct symbolizer_kcache_stats {
 	uint64_t outside_unknown; /* no symbol, the core kernel's, or the read failed */
 };
 void symbolizer__kcache_stats(const struct symbolizer *s, struct symbolizer_kcache_stats *out);
+/*
+ * Keep the decompressed images of compressed debug sections (Debian's
+ * /usr/lib/debug/.build-id files) in directory dir (created 0700 if
+ * missing, refused under the same rules as symbolizer__set_kallsyms_cache),
+ * at most max_bytes of them (least recently used evicted), keyed by build
+ * ID and the debug file's device, inode, size and modification time, so
+ * that later symbolizers map them rather than decompressing again.  A
+ * cached image that fails validation is made again.  NULL (the default):
+ * no cache.  0 or -ENAMETOOLONG.
+ */
+int symbolizer__set_debug_cache(struct symbolizer *s, const char *dir, uint64_t max_bytes);
+struct symbolizer_debug_cache_stats {
+	uint64_t hit;	   /* an image mapped from the cache: nothing decompressed */
+	uint64_t miss;	   /* no image, or one of another key: decompressed and cached */
+	uint64_t bad;	   /* an image file that broke a rule: decompressed and replaced */
+	uint64_t evicted;  /* images unlinked to keep the directory under its limit */
+	uint64_t unusable; /* the directory was refused, or an image not written */
+};
+void symbolizer__debug_cache_stats(const struct symbolizer *s,
+				   struct symbolizer_debug_cache_stats *out);
 /* Files debuginfod delivered so far. */
 uint64_t symbolizer__debuginfod_fetched(const struct symbolizer *s);
 

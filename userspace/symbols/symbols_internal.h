@@ -20,7 +20,9 @@
 #include <gelf.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "userspace/symbols/symbols.h"
@@ -177,6 +179,13 @@ bool sym_dwarf__file_open(const struct sym_dwarf *d);
 /* Ends d's file state; its index and tables stay. */
 void sym_dwarf__close_file(struct sym_dwarf *d);
 
+/* debug_cache.c (its functions below, with debug_inflate.c's). */
+struct debug_cache {
+	char dir[PATH_MAX]; /* "" when off */
+	uint64_t max_bytes; /* the directory's images together, at most */
+	struct symbolizer_debug_cache_stats stats;
+};
+
 /*
  * dwarf_cache.c: the modules whose DWARF is open (libelf's section data,
  * libdw's decoded line tables and DIE caches, our unit index and scope
@@ -195,6 +204,7 @@ struct sym_dwarf_lru {
 	struct sym_module *libdw_owner; /* the one module whose libdw state outlives its builds */
 	size_t budget;			/* bytes; 0: unbounded */
 	uint64_t opened, reopened, closed;
+	struct debug_cache dcache; /* decompressed debug images kept across runs */
 };
 /* Heap bytes in use now (malloc arena and mapped chunks). */
 size_t sym_heap__in_use(void);
@@ -382,6 +392,40 @@ int debug_zstd__image(Elf *elf, void **image, size_t *size);
  * pages each section's data is read from are given back once written (the
  * compressed libc debug file: 3.4 MiB resident otherwise). */
 int debug_inflate__file(Elf *elf, const void *map, size_t map_size, int *fd, size_t *size);
+/* The same image written into fd (an empty file open for writing) from
+ * offset 0: *size bytes; the same errors. */
+int debug_inflate__into(Elf *elf, const void *map, size_t map_size, int fd, size_t *size);
+
+/*
+ * debug_cache.c: debug_inflate's images kept across recordings in a cache
+ * directory (cache_dir.c's rules), keyed by the module's build ID, the
+ * debug file's device, inode, size and modification time, and
+ * DEBUG_LAYOUT_VERSION; see its top comment for the file.  Owned by the
+ * symbolizer (in its struct sym_dwarf_lru, which every module reaches).
+ */
+/* Bump when what debug_layout.c puts in an image changes (sections left
+ * out, their order or alignment). */
+#define DEBUG_LAYOUT_VERSION 1u
+/*
+ * The decompressed image of the debug file src_fd (read by elf through
+ * the read-only mapping map, map_size bytes) whose module has the build ID
+ * build_id: the cached one when its key matches, else made by
+ * debug_inflate__into in the cache and published (evicting the least
+ * recently used images past c->max_bytes), else (directory refused,
+ * no O_TMPFILE) by debug_inflate__file.  *fd (the caller closes it) holds
+ * the image in its first *size bytes.  Counts into c->stats.  Returns 0 or
+ * debug_inflate__file's errors.
+ */
+int debug_cache__image(struct debug_cache *c, int src_fd, const uint8_t *build_id,
+		       size_t build_id_len, Elf *elf, const void *map, size_t map_size, int *fd,
+		       size_t *size);
+/* Unlinks the least recently used images (by modification time, which a
+ * hit renews) of the cache directory dirfd, other than keep (or NULL),
+ * while all of them take more than max_bytes; counts c->stats.evicted.
+ * 0 or -errno. */
+int debug_cache__evict(struct debug_cache *c, int dirfd, const char *keep, uint64_t max_bytes);
+/* The symbolizer's budget list, where its debug cache lives (symbolizer.c). */
+struct sym_dwarf_lru *symbolizer__dwarf_lru(struct symbolizer *s);
 
 /* kallsyms.c */
 /* Loads text symbols (t T w W, module symbols included) from a kallsyms
@@ -422,6 +466,27 @@ void kallsyms_info__release(struct kallsyms_info *info);
  * (bytes written to out, at most SYM_BUILD_ID_MAX), 0 if none, or -errno. */
 ssize_t kernel_notes__build_id(const char *path, uint8_t *out);
 
+/* cache_dir.c: the rules of the symbolizer's persistent caches (see its
+ * top comment). */
+/* Opens (creating it 0700 if missing; its parent must exist) the cache
+ * directory path.  Returns a descriptor (the caller closes it), -ELOOP (a
+ * symbolic link), -EPERM (not owned by the effective user, or writable by
+ * group or others) or another -errno. */
+int cache_dir__open(const char *path);
+/* Opens name in the cache directory dirfd (openat, O_NOFOLLOW; flags:
+ * O_RDONLY or O_RDWR) and *st its fstat: a descriptor, -EINVAL (a symbolic
+ * link, not a regular file, another user's, any group or other bit set),
+ * -ENOENT or another -errno. */
+int cache_dir__open_file(int dirfd, const char *name, int flags, struct stat *st);
+/* An unnamed 0600 file (O_TMPFILE) in the cache directory dirfd, to be
+ * published: a descriptor or -errno (-EOPNOTSUPP on a file system
+ * without O_TMPFILE). */
+int cache_dir__tmpfile(int dirfd);
+/* Publishes fd (cache_dir__tmpfile's, written) as name in dirfd:
+ * fsync'ed, linked under a temporary name and renamed over name, so a
+ * reader sees the old file or the whole new one.  0 or -errno. */
+int cache_dir__publish(int dirfd, int fd, const char *name);
+
 /* kallsyms_cache.c: the static part of the kernel's table (core text, init
  * text, live modules) cached per boot, module set and kernel build; see its
  * top comment for the file and the rules it is checked against. */
@@ -454,11 +519,6 @@ int kallsyms_cache__visible(const char *path);
  * (addresses read as 0: kptr_restrict; never cache then), -E2BIG, -EINVAL
  * or another -errno; the caller releases the key either way. */
 int kallsyms_cache__key(struct kallsyms_cache_key *key, const struct kallsyms_cache_paths *paths);
-/* Opens (creating it 0700 if missing; its parent must exist) the cache
- * directory path.  Returns a descriptor (the caller closes it), -ELOOP (a
- * symbolic link), -EPERM (not owned by the effective user, or writable by
- * group or others) or another -errno. */
-int kallsyms_cache__open_dir(const char *path);
 /* The static part of a full table (m, from kallsyms__load_info with info):
  * its address ranges (core text [_text or _stext, _etext), init text, and
  * each Live module of key's list: from its first text symbol to the end of
