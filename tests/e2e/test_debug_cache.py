@@ -15,16 +15,11 @@ import shutil
 import stat
 
 import helpers as H
-from test_python import _tool
+from test_python import _tool, counters as _counters
 
 KEYS = ("symbolizer.debug_cache_hit", "symbolizer.debug_cache_miss",
         "symbolizer.debug_cache_bad", "symbolizer.debug_cache_unusable")
 TRAILER = 136  # sizeof(struct dcache_trailer)
-
-
-def _counters(capture):
-    text = H.run([_tool(), capture, "counters"], check=True, quiet=True).stdout
-    return {k: int(v) for k, v in (line.split(" ", 1) for line in text.splitlines())}
 
 
 def _cache_counters(capture):

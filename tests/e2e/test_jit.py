@@ -28,7 +28,7 @@ import re
 import shutil
 
 import helpers as H
-from test_python import _tool, samples
+from test_python import _tool, samples, counters as _counters
 
 NAMED_MIN = 90.0  # % of a function's samples that must carry its name
 CALLERS_MIN = 90.0  # % of its named samples under its callers in order
@@ -46,12 +46,6 @@ def _cleanup_map(pid):
             os.unlink(path)
         except FileNotFoundError:
             pass
-
-
-def _counters(capture):
-    """The capture's counters {name: value} (tests/tools/sample_stacks.c)."""
-    text = H.run([_tool(), capture, "counters"], check=True, quiet=True).stdout
-    return {k: int(v) for k, v in (line.split(" ", 1) for line in text.splitlines())}
 
 
 def _frames_table(capture):

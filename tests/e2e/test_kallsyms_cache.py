@@ -15,17 +15,11 @@ import shutil
 import stat
 
 import helpers as H
-from test_python import _tool
+from test_python import _tool, counters as _counters
 
 FILE = "kallsyms"
 KEYS = ("symbolizer.kallsyms_cache_hit", "symbolizer.kallsyms_cache_miss",
         "symbolizer.kallsyms_cache_bad", "symbolizer.kallsyms_cache_unusable")
-
-
-def _counters(capture):
-    """The capture's counters {name: value} (tests/tools/sample_stacks.c)."""
-    text = H.run([_tool(), capture, "counters"], check=True, quiet=True).stdout
-    return {k: int(v) for k, v in (line.split(" ", 1) for line in text.splitlines())}
 
 
 def _cache_counters(capture):

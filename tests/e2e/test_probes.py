@@ -21,6 +21,7 @@ import subprocess
 import time
 
 import helpers as H
+from test_python import counters as _counters
 from test_serve import Server, pages
 
 SDK_PY = os.path.join(H.REPO, "sdk", "python")
@@ -737,13 +738,6 @@ def test_system_wide_finds_a_child_forked_after_a_site_was_defined():
         assert head["problems"] == 0 and head["unmatched_ends"] == 0, (who, text)
     # found by its fork record, at the parent's address (not by a search)
     assert _counters(capture).get("probes.forks", 0) >= 1, _counters(capture)
-
-
-def _counters(capture):
-    """The capture's counters {name: value} (tests/tools/sample_stacks.c)."""
-    from test_python import _tool
-    text = H.run([_tool(), capture, "counters"], check=True, quiet=True).stdout
-    return {k: int(v) for k, v in (line.split(" ", 1) for line in text.splitlines())}
 
 
 @H.timeout(300)

@@ -704,45 +704,33 @@ int processor__finish(struct processor *p)
 	}
 	if (p->sym) {
 		struct symbolizer_kcache_stats ks;
-
-		/* The kernel table's cache (symbols.h, docs/counters.md). */
-		symbolizer__kcache_stats(p->sym, &ks);
-		if (ks.hit)
-			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_hit", ks.hit);
-		if (ks.miss)
-			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_miss", ks.miss);
-		if (ks.bad)
-			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_bad", ks.bad);
-		if (ks.unusable)
-			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_unusable",
-						     ks.unusable);
-		if (ks.outside_bpf)
-			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_outside_bpf",
-						     ks.outside_bpf);
-		if (ks.outside_other)
-			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_outside_other",
-						     ks.outside_other);
-		if (ks.outside_unknown)
-			capture_builder__add_counter(p->b, "symbolizer.kallsyms_cache_outside_unknown",
-						     ks.outside_unknown);
-	}
-	if (p->sym) {
 		struct symbolizer_debug_cache_stats dc;
 
-		/* The decompressed debug images' cache (symbols.h, docs/counters.md). */
+		/* The kernel table's and the decompressed debug images' caches
+		 * (symbols.h, docs/counters.md): written when not 0. */
+		symbolizer__kcache_stats(p->sym, &ks);
 		symbolizer__debug_cache_stats(p->sym, &dc);
-		if (dc.hit)
-			capture_builder__add_counter(p->b, "symbolizer.debug_cache_hit", dc.hit);
-		if (dc.miss)
-			capture_builder__add_counter(p->b, "symbolizer.debug_cache_miss", dc.miss);
-		if (dc.bad)
-			capture_builder__add_counter(p->b, "symbolizer.debug_cache_bad", dc.bad);
-		if (dc.evicted)
-			capture_builder__add_counter(p->b, "symbolizer.debug_cache_evicted",
-						     dc.evicted);
-		if (dc.unusable)
-			capture_builder__add_counter(p->b, "symbolizer.debug_cache_unusable",
-						     dc.unusable);
+		const struct {
+			const char *name;
+			uint64_t value;
+		} caches[] = {
+			{"symbolizer.kallsyms_cache_hit", ks.hit},
+			{"symbolizer.kallsyms_cache_miss", ks.miss},
+			{"symbolizer.kallsyms_cache_bad", ks.bad},
+			{"symbolizer.kallsyms_cache_unusable", ks.unusable},
+			{"symbolizer.kallsyms_cache_outside_bpf", ks.outside_bpf},
+			{"symbolizer.kallsyms_cache_outside_other", ks.outside_other},
+			{"symbolizer.kallsyms_cache_outside_unknown", ks.outside_unknown},
+			{"symbolizer.debug_cache_hit", dc.hit},
+			{"symbolizer.debug_cache_miss", dc.miss},
+			{"symbolizer.debug_cache_bad", dc.bad},
+			{"symbolizer.debug_cache_evicted", dc.evicted},
+			{"symbolizer.debug_cache_unusable", dc.unusable},
+		};
+
+		for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++)
+			if (caches[i].value)
+				capture_builder__add_counter(p->b, caches[i].name, caches[i].value);
 	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
