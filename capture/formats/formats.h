@@ -195,8 +195,9 @@ bool perf_script__detect(const void *buf, size_t len);
  * (the weight) and, when its period is known, "cpu/nanoseconds" (weight *
  * period ns); any other event becomes "<name>/<unit>" ("off-cpu/
  * nanoseconds", or an imported pprof type unchanged).  Samples are summed
- * per (stack, thread, event); a thread adds labels "pid", "tid" (numbers)
- * and "thread" (comm).  Locations are runs of frames ending at a non-inline
+ * per (stack, thread, cgroup, event); labels (pprof_labels.h) say the
+ * thread (pid, tid, thread, comm) and cgroup (container, container_id,
+ * runtime, cgroup, cgroup_id).  Locations are runs of frames ending at a non-inline
  * frame: the run's INLINE frames become the location's leading Line entries
  * (innermost first).  Functions are keyed by (name, file, kernel); the
  * capture has no start line, so start_line is 0.  One Mapping per module
@@ -227,7 +228,9 @@ int pprof__export(const struct capture *c, void **buf, size_t *len, struct forma
  * protobuf that does not parse, string_table[0] != "", a zero or duplicate
  * id, a reference to a missing id or string, more values than sample types,
  * a sample type whose values sum beyond 2^64-1 (its shares would be garbage).
- * Negative values (diff profiles) and labels are dropped, counted and noted.
+ * The labels pprof__export writes become the samples' threads (and their
+ * processes) and cgroups again (pprof_labels.h); other labels, and
+ * negative values (diff profiles), are dropped, counted and noted.
  * Returns 0, -EBADMSG or -ENOMEM.
  */
 int pprof__import(const void *buf, size_t len, struct capture_builder *b,
