@@ -165,8 +165,11 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
  * line (srcline, iregs) are skipped and counted.  An input with no sample
  * is an empty capture, noted.  Limits: lines under 64 KiB, 1024 frames per
  * stack (deeper stacks cut, counted), 64 event names, 2^20 threads.
- * Errors (-EBADMSG, errbuf names the line and what was expected): a NUL
- * byte; a first line that is no header or callchain line; a header whose
+ * A line with a NUL byte (damaged text) is skipped and counted
+ * (perf_script.nul_lines), with the callchain lines of the sample whose
+ * header it was.  Errors (-EBADMSG, errbuf names the line and what was
+ * expected): perf.data itself (its magic: run perf script first); binary
+ * data (more than 1 NUL byte in 64 of the first 4 KiB); a first line that is no header or callchain line; a header whose
  * fields differ from its event's first header's; a callchain line with no
  * header before it (in output that has headers) or a header in output
  * that has none; samples none of which has an IP (-F without ip); an
@@ -174,6 +177,9 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
  */
 int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 			struct formats_note *note, char *errbuf, size_t errlen);
+
+/* Whether buf starts with perf.data's magic ("PERFILE2", or "PERFFILE"). */
+bool perf_script__is_perf_data(const void *buf, size_t len);
 
 /*
  * Whether buf is perf script text (content detection for convert; the

@@ -475,8 +475,9 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (rc)
 		goto cleanup;
-	/* Text formats hold no NUL byte: binary input (an ELF, perf.data) is not ours. */
-	if (ifmt->text && memchr(bytes, '\0', nbytes)) {
+	/* Folded text holds no NUL byte: binary input (an ELF) is not ours.  perf
+	 * script text skips a damaged line and tells binary data itself. */
+	if (ifmt->text && ifmt->import != perf_script__import && memchr(bytes, '\0', nbytes)) {
 		fprintf(stderr,
 			"microscope convert: %s: not a capture, pprof or folded file (binary data: "
 			"a NUL byte at offset %zu)\n",

@@ -82,6 +82,10 @@ const struct convert_input_format *convert_input__format(const char *from, const
 	"capture (.msc), pprof (.pb.gz, .pprof, .pb), folded stacks (.folded) or perf "    \
 	"script text: convert the capture (or pprof) it was made from"
 
+#define PERF_DATA_MSG                                                                      \
+	"%s: this looks like perf.data (perf record's binary file): run `perf script -i FILE "  \
+	"> FILE.txt` first and convert that text"
+
 static const unsigned char *skip_space(const unsigned char *p, const unsigned char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
@@ -139,7 +143,10 @@ int convert_input__read(const char *path, const char *from, void **buf, size_t *
 		const unsigned char *nul = memchr(head, '\0', got);
 
 		*ifmt = convert_input__format(from, path, head, got);
-		if ((*ifmt)->text && (what = output_only_format(head, got))) {
+		if ((*ifmt)->text && perf_script__is_perf_data(head, got)) {
+			err = -EBADMSG;
+			snprintf(msg, sizeof(msg), PERF_DATA_MSG, path);
+		} else if ((*ifmt)->text && (what = output_only_format(head, got))) {
 			err = -EBADMSG;
 			snprintf(msg, sizeof(msg), OUTPUT_ONLY_MSG, path, what);
 		} else if (!(*ifmt)->import) {
@@ -171,9 +178,14 @@ int convert_input__read(const char *path, const char *from, void **buf, size_t *
 	 * the format (perf script's header comments may run past them) */
 	if (!err) {
 		*ifmt = convert_input__format(from, path, *buf, *len);
-		if ((*ifmt)->text && (what = output_only_format(*buf, *len))) {
+		if ((*ifmt)->text && perf_script__is_perf_data(*buf, *len)) {
+			err = -EBADMSG;
+			snprintf(msg, sizeof(msg), PERF_DATA_MSG, path);
+		} else if ((*ifmt)->text && (what = output_only_format(*buf, *len))) {
 			err = -EBADMSG;
 			snprintf(msg, sizeof(msg), OUTPUT_ONLY_MSG, path, what);
+		}
+		if (err) {
 			free(*buf);
 			*buf = NULL;
 			*len = 0;
