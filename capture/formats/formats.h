@@ -169,8 +169,8 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
  * (perf_script.nul_lines), with the callchain lines of the sample whose
  * header it was.  Errors (-EBADMSG, errbuf names the line and what was
  * expected): perf.data itself (its magic: run perf script first); binary
- * data (more than 1 NUL byte in 64 of the first 4 KiB); a first line that is no header or callchain line; a header whose
- * fields differ from its event's first header's; a callchain line with no
+ * data (4 NUL bytes or more, over 1 in 64 of the first 4 KiB); a first
+ * line that is no header or callchain line; a header whose fields differ from its event's first header's; a callchain line with no
  * header before it (in output that has headers) or a header in output
  * that has none; samples none of which has an IP (-F without ip); an
  * over-long line.  Returns 0, -EBADMSG or -ENOMEM.

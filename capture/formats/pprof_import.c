@@ -530,12 +530,12 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 				goto cleanup;
 			}
 			row = capture_builder__add_sample(b, &(struct capture_sample){
-								     .thread = thread,
-								     .cpu = CAPTURE_NONE,
-								     .stack = stack,
-								     .event = events[j],
-								     .weight = (uint64_t)s->value[j],
-							     });
+				.thread = thread,
+				.cpu = CAPTURE_NONE,
+				.stack = stack,
+				.event = events[j],
+				.weight = (uint64_t)s->value[j],
+			});
 			if (cgroup != CAPTURE_NONE && row != CAPTURE_NONE)
 				capture_builder__set_sample_cgroup(b, row, cgroup);
 			added = true;
@@ -547,11 +547,11 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 			}
 			zero_only++;
 			row = capture_builder__add_sample(b, &(struct capture_sample){
-								     .thread = thread,
-								     .cpu = CAPTURE_NONE,
-								     .stack = stack,
-								     .event = events[0],
-							     });
+				.thread = thread,
+				.cpu = CAPTURE_NONE,
+				.stack = stack,
+				.event = events[0],
+			});
 			if (cgroup != CAPTURE_NONE && row != CAPTURE_NONE)
 				capture_builder__set_sample_cgroup(b, row, cgroup);
 		}
@@ -579,9 +579,10 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 	if (pl.dropped) {
 		capture_builder__add_counter(b, "pprof.labels_dropped", pl.dropped);
 		if (pl.first_unknown >= 0)
-			formats_note__add(note, "%" PRIu64 " sample labels dropped (keys microscope "
-					  "does not read, e.g. '%.64s')", pl.dropped,
-					  p->string_table[pl.first_unknown]);
+			formats_note__add(note,
+					  "%" PRIu64 " sample labels dropped (keys microscope does "
+					  "not read, e.g. '%.64s')",
+					  pl.dropped, p->string_table[pl.first_unknown]);
 		else
 			formats_note__add(note, "%" PRIu64 " sample labels dropped (clipped "
 					  "marks of off-CPU time, and pid/tid halves)", pl.dropped);

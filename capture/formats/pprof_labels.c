@@ -86,21 +86,21 @@ static uint32_t thread_row(struct pprof_labels *pl, const struct sample_labels *
 		return thread;
 	if (!keymap__get(&pl->processes, sl->pid, 0, &process)) {
 		process = capture_builder__add_process(
-			pl->b, &(struct capture_process){
-				       .pid = (uint32_t)sl->pid,
-				       .comm = capture_builder__string(
-					       pl->b, p->string_table[sl->comm]),
-				       .exe = capture_builder__string(pl->b, ""),
-			       });
+		    pl->b, &(struct capture_process){
+			       .pid = (uint32_t)sl->pid,
+			       .comm = capture_builder__string(pl->b, p->string_table[sl->comm]),
+			       .exe = capture_builder__string(pl->b, ""),
+			   });
 		if (process == CAPTURE_NONE || keymap__put(&pl->processes, sl->pid, 0, process))
 			return CAPTURE_NONE;
 	}
 	thread = capture_builder__add_thread(pl->b, &(struct capture_thread){
-							    .tid = (uint32_t)sl->tid,
-							    .process = process,
-							    .comm = comm,
+							.tid = (uint32_t)sl->tid,
+							.process = process,
+							.comm = comm,
 						    });
-	if (thread == CAPTURE_NONE || keymap__put(&pl->threads, sl->pid << 32 | sl->tid, comm, thread))
+	if (thread == CAPTURE_NONE ||
+	    keymap__put(&pl->threads, sl->pid << 32 | sl->tid, comm, thread))
 		return CAPTURE_NONE;
 	return thread;
 }
@@ -111,7 +111,7 @@ static uint32_t cgroup_row(struct pprof_labels *pl, const struct sample_labels *
 	struct capture_builder *b = pl->b;
 	uint32_t path = capture_builder__string(b, p->string_table[sl->cgroup]);
 	uint32_t container = capture_builder__string(
-		b, p->string_table[sl->container_id ? sl->container_id : sl->container]);
+	    b, p->string_table[sl->container_id ? sl->container_id : sl->container]);
 	uint32_t runtime = capture_builder__string(b, p->string_table[sl->runtime]);
 	uint64_t id = sl->has_cgroup_id ? sl->cgroup_id : 0;
 	uint32_t row;
@@ -121,21 +121,21 @@ static uint32_t cgroup_row(struct pprof_labels *pl, const struct sample_labels *
 	if (keymap__get(&pl->cgroups, id, path | (uint64_t)container << 32, &row))
 		return row;
 	row = capture_builder__add_cgroup(b, &(struct capture_cgroup){
-						     .cgroup_id = id,
-						     .path = path,
-						     .container = container,
-						     .runtime = runtime,
+						 .cgroup_id = id,
+						 .path = path,
+						 .container = container,
+						 .runtime = runtime,
 					     });
-	if (row == CAPTURE_NONE || keymap__put(&pl->cgroups, id, path | (uint64_t)container << 32, row))
+	if (row == CAPTURE_NONE ||
+	    keymap__put(&pl->cgroups, id, path | (uint64_t)container << 32, row))
 		return CAPTURE_NONE;
 	return row;
 }
 
 int pprof_labels__sample(struct pprof_labels *pl, const Perftools__Profiles__Sample *s,
-			 size_t index, uint32_t *thread, uint32_t *cgroup, char *err,
-			 size_t errlen)
+			 size_t index, uint32_t *thread, uint32_t *cgroup, char *err, size_t errlen)
 {
-	struct sample_labels sl = { 0 };
+	struct sample_labels sl = {0};
 	size_t i;
 
 	*thread = CAPTURE_NONE;

@@ -19,26 +19,26 @@
 #include "capture/formats/profile.pb-c.h"
 
 /* Label keys (export and import share them). */
-#define PPROF_LABEL_PID "pid"		    /* num: process id (initial pid namespace) */
-#define PPROF_LABEL_TID "tid"		    /* num: thread id */
-#define PPROF_LABEL_THREAD "thread"	    /* str: the thread's comm */
-#define PPROF_LABEL_COMM "comm"		    /* str: the process's comm */
-#define PPROF_LABEL_CONTAINER "container"   /* str: the container as tools show it */
+#define PPROF_LABEL_PID		 "pid"		/* num: process id (initial pid namespace) */
+#define PPROF_LABEL_TID		 "tid"		/* num: thread id */
+#define PPROF_LABEL_THREAD	 "thread"	/* str: the thread's comm */
+#define PPROF_LABEL_COMM	 "comm"		/* str: the process's comm */
+#define PPROF_LABEL_CONTAINER	 "container"	/* str: the container as tools show it */
 #define PPROF_LABEL_CONTAINER_ID "container_id" /* str: its full id, when shortened */
-#define PPROF_LABEL_RUNTIME "runtime"	    /* str: docker, podman, ... */
-#define PPROF_LABEL_CGROUP "cgroup"	    /* str: cgroup v2 path */
-#define PPROF_LABEL_CGROUP_ID "cgroup_id"   /* num: kernel cgroup id */
-#define PPROF_LABEL_CLIPPED "clipped"	    /* str: "recording window" */
+#define PPROF_LABEL_RUNTIME	 "runtime"	/* str: docker, podman, ... */
+#define PPROF_LABEL_CGROUP	 "cgroup"	/* str: cgroup v2 path */
+#define PPROF_LABEL_CGROUP_ID	 "cgroup_id"	/* num: kernel cgroup id */
+#define PPROF_LABEL_CLIPPED	 "clipped"	/* str: "recording window" */
 
 struct pprof_labels {
-	struct capture_builder *b; /* borrowed */
+	struct capture_builder *b;	       /* borrowed */
 	const Perftools__Profiles__Profile *p; /* borrowed */
-	struct keymap processes; /* (pid, 0) -> processes row */
-	struct keymap threads;	 /* (pid << 32 | tid, thread comm string) -> threads row */
-	struct keymap cgroups;	 /* (cgroup id, path | container << 32) -> cgroups row */
-	uint64_t dropped;	 /* labels not carried */
-	uint64_t clipped;	 /* of those, clipped="recording window" marks */
-	int64_t first_unknown;	 /* string index of the first key not read, or -1 */
+	struct keymap processes;	       /* (pid, 0) -> processes row */
+	struct keymap threads; /* (pid << 32 | tid, thread comm string) -> threads row */
+	struct keymap cgroups; /* (cgroup id, path | container << 32) -> cgroups row */
+	uint64_t dropped;      /* labels not carried */
+	uint64_t clipped;      /* of those, clipped="recording window" marks */
+	int64_t first_unknown; /* string index of the first key not read, or -1 */
 };
 
 void pprof_labels__init(struct pprof_labels *pl, struct capture_builder *b,

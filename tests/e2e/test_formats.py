@@ -573,10 +573,11 @@ def test_convert_rejects_non_profiles_and_overflowing_totals():
     perf = H.tmp_path("perf.data")
     with open(perf, "wb") as f:
         f.write(b"PERFILE2" + b"\0" * 200)
-    for src, dst in (("/bin/ls", "x.folded"), (perf, "x.svg")):
+    # perf.data itself is named, with what to run (not only "binary data")
+    for src, dst, want in (("/bin/ls", "x.folded", "not a capture, pprof or folded file"),
+                           (perf, "x.svg", "looks like perf.data")):
         proc = _convert(src, H.tmp_path(dst), check=False)
-        assert proc.returncode == 1 and "not a capture, pprof or folded file" in proc.stderr \
-            and src in proc.stderr, proc.stderr
+        assert proc.returncode == 1 and want in proc.stderr and src in proc.stderr, proc.stderr
         assert not os.path.exists(H.tmp_path(dst))
     proc = _convert("/etc/passwd", H.tmp_path("passwd.svg"), check=False)
     assert proc.returncode == 1 and "not a folded file" in proc.stderr \

@@ -106,10 +106,10 @@ static const char *output_only_format(const void *buf, size_t len)
 	p = skip_space(p, end);
 	if (p == end)
 		return NULL;
-	if (*p == '<' && ((size_t)(end - p) >= 5 && (!memcmp(p, "<?xml", 5) || !memcmp(p, "<svg", 4))))
+	if ((size_t)(end - p) >= 5 && (!memcmp(p, "<?xml", 5) || !memcmp(p, "<svg", 4)))
 		return "an SVG flame graph (XML)";
 	q = skip_space(p + 1, end);
-	if (!((*p == '{' && q < end && *q == '"') || (*p == '[' && q < end && (*q == '{' || *q == ']'))))
+	if (q == end || !((*p == '{' && *q == '"') || (*p == '[' && (*q == '{' || *q == ']'))))
 		return NULL;
 	if (memmem(p, (size_t)(end - p), "speedscope", 10))
 		return "a speedscope profile (JSON)";

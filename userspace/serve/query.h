@@ -134,7 +134,8 @@ struct serve_query {
 	 * syntax, resolved by the answerer. */
 	char label[SERVE_MAX_VALUE + 1];
 	char function[SERVE_MAX_VALUE + 1]; /* /api/source: the function's name, exact */
-	char file[SERVE_MAX_VALUE + 1];	    /* /api/source: its file, exact (when set has FILE) */
+	/* /api/source: the function's file, exact (only when set has 1 << SERVE_P_FILE) */
+	char file[SERVE_MAX_VALUE + 1];
 };
 
 /*
