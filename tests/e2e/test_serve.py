@@ -811,6 +811,24 @@ def test_source_view_of_a_python_function():
         assert r["text"] == text[r["line"] - 1], (r, text[r["line"] - 1])
 
 
+def test_source_of_a_cxx_method_by_its_identity():
+    """A C++ row is labelled demangled ("ns::Burner::method(int)") while its
+    frames are named as the symbol table does (_ZN2ns6Burner6methodEi): the
+    row's function is the recorded name and /api/source answers for it
+    (before: the page sent the label, 0 lines); the label works too."""
+    rec = H.cached_record("cxx_hot", [H.fixture("cxx_hot"), "1"])
+    with Server(rec.capture) as srv:
+        rows = srv.api("/api/flat?limit=1000")["rows"]
+        row = next(r for r in rows if r["name"] == "ns::Burner::method(int)")
+        assert row["function"] == "_ZN2ns6Burner6methodEi" and "file" not in row, row
+        api = srv.api("/api/source?function=" + row["function"])
+        old = srv.api("/api/source?function=" + urllib.parse.quote(row["name"]))
+    assert api["function_total"] == row["total"] > 0, (api["function_total"], row)
+    assert api["files"] and api["files"][0]["file"].endswith("cxx_hot.cc"), api["files"]
+    assert sum(l["total"] for l in api["files"][0]["lines"]) == row["total"], api["files"]
+    assert old["function_total"] == row["total"] and old["files"] == api["files"], old
+
+
 def srv_flat(capture):
     with Server(capture) as srv:
         return srv.api("/api/flat?limit=1000&sort=total")["rows"]
