@@ -109,6 +109,10 @@ struct analysis_key {
 	const char *name; /* display name, NUL-terminated, owned by the names */
 	uint32_t kind;	  /* ANALYSIS_KEY_* */
 	uint32_t rank;	  /* position in display order: name bytes, then kind, then id */
+	/* The lowest frame id with this key: the function's identity (its
+	 * recorded name, and file for an interpreted frame) apart from the
+	 * display name.  CAPTURE_NONE for threads and the synthetic keys. */
+	uint32_t frame;
 };
 
 /*
@@ -807,9 +811,17 @@ struct analysis_source {
 	uint64_t weight; /* weight of every row q matched */
 };
 
-/* Returns 0, -EINVAL (a bad query) or -ENOMEM (s released). */
+/*
+ * function: the frames' recorded name (capture_frame.function, exact);
+ * file: their source file too (exact), or NULL for any file, as an
+ * interpreted function is one per (name, file).  When no frame is named
+ * function and file is NULL, function is taken as a display name at
+ * FUNCTION granularity ("leaf (/src/app.py)", a demangled C++ name), the
+ * form /api/source took before rows carried their identity.
+ * Returns 0, -EINVAL (a bad query) or -ENOMEM (s released).
+ */
 int analysis_source__init(struct analysis_source *s, const struct capture *c,
-			  const struct analysis_query *q, const char *function);
+			  const struct analysis_query *q, const char *function, const char *file);
 /* Accepts a zeroed or released value. */
 void analysis_source__release(struct analysis_source *s);
 

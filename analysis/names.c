@@ -170,7 +170,7 @@ static uint32_t names_intern(struct names_storage *st, const char *s, size_t len
 	st->text[st->text_len + len] = '\0';
 	st->name_off[k] = st->text_len;
 	st->text_len += (uint32_t)len + 1;
-	st->keys[k] = (struct analysis_key){ .kind = kind };
+	st->keys[k] = (struct analysis_key){ .kind = kind, .frame = CAPTURE_NONE };
 	st->slots[i] = k;
 	return k;
 }
@@ -294,6 +294,8 @@ struct analysis_names *analysis_names__new_opts(const struct capture *c,
 		st->frame_keys[i] = names_intern(st, buf, len, kind);
 		if (st->frame_keys[i] == U64MAP_EMPTY)
 			goto cleanup;
+		if (st->keys[st->frame_keys[i]].frame == CAPTURE_NONE)
+			st->keys[st->frame_keys[i]].frame = i;
 	}
 
 	for (i = 0; i < c->nthreads; i++) {

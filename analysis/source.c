@@ -45,8 +45,55 @@ static void charge(const uint32_t *innermost, uint32_t stack, uint64_t weight,
 		analysis__sat_add(&self[c->stacks[row].frame], weight);
 }
 
+/*
+ * Mark the frames of function (and file, when not NULL) in target; the
+ * display-name form when no frame has that recorded name (analysis.h).
+ * Returns how many frames are marked, or -ENOMEM.
+ */
+static int64_t mark_frames(const struct capture *c, const char *function, const char *file,
+			   uint8_t *target)
+{
+	char buf[512];
+	int64_t n = 0;
+	uint32_t i;
+
+	for (i = 0; i < c->nframes; i++) {
+		const struct capture_frame *f = &c->frames[i];
+
+		target[i] = !(f->flags & CAPTURE_FRAME_F_TRUNCATION) &&
+			    !strcmp(capture__string(c, f->function), function) &&
+			    (!file || !strcmp(capture__string(c, f->file), file));
+		n += target[i];
+	}
+	if (n || file)
+		return n;
+	for (i = 0; i < c->nframes; i++) {
+		const struct capture_frame *f = &c->frames[i];
+		size_t len;
+
+		if (f->flags & CAPTURE_FRAME_F_TRUNCATION)
+			continue;
+		len = analysis__frame_key_name(c, f, ANALYSIS_GRANULARITY_FUNCTION, buf,
+					       sizeof(buf));
+		/* A name longer than buf is compared whole, from the heap. */
+		if (len >= sizeof(buf)) {
+			char *big = malloc(len + 1);
+
+			if (!big)
+				return -ENOMEM;
+			analysis__frame_key_name(c, f, ANALYSIS_GRANULARITY_FUNCTION, big, len + 1);
+			target[i] = !strcmp(big, function);
+			free(big);
+		} else {
+			target[i] = !strcmp(buf, function);
+		}
+		n += target[i];
+	}
+	return n;
+}
+
 int analysis_source__init(struct analysis_source *s, const struct capture *c,
-			  const struct analysis_query *q, const char *function)
+			  const struct analysis_query *q, const char *function, const char *file)
 {
 	uint8_t *target = NULL;
 	uint32_t *innermost = NULL;
@@ -67,9 +114,8 @@ int analysis_source__init(struct analysis_source *s, const struct capture *c,
 	if (!target || !innermost || !self || !total)
 		goto cleanup;
 	/* The function's frames: named so, truncation marks excepted. */
-	for (i = 0; i < c->nframes; i++)
-		target[i] = !(c->frames[i].flags & CAPTURE_FRAME_F_TRUNCATION) &&
-			    !strcmp(capture__string(c, c->frames[i].function), function);
+	if (mark_frames(c, function, file, target) < 0)
+		goto cleanup;
 	/* Per stack row, its innermost row in the function: a parent's row id
 	 * is smaller, so one forward pass. */
 	for (i = 0; i < c->nstacks; i++) {

@@ -165,15 +165,21 @@ int folded__import(const void *buf, size_t len, struct capture_builder *b,
  * line (srcline, iregs) are skipped and counted.  An input with no sample
  * is an empty capture, noted.  Limits: lines under 64 KiB, 1024 frames per
  * stack (deeper stacks cut, counted), 64 event names, 2^20 threads.
- * Errors (-EBADMSG, errbuf names the line and what was expected): a NUL
- * byte; a first line that is no header or callchain line; a header whose
- * fields differ from its event's first header's; a callchain line with no
+ * A line with a NUL byte (damaged text) is skipped and counted
+ * (perf_script.nul_lines), with the callchain lines of the sample whose
+ * header it was.  Errors (-EBADMSG, errbuf names the line and what was
+ * expected): perf.data itself (its magic: run perf script first); binary
+ * data (4 NUL bytes or more, over 1 in 64 of the first 4 KiB); a first
+ * line that is no header or callchain line; a header whose fields differ from its event's first header's; a callchain line with no
  * header before it (in output that has headers) or a header in output
  * that has none; samples none of which has an IP (-F without ip); an
  * over-long line.  Returns 0, -EBADMSG or -ENOMEM.
  */
 int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 			struct formats_note *note, char *errbuf, size_t errlen);
+
+/* Whether buf starts with perf.data's magic ("PERFILE2", or "PERFFILE"). */
+bool perf_script__is_perf_data(const void *buf, size_t len);
 
 /*
  * Whether buf is perf script text (content detection for convert; the
@@ -195,8 +201,9 @@ bool perf_script__detect(const void *buf, size_t len);
  * (the weight) and, when its period is known, "cpu/nanoseconds" (weight *
  * period ns); any other event becomes "<name>/<unit>" ("off-cpu/
  * nanoseconds", or an imported pprof type unchanged).  Samples are summed
- * per (stack, thread, event); a thread adds labels "pid", "tid" (numbers)
- * and "thread" (comm).  Locations are runs of frames ending at a non-inline
+ * per (stack, thread, cgroup, event); labels (pprof_labels.h) say the
+ * thread (pid, tid, thread, comm) and cgroup (container, container_id,
+ * runtime, cgroup, cgroup_id).  Locations are runs of frames ending at a non-inline
  * frame: the run's INLINE frames become the location's leading Line entries
  * (innermost first).  Functions are keyed by (name, file, kernel); the
  * capture has no start line, so start_line is 0.  One Mapping per module
@@ -227,7 +234,9 @@ int pprof__export(const struct capture *c, void **buf, size_t *len, struct forma
  * protobuf that does not parse, string_table[0] != "", a zero or duplicate
  * id, a reference to a missing id or string, more values than sample types,
  * a sample type whose values sum beyond 2^64-1 (its shares would be garbage).
- * Negative values (diff profiles) and labels are dropped, counted and noted.
+ * The labels pprof__export writes become the samples' threads (and their
+ * processes) and cgroups again (pprof_labels.h); other labels, and
+ * negative values (diff profiles), are dropped, counted and noted.
  * Returns 0, -EBADMSG or -ENOMEM.
  */
 int pprof__import(const void *buf, size_t len, struct capture_builder *b,

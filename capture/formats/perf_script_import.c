@@ -60,6 +60,7 @@ struct ps_state {
 	uint32_t *frames; /* current sample's frame ids, innermost first */
 	uint32_t nframes;
 	uint64_t deep, bad_frames, bad_lines;
+	uint64_t nul_lines; /* lines with a NUL byte, skipped */
 	uint64_t records; /* PERF_RECORD_* lines (--show-*-events), skipped */
 	bool cut; /* the current sample lost frames past the depth limit */
 	const char *own_ip; /* the current sample's "IP SYM (DSO)" on its header line */
@@ -342,6 +343,33 @@ static struct ps_sample *ps_start(struct ps_state *st, const struct ps_header *h
 	return cur;
 }
 
+#define PS_BINARY_HEAD 4096 /* bytes looked at to tell binary data from damaged text */
+
+#define PERF_DATA_MSG                                                                      \
+	"this looks like perf.data (perf record's binary file), not perf script text: run " \
+	"`perf script -i FILE > FILE.txt` first and convert that"
+
+bool perf_script__is_perf_data(const void *buf, size_t len)
+{
+	/* perf's header magic: "PERFILE2" (tools/perf/util/header.c), or
+	 * the older "PERFFILE" */
+	return len >= 8 && (!memcmp(buf, "PERFILE2", 8) || !memcmp(buf, "PERFFILE", 8));
+}
+
+/*
+ * Binary data, not text with a damaged line: 4 NUL bytes or more, over one in 64
+ * of the first PS_BINARY_HEAD bytes (text has none; ELF files, perf.data
+ * and compressed data many).
+ */
+static bool ps_binary(const char *text, size_t len)
+{
+	size_t n = len < PS_BINARY_HEAD ? len : PS_BINARY_HEAD, nul = 0, i;
+
+	for (i = 0; i < n; i++)
+		nul += !text[i];
+	return nul >= 4 && nul * 64 > n;
+}
+
 #define PS_EXPECTED                                                                      \
 	"a perf script sample header ([COMM] [PID/TID] [[CPU]] [TIME:] [PERIOD] [EVENT:] " \
 	"[ADDR] [IP SYM (DSO)]) or callchain line (TAB IP SYM (DSO))"
@@ -354,7 +382,7 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 	struct ps_sample *cur = NULL;
 	uint64_t lineno = 0, first_line = 0, content = 0;
 	uint32_t ev_rows[PERF_SCRIPT_MAX_EVENTS], i;
-	bool open = false, chain = false, headerless = false;
+	bool open = false, chain = false, headerless = false, orphan = false;
 	const char *first = NULL;
 	size_t first_len = 0;
 	struct import_budget ib;
@@ -362,10 +390,13 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 	int err = 0;
 
 	import_budget__init(&ib, b, len, len, CAPTURE_LIMIT_TEXT_MEMORY_K, len, errbuf, errlen);
-	if (memchr(text, '\0', len)) {
-		snprintf(errbuf, errlen, "binary data (a NUL byte at offset %zu): not perf script "
-			 "text (perf.data itself is not read: run `perf script` on it)",
-			 (size_t)((const char *)memchr(text, '\0', len) - text));
+	if (perf_script__is_perf_data(text, len)) {
+		snprintf(errbuf, errlen, PERF_DATA_MSG);
+		return -EBADMSG;
+	}
+	if (ps_binary(text, len)) {
+		snprintf(errbuf, errlen, "binary data (NUL bytes in its first %d): not perf script "
+			 "text", PS_BINARY_HEAD);
 		return -EBADMSG;
 	}
 	st.tmp = malloc(PERF_SCRIPT_MAX_LINE + 1);
@@ -397,6 +428,20 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 			err = -EBADMSG;
 			goto cleanup;
 		}
+		if (memchr(line, '\0', n)) {
+			/* A damaged line in text: skipped and counted.  Lost, a
+			 * sample header takes its callchain lines with it. */
+			st.nul_lines++;
+			orphan = !open && !headerless;
+			line = nl ? nl + 1 : end;
+			continue;
+		}
+		if (orphan && n && ps_line__is_frame(line, n)) {
+			st.bad_lines++; /* a frame of the sample whose header was damaged */
+			line = nl ? nl + 1 : end;
+			continue;
+		}
+		orphan = false;
 		if (n && line[0] == '#') {
 			/* perf script --header comments */
 		} else if (!n || !ps_header__parse(line, n, &h)) {
@@ -567,6 +612,11 @@ int perf_script__import(const void *buf, size_t len, struct capture_builder *b,
 		capture_builder__add_counter(b, "perf_script.skipped_records", st.records);
 		formats_note__add(note, "skipped %" PRIu64 " PERF_RECORD_* line%s (not samples)",
 				  st.records, st.records == 1 ? "" : "s");
+	}
+	if (st.nul_lines) {
+		capture_builder__add_counter(b, "perf_script.nul_lines", st.nul_lines);
+		formats_note__add(note, "skipped %" PRIu64 " line%s with a NUL byte (damaged text)",
+				  st.nul_lines, st.nul_lines == 1 ? "" : "s");
 	}
 	if (st.bad_frames || st.bad_lines) {
 		capture_builder__add_counter(b, "perf_script.skipped_frames", st.bad_frames);

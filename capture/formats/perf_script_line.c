@@ -298,8 +298,9 @@ bool perf_script__detect(const void *buf, size_t len)
 			le--;
 		n = (size_t)(le - line);
 		p = nl ? nl + 1 : end;
-		if (!n || line[0] == '#' || (!ps_header__parse(line, n, &h) && line[0] != '\t'))
-			continue; /* blank, comment, spaces only */
+		if (!n || line[0] == '#' || memchr(line, '\0', n) ||
+		    (!ps_header__parse(line, n, &h) && line[0] != '\t'))
+			continue; /* blank, comment, spaces only, damaged (the importer skips it) */
 		seen++;
 		if (n >= PS_DETECT_MAX_LINE)
 			return false;

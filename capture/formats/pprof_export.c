@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "capture/formats/formats.h"
+#include "capture/formats/pprof_labels.h"
 #include "capture/formats/keymap.h"
 #include "capture/formats/profile.pb-c.h"
 
@@ -291,9 +292,32 @@ static uint64_t agg_key(uint32_t thread, uint32_t cgroup)
 	return (uint64_t)thread | (uint64_t)cgroup << 32;
 }
 
-/* Labels per sample (proto field 3, Label): pid, tid, thread, comm, container,
+/* Labels per sample (proto field 3, Label; keys in pprof_labels.h): pid,
+ * tid, thread, comm, container, container_id, runtime, cgroup, cgroup_id,
  * clipped. */
-#define PPROF_LABELS 6
+#define PPROF_LABELS 10
+
+/* Append label key=num to sample (its labels start at l0, PPROF_LABELS of them). */
+static void label_num(struct pprof_out *o, pb_sample *sample, pb_label *l0, const char *key,
+		      int64_t num)
+{
+	pb_label *l = &l0[sample->n_label++];
+
+	*l = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
+	l->key = str_add(o, key);
+	l->num = num;
+}
+
+/* Append label key=str (a string index) to sample. */
+static void label_str(struct pprof_out *o, pb_sample *sample, pb_label *l0, const char *key,
+		      int64_t str)
+{
+	pb_label *l = &l0[sample->n_label++];
+
+	*l = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
+	l->key = str_add(o, key);
+	l->str = str;
+}
 
 static int gzip_buf(const void *in, size_t in_len, void **out, size_t *out_len)
 {
@@ -341,7 +365,7 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 	size_t values_cap = 0;
 	struct keymap agg_index = { 0 }, clip_index = { 0 };
 	pb_sample *samples = NULL, **sample_ptrs = NULL;
-	pb_label *labels = NULL, **label_ptrs = NULL;
+	pb_label *labels = NULL, **label_ptrs = NULL, *l0;
 	uint64_t *loc_ids = NULL;
 	size_t nloc_ids = 0;
 	pb_mapping **map_ptrs = NULL;
@@ -561,41 +585,44 @@ int pprof__export(const struct capture *c, void **out_buf, size_t *out_len,
 		samples[i].location_id = (uint64_t *)(uintptr_t)first; /* fixed up below */
 		samples[i].n_value = ncols;
 		samples[i].value = values + aggs[i].values;
+		l0 = &labels[i * PPROF_LABELS];
 		if (aggs[i].thread != CAPTURE_NONE) {
 			const struct capture_thread *t = &c->threads[aggs[i].thread];
-			pb_label *l = &labels[i * PPROF_LABELS];
+
+			label_num(&o, &samples[i], l0, PPROF_LABEL_PID,
+				  c->processes[t->process].pid);
+			label_num(&o, &samples[i], l0, PPROF_LABEL_TID, t->tid);
+			label_str(&o, &samples[i], l0, PPROF_LABEL_THREAD,
+				  str_add(&o, capture__string(c, t->comm)));
+			label_str(&o, &samples[i], l0, PPROF_LABEL_COMM,
+				  str_add(&o, capture__string(c, c->processes[t->process].comm)));
+		}
+		if (aggs[i].cgroup != CAPTURE_NONE && aggs[i].cgroup < c->ncgroups) {
+			const struct capture_cgroup *cg = &c->cgroups[aggs[i].cgroup];
+			const char *id = capture__string(c, cg->container);
 			char container[160];
-			uint32_t nl = 4;
 
-			l[0] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
-			l[0].key = str_add(&o, "pid");
-			l[0].num = c->processes[t->process].pid;
-			l[1] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
-			l[1].key = str_add(&o, "tid");
-			l[1].num = t->tid;
-			l[2] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
-			l[2].key = str_add(&o, "thread");
-			l[2].str = str_add(&o, capture__string(c, t->comm));
-			l[3] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
-			l[3].key = str_add(&o, "comm");
-			l[3].str = str_add(&o, capture__string(c, c->processes[t->process].comm));
-			if (capture__container_name(c, aggs[i].cgroup, container, sizeof(container),
-						    NULL)) {
-				l[4] = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
-				l[4].key = str_add(&o, "container");
-				l[4].str = str_add_copy(&o, container);
-				nl = 5;
+			if (capture__container_name(c, aggs[i].cgroup, container,
+						    sizeof(container), NULL)) {
+				label_str(&o, &samples[i], l0, PPROF_LABEL_CONTAINER,
+					  str_add_copy(&o, container));
+				if (strcmp(container, id))
+					label_str(&o, &samples[i], l0, PPROF_LABEL_CONTAINER_ID,
+						  str_add(&o, id));
 			}
-			samples[i].n_label = nl;
+			if (capture__string(c, cg->runtime)[0])
+				label_str(&o, &samples[i], l0, PPROF_LABEL_RUNTIME,
+					  str_add(&o, capture__string(c, cg->runtime)));
+			if (capture__string(c, cg->path)[0])
+				label_str(&o, &samples[i], l0, PPROF_LABEL_CGROUP,
+					  str_add(&o, capture__string(c, cg->path)));
+			if (cg->cgroup_id && cg->cgroup_id <= INT64_MAX)
+				label_num(&o, &samples[i], l0, PPROF_LABEL_CGROUP_ID,
+					  (int64_t)cg->cgroup_id);
 		}
-		if (aggs[i].clipped) {
-			pb_label *l = &labels[i * PPROF_LABELS + samples[i].n_label];
-
-			*l = (pb_label)PERFTOOLS__PROFILES__LABEL__INIT;
-			l->key = str_add(&o, "clipped");
-			l->str = str_add(&o, "recording window");
-			samples[i].n_label++;
-		}
+		if (aggs[i].clipped)
+			label_str(&o, &samples[i], l0, PPROF_LABEL_CLIPPED,
+				  str_add(&o, "recording window"));
 		if (samples[i].n_label) {
 			for (j = 0; j < samples[i].n_label; j++)
 				label_ptrs[i * PPROF_LABELS + j] = &labels[i * PPROF_LABELS + j];

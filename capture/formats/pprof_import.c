@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "capture/formats/formats.h"
+#include "capture/formats/pprof_labels.h"
 #include "capture/formats/profile.pb-c.h"
 #include "capture/limits.h"
 
@@ -259,7 +260,8 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 	uint32_t *map_module = NULL, *events = NULL, *loc_first = NULL, *loc_n = NULL;
 	uint32_t *frames = NULL, *fn_name = NULL, *fn_file = NULL, process = CAPTURE_NONE;
 	size_t nframes = 0;
-	uint64_t negative = 0, labels = 0, zero_only = 0, no_values = 0, empty_maps = 0;
+	struct pprof_labels pl;
+	uint64_t negative = 0, zero_only = 0, no_values = 0, empty_maps = 0;
 	uint64_t *totals = NULL; /* per sample type: the sum must fit u64 */
 	struct pb_budget pbb = { 0 };
 	ProtobufCAllocator pb_allocator = { pb_alloc, pb_free, &pbb };
@@ -295,6 +297,7 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 	import_budget__init(&ib, b, raw_len, len, CAPTURE_LIMIT_INPUT_MEMORY_K,
 			    pb_limit - pbb.left + len + (raw ? raw_len : 0), err, errlen);
 	in.p = p;
+	pprof_labels__init(&pl, b, p);
 	if (!p->n_string_table || p->string_table[0][0]) {
 		ret = fail(err, errlen, "string_table[0] must be \"\" (%s)",
 			   p->n_string_table ? "it is not" : "the table is empty");
@@ -475,7 +478,7 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 	/* samples */
 	for (i = 0; i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = p->sample[i];
-		uint32_t stack = CAPTURE_NONE;
+		uint32_t stack = CAPTURE_NONE, thread, cgroup, row;
 		bool added = false;
 
 		if (s->n_value > p->n_sample_type) {
@@ -508,7 +511,10 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 		if ((ret = import_budget__spend(&ib, s->n_value + 1)))
 			goto cleanup;
 		ret = -EBADMSG;
-		labels += s->n_label;
+		ret = pprof_labels__sample(&pl, s, i, &thread, &cgroup, err, errlen);
+		if (ret)
+			goto cleanup;
+		ret = -EBADMSG;
 		for (j = 0; j < s->n_value; j++) {
 			if (s->value[j] < 0) {
 				negative++;
@@ -523,13 +529,15 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 					   i, s->value[j], j);
 				goto cleanup;
 			}
-			capture_builder__add_sample(b, &(struct capture_sample){
-							       .thread = CAPTURE_NONE,
-							       .cpu = CAPTURE_NONE,
-							       .stack = stack,
-							       .event = events[j],
-							       .weight = (uint64_t)s->value[j],
-						       });
+			row = capture_builder__add_sample(b, &(struct capture_sample){
+				.thread = thread,
+				.cpu = CAPTURE_NONE,
+				.stack = stack,
+				.event = events[j],
+				.weight = (uint64_t)s->value[j],
+			});
+			if (cgroup != CAPTURE_NONE && row != CAPTURE_NONE)
+				capture_builder__set_sample_cgroup(b, row, cgroup);
 			added = true;
 		}
 		if (!added) {
@@ -538,12 +546,14 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 				continue;
 			}
 			zero_only++;
-			capture_builder__add_sample(b, &(struct capture_sample){
-							       .thread = CAPTURE_NONE,
-							       .cpu = CAPTURE_NONE,
-							       .stack = stack,
-							       .event = events[0],
-						       });
+			row = capture_builder__add_sample(b, &(struct capture_sample){
+				.thread = thread,
+				.cpu = CAPTURE_NONE,
+				.stack = stack,
+				.event = events[0],
+			});
+			if (cgroup != CAPTURE_NONE && row != CAPTURE_NONE)
+				capture_builder__set_sample_cgroup(b, row, cgroup);
 		}
 	}
 
@@ -566,9 +576,16 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 		capture_builder__add_counter(b, "pprof.negative_values_dropped", negative);
 		formats_note__add(note, "%" PRIu64 " negative sample values dropped", negative);
 	}
-	if (labels) {
-		capture_builder__add_counter(b, "pprof.labels_dropped", labels);
-		formats_note__add(note, "%" PRIu64 " sample labels dropped", labels);
+	if (pl.dropped) {
+		capture_builder__add_counter(b, "pprof.labels_dropped", pl.dropped);
+		if (pl.first_unknown >= 0)
+			formats_note__add(note,
+					  "%" PRIu64 " sample labels dropped (keys microscope does "
+					  "not read, e.g. '%.64s')",
+					  pl.dropped, p->string_table[pl.first_unknown]);
+		else
+			formats_note__add(note, "%" PRIu64 " sample labels dropped (clipped "
+					  "marks of off-CPU time, and pid/tid halves)", pl.dropped);
 	}
 	if (no_values) {
 		capture_builder__add_counter(b, "pprof.samples_without_types", no_values);
@@ -583,8 +600,10 @@ int pprof__import(const void *data, size_t len, struct capture_builder *b,
 	(void)empty_maps;
 	ret = 0;
 cleanup:
-	if (p)
+	if (p) {
+		pprof_labels__release(&pl);
 		perftools__profiles__profile__free_unpacked(p, &pb_allocator);
+	}
 	free(raw);
 	free(in.strs);
 	free(maps_ix);

@@ -883,6 +883,25 @@ def test_wall_without_off_cpu_says_not_recorded():
     assert "off-CPU time was not recorded" in out and "add up to off-CPU ms" not in out, out
 
 
+def test_impossible_calendar_times_are_usage_errors():
+    """--since/--until take real UTC times: 2026-02-30, hour 24, minute 60
+    and 2026-02-29 (no leap year) are usage errors naming the value (before:
+    timegm normalized 2026-02-30 to March 2 and took it), in report,
+    convert and symbolize alike; 2024-02-29 is a day."""
+    demo = os.path.join(H.REPO, "tests", "fuzz", "capture_reader", "demo.msc")
+    d = H.tmp_path("calendar-dir")
+    os.makedirs(d, exist_ok=True)
+    for when in ("2026-02-30T00:00Z", "2026-02-29T12:00", "2026-12-02T24:00Z",
+                 "2026-12-02 23:60", "25:00"):
+        for cmd in (["report", demo], ["convert", d, "--to", "folded"], ["symbolize", d]):
+            p = H.run([H.BIN] + cmd + ["--since", when])
+            assert p.returncode == 2 and ("'%s'" % when) in p.stderr, (cmd, when, p.returncode, p.stderr)
+            assert "select segments" not in p.stderr, p.stderr
+    # A real day passes the parser: on a file, the usage error is the range's.
+    p = H.run([H.BIN, "report", demo, "--since", "2024-02-29T00:00Z"])
+    assert p.returncode == 2 and "select segments of a directory" in p.stderr, p.stderr
+
+
 def test_numbers_times_and_scope_of_the_header():
     """Numbers are decimal in every option (README, 'Numbers'): 1e3 and
     0x10 are usage errors for --since as for -F (before: --since 1e3 and

@@ -184,3 +184,43 @@ def test_convert_perf_script_misreads_fail():
     src, cap, proc = _convert("", "empty", ".perf-script")
     assert proc.returncode == 0, proc.stderr
     assert "the input has no sample (0 bytes): the capture is empty" in proc.stderr, proc.stderr
+
+
+def _samples(cap):
+    return sum(int(l.rsplit(" ", 1)[1]) for l in _folded_text(cap).splitlines() if l)
+
+
+def _folded_text(cap):
+    return H.run([H.BIN, "convert", cap, "--to", "folded"], check=True).stdout
+
+
+def test_convert_perf_script_nul_line_and_perf_data():
+    """One NUL byte in perf script text damages a line, not the file (before:
+    'binary data ... not perf script text' and nothing converted): a NUL in
+    a callchain line skips that line, one in a header skips its sample, the
+    rest converts and the note and counter say how many lines.  perf.data
+    given by mistake is named as such, with the command to run."""
+    H.require_root()
+    data = _record()
+    plain = _script(data, "-F", "comm,tid,time,ip,sym,dso")
+    src, cap, proc = _convert(plain, "clean")
+    assert proc.returncode == 0, proc.stderr
+    whole = _samples(cap)
+    blocks = plain.split("\n\n")
+    assert len(blocks) > 20, len(blocks)
+    # block 10: a NUL inside its second callchain line; block 20: in its header
+    b10 = blocks[10].split("\n")
+    b10[2] = b10[2][:5] + "\0" + b10[2][6:]
+    blocks[10] = "\n".join(b10)
+    blocks[20] = blocks[20][:3] + "\0" + blocks[20][4:]
+    src, cap, proc = _convert("\n\n".join(blocks), "nul")
+    assert proc.returncode == 0, proc.stderr
+    assert "skipped 2 lines with a NUL byte" in proc.stderr, proc.stderr
+    assert _samples(cap) == whole - 1, (_samples(cap), whole)
+    # every other sample kept whole: folded equal but for block 20's stack
+    # and block 10's (one frame less)
+    proc = H.run([H.BIN, "convert", data, "-o", H.tmp_path("perfdata.msc")])
+    assert proc.returncode == 1 and "looks like perf.data" in proc.stderr, proc.stderr
+    assert "perf script -i" in proc.stderr, proc.stderr
+    proc = H.run([H.BIN, "convert", data, "--from", "perf-script", "-o", H.tmp_path("pd2.msc")])
+    assert proc.returncode == 1 and "looks like perf.data" in proc.stderr, proc.stderr

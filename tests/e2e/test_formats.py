@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 
 import helpers as H
 
@@ -194,7 +195,7 @@ def _raw_without_labels(path):
     thread rows, and drops the clipped="recording window" label, noted)."""
     out = _pprof("-raw", "-symbolize=none", path).stdout
     return "\n".join(l for l in out.splitlines()
-                     if not re.match(r"\s+(clipped|thread|pid|tid|comm|container):", l)), out
+                     if not re.match(r"\s+(clipped|thread|pid|tid|comm|container|container_id|runtime|cgroup|cgroup_id):", l)), out
 
 
 def test_pprof_raw_loads_unsymbolized_and_empty():
@@ -225,8 +226,17 @@ def test_pprof_round_trip_keeps_values_and_chains():
     _convert(cap, first)
     mid = H.tmp_path("rt.msc")
     proc = _convert(first, mid)
-    assert "labels dropped" in proc.stderr, "the import does not note dropped labels: %r" % (
-        proc.stderr)
+    # The labels microscope writes come back as threads and processes (before:
+    # every one was dropped, so the import had no thread and --by showed
+    # [unknown]); none is dropped.
+    assert "labels dropped" not in proc.stderr, proc.stderr
+    by = {}
+    for c in (cap, mid):
+        out = H.report(c, "--by", "thread", "--event", "samples" if c == mid else "cpu-clock").stdout
+        rows = re.findall(r"^\s+[\d.]+%\s+(\d+)\s+\d+\s+(\S.*)$", out.split("\nby thread", 1)[1], re.M)
+        by[c] = sorted((name.strip(), int(n)) for n, name in rows)
+    H.log("by thread: %r" % by)
+    assert by[cap] and by[mid] == by[cap], by
     second = H.tmp_path("rt2.pb.gz")
     _convert(mid, second)
     a, _ = _raw_without_labels(first)
@@ -563,10 +573,11 @@ def test_convert_rejects_non_profiles_and_overflowing_totals():
     perf = H.tmp_path("perf.data")
     with open(perf, "wb") as f:
         f.write(b"PERFILE2" + b"\0" * 200)
-    for src, dst in (("/bin/ls", "x.folded"), (perf, "x.svg")):
+    # perf.data itself is named, with what to run (not only "binary data")
+    for src, dst, want in (("/bin/ls", "x.folded", "not a capture, pprof or folded file"),
+                           (perf, "x.svg", "looks like perf.data")):
         proc = _convert(src, H.tmp_path(dst), check=False)
-        assert proc.returncode == 1 and "not a capture, pprof or folded file" in proc.stderr \
-            and src in proc.stderr, proc.stderr
+        assert proc.returncode == 1 and want in proc.stderr and src in proc.stderr, proc.stderr
         assert not os.path.exists(H.tmp_path(dst))
     proc = _convert("/etc/passwd", H.tmp_path("passwd.svg"), check=False)
     assert proc.returncode == 1 and "not a folded file" in proc.stderr \
@@ -641,3 +652,35 @@ def test_zero_sample_capture_exports_empty_outputs():
     assert trace["traceEvents"] == [] and trace["samples"] == [], trace
     assert os.path.getsize(outs["folded"]) == 0
     _speedscope(outs["speedscope"], "no samples", "zero-speedscope")
+
+
+def test_output_only_formats_are_named_when_read_back():
+    """Chrome trace, speedscope and SVG files are formats convert writes and
+    cannot read: reading one back says so and lists what convert reads
+    (before: 'folded: not a folded file ... has no count'), by extension,
+    under another name and on stdin.  A folded file whose root frame
+    begins with '{' ("{{closure}}") is still folded stacks."""
+    demo = os.path.join(H.REPO, "tests", "fuzz", "capture_reader", "demo.msc")
+    for ext, what in ((".trace.json", "a Chrome trace (JSON)"),
+                      (".speedscope.json", "a speedscope profile (JSON)"),
+                      (".svg", "an SVG flame graph")):
+        out = H.tmp_path("out-only" + ext)
+        _convert(demo, out)
+        renamed = H.tmp_path("out-only-renamed" + ext.replace(".", "-") + ".txt")
+        shutil.copy(out, renamed)
+        for src in (out, renamed):
+            p = _convert(src, H.tmp_path("back.msc"), check=False)
+            assert p.returncode == 1 and ("this is %s" % what) in p.stderr, (src, p.returncode, p.stderr)
+            assert "cannot read back" in p.stderr and "pprof (.pb.gz" in p.stderr, p.stderr
+            assert "not a folded file" not in p.stderr, p.stderr
+            assert not os.path.exists(H.tmp_path("back.msc"))
+        with open(out, "rb") as f:
+            p = subprocess.run([H.BIN, "convert", "-", "-o", H.tmp_path("back.msc")], stdin=f,
+                               capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1 and ("this is %s" % what) in p.stderr, p.stderr
+    folded = H.tmp_path("closure.folded")
+    with open(folded, "w") as f:
+        f.write("{{closure}};main;work 3\n{{closure}};main 1\n")
+    _convert(folded, H.tmp_path("closure.msc"))
+    text = H.run([H.BIN, "convert", H.tmp_path("closure.msc"), "--to", "folded"], check=True).stdout
+    assert text == "{{closure}};main 1\n{{closure}};main;work 3\n", text

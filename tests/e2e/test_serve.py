@@ -33,6 +33,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.parse
 
 import helpers as H
 
@@ -765,6 +766,67 @@ def test_source_view_and_time_selection_in_the_page():
     # The zone: in the URL, shaded, and what the flame graph answers.
     assert not zone["shade"]["hidden"] and not zone["chip"]["hidden"], zone
     assert zone["total"] == window["total"] and 0 < zone["total"] < zone["whole"], zone
+
+
+@H.timeout(300)
+def test_source_view_of_a_python_function():
+    """A Python function's row is labelled "inner (/path/calls.py)" but is
+    the function inner of that file: /api/flat gives that identity apart
+    from the label, and clicking the row opens a source view with inner's
+    lines (before, the page sent the label as the name: 0 lines, 0 total).
+    /api/source still takes the label (old URLs), and file= narrows."""
+    calls = os.path.join(H.REPO, "tests", "fixtures", "python", "calls.py")
+    rec = H.cached_record("py-calls", ["/usr/bin/python3", calls, "0.5"])
+    with Server(rec.capture) as srv:
+        rows = srv.api("/api/flat?limit=1000&sort=total")["rows"]
+        label = "inner (%s)" % calls
+        row = next((r for r in rows if r["name"] == label), None)
+        assert row, [r["name"] for r in rows if ".py" in r["name"]]
+        assert row["function"] == "inner" and row["file"] == calls, row
+        # A native row: its recorded name, no file.
+        native = next(r for r in rows if r["kind"] == "function" and ".py" not in r["name"])
+        assert native.get("function") and "file" not in native, native
+        q = "/api/source?function=inner&file=" + urllib.parse.quote(calls)
+        api = srv.api(q)
+        old = srv.api("/api/source?function=" + urllib.parse.quote(label))
+        other = srv.api("/api/source?function=inner&file=/elsewhere/calls.py")
+        res = pages(srv, {"source": {"name": label, "hash": "view=table&sort=total"}}, "py-source")
+    H.log("inner: flat total %d, source %r" % (row["total"], api["files"]))
+    assert row["total"] > 0 and api["function_total"] == row["total"], (row, api["function_total"])
+    assert [f["file"] for f in api["files"]] == [calls], api
+    lines = {l["line"]: l["total"] for l in api["files"][0]["lines"]}
+    assert sum(lines.values()) == row["total"], lines
+    # inner's body is lines 16-19 of calls.py (INNER_FIRST..INNER_LAST).
+    assert all(16 <= n <= 19 for n in lines), lines
+    assert old["function_total"] == row["total"] and old["files"] == api["files"], old
+    assert other["function_total"] == 0 and other["files"] == [], other
+    src = res["source"]
+    assert "fn=inner" in src["hash"] and "fnfile=" in src["hash"], src["hash"]
+    costed = {r["line"]: r["total"] for r in src["rows"] if r["total"] is not None}
+    assert costed == lines, (costed, lines)
+    assert src["head"].startswith("inner (%s): " % calls), src["head"]
+    with open(calls) as fh:
+        text = fh.read().split("\n")
+    for r in src["rows"]:
+        assert r["text"] == text[r["line"] - 1], (r, text[r["line"] - 1])
+
+
+def test_source_of_a_cxx_method_by_its_identity():
+    """A C++ row is labelled demangled ("ns::Burner::method(int)") while its
+    frames are named as the symbol table does (_ZN2ns6Burner6methodEi): the
+    row's function is the recorded name and /api/source answers for it
+    (before: the page sent the label, 0 lines); the label works too."""
+    rec = H.cached_record("cxx_hot", [H.fixture("cxx_hot"), "1"])
+    with Server(rec.capture) as srv:
+        rows = srv.api("/api/flat?limit=1000")["rows"]
+        row = next(r for r in rows if r["name"] == "ns::Burner::method(int)")
+        assert row["function"] == "_ZN2ns6Burner6methodEi" and "file" not in row, row
+        api = srv.api("/api/source?function=" + row["function"])
+        old = srv.api("/api/source?function=" + urllib.parse.quote(row["name"]))
+    assert api["function_total"] == row["total"] > 0, (api["function_total"], row)
+    assert api["files"] and api["files"][0]["file"].endswith("cxx_hot.cc"), api["files"]
+    assert sum(l["total"] for l in api["files"][0]["lines"]) == row["total"], api["files"]
+    assert old["function_total"] == row["total"] and old["files"] == api["files"], old
 
 
 def srv_flat(capture):

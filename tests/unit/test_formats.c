@@ -601,6 +601,141 @@ static void test_pprof_export_recorded(void **state)
 	capture__free(c);
 }
 
+/*
+ * The labels pprof__export writes come back as rows: each sample's thread
+ * (tid, thread comm) and process (pid, comm), and its cgroup (id, path,
+ * full container id, runtime), so report --by process/thread/container
+ * read the same after a round trip (before: every label was dropped and
+ * counted, 2 samples x 9 labels here).  A label microscope does not write
+ * stays dropped and counted.
+ */
+static void test_pprof_labels_round_trip(void **state)
+{
+	static const char id[] = "c0ffee0000000000000000000000000000000000000000000000000000000077";
+	struct capture_builder *b = capture_builder__new();
+	struct formats_note note = { "" };
+	struct capture *c, *c2 = NULL;
+	uint32_t mod, proc[2], th[2], ev, f, st, cg[2], row, i;
+	char err[256], name[160];
+	const char *runtime;
+	void *buf = NULL;
+	size_t len;
+
+	(void)state;
+	mod = capture_builder__add_module(b, &(struct capture_module){
+						     .path = capture_builder__string(b, "/bin/app"),
+						     .kind = CAPTURE_MODULE_FILE });
+	proc[0] = capture_builder__add_process(b, &(struct capture_process){
+							  .pid = 100, .comm = capture_builder__string(b, "web") });
+	proc[1] = capture_builder__add_process(b, &(struct capture_process){
+							  .pid = 200, .comm = capture_builder__string(b, "db") });
+	th[0] = capture_builder__add_thread(b, &(struct capture_thread){
+						       .tid = 101, .process = proc[0],
+						       .comm = capture_builder__string(b, "web-io") });
+	th[1] = capture_builder__add_thread(b, &(struct capture_thread){
+						       .tid = 200, .process = proc[1],
+						       .comm = capture_builder__string(b, "db") });
+	cg[0] = capture_builder__add_cgroup(
+		b, &(struct capture_cgroup){
+			   .cgroup_id = 4242,
+			   .path = capture_builder__string(b, "/machine.slice/libpod-c0ffee.scope"),
+			   .container = capture_builder__string(b, id),
+			   .runtime = capture_builder__string(b, "podman") });
+	cg[1] = capture_builder__add_cgroup(
+		b, &(struct capture_cgroup){ .cgroup_id = 7,
+					     .path = capture_builder__string(b, "/user.slice"),
+					     .container = capture_builder__string(b, ""),
+					     .runtime = capture_builder__string(b, "") });
+	ev = capture_builder__add_event(b, &(struct capture_event){
+						   .name = capture_builder__string(b, "cpu-clock"),
+						   .unit = capture_builder__string(b, "samples") });
+	f = capture_builder__add_frame(b, &(struct capture_frame){
+						  .module = mod, .address = 0x10,
+						  .function = capture_builder__string(b, "main") });
+	st = capture_builder__add_stack(b, CAPTURE_NONE, f);
+	/* web-io in the container 3 times, db on the host twice */
+	for (i = 0; i < 5; i++) {
+		row = capture_builder__add_sample(b, &(struct capture_sample){
+							     .time_ns = 1000 + i, .thread = th[i >= 3],
+							     .cpu = 0, .stack = st, .event = ev,
+							     .weight = 1 });
+		assert_int_equal(capture_builder__set_sample_cgroup(b, row, cg[i >= 3]), 0);
+	}
+	c = seal(b);
+	assert_int_equal(pprof__export(c, &buf, &len, &note), 0);
+	b = capture_builder__new();
+	note.text[0] = '\0';
+	assert_int_equal(pprof__import(buf, len, b, &note, err, sizeof(err)), 0);
+	c2 = seal(b);
+	assert_null(strstr(note.text, "labels dropped"));
+	assert_int_equal(capture__counter(c2, "pprof.labels_dropped"), 0);
+	/* samples/count: one per (stack, thread, cgroup), weights 3 and 2 */
+	assert_int_equal(c2->nsamples, 2);
+	assert_int_equal(c2->nthreads, 2);
+	assert_int_equal(c2->ncgroups, 2);
+	for (i = 0; i < c2->nsamples; i++) {
+		const struct capture_thread *t = &c2->threads[c2->samples[i].thread];
+		const struct capture_process *pr = &c2->processes[t->process];
+		const struct capture_cgroup *g = &c2->cgroups[capture__sample_cgroup(c2, i)];
+		bool web = t->tid == 101;
+
+		assert_int_equal(c2->samples[i].weight, web ? 3 : 2);
+		assert_int_equal(pr->pid, web ? 100 : 200);
+		assert_string_equal(capture__string(c2, pr->comm), web ? "web" : "db");
+		assert_string_equal(capture__string(c2, t->comm), web ? "web-io" : "db");
+		assert_int_equal(g->cgroup_id, web ? 4242 : 7);
+		assert_string_equal(capture__string(c2, g->path),
+				    web ? "/machine.slice/libpod-c0ffee.scope" : "/user.slice");
+		assert_string_equal(capture__string(c2, g->container), web ? id : "");
+		assert_int_equal(capture__container_name(c2, capture__sample_cgroup(c2, i), name,
+							 sizeof(name), &runtime),
+				 web);
+		if (web) {
+			assert_string_equal(name, "c0ffee000000");
+			assert_string_equal(runtime, "podman");
+		}
+	}
+	capture__free(c2);
+	free(buf);
+	capture__free(c);
+
+	/* A label of a key microscope does not write: dropped, counted, named. */
+	{
+		struct pb_fixture x;
+		Perftools__Profiles__Label l = PERFTOOLS__PROFILES__LABEL__INIT, *lp = &l;
+		char *strs[16];
+		uint8_t *packed;
+
+		pb_fixture_init(&x);
+		assert_true(x.p.n_string_table + 2 <= 16);
+		memcpy(strs, x.p.string_table, x.p.n_string_table * sizeof(*strs));
+		strs[x.p.n_string_table] = "goroutine";
+		strs[x.p.n_string_table + 1] = "17";
+		l.key = (int64_t)x.p.n_string_table;
+		l.str = (int64_t)x.p.n_string_table + 1;
+		x.p.string_table = strs;
+		x.p.n_string_table += 2;
+		x.s[0].label = &lp;
+		x.s[0].n_label = 1;
+		packed = pb_pack(&x.p, &len);
+		b = capture_builder__new();
+		note.text[0] = '\0';
+		assert_int_equal(pprof__import(packed, len, b, &note, err, sizeof(err)), 0);
+		c2 = seal(b);
+		assert_int_equal(capture__counter(c2, "pprof.labels_dropped"), 1);
+		assert_non_null(strstr(note.text, "1 sample labels dropped"));
+		assert_non_null(strstr(note.text, "'goroutine'"));
+		capture__free(c2);
+		free(packed);
+		/* a label's string index out of the table is an error */
+		l.str = 99;
+		packed = pb_pack(&x.p, &len);
+		assert_int_equal(try_import(packed, len, err, sizeof(err), NULL), -EBADMSG);
+		assert_non_null(strstr(err, "sample 0: label 0"));
+		free(packed);
+	}
+}
+
 static void test_json_exports(void **state)
 {
 	struct capture *c = recorded_capture();
@@ -969,6 +1104,7 @@ int main(void)
 		cmocka_unit_test(test_pprof_malformed),
 		cmocka_unit_test(test_labels_match_analysis),
 		cmocka_unit_test(test_pprof_export_recorded),
+		cmocka_unit_test(test_pprof_labels_round_trip),
 		cmocka_unit_test(test_json_exports),
 		cmocka_unit_test(test_offcpu_exports),
 		cmocka_unit_test(test_speedscope_zones),

@@ -431,6 +431,91 @@ static void test_folded_stays_folded(void **state)
 			fail_msg("folded text %zu detected as perf script", i);
 }
 
+/* Import buf[len] (NULs allowed); the status, *out the capture on success. */
+static int import_len(const char *buf, size_t len, struct capture **out, char *err, size_t errlen)
+{
+	struct capture_builder *b = capture_builder__new();
+	struct formats_note note = { "" };
+	void *bytes = NULL;
+	size_t n = 0;
+	int rc;
+
+	assert_non_null(b);
+	rc = perf_script__import(buf, len, b, &note, err, errlen);
+	if (!rc) {
+		assert_int_equal(capture_builder__serialize(b, &bytes, &n), 0);
+		assert_int_equal(capture__open_mem(bytes, n, "test", out, err, errlen), 0);
+		free(bytes);
+	}
+	capture_builder__free(b);
+	return rc;
+}
+
+/*
+ * One NUL byte damages one line, not the file (before: the whole text was
+ * refused as binary): a callchain line with one is skipped (its sample
+ * keeps the other frames), a header with one takes its sample's frames
+ * along; both counted.  Binary data and perf.data itself are refused.
+ */
+static void test_nul_line_skipped(void **state)
+{
+	const char *text = comm_pid_tid_ip_sym_dso;
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1), err[512];
+	struct capture *c = NULL;
+	char *at;
+
+	(void)state;
+	assert_non_null(buf);
+	/* in sample 2's "main" frame: 3 samples, sample 2 two frames deep */
+	memcpy(buf, text, len + 1);
+	at = strstr(strstr(buf, "13d2"), "main");
+	at[1] = '\0';
+	assert_true(perf_script__detect(buf, len));
+	assert_int_equal(import_len(buf, len, &c, err, sizeof(err)), 0);
+	assert_int_equal(c->nsamples, 3);
+	assert_string_equal(leaf(c, 1), "spin_forever_work");
+	assert_string_equal(root(c, 1), "__libc_start_call_main");
+	assert_int_equal(capture__counter(c, "perf_script.nul_lines"), 1);
+	assert_int_equal(capture__counter(c, "perf_script.skipped_lines"), 0);
+	assert_int_equal(c->stacks[c->stacks[c->samples[1].stack].parent].parent, CAPTURE_NONE);
+	capture__free(c);
+	/* in sample 2's header: 2 samples, its 3 frame lines skipped with it */
+	memcpy(buf, text, len + 1);
+	at = strstr(strstr(buf, "\n\n") + 2, "/21799");
+	at[2] = '\0';
+	assert_int_equal(import_len(buf, len, &c, err, sizeof(err)), 0);
+	assert_int_equal(c->nsamples, 2);
+	assert_string_equal(leaf(c, 0), "do_lookup_x");
+	assert_string_equal(leaf(c, 1), "spin_forever_work");
+	assert_int_equal(capture__counter(c, "perf_script.nul_lines"), 1);
+	assert_int_equal(capture__counter(c, "perf_script.skipped_lines"), 3);
+	capture__free(c);
+	/* in the first line: still perf script, 2 samples */
+	memcpy(buf, text, len + 1);
+	buf[3] = '\0';
+	assert_true(perf_script__detect(buf, len));
+	assert_int_equal(import_len(buf, len, &c, err, sizeof(err)), 0);
+	assert_int_equal(c->nsamples, 2);
+	capture__free(c);
+	free(buf);
+	/* binary: many NULs */
+	{
+		char bin[256];
+
+		memset(bin, 'x', sizeof(bin));
+		for (size_t i = 0; i < sizeof(bin); i += 16)
+			bin[i] = '\0';
+		assert_int_equal(import_len(bin, sizeof(bin), &c, err, sizeof(err)), -EBADMSG);
+		assert_non_null(strstr(err, "binary data"));
+		memcpy(bin, "PERFILE2", 8);
+		assert_true(perf_script__is_perf_data(bin, sizeof(bin)));
+		assert_int_equal(import_len(bin, sizeof(bin), &c, err, sizeof(err)), -EBADMSG);
+		assert_non_null(strstr(err, "looks like perf.data"));
+		assert_non_null(strstr(err, "perf script -i"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_comm_with_colon),
 		cmocka_unit_test(test_errors_name_the_line),
 		cmocka_unit_test(test_folded_refuses_perf_script),
+		cmocka_unit_test(test_nul_line_skipped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -409,6 +409,28 @@ static void test_parse_when(void **state)
 	assert_int_equal(cli_input__parse_when("@5", now, &v), 0);
 	assert_true(v == 5 * s);
 	assert_int_equal(cli_input__parse_when("2026-13-01T00:00", now, &v), -EINVAL);
+	/* Calendar days and clock fields are checked, not normalized by timegm
+	 * (before: 2026-02-30 was taken as 2026-03-02). */
+	assert_int_equal(cli_input__parse_when("2026-02-30T00:00Z", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("2026-02-29T00:00Z", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("2026-04-31 12:00", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("2026-00-10T00:00", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("2026-12-00T00:00", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("2026-12-02T24:00", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("2026-12-02T23:60", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("2026-12-02T23:59:60", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("24:00", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("9:00", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("2026-12-2T14:17", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("2026-12-02T14:17ZZ", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("2026-12-02", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("1.5", now, &v), -EINVAL);
+	assert_int_equal(cli_input__parse_when("5", now, &v), -EINVAL);
+	/* 2024 is a leap year: 2024-02-29 00:00 UTC is 1709164800. */
+	assert_int_equal(cli_input__parse_when("2024-02-29T00:00Z", now, &v), 0);
+	assert_true(v == 1709164800ull * s);
+	assert_int_equal(cli_input__parse_when("2026-12-02T23:59:59", now, &v), 0);
+	assert_true(v == 1796255999ull * s);
 	assert_int_equal(cli_input__parse_when("14:17x", now, &v), -EINVAL);
 	assert_int_equal(cli_input__parse_when("-", now, &v), -EINVAL);
 	assert_int_equal(cli_input__parse_when("@", now, &v), -EINVAL);

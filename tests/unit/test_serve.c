@@ -675,7 +675,7 @@ static void test_source_lines(void **state)
 	capture_builder__free(b);
 
 	analysis_query__init(&q, e);
-	assert_int_equal(analysis_source__init(&src, c, &q, "f"), 0);
+	assert_int_equal(analysis_source__init(&src, c, &q, "f", NULL), 0);
 	assert_int_equal(src.weight, 10);
 	assert_int_equal(src.total, 9);
 	assert_int_equal(src.nlines, 2);
@@ -689,19 +689,19 @@ static void test_source_lines(void **state)
 	analysis_source__release(&src);
 	/* A time window: only the recursion's samples (t 300..302). */
 	q.start_ns = 300;
-	assert_int_equal(analysis_source__init(&src, c, &q, "f"), 0);
+	assert_int_equal(analysis_source__init(&src, c, &q, "f", NULL), 0);
 	assert_int_equal(src.total, 3);
 	assert_int_equal(src.nlines, 1);
 	assert_int_equal(src.lines[0].line, 11);
 	analysis_source__release(&src);
 	/* No such function: nothing charged, nothing listed. */
 	q.start_ns = 0;
-	assert_int_equal(analysis_source__init(&src, c, &q, "nope"), 0);
+	assert_int_equal(analysis_source__init(&src, c, &q, "nope", NULL), 0);
 	assert_int_equal(src.total, 0);
 	assert_int_equal(src.nlines, 0);
 	analysis_source__release(&src);
 	q.event = 7;
-	assert_int_equal(analysis_source__init(&src, c, &q, "f"), -EINVAL);
+	assert_int_equal(analysis_source__init(&src, c, &q, "f", NULL), -EINVAL);
 	capture__free(c);
 }
 

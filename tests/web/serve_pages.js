@@ -9,7 +9,7 @@
 //          "diff": {"hash": "start=..&end=.."},           // hash: optional extra state
 //          "diffbase": {"start_ms": MS, "drag": [F0, F1]},  // the diff view's base part
 //          "modules": {},                                // granularity selector -> module
-//          "source": {"name": FUNC},                     // table row click -> source view
+//          "source": {"name": FUNC, "hash": H},          // table row click -> source view (table at #H)
 //          "zone": {},                                   // drag across the timeline
 //          "zones": {"site": NAME},                      // zones table: sort, click a site
 //          "groups": {"hash": "start=..&end=.."},         // the groups view under a state
@@ -259,7 +259,7 @@ function chromiumCpu(by) {
 }
 
 async function source(page, s) {
-  await open(page, 'view=table', 'table');
+  await open(page, s.hash || 'view=table', 'table');
   await page.click(`#functions tr[data-name="${s.name}"]`);
   await page.waitForFunction(() => location.hash.includes('view=source'));
   await ready(page, 'source');
@@ -267,8 +267,9 @@ async function source(page, s) {
     line: Number(e.dataset.line), self: e.dataset.self ? Number(e.dataset.self) : null,
     total: e.dataset.total ? Number(e.dataset.total) : null, text: e.querySelector('pre').textContent })));
   const notes = await page.$$eval('#view .note', (els) => els.map((e) => e.textContent));
+  const head = await page.$eval('#view > div', (e) => e.textContent);
   await page.screenshot({ path: path.join(spec.shots, 'source.png'), fullPage: true });
-  return { hash: await page.evaluate(() => location.hash), rows, notes };
+  return { hash: await page.evaluate(() => location.hash), rows, notes, head };
 }
 
 // A time selection: drag across the middle half of the timeline's lanes;

@@ -69,7 +69,8 @@ static void convert_print_usage(FILE *f)
 	      "                    plain or any -F fields, with or without callchains:\n"
 	      "                    .perf-script, .script, .perf; other text is told\n"
 	      "                    from folded stacks by its sample headers and\n"
-	      "                    callchain lines)\n"
+	      "                    callchain lines); speedscope, Chrome trace and SVG\n"
+	      "                    are output formats only, refused as input\n"
 	      "  -o, --output OUT  output file, '-' for stdout\n"
 	      "  --threads         put a \"comm-tid\" root frame above each stack\n"
 	      "  --look LOOK       logical (default), native (Python frames dropped) or python\n"
@@ -474,8 +475,9 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (rc)
 		goto cleanup;
-	/* Text formats hold no NUL byte: binary input (an ELF, perf.data) is not ours. */
-	if (ifmt->text && memchr(bytes, '\0', nbytes)) {
+	/* Folded text holds no NUL byte: binary input (an ELF) is not ours.  perf
+	 * script text skips a damaged line and tells binary data itself. */
+	if (ifmt->text && ifmt->import != perf_script__import && memchr(bytes, '\0', nbytes)) {
 		fprintf(stderr,
 			"microscope convert: %s: not a capture, pprof or folded file (binary data: "
 			"a NUL byte at offset %zu)\n",

@@ -76,6 +76,48 @@ const struct convert_input_format *convert_input__format(const char *from, const
 	return CONVERT_INPUT_FOLDED;
 }
 
+/* What convert reads, for the refusal of a format it only writes. */
+#define OUTPUT_ONLY_MSG                                                                    \
+	"%s: this is %s, which microscope writes but cannot read back; convert reads a "  \
+	"capture (.msc), pprof (.pb.gz, .pprof, .pb), folded stacks (.folded) or perf "    \
+	"script text: convert the capture (or pprof) it was made from"
+
+#define PERF_DATA_MSG                                                                      \
+	"%s: this looks like perf.data (perf record's binary file): run `perf script -i FILE "  \
+	"> FILE.txt` first and convert that text"
+
+static const unsigned char *skip_space(const unsigned char *p, const unsigned char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/*
+ * Which output-only format buf[len] (the input's first bytes) is, or NULL:
+ * a JSON document (an object whose first key begins, or an array of
+ * objects: a folded line never starts so) or an SVG/XML one.  Chrome trace
+ * and speedscope files are named apart, as convert writes them.
+ */
+static const char *output_only_format(const void *buf, size_t len)
+{
+	const unsigned char *p = buf, *end = p + (len < 4096 ? len : 4096), *q;
+
+	p = skip_space(p, end);
+	if (p == end)
+		return NULL;
+	if ((size_t)(end - p) >= 5 && (!memcmp(p, "<?xml", 5) || !memcmp(p, "<svg", 4)))
+		return "an SVG flame graph (XML)";
+	q = skip_space(p + 1, end);
+	if (q == end || !((*p == '{' && *q == '"') || (*p == '[' && (*q == '{' || *q == ']'))))
+		return NULL;
+	if (memmem(p, (size_t)(end - p), "speedscope", 10))
+		return "a speedscope profile (JSON)";
+	if (*p == '[' || memmem(p, (size_t)(end - p), "\"traceEvents\"", 13))
+		return "a Chrome trace (JSON)";
+	return "a JSON document";
+}
+
 /*
  * Read the input (path, or stdin for "-") into *buf (malloc'd) and choose
  * its format.  A regular file's first bytes are checked before the rest is
@@ -88,6 +130,7 @@ int convert_input__read(const char *path, const char *from, void **buf, size_t *
 			const struct convert_input_format **ifmt)
 {
 	unsigned char head[4096];
+	const char *what;
 	char msg[600] = "";
 	size_t got = 0;
 	int err, consumed;
@@ -100,7 +143,13 @@ int convert_input__read(const char *path, const char *from, void **buf, size_t *
 		const unsigned char *nul = memchr(head, '\0', got);
 
 		*ifmt = convert_input__format(from, path, head, got);
-		if (!(*ifmt)->import) {
+		if ((*ifmt)->text && perf_script__is_perf_data(head, got)) {
+			err = -EBADMSG;
+			snprintf(msg, sizeof(msg), PERF_DATA_MSG, path);
+		} else if ((*ifmt)->text && (what = output_only_format(head, got))) {
+			err = -EBADMSG;
+			snprintf(msg, sizeof(msg), OUTPUT_ONLY_MSG, path, what);
+		} else if (!(*ifmt)->import) {
 			err = capture__check_header(head, got, path, msg, sizeof(msg));
 		} else if ((*ifmt)->import == convert_import_folded && nul) {
 			err = -EBADMSG;
@@ -127,8 +176,21 @@ int convert_input__read(const char *path, const char *from, void **buf, size_t *
 					 len, msg, sizeof(msg));
 	/* the first bytes only decided early refusals: the whole input decides
 	 * the format (perf script's header comments may run past them) */
-	if (!err)
+	if (!err) {
 		*ifmt = convert_input__format(from, path, *buf, *len);
+		if ((*ifmt)->text && perf_script__is_perf_data(*buf, *len)) {
+			err = -EBADMSG;
+			snprintf(msg, sizeof(msg), PERF_DATA_MSG, path);
+		} else if ((*ifmt)->text && (what = output_only_format(*buf, *len))) {
+			err = -EBADMSG;
+			snprintf(msg, sizeof(msg), OUTPUT_ONLY_MSG, path, what);
+		}
+		if (err) {
+			free(*buf);
+			*buf = NULL;
+			*len = 0;
+		}
+	}
 	if (err)
 		fprintf(stderr, "microscope convert: %s\n", msg);
 	return err;

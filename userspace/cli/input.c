@@ -34,13 +34,47 @@ int cli_input__read_dir(const char *cmd, const char *path, void **bytes, size_t 
 				 (void *)cmd);
 }
 
+/* Exactly n decimal digits at *p, in [lo, hi]: their value, or -1. */
+static int fixed_digits(const char **p, int n, int lo, int hi)
+{
+	int v = 0, i;
+
+	for (i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)(*p)[i]))
+			return -1;
+		v = v * 10 + ((*p)[i] - '0');
+	}
+	*p += n;
+	return v < lo || v > hi ? -1 : v;
+}
+
+static bool leap_year(int y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/*
+ * "HH:MM[:SS][Z]" at p into tm, to the end of the string: hours 00-23,
+ * minutes and seconds 00-59 (no leap second: UTC as time_t counts it).
+ */
+static int parse_clock(const char *p, struct tm *tm)
+{
+	if ((tm->tm_hour = fixed_digits(&p, 2, 0, 23)) < 0 || *p++ != ':' ||
+	    (tm->tm_min = fixed_digits(&p, 2, 0, 59)) < 0)
+		return -EINVAL;
+	tm->tm_sec = 0;
+	if (*p == ':' && (++p, (tm->tm_sec = fixed_digits(&p, 2, 0, 59)) < 0))
+		return -EINVAL;
+	if (*p == 'Z')
+		p++;
+	return *p ? -EINVAL : 0;
+}
+
 int cli_input__parse_when(const char *s, uint64_t now_ns, uint64_t *ns)
 {
-	static const char *const formats[] = {
-		"%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M",
-	};
+	static const int mdays[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	const char *p = s;
 	struct tm tm;
-	const char *end;
 	char *e;
 	uint64_t d;
 	time_t t;
@@ -65,28 +99,30 @@ int cli_input__parse_when(const char *s, uint64_t now_ns, uint64_t *ns)
 		*ns = (uint64_t)v * 1000000000u;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]) + 2; i++) {
-		memset(&tm, 0, sizeof(tm));
-		if (i < sizeof(formats) / sizeof(formats[0])) {
-			end = strptime(s, formats[i], &tm);
-		} else {
-			/* HH:MM[:SS] today (UTC) */
-			t = (time_t)(now_ns / 1000000000u);
-			gmtime_r(&t, &tm);
-			tm.tm_sec = 0;
-			end = strptime(s, i == sizeof(formats) / sizeof(formats[0]) ? "%H:%M:%S"
-										  : "%H:%M",
-				       &tm);
-		}
-		if (!end || (*end && strcmp(end, "Z")))
-			continue;
-		t = timegm(&tm);
-		if (t < 0)
+	memset(&tm, 0, sizeof(tm));
+	if (strlen(s) > 2 && s[2] == ':') {
+		/* HH:MM[:SS] today (UTC) */
+		t = (time_t)(now_ns / 1000000000u);
+		gmtime_r(&t, &tm);
+	} else {
+		/* YYYY-MM-DD, a real calendar day (no 2026-02-30), then T or a space */
+		if ((tm.tm_year = fixed_digits(&p, 4, 1970, 9999)) < 0 || *p++ != '-' ||
+		    (tm.tm_mon = fixed_digits(&p, 2, 1, 12)) < 0 || *p++ != '-' ||
+		    (tm.tm_mday = fixed_digits(&p, 2, 1, 31)) < 0 || (*p != 'T' && *p != ' '))
 			return -EINVAL;
-		*ns = (uint64_t)t * 1000000000u;
-		return 0;
+		if (tm.tm_mday > mdays[tm.tm_mon - 1] + (tm.tm_mon == 2 && leap_year(tm.tm_year)))
+			return -EINVAL;
+		tm.tm_year -= 1900;
+		tm.tm_mon--;
+		p++;
 	}
-	return -EINVAL;
+	if (parse_clock(p, &tm))
+		return -EINVAL;
+	t = timegm(&tm);
+	if (t < 0)
+		return -EINVAL;
+	*ns = (uint64_t)t * 1000000000u;
+	return 0;
 }
 
 static bool range_is_all(struct cli_input_range r)

@@ -31,6 +31,9 @@ struct cli_input_range {
  *   YYYY-MM-DDTHH:MM[:SS][Z]  a UTC time (also with a space for the T)
  *   HH:MM[:SS]            that UTC time today
  *   @SECONDS              seconds since the epoch
+ * Fields have exactly their digits and a real value: a calendar day of its
+ * month (2026-02-30 and 2026-02-29 are -EINVAL), hours 00-23, minutes and
+ * seconds 00-59; years 1970-9999.
  * Returns 0 with *ns, or -EINVAL.
  */
 int cli_input__parse_when(const char *s, uint64_t now_ns, uint64_t *ns);

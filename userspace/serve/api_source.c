@@ -128,13 +128,16 @@ int api__source(struct api_ctx *ctx, json_t *out)
 	uint32_t i, lo, nfiles = 0;
 	int rc;
 
-	rc = analysis_source__init(&s, ctx->c, &ctx->q, ctx->sq->function);
+	rc = analysis_source__init(&s, ctx->c, &ctx->q, ctx->sq->function,
+				   ctx->sq->set & (1u << SERVE_P_FILE) ? ctx->sq->file : NULL);
 	if (rc)
 		return rc == -EINVAL ? api__fail(ctx, "bad query") : rc;
 	rc = -ENOMEM;
 	files = json_array();
 	if (api__head(ctx, out, s.weight) ||
 	    api__set(out, "function", json_string(ctx->sq->function)) ||
+	    ((ctx->sq->set & (1u << SERVE_P_FILE)) &&
+	     api__set(out, "file", json_string(ctx->sq->file))) ||
 	    api__set(out, "function_total", api__u64(s.total)) || api__set(out, "files", files))
 		goto cleanup;
 	for (lo = 0; lo < s.nlines; lo = i) {

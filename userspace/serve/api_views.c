@@ -21,6 +21,36 @@ static json_t *key_json(const struct analysis_names *n, uint32_t key)
 			 api__key_kind(n->keys[key].kind));
 }
 
+/*
+ * Key's function identity on its row o, apart from its display name:
+ * "function" (the recorded name, as /api/source's function= takes it) and,
+ * for an interpreted frame, "file" (a Python function is one per name and
+ * file).  Nothing for threads, truncation marks, modules and unnamed code.
+ */
+static int key_identity(const struct analysis_names *n, uint32_t key, json_t *o)
+{
+	const struct capture *c = n->capture;
+	const struct capture_frame *f;
+	json_t *fn, *file;
+
+	if (key == CAPTURE_NONE || n->keys[key].frame == CAPTURE_NONE ||
+	    n->options.granularity == ANALYSIS_GRANULARITY_MODULE)
+		return 0;
+	f = &c->frames[n->keys[key].frame];
+	if ((f->flags & CAPTURE_FRAME_F_TRUNCATION) || !capture__string(c, f->function)[0])
+		return 0;
+	/* A name that is no UTF-8 has no JSON form: the row keeps its label only. */
+	fn = json_string(capture__string(c, f->function));
+	if (!fn)
+		return 0;
+	if (api__set(o, "function", fn))
+		return -ENOMEM;
+	if (!(f->flags & CAPTURE_FRAME_F_INTERPRETED))
+		return 0;
+	file = json_string(capture__string(c, f->file));
+	return file ? api__set(o, "file", file) : 0;
+}
+
 int api__head(struct api_ctx *ctx, json_t *out, uint64_t total)
 {
 	const struct capture_event *e = &ctx->c->events[ctx->q.event];
@@ -264,7 +294,8 @@ int api__flat(struct api_ctx *ctx, json_t *out)
 
 		if (!o || json_array_append_new(arr, o) ||
 		    api__set(o, "self", api__u64(f->rows[i].self)) ||
-		    api__set(o, "total", api__u64(f->rows[i].total)))
+		    api__set(o, "total", api__u64(f->rows[i].total)) ||
+		    key_identity(ctx->names, f->rows[i].key, o))
 			goto cleanup;
 	}
 	rc = 0;

@@ -36,7 +36,7 @@ static const char *const param_names[SERVE_P_COUNT] = {
 	[SERVE_P_BUCKETS] = "buckets",	 [SERVE_P_BY] = "by",
 	[SERVE_P_MIN_NS] = "min_ns",	 [SERVE_P_LABEL] = "label",
 	[SERVE_P_FUNCTION] = "function", [SERVE_P_BASE_START] = "base_start",
-	[SERVE_P_BASE_END] = "base_end",
+	[SERVE_P_BASE_END] = "base_end", [SERVE_P_FILE] = "file",
 };
 
 #define P(x) (1u << SERVE_P_##x)
@@ -58,7 +58,7 @@ static const uint32_t endpoint_params[SERVE_EP_COUNT] = {
 	[SERVE_EP_OFFCPU] = FILTERS | P(BY) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_DIFF] = FILTERS | P(BASE_START) | P(BASE_END) | P(OFFSET) | P(LIMIT),
 	[SERVE_EP_GROUPS] = FILTERS | P(BY) | P(OFFSET) | P(LIMIT),
-	[SERVE_EP_SOURCE] = (FILTERS & ~P(GRANULARITY)) | P(FUNCTION),
+	[SERVE_EP_SOURCE] = (FILTERS & ~P(GRANULARITY)) | P(FUNCTION) | P(FILE),
 	[SERVE_EP_ZONES] = P(THREAD) | P(PROCESS) | P(START) | P(END) | P(OFFSET) | P(LIMIT) |
 			   P(LABEL),
 };
@@ -256,6 +256,9 @@ int serve_query__set(struct serve_query *q, const char *key, const char *value, 
 			return fail(err, errlen, "function: empty name");
 		set_text(q->function, value);
 		return 0;
+	case SERVE_P_FILE:
+		set_text(q->file, value);
+		return 0;
 	case SERVE_P_LABEL:
 		if (check_label(value, err, errlen))
 			return -EINVAL;
@@ -430,11 +433,11 @@ size_t serve_query__canonical(const struct serve_query *q, char *buf, size_t siz
 		buf, size,
 		"%s|%u|%u|%" PRIu64 "|%" PRIu64 "|%" PRIu64 "|%" PRIu64
 		"|%d|%d|%d|%d|%.17g|%u|%u|%u|%u|%d|%u|%d|%" PRIu64
-		"|%d|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s",
+		"|%d|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%zu:%s|%d:%zu:%s",
 		serve_query__endpoint_name(q->endpoint), q->thread, q->process, q->start_ns,
 		q->end_ns, q->base_start_ns, q->base_end_ns, q->look, q->granularity, q->per_thread, q->incomplete, q->min_share, q->max_nodes,
 		q->node, q->offset, q->limit, q->sort, q->buckets, q->by, q->min_ns, q->group_by,
 		strlen(q->event), q->event, strlen(q->module), q->module, strlen(q->focus),
 		q->focus, strlen(q->ignore), q->ignore, strlen(q->label), q->label, strlen(q->function),
-		q->function);
+		q->function, !!(q->set & P(FILE)), strlen(q->file), q->file);
 }

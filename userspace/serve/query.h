@@ -99,6 +99,7 @@ enum serve_param {
 	SERVE_P_FUNCTION,
 	SERVE_P_BASE_START,
 	SERVE_P_BASE_END,
+	SERVE_P_FILE,
 	SERVE_P_COUNT,
 };
 
@@ -133,6 +134,8 @@ struct serve_query {
 	 * syntax, resolved by the answerer. */
 	char label[SERVE_MAX_VALUE + 1];
 	char function[SERVE_MAX_VALUE + 1]; /* /api/source: the function's name, exact */
+	/* /api/source: the function's file, exact (only when set has 1 << SERVE_P_FILE) */
+	char file[SERVE_MAX_VALUE + 1];
 };
 
 /*

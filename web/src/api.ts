@@ -19,7 +19,9 @@ export interface FlameNode { id: number; parent: number; name: string; kind: str
 export interface Flame { event: string; unit: string; total: number; samples: number; min_share: number; pruned: number; nodes: FlameNode[]; }
 export interface TreeChild { id: number; name: string; kind: string; self: number; total: number; nchildren: number; }
 export interface CallTree { event: string; unit: string; total: number; node: TreeChild; nchildren: number; offset: number; children: TreeChild[]; }
-export interface FlatRow { name: string; kind: string; self: number; total: number; }
+// function/file: the row's function identity (what /api/source takes), apart
+// from its display name; absent for modules, threads and unnamed code.
+export interface FlatRow { name: string; kind: string; self: number; total: number; function?: string; file?: string; }
 export interface Flat { event: string; unit: string; total: number; nrows: number; offset: number; sort: string; rows: FlatRow[]; }
 export interface Lane { thread: Thread; samples: number[]; off_cpu_ns: number[]; }
 export interface Lanes { start_ns: number; bucket_ns: number; nbuckets: number; nlanes: number; offset: number; lanes: Lane[]; }
@@ -49,7 +51,7 @@ export interface Groups { event: string; unit: string; total: number; by: string
 
 export interface SourceLine { line: number; self: number; total: number; }
 export interface SourceFile { file: string; lines: SourceLine[]; readable: boolean; why?: string; first_line?: number; text?: string[]; }
-export interface Source { event: string; unit: string; total: number; function: string; function_total: number; files: SourceFile[]; }
+export interface Source { event: string; unit: string; total: number; function: string; file?: string; function_total: number; files: SourceFile[]; }
 
 export type Params = Record<string, string | number | boolean | undefined>;
 

@@ -2,7 +2,10 @@
 export interface State {
   view: string; event?: string; thread?: string; look?: string; focus?: string; ignore?: string;
   module?: string; search?: string; zoom?: string; sort?: string; by?: string;
-  gran?: string; label?: string; group?: string; fn?: string;
+  gran?: string; label?: string; group?: string;
+  // The source view's function: its identity as /api/flat's rows give it
+  // (recorded name, and file for an interpreted function), not its label.
+  fn?: string; fnfile?: string;
   // The zone site the timeline highlights (/api/zones site id).
   site?: string;
   // The time selection (a zone of the timeline): ns from the capture's origin.
@@ -12,7 +15,7 @@ export interface State {
   base_start?: string; base_end?: string;
 }
 
-const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'label', 'start', 'end', 'base_start', 'base_end', 'group', 'fn', 'site', 'search', 'zoom', 'sort', 'by'];
+const KEYS: (keyof State)[] = ['view', 'event', 'thread', 'look', 'gran', 'focus', 'ignore', 'module', 'label', 'start', 'end', 'base_start', 'base_end', 'group', 'fn', 'fnfile', 'site', 'search', 'zoom', 'sort', 'by'];
 
 export function readState(): State {
   const p = new URLSearchParams(location.hash.replace(/^#/, ''));

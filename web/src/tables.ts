@@ -42,10 +42,12 @@ export async function renderTable(root: HTMLElement, s: State): Promise<void> {
     const tr = row([r.name + (r.kind === 'kernel' ? ' [k]' : ''), String(r.self), pct(r.self, f.total), String(r.total), pct(r.total, f.total)]);
     tr.dataset.name = r.name;
     // A module has no source lines: only function rows open the source view.
-    if ((r.kind === 'function' || r.kind === 'inline') && s.gran !== 'module') {
+    // The row's identity, not its label: a Python row reads "f (app.py)",
+    // a C++ one demangled, a line row "f (f.c:12)"; /api/source wants f.
+    if ((r.kind === 'function' || r.kind === 'inline') && s.gran !== 'module' && r.function) {
       tr.style.cursor = 'pointer';
       tr.title = 'source view of ' + r.name;
-      tr.addEventListener('click', () => writeState({ ...s, view: 'source', fn: r.name }));
+      tr.addEventListener('click', () => writeState({ ...s, view: 'source', fn: r.function, fnfile: r.file }));
     }
     t.appendChild(tr);
   }
@@ -61,8 +63,9 @@ export async function renderSource(root: HTMLElement, s: State): Promise<void> {
     return;
   }
   const f = filters(s);
-  const r = await get<Source>('source', { ...f, granularity: undefined, function: s.fn });
-  root.appendChild(el('div', `${r.function}: ${fmtWeight(r.function_total, r.unit)} of ${fmtWeight(r.total, r.unit)} (${pct(r.function_total, r.total)}) in ${r.files.length} file(s)`));
+  const r = await get<Source>('source', { ...f, granularity: undefined, function: s.fn, file: s.fnfile });
+  const who = r.file !== undefined ? `${r.function} (${r.file})` : r.function;
+  root.appendChild(el('div', `${who}: ${fmtWeight(r.function_total, r.unit)} of ${fmtWeight(r.total, r.unit)} (${pct(r.function_total, r.total)}) in ${r.files.length} file(s)`));
   for (const file of r.files) {
     root.appendChild(el('h4', file.file || '(no file recorded)'));
     const cost = new Map(file.lines.map((l) => [l.line, l]));
