@@ -267,7 +267,8 @@ static void make_state(void)
 		 "[{\"id\":\"" PODMAN_ID "\",\"names\":[\"s28burn\",\"alias\"],\"image\":\"x\"},"
 		 "{\"id\":\"NOTHEX\",\"names\":[\"bad-id\"]},"
 		 "{\"id\":\"" PODMAN_ID "\",\"names\":\"not-a-list\"},"
-		 "{\"names\":[\"no-id\"]}, 7, \"x\"]");
+		 "{\"names\":[\"no-id\"]}, 7, \"x\","
+		 "{\"id\":\"" DOCKER_ID "\",\"names\":[\"esc\\u001b[2J\"]}]");
 	/* the runroot's copy names the same container: counted once */
 	put_file("state/run/containers/storage/overlay-containers/containers.json",
 		 "[{\"id\":\"" PODMAN_ID "\",\"names\":[\"s28burn\"]}]");
@@ -308,6 +309,7 @@ static void test_container_state(void **state)
 	assert_string_equal(ids[0], DOCKER_ID);
 	assert_int_equal(container_state__ids(root, "bad-id", ids, 4), 0);
 	assert_int_equal(container_state__ids(root, "not-a-list", ids, 4), 0);
+	assert_int_equal(container_state__ids(root, "esc\033[2J", ids, 4), 0);
 	assert_int_equal(container_state__ids(root, "liar", ids, 4), 0);
 	assert_int_equal(container_state__ids(root, "cut", ids, 4), 0);
 	assert_int_equal(container_state__ids(root, "huge", ids, 4), 0);

@@ -337,10 +337,29 @@ int cgroup_containers__find(const char *proc_root, const char *state_root, const
 	return found;
 }
 
+struct listed {
+	struct cgroup_container c[CONTAINERS_LISTED_MAX];
+	char name[CONTAINERS_LISTED_MAX][CGROUP_CONTAINER_ID_MAX];
+	int n;
+};
+
+/* Name the listed containers (container_state_fn): one pass over the state files. */
+static int listed__name(void *ctx, const char *runtime, const char *id, const char *name)
+{
+	struct listed *l = ctx;
+
+	(void)runtime;
+	for (int i = 0; i < l->n; i++)
+		if (!l->name[i][0] && !strcmp(l->c[i].id, id))
+			snprintf(l->name[i], sizeof(l->name[i]), "%s", name);
+	return 0;
+}
+
 int cgroup_containers__describe(const char *proc_root, const char *state_root, char *buf,
 				size_t len)
 {
 	static char paths[CONTAINERS_LISTED_MAX][CGROUP_PATH_MAX];
+	static struct listed l;
 	int n = cgroup_containers__find(proc_root, NULL, NULL, paths, NULL, CONTAINERS_LISTED_MAX);
 	size_t used = 0;
 
@@ -351,22 +370,25 @@ int cgroup_containers__describe(const char *proc_root, const char *state_root, c
 		snprintf(buf, len, "unknown (cannot read %s: %s)", proc_root, strerror(-n));
 		return n;
 	}
-	for (int i = 0; i < n && i < CONTAINERS_LISTED_MAX && used < len; i++) {
-		char name[CGROUP_CONTAINER_ID_MAX] = "";
-		struct cgroup_container c;
-		int idn;
-
-		if (!cgroup_path__container(paths[i], &c))
-			continue;
+	memset(&l, 0, sizeof(l));
+	for (int i = 0; i < n && i < CONTAINERS_LISTED_MAX; i++)
+		if (cgroup_path__container(paths[i], &l.c[l.n]))
+			l.n++;
+	if (state_root && l.n)
+		(void)container_state__each(state_root, listed__name, &l);
+	for (int i = 0; i < l.n && used < len; i++) {
+		const struct cgroup_container *c = &l.c[i];
 		/* ids shortened as report --by container shortens them */
-		idn = strlen(c.id) == 64 ? 12 : (int)strlen(c.id);
-		if (state_root && container_state__name(state_root, c.id, name, sizeof(name)))
+		int idn = strlen(c->id) == 64 ? 12 : (int)strlen(c->id);
+
+		if (l.name[i][0])
 			used += (size_t)snprintf(buf + used, len - used, "%s%s (%s %.*s)",
-						 used ? ", " : "", name, c.runtime, idn, c.id);
+						 used ? ", " : "", l.name[i], c->runtime, idn,
+						 c->id);
 		else
 			used += (size_t)snprintf(buf + used, len - used, "%s%.*s (%s)",
-						 used ? ", " : "", idn, c.id,
-						 c.runtime ? c.runtime : "?");
+						 used ? ", " : "", idn, c->id,
+						 c->runtime ? c->runtime : "?");
 	}
 	if (n > CONTAINERS_LISTED_MAX && used < len)
 		snprintf(buf + used, len - used, " and %d more", n - CONTAINERS_LISTED_MAX);

@@ -102,11 +102,23 @@ static bool state__hex_id(const char *s)
 	return true;
 }
 
+/* s is a name docker and podman accept: [a-zA-Z0-9][a-zA-Z0-9_.-]*
+ * (moby daemon/names, podman's libpod/define), short enough.  Anything else
+ * (control characters for the terminal, say) is not believed. */
 static bool state__name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
-	return n && n < CGROUP_CONTAINER_ID_MAX;
+	if (!n || n >= CGROUP_CONTAINER_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+
+		if (!alnum && (!i || (c != '_' && c != '.' && c != '-')))
+			return false;
+	}
+	return true;
 }
 
 /* Parse text as JSON; NULL when it is not. */
