@@ -83,6 +83,7 @@ struct record_session {
 	struct record_status live;     /* the status line on a TTY */
 	struct record_wake wake;       /* when the drain loop wakes */
 	struct record_scope *scope;    /* --container following, or NULL (borrowed) */
+	bool scope_failed;	       /* following stopped after a failure (said) */
 };
 
 static void step_failed(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -640,13 +641,13 @@ static void session__follow_scope(struct record_session *s)
 {
 	int err;
 
-	if (!s->scope)
+	if (!s->scope || s->scope_failed)
 		return;
 	err = record_scope__follow(s->scope, (uint64_t)(now_s() * 1e9), session__scope_set, s,
 				   stderr);
 	if (err < 0) {
 		step_failed(err, "following --container into a new cgroup");
-		s->scope = NULL;
+		s->scope_failed = true;
 	}
 }
 
