@@ -235,22 +235,132 @@ static void test_containers_find(void **state)
 	put_file("proc/300/cgroup", "1:name=systemd:/machine.slice/libpod-" PODMAN_ID ".scope\n");
 	snprintf(proc, sizeof(proc), "%s/proc", tmp);
 
-	assert_int_equal(cgroup_containers__find(proc, DOCKER_ID, paths, runtimes, 4), 1);
+	assert_int_equal(cgroup_containers__find(proc, NULL, DOCKER_ID, paths, runtimes, 4), 1);
 	assert_string_equal(paths[0], "/system.slice/docker-" DOCKER_ID ".scope");
 	assert_string_equal(runtimes[0], "docker");
 	/* short id */
-	assert_int_equal(cgroup_containers__find(proc, "4f1c2a9b8d7e", paths, runtimes, 4), 1);
+	assert_int_equal(cgroup_containers__find(proc, NULL, "4f1c2a9b8d7e", paths, runtimes, 4), 1);
 	/* too short a prefix, not hex, or a prefix of a name: no match */
-	assert_int_equal(cgroup_containers__find(proc, "4f1", paths, runtimes, 4), 0);
-	assert_int_equal(cgroup_containers__find(proc, "web", paths, runtimes, 4), 0);
+	assert_int_equal(cgroup_containers__find(proc, NULL, "4f1", paths, runtimes, 4), 0);
+	assert_int_equal(cgroup_containers__find(proc, NULL, "web", paths, runtimes, 4), 0);
 	/* machine name, unescaped */
-	assert_int_equal(cgroup_containers__find(proc, "web-1", paths, runtimes, 4), 1);
+	assert_int_equal(cgroup_containers__find(proc, NULL, "web-1", paths, runtimes, 4), 1);
 	assert_string_equal(paths[0], "/machine.slice/machine-web\\x2d1.scope");
 	assert_string_equal(runtimes[0], "systemd-nspawn");
 	/* only a v1 line: not found through v2 */
-	assert_int_equal(cgroup_containers__find(proc, PODMAN_ID, paths, runtimes, 4), 0);
-	assert_int_equal(cgroup_containers__find("/nonexistent-proc", "x", paths, runtimes, 4),
+	assert_int_equal(cgroup_containers__find(proc, NULL, PODMAN_ID, paths, runtimes, 4), 0);
+	assert_int_equal(cgroup_containers__find("/nonexistent-proc", NULL, "x", paths, runtimes, 4),
 			 -ENOENT);
+}
+
+/* A podman and a docker container with names in fake state files, next to
+ * malformed and hostile entries that must be skipped. */
+static void make_state(void)
+{
+	char big[4096];
+	FILE *f;
+	char path[PATH_MAX * 2];
+
+	make_dir("state/var/lib/containers/storage/overlay-containers");
+	make_dir("state/run/containers/storage/overlay-containers");
+	put_file("state/var/lib/containers/storage/overlay-containers/containers.json",
+		 "[{\"id\":\"" PODMAN_ID "\",\"names\":[\"s28burn\",\"alias\"],\"image\":\"x\"},"
+		 "{\"id\":\"NOTHEX\",\"names\":[\"bad-id\"]},"
+		 "{\"id\":\"" PODMAN_ID "\",\"names\":\"not-a-list\"},"
+		 "{\"names\":[\"no-id\"]}, 7, \"x\","
+		 "{\"id\":\"" DOCKER_ID "\",\"names\":[\"esc\\u001b[2J\"]}]");
+	/* the runroot's copy names the same container: counted once */
+	put_file("state/run/containers/storage/overlay-containers/containers.json",
+		 "[{\"id\":\"" PODMAN_ID "\",\"names\":[\"s28burn\"]}]");
+	make_dir("state/var/lib/docker/containers/" DOCKER_ID);
+	put_file("state/var/lib/docker/containers/" DOCKER_ID "/config.v2.json",
+		 "{\"ID\":\"" DOCKER_ID "\",\"Name\":\"/dockweb\",\"State\":{}}");
+	/* a config whose ID is not its directory's: not believed */
+	make_dir("state/var/lib/docker/containers/aaaaaaaaaaaaaaaa");
+	put_file("state/var/lib/docker/containers/aaaaaaaaaaaaaaaa/config.v2.json",
+		 "{\"ID\":\"" PODMAN_ID "\",\"Name\":\"/liar\"}");
+	/* truncated JSON, and a config larger than the bound */
+	make_dir("state/var/lib/docker/containers/bbbbbbbbbbbbbbbb");
+	put_file("state/var/lib/docker/containers/bbbbbbbbbbbbbbbb/config.v2.json",
+		 "{\"ID\":\"bbbbbbbbbbbbbbbb\",\"Name\":\"/cut");
+	make_dir("state/var/lib/docker/containers/cccccccccccccccc");
+	snprintf(path, sizeof(path),
+		 "%s/state/var/lib/docker/containers/cccccccccccccccc/config.v2.json", tmp);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"ID\":\"cccccccccccccccc\",\"Name\":\"/huge\",\"Pad\":\"", f);
+	memset(big, 'x', sizeof(big));
+	for (int i = 0; i < 300; i++) /* 1.2 MB, over STATE_CONFIG_MAX */
+		fwrite(big, 1, sizeof(big), f);
+	fputs("\"}", f);
+	fclose(f);
+}
+
+static void test_container_state(void **state)
+{
+	char root[PATH_MAX * 2], ids[4][CGROUP_CONTAINER_ID_MAX], name[CGROUP_CONTAINER_ID_MAX];
+
+	make_state();
+	snprintf(root, sizeof(root), "%s/state", tmp);
+	assert_int_equal(container_state__ids(root, "s28burn", ids, 4), 1);
+	assert_string_equal(ids[0], PODMAN_ID);
+	assert_int_equal(container_state__ids(root, "alias", ids, 4), 1);
+	assert_int_equal(container_state__ids(root, "dockweb", ids, 4), 1);
+	assert_string_equal(ids[0], DOCKER_ID);
+	assert_int_equal(container_state__ids(root, "bad-id", ids, 4), 0);
+	assert_int_equal(container_state__ids(root, "not-a-list", ids, 4), 0);
+	assert_int_equal(container_state__ids(root, "esc\033[2J", ids, 4), 0);
+	assert_int_equal(container_state__ids(root, "liar", ids, 4), 0);
+	assert_int_equal(container_state__ids(root, "cut", ids, 4), 0);
+	assert_int_equal(container_state__ids(root, "huge", ids, 4), 0);
+	assert_true(container_state__name(root, DOCKER_ID, name, sizeof(name)));
+	assert_string_equal(name, "dockweb");
+	assert_true(container_state__name(root, PODMAN_ID, name, sizeof(name)));
+	assert_string_equal(name, "s28burn");
+	/* no state at all: nothing, no error */
+	assert_int_equal(container_state__ids("/nonexistent-state", "s28burn", ids, 4), 0);
+}
+
+static void test_containers_find_by_name(void **state)
+{
+	char proc[PATH_MAX * 2], root[PATH_MAX * 2], paths[4][CGROUP_PATH_MAX], list[1024];
+	const char *runtimes[4];
+
+	make_state();
+	make_dir("proc/100");
+	make_dir("proc/300");
+	make_dir("proc/400");
+	put_file("proc/100/cgroup", "0::/system.slice/docker-" DOCKER_ID ".scope\n");
+	put_file("proc/300/cgroup", "0::/machine.slice/libpod-" PODMAN_ID ".scope/container\n");
+	put_file("proc/400/cgroup", "0::/machine.slice/machine-web\\x2d1.scope\n");
+	snprintf(proc, sizeof(proc), "%s/proc", tmp);
+	snprintf(root, sizeof(root), "%s/state", tmp);
+
+	/* podman and docker names, through their state files */
+	assert_int_equal(cgroup_containers__find(proc, root, "s28burn", paths, runtimes, 4), 1);
+	assert_string_equal(paths[0], "/machine.slice/libpod-" PODMAN_ID ".scope");
+	assert_string_equal(runtimes[0], "podman");
+	assert_int_equal(cgroup_containers__find(proc, root, "dockweb", paths, runtimes, 4), 1);
+	assert_string_equal(paths[0], "/system.slice/docker-" DOCKER_ID ".scope");
+	/* without the state files the names are unknown */
+	assert_int_equal(cgroup_containers__find(proc, NULL, "s28burn", paths, runtimes, 4), 0);
+	/* ids still match as before */
+	assert_int_equal(cgroup_containers__find(proc, root, "0123", paths, runtimes, 4), 1);
+	assert_int_equal(cgroup_containers__find(proc, root, "012", paths, runtimes, 4), 0);
+	assert_true(cgroup_query__short_prefix("012"));
+	assert_true(cgroup_query__short_prefix("76e"));
+	assert_false(cgroup_query__short_prefix("0123"));
+	assert_false(cgroup_query__short_prefix("web"));
+	assert_false(cgroup_query__short_prefix(""));
+
+	/* the running containers, named where the state files name them */
+	assert_int_equal(cgroup_containers__describe(proc, root, list, sizeof(list)), 3);
+	assert_non_null(strstr(list, "s28burn (podman 0123456789ab)"));
+	assert_non_null(strstr(list, "dockweb (docker 4f1c2a9b8d7e)"));
+	assert_non_null(strstr(list, "web-1 (systemd-nspawn)"));
+	/* bounded: a tiny buffer is cut, not overrun */
+	assert_int_equal(cgroup_containers__describe(proc, root, list, 8), 3);
+	assert_int_equal(strlen(list), 7);
 }
 
 int main(void)
@@ -261,6 +371,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resolve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_containers_find, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_container_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_containers_find_by_name, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

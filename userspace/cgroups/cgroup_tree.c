@@ -254,9 +254,23 @@ int cgroup__of_pid(const char *proc_root, int pid, char *rel, size_t len)
 	return err;
 }
 
-/* query names container c: same id or name, or a hex prefix of >= 4 digits;
- * NULL names every container. */
-static bool container__matches(const struct cgroup_container *c, const char *query)
+bool cgroup_query__short_prefix(const char *query)
+{
+	size_t q = strlen(query);
+
+	if (!q || q >= CGROUP_ID_PREFIX_MIN)
+		return false;
+	for (size_t i = 0; i < q; i++)
+		if (!isxdigit((unsigned char)query[i]))
+			return false;
+	return true;
+}
+
+/* query names container c: same id or name, a hex prefix of at least
+ * CGROUP_ID_PREFIX_MIN digits, or one of the ids[n] its state files name
+ * query; NULL names every container. */
+static bool container__matches(const struct cgroup_container *c, const char *query,
+			       char (*ids)[CGROUP_CONTAINER_ID_MAX], int n)
 {
 	size_t q;
 
@@ -265,7 +279,10 @@ static bool container__matches(const struct cgroup_container *c, const char *que
 	q = strlen(query);
 	if (!strcmp(c->id, query))
 		return true;
-	if (q < 4 || q > strlen(c->id))
+	for (int i = 0; i < n; i++)
+		if (!strcmp(c->id, ids[i]))
+			return true;
+	if (q < CGROUP_ID_PREFIX_MIN || q > strlen(c->id))
 		return false;
 	for (size_t i = 0; i < q; i++)
 		if (!isxdigit((unsigned char)query[i]))
@@ -273,18 +290,26 @@ static bool container__matches(const struct cgroup_container *c, const char *que
 	return !strncasecmp(c->id, query, q);
 }
 
-int cgroup_containers__find(const char *proc_root, const char *query,
+int cgroup_containers__find(const char *proc_root, const char *state_root, const char *query,
 			    char (*paths)[CGROUP_PATH_MAX], const char **runtimes, int max)
 {
-	char rel[CGROUP_PATH_MAX];
+	char rel[CGROUP_PATH_MAX], ids[CONTAINER_NAME_IDS_MAX][CGROUP_CONTAINER_ID_MAX];
 	struct cgroup_container c;
 	struct dirent *de;
 	unsigned seen = 0;
-	int found = 0;
+	int found = 0, nids = 0;
 	DIR *d = opendir(proc_root);
 
 	if (!d)
 		return -errno;
+	/* A docker or podman name: the ids it stands for (unreadable state: none). */
+	if (query && state_root) {
+		nids = container_state__ids(state_root, query, ids, CONTAINER_NAME_IDS_MAX);
+		if (nids < 0)
+			nids = 0;
+		if (nids > CONTAINER_NAME_IDS_MAX)
+			nids = CONTAINER_NAME_IDS_MAX;
+	}
 	while ((de = readdir(d)) && seen++ < CGROUP_PROC_MAX) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
@@ -294,7 +319,7 @@ int cgroup_containers__find(const char *proc_root, const char *query,
 			continue;
 		if (cgroup__of_pid(proc_root, (int)pid, rel, sizeof(rel)))
 			continue; /* gone, or no v2 line */
-		if (!cgroup_path__container(rel, &c) || !container__matches(&c, query))
+		if (!cgroup_path__container(rel, &c) || !container__matches(&c, query, ids, nids))
 			continue;
 		rel[c.path_len] = '\0';
 		for (int i = 0; i < found && i < max && !dup; i++)
@@ -310,4 +335,64 @@ int cgroup_containers__find(const char *proc_root, const char *query,
 	}
 	closedir(d);
 	return found;
+}
+
+struct listed {
+	struct cgroup_container c[CONTAINERS_LISTED_MAX];
+	char name[CONTAINERS_LISTED_MAX][CGROUP_CONTAINER_ID_MAX];
+	int n;
+};
+
+/* Name the listed containers (container_state_fn): one pass over the state files. */
+static int listed__name(void *ctx, const char *runtime, const char *id, const char *name)
+{
+	struct listed *l = ctx;
+
+	(void)runtime;
+	for (int i = 0; i < l->n; i++)
+		if (!l->name[i][0] && !strcmp(l->c[i].id, id))
+			snprintf(l->name[i], sizeof(l->name[i]), "%s", name);
+	return 0;
+}
+
+int cgroup_containers__describe(const char *proc_root, const char *state_root, char *buf,
+				size_t len)
+{
+	static char paths[CONTAINERS_LISTED_MAX][CGROUP_PATH_MAX];
+	static struct listed l;
+	int n = cgroup_containers__find(proc_root, NULL, NULL, paths, NULL, CONTAINERS_LISTED_MAX);
+	size_t used = 0;
+
+	if (!len)
+		return n;
+	buf[0] = '\0';
+	if (n < 0) {
+		snprintf(buf, len, "unknown (cannot read %s: %s)", proc_root, strerror(-n));
+		return n;
+	}
+	memset(&l, 0, sizeof(l));
+	for (int i = 0; i < n && i < CONTAINERS_LISTED_MAX; i++)
+		if (cgroup_path__container(paths[i], &l.c[l.n]))
+			l.n++;
+	if (state_root && l.n)
+		(void)container_state__each(state_root, listed__name, &l);
+	for (int i = 0; i < l.n && used < len; i++) {
+		const struct cgroup_container *c = &l.c[i];
+		/* ids shortened as report --by container shortens them */
+		int idn = strlen(c->id) == 64 ? 12 : (int)strlen(c->id);
+
+		if (l.name[i][0])
+			used += (size_t)snprintf(buf + used, len - used, "%s%s (%s %.*s)",
+						 used ? ", " : "", l.name[i], c->runtime, idn,
+						 c->id);
+		else
+			used += (size_t)snprintf(buf + used, len - used, "%s%.*s (%s)",
+						 used ? ", " : "", idn, c->id,
+						 c->runtime ? c->runtime : "?");
+	}
+	if (n > CONTAINERS_LISTED_MAX && used < len)
+		snprintf(buf + used, len - used, " and %d more", n - CONTAINERS_LISTED_MAX);
+	else if (!n)
+		snprintf(buf, len, "none");
+	return n;
 }

@@ -34,6 +34,10 @@
 #define CGROUP_TREE_MAX_DIRS 65536 /* directories visited by one tree walk */
 #define CGROUP_TREE_MAX_DEPTH 32   /* levels below the root a walk descends */
 #define CGROUP_PROC_MAX 1000000	   /* /proc entries one container scan reads */
+#define CGROUP_ID_PREFIX_MIN 4	   /* hex digits of the shortest id prefix matched */
+#define CONTAINER_STATE_MAX 65536  /* containers read from the runtimes' state files */
+#define CONTAINER_NAME_IDS_MAX 8   /* containers one name may stand for */
+#define CONTAINERS_LISTED_MAX 16   /* running containers an error message names */
 
 /* The runtime names cgroup_path__container reports. */
 #define CGROUP_RUNTIME_DOCKER "docker"
@@ -109,15 +113,59 @@ int cgroup__of_pid(const char *proc_root, int pid, char *rel, size_t len);
 /*
  * Containers matching query, found through the cgroups of the processes
  * in proc_root: a container matches when its id equals query, or starts
- * with query of at least 4 hex digits (docker's short ids), or its name
- * (machine name) equals query; every container when query is NULL.  Writes the distinct container cgroup paths
- * (relative to the v2 root, at most max of them, each CGROUP_PATH_MAX
- * bytes) to paths and their runtimes (static strings) to runtimes (may be
- * NULL).  Returns how many matched (possibly more than max; only max are
- * written), or -errno when proc_root cannot be read.
+ * with query of at least CGROUP_ID_PREFIX_MIN hex digits (docker's short
+ * ids), or its name (machine name) equals query, or (state_root not NULL)
+ * the runtimes' state files under state_root name it query
+ * (container_state__ids); every container when query is NULL.  Writes the
+ * distinct container cgroup paths (relative to the v2 root, at most max of
+ * them, each CGROUP_PATH_MAX bytes) to paths and their runtimes (static
+ * strings) to runtimes (may be NULL).  Returns how many matched (possibly
+ * more than max; only max are written), or -errno when proc_root cannot be
+ * read.
  */
-int cgroup_containers__find(const char *proc_root, const char *query,
+int cgroup_containers__find(const char *proc_root, const char *state_root, const char *query,
 			    char (*paths)[CGROUP_PATH_MAX], const char **runtimes, int max);
+
+/*
+ * The running containers (as cgroup_containers__find(query NULL) finds
+ * them), "NAME (RUNTIME ID), ..." with docker and podman names from
+ * state_root (may be NULL) and 64-digit ids shortened to 12, at most
+ * CONTAINERS_LISTED_MAX of them (then "and N more"), into buf (len bytes,
+ * truncated); "none" when there are none.  Returns how many are running, or
+ * -errno when proc_root cannot be read (buf then says so).
+ */
+int cgroup_containers__describe(const char *proc_root, const char *state_root, char *buf,
+				size_t len);
+
+/* query could only be an id prefix too short to match: 1 to
+ * CGROUP_ID_PREFIX_MIN - 1 hex digits. */
+bool cgroup_query__short_prefix(const char *query);
+
+/*
+ * The (id, name) pairs the runtimes' state files under state_root ("" or
+ * NULL: the host's own; tests pass a fake tree) hold, untrusted input read
+ * within bounds (container_state.c):
+ *   podman (root): STATE/var/lib/containers/storage/overlay-containers/
+ *     containers.json and STATE/run/containers/storage/overlay-containers/
+ *     containers.json ("id", "names");
+ *   docker: STATE/var/lib/docker/containers/<id>/config.v2.json ("ID",
+ *     "Name": "/name").
+ * Rootless podman keeps its state in each user's home and is not read.
+ * fn(ctx, runtime (CGROUP_RUNTIME_*), id (hex), name) for each, at most
+ * CONTAINER_STATE_MAX containers; fn returns 0 to go on or -errno to stop.
+ * Files that are missing or malformed are skipped.  Returns 0 or -errno.
+ */
+typedef int (*container_state_fn)(void *ctx, const char *runtime, const char *id,
+				  const char *name);
+int container_state__each(const char *state_root, container_state_fn fn, void *ctx);
+
+/* The ids of the containers named name (container_state__each), at most
+ * max written to ids.  Returns how many (possibly more than max) or -errno. */
+int container_state__ids(const char *state_root, const char *name,
+			 char (*ids)[CGROUP_CONTAINER_ID_MAX], int max);
+
+/* The name of container id, into name (len bytes).  False if none is known. */
+bool container_state__name(const char *state_root, const char *id, char *name, size_t len);
 
 /* Pid namespaces below the one given to --pid-ns that a walk climbs. */
 #define PID_NS_MAX_DEPTH 32
@@ -133,7 +181,7 @@ int cgroup_containers__find(const char *proc_root, const char *query,
  *  - a path (it holds a '/') of a namespace file: /proc/PID/ns/pid, or a
  *    bind mount of one;
  *  - otherwise a container id, short id or name, matched as --container
- *    matches (cgroup_containers__find): the pid namespace of its
+ *    matches (cgroup_containers__find, names from state_root): the pid namespace of its
  *    processes, the outermost one other than the reader's own (a runtime
  *    may leave a process of its own in the container's cgroup; one that
  *    forks into nested namespaces keeps the container's outermost).
@@ -144,7 +192,8 @@ int cgroup_containers__find(const char *proc_root, const char *query,
  * a pid namespace of its own, -EINVAL when its processes are in several
  * unrelated ones.
  */
-int pid_ns__open(const char *proc_root, const char *ref, char *err, size_t errlen);
+int pid_ns__open(const char *proc_root, const char *state_root, const char *ref, char *err,
+		 size_t errlen);
 
 /*
  * The host pid (as proc_root shows it) of the process whose pid is ns_pid

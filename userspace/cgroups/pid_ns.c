@@ -23,24 +23,6 @@
 
 #include "cgroups.h"
 
-/* "ID (runtime), ..." for the containers at paths[0, n) into buf. */
-static void containers__describe(char (*paths)[CGROUP_PATH_MAX], int n, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < n && used < len; i++) {
-		struct cgroup_container c;
-
-		if (!cgroup_path__container(paths[i], &c))
-			continue;
-		/* ids as report --by container shortens them */
-		used += (size_t)snprintf(buf + used, len - used, "%s%.*s (%s)", used ? ", " : "",
-					 strlen(c.id) == 64 ? 12 : (int)strlen(c.id), c.id,
-					 c.runtime ? c.runtime : "?");
-	}
-}
-
 /* NSpid entries of pid's status, outermost first, into ids (room for
  * NSPID_MAX): their number (1 in the initial pid namespace), or -1. */
 #define NSPID_MAX (PID_NS_MAX_DEPTH + 2)
@@ -149,12 +131,12 @@ static int container__ns_pid(const char *proc_root, const char *ref, const char 
 }
 
 /* --pid-ns REF as a container: a host pid in its pid namespace, in *pid. */
-static int container__resolve(const char *proc_root, const char *ref, long *pid, char *err,
-			      size_t errlen)
+static int container__resolve(const char *proc_root, const char *state_root, const char *ref,
+			      long *pid, char *err, size_t errlen)
 {
 	static char paths[16][CGROUP_PATH_MAX];
-	char names[512];
-	int n = cgroup_containers__find(proc_root, ref, paths, NULL, 16);
+	char names[768];
+	int n = cgroup_containers__find(proc_root, state_root, ref, paths, NULL, 16);
 
 	if (n < 0) {
 		snprintf(err, errlen, "--pid-ns %s: cannot read %s: %s", ref, proc_root,
@@ -164,21 +146,27 @@ static int container__resolve(const char *proc_root, const char *ref, long *pid,
 	if (n == 1)
 		return container__ns_pid(proc_root, ref, paths[0], pid, err, errlen);
 	if (n > 1) {
-		containers__describe(paths, n < 16 ? n : 16, names, sizeof(names));
+		size_t used = 0;
+
+		names[0] = '\0';
+		for (int i = 0; i < n && i < 16 && used < sizeof(names); i++)
+			used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+						 i ? ", " : "", paths[i]);
 		snprintf(err, errlen, "--pid-ns %s matches %d containers: %s; give more of its id",
 			 ref, n, names);
 		return -E2BIG;
 	}
-	n = cgroup_containers__find(proc_root, NULL, paths, NULL, 16);
-	containers__describe(paths, n < 0 ? 0 : n < 16 ? n : 16, names, sizeof(names));
+	cgroup_containers__describe(proc_root, state_root, names, sizeof(names));
 	snprintf(err, errlen,
-		 "--pid-ns %s: not a host pid, and no running container matches it (by id, short "
-		 "id or name, as --container); running containers: %s",
-		 ref, names[0] ? names : "none");
+		 "--pid-ns %s: not a host pid, and no running container matches it (by id, "
+		 "short id of at least %d hex digits, or name, as --container); running "
+		 "containers: %s",
+		 ref, CGROUP_ID_PREFIX_MIN, names);
 	return -ENOENT;
 }
 
-int pid_ns__open(const char *proc_root, const char *ref, char *err, size_t errlen)
+int pid_ns__open(const char *proc_root, const char *state_root, const char *ref, char *err,
+		 size_t errlen)
 {
 	char path[4096], *end;
 	long pid = strtol(ref, &end, 10);
@@ -189,7 +177,7 @@ int pid_ns__open(const char *proc_root, const char *ref, char *err, size_t errle
 	} else if (strchr(ref, '/')) {
 		snprintf(path, sizeof(path), "%s", ref);
 	} else {
-		e = container__resolve(proc_root, ref, &pid, err, errlen);
+		e = container__resolve(proc_root, state_root, ref, &pid, err, errlen);
 		if (e)
 			return e;
 		snprintf(path, sizeof(path), "%s/%ld/ns/pid", proc_root, pid);

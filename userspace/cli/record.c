@@ -46,8 +46,9 @@ static const char record_usage[] =
 	"                       in the v2 hierarchy, absolute or relative to its root;\n"
 	"                       repeatable); alone it implies -a\n"
 	"      --container ID|NAME  only tasks of this container (docker, containerd,\n"
-	"                       cri-o, podman id or short id, systemd-nspawn machine or\n"
-	"                       lxc name; repeatable); alone it implies -a\n"
+	"                       cri-o, podman id or short id of 4+ hex digits; docker,\n"
+	"                       podman, systemd-nspawn or lxc name; repeatable),\n"
+	"                       followed across restarts; alone it implies -a\n"
 	"      --include-self   with -a, also sample microscope's own process\n"
 	"      --pid-ns NS      -p gives pids as pid namespace NS sees them (a\n"
 	"                       container's): NS is a host pid (its namespace), a\n"
@@ -523,7 +524,7 @@ static int record__translate_pids(struct record_options *o)
 		usage_error("--pid-ns needs -p PID");
 		return -EINVAL;
 	}
-	fd = pid_ns__open("/proc", o->pid_ns, why, sizeof(why));
+	fd = pid_ns__open("/proc", record_scope__state_root(), o->pid_ns, why, sizeof(why));
 	if (fd < 0) {
 		fprintf(stderr, "microscope record: %s\n", why);
 		return fd;
@@ -583,6 +584,8 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_options o;
 	char cmdline[4096], scope_desc[1024], why[512];
+	struct record_scope *scope;
+	int status;
 	bool help;
 
 	/* Freed start-up tables go back to the kernel (memory_policy.h). */
@@ -601,15 +604,25 @@ int cmd_record(int argc, char **argv)
 	if (o.pid_ns && !o.replay && record__translate_pids(&o))
 		return 2;
 	/* Before anything is attached: a scope that selects nothing is a usage error. */
-	if (!o.replay && record_scope__resolve(&o, "/proc/self/mountinfo", "/proc", o.cgroups,
+	scope = record_scope__new("/proc", record_scope__state_root());
+	if (!scope) {
+		fprintf(stderr, "microscope record: %s\n", strerror(errno));
+		return 1;
+	}
+	if (!o.replay && record_scope__resolve(scope, &o, "/proc/self/mountinfo", o.cgroups,
 					       o.ncgroups, o.containers, o.ncontainers, scope_desc,
 					       sizeof(scope_desc), why, sizeof(why))) {
 		fprintf(stderr, "microscope record: %s\n", why);
+		record_scope__free(scope);
 		return 2;
 	}
 	o.scope_desc = scope_desc[0] ? scope_desc : NULL;
-	if (o.replay)
-		return record_session__replay(&o);
-	join_args(cmdline, sizeof(cmdline), argv);
-	return record_session__run(&o, cmdline);
+	if (o.replay) {
+		status = record_session__replay(&o);
+	} else {
+		join_args(cmdline, sizeof(cmdline), argv);
+		status = record_session__run(&o, cmdline, scope);
+	}
+	record_scope__free(scope);
+	return status;
 }

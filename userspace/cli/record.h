@@ -20,8 +20,12 @@
  * record_command is the whole command line as typed (META record_command).
  * Returns the exit status of `record` (commands.h): the command's status,
  * 127 if it could not be run, 0 for -p/-a, 1 if recording failed.
+ * scope (record_scope.h; may be NULL) follows the --container selections
+ * while recording; borrowed.
  */
-int record_session__run(const struct record_options *o, const char *record_command);
+struct record_scope;
+int record_session__run(const struct record_options *o, const char *record_command,
+			struct record_scope *scope);
 
 /* Process the raw stream o->replay into o->output.  Returns 0 or 1. */
 int record_session__replay(const struct record_options *o);

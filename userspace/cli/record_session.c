@@ -46,6 +46,7 @@
 #include "cli_util.h"
 #include "record.h"
 #include "record_rolling.h"
+#include "record_scope.h"
 #include "record_status.h"
 #include "record_probes.h"
 #include "record_python.h"
@@ -81,6 +82,8 @@ struct record_session {
 	int status;		       /* exit status so far */
 	struct record_status live;     /* the status line on a TTY */
 	struct record_wake wake;       /* when the drain loop wakes */
+	struct record_scope *scope;    /* --container following, or NULL (borrowed) */
+	bool scope_failed;	       /* following stopped after a failure (said) */
 };
 
 static void step_failed(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -631,6 +634,30 @@ static int session__compact(struct record_session *s)
 	return 0;
 }
 
+/* Adds or removes a cgroup in the sampler's scope set (record_scope_set_fn). */
+static int session__scope_set(void *ctx, uint64_t id, bool in)
+{
+	struct record_session *s = ctx;
+
+	return collector__scope_set(s->col, id, in);
+}
+
+/* --container: a restarted container's new cgroup joins the scope
+ * (record_scope__follow); a failure leaves the scope as it is, said once. */
+static void session__follow_scope(struct record_session *s)
+{
+	int err;
+
+	if (!s->scope || s->scope_failed)
+		return;
+	err = record_scope__follow(s->scope, (uint64_t)(now_s() * 1e9), session__scope_set, s,
+				   stderr);
+	if (err < 0) {
+		step_failed(err, "following --container into a new cgroup");
+		s->scope_failed = true;
+	}
+}
+
 /* Drain rounds until the command exits, the -p targets are gone, the
  * duration ends or a stop signal arrives.  Returns 0 or -errno of a drain. */
 static int session__drain(struct record_session *s)
@@ -686,6 +713,7 @@ static int session__drain(struct record_session *s)
 		}
 		if (err)
 			return err;
+		session__follow_scope(s);
 		if (s->budget) {
 			err = budget_monitor__tick(s->budget, BUDGET_RECORDER(s->col));
 			if (err) {
@@ -782,6 +810,15 @@ static int session__seal(struct record_session *s)
 					     s->probes.exe_reads_at_start);
 		capture_builder__add_counter(s->b, "probes.exe_cpu_us", s->probes.exe_cpu_ns / 1000);
 		capture_builder__add_counter(s->b, "probes.found_by_exe", s->probes.by_exe);
+	}
+	if (s->scope && s->o->ncontainers) {
+		struct record_scope_stats st;
+
+		record_scope__stats(s->scope, &st);
+		capture_builder__add_counter(s->b, "scope.container_left", st.left);
+		capture_builder__add_counter(s->b, "scope.container_rejoined", st.rejoined);
+		capture_builder__add_counter(s->b, "scope.container_rescans", st.rescans);
+		capture_builder__add_counter(s->b, "scope.follow_cpu_us", st.cpu_ns / 1000);
 	}
 	/* How long the backlog took once sampling stopped (docs/host.md). */
 	if (s->t_halt > 0)
@@ -910,12 +947,14 @@ static void session__init(struct record_session *s, const struct record_options 
 	s->status = 1;
 }
 
-int record_session__run(const struct record_options *o, const char *record_command)
+int record_session__run(const struct record_options *o, const char *record_command,
+			struct record_scope *scope)
 {
 	struct record_session s;
 	int err;
 
 	session__init(&s, o);
+	s.scope = scope;
 	err = record_signals__install();
 	if (err) {
 		step_failed(err, "installing signal handlers");

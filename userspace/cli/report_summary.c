@@ -304,6 +304,22 @@ static void print_counter_scope(const struct report *r)
 	printf("\n");
 }
 
+/* record --container following a restarted container (counters scope.*,
+ * userspace/cli/record_scope.c): the samples between a container's stop
+ * and its new cgroup joining are not in the capture. */
+static void print_container_follow(const struct capture *c)
+{
+	uint64_t left = capture__counter(c, "scope.container_left");
+	uint64_t rejoined = capture__counter(c, "scope.container_rejoined");
+
+	if (!left && !rejoined)
+		return;
+	printf("  containers %" PRIu64 " container cgroup%s of --container left the scope "
+	       "(stopped or restarted), %" PRIu64 " new one%s rejoined it (a restarted "
+	       "container, recorded from when it was seen: within about 1 s)\n",
+	       left, left == 1 ? "" : "s", rejoined, rejoined == 1 ? "" : "s");
+}
+
 void print_summary(const struct report *r, const struct analysis_summary *s, uint32_t event)
 {
 	const struct capture *c = r->c;
@@ -397,6 +413,7 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 		printf("\n");
 	}
 	print_counter_scope(r);
+	print_container_follow(c);
 	print_kunwind(r);
 	if (capture__counter(c, "unwind.fp_step_samples"))
 		printf("  fp steps   %" PRIu64 " stack%s stepped by frame pointers through code "

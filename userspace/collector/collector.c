@@ -893,6 +893,19 @@ int collector__map_fd(struct collector *c, const char *name)
 	return m ? bpf_map__fd(m) : -ENOENT;
 }
 
+int collector__scope_set(struct collector *c, uint64_t id, bool in)
+{
+	__u8 one = 1;
+	int fd;
+
+	if (!c || !c->skel)
+		return -ENOENT;
+	fd = bpf_map__fd(c->skel->maps.scope_cgroups);
+	if (in ? bpf_map_update_elem(fd, &id, &one, BPF_ANY) : bpf_map_delete_elem(fd, &id))
+		return errno == ENOSPC ? -E2BIG : -errno;
+	return 0;
+}
+
 const volatile uint64_t *collector__targets_gen(const struct collector *c)
 {
 	return c && c->skel && c->skel->bss ? (const volatile uint64_t *)&c->skel->bss->targets_gen

@@ -117,6 +117,16 @@ int collector__bpf_stats(struct collector *c, uint64_t *run_ns, uint64_t *sample
 int collector__map_fd(struct collector *c, const char *name);
 
 /*
+ * Add (in true) or remove (in false) cgroup v2 id in the sampler's scope
+ * set (bpf/scope.bpf.h "scope_cgroups", shared with the off-CPU programs)
+ * while recording: record --container following a restarted container.
+ * Only meaningful when the recording was started with a cgroup scope.
+ * Returns 0, -ENOENT (not loaded, or removing an id not in the set),
+ * -E2BIG (the set is full) or another -errno of the map update.
+ */
+int collector__scope_set(struct collector *c, uint64_t id, bool in);
+
+/*
  * Loads the sampler's CPython walk (handle_sample_py, bpf/sampler.bpf.c),
  * which the sampler's load leaves out: until it is loaded no sample gets
  * Python frames.  Call before the first CPython process enters "py_procs".
