@@ -302,6 +302,7 @@ struct dir_span {
 	 * into its last segment: they are the whole recording's (from its
 	 * start_time_ns to its last segment's end), deleted segments' too. */
 	uint32_t counter_segments;
+	uint32_t whole_counter_segments; /* of older recorders: every counter at stop */
 	uint32_t counters_rec; /* index in rec_ids of the last such segment's recording */
 };
 
@@ -433,8 +434,12 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 		goto cleanup;
 	/* What the range selected of it, not the whole segment (below) */
 	if (c->ncounters && ri < DIR_RECORDINGS_MAX) {
+		const char *kind = capture__meta(c, SEGMENT_META_COUNTERS);
+
 		span->counter_segments++;
 		span->counters_rec = ri;
+		if (!kind || strcmp(kind, "segment"))
+			span->whole_counter_segments++;
 	}
 	if (lo > start) {
 		real += lo - start;
@@ -528,8 +533,9 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 		capture_builder__set_meta(b, "segments.foreign_skipped", buf);
 	}
 	if (span.counter_segments) {
-		/* The counters are whole recordings' (written at stop): say which
-		 * span they cover when the samples read are less of it. */
+		/* Some counters are whole recordings' (peaks, lag, kunwind; all
+		 * of them from older recorders): say which span they cover when
+		 * the samples read are less of it. */
 		uint32_t ri = span.counters_rec;
 		uint64_t whole = span.rec_end_ns[ri] > span.rec_ids[ri]
 					 ? span.rec_end_ns[ri] - span.rec_ids[ri] : 0;
@@ -538,6 +544,8 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 		capture_builder__set_meta(b, "segments.counters_span_ns", buf);
 		snprintf(buf, sizeof(buf), "%" PRIu64, span.rec_covered_ns[ri]);
 		capture_builder__set_meta(b, "segments.counters_read_ns", buf);
+		if (!span.whole_counter_segments)
+			capture_builder__set_meta(b, "segments.counters", "segment");
 	}
 	if (span.recordings > 1)
 		notef(note, ctx,

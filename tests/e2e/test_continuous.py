@@ -680,3 +680,73 @@ def test_directory_counters_say_their_span_and_foreign_files_are_skipped():
     assert re.search(r"^  samples\s+%d\b" % per, p.stdout, re.M), (per, p.stdout[:800])
     assert "while :; do :; done" not in p.stdout and "spinner" in p.stdout, p.stdout[:600]
     assert any(fake in l and "not a segment of this directory" in l for l in notes), notes
+
+
+def _counters(capture):
+    """{name: value} of a capture's counters (tests/tools/sample_stacks.c);
+    a directory through `convert DIR -o`."""
+    from test_python import _tool
+    if os.path.isdir(capture):
+        out = H.tmp_path("counters-of.msc")
+        H.run([H.BIN, "convert", capture, "-o", out], check=True, quiet=True)
+        capture = out
+    text = H.run([_tool(), capture, "counters"], check=True, quiet=True).stdout
+    return {k: int(v) for k, v in (line.split(" ", 1) for line in text.splitlines())}
+
+
+@H.timeout(150)
+def test_each_segment_carries_its_own_counters():
+    """The loss, problem and budget counters are each segment's own span's
+    (before: written once, at stop, into the last segment; every other
+    segment had none, so a segment or a --since/--until window of them
+    reported 'lost 0' and a SIGKILLed recorder left no counters at all).
+    bpf.samples_seen and collector.bpf_records stand for them: they are
+    read with bpf.ringbuf_full and perf.lost_* (collector__counters) and
+    are never 0 while a spinner runs.  The segments sum to the directory's
+    totals, no counter counted twice, and a killed recorder's segments keep
+    theirs."""
+    H.require_root()
+    d = H.tmp_path("segs-deltas")
+    proc = _start_continuous(d, 5, "1s", extra=["--budget", "5"])
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    segs = _segments(d)
+    assert len(segs) >= 4, segs
+    per = [(_samples(os.path.join(d, s)), _counters(os.path.join(d, s))) for s in segs]
+    H.log("samples, bpf.samples_seen, budget.sampler_runs per segment: %s" % [
+        (n, c.get("bpf.samples_seen"), c.get("budget.sampler_runs")) for n, c in per])
+    for s, (n, c) in zip(segs, per):
+        if n:
+            assert c.get("bpf.samples_seen", 0) > 0 and c.get("collector.bpf_records", 0) > 0, \
+                "%s: %d samples, no counters of its own: %s" % (s, n, sorted(c))
+            assert c.get("budget.sampler_runs", 0) > 0, (s, sorted(c))
+    # whole-recording figures only in the last segment
+    assert all("processor.lag_max_ms" not in c for _, c in per[:-1]), [sorted(c) for _, c in per]
+    whole = _counters(d)
+    for name in ("bpf.samples_seen", "collector.bpf_records", "budget.sampler_runs",
+                 "budget.observed_ns"):
+        assert whole.get(name) == sum(c.get(name, 0) for _, c in per), (name, whole.get(name))
+    samples = sum(n for n, _ in per)
+    # each kept sample was seen once, and nothing counted twice
+    assert samples <= whole["bpf.samples_seen"] <= samples + samples // 10 + 10, (
+        samples, whole["bpf.samples_seen"])
+    # a segment's own counters follow its samples (read at its boundary)
+    busy = [(n, c["bpf.samples_seen"]) for n, c in per[:-1] if n >= 20]
+    # (most of them: a drain round late past a boundary moves some to the next)
+    near = [1 for n, seen in busy if abs(seen - n) <= n // 4 + 5]
+    assert busy and 2 * len(near) >= len(busy), busy
+    # SIGKILL: the segments published keep the counters of their spans
+    k = H.tmp_path("segs-killed")
+    if os.path.exists(k + ".fixture.out"):
+        os.unlink(k + ".fixture.out")
+    proc = _start_continuous(k, 30, "1s")
+    m = H.wait_for_line(k + ".fixture.out", r"spinner ready pid=(\d+)", timeout=30, proc=proc)
+    while len(_segments(k)) < 3 and proc.poll() is None:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    H.kill_pid(int(m.group(1)))
+    proc.communicate()
+    killed = _segments(k)
+    seen = [_counters(os.path.join(k, s)).get("bpf.samples_seen", 0) for s in killed]
+    H.log("killed recorder: bpf.samples_seen per segment %s" % seen)
+    assert len(killed) >= 3 and all(seen), (killed, seen)

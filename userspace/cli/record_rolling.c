@@ -11,6 +11,7 @@
 #include "capture/capture.h"
 #include "capture/merge.h"
 #include "capture/segment_writer.h"
+#include "record_counters.h"
 #include "record_export.h"
 #include "record_rolling.h"
 
@@ -31,6 +32,8 @@ struct record_rolling {
 	/* continuous */
 	struct segment_writer *segments;
 	struct record_export *exporter;
+	struct record_counters *counters; /* per-segment deltas, or NULL */
+	uint64_t next_mark_ns;		  /* the next grid boundary to mark counters at */
 	/* window: slices oldest first */
 	struct window_slice *slices;
 	size_t nslices, cap;
@@ -141,6 +144,26 @@ static bool rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64
 	return r->cut_ns && *until >= r->cut_ns && *until - r->cut_ns >= r->period_ns;
 }
 
+void record_rolling__set_counters(struct record_rolling *r, struct record_counters *l)
+{
+	if (r && r->segments)
+		r->counters = l;
+}
+
+bool record_rolling__mark_due(struct record_rolling *r, uint64_t now_ns, uint64_t *at_ns)
+{
+	if (!r || !r->counters || !r->cut_ns)
+		return false;
+	if (!r->next_mark_ns)
+		r->next_mark_ns = r->cut_ns + r->period_ns;
+	if (now_ns < r->next_mark_ns)
+		return false;
+	/* the last boundary passed (rounds late by more than a segment mark once) */
+	*at_ns = r->next_mark_ns + (now_ns - r->next_mark_ns) / r->period_ns * r->period_ns;
+	r->next_mark_ns = *at_ns + r->period_ns;
+	return true;
+}
+
 bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns)
 {
 	uint64_t until;
@@ -187,6 +210,8 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 		/* On the --segment grid, not at the tick: every segment is
 		 * exactly --segment long however late the round came. */
 		until = r->cut_ns + r->period_ns;
+		if (r->counters)
+			record_counters__apply(r->counters, until);
 		err = segment_writer__publish(r->segments, b, r->cut_ns, until, why, sizeof(why));
 		if (err) {
 			fprintf(stderr, "microscope record: segment: %s\n", why);
@@ -309,9 +334,10 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 	 * at the same --segment boundaries as the ticks would have cut it, so
 	 * no segment is longer than --segment; the last one ends at its last
 	 * sample. */
-	/* The counters (written at stop, the whole recording's) go with the
-	 * last segment, which retention keeps longest; the first of these would
-	 * be deleted before the ones after it. */
+	/* The final counters (the whole recording's; less what earlier
+	 * segments carried when they are deltas, record_counters.h) go with
+	 * the last segment, which retention keeps longest; the first of these
+	 * would be deleted before the ones after it. */
 	held = capture_builder__new();
 	if (!held || capture_builder__move_counters(b, held)) {
 		err = -ENOMEM;
@@ -321,6 +347,8 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 	}
 	while (capture_builder__time_range(b, &first, &last) && last >= start &&
 	       last - start >= r->period_ns && !rolling__last_cell(r, start)) {
+		if (r->counters)
+			record_counters__apply(r->counters, start + r->period_ns);
 		err = segment_writer__publish(r->segments, b, start, start + r->period_ns, why,
 					      sizeof(why));
 		if (err)
@@ -331,6 +359,13 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 		err = -ENOMEM;
 		snprintf(why, sizeof(why), "%s: the counters: %s", r->o->continuous,
 			 strerror(ENOMEM));
+		goto failed;
+	}
+	/* the final totals, less what the segments before carried */
+	if (r->counters && record_counters__settle(r->counters)) {
+		err = -ENOMEM;
+		snprintf(why, sizeof(why), "%s: the last segment's counters: %s",
+			 r->o->continuous, strerror(ENOMEM));
 		goto failed;
 	}
 	/* A recording stopped before its first sample (SIGINT at start-up, an

@@ -49,6 +49,18 @@ void record_rolling__begin(struct record_rolling *r, uint64_t now_ns, uint64_t d
  * -errno (message printed). */
 int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns);
 
+struct record_counters;
+
+/* Continuous: the ledger of per-segment counter deltas
+ * (record_counters.h): applied before each segment is cut, settled before
+ * the last.  Ignored in window mode. */
+void record_rolling__set_counters(struct record_rolling *r, struct record_counters *l);
+
+/* Continuous, with a ledger: true once per --segment boundary passed by
+ * now_ns, with that boundary in *at_ns -- read the running counters into
+ * a record_counters__mark(at_ns) then.  False otherwise (and for NULL). */
+bool record_rolling__mark_due(struct record_rolling *r, uint64_t now_ns, uint64_t *at_ns);
+
 /* Whether record_rolling__tick at now_ns would cut a segment or slice. */
 bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns);
 

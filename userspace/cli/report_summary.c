@@ -282,14 +282,23 @@ static void print_counter_scope(const struct report *r)
 	uint64_t whole = meta_u64(c, "segments.counters_span_ns");
 	uint64_t read = meta_u64(c, "segments.counters_read_ns");
 	bool dir = whole && read < whole - whole / 1000; /* under 99.9 % of it */
+	const char *seg;
 	bool scoped = r->opt->scope.filter.nterms ||
 		      (r->query && (r->query->start_ns || r->query->end_ns || r->query->filter));
 	char a[32], b[32];
 
 	if (!dir && !scoped)
 		return;
-	printf("  counters   the kunwind, budget, own cost, lost and problems lines are the whole "
-	       "recording's");
+	/* a directory whose segments carry their own spans' losses, problems and
+	 * budget totals (segment_dir.h, segments.counters) */
+	if (dir && !scoped && (seg = capture__meta(c, "segments.counters")) &&
+	    !strcmp(seg, "segment"))
+		printf("  counters   the lost, problems and budget totals are the segments "
+		       "read; the kunwind, lag, own cost in steady state and peak lines are the "
+		       "whole recording's");
+	else
+		printf("  counters   the kunwind, budget, own cost, lost and problems lines are the "
+		       "whole recording's");
 	if (dir) {
 		format_duration(whole, a, sizeof(a));
 		format_duration(read, b, sizeof(b));

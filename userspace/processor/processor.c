@@ -632,6 +632,14 @@ int processor__name_late(struct processor *p)
 	return jit__name_late(p);
 }
 
+void processor__problem_counters(const struct processor *p,
+				 void (*fn)(void *ctx, const char *name, uint64_t total), void *ctx)
+{
+	for (int i = 0; i < MS_PROBLEM_COUNT; i++)
+		if (p->problems[i])
+			fn(ctx, problem_names[i], p->problems[i]);
+}
+
 int processor__finish(struct processor *p)
 {
 	char buf[64];

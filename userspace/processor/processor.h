@@ -103,6 +103,12 @@ uint64_t processor__lag_ns(const struct processor *p, uint64_t *mean_ns);
 /* Samples appended so far. */
 uint64_t processor__samples(const struct processor *p);
 
+/* The problem counters processor__finish writes (processor.*), as they
+ * stand now (totals since start), each non-zero one to fn: a continuous
+ * recording's per-segment deltas (cli/record_counters.h). */
+void processor__problem_counters(const struct processor *p,
+				 void (*fn)(void *ctx, const char *name, uint64_t total), void *ctx);
+
 /*
  * Between segments or window slices of a long recording, after the
  * caller moved the builder's samples out (capture_builder__take): release
