@@ -28,6 +28,8 @@ struct segment_writer {
 	struct segment_policy policy;
 	uint64_t next_sequence;
 	uint64_t published, deleted;
+	uint64_t write_failed, samples_dropped;
+	bool last_failed; /* the last publish could not write its segment */
 	char id[SEGMENT_ID_LEN + 1]; /* the directory's (segment_dir.h) */
 };
 
@@ -402,9 +404,24 @@ int segment_writer__publish(struct segment_writer *w, struct capture_builder *sr
 	end_ns = segment__stamp(seg, w->id, w->next_sequence, start_ns, end_ns);
 	rc = capture_builder__write(seg, path);
 	if (rc) {
+		/* Never published (file_out removed its temporary).  Its counters
+		 * go back to src for the next segment, with the loss; its sequence
+		 * number stays used, so readers note the gap. */
+		struct capture v;
+		uint32_t lost = capture_builder__view(seg, &v) ? 0 : v.nsamples;
+
 		snprintf(err, errlen, "%s", capture_builder__error(seg));
+		w->last_failed = true;
+		w->write_failed++;
+		w->samples_dropped += lost;
+		w->next_sequence++;
+		(void)capture_builder__move_counters(seg, src);
+		capture_builder__add_counter(src, "segment.write_errors", 1);
+		capture_builder__add_counter(src, "segment.samples_lost", lost);
+		(void)writer__retain(w); /* it may free the space for the next */
 		goto cleanup;
 	}
+	w->last_failed = false;
 	segment__date(w, name, end_ns);
 	w->next_sequence++;
 	w->published++;
@@ -425,6 +442,16 @@ cleanup:
 uint64_t segment_writer__published(const struct segment_writer *w) { return w->published; }
 
 uint64_t segment_writer__deleted(const struct segment_writer *w) { return w->deleted; }
+
+bool segment_writer__write_failed(const struct segment_writer *w, uint64_t *segments,
+				  uint64_t *samples)
+{
+	if (segments)
+		*segments = w->write_failed;
+	if (samples)
+		*samples = w->samples_dropped;
+	return w->last_failed;
+}
 
 void segment_writer__free(struct segment_writer *w)
 {

@@ -750,3 +750,67 @@ def test_each_segment_carries_its_own_counters():
     seen = [_counters(os.path.join(k, s)).get("bpf.samples_seen", 0) for s in killed]
     H.log("killed recorder: bpf.samples_seen per segment %s" % seen)
     assert len(killed) >= 3 and all(seen), (killed, seen)
+
+
+@H.timeout(150)
+def test_full_disk_drops_segments_and_goes_on():
+    """A segment that cannot be written (a 48 KiB tmpfs filled up) is never
+    published and is counted; the recorder keeps recording with one warning
+    for the streak, and once space is freed the next segment is written and
+    says what was dropped (before: the recorder exited 1 at the first full
+    write, after publishing an empty segment of 0 samples under the failed
+    one's sequence number)."""
+    H.require_root()
+    small = H.tmp_path("small")
+    os.makedirs(small)
+    H.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", small], check=True)
+    spinner = subprocess.Popen([H.fixture("spinner"), "90"], stdout=subprocess.DEVNULL)
+    d = os.path.join(small, "segs")
+    errf = H.tmp_path("record.err")
+    proc = None
+    try:
+        with open(errf, "w") as ef:
+            proc = subprocess.Popen([H.BIN, "record", "-q", "-F", "199", "-p", str(spinner.pid),
+                                     "--continuous", d, "--segment", "1s"],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=ef)
+        H.wait_for_line(errf, r"segment not written", timeout=60, proc=proc)
+        full = _segments(d)
+        assert proc.poll() is None, "the recorder stopped at a full disk"
+        for s in full[:-1]:  # the user frees space
+            os.unlink(os.path.join(d, s))
+        again = None
+        for _ in range(300):
+            later = [s for s in _segments(d) if s > full[-1]]
+            if later:
+                again = later[0]
+                break
+            assert proc.poll() is None, open(errf).read()
+            time.sleep(0.1)
+        assert again, "no segment written after space was freed: %s" % open(errf).read()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        err = open(errf).read()
+        H.log(err)
+        assert proc.returncode == 0, err
+        assert err.count("segment not written") == 1, err
+        assert "segments written again" in err, err
+        assert not [n for n in os.listdir(d) if ".tmp." in n], os.listdir(d)
+        c = _counters(os.path.join(d, again))
+        gap = int(again[21:29]) - int(full[-1][21:29]) - 1
+        H.log("%s after %s: %d dropped, counters write_errors %s samples_lost %s" % (
+            again, full[-1], gap, c.get("segment.write_errors"), c.get("segment.samples_lost")))
+        assert gap >= 1 and c.get("segment.write_errors") == gap, (gap, c)
+        assert c.get("segment.samples_lost", 0) > 0, c
+        for s in _segments(d):
+            assert _samples(os.path.join(d, s)) > 0, "%s published with no samples" % s
+        rep = H.report(d).stdout
+        assert re.search(r"^  lost .*segment\.samples_lost %d" % c["segment.samples_lost"],
+                         rep, re.M), rep[:2000]
+    finally:
+        if proc and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        spinner.kill()
+        spinner.wait()
+        subprocess.run(["umount", small])

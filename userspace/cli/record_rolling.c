@@ -34,6 +34,8 @@ struct record_rolling {
 	struct record_export *exporter;
 	struct record_counters *counters; /* per-segment deltas, or NULL */
 	uint64_t next_mark_ns;		  /* the next grid boundary to mark counters at */
+	uint64_t failing_since;		  /* segments dropped when this write streak began */
+	bool failing;			  /* the last segment could not be written */
 	/* window: slices oldest first */
 	struct window_slice *slices;
 	size_t nslices, cap;
@@ -135,6 +137,47 @@ static int window__cut(struct record_rolling *r, struct capture_builder *b, uint
 	return 0;
 }
 
+/*
+ * Publish the next segment [start, end).  A segment that cannot be written
+ * (a full disk) is dropped and counted by the writer (segment_writer.h)
+ * and recording goes on: one warning when a streak of failures begins, one
+ * when segments are written again.  Returns 0 (written or dropped) or
+ * -errno of another failure (message printed).
+ */
+static int rolling__publish(struct record_rolling *r, struct capture_builder *b, uint64_t start,
+			    uint64_t end)
+{
+	uint64_t segs, samples;
+	char why[512];
+	int err;
+
+	if (r->counters && end != UINT64_MAX)
+		record_counters__apply(r->counters, end);
+	err = segment_writer__publish(r->segments, b, start, end, why, sizeof(why));
+	if (err && (!segment_writer__write_failed(r->segments, &segs, &samples) ||
+		    end == UINT64_MAX)) { /* the last one: nothing after it */
+		fprintf(stderr, "microscope record: segment: %s\n", why);
+		return err;
+	}
+	if (err && !r->failing) {
+		fprintf(stderr,
+			"microscope record: warning: segment not written, its samples dropped "
+			"(counted: segment.write_errors, segment.samples_lost); recording goes "
+			"on and the next segments are tried: %s\n",
+			why);
+		r->failing = true;
+		r->failing_since = segs - 1;
+	} else if (!err && r->failing) {
+		segment_writer__write_failed(r->segments, &segs, &samples);
+		fprintf(stderr,
+			"microscope record: segments written again to %s after %" PRIu64
+			" could not be\n",
+			r->o->continuous, segs - r->failing_since);
+		r->failing = false;
+	}
+	return 0;
+}
+
 /* Where a cut at now_ns would end, and whether one is due. */
 static bool rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64_t *until)
 {
@@ -193,7 +236,6 @@ static bool rolling__last_cell(const struct record_rolling *r, uint64_t start)
 int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
 {
 	uint64_t until;
-	char why[512];
 	int err;
 
 	if (!r)
@@ -210,13 +252,9 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 		/* On the --segment grid, not at the tick: every segment is
 		 * exactly --segment long however late the round came. */
 		until = r->cut_ns + r->period_ns;
-		if (r->counters)
-			record_counters__apply(r->counters, until);
-		err = segment_writer__publish(r->segments, b, r->cut_ns, until, why, sizeof(why));
-		if (err) {
-			fprintf(stderr, "microscope record: segment: %s\n", why);
+		err = rolling__publish(r, b, r->cut_ns, until);
+		if (err)
 			return err;
-		}
 	} else {
 		err = window__cut(r, b, now_ns);
 		if (err) {
@@ -321,7 +359,7 @@ int record_rolling__snapshot(struct record_rolling *r, struct capture_builder *b
 int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
 			   uint64_t total_samples)
 {
-	uint64_t start = r->cut_ns, first, last;
+	uint64_t start = r->cut_ns, first, last, segs, dropped;
 	struct capture_builder *held = NULL;
 	char why[512];
 	int err;
@@ -347,12 +385,11 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 	}
 	while (capture_builder__time_range(b, &first, &last) && last >= start &&
 	       last - start >= r->period_ns && !rolling__last_cell(r, start)) {
-		if (r->counters)
-			record_counters__apply(r->counters, start + r->period_ns);
-		err = segment_writer__publish(r->segments, b, start, start + r->period_ns, why,
-					      sizeof(why));
-		if (err)
-			goto failed;
+		err = rolling__publish(r, b, start, start + r->period_ns);
+		if (err) {
+			capture_builder__free(held);
+			return err;
+		}
 		start += r->period_ns;
 	}
 	if (capture_builder__move_counters(held, b)) {
@@ -378,18 +415,24 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 		capture_builder__free(held);
 		return 0;
 	}
-	err = segment_writer__publish(r->segments, b, start, UINT64_MAX, why, sizeof(why));
-	if (err)
-		goto failed;
+	err = rolling__publish(r, b, start, UINT64_MAX);
 	capture_builder__free(held);
+	if (err)
+		return err;
+	segment_writer__write_failed(r->segments, &segs, &dropped);
 	if (!r->o->quiet)
 		fprintf(stderr,
 			"[ microscope: %" PRIu64 " sample%s in %" PRIu64 " segment%s written to %s"
 			" (%" PRIu64 " deleted by retention) ]\n",
-			total_samples, total_samples == 1 ? "" : "s",
+			total_samples - dropped, total_samples - dropped == 1 ? "" : "s",
 			segment_writer__published(r->segments),
 			segment_writer__published(r->segments) == 1 ? "" : "s", r->o->continuous,
 			segment_writer__deleted(r->segments));
+	if (segs)
+		fprintf(stderr,
+			"microscope record: warning: %" PRIu64 " segment%s could not be written: "
+			"%" PRIu64 " sample%s dropped with them\n",
+			segs, segs == 1 ? "" : "s", dropped, dropped == 1 ? "" : "s");
 	return 0;
 failed:
 	capture_builder__free(held);
