@@ -300,21 +300,33 @@ cleanup:
 	return rc;
 }
 
-/* Stamp the segment meta; widen [start, end) to the rows' own times.
- * Returns the end stamped (CLOCK_MONOTONIC ns). */
+/* Stamp the segment meta: [start, end) on the grid, never widened (the
+ * segments of a recording never overlap); the last one (end UINT64_MAX)
+ * ends at its last row.  Rows older than start (released after their
+ * segment was cut: a drain starved past the release lag) keep their own
+ * times and are counted in segment.late_records.  Returns the end stamped
+ * (CLOCK_MONOTONIC ns). */
 static uint64_t segment__stamp(struct capture_builder *seg, const char *dir_id, uint64_t sequence,
 			       uint64_t start_ns, uint64_t end_ns)
 {
 	struct capture v;
 	char buf[32];
-	uint64_t real, first, last;
+	uint64_t real, first, last, late = 0;
 
 	capture_builder__view(seg, &v);
 	if (capture_builder__time_range(seg, &first, &last)) {
-		start_ns = first < start_ns ? first : start_ns;
-		end_ns = end_ns == UINT64_MAX || last >= end_ns ? last + 1 : end_ns;
+		if (end_ns == UINT64_MAX)
+			end_ns = last >= start_ns ? last + 1 : start_ns;
+		for (uint32_t i = 0; i < v.nsamples; i++)
+			late += v.samples[i].time_ns < start_ns;
+		for (uint32_t i = 0; i < v.nintervals; i++)
+			late += v.intervals[i].end_ns < start_ns;
 	} else if (end_ns == UINT64_MAX) {
 		end_ns = start_ns;
+	}
+	if (late) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, late);
+		capture_builder__set_meta(seg, SEGMENT_META_LATE, buf);
 	}
 	real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC) + start_ns;
 	snprintf(buf, sizeof(buf), "%" PRIu64, sequence);

@@ -464,8 +464,7 @@ def test_sigint_cuts_the_last_segments_at_the_boundary():
     durations = [_duration_s(os.path.join(d, s)) for s in segs]
     H.log("segments %s, durations %s" % (segs, durations))
     assert len(segs) >= 4, segs
-    # Tolerance 1 ms: the report prints ms; a record drained more than the
-    # 2 s lag late would widen its segment, which this quiet spinner never is.
+    # Tolerance 1 ms: the report prints ms; segments are never widened.
     assert max(durations) <= 1.001, durations
     # Whole segments in the middle are exactly the grid's step.
     assert all(abs(x - 1.0) <= 0.001 for x in durations[1:-1]), durations
@@ -502,6 +501,8 @@ def test_event_of_the_second_recording_in_a_directory():
         out = H.report(d, "--event", "cpu-clock#%d" % (i + 1)).stdout
         assert re.search(r"^  samples\s+%d\b" % n, out, re.M), (n, out[:1500])
         assert re.search(r"^  event\s+cpu-clock#%d " % (i + 1), out, re.M), out[:1500]
+        # the event's own recording's rate (before: the last one's for both)
+        assert "(requested %s Hz)" % ("99", "499")[i] in out, out[:1500]
         p = H.run([H.BIN, "convert", d, "--to", "folded", "--event", "cpu-clock#%d" % (i + 1)],
                   check=True)
         assert H.total(H.parse_folded(p.stdout)) == n, (n, p.stdout[:500])
@@ -814,3 +815,43 @@ def test_full_disk_drops_segments_and_goes_on():
         spinner.kill()
         spinner.wait()
         subprocess.run(["umount", small])
+
+
+def _meta(capture):
+    """{key: value} of a capture's meta (tests/tools/sample_stacks.c)."""
+    from test_python import _tool
+    text = H.run([_tool(), capture, "meta"], check=True, quiet=True).stdout
+    return dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
+
+
+@H.timeout(120)
+def test_lagging_processor_cuts_segments_on_the_grid():
+    """Processing held 3.5 s behind sampling (MICROSCOPE_TEST_LAG_MS, as a
+    loaded host does; the release lag is 2 s): every segment but the last
+    spans exactly --segment, each starts where the one before ended, and
+    none holds a sample outside its span (before: records released after
+    their segment was cut widened the next one back, 1.985, 2.503, 2.508 s,
+    each overlapping the one before)."""
+    H.require_root()
+    d = H.tmp_path("segs-lag")
+    p = subprocess.run([H.BIN, "record", "-q", "-F", "199", "--continuous", d, "--segment",
+                        "1s", "-d", "6", "--", H.fixture("spinner"), "60"],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=90,
+                       env=dict(os.environ, MICROSCOPE_TEST_LAG_MS="3500"))
+    assert "microscope record:" not in p.stderr, p.stderr  # (its status: the spinner's SIGTERM)
+    segs = _segments(d)
+    spans = []
+    for s in segs:
+        m = _meta(os.path.join(d, s))
+        spans.append((int(m["segment.start_ns"]), int(m["segment.end_ns"]),
+                      int(m.get("segment.late_records", 0))))
+    H.log("spans (s from the first): %s" % [((a - spans[0][0]) / 1e9, (b - a) / 1e9, late)
+                                           for a, b, late in spans])
+    assert len(spans) == 6, spans
+    assert all(b - a == 1000000000 for a, b, _ in spans[:-1]), spans
+    assert all(spans[i][1] == spans[i + 1][0] for i in range(len(spans) - 1)), spans
+    assert not any(late for _, _, late in spans), spans
+    samples = sum(_samples(os.path.join(d, s)) for s in segs)
+    assert _samples(d) == samples > 0
+    # the directory's duration is the span the segments cover
+    assert abs(_span_s(H.report(d).stdout) - (spans[-1][1] - spans[0][0]) / 1e9) < 0.002

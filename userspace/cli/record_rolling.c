@@ -179,11 +179,15 @@ static int rolling__publish(struct record_rolling *r, struct capture_builder *b,
 }
 
 /* Where a cut at now_ns would end, and whether one is due. */
-static bool rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64_t *until)
+static bool rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64_t released_ns,
+			 uint64_t *until)
 {
 	*until = now_ns;
-	if (r->segments) /* a segment ends where every record of it was released */
+	if (r->segments) { /* a segment ends where every record of it was released */
 		*until = now_ns > r->lag_ns ? now_ns - r->lag_ns : 0;
+		if (released_ns < *until)
+			*until = released_ns;
+	}
 	return r->cut_ns && *until >= r->cut_ns && *until - r->cut_ns >= r->period_ns;
 }
 
@@ -207,11 +211,11 @@ bool record_rolling__mark_due(struct record_rolling *r, uint64_t now_ns, uint64_
 	return true;
 }
 
-bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns)
+bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64_t released_ns)
 {
 	uint64_t until;
 
-	return r && rolling__due(r, now_ns, &until);
+	return r && rolling__due(r, now_ns, released_ns, &until);
 }
 
 void record_rolling__begin(struct record_rolling *r, uint64_t now_ns, uint64_t duration_ns)
@@ -233,7 +237,8 @@ static bool rolling__last_cell(const struct record_rolling *r, uint64_t start)
 	return r->end_ns && start + r->period_ns >= r->end_ns;
 }
 
-int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
+int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
+			 uint64_t released_ns)
 {
 	uint64_t until;
 	int err;
@@ -244,13 +249,16 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 	 * a segment of nothing but start-up lag would be near-empty. */
 	if (!r->cut_ns)
 		r->cut_ns = now_ns;
-	if (!rolling__due(r, now_ns, &until))
+	if (!rolling__due(r, now_ns, released_ns, &until))
 		return 0;
 	if (r->segments && rolling__last_cell(r, r->cut_ns))
 		return 0; /* record_rolling__finish publishes it */
 	if (r->segments) {
 		/* On the --segment grid, not at the tick: every segment is
-		 * exactly --segment long however late the round came. */
+		 * exactly --segment long however late the round came, and is
+		 * cut only once processing has released every record before
+		 * its end (a lagging processor delays the cut, never moves
+		 * its records into the next segment). */
 		until = r->cut_ns + r->period_ns;
 		err = rolling__publish(r, b, r->cut_ns, until);
 		if (err)

@@ -660,7 +660,7 @@ static int session__drain(struct record_session *s)
 {
 	const struct record_options *o = s->o;
 	int err, wstatus, timeout_ms;
-	uint64_t now_ns;
+	uint64_t now_ns, released;
 
 	record_status__init(&s->live, !o->quiet);
 	while (!record_signals__stop()) {
@@ -699,7 +699,8 @@ static int session__drain(struct record_session *s)
 		session__counter_marks(s, now_ns);
 		/* JIT frames waiting for jitdump records are named from the
 		 * files as they are now, or stay unnamed in the segment */
-		if (record_rolling__due(s->roll, now_ns)) {
+		released = s->o->continuous ? processor__released_until(s->proc) : UINT64_MAX;
+		if (record_rolling__due(s->roll, now_ns, released)) {
 			if (processor__name_late(s->proc))
 				fprintf(stderr, "microscope record: naming late JIT frames: %s\n",
 					strerror(ENOMEM));
@@ -707,7 +708,7 @@ static int session__drain(struct record_session *s)
 				processor__problem_counters(s->proc, record_counters__total,
 							    s->deltas);
 		}
-		err = record_rolling__tick(s->roll, s->b, now_ns);
+		err = record_rolling__tick(s->roll, s->b, now_ns, released);
 		if (err > 0)
 			err = session__compact(s);
 		if (!err && record_signals__take_snapshot()) {

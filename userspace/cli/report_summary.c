@@ -323,6 +323,11 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 	char buf[64], wbuf[32], label[256];
 	uint32_t i, others = 0;
 
+	/* a directory of recordings at different rates: the event's own
+	 * (segment_dir.h, event.N.freq_hz) */
+	snprintf(buf, sizeof(buf), "event.%" PRIu32 ".freq_hz", event);
+	if (capture__meta(c, buf))
+		freq = capture__meta(c, buf);
 	printf("microscope report: %s\n", r->opt->path);
 	if (cmd)
 		printf("  command    %s\n", cmd);

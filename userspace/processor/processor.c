@@ -223,6 +223,20 @@ bool processor__behind(const struct processor *p)
 	       p->held[p->held_first].time < release_limit(p);
 }
 
+uint64_t processor__released_until(const struct processor *p)
+{
+	uint64_t w = p->have_round ? release_limit(p) : 0;
+
+	/* [held_first, held_sorted) is in time order, the tail after it not */
+	if (p->held_first < p->held_sorted && p->held[p->held_first].time < w)
+		w = p->held[p->held_first].time;
+	for (size_t i = p->held_sorted > p->held_first ? p->held_sorted : p->held_first;
+	     i < p->nheld; i++)
+		if (p->held[i].time < w)
+			w = p->held[i].time;
+	return w;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;

@@ -91,6 +91,12 @@ void processor__set_hold_back(struct processor *p, uint64_t hold_ns);
  * (the caller should come back soon rather than sleep). */
 bool processor__behind(const struct processor *p);
 
+/* Live recordings: every record drained so far with a time before this
+ * (CLOCK_MONOTONIC ns) has been released into the builder -- the previous
+ * round's time less any hold-back, or the oldest record still held.  A
+ * record drained later may still be older (a starved drain). */
+uint64_t processor__released_until(const struct processor *p);
+
 /*
  * How far processing ran behind draining (live recordings): after each
  * round, the round's time minus the oldest due record still held (0 when
