@@ -855,3 +855,51 @@ def test_lagging_processor_cuts_segments_on_the_grid():
     assert _samples(d) == samples > 0
     # the directory's duration is the span the segments cover
     assert abs(_span_s(H.report(d).stdout) - (spans[-1][1] - spans[0][0]) / 1e9) < 0.002
+
+
+@H.timeout(120)
+def test_window_snapshot_waits_for_a_lagging_processor():
+    """SIGUSR1 to a `record --window 3s` whose processing runs behind
+    (MICROSCOPE_TEST_LAG_MS, as on a loaded host): the snapshot waits until
+    processing reaches its time and holds the window's samples (before:
+    'window of 0 samples', as if the target were idle); past the 5 s bound
+    it is written anyway and says how far behind it was."""
+    H.require_root()
+    got = []
+    for lag in (3000, 9000):
+        out = H.tmp_path("lag%d/w.msc" % lag)
+        os.makedirs(os.path.dirname(out))
+        proc = subprocess.Popen(
+            [H.BIN, "record", "-F", "199", "--window", "3s", "-o", out, "--",
+             H.fixture("spinner"), "60"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=dict(os.environ, MS_FIXTURE_OUT=out + ".fixture.out",
+                                MICROSCOPE_TEST_LAG_MS=str(lag)))
+        try:
+            H.wait_for_line(out + ".fixture.out", r"spinner ready", timeout=30, proc=proc)
+            time.sleep(5)
+            proc.send_signal(signal.SIGUSR1)
+            for _ in range(200):  # written once processing reaches it, or after 5 s
+                if glob.glob(os.path.join(os.path.dirname(out), "window-*.msc")):
+                    break
+                time.sleep(0.1)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        snaps = glob.glob(os.path.join(os.path.dirname(out), "window-*.msc"))
+        assert len(snaps) == 1, (snaps, err)
+        rep = H.report(snaps[0]).stdout
+        got.append((lag, _samples(snaps[0]), _meta(snaps[0]).get("window.behind_ns")))
+        H.log("lag %d ms: %s" % (lag, got[-1]))
+        if lag == 3000:
+            assert got[-1][1] > 0 and got[-1][2] is None, (got, err)
+            assert not re.search(r"^  behind ", rep, re.M), rep[:1500]
+        else:
+            behind = int(got[-1][2] or 0)
+            assert 1e9 <= behind <= 9e9, (got, err)
+            assert "window.behind_ns" in err, err
+            assert re.search(r"^  behind +the recorder's processing was [\d.]+ s behind", rep,
+                             re.M), rep[:1500]

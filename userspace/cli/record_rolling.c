@@ -17,6 +17,8 @@
 
 /* Window slices: at most this long (ns), and a tenth of the window when shorter. */
 #define WINDOW_SLICE_MAX_NS 1000000000ull
+/* A snapshot waits at most this long (ns) for processing to reach its time. */
+#define WINDOW_SNAPSHOT_WAIT_NS 5000000000ull
 
 struct window_slice {
 	struct capture_builder *b;
@@ -39,6 +41,7 @@ struct record_rolling {
 	/* window: slices oldest first */
 	struct window_slice *slices;
 	size_t nslices, cap;
+	uint64_t snap_ns; /* a snapshot asked for then, waiting for processing; 0: none */
 };
 
 static uint64_t realtime_offset_ns(void)
@@ -104,7 +107,8 @@ cleanup:
 static int window__cut(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
 {
 	struct window_slice *s;
-	uint64_t first, last, horizon = now_ns > r->o->window_ns ? now_ns - r->o->window_ns : 0;
+	uint64_t ref = r->snap_ns && r->snap_ns < now_ns ? r->snap_ns : now_ns; /* keep its window */
+	uint64_t first, last, horizon = ref > r->o->window_ns ? ref - r->o->window_ns : 0;
 	size_t drop = 0;
 	int err;
 
@@ -237,6 +241,9 @@ static bool rolling__last_cell(const struct record_rolling *r, uint64_t start)
 	return r->end_ns && start + r->period_ns >= r->end_ns;
 }
 
+static int window__pending(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
+			   uint64_t released_ns);
+
 int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
 			 uint64_t released_ns)
 {
@@ -249,6 +256,11 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 	 * a segment of nothing but start-up lag would be near-empty. */
 	if (!r->cut_ns)
 		r->cut_ns = now_ns;
+	if (!r->segments) {
+		err = window__pending(r, b, now_ns, released_ns);
+		if (err)
+			return err;
+	}
 	if (!rolling__due(r, now_ns, released_ns, &until))
 		return 0;
 	if (r->segments && rolling__last_cell(r, r->cut_ns))
@@ -290,7 +302,7 @@ static void utc_text(char *buf, size_t len, uint64_t mono_ns, uint64_t offset_ns
 /* The last window of samples (up to now_ns) merged into a new builder and
  * written to path (NULL: window-START-END.msc beside -o). */
 static int window__write(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
-			 const char *path, uint64_t total_samples)
+			 const char *path, uint64_t total_samples, uint64_t behind_ns)
 {
 	uint64_t since = now_ns > r->o->window_ns ? now_ns - r->o->window_ns : 0;
 	uint64_t off = realtime_offset_ns();
@@ -322,6 +334,10 @@ static int window__write(struct record_rolling *r, struct capture_builder *b, ui
 		snprintf(buf, sizeof(buf), "%" PRIu64, total_samples);
 		capture_builder__set_meta(w, "window.samples_total", buf);
 	}
+	if (behind_ns) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, behind_ns);
+		capture_builder__set_meta(w, "window.behind_ns", buf);
+	}
 	if (!path) {
 		copy = strdup(r->o->output);
 		utc_text(from, sizeof(from), since, off);
@@ -339,6 +355,13 @@ static int window__write(struct record_rolling *r, struct capture_builder *b, ui
 			capture_builder__error(w));
 		goto cleanup;
 	}
+	if (behind_ns)
+		fprintf(stderr,
+			"microscope record: warning: window %s written with processing %.1f s "
+			"behind the snapshot: its last %.1f s hold no samples yet (meta "
+			"window.behind_ns)\n",
+			path, behind_ns / 1e9,
+			(behind_ns < r->o->window_ns ? behind_ns : r->o->window_ns) / 1e9);
 	if (!r->o->quiet && total_samples)
 		fprintf(stderr,
 			"[ microscope: window of %" PRIu32 " samples written to %s (%" PRIu64
@@ -356,12 +379,28 @@ cleanup:
 	return err;
 }
 
+/* A snapshot waiting for processing: written once processing reached its
+ * time (released_ns), or after WINDOW_SNAPSHOT_WAIT_NS saying how far
+ * behind it still was. */
+static int window__pending(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
+			   uint64_t released_ns)
+{
+	uint64_t at = r->snap_ns;
+
+	if (!at || (released_ns < at && now_ns - at < WINDOW_SNAPSHOT_WAIT_NS))
+		return 0;
+	r->snap_ns = 0;
+	return window__write(r, b, at, NULL, 0, released_ns < at ? at - released_ns : 0);
+}
+
 int record_rolling__snapshot(struct record_rolling *r, struct capture_builder *b,
-			     uint64_t now_ns)
+			     uint64_t now_ns, uint64_t released_ns)
 {
 	if (!r || !r->o->window_ns)
 		return 0;
-	return window__write(r, b, now_ns, NULL, 0);
+	if (!r->snap_ns) /* one at a time: a second ask joins the waiting one */
+		r->snap_ns = now_ns;
+	return window__pending(r, b, now_ns, released_ns);
 }
 
 int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
@@ -372,8 +411,13 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 	char why[512];
 	int err;
 
-	if (!r->segments)
-		return window__write(r, b, now_ns, r->o->output, total_samples);
+	if (!r->segments) {
+		/* a snapshot still waiting: everything is processed now */
+		err = window__pending(r, b, now_ns, UINT64_MAX);
+		if (!err)
+			err = window__write(r, b, now_ns, r->o->output, total_samples, 0);
+		return err;
+	}
 	if (!start)
 		start = capture_builder__time_range(b, &first, &last) ? first : now_ns;
 	/* What the release lag held back (up to a segment and the lag) is cut

@@ -68,10 +68,15 @@ bool record_rolling__mark_due(struct record_rolling *r, uint64_t now_ns, uint64_
  * or slice. */
 bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64_t released_ns);
 
-/* Window mode: write the last --window to a new window-START-END.msc beside
- * -o.  Returns 0 or -errno (message printed). */
+/* Window mode: write the --window up to now_ns to a new
+ * window-START-END.msc beside -o -- at once when processing has released
+ * everything before now_ns (released_ns, processor__released_until), else
+ * from a later record_rolling__tick once it has, or after at most 5 s with
+ * meta window.behind_ns saying how much of the window's end processing had
+ * not reached (a warning on stderr).  A snapshot asked for while one waits
+ * is that one.  Returns 0 or -errno (message printed). */
 int record_rolling__snapshot(struct record_rolling *r, struct capture_builder *b,
-			     uint64_t now_ns);
+			     uint64_t now_ns, uint64_t released_ns);
 
 /* After processor__finish: the last segments, or the last window to -o
  * (meta window.samples_total = total_samples).  What the release lag held

@@ -699,7 +699,7 @@ static int session__drain(struct record_session *s)
 		session__counter_marks(s, now_ns);
 		/* JIT frames waiting for jitdump records are named from the
 		 * files as they are now, or stay unnamed in the segment */
-		released = s->o->continuous ? processor__released_until(s->proc) : UINT64_MAX;
+		released = processor__released_until(s->proc);
 		if (record_rolling__due(s->roll, now_ns, released)) {
 			if (processor__name_late(s->proc))
 				fprintf(stderr, "microscope record: naming late JIT frames: %s\n",
@@ -712,7 +712,8 @@ static int session__drain(struct record_session *s)
 		if (err > 0)
 			err = session__compact(s);
 		if (!err && record_signals__take_snapshot()) {
-			err = record_rolling__snapshot(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+			err = record_rolling__snapshot(s->roll, s->b, (uint64_t)(now_s() * 1e9),
+						       processor__released_until(s->proc));
 		}
 		if (err)
 			return err;

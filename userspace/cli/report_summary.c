@@ -247,6 +247,28 @@ static void print_recorder_state(const struct capture *c)
 	       procs, threads, maps, mods ? mods : "?", rows, rss, heap ? heap : "?");
 }
 
+/* A decimal meta value of c, or 0. */
+static uint64_t meta_u64(const struct capture *c, const char *key)
+{
+	const char *v = capture__meta(c, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* A --window snapshot written while processing lagged (record_rolling.h):
+ * its end holds no samples because they were not processed yet, not
+ * because the target was idle. */
+static void print_window_behind(const struct capture *c)
+{
+	uint64_t behind = meta_u64(c, "window.behind_ns");
+	uint64_t len = meta_u64(c, "duration_ns");
+
+	if (behind)
+		printf("  behind     the recorder's processing was %.3f s behind the snapshot: the "
+		       "window's last %.3f s hold no samples yet (not an idle target)\n",
+		       behind / 1e9, (len && len < behind ? len : behind) / 1e9);
+}
+
 /* How far the live recorder fell behind its rings (processor.lag_*_ms):
  * shown once it is large enough for a reader to notice the delay. */
 static void print_lag(const struct capture *c)
@@ -260,13 +282,6 @@ static void print_lag(const struct capture *c)
 	       max, capture__counter(c, "processor.lag_mean_ms"));
 }
 
-/* A decimal meta value of c, or 0. */
-static uint64_t meta_u64(const struct capture *c, const char *key)
-{
-	const char *v = capture__meta(c, key);
-
-	return v ? strtoull(v, NULL, 10) : 0;
-}
 
 /*
  * The recorder's counters and budget figures are the whole recording's: say
@@ -428,6 +443,7 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 	}
 	printf("\n");
 	print_lag(c);
+	print_window_behind(c);
 	printf("  problems   %" PRIu64, s->problems);
 	if (s->nproblem_counters) {
 		printf(" (");
