@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
+#include "capture/format.h"
 #include "capture/merge.h"
 #include "capture/segment_dir.h"
 
@@ -280,7 +282,9 @@ struct dir_span {
 	 * other recording id), a restart or another command starts a new one. */
 	uint32_t recordings;
 	uint64_t recording_start_ns;
-	uint64_t covered_ns; /* the segments' own durations, summed */
+	uint64_t covered_ns; /* the union of the segments' spans (span__union) */
+	uint64_t (*spans)[3]; /* recording, CLOCK_MONOTONIC [start, end) of each segment read */
+	size_t nspans, spans_cap;
 	/* Readable segments the range left out, and the CLOCK_REALTIME span
 	 * they cover (to say where the data is when the range holds none). */
 	uint32_t outside;
@@ -302,8 +306,54 @@ struct dir_span {
 	 * into its last segment: they are the whole recording's (from its
 	 * start_time_ns to its last segment's end), deleted segments' too. */
 	uint32_t counter_segments;
+	uint32_t whole_counter_segments; /* of older recorders: every counter at stop */
 	uint32_t counters_rec; /* index in rec_ids of the last such segment's recording */
 };
+
+/*
+ * Meta is merged last-wins, so freq_hz is the last recording's: say each
+ * event's own requested rate as "event.N.freq_hz" (N its index in b), the
+ * rate of the recording whose segment c brought it (recordings at
+ * different rates have events of different periods: different rows).
+ */
+static void event_rates(struct capture_builder *b, const struct capture *c)
+{
+	const char *freq = capture__meta(c, "freq_hz");
+	struct capture v;
+	char key[48];
+	bool *used;
+
+	if (!freq || !c->nevents || capture_builder__view(b, &v))
+		return;
+	used = calloc(c->nevents, sizeof(*used)); /* a segment may carry others' rows */
+	if (!used)
+		return;
+	for (uint32_t i = 0; i < c->nsamples; i++)
+		if (c->samples[i].event < c->nevents)
+			used[c->samples[i].event] = true;
+	for (uint32_t i = 0; i < c->nintervals; i++)
+		if (c->intervals[i].event < c->nevents)
+			used[c->intervals[i].event] = true;
+	for (uint32_t i = 0; i < c->nevents; i++) {
+		const struct capture_event *e = &c->events[i];
+
+		if (!used[i])
+			continue;
+
+		for (uint32_t j = 0; j < v.nevents; j++) {
+			const struct capture_event *m = &v.events[j];
+
+			if (m->period != e->period ||
+			    strcmp(capture__string(&v, m->name), capture__string(c, e->name)) ||
+			    strcmp(capture__string(&v, m->unit), capture__string(c, e->unit)))
+				continue;
+			snprintf(key, sizeof(key), "event.%" PRIu32 ".freq_hz", j);
+			capture_builder__set_meta(b, key, freq);
+			break;
+		}
+	}
+	free(used);
+}
 
 /* The index of recording rec in span->rec_ids, adding it; DIR_RECORDINGS_MAX
  * when full. */
@@ -431,10 +481,15 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 	}
 	if (err)
 		goto cleanup;
+	event_rates(b, c);
 	/* What the range selected of it, not the whole segment (below) */
 	if (c->ncounters && ri < DIR_RECORDINGS_MAX) {
+		const char *kind = capture__meta(c, SEGMENT_META_COUNTERS);
+
 		span->counter_segments++;
 		span->counters_rec = ri;
+		if (!kind || strcmp(kind, "segment"))
+			span->whole_counter_segments++;
 	}
 	if (lo > start) {
 		real += lo - start;
@@ -448,7 +503,21 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 	}
 	span->end_ns = end;
 	if (end != UINT64_MAX && end > start) {
-		span->covered_ns += end - start;
+		if (span->nspans == span->spans_cap) {
+			size_t cap = span->spans_cap ? span->spans_cap * 2 : 64;
+			uint64_t(*v)[3] = reallocarray(span->spans, cap, sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			span->spans = v;
+			span->spans_cap = cap;
+		}
+		span->spans[span->nspans][0] = rec;
+		span->spans[span->nspans][1] = start;
+		span->spans[span->nspans][2] = end;
+		span->nspans++;
 		if (ri < DIR_RECORDINGS_MAX)
 			span->rec_covered_ns[ri] += end - start;
 	}
@@ -459,6 +528,39 @@ static int merge_segment(struct capture_builder *b, const char *dir, const char 
 cleanup:
 	capture__free(c);
 	return err;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* The time the segments read cover: the union of their spans within each
+ * recording (segments of older recorders could overlap), summed over the
+ * recordings (one recorder at a time writes a directory: they follow one
+ * another; their monotonic times do not compare across reboots). */
+static uint64_t span__union(struct dir_span *span)
+{
+	uint64_t total = 0, end = 0;
+
+	qsort(span->spans, span->nspans, sizeof(*span->spans), span_cmp);
+	for (size_t i = 0; i < span->nspans; i++) {
+		const uint64_t *x = span->spans[i];
+		uint64_t a;
+
+		if (i && x[0] != span->spans[i - 1][0])
+			end = 0; /* another recording */
+		a = x[1] > end ? x[1] : end;
+		if (x[2] > a)
+			total += x[2] - a;
+		if (x[2] > end)
+			end = x[2];
+	}
+	return total;
 }
 
 int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t until_realtime_ns,
@@ -528,8 +630,9 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 		capture_builder__set_meta(b, "segments.foreign_skipped", buf);
 	}
 	if (span.counter_segments) {
-		/* The counters are whole recordings' (written at stop): say which
-		 * span they cover when the samples read are less of it. */
+		/* Some counters are whole recordings' (peaks, lag, kunwind; all
+		 * of them from older recorders): say which span they cover when
+		 * the samples read are less of it. */
 		uint32_t ri = span.counters_rec;
 		uint64_t whole = span.rec_end_ns[ri] > span.rec_ids[ri]
 					 ? span.rec_end_ns[ri] - span.rec_ids[ri] : 0;
@@ -538,11 +641,15 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 		capture_builder__set_meta(b, "segments.counters_span_ns", buf);
 		snprintf(buf, sizeof(buf), "%" PRIu64, span.rec_covered_ns[ri]);
 		capture_builder__set_meta(b, "segments.counters_read_ns", buf);
+		if (!span.whole_counter_segments)
+			capture_builder__set_meta(b, "segments.counters", "segment");
 	}
+	span.covered_ns = span__union(&span);
 	if (span.recordings > 1)
 		notef(note, ctx,
 		      "%s: segments of %" PRIu32 " recordings (a restarted recorder or another "
-		      "command) read as one profile; its duration is their segments' sum",
+		      "command) read as one profile; its duration is the time their segments "
+		      "cover",
 		      dir, span.recordings);
 	if (span.recordings > 1 && span.covered_ns) {
 		/* Monotonic times of different recordings do not subtract. */
@@ -562,6 +669,7 @@ int segment_dir__read(const char *dir, uint64_t since_realtime_ns, uint64_t unti
 	if (rc)
 		snprintf(err, errlen, "%s: %s", dir, capture_builder__error(b));
 cleanup:
+	free(span.spans);
 	capture_builder__free(b);
 	segment_dir__free_names(names, n);
 	segment_dir__free_names(temps, ntemps);

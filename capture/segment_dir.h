@@ -22,11 +22,23 @@
  *
  * Each segment is an ordinary self-contained capture with these meta keys:
  *   segment.sequence     its sequence number (decimal)
- *   segment.start_ns     CLOCK_MONOTONIC ns the segment covers from (inclusive)
- *   segment.end_ns       ... up to (exclusive)
+ *   segment.start_ns     CLOCK_MONOTONIC ns the segment covers from (inclusive),
+ *                        on the --segment grid
+ *   segment.end_ns       ... up to (exclusive); the segments of a recording
+ *                        never overlap
  *   segment.realtime_ns  CLOCK_REALTIME ns at segment.start_ns
  *   segment.directory    the id of the directory it was written into (absent
  *                        in segments of older recorders)
+ *   segment.late_records samples and intervals older than segment.start_ns:
+ *                        released after their own segment was cut (a drain
+ *                        starved past the release lag), kept here with their
+ *                        own times (absent: none)
+ *   segment.counters     "segment": its loss, problem and budget counters are
+ *                        what accrued during its span (deltas; the last
+ *                        segment also holds the whole recording's peaks, lag,
+ *                        kunwind and budget factors).  Absent in segments of
+ *                        older recorders, whose last segment held every
+ *                        counter of the whole recording.
  * A recording is one meta start_time_ns (CLOCK_MONOTONIC when it started):
  * a recorder that starts again into the directory begins another.
  */
@@ -48,6 +60,8 @@
 #define SEGMENT_META_END      "segment.end_ns"
 #define SEGMENT_META_REALTIME "segment.realtime_ns"
 #define SEGMENT_META_DIRECTORY "segment.directory"
+#define SEGMENT_META_COUNTERS  "segment.counters"
+#define SEGMENT_META_LATE      "segment.late_records"
 
 #define SEGMENT_ID_NAME ".microscope.id"
 #define SEGMENT_ID_LEN	32 /* hex digits */
@@ -93,10 +107,15 @@ typedef void (*segment_note_fn)(void *ctx, const char *line);
  * began) are each reported through note (may be NULL) and skipped.  The
  * merged capture's meta "segments" counts the segments read, "samples" its
  * samples, "segments.foreign_skipped" the other directories' files skipped,
- * and, when a segment read carries the recorder's counters (written once,
- * at stop, for the whole recording), "segments.counters_span_ns" that
- * recording's span (start_time_ns to its last segment's end) and
- * "segments.counters_read_ns" how much of it the segments read cover.
+ * "event.N.freq_hz" the rate requested by the recording that event N came
+ * from (meta freq_hz is the last recording's),
+ * and, when a segment read carries the recorder's counters,
+ * "segments.counters_span_ns" that recording's span (start_time_ns to its
+ * last segment's end) and "segments.counters_read_ns" how much of it the
+ * segments read cover; "segments.counters" is "segment" when every such
+ * segment carries its own span's loss, problem and budget counters
+ * (SEGMENT_META_COUNTERS: they sum over the segments read), absent when one
+ * holds a whole recording's (older recorders: written once, at stop).
  * Returns 0 with *out; -ERANGE (with err naming the span the segments
  * cover) when segments were readable but none falls in the range; -ENOENT
  * (with err) when no segment could be read; -errno of listing the

@@ -28,6 +28,8 @@ struct segment_writer {
 	struct segment_policy policy;
 	uint64_t next_sequence;
 	uint64_t published, deleted;
+	uint64_t write_failed, samples_dropped;
+	bool last_failed; /* the last publish could not write its segment */
 	char id[SEGMENT_ID_LEN + 1]; /* the directory's (segment_dir.h) */
 };
 
@@ -298,21 +300,33 @@ cleanup:
 	return rc;
 }
 
-/* Stamp the segment meta; widen [start, end) to the rows' own times.
- * Returns the end stamped (CLOCK_MONOTONIC ns). */
+/* Stamp the segment meta: [start, end) on the grid, never widened (the
+ * segments of a recording never overlap); the last one (end UINT64_MAX)
+ * ends at its last row.  Rows older than start (released after their
+ * segment was cut: a drain starved past the release lag) keep their own
+ * times and are counted in segment.late_records.  Returns the end stamped
+ * (CLOCK_MONOTONIC ns). */
 static uint64_t segment__stamp(struct capture_builder *seg, const char *dir_id, uint64_t sequence,
 			       uint64_t start_ns, uint64_t end_ns)
 {
 	struct capture v;
 	char buf[32];
-	uint64_t real, first, last;
+	uint64_t real, first, last, late = 0;
 
 	capture_builder__view(seg, &v);
 	if (capture_builder__time_range(seg, &first, &last)) {
-		start_ns = first < start_ns ? first : start_ns;
-		end_ns = end_ns == UINT64_MAX || last >= end_ns ? last + 1 : end_ns;
+		if (end_ns == UINT64_MAX)
+			end_ns = last >= start_ns ? last + 1 : start_ns;
+		for (uint32_t i = 0; i < v.nsamples; i++)
+			late += v.samples[i].time_ns < start_ns;
+		for (uint32_t i = 0; i < v.nintervals; i++)
+			late += v.intervals[i].end_ns < start_ns;
 	} else if (end_ns == UINT64_MAX) {
 		end_ns = start_ns;
+	}
+	if (late) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, late);
+		capture_builder__set_meta(seg, SEGMENT_META_LATE, buf);
 	}
 	real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC) + start_ns;
 	snprintf(buf, sizeof(buf), "%" PRIu64, sequence);
@@ -402,9 +416,24 @@ int segment_writer__publish(struct segment_writer *w, struct capture_builder *sr
 	end_ns = segment__stamp(seg, w->id, w->next_sequence, start_ns, end_ns);
 	rc = capture_builder__write(seg, path);
 	if (rc) {
+		/* Never published (file_out removed its temporary).  Its counters
+		 * go back to src for the next segment, with the loss; its sequence
+		 * number stays used, so readers note the gap. */
+		struct capture v;
+		uint32_t lost = capture_builder__view(seg, &v) ? 0 : v.nsamples;
+
 		snprintf(err, errlen, "%s", capture_builder__error(seg));
+		w->last_failed = true;
+		w->write_failed++;
+		w->samples_dropped += lost;
+		w->next_sequence++;
+		(void)capture_builder__move_counters(seg, src);
+		capture_builder__add_counter(src, "segment.write_errors", 1);
+		capture_builder__add_counter(src, "segment.samples_lost", lost);
+		(void)writer__retain(w); /* it may free the space for the next */
 		goto cleanup;
 	}
+	w->last_failed = false;
 	segment__date(w, name, end_ns);
 	w->next_sequence++;
 	w->published++;
@@ -425,6 +454,16 @@ cleanup:
 uint64_t segment_writer__published(const struct segment_writer *w) { return w->published; }
 
 uint64_t segment_writer__deleted(const struct segment_writer *w) { return w->deleted; }
+
+bool segment_writer__write_failed(const struct segment_writer *w, uint64_t *segments,
+				  uint64_t *samples)
+{
+	if (segments)
+		*segments = w->write_failed;
+	if (samples)
+		*samples = w->samples_dropped;
+	return w->last_failed;
+}
 
 void segment_writer__free(struct segment_writer *w)
 {

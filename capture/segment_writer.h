@@ -12,6 +12,7 @@
 #ifndef MS_CAPTURE_SEGMENT_WRITER_H
 #define MS_CAPTURE_SEGMENT_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,8 +50,15 @@ int segment_writer__open(const char *dir, const struct segment_policy *policy,
  * rename, directory fsync), then apply retention.  end_ns UINT64_MAX moves
  * everything (the last segment).  The segment's range (its meta) is
  * widened to its samples' own times if one falls outside (a record
- * released late).  Returns 0 or -errno with a message in err (src then still lost
- * its samples only if the move succeeded and the write failed).
+ * released late).  Returns 0 or -errno with a message in err.
+ *
+ * A segment that cannot be written (a full disk, an I/O error) is never
+ * published: its temporary is removed, its samples and intervals are
+ * dropped with it, its counters go back to src with "segment.write_errors"
+ * 1 and "segment.samples_lost" (so the next segment published says
+ * so), its sequence number stays used (readers note the gap), retention
+ * runs (it may free space), and segment_writer__write_failed() is true
+ * until a segment is written again.
  */
 int segment_writer__publish(struct segment_writer *w, struct capture_builder *src,
 			    uint64_t start_ns, uint64_t end_ns, char *err, size_t errlen);
@@ -58,6 +66,11 @@ int segment_writer__publish(struct segment_writer *w, struct capture_builder *sr
 /* Segments published and deleted by retention so far. */
 uint64_t segment_writer__published(const struct segment_writer *w);
 uint64_t segment_writer__deleted(const struct segment_writer *w);
+
+/* Whether the last publish failed to write its segment; the segments and
+ * samples dropped so far into *segments and *samples (either may be NULL). */
+bool segment_writer__write_failed(const struct segment_writer *w, uint64_t *segments,
+				  uint64_t *samples);
 
 /* Releases the lock.  Accepts NULL. */
 void segment_writer__free(struct segment_writer *w);

@@ -5,6 +5,7 @@
  * shows them), under the given look (default python).  For tests that need
  * each sample's time and thread, which folded stacks do not carry.
  * sample_stacks CAPTURE counters: one line per counter, "NAME VALUE".
+ * sample_stacks CAPTURE meta: one line per meta key, "KEY VALUE".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +24,12 @@ int main(int argc, char **argv)
 	uint32_t path[4096];
 
 	bool counters = argc > 2 && !strcmp(argv[2], "counters");
+	bool meta = argc > 2 && !strcmp(argv[2], "meta");
 
-	if (argc < 2 || (argc > 2 && !counters && analysis_look__parse(argv[2], &kind))) {
-		fprintf(stderr, "usage: sample_stacks CAPTURE [logical|native|python|counters]\n");
+	if (argc < 2 ||
+	    (argc > 2 && !counters && !meta && analysis_look__parse(argv[2], &kind))) {
+		fprintf(stderr,
+			"usage: sample_stacks CAPTURE [logical|native|python|counters|meta]\n");
 		return 2;
 	}
 	if (capture__open(argv[1], &c, err, sizeof(err))) {
@@ -36,6 +40,13 @@ int main(int argc, char **argv)
 		for (uint32_t i = 0; i < c->ncounters; i++)
 			printf("%s %llu\n", capture__string(c, c->counters[i].name),
 			       (unsigned long long)c->counters[i].value);
+		capture__free(c);
+		return 0;
+	}
+	if (meta) {
+		for (uint32_t i = 0; i < c->nmeta; i++)
+			printf("%s %s\n", capture__string(c, c->meta[i].key),
+			       capture__string(c, c->meta[i].value));
 		capture__free(c);
 		return 0;
 	}

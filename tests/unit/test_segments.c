@@ -470,6 +470,82 @@ static void test_options_check(void **state)
 	assert_true(o.segment_ns == 60000000000ull);
 }
 
+/* One sample at t of a recording started at rec_ns, requested at freq Hz
+ * (its event's period 1e9 / freq, as cpu-clock's). */
+static void one_sample(struct capture_builder *b, uint64_t t, uint64_t rec_ns, const char *freq)
+{
+	struct capture_event e = {capture_builder__string(b, "cpu-clock"),
+				  capture_builder__string(b, "samples"),
+				  1000000000ull / strtoull(freq, NULL, 10)};
+	char buf[32];
+
+	capture_builder__add_sample(b, &(struct capture_sample){
+					   t, CAPTURE_NONE, 0, CAPTURE_NONE,
+					   capture_builder__add_event(b, &e), 1});
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rec_ns);
+	capture_builder__set_meta(b, "start_time_ns", buf);
+	capture_builder__set_meta(b, "freq_hz", freq);
+}
+
+/*
+ * A segment is stamped with the span it was cut for, never widened to a
+ * late sample (before: its start moved back to the sample, overlapping the
+ * segment before); the directory's duration is the union of its segments'
+ * spans (before: their sum, 90 ns here for 75 ns covered); each event says
+ * the rate its own recording requested (before: the last recording's).
+ */
+static void test_spans_union_and_rates(void **state)
+{
+	char dir[] = "/tmp/ms-segments-XXXXXX", err[512];
+	struct segment_policy policy = {0};
+	struct segment_writer *w = NULL;
+	struct capture_builder *b = capture_builder__new();
+	struct capture *all = NULL, *seg = NULL;
+	char **names;
+	size_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(segment_writer__open(dir, &policy, &w, err, sizeof(err)), 0);
+	one_sample(b, 10, 1, "999");
+	assert_int_equal(segment_writer__publish(w, b, 5, 45, err, sizeof(err)), 0);
+	one_sample(b, 25, 1, "999"); /* released after [5, 45) was cut */
+	one_sample(b, 50, 1, "999");
+	/* an older recorder's overlapping span, as a starved one cut them */
+	assert_int_equal(segment_writer__publish(w, b, 30, 60, err, sizeof(err)), 0);
+	one_sample(b, 110, 100, "499"); /* a second recording */
+	assert_int_equal(segment_writer__publish(w, b, 100, 120, err, sizeof(err)), 0);
+	segment_writer__free(w);
+
+	assert_int_equal(segment_dir__list(dir, &names, &n), 0);
+	assert_int_equal(n, 3);
+	{
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[1]);
+		assert_int_equal(capture__open(path, &seg, err, sizeof(err)), 0);
+	}
+	segment_dir__free_names(names, n);
+	assert_string_equal(capture__meta(seg, SEGMENT_META_START), "30");
+	assert_string_equal(capture__meta(seg, SEGMENT_META_END), "60");
+	assert_string_equal(capture__meta(seg, SEGMENT_META_LATE), "1");
+	assert_int_equal(seg->nsamples, 2);
+	capture__free(seg);
+
+	notes = 0;
+	assert_int_equal(segment_dir__open(dir, 0, UINT64_MAX, &all, err, sizeof(err), count_note,
+					   NULL),
+			 0);
+	assert_int_equal(all->nsamples, 4);
+	assert_int_equal(all->nevents, 2);
+	assert_string_equal(capture__meta(all, "duration_ns"), "75"); /* [5, 60) + [100, 120) */
+	assert_string_equal(capture__meta(all, "event.0.freq_hz"), "999");
+	assert_string_equal(capture__meta(all, "event.1.freq_hz"), "499");
+	capture__free(all);
+	capture_builder__free(b);
+	remove_dir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +555,7 @@ int main(void)
 	    cmocka_unit_test(test_take_before_a_time),
 	    cmocka_unit_test(test_segment_names),
 	    cmocka_unit_test(test_writer_and_reader),
+	    cmocka_unit_test(test_spans_union_and_rates),
 	    cmocka_unit_test(test_parse_duration_and_size),
 	    cmocka_unit_test(test_parse_when),
 	    cmocka_unit_test(test_options_check),

@@ -230,6 +230,37 @@ int budget_monitor__finish(struct budget_monitor *m, const struct budget_recorde
 	return err;
 }
 
+int budget_monitor__counters(struct budget_monitor *m, const struct budget_recorder *r,
+			     stream_sink_fn sink, void *ctx)
+{
+	const struct budget *b = &m->ctl;
+	struct budget_obs o;
+	int err;
+
+	if (!m->have_first)
+		return 0;
+	err = observe(r, &o);
+	if (err)
+		return err;
+#define COUNTER(name, v)                                                                           \
+	do {                                                                                       \
+		if (!err)                                                                          \
+			err = emit_text(sink, ctx, MS_CHUNK_COUNTER, name "=%llu",                 \
+					(unsigned long long)(v));                                  \
+	} while (0)
+	COUNTER("budget.recorder_cpu_ns", o.recorder_cpu_ns - m->first.recorder_cpu_ns);
+	COUNTER("budget.bpf_run_time_ns", o.bpf_run_ns - m->first.bpf_run_ns);
+	COUNTER("budget.sampler_runs", o.sampler_runs - m->first.sampler_runs);
+	COUNTER("budget.perf_estimate_ns",
+		(o.sampler_runs - m->first.sampler_runs) * b->cfg.perf_ns_per_sample);
+	COUNTER("budget.observed_ns", o.time_ns - m->first.time_ns);
+	COUNTER("budget.lowered", b->lowered);
+	COUNTER("budget.raised", b->raised);
+	COUNTER("budget.steps", m->steps);
+#undef COUNTER
+	return err;
+}
+
 void budget_monitor__free(struct budget_monitor *m)
 {
 	if (!m)

@@ -68,6 +68,18 @@ int budget_monitor__tick(struct budget_monitor *m, const struct budget_recorder 
 int budget_monitor__finish(struct budget_monitor *m, const struct budget_recorder *r,
 			   stream_sink_fn sink, void *ctx);
 
+/*
+ * The totals that add up over time (budget.recorder_cpu_ns,
+ * .bpf_run_time_ns, .sampler_runs, .perf_estimate_ns, .observed_ns,
+ * .lowered, .raised, .steps) as they stand now, as COUNTER chunks to sink,
+ * without taking the last observation: a continuous recording's
+ * per-segment deltas (cli/record_counters.h).  The figures that do not add
+ * up (peak and final factor, the steady span) are budget_monitor__finish's
+ * only.  Nothing before the first observation.  Returns 0 or -errno.
+ */
+int budget_monitor__counters(struct budget_monitor *m, const struct budget_recorder *r,
+			     stream_sink_fn sink, void *ctx);
+
 /* Close the stats fd and free.  Accepts NULL. */
 void budget_monitor__free(struct budget_monitor *m);
 

@@ -11,11 +11,14 @@
 #include "capture/capture.h"
 #include "capture/merge.h"
 #include "capture/segment_writer.h"
+#include "record_counters.h"
 #include "record_export.h"
 #include "record_rolling.h"
 
 /* Window slices: at most this long (ns), and a tenth of the window when shorter. */
 #define WINDOW_SLICE_MAX_NS 1000000000ull
+/* A snapshot waits at most this long (ns) for processing to reach its time. */
+#define WINDOW_SNAPSHOT_WAIT_NS 5000000000ull
 
 struct window_slice {
 	struct capture_builder *b;
@@ -31,9 +34,14 @@ struct record_rolling {
 	/* continuous */
 	struct segment_writer *segments;
 	struct record_export *exporter;
+	struct record_counters *counters; /* per-segment deltas, or NULL */
+	uint64_t next_mark_ns;		  /* the next grid boundary to mark counters at */
+	uint64_t failing_since;		  /* segments dropped when this write streak began */
+	bool failing;			  /* the last segment could not be written */
 	/* window: slices oldest first */
 	struct window_slice *slices;
 	size_t nslices, cap;
+	uint64_t snap_ns; /* a snapshot asked for then, waiting for processing; 0: none */
 };
 
 static uint64_t realtime_offset_ns(void)
@@ -99,7 +107,8 @@ cleanup:
 static int window__cut(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
 {
 	struct window_slice *s;
-	uint64_t first, last, horizon = now_ns > r->o->window_ns ? now_ns - r->o->window_ns : 0;
+	uint64_t ref = r->snap_ns && r->snap_ns < now_ns ? r->snap_ns : now_ns; /* keep its window */
+	uint64_t first, last, horizon = ref > r->o->window_ns ? ref - r->o->window_ns : 0;
 	size_t drop = 0;
 	int err;
 
@@ -132,20 +141,85 @@ static int window__cut(struct record_rolling *r, struct capture_builder *b, uint
 	return 0;
 }
 
+/*
+ * Publish the next segment [start, end).  A segment that cannot be written
+ * (a full disk) is dropped and counted by the writer (segment_writer.h)
+ * and recording goes on: one warning when a streak of failures begins, one
+ * when segments are written again.  Returns 0 (written or dropped) or
+ * -errno of another failure (message printed).
+ */
+static int rolling__publish(struct record_rolling *r, struct capture_builder *b, uint64_t start,
+			    uint64_t end)
+{
+	uint64_t segs, samples;
+	char why[512];
+	int err;
+
+	if (r->counters && end != UINT64_MAX)
+		record_counters__apply(r->counters, end);
+	err = segment_writer__publish(r->segments, b, start, end, why, sizeof(why));
+	if (err && (!segment_writer__write_failed(r->segments, &segs, &samples) ||
+		    end == UINT64_MAX)) { /* the last one: nothing after it */
+		fprintf(stderr, "microscope record: segment: %s\n", why);
+		return err;
+	}
+	if (err && !r->failing) {
+		fprintf(stderr,
+			"microscope record: warning: segment not written, its samples dropped "
+			"(counted: segment.write_errors, segment.samples_lost); recording goes "
+			"on and the next segments are tried: %s\n",
+			why);
+		r->failing = true;
+		r->failing_since = segs - 1;
+	} else if (!err && r->failing) {
+		segment_writer__write_failed(r->segments, &segs, &samples);
+		fprintf(stderr,
+			"microscope record: segments written again to %s after %" PRIu64
+			" could not be\n",
+			r->o->continuous, segs - r->failing_since);
+		r->failing = false;
+	}
+	return 0;
+}
+
 /* Where a cut at now_ns would end, and whether one is due. */
-static bool rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64_t *until)
+static bool rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64_t released_ns,
+			 uint64_t *until)
 {
 	*until = now_ns;
-	if (r->segments) /* a segment ends where every record of it was released */
+	if (r->segments) { /* a segment ends where every record of it was released */
 		*until = now_ns > r->lag_ns ? now_ns - r->lag_ns : 0;
+		if (released_ns < *until)
+			*until = released_ns;
+	}
 	return r->cut_ns && *until >= r->cut_ns && *until - r->cut_ns >= r->period_ns;
 }
 
-bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns)
+void record_rolling__set_counters(struct record_rolling *r, struct record_counters *l)
+{
+	if (r && r->segments)
+		r->counters = l;
+}
+
+bool record_rolling__mark_due(struct record_rolling *r, uint64_t now_ns, uint64_t *at_ns)
+{
+	if (!r || !r->counters || !r->cut_ns)
+		return false;
+	if (!r->next_mark_ns)
+		r->next_mark_ns = r->cut_ns + r->period_ns;
+	if (now_ns < r->next_mark_ns)
+		return false;
+	/* the last boundary passed (rounds late by more than a segment mark once) */
+	*at_ns = r->next_mark_ns + (now_ns - r->next_mark_ns) / r->period_ns * r->period_ns;
+	r->next_mark_ns = *at_ns + r->period_ns;
+	return true;
+}
+
+bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64_t released_ns)
 {
 	uint64_t until;
 
-	return r && rolling__due(r, now_ns, &until);
+	return r && rolling__due(r, now_ns, released_ns, &until);
 }
 
 void record_rolling__begin(struct record_rolling *r, uint64_t now_ns, uint64_t duration_ns)
@@ -167,10 +241,13 @@ static bool rolling__last_cell(const struct record_rolling *r, uint64_t start)
 	return r->end_ns && start + r->period_ns >= r->end_ns;
 }
 
-int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns)
+static int window__pending(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
+			   uint64_t released_ns);
+
+int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
+			 uint64_t released_ns)
 {
 	uint64_t until;
-	char why[512];
 	int err;
 
 	if (!r)
@@ -179,19 +256,25 @@ int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, ui
 	 * a segment of nothing but start-up lag would be near-empty. */
 	if (!r->cut_ns)
 		r->cut_ns = now_ns;
-	if (!rolling__due(r, now_ns, &until))
+	if (!r->segments) {
+		err = window__pending(r, b, now_ns, released_ns);
+		if (err)
+			return err;
+	}
+	if (!rolling__due(r, now_ns, released_ns, &until))
 		return 0;
 	if (r->segments && rolling__last_cell(r, r->cut_ns))
 		return 0; /* record_rolling__finish publishes it */
 	if (r->segments) {
 		/* On the --segment grid, not at the tick: every segment is
-		 * exactly --segment long however late the round came. */
+		 * exactly --segment long however late the round came, and is
+		 * cut only once processing has released every record before
+		 * its end (a lagging processor delays the cut, never moves
+		 * its records into the next segment). */
 		until = r->cut_ns + r->period_ns;
-		err = segment_writer__publish(r->segments, b, r->cut_ns, until, why, sizeof(why));
-		if (err) {
-			fprintf(stderr, "microscope record: segment: %s\n", why);
+		err = rolling__publish(r, b, r->cut_ns, until);
+		if (err)
 			return err;
-		}
 	} else {
 		err = window__cut(r, b, now_ns);
 		if (err) {
@@ -219,7 +302,7 @@ static void utc_text(char *buf, size_t len, uint64_t mono_ns, uint64_t offset_ns
 /* The last window of samples (up to now_ns) merged into a new builder and
  * written to path (NULL: window-START-END.msc beside -o). */
 static int window__write(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
-			 const char *path, uint64_t total_samples)
+			 const char *path, uint64_t total_samples, uint64_t behind_ns)
 {
 	uint64_t since = now_ns > r->o->window_ns ? now_ns - r->o->window_ns : 0;
 	uint64_t off = realtime_offset_ns();
@@ -251,6 +334,10 @@ static int window__write(struct record_rolling *r, struct capture_builder *b, ui
 		snprintf(buf, sizeof(buf), "%" PRIu64, total_samples);
 		capture_builder__set_meta(w, "window.samples_total", buf);
 	}
+	if (behind_ns) {
+		snprintf(buf, sizeof(buf), "%" PRIu64, behind_ns);
+		capture_builder__set_meta(w, "window.behind_ns", buf);
+	}
 	if (!path) {
 		copy = strdup(r->o->output);
 		utc_text(from, sizeof(from), since, off);
@@ -268,6 +355,13 @@ static int window__write(struct record_rolling *r, struct capture_builder *b, ui
 			capture_builder__error(w));
 		goto cleanup;
 	}
+	if (behind_ns)
+		fprintf(stderr,
+			"microscope record: warning: window %s written with processing %.1f s "
+			"behind the snapshot: its last %.1f s hold no samples yet (meta "
+			"window.behind_ns)\n",
+			path, behind_ns / 1e9,
+			(behind_ns < r->o->window_ns ? behind_ns : r->o->window_ns) / 1e9);
 	if (!r->o->quiet && total_samples)
 		fprintf(stderr,
 			"[ microscope: window of %" PRIu32 " samples written to %s (%" PRIu64
@@ -285,33 +379,55 @@ cleanup:
 	return err;
 }
 
+/* A snapshot waiting for processing: written once processing reached its
+ * time (released_ns), or after WINDOW_SNAPSHOT_WAIT_NS saying how far
+ * behind it still was. */
+static int window__pending(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
+			   uint64_t released_ns)
+{
+	uint64_t at = r->snap_ns;
+
+	if (!at || (released_ns < at && now_ns - at < WINDOW_SNAPSHOT_WAIT_NS))
+		return 0;
+	r->snap_ns = 0;
+	return window__write(r, b, at, NULL, 0, released_ns < at ? at - released_ns : 0);
+}
+
 int record_rolling__snapshot(struct record_rolling *r, struct capture_builder *b,
-			     uint64_t now_ns)
+			     uint64_t now_ns, uint64_t released_ns)
 {
 	if (!r || !r->o->window_ns)
 		return 0;
-	return window__write(r, b, now_ns, NULL, 0);
+	if (!r->snap_ns) /* one at a time: a second ask joins the waiting one */
+		r->snap_ns = now_ns;
+	return window__pending(r, b, now_ns, released_ns);
 }
 
 int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
 			   uint64_t total_samples)
 {
-	uint64_t start = r->cut_ns, first, last;
+	uint64_t start = r->cut_ns, first, last, segs, dropped;
 	struct capture_builder *held = NULL;
 	char why[512];
 	int err;
 
-	if (!r->segments)
-		return window__write(r, b, now_ns, r->o->output, total_samples);
+	if (!r->segments) {
+		/* a snapshot still waiting: everything is processed now */
+		err = window__pending(r, b, now_ns, UINT64_MAX);
+		if (!err)
+			err = window__write(r, b, now_ns, r->o->output, total_samples, 0);
+		return err;
+	}
 	if (!start)
 		start = capture_builder__time_range(b, &first, &last) ? first : now_ns;
 	/* What the release lag held back (up to a segment and the lag) is cut
 	 * at the same --segment boundaries as the ticks would have cut it, so
 	 * no segment is longer than --segment; the last one ends at its last
 	 * sample. */
-	/* The counters (written at stop, the whole recording's) go with the
-	 * last segment, which retention keeps longest; the first of these would
-	 * be deleted before the ones after it. */
+	/* The final counters (the whole recording's; less what earlier
+	 * segments carried when they are deltas, record_counters.h) go with
+	 * the last segment, which retention keeps longest; the first of these
+	 * would be deleted before the ones after it. */
 	held = capture_builder__new();
 	if (!held || capture_builder__move_counters(b, held)) {
 		err = -ENOMEM;
@@ -321,16 +437,24 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 	}
 	while (capture_builder__time_range(b, &first, &last) && last >= start &&
 	       last - start >= r->period_ns && !rolling__last_cell(r, start)) {
-		err = segment_writer__publish(r->segments, b, start, start + r->period_ns, why,
-					      sizeof(why));
-		if (err)
-			goto failed;
+		err = rolling__publish(r, b, start, start + r->period_ns);
+		if (err) {
+			capture_builder__free(held);
+			return err;
+		}
 		start += r->period_ns;
 	}
 	if (capture_builder__move_counters(held, b)) {
 		err = -ENOMEM;
 		snprintf(why, sizeof(why), "%s: the counters: %s", r->o->continuous,
 			 strerror(ENOMEM));
+		goto failed;
+	}
+	/* the final totals, less what the segments before carried */
+	if (r->counters && record_counters__settle(r->counters)) {
+		err = -ENOMEM;
+		snprintf(why, sizeof(why), "%s: the last segment's counters: %s",
+			 r->o->continuous, strerror(ENOMEM));
 		goto failed;
 	}
 	/* A recording stopped before its first sample (SIGINT at start-up, an
@@ -343,18 +467,24 @@ int record_rolling__finish(struct record_rolling *r, struct capture_builder *b, 
 		capture_builder__free(held);
 		return 0;
 	}
-	err = segment_writer__publish(r->segments, b, start, UINT64_MAX, why, sizeof(why));
-	if (err)
-		goto failed;
+	err = rolling__publish(r, b, start, UINT64_MAX);
 	capture_builder__free(held);
+	if (err)
+		return err;
+	segment_writer__write_failed(r->segments, &segs, &dropped);
 	if (!r->o->quiet)
 		fprintf(stderr,
 			"[ microscope: %" PRIu64 " sample%s in %" PRIu64 " segment%s written to %s"
 			" (%" PRIu64 " deleted by retention) ]\n",
-			total_samples, total_samples == 1 ? "" : "s",
+			total_samples - dropped, total_samples - dropped == 1 ? "" : "s",
 			segment_writer__published(r->segments),
 			segment_writer__published(r->segments) == 1 ? "" : "s", r->o->continuous,
 			segment_writer__deleted(r->segments));
+	if (segs)
+		fprintf(stderr,
+			"microscope record: warning: %" PRIu64 " segment%s could not be written: "
+			"%" PRIu64 " sample%s dropped with them\n",
+			segs, segs == 1 ? "" : "s", dropped, dropped == 1 ? "" : "s");
 	return 0;
 failed:
 	capture_builder__free(held);

@@ -44,18 +44,39 @@ int record_rolling__open(const struct record_options *o, uint64_t release_lag_ns
 void record_rolling__begin(struct record_rolling *r, uint64_t now_ns, uint64_t duration_ns);
 
 /* At each drain round: cut a segment or a slice when due.  now_ns is
- * CLOCK_MONOTONIC.  Returns 1 when it cut one (the caller then compacts
+ * CLOCK_MONOTONIC; released_ns: every record before it is in b
+ * (processor__released_until; UINT64_MAX in window mode) -- a segment is
+ * cut only once it reaches the segment's end.  Returns 1 when it cut one (the caller then compacts
  * the processor's state: processor__compact), 0 when none was due, or
  * -errno (message printed). */
-int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns);
+int record_rolling__tick(struct record_rolling *r, struct capture_builder *b, uint64_t now_ns,
+			 uint64_t released_ns);
 
-/* Whether record_rolling__tick at now_ns would cut a segment or slice. */
-bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns);
+struct record_counters;
 
-/* Window mode: write the last --window to a new window-START-END.msc beside
- * -o.  Returns 0 or -errno (message printed). */
+/* Continuous: the ledger of per-segment counter deltas
+ * (record_counters.h): applied before each segment is cut, settled before
+ * the last.  Ignored in window mode. */
+void record_rolling__set_counters(struct record_rolling *r, struct record_counters *l);
+
+/* Continuous, with a ledger: true once per --segment boundary passed by
+ * now_ns, with that boundary in *at_ns -- read the running counters into
+ * a record_counters__mark(at_ns) then.  False otherwise (and for NULL). */
+bool record_rolling__mark_due(struct record_rolling *r, uint64_t now_ns, uint64_t *at_ns);
+
+/* Whether record_rolling__tick at now_ns, released_ns would cut a segment
+ * or slice. */
+bool record_rolling__due(const struct record_rolling *r, uint64_t now_ns, uint64_t released_ns);
+
+/* Window mode: write the --window up to now_ns to a new
+ * window-START-END.msc beside -o -- at once when processing has released
+ * everything before now_ns (released_ns, processor__released_until), else
+ * from a later record_rolling__tick once it has, or after at most 5 s with
+ * meta window.behind_ns saying how much of the window's end processing had
+ * not reached (a warning on stderr).  A snapshot asked for while one waits
+ * is that one.  Returns 0 or -errno (message printed). */
 int record_rolling__snapshot(struct record_rolling *r, struct capture_builder *b,
-			     uint64_t now_ns);
+			     uint64_t now_ns, uint64_t released_ns);
 
 /* After processor__finish: the last segments, or the last window to -o
  * (meta window.samples_total = total_samples).  What the release lag held

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "../../capture/capture.h"
+#include "../../capture/segment_dir.h"
 #include "../collector/collector.h"
 #include "../processor/processor.h"
 #include "../budget/monitor.h"
@@ -45,6 +46,7 @@
 #include "../symbols/symbols.h"
 #include "cli_util.h"
 #include "record.h"
+#include "record_counters.h"
 #include "record_rolling.h"
 #include "record_scope.h"
 #include "record_status.h"
@@ -75,6 +77,7 @@ struct record_session {
 	/* MICROSCOPE_PROBES_RECORDER=PID:START[:--probes] for the command */
 	char probes_env[64 + MS_MAX_PROBE_PREFIXES * (MS_MAX_PROBE_PREFIX + 1)];
 	struct record_rolling *roll;   /* --continuous or --window, or NULL */
+	struct record_counters *deltas; /* --continuous: per-segment counters, or NULL */
 	struct launcher launch;	       /* the command (pid -1 when there is none) */
 	bool child_done;	       /* the command was waited for */
 	double t_end;		       /* CLOCK_MONOTONIC s when --duration ends, or 0 */
@@ -451,6 +454,17 @@ static int session__wire(struct record_session *s, const char *record_command)
 	err = record_rolling__open(o, SESSION_MAX_LAG_NS, &s->roll);
 	if (err)
 		return err;
+	if (o->continuous) {
+		s->deltas = record_counters__new(s->b);
+		if (!s->deltas) {
+			step_failed(-ENOMEM, "--continuous");
+			return -ENOMEM;
+		}
+		/* each segment's loss, problem and budget counters are its own
+		 * span's (segment_dir.h) */
+		capture_builder__set_meta(s->b, SEGMENT_META_COUNTERS, "segment");
+		record_rolling__set_counters(s->roll, s->deltas);
+	}
 	if (o->argv) {
 		/* the probes SDK in the command writes from its start (with
 		 * --probes, the sites the prefixes select) */
@@ -658,13 +672,29 @@ static void session__follow_scope(struct record_session *s)
 	}
 }
 
+/* --continuous: as a segment boundary passes, the kernel's and the
+ * budget's running totals, for the segment that ends there; as a segment
+ * is about to be cut, the processor's problems (record_counters.h). */
+static void session__counter_marks(struct record_session *s, uint64_t now_ns)
+{
+	uint64_t at;
+
+	if (!record_rolling__mark_due(s->roll, now_ns, &at))
+		return;
+	record_counters__mark(s->deltas, at);
+	(void)collector__counters(s->col, record_counters__sink, s->deltas);
+	if (s->budget)
+		(void)budget_monitor__counters(s->budget, BUDGET_RECORDER(s->col),
+					       record_counters__sink, s->deltas);
+}
+
 /* Drain rounds until the command exits, the -p targets are gone, the
  * duration ends or a stop signal arrives.  Returns 0 or -errno of a drain. */
 static int session__drain(struct record_session *s)
 {
 	const struct record_options *o = s->o;
 	int err, wstatus, timeout_ms;
-	uint64_t now_ns;
+	uint64_t now_ns, released;
 
 	record_status__init(&s->live, !o->quiet);
 	while (!record_signals__stop()) {
@@ -700,16 +730,24 @@ static int session__drain(struct record_session *s)
 		if (s->t_end && now_s() >= s->t_end)
 			return 0;
 		now_ns = (uint64_t)(now_s() * 1e9);
+		session__counter_marks(s, now_ns);
 		/* JIT frames waiting for jitdump records are named from the
 		 * files as they are now, or stay unnamed in the segment */
-		if (record_rolling__due(s->roll, now_ns) && processor__name_late(s->proc))
-			fprintf(stderr, "microscope record: naming late JIT frames: %s\n",
-				strerror(ENOMEM));
-		err = record_rolling__tick(s->roll, s->b, now_ns);
+		released = processor__released_until(s->proc);
+		if (record_rolling__due(s->roll, now_ns, released)) {
+			if (processor__name_late(s->proc))
+				fprintf(stderr, "microscope record: naming late JIT frames: %s\n",
+					strerror(ENOMEM));
+			if (s->deltas)
+				processor__problem_counters(s->proc, record_counters__total,
+							    s->deltas);
+		}
+		err = record_rolling__tick(s->roll, s->b, now_ns, released);
 		if (err > 0)
 			err = session__compact(s);
 		if (!err && record_signals__take_snapshot()) {
-			err = record_rolling__snapshot(s->roll, s->b, (uint64_t)(now_s() * 1e9));
+			err = record_rolling__snapshot(s->roll, s->b, (uint64_t)(now_s() * 1e9),
+						       processor__released_until(s->proc));
 		}
 		if (err)
 			return err;
@@ -885,6 +923,9 @@ static void session__finish(struct record_session *s)
 	collector__halt_sampling(s->col);
 	record_signals__halt(NULL);
 	s->t_halt = collector__halted_at(s->col) ? collector__halted_at(s->col) / 1e9 : now_s();
+	/* a segment boundary passed since the last round gets its mark (the
+	 * totals at the halt), so the segment before it keeps its counters */
+	session__counter_marks(s, (uint64_t)(s->t_halt * 1e9));
 	record_status__finish(&s->live);
 	if (o->argv)
 		session__end_command(s);
@@ -930,6 +971,7 @@ static void session__release(struct record_session *s)
 		}
 	}
 	record_rolling__free(s->roll);
+	record_counters__free(s->deltas);
 	processor__free(s->proc);
 	py_tracker__free(s->py);
 	kunwind_maps__free(s->ku);

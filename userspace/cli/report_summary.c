@@ -247,6 +247,28 @@ static void print_recorder_state(const struct capture *c)
 	       procs, threads, maps, mods ? mods : "?", rows, rss, heap ? heap : "?");
 }
 
+/* A decimal meta value of c, or 0. */
+static uint64_t meta_u64(const struct capture *c, const char *key)
+{
+	const char *v = capture__meta(c, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* A --window snapshot written while processing lagged (record_rolling.h):
+ * its end holds no samples because they were not processed yet, not
+ * because the target was idle. */
+static void print_window_behind(const struct capture *c)
+{
+	uint64_t behind = meta_u64(c, "window.behind_ns");
+	uint64_t len = meta_u64(c, "duration_ns");
+
+	if (behind)
+		printf("  behind     the recorder's processing was %.3f s behind the snapshot: the "
+		       "window's last %.3f s hold no samples yet (not an idle target)\n",
+		       behind / 1e9, (len && len < behind ? len : behind) / 1e9);
+}
+
 /* How far the live recorder fell behind its rings (processor.lag_*_ms):
  * shown once it is large enough for a reader to notice the delay. */
 static void print_lag(const struct capture *c)
@@ -260,13 +282,6 @@ static void print_lag(const struct capture *c)
 	       max, capture__counter(c, "processor.lag_mean_ms"));
 }
 
-/* A decimal meta value of c, or 0. */
-static uint64_t meta_u64(const struct capture *c, const char *key)
-{
-	const char *v = capture__meta(c, key);
-
-	return v ? strtoull(v, NULL, 10) : 0;
-}
 
 /*
  * The recorder's counters and budget figures are the whole recording's: say
@@ -282,14 +297,23 @@ static void print_counter_scope(const struct report *r)
 	uint64_t whole = meta_u64(c, "segments.counters_span_ns");
 	uint64_t read = meta_u64(c, "segments.counters_read_ns");
 	bool dir = whole && read < whole - whole / 1000; /* under 99.9 % of it */
+	const char *seg;
 	bool scoped = r->opt->scope.filter.nterms ||
 		      (r->query && (r->query->start_ns || r->query->end_ns || r->query->filter));
 	char a[32], b[32];
 
 	if (!dir && !scoped)
 		return;
-	printf("  counters   the kunwind, budget, own cost, lost and problems lines are the whole "
-	       "recording's");
+	/* a directory whose segments carry their own spans' losses, problems and
+	 * budget totals (segment_dir.h, segments.counters) */
+	if (dir && !scoped && (seg = capture__meta(c, "segments.counters")) &&
+	    !strcmp(seg, "segment"))
+		printf("  counters   the lost, problems and budget totals are the segments "
+		       "read; the kunwind, lag, own cost in steady state and peak lines are the "
+		       "whole recording's");
+	else
+		printf("  counters   the kunwind, budget, own cost, lost and problems lines are the "
+		       "whole recording's");
 	if (dir) {
 		format_duration(whole, a, sizeof(a));
 		format_duration(read, b, sizeof(b));
@@ -330,6 +354,11 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 	char buf[64], wbuf[32], label[256];
 	uint32_t i, others = 0;
 
+	/* a directory of recordings at different rates: the event's own
+	 * (segment_dir.h, event.N.freq_hz) */
+	snprintf(buf, sizeof(buf), "event.%" PRIu32 ".freq_hz", event);
+	if (capture__meta(c, buf))
+		freq = capture__meta(c, buf);
 	printf("microscope report: %s\n", r->opt->path);
 	if (cmd)
 		printf("  command    %s\n", cmd);
@@ -431,6 +460,7 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 	}
 	printf("\n");
 	print_lag(c);
+	print_window_behind(c);
 	printf("  problems   %" PRIu64, s->problems);
 	if (s->nproblem_counters) {
 		printf(" (");

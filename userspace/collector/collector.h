@@ -155,10 +155,17 @@ const volatile uint64_t *collector__py_threads_gen(const struct collector *c);
  * across samples); in the same .bss. */
 volatile uint64_t *collector__py_threads_written(const struct collector *c);
 
-/* Release everything.  Accepts NULL. */
+/* The counters collector__stop emits (BPF stats, ring losses, record
+ * counts, off-CPU and probe rings), as they stand now -- totals since
+ * start -- as COUNTER chunks to sink instead of the recording's sink (a
+ * continuous recording's per-segment deltas, cli/record_counters.h).
+ * Returns 0 or -errno. */
+int collector__counters(struct collector *c, stream_sink_fn sink, void *ctx);
+
 /* Samples the kernel reported lost so far (PERF_RECORD_LOST counts, the
  * rings' drops), for a live status line; 0 for NULL. */
 uint64_t collector__lost(const struct collector *c);
+/* Release everything.  Accepts NULL. */
 void collector__free(struct collector *c);
 
 /*

@@ -201,3 +201,17 @@ cleanup:
 	free(per_cpu);
 	return err;
 }
+
+int collector__counters(struct collector *c, stream_sink_fn sink, void *ctx)
+{
+	stream_sink_fn own = c->sink;
+	void *own_ctx = c->sink_ctx;
+	int err;
+
+	c->sink = sink;
+	c->sink_ctx = ctx;
+	err = collector__emit_counters(c);
+	c->sink = own;
+	c->sink_ctx = own_ctx;
+	return err;
+}

@@ -223,6 +223,20 @@ bool processor__behind(const struct processor *p)
 	       p->held[p->held_first].time < release_limit(p);
 }
 
+uint64_t processor__released_until(const struct processor *p)
+{
+	uint64_t w = p->have_round ? release_limit(p) : 0;
+
+	/* [held_first, held_sorted) is in time order, the tail after it not */
+	if (p->held_first < p->held_sorted && p->held[p->held_first].time < w)
+		w = p->held[p->held_first].time;
+	for (size_t i = p->held_sorted > p->held_first ? p->held_sorted : p->held_first;
+	     i < p->nheld; i++)
+		if (p->held[i].time < w)
+			w = p->held[i].time;
+	return w;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -630,6 +644,14 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 int processor__name_late(struct processor *p)
 {
 	return jit__name_late(p);
+}
+
+void processor__problem_counters(const struct processor *p,
+				 void (*fn)(void *ctx, const char *name, uint64_t total), void *ctx)
+{
+	for (int i = 0; i < MS_PROBLEM_COUNT; i++)
+		if (p->problems[i])
+			fn(ctx, problem_names[i], p->problems[i]);
 }
 
 int processor__finish(struct processor *p)

@@ -91,6 +91,12 @@ void processor__set_hold_back(struct processor *p, uint64_t hold_ns);
  * (the caller should come back soon rather than sleep). */
 bool processor__behind(const struct processor *p);
 
+/* Live recordings: every record drained so far with a time before this
+ * (CLOCK_MONOTONIC ns) has been released into the builder -- the previous
+ * round's time less any hold-back, or the oldest record still held.  A
+ * record drained later may still be older (a starved drain). */
+uint64_t processor__released_until(const struct processor *p);
+
 /*
  * How far processing ran behind draining (live recordings): after each
  * round, the round's time minus the oldest due record still held (0 when
@@ -102,6 +108,12 @@ uint64_t processor__lag_ns(const struct processor *p, uint64_t *mean_ns);
 
 /* Samples appended so far. */
 uint64_t processor__samples(const struct processor *p);
+
+/* The problem counters processor__finish writes (processor.*), as they
+ * stand now (totals since start), each non-zero one to fn: a continuous
+ * recording's per-segment deltas (cli/record_counters.h). */
+void processor__problem_counters(const struct processor *p,
+				 void (*fn)(void *ctx, const char *name, uint64_t total), void *ctx);
 
 /*
  * Between segments or window slices of a long recording, after the
