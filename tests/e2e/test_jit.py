@@ -26,6 +26,7 @@ import collections
 import os
 import re
 import shutil
+import subprocess
 
 import helpers as H
 from test_python import _tool, samples
@@ -151,6 +152,35 @@ def test_perf_map_rewrite_lagged_child():
     H.log("counters: %s" % {k: v for k, v in counters.items()
                              if k.startswith(("jit.", "processor.lag"))})
     assert counters.get("processor.lag_max_ms", 0) >= FORCED_LAG_MS, counters
+
+
+JIT_FUNCS_MAX = 1 << 20  # userspace/runtimes/jit_policy.h
+PAST_MAX = 11424  # lines past it in the map
+
+
+def test_perf_map_past_funcs_max():
+    """A perf map of JIT_FUNCS_MAX + 11424 distinct functions: the lines
+    past the limit are dropped and counted (jit.funcs_full), and the
+    recording ends at its -d.  Each line past the limit once cost a commit
+    of the whole table, so the read of such a map went on for minutes,
+    deaf to the duration and to SIGTERM."""
+    busy = subprocess.Popen(["/bin/sh", "-c", "while :; do :; done"])
+    path = "/tmp/perf-%d.map" % busy.pid
+    try:
+        # Written after the process began (an older map is an earlier
+        # process's), then renamed into place whole.
+        with open(path + ".tmp", "w") as f:
+            f.writelines("%x 10 fn%d\n" % (0x7f0000000000 + 16 * i, i)
+                         for i in range(JIT_FUNCS_MAX + PAST_MAX))
+        os.rename(path + ".tmp", path)
+        rec = H.record(pids=[busy.pid], duration=2, freq=99, extra=["-q"], timeout=150)
+    finally:
+        busy.kill()
+        busy.wait()
+        _cleanup_map(busy.pid)
+    counters = _counters(rec.capture)
+    H.log("counters: %s" % {k: v for k, v in counters.items() if k.startswith("jit.")})
+    assert counters.get("jit.funcs_full") == PAST_MAX, counters
 
 
 # A hot JS function three JS calls deep.  V8 would inline leaf into mid into
