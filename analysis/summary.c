@@ -22,6 +22,18 @@ static const char *const probe_problems[] = {
 	"probes.bad_record", "probes.torn", "probes.sites_refused",
 };
 
+/* Perf map lines and jitdump records the recorder could not use, and JIT
+ * code it refused to read or to prove (userspace/runtimes/jit_funcs.h,
+ * JIT_PROBLEMS): frames there stay unnamed or unproved.  The "_full" ones
+ * are problems by their suffix.  Not problems: "jit.stale" (an earlier
+ * process's file, rightly not read), "jit.unknown_record" and
+ * "jit.debug_unused" (records the jitdump format says to skip, or that name
+ * no code). */
+static const char *const jit_problems[] = {
+	"jit.malformed", "jit.huge", "jit.no_code", "jit.bad_header", "jit.bad_record",
+	"jit.move_unknown", "jit.bad_text", "jit.gdb_bad", "jit.not_owned", "jit.late_no_memory",
+};
+
 /* Counters that measure (a time, a size) rather than count events. */
 static const char *const measure_suffixes[] = {
 	"_ms", "_us", "_ns", "_kib",
@@ -50,6 +62,9 @@ enum analysis_counter_class analysis__counter_class(const char *name)
 			return ANALYSIS_COUNTER_INFO;
 	for (i = 0; i < sizeof(probe_problems) / sizeof(probe_problems[0]); i++)
 		if (!strcmp(name, probe_problems[i]))
+			return ANALYSIS_COUNTER_PROBLEM;
+	for (i = 0; i < sizeof(jit_problems) / sizeof(jit_problems[0]); i++)
+		if (!strcmp(name, jit_problems[i]))
 			return ANALYSIS_COUNTER_PROBLEM;
 	for (i = 0; i < sizeof(problem_prefixes) / sizeof(problem_prefixes[0]); i++)
 		if (!strncmp(name, problem_prefixes[i], strlen(problem_prefixes[i])))

@@ -181,6 +181,31 @@ def test_usage_errors_exit_2():
              extra=["--off-cpu", "--off-cpu-min", "500", "-q"])
 
 
+MAX_PIDS = 4096  # MS_MAX_PIDS, userspace/options/record_options.h
+
+
+def test_pid_list_limit():
+    """-p takes 66 processes (once refused: at most 64, unsaid); past
+    MS_MAX_PIDS the error says why, echoing the list cut short."""
+    H.require_root()
+    sleepers = [subprocess.Popen(["sleep", "60"]) for _ in range(66)]
+    try:
+        rec = H.record(pids=[p.pid for p in sleepers], duration=0.5, extra=["-q"],
+                       output=H.tmp_path("cli-66pids.msc"))
+    finally:
+        for p in sleepers:
+            p.kill()
+            p.wait()
+    assert rec.returncode == 0
+    too_many = ",".join(str(1000 + i) for i in range(MAX_PIDS + 1))
+    proc = H.run([H.BIN, "record", "-o", H.tmp_path("cli-pids.msc"), "-p", too_many])
+    assert proc.returncode == 2, proc.stderr
+    assert "more than %d pids" % MAX_PIDS in proc.stderr, proc.stderr
+    assert len(proc.stderr) < 400 and too_many not in proc.stderr, proc.stderr[:500]
+    proc = H.run([H.BIN, "record", "-o", H.tmp_path("cli-pids.msc"), "-p", "12,x7,13"])
+    assert proc.returncode == 2 and "'x7' is not a pid" in proc.stderr, proc.stderr
+
+
 def test_record_in_its_own_pid_namespace_is_refused():
     """perf names pids as the recorder's namespace sees them (0 outside it)
     and the sampler names host pids: a recorder in a pid namespace of its

@@ -26,6 +26,7 @@ import collections
 import os
 import re
 import shutil
+import subprocess
 
 import helpers as H
 from test_python import _tool, samples, counters as _counters
@@ -145,6 +146,60 @@ def test_perf_map_rewrite_lagged_child():
     H.log("counters: %s" % {k: v for k, v in counters.items()
                              if k.startswith(("jit.", "processor.lag"))})
     assert counters.get("processor.lag_max_ms", 0) >= FORCED_LAG_MS, counters
+
+
+JIT_FUNCS_MAX = 1 << 20  # userspace/runtimes/jit_policy.h
+PAST_MAX = 11424  # lines past it in the map
+
+
+def _busy_with_map(lines):
+    """A CPU-bound shell and its perf map of @lines, written after it began
+    (an older map is an earlier process's) and renamed into place whole."""
+    busy = subprocess.Popen(["/bin/sh", "-c", "while :; do :; done"])
+    path = "/tmp/perf-%d.map" % busy.pid
+    with open(path + ".tmp", "w") as f:
+        f.writelines(lines)
+    os.rename(path + ".tmp", path)
+    return busy
+
+
+def _end_busy(busy):
+    busy.kill()
+    busy.wait()
+    _cleanup_map(busy.pid)
+
+
+def test_perf_map_damage_on_problems_line():
+    """Malformed and huge perf map lines are counted and shown on report's
+    `problems` line (they leave frames unnamed), a stale map is not."""
+    busy = _busy_with_map(["1000 10 good\n", "2000 zz bad size\n", "3000 10\n",
+                           "4000 0 zero size\n", "5000 ffffffffffff huge\n"])
+    try:
+        rec = H.record(pids=[busy.pid], duration=1, freq=99, extra=["-q"])
+    finally:
+        _end_busy(busy)
+    counters = _counters(rec.capture)
+    assert counters.get("jit.malformed") == 2 and counters.get("jit.huge") == 2, counters
+    line = re.search(r"^  problems\s+(.*)$", H.report(rec.capture).stdout, re.M)
+    assert line, "no problems line:\n%s" % H.report(rec.capture).stdout
+    assert "jit.malformed 2" in line.group(1) and "jit.huge 2" in line.group(1), line.group(1)
+
+
+def test_perf_map_past_funcs_max():
+    """A perf map of JIT_FUNCS_MAX + 11424 distinct functions: the lines
+    past the limit are dropped and counted (jit.funcs_full), and the
+    recording ends at its -d.  Each line past the limit once cost a commit
+    of the whole table, so the read of such a map went on for minutes,
+    deaf to the duration and to SIGTERM."""
+    busy = _busy_with_map("%x 10 fn%d\n" % (0x7f0000000000 + 16 * i, i)
+                          for i in range(JIT_FUNCS_MAX + PAST_MAX))
+    try:
+        rec = H.record(pids=[busy.pid], duration=2, freq=99, extra=["-q"], timeout=150)
+    finally:
+        _end_busy(busy)
+    counters = _counters(rec.capture)
+    H.log("counters: %s" % {k: v for k, v in counters.items() if k.startswith("jit.")})
+    assert counters.get("jit.funcs_full") == PAST_MAX, counters
 
 
 # A hot JS function three JS calls deep.  V8 would inline leaf into mid into

@@ -4,6 +4,7 @@ Each fixture measures its own CPU time and reports it (tests/fixtures/*.c);
 the tests compare the capture's folded stacks with those figures.
 """
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -286,3 +287,33 @@ def test_unprivileged_record_names_what_is_missing():
         "the message names none of %s:\n%s" % (words, proc.stderr)
     # ... and only that: libbpf's guesses (RLIMIT_MEMLOCK) no longer come first
     assert "libbpf" not in proc.stderr and "RLIMIT_MEMLOCK" not in proc.stderr, proc.stderr
+
+
+def _duration_line(capture):
+    m = re.search(r"^  duration\s+(.*)$", H.report(capture).stdout, re.M)
+    assert m, H.report(capture).stdout
+    return m.group(1)
+
+
+def test_duration_holds_only_its_window():
+    """--duration 0.3 on a CPU-bound target: the capture's samples span at
+    most 0.3 s and the recording is 0.3 s, even when the timer's signal
+    came late on a loaded machine (sampling halted 1.17-2 s into -d 0.5,
+    and 173 ms into -d 0.0000000001); -d 0.0000000001 holds no sample."""
+    from test_python import samples
+    spinner = _spinner_running()
+    try:
+        rec = H.record(pids=[spinner.pid], duration=0.3, extra=["-q"], timeout=60)
+        tiny = H.record(pids=[spinner.pid], duration="0.0000000001", extra=["-q"],
+                        output=H.tmp_path("tiny.msc"), timeout=60)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    times = [t for t, _, _ in samples(rec.capture, "native")]
+    assert times, "no sample of the spinner"
+    span = max(times) - min(times)
+    H.log("%d samples over %.1f ms; %s" % (len(times), span / 1e6, _duration_line(rec.capture)))
+    assert span <= 300000000, "samples span %.1f ms past -d 0.3" % (span / 1e6)
+    assert _duration_line(rec.capture).startswith("300.000 ms (recording)"), \
+        _duration_line(rec.capture)
+    assert not samples(tiny.capture, "native"), _duration_line(tiny.capture)

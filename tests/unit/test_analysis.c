@@ -410,6 +410,14 @@ static void test_counter_class(void **state)
 	assert_int_equal(analysis__counter_class("bpf.filter_full"), ANALYSIS_COUNTER_PROBLEM);
 	assert_int_equal(analysis__counter_class("bpf.kstack_err"), ANALYSIS_COUNTER_PROBLEM);
 	assert_int_equal(analysis__counter_class("bpf.samples_seen"), ANALYSIS_COUNTER_INFO);
+	/* Damaged or refused JIT input is a problem; its reading costs are not. */
+	assert_int_equal(analysis__counter_class("jit.malformed"), ANALYSIS_COUNTER_PROBLEM);
+	assert_int_equal(analysis__counter_class("jit.huge"), ANALYSIS_COUNTER_PROBLEM);
+	assert_int_equal(analysis__counter_class("jit.bad_record"), ANALYSIS_COUNTER_PROBLEM);
+	assert_int_equal(analysis__counter_class("jit.funcs_full"), ANALYSIS_COUNTER_PROBLEM);
+	assert_int_equal(analysis__counter_class("jit.stale"), ANALYSIS_COUNTER_INFO);
+	assert_int_equal(analysis__counter_class("jit.reads"), ANALYSIS_COUNTER_INFO);
+	assert_int_equal(analysis__counter_class("jit.frames_proved"), ANALYSIS_COUNTER_INFO);
 	/* A failed stack copy is a problem; a sample in execve past its point
 	 * of no return (no stack left to copy) is a note, not counted there. */
 	assert_int_equal(analysis__counter_class("bpf.stack_copy_err"), ANALYSIS_COUNTER_PROBLEM);

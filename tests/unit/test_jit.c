@@ -377,6 +377,51 @@ static void test_code_budget(void **state)
 
 /* Names of replaced functions are reclaimed: a map rewriting one range
  * forever stays under JIT_NAMES_MAX without dropping a line. */
+/* At JIT_FUNCS_MAX live functions a line is dropped and counted, not paid
+ * for with a commit of the whole table per line (a 1.06M-line map read for
+ * minutes); replacements still make room, one commit per JIT_FUNCS_ROOM. */
+static void test_funcs_full(void **state)
+{
+	const uint32_t extra = 20000;
+	struct jit_funcs f;
+	char name[32];
+	int len;
+
+	jit_funcs__init(&f);
+	for (uint32_t i = 0; i < JIT_FUNCS_MAX + extra; i++) {
+		len = snprintf(name, sizeof(name), "fn%u", i);
+		assert_int_equal(jit_funcs__add(&f, 0x10000 + 16ull * i, 16, name, (size_t)len, 1, 0, 0), 0);
+	}
+	/* One commit made room for the first JIT_FUNCS_MAX; the rest dropped. */
+	assert_int_equal(f.commits, 1);
+	assert_int_equal(f.n, JIT_FUNCS_MAX);
+	assert_int_equal(f.problems[JIT_PROBLEM_FUNCS_FULL], extra);
+	assert_int_equal(jit_funcs__commit(&f), 0);
+	assert_string_equal(name_at(&f, 0x10000 + 16ull * (JIT_FUNCS_MAX - 1)), "fn1048575");
+	assert_null(name_at(&f, 0x10000 + 16ull * JIT_FUNCS_MAX));
+	jit_funcs__release(&f);
+
+	/* JIT_FUNCS_ROOM short of full, then 2 * JIT_FUNCS_ROOM lines each
+	 * replacing a live function: one commit in the middle makes room. */
+	jit_funcs__init(&f);
+	for (uint32_t i = 0; i < JIT_FUNCS_MAX - JIT_FUNCS_ROOM; i++) {
+		len = snprintf(name, sizeof(name), "old%u", i);
+		assert_int_equal(jit_funcs__add(&f, 0x10000 + 16ull * i, 16, name, (size_t)len, 1, 0, 0), 0);
+	}
+	assert_int_equal(jit_funcs__commit(&f), JIT_FUNCS_MAX - JIT_FUNCS_ROOM);
+	for (uint32_t i = 0; i < 2 * JIT_FUNCS_ROOM; i++) {
+		len = snprintf(name, sizeof(name), "new%u", i);
+		assert_int_equal(jit_funcs__add(&f, 0x10000 + 16ull * i, 16, name, (size_t)len, 2, 0, 0), 0);
+	}
+	assert_int_equal(f.commits, 2);
+	assert_int_equal(f.problems[JIT_PROBLEM_FUNCS_FULL], 0);
+	assert_int_equal(jit_funcs__commit(&f), JIT_FUNCS_ROOM);
+	assert_int_equal(f.n, JIT_FUNCS_MAX - JIT_FUNCS_ROOM);
+	assert_string_equal(name_at(&f, 0x10000 + 16ull * (2 * JIT_FUNCS_ROOM - 1)), "new131071");
+	assert_string_equal(name_at(&f, 0x10000 + 16ull * 2 * JIT_FUNCS_ROOM), "old131072");
+	jit_funcs__release(&f);
+}
+
 static void test_names_reclaimed(void **state)
 {
 	struct jit_funcs f;
@@ -1069,6 +1114,7 @@ int main(void)
 		cmocka_unit_test(test_replace_in_time),
 		cmocka_unit_test(test_mapping_ends),
 		cmocka_unit_test(test_code_budget),
+		cmocka_unit_test(test_funcs_full),
 		cmocka_unit_test(test_names_reclaimed),
 		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_read_not_owned),

@@ -39,7 +39,8 @@ static const char record_usage[] =
 	"  -F, --freq HZ        samples per second per CPU (default 999, max " MAX_FREQ_TEXT ")\n"
 	"  -e, --event NAME     cpu-clock (default) or cycles (falls back to cpu-clock)\n"
 	"  -o, --output FILE    capture file (default microscope.msc)\n"
-	"  -p, --pid PID,...    attach to running processes (all threads, and children)\n"
+	"  -p, --pid PID,...    attach to running processes (all threads, and children;\n"
+	"                       at most " STR(MS_MAX_PIDS) " pids)\n"
 	"  -a, --all-cpus       record the whole system (but microscope itself: see\n"
 	"                       --include-self)\n"
 	"      --cgroup PATH    only tasks of this cgroup v2 and its sub-cgroups (a path\n"
@@ -187,14 +188,22 @@ static int usage_error(const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int parse_pids(struct record_options *o, const char *arg)
+/* How long a piece of a bad -p list is echoed (bytes): the list may hold
+ * thousands of pids. */
+#define PID_ECHO_MAX 40
+
+/* Append the pids of a -p list to o->pids.  0, -ENOMEM, or -EINVAL with the
+ * reason in why. */
+static int parse_pids(struct record_options *o, const char *arg, char *why, size_t whylen)
 {
 	char *copy, *save = NULL, *tok;
 	int err = 0;
 
 	/* strtok_r would skip empty items: "1,,2", ",1" and "1," are mistakes. */
-	if (!*arg || *arg == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
+	if (!*arg || *arg == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,")) {
+		snprintf(why, whylen, "an empty item");
 		return -EINVAL;
+	}
 	copy = strdup(arg);
 	if (!copy)
 		return -ENOMEM;
@@ -202,7 +211,17 @@ static int parse_pids(struct record_options *o, const char *arg)
 		char *end;
 		long v = strtol(tok, &end, 10);
 
-		if (*end || v <= 0 || v > 0x3fffffff || o->npids == MS_MAX_PIDS) {
+		if (*end || v <= 0 || v > 0x3fffffff) {
+			snprintf(why, whylen, "'%.*s%s' is not a pid (1..%d)", PID_ECHO_MAX, tok,
+				 strlen(tok) > PID_ECHO_MAX ? "..." : "", 0x3fffffff);
+			err = -EINVAL;
+			break;
+		}
+		if (o->npids == MS_MAX_PIDS) {
+			snprintf(why, whylen,
+				 "more than %d pids, the most one recording follows (-a, --cgroup "
+				 "or --container select more)",
+				 MS_MAX_PIDS);
 			err = -EINVAL;
 			break;
 		}
@@ -256,12 +275,14 @@ static int record__parse_one(struct record_options *o, int opt, const char *arg,
 		o->output = arg;
 		return 0;
 	case 'p': {
-		int err = parse_pids(o, arg);
+		char why[160];
+		int err = parse_pids(o, arg, why, sizeof(why));
 
 		if (err == -ENOMEM)
 			return usage_error("parsing the pid list: %s", strerror(ENOMEM));
 		if (err)
-			return usage_error("bad pid list '%s'", arg);
+			return usage_error("bad pid list '%.*s%s': %s", PID_ECHO_MAX, arg,
+					   strlen(arg) > PID_ECHO_MAX ? "..." : "", why);
 		return 0;
 	}
 	case 'a':

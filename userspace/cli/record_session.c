@@ -437,6 +437,11 @@ static int session__wire(struct record_session *s, const char *record_command)
 		return err;
 	processor__set_round_budget(s->proc, SESSION_ROUND_BUDGET_NS, SESSION_MAX_LAG_NS);
 	session__test_lag(s);
+	/* Sampling halts at the --duration timer's signal, which a loaded
+	 * machine delivers late: the capture holds the asked window only. */
+	if (o->duration_s > 0 && o->duration_s < 1e10)
+		processor__set_window(s->proc, o->duration_s * 1e9 >= 1 ? (uint64_t)(o->duration_s * 1e9)
+									: 1);
 	/* Live: the recorded processes' perf maps and jitdump files are theirs. */
 	processor__read_processes(s->proc, true);
 	if (o->save_raw) {

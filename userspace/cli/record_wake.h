@@ -29,8 +29,13 @@
 #define RECORD_WAIT_MS 100
 #define RECORD_WAIT_UNWATCHED_MS 100
 
+/* Processes whose end a pidfd tells (one file descriptor each); the end of
+ * any more is polled (RECORD_WAIT_UNWATCHED_MS), so that -p's thousands of
+ * targets do not take the recorder's descriptors. */
+#define RECORD_WATCH_MAX 64
+
 struct record_wake {
-	int fds[MS_MAX_PIDS + 1]; /* pidfds in the collector's wait */
+	int fds[RECORD_WATCH_MAX + 1]; /* pidfds in the collector's wait */
 	size_t nfds;
 	bool unwatched; /* a process's end is told by no pidfd */
 	uint32_t wait_ms; /* the longest sleep */

@@ -32,7 +32,12 @@
 /* --debug-dir values kept at most. */
 #define MS_MAX_DEBUG_DIRS 32
 #define MS_DEFAULT_OUTPUT "microscope.msc"
-#define MS_MAX_PIDS 64
+/* -p targets one recording follows (the whole list, over all -p options).
+ * Generous: a service's workers, each a tgid in the sampler's target map
+ * (TARGETS_MAX 16384 of bpf/sampler.bpf.c, which also holds their forked
+ * children); the list is an array here (16 KiB).  More: -a, --cgroup or
+ * --container. */
+#define MS_MAX_PIDS 4096
 /* cgroups one recording may select (--cgroup, --container; = SCOPE_CGROUPS_MAX
  * of bpf/scope.bpf.h) */
 #define MS_MAX_CGROUPS 256

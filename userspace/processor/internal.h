@@ -136,6 +136,11 @@ struct processor {
 	uint64_t lag_sum_ns, lag_rounds; /* for the mean of the same */
 	uint64_t oldest_released; /* time of the oldest record released since the last round, 0 */
 	uint64_t first_round, end_time;
+	/* processor__set_window: records after first_round + window_ns are
+	 * dropped (samples, off-CPU intervals starting later) or cut there
+	 * (intervals ending later); 0: no window */
+	uint64_t window_ns;
+	uint64_t after_window_samples, after_window_offcpu, cut_offcpu;
 
 	/* tasks */
 	struct proc_state *procs;
@@ -517,6 +522,13 @@ bool jit__unwind_find(struct processor *p, struct proc_state *ps, uint64_t pc,
 /* Name every process's late jitdump frames from the files as they are now
  * (at the seal, and before a segment or slice is cut).  0 or -ENOMEM. */
 int jit__name_late(struct processor *p);
+/* Is time past the --duration window (processor__set_window)? */
+static inline bool processor__after_window(const struct processor *p, uint64_t time)
+{
+	return p->window_ns && p->have_round && time > p->first_round &&
+	       time - p->first_round > p->window_ns;
+}
+
 /* Counters "jit.*" and meta "jit.perf_map.PID" / "jit.jitdump.PID". */
 void jit__finish(struct processor *p);
 void jit__release(struct proc_state *ps);

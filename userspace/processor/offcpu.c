@@ -188,6 +188,10 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 		processor__problem(p, MS_PROBLEM_BAD_OFFCPU);
 		return 0;
 	}
+	if (processor__after_window(p, r->start_ns)) {
+		p->after_window_offcpu++;
+		return 0;
+	}
 	ips = (const uint64_t *)parts.ips;
 	ts = tasks__sample_thread(p, r->pid, r->tid, r->time_ns, &known);
 	if (!ts)
@@ -293,6 +297,14 @@ int offcpu__record(struct processor *p, const struct ms_offcpu *r, uint32_t len)
 		row.flags |= CAPTURE_INTERVAL_F_END_UNKNOWN;
 	if (r->stack_copy_len && p->call_graph != MS_CG_FP)
 		row.flags |= CAPTURE_INTERVAL_F_STACK_COPY;
+	if (processor__after_window(p, row.end_ns)) {
+		/* --duration: it ran on past the recording's end */
+		row.end_ns = p->first_round + p->window_ns;
+		row.weight = row.end_ns - row.start_ns;
+		row.cpu = CAPTURE_NONE;
+		row.flags |= CAPTURE_INTERVAL_F_END_UNKNOWN;
+		p->cut_offcpu++;
+	}
 	capture_builder__add_interval(p->b, &row);
 	p->intervals++;
 	return 0;

@@ -185,6 +185,10 @@ static int dispatch(struct processor *p, uint32_t kind, const uint8_t *rec, uint
 		processor__problem(p, MS_PROBLEM_BAD_RECORD_SIZE);
 		return 0;
 	}
+	if (processor__after_window(p, ((const struct ms_sample *)rec)->time_ns)) {
+		p->after_window_samples++;
+		return 0;
+	}
 	/* The ring gives 8-byte aligned records; held_bytes keeps 8-byte alignment. */
 	return stacks__sample(p, (const struct ms_sample *)rec, len);
 }
@@ -202,6 +206,11 @@ void processor__set_round_budget(struct processor *p, uint64_t budget_ns, uint64
 {
 	p->round_budget_ns = budget_ns;
 	p->max_lag_ns = max_lag_ns;
+}
+
+void processor__set_window(struct processor *p, uint64_t window_ns)
+{
+	p->window_ns = window_ns;
 }
 
 void processor__set_hold_back(struct processor *p, uint64_t hold_ns)
@@ -634,6 +643,8 @@ int processor__sink(void *ctx, const struct ms_chunk *c, const void *payload)
 	}
 	case MS_CHUNK_END:
 		p->end_time = c->time;
+		if (processor__after_window(p, c->time))
+			p->end_time = p->first_round + p->window_ns;
 		return release(p, UINT64_MAX);
 	default:
 		processor__problem(p, MS_PROBLEM_BAD_CHUNK);
@@ -767,6 +778,13 @@ int processor__finish(struct processor *p)
 		capture_builder__add_counter(p->b, "unwind.fp_not_kept_leaf", p->fp_not_kept_leaf);
 	if (p->exec_replaced)
 		capture_builder__add_counter(p->b, "unwind.exec_replaced", p->exec_replaced);
+	if (p->after_window_samples)
+		capture_builder__add_counter(p->b, "duration.samples_dropped",
+					     p->after_window_samples);
+	if (p->after_window_offcpu)
+		capture_builder__add_counter(p->b, "duration.offcpu_dropped", p->after_window_offcpu);
+	if (p->cut_offcpu)
+		capture_builder__add_counter(p->b, "duration.offcpu_cut", p->cut_offcpu);
 	snprintf(buf, sizeof(buf), "%" PRIu64, p->samples);
 	capture_builder__set_meta(p->b, "samples", buf);
 	if (p->nduty_changes) {

@@ -87,6 +87,16 @@ void processor__set_round_budget(struct processor *p, uint64_t budget_ns, uint64
  */
 void processor__set_hold_back(struct processor *p, uint64_t hold_ns);
 
+/*
+ * --duration: the capture holds what happened in [first ROUND, first ROUND +
+ * window_ns]: later samples and off-CPU intervals are dropped, intervals
+ * running past the end are cut there (END_UNKNOWN), and the recording ends
+ * there (meta duration_ns) even when sampling halted later (a late timer
+ * signal on a loaded machine).  Counted: duration.samples_dropped,
+ * duration.offcpu_dropped, duration.offcpu_cut.  0 (the default): none.
+ */
+void processor__set_window(struct processor *p, uint64_t window_ns);
+
 /* True when the round budget left records that could already be released
  * (the caller should come back soon rather than sleep). */
 bool processor__behind(const struct processor *p);

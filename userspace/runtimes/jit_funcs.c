@@ -259,7 +259,12 @@ int jit_funcs__add(struct jit_funcs *f, uint64_t start, uint64_t size, const cha
 		f->pin = UINT32_MAX;
 		return 0;
 	}
-	if ((uint64_t)f->n + f->nstaged >= JIT_FUNCS_MAX) {
+	/* Full: a commit may make room (staged functions replacing live
+	 * ones), but costs a sort of the whole table, so it is made only for
+	 * at least JIT_FUNCS_ROOM staged functions; with fewer, the function
+	 * is dropped and counted.  (One commit per line at the limit made a
+	 * map of 1.06M lines read for minutes.) */
+	if ((uint64_t)f->n + f->nstaged >= JIT_FUNCS_MAX && f->nstaged >= JIT_FUNCS_ROOM) {
 		err = jit_funcs__commit(f);
 		if (err < 0) {
 			f->pin = UINT32_MAX;
@@ -605,6 +610,7 @@ int jit_funcs__commit(struct jit_funcs *f)
 	bool *keep = NULL;
 	int err = -ENOMEM;
 
+	f->commits++;
 	prune_old(f);
 	if (!f->nstaged) {
 		/* Unregistered functions still go to the history. */

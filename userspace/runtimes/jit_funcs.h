@@ -114,6 +114,7 @@ struct jit_funcs {
 	uint32_t pin; /* first line entry of the function being built; UINT32_MAX none */
 	uint64_t next_seq;
 	uint64_t code_bytes; /* code budget used (bytes) */
+	uint64_t commits;    /* jit_funcs__commit calls (each costs the table's size) */
 	uint64_t problems[JIT_PROBLEM_COUNT];
 	/* replaced functions still naming samples before their until_ns */
 	struct jit_fn *old;

@@ -23,8 +23,13 @@
  * a problem ("huge"), not a function that would swallow its neighbours. */
 #define JIT_FUNC_SIZE_MAX (64ull << 20)
 
-/* Functions kept per process (live ones; replaced ones are dropped). */
+/* Functions kept per process (live ones; replaced ones are dropped).  At
+ * the limit a line is dropped (counted "funcs_full") unless at least
+ * JIT_FUNCS_ROOM functions wait to be committed: only then is the table
+ * sorted to find what they replace, so a read costs at most one sort per
+ * JIT_FUNCS_ROOM lines, not one per line. */
 #define JIT_FUNCS_MAX (1u << 20)
+#define JIT_FUNCS_ROOM (JIT_FUNCS_MAX / 16)
 
 /* Bytes of function names and source file names kept per process. */
 #define JIT_NAMES_MAX (64u << 20)
