@@ -78,6 +78,17 @@
 #define MS_PRESSURE_COPY_BYTES 2048u
 
 /*
+ * The recorder's nice value under -a and -p (record.c record__prioritize;
+ * not with a command, which would inherit it): its CPU share among the
+ * CPU-bound processes of its own autogroup (the shell's session it was
+ * started from).  At nice 0 beside 5 of them on 2 CPUs it got 5-7 % of a
+ * CPU, fell 15 s behind its rings and sealed 17-40 s after a 10 s -a; at
+ * -5 (weight 3121 against 1024 each) 2 s.  Its own cost stays what
+ * --budget allows.
+ */
+#define MS_RECORDER_NICE (-5)
+
+/*
  * The bytes one sample takes in the ring, for sizing: the ring header
  * (BPF_RINGBUF_HDR_SZ, 8), the sample with two full callchains, and the
  * user stack copy of copy_bytes (--stack-size; 0 with frame pointers), or
