@@ -53,6 +53,11 @@ const volatile __u64 py_wake_ns = 0;
 /* User stack bytes to copy per sample: 0 (off), or a multiple of 8 up to
  * MS_STACK_COPY_MAX. */
 const volatile __u32 stack_copy_bytes = 0;
+/* Under ring pressure a sample's copy is cut to this many bytes, or
+ * skipped (stack_copy__pressure_want); 0: never (the copy is all or the
+ * sample is lost).  ring_bytes: the "samples" ring's size. */
+const volatile __u32 pressure_copy_bytes = 0;
+const volatile __u64 ring_bytes = 0;
 /* bpf_find_vma exists (Linux 5.17+); the collector probes it before load.
  * Without it the verifier never sees the call (a constant-false branch is
  * dead code) and stacks are bounded by reading page by page. */
@@ -72,6 +77,12 @@ const volatile __u32 python_exec_targets = 0;
  * scratch map to the possible CPUs, so this stays 0).  Not in ms_stats,
  * which has no free slot; the collector reports it as "bpf.lost_no_scratch". */
 __u64 scratch_missing = 0;
+
+/* Samples whose copy ring pressure cut or skipped (MS_SAMPLE_F_COPY_CUT,
+ * _SKIPPED), whether or not they then fit: "bpf.degraded_copy_cut",
+ * "bpf.degraded_copy_skipped".  Not in ms_stats, as scratch_missing. */
+__u64 degraded_copy_cut = 0;
+__u64 degraded_copy_skipped = 0;
 
 /* Bumped at every change of "targets" (here and by the collector through
  * the mmap'd .bss), so the CPython tracker walks the map only after one. */
@@ -528,6 +539,14 @@ int handle_sample(struct bpf_perf_event_data *ctx)
 	if (uregs && stack_copy_bytes && (s->flags & MS_SAMPLE_F_KERNEL_MODE) &&
 	    (uregs->orig_ax == MS_NR_EXECVE_X86_64 || uregs->orig_ax == MS_NR_EXECVEAT_X86_64))
 		s->flags |= MS_SAMPLE_F_EXEC_REPLACED;
+	if (want && pressure_copy_bytes && (s->flags & MS_SAMPLE_F_USER_REGS) && copy_sp) {
+		want = stack_copy__pressure_want(bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA),
+						 ring_bytes, pressure_copy_bytes, want, &s->flags);
+		if (s->flags & MS_SAMPLE_F_COPY_SKIPPED)
+			__sync_fetch_and_add(&degraded_copy_skipped, 1);
+		else if (s->flags & MS_SAMPLE_F_COPY_CUT)
+			__sync_fetch_and_add(&degraded_copy_cut, 1);
+	}
 	if (want && (s->flags & MS_SAMPLE_F_USER_REGS) && copy_sp)
 		copy = stack__copy((__u8 *)s + off, tid, copy_sp, want, &s->flags, stats);
 	if (copy)

@@ -164,6 +164,35 @@ bounded:
 }
 
 /*
+ * The copy size under ring pressure: a sample whose full copy would push a
+ * ring that is filling faster than it drains into dropping samples takes a
+ * short copy (cut_bytes) once used >= ring / 2, and none (the callchain
+ * only) once used >= 3 * ring / 4.  The reader is woken at ring / 4
+ * (wakeup_bytes), so a ring past half full is one the reader is not
+ * keeping up with: a starved recorder on a loaded host (a 16 MiB ring of
+ * 16 KiB copies on 2 CPUs at 999 Hz lasts 0.5 s).  Keeping the sample
+ * with a shallower stack beats losing it whole (perf record -g keeps them
+ * all, as frame-pointer chains).  Sets MS_SAMPLE_F_COPY_CUT or
+ * MS_SAMPLE_F_COPY_SKIPPED in *flags.  used: the ring's unread bytes
+ * (bpf_ringbuf_query BPF_RB_AVAIL_DATA); ring: its size; cut_bytes: 0
+ * turns this off.  Returns the bytes to copy, at most want.
+ */
+static __always_inline __u32 stack_copy__pressure_want(__u64 used, __u64 ring, __u32 cut_bytes,
+							__u32 want, __u32 *flags)
+{
+	if (!cut_bytes || !ring || used < ring / 2)
+		return want;
+	if (used >= ring / 2 + ring / 4) {
+		*flags |= MS_SAMPLE_F_COPY_SKIPPED;
+		return 0;
+	}
+	if (want <= cut_bytes)
+		return want;
+	*flags |= MS_SAMPLE_F_COPY_CUT;
+	return cut_bytes;
+}
+
+/*
  * The registers CFI unwinding starts from (struct ms_regs_x86_64), from the
  * task's user pt_regs (a BTF pointer from bpf_task_pt_regs: direct,
  * CO-RE relocated, fault-safe loads, no helper call per register).

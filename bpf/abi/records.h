@@ -95,6 +95,18 @@
  * single pc): auto's fallback where CFI finds no caller (JIT code).
  */
 #define MS_SAMPLE_F_KU_FP_CHAIN (1u << 10)
+/*
+ * COPY_CUT, COPY_SKIPPED: the sampler's ring was past half (three quarters)
+ * full when the sample was taken, so its stack copy was cut to the
+ * sampler's pressure_copy_bytes (skipped: no copy, the callchain only)
+ * rather than the sample lost whole (bpf/stack_copy.bpf.h
+ * stack_copy__pressure_want).  The copy is shorter than stack_copy_bytes
+ * for that reason, not because the stack ended; userspace counts them
+ * ("degraded.*") and finishes the stack from the frame-pointer chain where
+ * the copy ran out.
+ */
+#define MS_SAMPLE_F_COPY_CUT (1u << 11)
+#define MS_SAMPLE_F_COPY_SKIPPED (1u << 12)
 #define MS_KUNWIND_BYTES 88
 #define MS_NR_EXECVE_X86_64 59
 #define MS_NR_EXECVEAT_X86_64 322

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -601,6 +602,20 @@ static int record__check_pid_namespace(void)
 	return -EPERM;
 }
 
+/*
+ * -a and -p: the recorder's nice value to MS_RECORDER_NICE (memory_policy.h
+ * says why) when it runs at 0, before any thread is made (a nice value is
+ * per thread).  Not with a command: the command would inherit it.  Without
+ * CAP_SYS_NICE the call fails and the value stays.
+ */
+static void record__prioritize(const struct record_options *o)
+{
+	errno = 0;
+	if (o->argv || getpriority(PRIO_PROCESS, 0) != 0 || errno)
+		return;
+	(void)setpriority(PRIO_PROCESS, 0, MS_RECORDER_NICE);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_options o;
@@ -642,6 +657,7 @@ int cmd_record(int argc, char **argv)
 		status = record_session__replay(&o);
 	} else {
 		join_args(cmdline, sizeof(cmdline), argv);
+		record__prioritize(&o);
 		status = record_session__run(&o, cmdline, scope);
 	}
 	record_scope__free(scope);

@@ -271,6 +271,30 @@ static void print_window_behind(const struct capture *c)
 
 /* How far the live recorder fell behind its rings (processor.lag_*_ms):
  * shown once it is large enough for a reader to notice the delay. */
+/* Samples kept with a shorter stack copy because the sampler's ring, or
+ * the recorder's held records, were filling (bpf/abi/records.h
+ * MS_SAMPLE_F_COPY_CUT, _SKIPPED): their stacks may end early, under
+ * [stack copy exhausted] or [no stack copy]. */
+static void print_degraded(const struct capture *c, const struct analysis_summary *s)
+{
+	uint64_t cut = capture__counter(c, "degraded.copy_cut");
+	uint64_t skipped = capture__counter(c, "degraded.copy_skipped");
+
+	if (!cut && !skipped)
+		return;
+	printf("  degraded   %" PRIu64 " sample%s (%.1f%%) kept with a shorter stack copy while "
+	       "the recorder was behind (copy_cut %" PRIu64 ", copy_skipped %" PRIu64 ")",
+	       cut + skipped, cut + skipped == 1 ? "" : "s", percent(cut + skipped, s->samples),
+	       cut, skipped);
+	if (capture__counter(c, "degraded.held_cut"))
+		printf("; %" PRIu64 " of them cut by the recorder, its held records past half "
+		       "their budget", capture__counter(c, "degraded.held_cut"));
+	if (capture__counter(c, "degraded.fp_spliced"))
+		printf("; %" PRIu64 " finished from the frame-pointer chain",
+		       capture__counter(c, "degraded.fp_spliced"));
+	printf("\n");
+}
+
 static void print_lag(const struct capture *c)
 {
 	uint64_t max = capture__counter(c, "processor.lag_max_ms");
@@ -459,6 +483,7 @@ void print_summary(const struct report *r, const struct analysis_summary *s, uin
 		printf(")");
 	}
 	printf("\n");
+	print_degraded(c, s);
 	print_lag(c);
 	print_window_behind(c);
 	printf("  problems   %" PRIu64, s->problems);

@@ -238,6 +238,9 @@ static int collector__load_sampler(struct collector *c, const struct record_opti
 							  : MS_KU_MODE_ON;
 	c->skel->rodata->ku_wake_ns = kunwind ? KU_WAKE_NS : 0;
 	c->skel->rodata->ku_fp_chain = kunwind && o->call_graph == MS_CALL_GRAPH_AUTO;
+	c->skel->rodata->ring_bytes = c->opts.ringbuf_bytes;
+	c->skel->rodata->pressure_copy_bytes =
+		kunwind && !o->verify_unwind ? MS_PRESSURE_COPY_BYTES : 0;
 	if (kunwind && getrandom((void *)&c->skel->rodata->ku_cookie_key,
 				 sizeof(c->skel->rodata->ku_cookie_key), 0) < 0)
 		c->skel->rodata->ku_cookie_key = collector__now_ns(); /* only needs to be unknown outside */

@@ -185,6 +185,8 @@ int collector__emit_counters(struct collector *c)
 						   (unsigned long long)(v));                       \
 	} while (0)
 	COUNTER("bpf.lost_no_scratch", c->skel->bss->scratch_missing);
+	COUNTER("bpf.degraded_copy_cut", c->skel->bss->degraded_copy_cut);
+	COUNTER("bpf.degraded_copy_skipped", c->skel->bss->degraded_copy_skipped);
 	COUNTER("perf.lost_records", c->lost_records);
 	COUNTER("perf.lost_events", c->lost_events);
 	COUNTER("perf.ring_errors", c->ring_errors);

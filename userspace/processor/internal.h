@@ -219,6 +219,15 @@ struct processor {
 	uint32_t trunc_rows[UNWIND_REASON__COUNT]; /* frame row per unwind reason */
 	uint64_t unwind_reasons[UNWIND_REASON__COUNT]; /* DWARF unwinds by ending */
 	uint64_t unwind_fp_fallback; /* auto: CFI could not start, FP chain used */
+	/* Samples whose copy ring pressure cut or skipped (MS_SAMPLE_F_COPY_CUT,
+	 * _SKIPPED), and those of them finished from the frame-pointer chain
+	 * where the short copy ran out (kunwind.c) */
+	uint64_t degraded_cut, degraded_skipped, degraded_fp_spliced;
+	/* Of them, cut here while held past half the held budget (kunwind.c
+	 * kunwind__held_cut), into held_cut_buf (MS_SAMPLE_MAX_SIZE bytes,
+	 * allocated at the first cut) */
+	uint64_t degraded_held_cut;
+	uint8_t *held_cut_buf;
 	uint64_t unwind_fp_steps;	  /* DWARF unwinds' frame-pointer steps (no CFI there) */
 	uint64_t unwind_fp_step_samples; /* ... samples with at least one */
 	uint64_t exec_replaced;	     /* samples in execve with no user part (EXEC_REPLACED) */
@@ -449,6 +458,16 @@ const char *stacks__kernel_name(struct processor *p, uint64_t ip, bool is_return
  * chain, as for a copied stack) or -ENOMEM. */
 int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
 			const struct ms_sample_parts *parts, uint32_t *out, uint32_t *n);
+/*
+ * Held records past half the held budget (MS_HELD_BYTES_MAX): a sample of
+ * the in-kernel unwinder's recording (not --verify-unwind) whose copy is
+ * longer than MS_PRESSURE_COPY_BYTES is kept with its copy cut to that,
+ * or to none when even that does not fit room (bytes left in the budget), flagged MS_SAMPLE_F_COPY_CUT or
+ * _SKIPPED, as the sampler does under ring pressure: degraded rather than
+ * lost.  *rec, *len (untrusted) are replaced by the cut record in
+ * p->held_cut_buf.  Returns true when it cut.
+ */
+bool kunwind__held_cut(struct processor *p, const void **rec, uint32_t *len, uint64_t room);
 /* Counters "kunwind.*". */
 void kunwind__finish(struct processor *p);
 /* ps mapped m (in time order): a process the kernel's table was told of is

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../stream/memory_policy.h"
 
 static const char *const ku_stop_names[] = {
 #define KU_STOP_NAME(id, name) "kunwind.stop." name,
@@ -179,6 +180,42 @@ static bool same_as_copy_path(struct processor *p, struct proc_state *ps,
 	       !memcmp(p->verify_flags, p->unwind_flags, depth);
 }
 
+/*
+ * A sample whose copy ring pressure cut (MS_SAMPLE_F_COPY_CUT) and whose
+ * CFI unwind ran out of copied bytes at p->unwind_pcs[depth - 1]: where the
+ * frame-pointer chain the sample carries (KU_FP_CHAIN, uips[1..nu)) holds
+ * that same return address, the chain's callers after it finish the stack,
+ * up to the first outside every mapping (as fp_chain_real).  A frame
+ * without a frame pointer between the two is skipped by the chain, so a
+ * match is a frame both walks reached.  Returns the new depth; *reason:
+ * where the chain ended.
+ */
+static size_t degraded_splice(struct processor *p, struct proc_state *ps,
+			      const struct ms_sample_parts *parts, size_t depth,
+			      enum unwind_reason *reason)
+{
+	uint64_t last = p->unwind_pcs[depth - 1];
+	size_t j, from = depth;
+
+	for (j = 1; j < parts->nu && parts->uips[j] != last; j++)
+		;
+	if (j >= parts->nu)
+		return depth;
+	for (j++; j < parts->nu && depth < MS_UNWIND_MAX_DEPTH; j++) {
+		if (!tasks__find_mapping(ps, parts->uips[j])) {
+			*reason = UNWIND_NO_MODULE;
+			break;
+		}
+		p->unwind_pcs[depth] = parts->uips[j];
+		p->unwind_flags[depth++] = 0;
+	}
+	if (j >= parts->nu)
+		*reason = parts->nu >= MS_MAX_STACK_DEPTH ? UNWIND_DEPTH_LIMIT
+							   : UNWIND_END_OUTERMOST;
+	p->degraded_fp_spliced += depth > from || *reason == UNWIND_END_OUTERMOST;
+	return depth;
+}
+
 int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct ms_sample *s,
 			const struct ms_sample_parts *parts, uint32_t *out, uint32_t *n)
 {
@@ -234,6 +271,9 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 		depth = nu - 1 + (more ? more : 1);
 		p->ku_user_frames += depth - nu;
 		feed(p, ps, ku, depth);
+		if (fp_chain && (s->flags & MS_SAMPLE_F_COPY_CUT) && depth > 1 &&
+		    reason == UNWIND_STACK_EXHAUSTED)
+			depth = degraded_splice(p, ps, parts, depth, &reason);
 		/* auto, as stacks.c's dwarf_user_frames: where CFI found no
 		 * caller, the frame-pointer chain (the caller's fallback) */
 		if (fp_chain && p->call_graph == MS_CG_AUTO && depth <= 1 && parts->nu > 1 &&
@@ -264,6 +304,39 @@ int kunwind__user_stack(struct processor *p, struct proc_state *ps, const struct
 	}
 	err = stacks__emit_unwound(p, ps, depth, reason, out, n);
 	return err ? err : 1;
+}
+
+bool kunwind__held_cut(struct processor *p, const void **rec, uint32_t *len, uint64_t room)
+{
+	const struct ms_sample *s = *rec;
+	struct ms_sample_parts parts;
+	struct ms_sample *out;
+	size_t head, py, cut;
+
+	/* ms_sample__parts checks the type tag (offcpu records are left
+	 * alone), the alignment and every length */
+	if (!p->kunwind || p->verify_unwind || *len > MS_SAMPLE_MAX_SIZE ||
+	    ms_sample__parts(s, *len, &parts))
+		return false;
+	cut = MS_PRESSURE_COPY_BYTES;
+	if (parts.copy_len <= cut)
+		return false;
+	head = (size_t)(parts.stack_copy - (const uint8_t *)s);
+	py = (size_t)parts.npy * sizeof(struct ms_py_frame);
+	if (head + cut + py > room)
+		cut = 0;
+	if (!p->held_cut_buf && !(p->held_cut_buf = malloc(MS_SAMPLE_MAX_SIZE)))
+		return false;
+	memcpy(p->held_cut_buf, s, head + cut);
+	memcpy(p->held_cut_buf + head + cut, parts.py, py);
+	out = (struct ms_sample *)p->held_cut_buf;
+	out->stack_copy_len = (uint32_t)cut;
+	out->flags |= cut ? MS_SAMPLE_F_COPY_CUT : MS_SAMPLE_F_COPY_SKIPPED;
+	out->hdr.size = (uint32_t)(head + cut + py);
+	*rec = out;
+	*len = out->hdr.size;
+	p->degraded_held_cut++;
+	return true;
 }
 
 void kunwind__finish(struct processor *p)

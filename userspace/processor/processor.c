@@ -84,6 +84,7 @@ void processor__free(struct processor *p)
 	free(p->held);
 	free(p->held_tmp);
 	free(p->held_bytes);
+	free(p->held_cut_buf);
 	free(p->jit_maplog);
 	free(p->duty_changes);
 	free(p);
@@ -422,8 +423,9 @@ uint64_t processor__lag_ns(const struct processor *p, uint64_t *mean_ns)
 
 static int hold(struct processor *p, const struct ms_chunk *c, const void *payload)
 {
+	uint32_t len = c->len;
 	uint64_t t;
-	size_t need = (c->len + 7) & ~7u;
+	size_t need = (len + 7) & ~7u;
 
 	/* processor__sink holds records of 8 bytes and more only; an empty one
 	 * (payload NULL, as stream__replay hands it) must never reach memcpy,
@@ -441,6 +443,9 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 		processor__problem(p, MS_PROBLEM_LATE_RECORD);
 	/* The held-record budget (stream/memory_policy.h): a sample that would
 	 * exceed it is dropped whole, counted; side-band records are kept. */
+	if (c->kind == MS_CHUNK_BPF && p->held_live + need > MS_HELD_BYTES_MAX / 2 &&
+	    kunwind__held_cut(p, &payload, &len, MS_HELD_BYTES_MAX - p->held_live))
+		need = (len + 7) & ~7u; /* kept with a shorter copy, or as it was */
 	if (c->kind == MS_CHUNK_BPF && p->held_live + need > MS_HELD_BYTES_MAX) {
 		processor__problem(p, MS_PROBLEM_HELD_BUDGET_FULL);
 		return 0;
@@ -470,12 +475,12 @@ static int hold(struct processor *p, const struct ms_chunk *c, const void *paylo
 		p->held_bytes = nb;
 		p->held_bytes_cap = ncap;
 	}
-	memcpy(p->held_bytes + p->held_len, payload, c->len);
+	memcpy(p->held_bytes + p->held_len, payload, len);
 	p->held[p->nheld++] = (struct held_record){
 		.time = t,
 		.seq = p->seq++,
 		.offset = p->held_len,
-		.len = c->len,
+		.len = len,
 		.kind = c->kind,
 		.source = c->source,
 	};
@@ -767,6 +772,14 @@ int processor__finish(struct processor *p)
 	}
 	if (p->unwind_fp_fallback)
 		capture_builder__add_counter(p->b, "unwind.fp_fallback", p->unwind_fp_fallback);
+	if (p->degraded_cut)
+		capture_builder__add_counter(p->b, "degraded.copy_cut", p->degraded_cut);
+	if (p->degraded_skipped)
+		capture_builder__add_counter(p->b, "degraded.copy_skipped", p->degraded_skipped);
+	if (p->degraded_held_cut)
+		capture_builder__add_counter(p->b, "degraded.held_cut", p->degraded_held_cut);
+	if (p->degraded_fp_spliced)
+		capture_builder__add_counter(p->b, "degraded.fp_spliced", p->degraded_fp_spliced);
 	if (p->unwind_fp_steps)
 		capture_builder__add_counter(p->b, "unwind.fp_steps", p->unwind_fp_steps);
 	if (p->unwind_fp_step_samples)

@@ -694,6 +694,8 @@ int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len)
 		processor__problem(p, MS_PROBLEM_BAD_SAMPLE);
 		return 0;
 	}
+	p->degraded_cut += (s->flags & MS_SAMPLE_F_COPY_CUT) != 0;
+	p->degraded_skipped += (s->flags & MS_SAMPLE_F_COPY_SKIPPED) != 0;
 	ts = tasks__sample_thread(p, s->pid, s->tid, s->time_ns, &known);
 	if (!ts)
 		return -ENOMEM;

@@ -63,6 +63,32 @@
 #define MS_RINGBUF_KU_HANDOVER_DIV 16u
 
 /*
+ * A sample's stack copy under ring pressure (bpf/stack_copy.bpf.h
+ * stack_copy__pressure_want): cut to this many bytes once the ring is half
+ * full, skipped at three quarters, rather than the sample lost whole.  With
+ * the in-kernel unwinder only (not --verify-unwind, which wants every copy
+ * whole, nor --call-graph dwarf, whose --stack-size is the user's ask): a
+ * sample it hands over carries the frame-pointer chain too (auto), which
+ * finishes what the short copy cannot.  -a beside 5 CPU-bound processes
+ * in the recorder's autogroup on 2 CPUs, 999 Hz: every sample handed over
+ * with 16 KiB (no process's table loaded yet), the 16 MiB ring full in
+ * 0.5 s, 9 samples in 10 lost.  2 KiB holds the innermost frames, where
+ * frame pointers are most often missing (leaf functions, libc).
+ */
+#define MS_PRESSURE_COPY_BYTES 2048u
+
+/*
+ * The recorder's nice value under -a and -p (record.c record__prioritize;
+ * not with a command, which would inherit it): its CPU share among the
+ * CPU-bound processes of its own autogroup (the shell's session it was
+ * started from).  At nice 0 beside 5 of them on 2 CPUs it got 5-7 % of a
+ * CPU, fell 15 s behind its rings and sealed 17-40 s after a 10 s -a; at
+ * -5 (weight 3121 against 1024 each) 2 s.  Its own cost stays what
+ * --budget allows.
+ */
+#define MS_RECORDER_NICE (-5)
+
+/*
  * The bytes one sample takes in the ring, for sizing: the ring header
  * (BPF_RINGBUF_HDR_SZ, 8), the sample with two full callchains, and the
  * user stack copy of copy_bytes (--stack-size; 0 with frame pointers), or
