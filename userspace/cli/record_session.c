@@ -2,10 +2,10 @@
 /*
  * One recording, run from a validated struct record_options (record.h):
  *
- *   wiring    capture builder, symbolizer, processor; the raw stream writer
- *             (--save-raw); META chunks; the command behind its gate; the
- *             collector (BPF load); the budget monitor; the CPython tracker;
- *             the targets in the kernel filter
+ *   wiring    (record_wire.c) capture builder, symbolizer, processor; the
+ *             raw stream writer (--save-raw); META chunks; the command
+ *             behind its gate; the collector (BPF load); the budget monitor;
+ *             the CPython tracker; the targets in the kernel filter
  *   start     signal handlers, sampling attached, the --duration timer, the
  *             command released
  *   drain     collector rounds until the command exits, the targets are
@@ -14,9 +14,9 @@
  *             stopped, the capture sealed (or kept elsewhere)
  *   release   everything freed, whatever step failed
  *
- * Every chunk the collector emits goes through session__sink (the tee): to
- * the raw stream writer when saving, then to the processor.  A failing step
- * is reported as "microscope record: STEP: REASON" and ends the recording
+ * Every chunk the collector emits goes through record_session__sink (the
+ * tee): to the raw stream writer when saving, then to the processor.  A
+ * failing step is reported as "microscope record: STEP: REASON" and ends the recording
  * with status 1 (127 when the command cannot be run).
  */
 #include <errno.h>
@@ -24,7 +24,6 @@
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,78 +35,25 @@
 
 #include "../../capture/capture.h"
 #include "../../capture/segment_dir.h"
-#include "../collector/collector.h"
-#include "../processor/processor.h"
 #include "../budget/monitor.h"
-#include "../stream/meta.h"
+#include "../collector/collector.h"
+#include "../processor/kunwind_maps.h"
+#include "../processor/processor.h"
 #include "../runtimes/py_procs.h"
 #include "../stream/memory_policy.h"
-#include "../processor/kunwind_maps.h"
+#include "../stream/meta.h"
 #include "../symbols/symbols.h"
 #include "cli_util.h"
 #include "record.h"
 #include "record_counters.h"
-#include "record_rolling.h"
-#include "record_scope.h"
-#include "record_status.h"
 #include "record_probes.h"
 #include "record_python.h"
+#include "record_rolling.h"
+#include "record_scope.h"
+#include "record_session.h"
 #include "record_signals.h"
+#include "record_status.h"
 #include "record_wake.h"
-
-/* Live processing: at most this much per drain round (ns), at most this far
- * behind the newest record (ns) (processor__set_round_budget). */
-#define SESSION_ROUND_BUDGET_NS 5000000ull
-#define SESSION_MAX_LAG_NS 2000000000ull
-
-struct record_session {
-	const struct record_options *o;
-	struct capture_builder *b;
-	struct symbolizer *sym;
-	struct processor *proc;
-	struct stream_writer *raw; /* --save-raw, or NULL */
-	struct collector *col;
-	struct budget_monitor *budget; /* --budget, or NULL */
-	struct py_tracker *py;	       /* NULL unless CPython frames are walked */
-	struct kunwind_maps *ku;       /* --call-graph dwarf-kernel, or NULL */
-	uint64_t py_scan_ns;	       /* -a: CPU time of the start-up scan for CPython */
-	bool py_preloaded;	       /* the CPython walk was loaded before the command ran */
-	struct record_python pyw;      /* -a: which processes run CPython */
-	struct record_probes probes;   /* -a: which processes map the probes SDK */
-	/* MICROSCOPE_PROBES_RECORDER=PID:START[:--probes] for the command */
-	char probes_env[64 + MS_MAX_PROBE_PREFIXES * (MS_MAX_PROBE_PREFIX + 1)];
-	struct record_rolling *roll;   /* --continuous or --window, or NULL */
-	struct record_counters *deltas; /* --continuous: per-segment counters, or NULL */
-	struct launcher launch;	       /* the command (pid -1 when there is none) */
-	bool child_done;	       /* the command was waited for */
-	double t_end;		       /* CLOCK_MONOTONIC s when --duration ends, or 0 */
-	double t_halt;		       /* CLOCK_MONOTONIC s when sampling was halted, or 0 */
-	int status;		       /* exit status so far */
-	struct record_status live;     /* the status line on a TTY */
-	struct record_wake wake;       /* when the drain loop wakes */
-	struct record_scope *scope;    /* --container following, or NULL (borrowed) */
-	bool scope_failed;	       /* following stopped after a failure (said) */
-};
-
-static void step_failed(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* "microscope record: STEP: strerror(-err)" on stderr; STEP from fmt. */
-static void step_failed(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("microscope record: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, ": %s\n", strerror(err < 0 ? -err : err));
-}
-
-/* errno as -errno for a constructor that returned NULL (ENOMEM if unset). */
-static int neg_errno(void)
-{
-	return errno ? -errno : -ENOMEM;
-}
 
 static double now_s(void)
 {
@@ -138,376 +84,6 @@ static int budget_set_duty(void *col, uint32_t factor)
 }
 
 #define BUDGET_RECORDER(col) (&(struct budget_recorder){ budget_bpf_stats, budget_set_duty, (col) })
-
-/* A stream_sink_fn: the raw stream writer (when saving), then the processor. */
-static int session__sink(void *ctx, const struct ms_chunk *c, const void *payload)
-{
-	struct record_session *s = ctx;
-	int err;
-
-	/* Tell the user about a fallback the collector chose (e.g. -e cycles on
-	 * a machine without hardware counters). */
-	if (c->kind == MS_CHUNK_META && !s->o->quiet) {
-		struct ms_meta m;
-
-		if (!ms_meta__parse(payload, c->len, &m)) {
-			if (m.id == MS_META_EVENT_NOTE)
-				fprintf(stderr, "microscope record: note: %s\n", m.value);
-			ms_meta__release(&m);
-		}
-	}
-	if (s->raw) {
-		err = stream_writer__sink(s->raw, c, payload);
-		if (err)
-			return err;
-	}
-	/* Before a round releases records (whose first use of a large module
-	 * may take a while to symbolize), give the CPython tracker its turn:
-	 * samples taken before it detects a process have no Python frames.
-	 * Its return (processes known) is not needed here. */
-	if (c->kind == MS_CHUNK_ROUND && s->py)
-		(void)py_tracker__poll(s->py, c->time);
-	if (s->py && s->o->system_wide)
-		record_python__chunk(&s->pyw, s->py, c, payload);
-	if (s->o->system_wide)
-		record_probes__chunk(&s->probes, s->col, c, payload);
-	return processor__sink(s->proc, c, payload);
-}
-
-/* One typed META pair (stream/meta.h) through the sink.  Returns 0 or
- * -errno (the step that failed is reported). */
-static int session__emit_meta(struct record_session *s, enum ms_meta_id id, const char *value)
-{
-	int err = ms_meta__emit(session__sink, s, id, value);
-
-	if (err)
-		step_failed(err, "writing meta %s", ms_meta_keys[id].key);
-	return err;
-}
-
-/* Builder, symbolizer (with the --debug-dir directories) and processor. */
-static int session__open_processor(struct record_session *s)
-{
-	const struct record_options *o = s->o;
-	char kcache[PATH_MAX];
-	int err;
-
-	errno = 0;
-	s->b = capture_builder__new();
-	if (!s->b) {
-		err = neg_errno();
-		step_failed(err, "creating the capture builder");
-		return err;
-	}
-	errno = 0;
-	s->sym = symbolizer__new();
-	if (!s->sym) {
-		err = neg_errno();
-		step_failed(err, "creating the symbolizer");
-		return err;
-	}
-	for (size_t i = 0; i < o->ndebug_dirs; i++) {
-		err = symbolizer__add_debug_dir(s->sym, o->debug_dirs[i]);
-		if (err) {
-			step_failed(err, "adding debug directory %s", o->debug_dirs[i]);
-			return err;
-		}
-	}
-	if (cli__cache_dir(CLI_KALLSYMS_CACHE_ENV, kcache, sizeof(kcache))) {
-		err = symbolizer__set_kallsyms_cache(s->sym, kcache);
-		if (err) {
-			step_failed(err, "setting the kernel symbol cache %s", kcache);
-			return err;
-		}
-	}
-	if (cli__cache_dir(CLI_DEBUG_CACHE_ENV, kcache, sizeof(kcache))) {
-		err = symbolizer__set_debug_cache(s->sym, kcache, MS_DEBUG_CACHE_BYTES_MAX);
-		if (err) {
-			step_failed(err, "setting the debug image cache %s", kcache);
-			return err;
-		}
-	}
-	errno = 0;
-	s->proc = processor__new(s->b, s->sym);
-	if (!s->proc) {
-		err = neg_errno();
-		step_failed(err, "creating the processor");
-		return err;
-	}
-	return 0;
-}
-
-/* META describing the request: the command lines, -F, preset, symbolize,
- * scope. */
-static int session__emit_request_meta(struct record_session *s, const char *record_command)
-{
-	const struct record_options *o = s->o;
-	char text[4096];
-	int err;
-
-	/* META command (the recorded command) is the collector's */
-	err = session__emit_meta(s, MS_META_RECORD_COMMAND, record_command);
-	if (!err) {
-		snprintf(text, sizeof(text), "%u", o->freq_hz);
-		err = session__emit_meta(s, MS_META_REQUESTED_FREQ_HZ, text);
-	}
-	if (!err)
-		err = session__emit_meta(s, MS_META_PRESET, o->preset);
-	if (!err)
-		err = session__emit_meta(s, MS_META_SYMBOLIZE, o->symbolize == MS_SYMBOLIZE_DEFERRED
-								 ? "deferred"
-								 : "immediate");
-	if (!err && o->scope_desc)
-		err = session__emit_meta(s, MS_META_SCOPE_CGROUPS, o->scope_desc);
-	if (!err && o->system_wide)
-		err = session__emit_meta(s, MS_META_SCOPE_SELF,
-					 o->include_self ? "included" : "excluded");
-	return err;
-}
-
-/* The budget monitor (--budget), after the collector: its load names
- * missing privileges first. */
-static int session__open_budget(struct record_session *s)
-{
-	const struct record_options *o = s->o;
-	char why[512] = "";
-	int err;
-
-	errno = 0;
-	s->budget = budget_monitor__new(o->budget_pct, o->freq_hz, why, sizeof(why));
-	if (!s->budget) {
-		err = neg_errno();
-		fprintf(stderr, "microscope record: starting the budget monitor: %s\n",
-			why[0] ? why : strerror(-err));
-		return err;
-	}
-	if (budget_monitor__note(s->budget) && !o->quiet)
-		fprintf(stderr, "microscope record: note: budget: BPF stats %s\n",
-			budget_monitor__note(s->budget));
-	err = budget_monitor__emit_meta(s->budget, session__sink, s);
-	if (err)
-		step_failed(err, "writing the budget meta");
-	return err;
-}
-
-/* The tracker's first CPython process: the sampler's walk is loaded now. */
-static int session__load_python_walk(void *ctx)
-{
-	struct record_session *s = ctx;
-
-	return collector__load_python_walk(s->col);
-}
-
-/* The CPython tracker over the sampler's maps (--python bpf, not -a). */
-static int session__open_python(struct record_session *s)
-{
-	struct collector *col = s->col;
-	int err;
-
-	errno = 0;
-	s->py = py_tracker__new(collector__map_fd(col, "py_procs"),
-				collector__map_fd(col, "py_threads"),
-				collector__map_fd(col, "targets"), collector__map_fd(col, "py_exits"));
-	if (!s->py) {
-		err = neg_errno();
-		step_failed(err, "starting the CPython tracker");
-		return err;
-	}
-	py_tracker__watch(s->py, collector__targets_gen(col), collector__py_threads_gen(col),
-			  collector__py_threads_written(col));
-	py_tracker__on_first_process(s->py, session__load_python_walk, s);
-	processor__set_python(s->proc, s->py);
-	return 0;
-}
-
-/* The in-kernel unwinder's tables (--call-graph dwarf-kernel, or auto where it loaded). */
-static int session__open_kunwind(struct record_session *s)
-{
-	struct collector *col = s->col;
-	struct kunwind_fds fds = {
-		.rows = collector__map_fd(col, "ku_rows"),
-		.starts = collector__map_fd(col, "ku_starts"),
-		.modules = collector__map_fd(col, "ku_modules"),
-		.procs = collector__map_fd(col, "ku_procs"),
-		.rows_cap = MS_KU_ROWS_MAX,
-		.modules_cap = MS_KU_MODULES_MAX,
-	};
-	int err;
-
-	errno = 0;
-	s->ku = kunwind_maps__new(&fds);
-	if (!s->ku) {
-		err = neg_errno();
-		step_failed(err, "opening the in-kernel unwinder's tables");
-		return err;
-	}
-	processor__set_kunwind(s->proc, s->ku, !s->o->system_wide);
-	return 0;
-}
-
-/*
- * Before the command runs: the rows of the file execvp will run go into the
- * in-kernel unwinder's tables, and when the command is or starts a CPython
- * interpreter (record_python__command) the sampler's CPython walk is loaded
- * now rather than when the tracker first meets the process (a load of
- * about 0.25 s, little of it CPU, that would stall the drain while the
- * command's first samples wait for their tables and lack their Python
- * frames).
- */
-static void session__prepare_command(struct record_session *s)
-{
-	char exe[PATH_MAX];
-
-	if (cli__command_file(s->o->argv[0], exe))
-		processor__kunwind_prepare_command(s->proc, exe);
-	/* also through a wrapper: "sh -c 'python3 x.py'", a #! script, a
-	 * libpython build; else the tracker loads it, and says why not */
-	if (s->py && record_python__command(s->o->argv))
-		s->py_preloaded = !collector__load_python_walk(s->col);
-}
-
-/* The command and every -p pid into the collector's kernel filter. */
-static int session__add_targets(struct record_session *s)
-{
-	const struct record_options *o = s->o;
-	int err;
-
-	if (o->system_wide && o->python == MS_PYTHON_BPF) {
-		struct timespec c0, c1;
-
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-		err = record_python__scan(&s->pyw, s->py, s->col);
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-		s->py_scan_ns = (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000ull +
-				(uint64_t)c1.tv_nsec - (uint64_t)c0.tv_nsec;
-		if (err) {
-			step_failed(err, "finding the CPython processes");
-			return err;
-		}
-	}
-
-	if (o->argv) {
-		err = collector__add_target(s->col, s->launch.pid);
-		if (err) {
-			step_failed(err, "attaching to %s (pid %d)", o->argv[0], s->launch.pid);
-			return err;
-		}
-		session__prepare_command(s);
-	}
-	for (size_t i = 0; i < o->npids; i++) {
-		err = collector__add_target(s->col, o->pids[i]);
-		if (err) {
-			step_failed(err, "attaching to pid %d", o->pids[i]);
-			return err;
-		}
-		processor__kunwind_prepare(s->proc, (uint32_t)o->pids[i]);
-	}
-	return 0;
-}
-
-/* Tests only: MICROSCOPE_TEST_LAG_MS=N holds processing N ms behind
- * sampling (processor__set_hold_back), as a loaded machine does, so tests
- * can show what lag does to naming without a CPU hog.  At most 60 s. */
-static void session__test_lag(struct record_session *s)
-{
-	const char *env = getenv("MICROSCOPE_TEST_LAG_MS");
-	char *end;
-	unsigned long ms;
-
-	if (!env || !*env)
-		return;
-	errno = 0;
-	ms = strtoul(env, &end, 10);
-	if (errno || *end || ms > 60000) {
-		fprintf(stderr, "microscope record: MICROSCOPE_TEST_LAG_MS=%s ignored\n", env);
-		return;
-	}
-	processor__set_hold_back(s->proc, (uint64_t)ms * 1000000ull);
-}
-
-/* Everything a live recording needs, up to (not including) sampling. */
-static int session__wire(struct record_session *s, const char *record_command)
-{
-	const struct record_options *o = s->o;
-	char why[512] = "";
-	int err;
-
-	err = session__open_processor(s);
-	if (err)
-		return err;
-	processor__set_round_budget(s->proc, SESSION_ROUND_BUDGET_NS, SESSION_MAX_LAG_NS);
-	session__test_lag(s);
-	/* Sampling halts at the --duration timer's signal, which a loaded
-	 * machine delivers late: the capture holds the asked window only. */
-	if (o->duration_s > 0 && o->duration_s < 1e10)
-		processor__set_window(s->proc, o->duration_s * 1e9 >= 1 ? (uint64_t)(o->duration_s * 1e9)
-									: 1);
-	/* Live: the recorded processes' perf maps and jitdump files are theirs. */
-	processor__read_processes(s->proc, true);
-	if (o->save_raw) {
-		errno = 0;
-		s->raw = stream_writer__new(o->save_raw);
-		if (!s->raw) {
-			err = neg_errno();
-			step_failed(err, "writing the raw stream to %s", o->save_raw);
-			return err;
-		}
-	}
-	err = session__emit_request_meta(s, record_command);
-	if (err)
-		return err;
-	err = record_rolling__open(o, SESSION_MAX_LAG_NS, &s->roll);
-	if (err)
-		return err;
-	if (o->continuous) {
-		s->deltas = record_counters__new(s->b);
-		if (!s->deltas) {
-			step_failed(-ENOMEM, "--continuous");
-			return -ENOMEM;
-		}
-		/* each segment's loss, problem and budget counters are its own
-		 * span's (segment_dir.h) */
-		capture_builder__set_meta(s->b, SEGMENT_META_COUNTERS, "segment");
-		record_rolling__set_counters(s->roll, s->deltas);
-	}
-	if (o->argv) {
-		/* the probes SDK in the command writes from its start (with
-		 * --probes, the sites the prefixes select) */
-		if (launcher__probes_env(s->probes_env, sizeof(s->probes_env), o->probes))
-			s->probes_env[0] = 0;
-		err = launcher__spawn_env(&s->launch, o->argv, s->probes_env[0] ? s->probes_env : NULL);
-		if (err) {
-			step_failed(err, "starting %s", o->argv[0]);
-			return err;
-		}
-	}
-	errno = 0;
-	s->col = collector__new(o, session__sink, s, why, sizeof(why));
-	if (!s->col) {
-		/* why names the step ("loading the BPF sampler: ..."). */
-		fprintf(stderr, "microscope record: %s\n", why[0] ? why : strerror(errno));
-		return neg_errno();
-	}
-	if (o->budget_pct > 0) {
-		err = session__open_budget(s);
-		if (err)
-			return err;
-	}
-	if (o->python == MS_PYTHON_BPF) {
-		err = session__open_python(s);
-		if (err)
-			return err;
-	}
-	if (collector__kunwind(s->col)) {
-		err = session__open_kunwind(s);
-		if (err)
-			return err;
-	}
-	err = session__emit_meta(s, MS_META_PYTHON, o->python == MS_PYTHON_OFF ? "off" : "bpf");
-	if (err)
-		return err;
-	return session__add_targets(s);
-}
 
 /* Arm the --duration timer: it halts sampling on time even while a drain
  * round is busy processing. */
@@ -554,7 +130,7 @@ static int session__start(struct record_session *s)
 	if (o->duration_s > 0) {
 		err = session__arm_duration(s);
 		if (err) {
-			step_failed(err, "arming the --duration timer");
+			record_session__step_failed(err, "arming the --duration timer");
 			return err;
 		}
 	}
@@ -576,7 +152,7 @@ static int session__start(struct record_session *s)
 	if (o->argv) {
 		err = launcher__release(&s->launch);
 		if (err) {
-			step_failed(err, "cannot run '%s'", o->argv[0]);
+			record_session__step_failed(err, "cannot run '%s'", o->argv[0]);
 			waitpid(s->launch.pid, &wstatus, 0);
 			s->launch.pid = -1;
 			s->status = 127;
@@ -628,7 +204,7 @@ static int session__compact(struct record_session *s)
 		return 0;
 	}
 	if (err) {
-		step_failed(err, "compacting the recorder's state");
+		record_session__step_failed(err, "compacting the recorder's state");
 		return err;
 	}
 	processor__state(s->proc, &st);
@@ -672,7 +248,7 @@ static void session__follow_scope(struct record_session *s)
 	err = record_scope__follow(s->scope, (uint64_t)(now_s() * 1e9), session__scope_set, s,
 				   stderr);
 	if (err < 0) {
-		step_failed(err, "following --container into a new cgroup");
+		record_session__step_failed(err, "following --container into a new cgroup");
 		s->scope_failed = true;
 	}
 }
@@ -716,15 +292,15 @@ static int session__drain(struct record_session *s)
 						  (uint64_t)(now_s() * 1e9));
 		err = collector__poll(s->col, timeout_ms);
 		if (err < 0) {
-			step_failed(err, "draining rings");
+			record_session__step_failed(err, "draining rings");
 			return err;
 		}
 		err = record_python__flush(&s->pyw, s->col);
 		if (err)
-			step_failed(err, "adding an embedded CPython process");
+			record_session__step_failed(err, "adding an embedded CPython process");
 		err = record_probes__flush(&s->probes, s->col);
 		if (err)
-			step_failed(err, "looking for the probes SDK in a process");
+			record_session__step_failed(err, "looking for the probes SDK in a process");
 		if (o->argv && waitpid(s->launch.pid, &wstatus, WNOHANG) == s->launch.pid) {
 			s->child_done = true;
 			s->status = exit_status_of(wstatus);
@@ -937,16 +513,17 @@ static void session__finish(struct record_session *s)
 	else
 		s->status = 0;
 	if (s->budget) {
-		err = budget_monitor__finish(s->budget, BUDGET_RECORDER(s->col), session__sink, s);
+		err = budget_monitor__finish(s->budget, BUDGET_RECORDER(s->col),
+					     record_session__sink, s);
 		if (err) /* the recording stands; its budget totals are missing */
-			step_failed(err, "budget: reading the final counters");
+			record_session__step_failed(err, "budget: reading the final counters");
 	}
 	if (s->py && py_tracker__describe(s->py) &&
-	    session__emit_meta(s, MS_META_PYTHON_RUNTIME, py_tracker__describe(s->py)))
+	    record_session__emit_meta(s, MS_META_PYTHON_RUNTIME, py_tracker__describe(s->py)))
 		s->status = 1;
 	err = collector__stop(s->col);
 	if (err) {
-		step_failed(err, "stopping the collector");
+		record_session__step_failed(err, "stopping the collector");
 		s->status = 1;
 	}
 	collector__free(s->col);
@@ -971,7 +548,8 @@ static void session__release(struct record_session *s)
 		int err = stream_writer__free(s->raw);
 
 		if (err) {
-			step_failed(err, "finishing the raw stream in %s", s->o->save_raw);
+			record_session__step_failed(err, "finishing the raw stream in %s",
+						    s->o->save_raw);
 			s->status = 1;
 		}
 	}
@@ -1004,8 +582,8 @@ int record_session__run(const struct record_options *o, const char *record_comma
 	s.scope = scope;
 	err = record_signals__install();
 	if (err) {
-		step_failed(err, "installing signal handlers");
-	} else if (!session__wire(&s, record_command) && !session__start(&s)) {
+		record_session__step_failed(err, "installing signal handlers");
+	} else if (!record_session__wire(&s, record_command) && !session__start(&s)) {
 		/* A failed drain still seals what was recorded, then exits 1. */
 		err = session__drain(&s);
 		session__finish(&s);
@@ -1022,7 +600,7 @@ int record_session__replay(const struct record_options *o)
 	int err;
 
 	session__init(&s, o);
-	if (session__open_processor(&s))
+	if (record_session__open_processor(&s))
 		goto cleanup;
 	/* The stream's own meta says how it was recorded; an explicit
 	 * --symbolize replays it the other way. */
@@ -1043,7 +621,7 @@ int record_session__replay(const struct record_options *o)
 		/* -EPROTONOSUPPORT: already reported (the stream's version
 		 * and the ones replayed) */
 		if (err != -EPROTONOSUPPORT)
-			step_failed(err, "replaying %s", o->replay);
+			record_session__step_failed(err, "replaying %s", o->replay);
 		goto cleanup;
 	}
 	s.status = session__seal(&s) ? 1 : 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Processor state shared by its files (processor.c: intake and ordering;
- * tasks.c: processes, threads, mappings; stacks.c: frames and stacks).
+ * tasks.c: processes, threads, mappings; stacks.c: frames and stacks;
+ * modules.c: the stacks' modules and their CFI).
  * Private to userspace/processor/.
  */
 #ifndef MS_PROCESSOR_INTERNAL_H
@@ -359,7 +360,7 @@ uint32_t python__native_flags(const char *name);
  * CPython tracker). */
 bool python__module_has_eval(const struct sym_module *m);
 
-/* stacks.c */
+/* modules.c: the stacks' modules (rows, deferral, DWARF problem, CFI) */
 struct stacks_unwind_ctx {
 	struct processor *p;
 	struct proc_state *ps;
@@ -371,19 +372,24 @@ bool stacks__unwind_find(void *ctx, uint64_t pc, struct unwind_map *map);
 struct unwind_module *stacks__module_cfi(struct processor *p, struct module_state *ms);
 /* Free a module's compiled CFI, counted out of p->cfi_bytes. */
 void stacks__module_cfi_free(struct processor *p, struct module_state *ms);
+uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uint32_t kind,
+				const char *path);
+/* Records the module's DWARF problem (once per module) as a counted problem
+ * and meta "symbols.problem.ID". */
+void stacks__module_check_dwarf(struct processor *p, struct module_state *ms);
+/* Deferred mode: a module that can be found again later (by build ID) keeps
+ * its frames unsymbolized; others are symbolized now and flagged
+ * CAPTURE_MODULE_F_RECORD_TIME.  findable_later: the file at its path is
+ * the one mapped (not deleted, replaced, memfd). */
+void stacks__module_findable(struct processor *p, uint32_t module, bool findable_later);
+
+/* stacks.c */
 /* Append the user frames p->unwind_pcs/unwind_flags[0..depth) (root first,
  * after a truncation mark unless reason is the outermost frame) to out.
  * Counts reason.  Returns 0 or -ENOMEM. */
 int stacks__emit_unwound(struct processor *p, struct proc_state *ps, size_t depth,
 			 enum unwind_reason reason, uint32_t *out, uint32_t *n);
 int stacks__sample(struct processor *p, const struct ms_sample *s, uint32_t len);
-uint32_t stacks__module_for_sym(struct processor *p, struct sym_module *sym, uint32_t kind,
-				const char *path);
-/* Deferred mode: a module that can be found again later (by build ID) keeps
- * its frames unsymbolized; others are symbolized now and flagged
- * CAPTURE_MODULE_F_RECORD_TIME.  findable_later: the file at its path is
- * the one mapped (not deleted, replaced, memfd). */
-void stacks__module_findable(struct processor *p, uint32_t module, bool findable_later);
 void stacks__release(struct processor *p);
 
 /* attribution.c: record sample's cgroup (a cgroups row, made on first

@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 
 #include "py_procs.h"
+#include "py_procs_internal.h"
 
 #define PY_INTERPS 4
 #define PY_THREADS_MAX 1024
@@ -32,7 +33,7 @@
 #define PY_RETRY_FAST_NS (5ull * 1000 * 1000)
 #define PY_RETRY_SLOW_NS (1000ull * 1000 * 1000)
 /* A process gone from "targets" is forgotten this long after (ns): longer
- * than the processor holds samples back (record_session.c's max lag). */
+ * than the processor holds samples back (cli/record_session.h's max lag). */
 #define PY_FORGET_NS (30ull * 1000 * 1000 * 1000)
 /* A recorded process not (yet) running CPython is tried every
  * PY_RETRY_FAST_NS (as often as the caller polls) for this long after the
@@ -47,78 +48,6 @@
 /* /proc/PID/task directories held open (fstat instead of a path walk per
  * refresh); processes beyond this many are looked at by path. */
 #define PY_TASK_FDS 64
-
-/* ELF files read for CPython (py_layout__read_elf), by identity: every new
- * Python process maps the same interpreter, and one still starting is
- * tried again and again before its libpython is mapped.  Under -a every
- * executable on the host is asked about once (py_tracker__runs_cpython),
- * so the cache holds a host's distinct executables, not only interpreters
- * (a linear search: compares, no system call). */
-#define PY_ELF_CACHE 256
-
-struct py_elf_result {
-	uint64_t dev, ino, size;
-	int64_t mtime_sec, mtime_nsec;
-	int err;
-	uint32_t version;
-	uint64_t runtime_vaddr, load_vaddr;
-};
-
-struct py_task {
-	uint32_t tid;	 /* kernel tid */
-	uint32_t ns_tid; /* innermost NSpid */
-	uint64_t exits;	 /* py_exits count read before the thread list */
-	uint64_t tstate; /* the state naming it, 0 none, 1 several */
-};
-
-struct py_proc {
-	pid_t pid;
-	bool active;  /* layout written */
-	bool failed;  /* layout refused: not retried */
-	uint64_t first_try; /* CLOCK_MONOTONIC ns of the first detection try, 0 before */
-	bool slow;	    /* PY_FAST_NS passed since: tried every PY_RETRY_SLOW_NS */
-	uint64_t next_try;
-	struct py_layout layout;
-	uint32_t *tids; /* tids written to py_threads at the last refresh */
-	uint32_t ntids, tids_cap;
-	uint64_t task_nlink; /* st_nlink of /proc/PID/task (2 + threads) at the last look */
-	int task_fd;	     /* /proc/PID/task held open for fstat, or -1 */
-	uint64_t next_full;  /* refresh at the next period from then on even if unchanged */
-	uint64_t hot_until;  /* thread count changed: refresh every period until then */
-	uint64_t seen;	  /* the poll pass that last found it in "targets" */
-	uint64_t gone_ns; /* when a pass first missed it (it exited), 0 while there */
-};
-
-struct py_tracker {
-	int procs_fd, threads_fd, targets_fd, exits_fd;
-	struct py_proc *procs;
-	uint32_t nprocs, procs_cap;
-	uint64_t last_refresh;
-	uint64_t pass; /* poll passes over "targets" */
-	uint32_t undetected; /* recorded processes still being tried (last poll) */
-	uint64_t errors;
-	char describe[512];
-	struct py_task *tasks;
-	uint32_t ntasks, tasks_cap;
-	uint64_t self_pidns;
-	uint64_t cpu_ns;		/* thread CPU time spent in py_tracker__poll */
-	uint64_t refreshes, skipped;	/* thread map refreshes done, and left out as unchanged */
-	const volatile uint64_t *targets_gen; /* changes with "targets"; NULL: walk each pass */
-	uint64_t walked_gen;		      /* its value before the last walk */
-	bool walked;
-	uint64_t walks;			      /* passes that walked "targets" */
-	const volatile uint64_t *threads_gen; /* changes with Python threads; NULL: stat each */
-	volatile uint64_t *threads_written;   /* changed here after py_threads changes, or NULL */
-	uint64_t threads_seen;		      /* its value at the last look */
-	uint64_t threads_hot_until;	      /* look at thread counts until then */
-	struct py_elf_result elf_cache[PY_ELF_CACHE];
-	uint32_t elf_cached, elf_next; /* entries used, next to replace */
-	uint32_t task_fds;	       /* py_proc.task_fd held */
-	uint64_t elf_reads;	       /* ELF files read (cache misses) */
-	int (*first)(void *ctx);       /* before the first process enters py_procs, or NULL */
-	void *first_ctx;
-	bool first_done;	       /* first returned 0 */
-};
 
 int py_mem__read(pid_t pid, uint64_t addr, void *buf, size_t n)
 {
@@ -225,200 +154,6 @@ const char *py_tracker__describe(const struct py_tracker *t)
 uint64_t py_tracker__errors(const struct py_tracker *t)
 {
 	return t ? t->errors : 0;
-}
-
-static void elf_result__key(struct py_elf_result *r, const struct stat *st)
-{
-	r->dev = st->st_dev;
-	r->ino = st->st_ino;
-	r->size = (uint64_t)st->st_size;
-	r->mtime_sec = st->st_mtim.tv_sec;
-	r->mtime_nsec = st->st_mtim.tv_nsec;
-}
-
-static bool elf_result__same(const struct py_elf_result *a, const struct py_elf_result *b)
-{
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
-}
-
-/*
- * py_layout__read_elf through the cache: a file of the same device, inode,
- * size and mtime gives the same answer.  -ESRCH: path names no file (a
- * process without an executable: a kernel thread, a zombie).  A result is kept only when the
- * path still names that file after the read (not an I/O error of a file
- * replaced or gone meanwhile).
- */
-static int tracker__read_elf(struct py_tracker *t, const char *path, uint32_t *version,
-			     uint64_t *runtime_vaddr, uint64_t *load_vaddr)
-{
-	struct py_elf_result key = { 0 }, again = { 0 }, *r;
-	struct stat st;
-	int err;
-
-	if (stat(path, &st))
-		return errno == ENOENT ? -ESRCH : -errno; /* not "no _PyRuntime" */
-	elf_result__key(&key, &st);
-	for (uint32_t i = 0; i < t->elf_cached; i++) {
-		r = &t->elf_cache[i];
-		if (!elf_result__same(r, &key))
-			continue;
-		if (!r->err) {
-			*version = r->version;
-			*runtime_vaddr = r->runtime_vaddr;
-			*load_vaddr = r->load_vaddr;
-		}
-		return r->err;
-	}
-	t->elf_reads++;
-	err = py_layout__read_elf(path, version, runtime_vaddr, load_vaddr);
-	if (stat(path, &st))
-		return err;
-	elf_result__key(&again, &st);
-	if (!elf_result__same(&key, &again) || (err && err != -ENOENT && err != -ENOTSUP))
-		return err;
-	key.err = err;
-	if (!err) {
-		key.version = *version;
-		key.runtime_vaddr = *runtime_vaddr;
-		key.load_vaddr = *load_vaddr;
-	}
-	if (t->elf_cached < PY_ELF_CACHE) {
-		t->elf_cache[t->elf_cached++] = key;
-	} else {
-		t->elf_cache[t->elf_next] = key;
-		t->elf_next = (t->elf_next + 1) % PY_ELF_CACHE;
-	}
-	return err;
-}
-
-int py_tracker__runs_cpython(struct py_tracker *t, const char *path)
-{
-	uint64_t runtime_vaddr, load_vaddr;
-	uint32_t version;
-	int err;
-
-	if (!t)
-		return -EINVAL;
-	err = tracker__read_elf(t, path, &version, &runtime_vaddr, &load_vaddr);
-	if (err == -ESRCH)
-		return -ENOENT;
-	return !err;
-}
-
-/*
- * Find the interpreter module in /proc/PID/maps and fill the layout.  A
- * candidate is a mapping named as libpython or a python executable, or the
- * process's own executable whatever its name (a program linking a static
- * libpython): the maps line naming what /proc/PID/exe links to.
- */
-static int proc__detect(struct py_tracker *t, struct py_proc *pp)
-{
-	char path[64], line[4608], file[4096], root[4200], why[256], module[400] = "";
-	char exe_link[64], exe[4096];
-	uint64_t runtime_vaddr = 0, load_vaddr = 0, base = 0;
-	uint32_t version = 0;
-	bool found = false;
-	struct stat st;
-	ssize_t exe_len;
-	FILE *f;
-	int err = -ENOENT;
-
-	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", pp->pid);
-	exe_len = readlink(exe_link, exe, sizeof(exe) - 1);
-	exe[exe_len > 0 ? exe_len : 0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/maps", pp->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, off;
-		char perms[8];
-		bool is_exe;
-		int n = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &n) < 4 || !n)
-			continue;
-		if (sscanf(line + n, "%4095[^\n]", file) != 1 || file[0] != '/')
-			continue;
-		is_exe = exe[0] && !strcmp(file, exe);
-		if (!is_exe && !py_module__is_candidate(file))
-			continue;
-		if (off != 0)
-			continue;
-		if (is_exe)
-			snprintf(root, sizeof(root), "%s", exe_link);
-		else
-			snprintf(root, sizeof(root), "/proc/%d/root%s", pp->pid, file);
-		err = tracker__read_elf(t, root, &version, &runtime_vaddr, &load_vaddr);
-		if (err)
-			err = tracker__read_elf(t, file, &version, &runtime_vaddr, &load_vaddr);
-		if (err)
-			continue;
-		base = s - load_vaddr;
-		found = true;
-		snprintf(module, sizeof(module), "%.399s", file);
-		/* libpython wins over an executable that only links it. */
-		if (strstr(file, "libpython"))
-			break;
-	}
-	fclose(f);
-	if (!found)
-		return err == -ENOTSUP ? err : -ENOENT;
-	if (((version >> 16) & 0xff) >= 13) {
-		uint8_t img[PY_DEBUG_OFFSETS_313_SIZE];
-
-		err = py_mem__read(pp->pid, base + runtime_vaddr, img, sizeof(img));
-		if (err)
-			return err;
-		err = py_layout__from_debug_offsets(img, sizeof(img), version, &pp->layout, why,
-						    sizeof(why));
-		if (err) {
-			fprintf(stderr, "microscope record: pid %d: CPython 0x%x: %s\n", pp->pid,
-				version, why);
-			pp->failed = true;
-			t->errors++;
-			return err;
-		}
-	} else {
-		err = py_layout__from_table(version, &pp->layout);
-		if (err) {
-			fprintf(stderr,
-				"microscope record: pid %d: CPython %u.%u has no known layout "
-				"(3.10-3.13 are supported); no Python frames\n",
-				pp->pid, version >> 24, (version >> 16) & 0xff);
-			pp->failed = true;
-			t->errors++;
-			return err;
-		}
-	}
-	pp->layout.bpf.runtime = base + runtime_vaddr;
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pp->pid);
-	if (stat(path, &st))
-		return -errno;
-	pp->layout.bpf.pidns_dev = st.st_dev;
-	pp->layout.bpf.pidns_ino = st.st_ino;
-	if (t->first && !t->first_done) {
-		err = t->first(t->first_ctx);
-		if (err) {
-			fprintf(stderr,
-				"microscope record: pid %d: loading the CPython walk: %s; no Python "
-				"frames\n",
-				pp->pid, strerror(-err));
-			pp->failed = true;
-			t->errors++;
-			return err;
-		}
-		t->first_done = true;
-	}
-	if (bpf_map_update_elem(t->procs_fd, &(uint32_t){ (uint32_t)pp->pid }, &pp->layout.bpf,
-				BPF_ANY))
-		return -errno;
-	pp->active = true;
-	if (!t->describe[0])
-		snprintf(t->describe, sizeof(t->describe), "%u.%u.%u at %s", version >> 24,
-			 (version >> 16) & 0xff, (version >> 8) & 0xff, module);
-	return 0;
 }
 
 /* The process's threads: kernel tid, innermost NSpid, py_exits count. */
@@ -681,7 +416,7 @@ static void tracker__visit(struct py_tracker *t, struct py_proc *pp, uint64_t no
 		if (now_ns < pp->next_try)
 			return;
 		pp->next_try = now_ns + (pp->slow ? PY_RETRY_SLOW_NS : PY_RETRY_FAST_NS);
-		if (proc__detect(t, pp))
+		if (py_proc__detect(t, pp))
 			return;
 		(void)proc__refresh_due(t, pp, now_ns);
 		proc__refresh(t, pp); /* just detected: fill its thread map now */

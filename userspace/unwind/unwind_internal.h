@@ -179,7 +179,7 @@ static inline const struct unwind_row *unwind_module__row(const struct unwind_mo
 
 /*
  * True when libdw's x86-64 ABI default rules have rax and rbx swapped (see
- * unwind_module.c); compiled rows then use the psABI's defaults for those two.
+ * libdw_abi.c); compiled rows then use the psABI's defaults for those two.
  * Probed once per process; thread-safe.
  */
 bool unwind__libdw_abi_slip(void);

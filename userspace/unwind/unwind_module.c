@@ -3,8 +3,8 @@
  * Compiling the CFI of one ELF file into a struct unwind_module.
  *
  * The FDEs of a section are enumerated with dwarf_next_cfi() (their ranges
- * decoded here from the CIE's 'R' pointer encoding, LSB "Exception Frames"
- * / DWARF 5 section 6.4.1).  Every FDE start and end is a boundary; between
+ * decoded by fde_ranges.c from the CIE's 'R' pointer encoding, LSB
+ * "Exception Frames" / DWARF 5 section 6.4.1).  Every FDE start and end is a boundary; between
  * two boundaries libdw picks the same FDE for every address, so the table is
  * built by asking libdw (dwarf_cfi_addrframe + dwarf_frame_info) for the row
  * at an address, recording it up to the row's end or the next boundary, and
@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,17 +28,6 @@ const uint8_t unwind_slot_reg[UNWIND_SLOTS] = {
 
 /* Where separate debug files live, by build ID (Debian's -dbg packages). */
 #define UNWIND_DEBUG_ROOT "/usr/lib/debug/.build-id"
-/* An FDE claiming more than this many bytes of code is treated as malformed. */
-#define UNWIND_MAX_FDE_RANGE (1ull << 30)
-
-struct fde_range {
-	uint64_t lo, hi;
-};
-
-struct cie_enc {
-	uint64_t off;
-	uint8_t enc; /* DW_EH_PE_* of FDE addresses; 0xff: CIE unusable */
-};
 
 struct builder {
 	struct vec rows; /* struct brow */
@@ -53,330 +41,6 @@ static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return (x > y) - (x < y);
-}
-
-/* ---- pointer encodings (LSB 5.0 "DWARF Extensions", DW_EH_PE_*) ---- */
-
-static bool read_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	const uint8_t *p = *pp;
-	while (p < end) {
-		uint8_t b = *p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			*pp = p;
-			*out = v;
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool read_sleb(const uint8_t **pp, const uint8_t *end, int64_t *out)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	const uint8_t *p = *pp;
-	while (p < end) {
-		uint8_t b = *p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~0ull << shift;
-			*pp = p;
-			*out = (int64_t)v;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Reads one encoded value at *pp; field_addr is its own vaddr (for pcrel). */
-static bool read_encoded(uint8_t enc, bool apply, const uint8_t **pp, const uint8_t *end,
-			 uint64_t field_addr, uint64_t *out)
-{
-	const uint8_t *p = *pp;
-	uint64_t v;
-	size_t size;
-	if (enc == DW_EH_PE_omit)
-		return false;
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		size = 8;
-		break;
-	case DW_EH_PE_udata2:
-	case DW_EH_PE_sdata2:
-		size = 2;
-		break;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		size = 4;
-		break;
-	case DW_EH_PE_uleb128:
-		if (!read_uleb(&p, end, &v))
-			return false;
-		size = 0;
-		break;
-	case DW_EH_PE_sleb128: {
-		int64_t s;
-		if (!read_sleb(&p, end, &s))
-			return false;
-		v = (uint64_t)s;
-		size = 0;
-		break;
-	}
-	default:
-		return false;
-	}
-	if (size) {
-		if ((size_t)(end - p) < size)
-			return false;
-		switch (enc & 0x0f) {
-		case DW_EH_PE_udata2: {
-			uint16_t x;
-			memcpy(&x, p, 2);
-			v = x;
-			break;
-		}
-		case DW_EH_PE_sdata2: {
-			int16_t x;
-			memcpy(&x, p, 2);
-			v = (uint64_t)(int64_t)x;
-			break;
-		}
-		case DW_EH_PE_udata4: {
-			uint32_t x;
-			memcpy(&x, p, 4);
-			v = x;
-			break;
-		}
-		case DW_EH_PE_sdata4: {
-			int32_t x;
-			memcpy(&x, p, 4);
-			v = (uint64_t)(int64_t)x;
-			break;
-		}
-		default:
-			memcpy(&v, p, 8);
-			break;
-		}
-		p += size;
-	}
-	if (apply) {
-		switch (enc & 0x70) {
-		case DW_EH_PE_absptr:
-			break;
-		case DW_EH_PE_pcrel:
-			v += field_addr;
-			break;
-		default: /* textrel, datarel, funcrel, aligned: not used for x86-64 FDEs */
-			return false;
-		}
-	}
-	*pp = p;
-	*out = v;
-	return true;
-}
-
-/* FDE address encoding of a CIE ('R' in a 'z' augmentation; absptr without). */
-static uint8_t cie_fde_encoding(const Dwarf_CIE *cie, bool eh_frame)
-{
-	const char *a = cie->augmentation;
-	if (!eh_frame || a[0] == '\0')
-		return DW_EH_PE_absptr;
-	if (a[0] != 'z')
-		return 0xff;
-	const uint8_t *p = cie->augmentation_data;
-	const uint8_t *end = p + cie->augmentation_data_size;
-	for (a++; *a; a++) {
-		switch (*a) {
-		case 'R':
-			return p < end ? *p : 0xff;
-		case 'L':
-			if (p >= end)
-				return 0xff;
-			p++;
-			break;
-		case 'P': {
-			if (p >= end)
-				return 0xff;
-			uint8_t pe = *p++;
-			uint64_t ignored;
-			if ((pe & 0x70) == DW_EH_PE_aligned)
-				return 0xff;
-			if (!read_encoded(pe & 0x0f, false, &p, end, 0, &ignored))
-				return 0xff;
-			break;
-		}
-		case 'S':
-		case 'B':
-			break;
-		default:
-			return DW_EH_PE_absptr;
-		}
-	}
-	return DW_EH_PE_absptr;
-}
-
-static uint8_t cie_lookup(struct vec *cies, const unsigned char *e_ident, Elf_Data *data,
-			  bool eh_frame, uint64_t off)
-{
-	struct cie_enc *c = cies->p;
-	for (size_t i = cies->n; i-- > 0;)
-		if (c[i].off == off)
-			return c[i].enc;
-	Dwarf_Off next;
-	Dwarf_CFI_Entry e;
-	uint8_t enc = 0xff;
-	if (dwarf_next_cfi(e_ident, data, eh_frame, off, &next, &e) == 0 && dwarf_cfi_cie_p(&e))
-		enc = cie_fde_encoding(&e.cie, eh_frame);
-	struct cie_enc *n = unwind_vec__push(cies, sizeof(*n));
-	if (n) {
-		n->off = off;
-		n->enc = enc;
-	}
-	return enc;
-}
-
-/* Ranges [lo, hi) of every FDE of a CFI section, in section order. */
-static int fde_ranges(Elf_Data *data, uint64_t sec_addr, bool eh_frame,
-		      const unsigned char *e_ident, struct vec *out, size_t *nfdes)
-{
-	struct vec cies = {0};
-	Dwarf_Off off = 0, next;
-	Dwarf_CFI_Entry e;
-	int err = 0;
-	while (dwarf_next_cfi(e_ident, data, eh_frame, off, &next, &e) == 0) {
-		if (!dwarf_cfi_cie_p(&e)) {
-			uint8_t enc = cie_lookup(&cies, e_ident, data, eh_frame, e.fde.CIE_pointer);
-			const uint8_t *p = e.fde.start;
-			uint64_t lo, len;
-			uint64_t field = sec_addr + (uint64_t)(p - (const uint8_t *)data->d_buf);
-			(*nfdes)++;
-			if (enc != 0xff && read_encoded(enc, true, &p, e.fde.end, field, &lo) &&
-			    read_encoded(enc & 0x0f, false, &p, e.fde.end, 0, &len) && len > 0 &&
-			    len <= UNWIND_MAX_FDE_RANGE && lo + len > lo && (eh_frame || lo != 0)) {
-				struct fde_range *r = unwind_vec__push(out, sizeof(*r));
-				if (!r) {
-					err = -ENOMEM;
-					break;
-				}
-				r->lo = lo;
-				r->hi = lo + len;
-			}
-		}
-		if (next <= off)
-			break;
-		off = next;
-	}
-	free(cies.p);
-	return err;
-}
-
-/* ---- libdw's x86-64 ABI default rules ---- */
-
-/*
- * elfutils' x86-64 backend (backends/x86_64_cfi.c, x86_64_abi_cfi) gives the
- * ABI's initial rules as "same value" for DWARF registers 0, 6, 12-16: its
- * comment says %rbx, but rbx is register 3 and register 0 is rax.  So for
- * every row where the CFI does not mention them, libdw answers rax "same
- * value" and rbx "undefined", the reverse of the psABI (section 3.2.1: rbx is
- * callee-saved, rax is not).  libdwfl's unwinder then loses rbx in every
- * frame that does not save it, and cannot unwind frames whose CFA is based on
- * rbx (ld.so's _dl_runtime_resolve_* use CFA = rbx + 16) unless the frame
- * below saved rbx.  The slip is probed once, on a synthetic one-FDE .eh_frame
- * with no rules for either register; when libdw shows it, compiled rows take
- * the psABI's defaults for these two registers instead: rax undefined when
- * libdw says same value, rbx same value when libdw says undefined.  (An
- * explicit DW_CFA_same_value for rax or DW_CFA_undefined for rbx would be
- * read the same way; neither is emitted by GCC or found in glibc.)
- */
-static bool abi_slip;
-static pthread_once_t abi_slip_once = PTHREAD_ONCE_INIT;
-
-static void probe_abi_slip(void)
-{
-	/* ELF header, .eh_frame at 64 (48 bytes, vaddr 0x2000), .shstrtab, section headers. */
-	static const uint8_t eh_frame[48] = {
-	    /* CIE: length 20, id 0, version 1, "zR", code 1, data -8, ra 16,
-	     * augmentation size 1, pcrel|sdata4, DW_CFA_def_cfa rsp 8,
-	     * DW_CFA_offset rip 1 (CFA - 8), nop nop */
-	    20, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b, 0x0c, 7, 8, 0x90, 1, 0,
-	    0,
-	    /* FDE: length 20, CIE pointer 28, pc 0x1000 (pcrel from 0x2000 + 32),
-	     * range 16, augmentation size 0, nops */
-	    20, 0, 0, 0, 28, 0, 0, 0, 0xe0, 0xef, 0xff, 0xff, 16, 0, 0, 0, 0, 0, 0, 0,
-	    /* terminator */
-	    0, 0, 0, 0};
-	static const char strtab[] = "\0.eh_frame\0.shstrtab";
-	union {
-		uint8_t b[64 + sizeof(eh_frame) + 24 + 3 * sizeof(Elf64_Shdr)];
-		Elf64_Ehdr align;
-	} img;
-	memset(&img, 0, sizeof(img));
-	size_t str_off = 64 + sizeof(eh_frame), sh_off = str_off + 24;
-	Elf64_Ehdr eh = {
-	    .e_ident = {ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT},
-	    .e_type = ET_DYN,
-	    .e_machine = EM_X86_64,
-	    .e_version = EV_CURRENT,
-	    .e_shoff = sh_off,
-	    .e_ehsize = sizeof(Elf64_Ehdr),
-	    .e_shentsize = sizeof(Elf64_Shdr),
-	    .e_shnum = 3,
-	    .e_shstrndx = 2,
-	};
-	Elf64_Shdr sh[3] = {
-	    {0},
-	    {.sh_name = 1,
-	     .sh_type = SHT_PROGBITS,
-	     .sh_flags = SHF_ALLOC,
-	     .sh_addr = 0x2000,
-	     .sh_offset = 64,
-	     .sh_size = sizeof(eh_frame),
-	     .sh_addralign = 8},
-	    {.sh_name = 11,
-	     .sh_type = SHT_STRTAB,
-	     .sh_offset = str_off,
-	     .sh_size = sizeof(strtab),
-	     .sh_addralign = 1},
-	};
-	memcpy(img.b, &eh, sizeof(eh));
-	memcpy(img.b + 64, eh_frame, sizeof(eh_frame));
-	memcpy(img.b + str_off, strtab, sizeof(strtab));
-	memcpy(img.b + sh_off, sh, sizeof(sh));
-
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_memory((char *)img.b, sizeof(img.b));
-	Dwarf_CFI *cfi = elf ? dwarf_getcfi_elf(elf) : NULL;
-	Dwarf_Frame *f = NULL;
-	if (cfi && dwarf_cfi_addrframe(cfi, 0x1004, &f) == 0) {
-		Dwarf_Op mem[3], *ops;
-		size_t nops;
-		bool rax_same =
-		    dwarf_frame_register(f, 0, mem, &ops, &nops) == 0 && nops == 0 && ops == NULL;
-		bool rbx_undef = dwarf_frame_register(f, UNWIND_REG_BX, mem, &ops, &nops) == 0 &&
-				 nops == 0 && ops != NULL;
-		abi_slip = rax_same && rbx_undef;
-		free(f);
-	}
-	if (cfi)
-		dwarf_cfi_end(cfi);
-	elf_end(elf);
-}
-
-bool unwind__libdw_abi_slip(void)
-{
-	pthread_once(&abi_slip_once, probe_abi_slip);
-	return abi_slip;
 }
 
 /* ---- one libdw answer -> rules ---- */
@@ -553,7 +217,7 @@ static int compile_section(struct builder *b, Dwarf_CFI *cfi, Elf_Data *data, ui
 {
 	struct vec ranges = {0};
 	uint64_t *bounds = NULL;
-	int err = fde_ranges(data, sec_addr, eh_frame, e_ident, &ranges, &b->fdes);
+	int err = unwind_fde__ranges(data, sec_addr, eh_frame, e_ident, &ranges, &b->fdes);
 	if (err)
 		goto out;
 	size_t nr = ranges.n, nb = 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Building a module's CFI table (unwind_internal.h, struct unwind_module)
- * from compiled rows: unwind_module.c compiles, unwind_table.c lays out.
+ * from compiled rows: unwind_module.c compiles (the FDEs' ranges from
+ * fde_ranges.c), unwind_table.c lays out.
  *
  * Rows reach the table one of two ways: .eh_frame's, when the module has
  * no .debug_frame rows, straight into a growing table as they arrive
@@ -60,5 +61,19 @@ int unwind_dense__finish(struct unwind_module *m, struct dense *d);
 int unwind_table__finish(struct unwind_module *m, struct vec *rows, size_t n_eh);
 /* Bytes of m's table: starts, row indexes, distinct rows, page index. */
 size_t unwind_table__bytes(const struct unwind_module *m);
+
+/* The code an FDE covers: ELF vaddrs [lo, hi). */
+struct fde_range {
+	uint64_t lo, hi;
+};
+
+/*
+ * Ranges of every FDE of a CFI section (data, at ELF vaddr sec_addr;
+ * .eh_frame when eh_frame, else .debug_frame), in section order, appended to
+ * out (struct fde_range); FDEs with an unusable CIE or a malformed range are
+ * counted in *nfdes but give no range (fde_ranges.c).  0 or -errno.
+ */
+int unwind_fde__ranges(Elf_Data *data, uint64_t sec_addr, bool eh_frame,
+		       const unsigned char *e_ident, struct vec *out, size_t *nfdes);
 
 #endif
