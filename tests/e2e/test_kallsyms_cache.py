@@ -192,3 +192,30 @@ def test_offcpu_bpf_frames_named_live_with_the_cache_warm():
     # sleep's nanosleep blocks in the scheduler, with the cache as without.
     assert "__schedule_[k]" in leaves, shown
     assert "__schedule_[k]" in leaves_off
+
+
+def test_fifo_in_the_cache_and_off_words():
+    """A new user's findings: a FIFO planted as the cache file made the
+    recording hang after its command ended (open blocked until a writer
+    came: `record -- ./spin 0.3` ran until SIGTERM at 15 s); now it opens at
+    once, is refused as not a regular file (counted bad) and replaced.  And
+    MICROSCOPE_KALLSYMS_CACHE=OFF (or none, false) made a cache directory
+    named OFF in the working directory; now those words turn it off, and a
+    relative path is refused with a message."""
+    H.require_root()
+    cache = H.tmp_path("kcache-fifo")
+    shutil.rmtree(cache, ignore_errors=True)
+    os.makedirs(cache, mode=0o700)
+    os.mkfifo(os.path.join(cache, FILE), 0o600)
+    rec = H.record(_dd(), output=H.tmp_path("kcache-fifo.msc"), env=_env(cache), timeout=60)
+    assert _cache_counters(rec.capture) == {"bad": 1}, _counters(rec.capture)
+    assert stat.S_ISREG(os.lstat(os.path.join(cache, FILE)).st_mode), "the FIFO was not replaced"
+    here = os.getcwd()  # the recorder's working directory
+    for word in ("OFF", "none", "False"):
+        rec = H.record(_dd(), output=H.tmp_path("kcache-word.msc"), env=_env(word))
+        assert _cache_counters(rec.capture) == {}, (word, _counters(rec.capture))
+        assert not os.path.exists(os.path.join(here, word)), "%s made a directory" % word
+    rel = H.record(_dd(), output=H.tmp_path("kcache-rel.msc"), env=_env("mycache"))
+    assert "neither off" in rel.stderr and "absolute" in rel.stderr, rel.stderr
+    assert _cache_counters(rel.capture) == {}, _counters(rel.capture)
+    assert not os.path.exists(os.path.join(here, "mycache"))

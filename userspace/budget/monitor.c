@@ -172,6 +172,34 @@ int budget_monitor__tick(struct budget_monitor *m, const struct budget_recorder 
 	return 0;
 }
 
+/* Totals since the monitor's first observation (sampling start) up to o:
+ * what a segment's counters add up (budget_monitor__counters) and what the
+ * end writes (budget_monitor__finish). */
+static int monitor__emit_totals(const struct budget_monitor *m, const struct budget_obs *o,
+				stream_sink_fn sink, void *ctx)
+{
+	const struct budget *b = &m->ctl;
+	int err = 0;
+
+#define COUNTER(name, v)                                                                           \
+	do {                                                                                       \
+		if (!err)                                                                          \
+			err = emit_text(sink, ctx, MS_CHUNK_COUNTER, name "=%llu",                 \
+					(unsigned long long)(v));                                  \
+	} while (0)
+	COUNTER("budget.recorder_cpu_ns", o->recorder_cpu_ns - m->first.recorder_cpu_ns);
+	COUNTER("budget.bpf_run_time_ns", o->bpf_run_ns - m->first.bpf_run_ns);
+	COUNTER("budget.sampler_runs", o->sampler_runs - m->first.sampler_runs);
+	COUNTER("budget.perf_estimate_ns",
+		(o->sampler_runs - m->first.sampler_runs) * b->cfg.perf_ns_per_sample);
+	COUNTER("budget.observed_ns", o->time_ns - m->first.time_ns);
+	COUNTER("budget.lowered", b->lowered);
+	COUNTER("budget.raised", b->raised);
+	COUNTER("budget.steps", m->steps);
+#undef COUNTER
+	return err;
+}
+
 int budget_monitor__finish(struct budget_monitor *m, const struct budget_recorder *r,
 			   stream_sink_fn sink, void *ctx)
 {
@@ -190,18 +218,9 @@ int budget_monitor__finish(struct budget_monitor *m, const struct budget_recorde
 			err = emit_text(sink, ctx, MS_CHUNK_COUNTER, name "=%llu",                 \
 					(unsigned long long)(v));                                  \
 	} while (0)
-	/* Totals since the monitor's first observation (sampling start). */
-	COUNTER("budget.recorder_cpu_ns", o.recorder_cpu_ns - m->first.recorder_cpu_ns);
-	COUNTER("budget.bpf_run_time_ns", o.bpf_run_ns - m->first.bpf_run_ns);
-	COUNTER("budget.sampler_runs", o.sampler_runs - m->first.sampler_runs);
-	COUNTER("budget.perf_estimate_ns",
-		(o.sampler_runs - m->first.sampler_runs) * b->cfg.perf_ns_per_sample);
-	COUNTER("budget.observed_ns", o.time_ns - m->first.time_ns);
-	COUNTER("budget.lowered", b->lowered);
-	COUNTER("budget.raised", b->raised);
+	err = monitor__emit_totals(m, &o, sink, ctx);
 	COUNTER("budget.peak_factor", b->peak_factor);
 	COUNTER("budget.final_factor", b->factor);
-	COUNTER("budget.steps", m->steps);
 	COUNTER("budget.warmup_ns", b->cfg.warmup_ns);
 	/* how long over the budget, after warm-up, before the duty is lowered */
 	COUNTER("budget.lower_after_ns", (uint64_t)b->cfg.lower_after * MS_BUDGET_INTERVAL_NS);
@@ -233,7 +252,6 @@ int budget_monitor__finish(struct budget_monitor *m, const struct budget_recorde
 int budget_monitor__counters(struct budget_monitor *m, const struct budget_recorder *r,
 			     stream_sink_fn sink, void *ctx)
 {
-	const struct budget *b = &m->ctl;
 	struct budget_obs o;
 	int err;
 
@@ -242,23 +260,7 @@ int budget_monitor__counters(struct budget_monitor *m, const struct budget_recor
 	err = observe(r, &o);
 	if (err)
 		return err;
-#define COUNTER(name, v)                                                                           \
-	do {                                                                                       \
-		if (!err)                                                                          \
-			err = emit_text(sink, ctx, MS_CHUNK_COUNTER, name "=%llu",                 \
-					(unsigned long long)(v));                                  \
-	} while (0)
-	COUNTER("budget.recorder_cpu_ns", o.recorder_cpu_ns - m->first.recorder_cpu_ns);
-	COUNTER("budget.bpf_run_time_ns", o.bpf_run_ns - m->first.bpf_run_ns);
-	COUNTER("budget.sampler_runs", o.sampler_runs - m->first.sampler_runs);
-	COUNTER("budget.perf_estimate_ns",
-		(o.sampler_runs - m->first.sampler_runs) * b->cfg.perf_ns_per_sample);
-	COUNTER("budget.observed_ns", o.time_ns - m->first.time_ns);
-	COUNTER("budget.lowered", b->lowered);
-	COUNTER("budget.raised", b->raised);
-	COUNTER("budget.steps", m->steps);
-#undef COUNTER
-	return err;
+	return monitor__emit_totals(m, &o, sink, ctx);
 }
 
 void budget_monitor__free(struct budget_monitor *m)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -154,8 +155,19 @@ bool cli__cache_dir(const char *name, char *out, size_t size)
 	const char *env = getenv(name), *base;
 	int n;
 
-	if (env && (!strcmp(env, "0") || !strcmp(env, "off")))
+	static const char *const off[] = {"0", "off", "no", "none", "false", "disable", "disabled"};
+
+	for (size_t i = 0; env && i < sizeof(off) / sizeof(off[0]); i++)
+		if (!strcasecmp(env, off[i]))
+			return false;
+	if (env && *env && *env != '/') {
+		/* OFF or a typo was a relative directory made in the cwd */
+		fprintf(stderr,
+			"microscope: %s=%s is neither off (0, off, no, none, false) nor an absolute "
+			"directory: that cache is not used\n",
+			name, env);
 		return false;
+	}
 	if (env && *env)
 		n = snprintf(out, size, "%s", env);
 	else if (geteuid() == 0)

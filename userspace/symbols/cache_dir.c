@@ -75,7 +75,11 @@ cleanup:
 
 int cache_dir__open_file(int dirfd, const char *name, int flags, struct stat *st)
 {
-	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted under the name would block open until a
+	 * writer came (the recording hung after its command ended); it opens
+	 * at once and is refused below as not a regular file, and on a
+	 * regular file the flag changes nothing */
+	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0)
 		return errno == ELOOP ? -EINVAL : -errno;
