@@ -50,7 +50,11 @@ enum analysis_counter_class analysis__counter_class(const char *name)
 {
 	size_t i;
 
-	if (strstr(name, "lost") || strstr(name, "ringbuf_full"))
+	/* Samples dropped whole, wherever: a perf user reads "lost" as every
+	 * sample that is not in the capture (the processor's held-record
+	 * budget drops them as surely as a full ring). */
+	if (strstr(name, "lost") || strstr(name, "ringbuf_full") ||
+	    !strcmp(name, "processor.held_budget_full"))
 		return ANALYSIS_COUNTER_LOST;
 	/* Code no symbol covers (a stripped binary) is a property of the
 	 * target, not a fault of the recording: the report says it apart. */

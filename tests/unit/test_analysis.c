@@ -405,6 +405,9 @@ static void test_counter_class(void **state)
 {
 	assert_int_equal(analysis__counter_class("bpf.ringbuf_full"), ANALYSIS_COUNTER_LOST);
 	assert_int_equal(analysis__counter_class("perf.lost_samples"), ANALYSIS_COUNTER_LOST);
+	/* dropped whole by the processor: a loss, not a problem (a new user read
+	 * "lost 14683" while 31,426 more were dropped on the problems line) */
+	assert_int_equal(analysis__counter_class("processor.held_budget_full"), ANALYSIS_COUNTER_LOST);
 	assert_int_equal(analysis__counter_class("processor.unknown_record"),
 			 ANALYSIS_COUNTER_PROBLEM);
 	assert_int_equal(analysis__counter_class("bpf.filter_full"), ANALYSIS_COUNTER_PROBLEM);
